@@ -1,0 +1,16 @@
+/** Who is calling: resolved once per request by the authentication middleware. */
+import { Context } from "effect"
+
+export type PrincipalKind = "anonymous" | "static_key" | "scoped_key" | "widget" | "user"
+
+export interface PrincipalShape {
+  readonly kind: PrincipalKind
+  /** Key id, user id or bot id; empty for anonymous and the static key. */
+  readonly id: string
+  /** Scopes with implications applied; `admin` grants everything. */
+  readonly scopes: ReadonlySet<string>
+}
+
+export class Principal extends Context.Tag("cairn/Principal")<Principal, PrincipalShape>() {}
+
+export const anonymous: PrincipalShape = { kind: "anonymous", id: "", scopes: new Set() }

@@ -1,0 +1,7 @@
+/**
+ * Each endpoint declares the scope it needs once, as this annotation on its definition. The
+ * authentication middleware, `/api/v1/discover` and the OpenAPI document all read it from there.
+ */
+import { Context } from "effect"
+
+export class RequiredScope extends Context.Tag("cairn/RequiredScope")<RequiredScope, string>() {}

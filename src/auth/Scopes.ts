@@ -1,0 +1,170 @@
+/**
+ * The scope catalogue of the spec: every scope a key can hold, its group and what it grants, the
+ * implications between them, and the presets the admin UI offers.
+ */
+
+export interface ScopeDefinition {
+  readonly name: string
+  readonly description: string
+}
+
+export interface ScopeGroup {
+  readonly name: string
+  readonly scopes: ReadonlyArray<ScopeDefinition>
+}
+
+const scope = (name: string, description: string): ScopeDefinition => ({ name, description })
+
+export const scopeGroups: ReadonlyArray<ScopeGroup> = [
+  { name: "Admin", scopes: [scope("admin", "Full access; bypasses every scope check")] },
+  {
+    name: "Channels",
+    scopes: [
+      scope("channels:read", "List and read channels"),
+      scope("channels:write", "Create, update and delete channels; implies every channels.*:write scope")
+    ]
+  },
+  {
+    name: "Channels granular",
+    scopes: [
+      scope("channels.messages:read", "Read a channel's messages"),
+      scope("channels.messages:write", "Post messages into a channel"),
+      scope("channels.config:read", "Read a channel's configuration"),
+      scope("channels.config:write", "Change a channel's configuration"),
+      scope("channels.heartbeat:read", "Read a channel's heartbeat settings"),
+      scope("channels.heartbeat:write", "Change a channel's heartbeat settings"),
+      scope("channels.integrations:read", "List a channel's integration bindings"),
+      scope("channels.integrations:write", "Bind and unbind integrations on a channel")
+    ]
+  },
+  { name: "Chat", scopes: [scope("chat", "Send blocking and streaming chat, cancel runs, submit tool results")] },
+  {
+    name: "Sessions",
+    scopes: [scope("sessions:read", "List sessions and read their messages"), scope("sessions:write", "Create sessions and inject messages")]
+  },
+  {
+    name: "Bots",
+    scopes: [
+      scope("bots:read", "List and read bots"),
+      scope("bots:write", "Create and update bots"),
+      scope("bots:delete", "Delete bots")
+    ]
+  },
+  { name: "Tasks", scopes: [scope("tasks:read", "Read tasks and their results"), scope("tasks:write", "Create and cancel tasks")] },
+  {
+    name: "Workspaces",
+    scopes: [
+      scope("workspaces:read", "List and read workspaces"),
+      scope("workspaces:write", "Create and configure workspaces"),
+      scope("workspaces.files:read", "Read files in channel workspaces"),
+      scope("workspaces.files:write", "Write and delete files in channel workspaces")
+    ]
+  },
+  {
+    name: "Documents",
+    scopes: [scope("documents:read", "Read and search documents"), scope("documents:write", "Ingest and delete documents")]
+  },
+  {
+    name: "Knowledge",
+    scopes: [
+      scope("knowledge:read", "Read knowledge entries (deprecated: workspace files are preferred)"),
+      scope("knowledge:write", "Write knowledge entries (deprecated: workspace files are preferred)")
+    ]
+  },
+  { name: "Todos", scopes: [scope("todos:read", "Read todos"), scope("todos:write", "Create and update todos")] },
+  {
+    name: "Attachments",
+    scopes: [scope("attachments:read", "Read attachments"), scope("attachments:write", "Upload and delete attachments")]
+  },
+  { name: "Logs", scopes: [scope("logs:read", "Read logs"), scope("logs:write", "Write logs")] },
+  { name: "Tools", scopes: [scope("tools:read", "List tools and their schemas"), scope("tools:execute", "Execute tools directly")] },
+  {
+    name: "Providers",
+    scopes: [scope("providers:read", "List LLM providers and models"), scope("providers:write", "Create, update and delete LLM providers")]
+  },
+  { name: "Users", scopes: [scope("users:read", "List users"), scope("users:write", "Create, update and delete users")] },
+  { name: "Settings", scopes: [scope("settings:read", "Read server settings"), scope("settings:write", "Change server settings")] },
+  {
+    name: "Operations",
+    scopes: [
+      scope("operations:read", "Read operational state (backups, repository pull, restart)"),
+      scope("operations:write", "Run operations (backups, repository pull, restart)")
+    ]
+  },
+  { name: "Usage", scopes: [scope("usage:read", "Read LLM usage and cost")] },
+  {
+    name: "Capabilities",
+    scopes: [scope("carapaces:read", "List and read carapaces (capability bundles)"), scope("carapaces:write", "Create, update and delete carapaces")]
+  },
+  { name: "Workflows", scopes: [scope("workflows:read", "Read workflows"), scope("workflows:write", "Create and run workflows")] },
+  { name: "LLM", scopes: [scope("llm:completions", "Call the LLM completion proxy")] },
+  {
+    name: "Mission control",
+    scopes: [scope("mission_control:read", "Read mission-control state"), scope("mission_control:write", "Change mission-control state")]
+  }
+]
+
+export const allScopes: ReadonlyArray<string> = scopeGroups.flatMap((group) => group.scopes.map((s) => s.name))
+export const knownScopes: ReadonlySet<string> = new Set(allScopes)
+
+/**
+ * Scopes a held scope grants beyond itself. `admin` grants everything (handled in `grants`);
+ * `channels:write` grants every `channels.*:write` as the spec says, and by the same reading
+ * `channels:read` grants every `channels.*:read`.
+ */
+const implied = (held: string): ReadonlyArray<string> => {
+  if (held === "channels:write") return allScopes.filter((s) => s.startsWith("channels.") && s.endsWith(":write"))
+  if (held === "channels:read") return allScopes.filter((s) => s.startsWith("channels.") && s.endsWith(":read"))
+  return []
+}
+
+/** The full set a list of held scopes grants, implications applied. */
+export const expandScopes = (held: Iterable<string>): ReadonlySet<string> => {
+  const out = new Set<string>()
+  for (const s of held) {
+    out.add(s)
+    for (const extra of implied(s)) out.add(extra)
+  }
+  return out
+}
+
+/** Whether an expanded scope set satisfies a required scope. */
+export const grants = (expanded: ReadonlySet<string>, required: string): boolean =>
+  expanded.has("admin") || expanded.has(required)
+
+export interface ScopePreset {
+  readonly id: string
+  readonly name: string
+  readonly scopes: ReadonlyArray<string>
+}
+
+export const presets: ReadonlyArray<ScopePreset> = [
+  {
+    id: "messaging_integration",
+    name: "Messaging Integration",
+    scopes: ["chat", "bots:read", "channels:read", "channels:write", "channels.config:read", "channels.config:write", "sessions:read", "sessions:write", "todos:read", "llm:completions"]
+  },
+  {
+    id: "chat_client",
+    name: "Chat Client",
+    scopes: ["chat", "bots:read", "channels:read", "channels:write", "sessions:read", "attachments:read", "attachments:write"]
+  },
+  {
+    id: "container_bot",
+    name: "Container Bot",
+    scopes: ["chat", "bots:read", "channels:read", "channels:write", "tasks:read", "tasks:write", "documents:read", "documents:write", "todos:read", "todos:write", "workspaces.files:read", "workspaces.files:write", "attachments:read", "attachments:write", "carapaces:read", "carapaces:write", "tools:read", "tools:execute"]
+  },
+  {
+    id: "read_only_monitor",
+    name: "Read-Only Monitor",
+    scopes: ["bots:read", "channels:read", "sessions:read", "tasks:read", "todos:read", "attachments:read", "logs:read"]
+  },
+  {
+    id: "mission_control",
+    name: "Mission Control",
+    scopes: ["bots:read", "channels:read", "sessions:read", "tasks:read", "tasks:write", "todos:read", "todos:write", "workspaces:read", "workspaces.files:read", "workspaces.files:write", "attachments:read", "logs:read", "mission_control:read", "mission_control:write", "carapaces:read"]
+  }
+]
+
+/** The required-scope value of routes that need no credentials. */
+export const PUBLIC = "public"

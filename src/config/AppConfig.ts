@@ -1,0 +1,120 @@
+/**
+ * The server's settings, read once at startup through Effect `Config` from the environment (with an
+ * optional `.env` file beneath it). An invalid value fails startup with a message naming the key.
+ */
+import { Config, ConfigError, Context, Either, Layer, Option, Redacted } from "effect"
+import { RateExpression, parseRate } from "./Rate.ts"
+
+export type LogLevelName = "trace" | "debug" | "info" | "warning" | "error" | "fatal" | "none"
+
+export interface AppConfigShape {
+  readonly port: number
+  readonly host: string
+  readonly apiKey: Option.Option<Redacted.Redacted<string>>
+  readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  readonly dataDir: string
+  readonly defaultModel: string
+  readonly openaiBaseUrl: string
+  readonly openaiApiKey: Option.Option<Redacted.Redacted<string>>
+  readonly corsOrigins: ReadonlyArray<string>
+  readonly rateLimitEnabled: boolean
+  readonly rateLimitDefault: RateExpression
+  readonly rateLimitChat: RateExpression
+  readonly integrationDirs: ReadonlyArray<string>
+  readonly hookWebhookUrls: ReadonlyArray<string>
+  readonly jwtSecret: Option.Option<Redacted.Redacted<string>>
+  readonly logLevel: LogLevelName
+  readonly otlpEndpoint: Option.Option<string>
+  /** How long in-flight requests may run after a shutdown signal before connections are cut. */
+  readonly shutdownGraceMs: number
+  /** How long startup keeps retrying an unreachable PostgreSQL before it gives up. */
+  readonly databaseConnectRetrySeconds: number
+}
+
+export class AppConfig extends Context.Tag("cairn/AppConfig")<AppConfig, AppConfigShape>() {}
+
+const commaList = (name: string) =>
+  Config.string(name).pipe(
+    Config.withDefault(""),
+    Config.map((raw) =>
+      raw
+        .split(",")
+        .map((item) => item.trim())
+        .filter((item) => item.length > 0)
+    )
+  )
+
+const rate = (name: string, fallback: string) =>
+  Config.string(name).pipe(
+    Config.withDefault(fallback),
+    Config.mapOrFail((raw) =>
+      Either.mapLeft(parseRate(raw), (message) => ConfigError.InvalidData([name], message))
+    )
+  )
+
+const isHttpUrl = (value: string) => /^https?:\/\/[^\s]+$/.test(value)
+
+const httpUrl = (name: string) =>
+  Config.string(name).pipe(Config.validate({ message: "Expected an http(s) URL", validation: isHttpUrl }))
+
+const logLevels: ReadonlyArray<LogLevelName> = ["trace", "debug", "info", "warning", "error", "fatal", "none"]
+
+/** The whole configuration as one `Config`, so every key is checked and named on failure. */
+export const appConfig: Config.Config<AppConfigShape> = Config.all({
+  port: Config.integer("PORT").pipe(
+    Config.withDefault(8000),
+    // 0 binds any free port (tests, embedding).
+    Config.validate({ message: "Expected a port number from 0 to 65535", validation: (n) => n >= 0 && n <= 65535 })
+  ),
+  host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
+  apiKey: Config.option(Config.redacted("API_KEY")).pipe(
+    Config.map(Option.filter((key) => Redacted.value(key).length > 0))
+  ),
+  databaseUrl: Config.option(Config.redacted("DATABASE_URL")).pipe(
+    Config.map(Option.filter((url) => Redacted.value(url).length > 0)),
+    Config.validate({
+      message: "Expected a postgres:// or postgresql:// URL",
+      validation: Option.match({
+        onNone: () => true,
+        onSome: (url) => /^postgres(ql)?:\/\//.test(Redacted.value(url))
+      })
+    })
+  ),
+  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
+  defaultModel: Config.string("DEFAULT_MODEL").pipe(Config.withDefault("gpt-4o-mini")),
+  openaiBaseUrl: httpUrl("OPENAI_BASE_URL").pipe(Config.withDefault("https://api.openai.com/v1")),
+  openaiApiKey: Config.option(Config.redacted("OPENAI_API_KEY")),
+  corsOrigins: commaList("CORS_ORIGINS"),
+  rateLimitEnabled: Config.boolean("RATE_LIMIT_ENABLED").pipe(Config.withDefault(false)),
+  rateLimitDefault: rate("RATE_LIMIT_DEFAULT", "100/minute"),
+  rateLimitChat: rate("RATE_LIMIT_CHAT", "30/minute"),
+  integrationDirs: commaList("INTEGRATION_DIRS"),
+  hookWebhookUrls: commaList("HOOK_WEBHOOK_URLS").pipe(
+    Config.validate({
+      message: "Expected a comma-separated list of http(s) URLs",
+      validation: (urls) => urls.every(isHttpUrl)
+    })
+  ),
+  jwtSecret: Config.option(Config.redacted("JWT_SECRET")).pipe(
+    Config.validate({
+      message: "Expected at least 32 characters",
+      validation: Option.match({ onNone: () => true, onSome: (secret) => Redacted.value(secret).length >= 32 })
+    })
+  ),
+  logLevel: Config.literal(...logLevels)("LOG_LEVEL").pipe(Config.withDefault("info" as const)),
+  otlpEndpoint: Config.option(httpUrl("OTEL_EXPORTER_OTLP_ENDPOINT")),
+  shutdownGraceMs: Config.integer("SHUTDOWN_GRACE_MS").pipe(
+    Config.withDefault(10_000),
+    Config.validate({ message: "Expected a non-negative integer", validation: (n) => n >= 0 })
+  ),
+  databaseConnectRetrySeconds: Config.integer("DATABASE_CONNECT_RETRY_SECONDS").pipe(
+    Config.withDefault(30),
+    Config.validate({ message: "Expected a non-negative integer", validation: (n) => n >= 0 })
+  )
+})
+
+/** Reads the configuration from the current `ConfigProvider` (environment plus `.env`). */
+export const layer = Layer.effect(AppConfig, appConfig)
+
+/** A fixed configuration, for tests and embedding. */
+export const layerFrom = (config: AppConfigShape) => Layer.succeed(AppConfig, config)

@@ -1,0 +1,93 @@
+/**
+ * The one `SqlClient` of the process. DATABASE_URL chooses PostgreSQL; without it the embedded
+ * PGlite database lives in DATA_DIR. Services only ever see the generic `SqlClient`.
+ */
+import { PgClient } from "@effect/sql-pg"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Data, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { AppConfig } from "../config/AppConfig.ts"
+import * as PgliteClient from "./PgliteClient.ts"
+
+export class DatabaseUnavailable extends Data.TaggedError("DatabaseUnavailable")<{
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+/** Which backend is in use, for logs, health and the few places that must know (pgvector). */
+export class DatabaseInfo extends Effect.Tag("cairn/DatabaseInfo")<
+  DatabaseInfo,
+  { readonly backend: "pglite" | "postgres"; readonly location: string }
+>() {}
+
+/** Host and database of a URL without its credentials, safe for logs and errors. */
+export const describeUrl = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    return `${parsed.hostname}${parsed.port ? ":" + parsed.port : ""}${parsed.pathname}`
+  } catch {
+    return "(unparseable URL)"
+  }
+}
+
+/** The driver's own words (refused, timed out, auth failed), which never include the password. */
+const reason = (error: { message: string; cause?: unknown }): string =>
+  error.cause instanceof Error && error.cause.message ? error.cause.message : error.message
+
+/** Reconnect attempts before startup gives up: exponential with jitter, capped at 5 s apart. */
+const connectSchedule = (seconds: number) =>
+  Schedule.exponential(Duration.millis(250), 2).pipe(
+    Schedule.either(Schedule.spaced(Duration.seconds(5))),
+    Schedule.jittered,
+    Schedule.upTo(Duration.seconds(seconds))
+  )
+
+const postgresLayer = (url: Redacted.Redacted<string>, retry: Schedule.Schedule<unknown, unknown>) => {
+  const where = describeUrl(Redacted.value(url))
+  return PgClient.layer({
+    url,
+    applicationName: "cairn",
+    connectTimeout: Duration.seconds(5),
+    maxConnections: 20
+  }).pipe(
+    Layer.tapError((error) =>
+      Effect.logWarning(`PostgreSQL at ${where} is not reachable yet (${reason(error)}); retrying`)
+    ),
+    Layer.retry(retry),
+    Layer.catchAll((error) =>
+      Layer.fail(
+        new DatabaseUnavailable({
+          message: `Cannot connect to PostgreSQL at ${where}: ${reason(error)}`,
+          cause: error
+        })
+      )
+    )
+  )
+}
+
+export const layer = () =>
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const config = yield* AppConfig
+      return Option.match(config.databaseUrl, {
+        onSome: (url) =>
+          Layer.merge(
+            postgresLayer(url, connectSchedule(config.databaseConnectRetrySeconds)) as Layer.Layer<SqlClient.SqlClient, DatabaseUnavailable>,
+            Layer.succeed(DatabaseInfo, { backend: "postgres", location: describeUrl(Redacted.value(url)) })
+          ),
+        onNone: () => {
+          const dir = config.dataDir === "memory://" ? "memory://" : path.resolve(config.dataDir, "pglite")
+          if (dir !== "memory://") fs.mkdirSync(dir, { recursive: true })
+          return Layer.merge(
+            PgliteClient.layer({ dataDir: dir }).pipe(
+              Layer.catchAll((error) =>
+                Layer.fail(new DatabaseUnavailable({ message: error.message, cause: error }))
+              )
+            ),
+            Layer.succeed(DatabaseInfo, { backend: "pglite", location: dir })
+          )
+        }
+      })
+    })
+  )

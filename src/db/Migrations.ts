@@ -1,0 +1,48 @@
+/**
+ * Schema migrations: numbered `.sql` files in `migrations/` (`0001_core.sql`), applied in order at
+ * startup inside one transaction that locks the migrations table, so concurrent server processes
+ * never apply one twice and a database made by an older release is brought forward.
+ */
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+export const migrationsDir = fileURLToPath(new URL("../../migrations", import.meta.url))
+
+const fileName = /^(\d+)_([\w-]+)\.sql$/
+
+/** The migrations in a directory, optionally only those up to `upTo` (tests replay old releases). */
+export const fromDirectory = (dir: string, upTo = Number.POSITIVE_INFINITY): Migrator.Loader =>
+  Effect.try({
+    try: () =>
+      fs
+        .readdirSync(dir)
+        .flatMap((file): Array<Migrator.ResolvedMigration> => {
+          const match = fileName.exec(file)
+          if (!match) return []
+          const id = Number(match[1])
+          if (id > upTo) return []
+          const script = fs.readFileSync(path.join(dir, file), "utf8")
+          const run = Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(script))
+          return [[id, match[2]!, Effect.succeed(run)]]
+        })
+        .sort((a, b) => a[0] - b[0]),
+    catch: (cause) =>
+      new Migrator.MigrationError({ reason: "import-error", message: `Cannot read migrations in ${dir}`, cause })
+  })
+
+const migrator = Migrator.make({})
+
+/** Applies every pending migration; answers the ones applied now. */
+export const run = (options: { readonly dir?: string; readonly upTo?: number } = {}) =>
+  migrator({ loader: fromDirectory(options.dir ?? migrationsDir, options.upTo), table: "cairn_migrations" }).pipe(
+    Effect.tap((applied) =>
+      applied.length === 0
+        ? Effect.logDebug("Database schema is up to date")
+        : Effect.logInfo(`Applied migrations: ${applied.map(([id, name]) => `${id}_${name}`).join(", ")}`)
+    ),
+    Effect.withSpan("Migrations.run")
+  )

@@ -1,0 +1,95 @@
+/**
+ * A `SqlClient` over PGlite (PostgreSQL compiled to WASM), the embedded default database.
+ *
+ * PGlite has one connection, so every statement and every whole transaction takes a single permit:
+ * a transaction holds it from BEGIN to COMMIT, and other fibers wait rather than interleave.
+ */
+import * as Reactivity from "@effect/experimental/Reactivity"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { Connection } from "@effect/sql/SqlConnection"
+import { SqlError } from "@effect/sql/SqlError"
+import { PgClient } from "@effect/sql-pg"
+import { PGlite } from "@electric-sql/pglite"
+import { vector } from "@electric-sql/pglite-pgvector"
+import { Effect, Layer, Stream } from "effect"
+
+export interface PgliteOptions {
+  /** A directory for the database files, or `memory://` for a throwaway in-memory database. */
+  readonly dataDir: string
+}
+
+const openPglite = (dataDir: string) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const db = await PGlite.create(dataDir, { extensions: { vector } })
+        await db.exec("CREATE EXTENSION IF NOT EXISTS vector")
+        return db
+      },
+      catch: (cause) => new SqlError({ cause, message: `Failed to open the embedded database at ${dataDir}` })
+    }),
+    (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
+  )
+
+const makeConnection = (db: PGlite, lock: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) => {
+  const run = (sql: string, params: ReadonlyArray<unknown>) =>
+    lock(
+      Effect.tryPromise({
+        try: async () => {
+          if (params.length === 0) {
+            // exec speaks the simple protocol, so multi-statement scripts (migrations) work.
+            const results = await db.exec(sql)
+            return (results.length === 0 ? [] : results[results.length - 1]!.rows) as ReadonlyArray<any>
+          }
+          const result = await db.query(sql, params as Array<unknown>)
+          return result.rows as ReadonlyArray<any>
+        },
+        catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
+      })
+    )
+  const connection: Connection = {
+    execute: (sql, params, transformRows) =>
+      transformRows ? Effect.map(run(sql, params), transformRows) : run(sql, params),
+    executeRaw: (sql, params) => run(sql, params),
+    executeValues: (sql, params) =>
+      lock(
+        Effect.tryPromise({
+          try: async () => (await db.query(sql, params as Array<unknown>, { rowMode: "array" })).rows as any,
+          catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
+        })
+      ),
+    executeUnprepared: (sql, params, transformRows) =>
+      transformRows ? Effect.map(run(sql, params), transformRows) : run(sql, params),
+    executeStream: (sql, params, transformRows) =>
+      Stream.fromIterableEffect(
+        transformRows ? Effect.map(run(sql, params), transformRows) : run(sql, params)
+      )
+  }
+  return connection
+}
+
+export const make = (options: PgliteOptions) =>
+  Effect.gen(function* () {
+    const db = yield* openPglite(options.dataDir)
+    const semaphore = yield* Effect.makeSemaphore(1)
+    const locked = makeConnection(db, semaphore.withPermits(1))
+    const unlocked = makeConnection(db, (effect) => effect)
+    // A transaction holds the only permit until its scope closes (after COMMIT or ROLLBACK).
+    const transactionAcquirer = Effect.as(
+      Effect.acquireRelease(semaphore.take(1), () => semaphore.release(1)),
+      unlocked
+    )
+    const client = yield* SqlClient.make({
+      acquirer: Effect.succeed(locked),
+      transactionAcquirer,
+      compiler: PgClient.makeCompiler(),
+      spanAttributes: [
+        ["db.system.name", "postgresql"],
+        ["db.namespace", "pglite"]
+      ]
+    })
+    return client
+  })
+
+export const layer = (options: PgliteOptions) =>
+  Layer.scoped(SqlClient.SqlClient, make(options)).pipe(Layer.provide(Reactivity.layer))

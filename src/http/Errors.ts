@@ -1,0 +1,78 @@
+/**
+ * The error bodies of the spec: `{"detail": string}` for every status, and for 422 a list of
+ * `{loc, msg, type}`. Each is a tagged error carrying its HTTP status, so handlers fail with a value
+ * and the API encodes it.
+ */
+import { HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+
+export class ValidationIssue extends Schema.Class<ValidationIssue>("ValidationIssue")({
+  loc: Schema.Array(Schema.Union(Schema.String, Schema.Number)),
+  msg: Schema.String,
+  type: Schema.String
+}) {}
+
+/** A 422: `detail` lists every problem found. */
+export class ValidationError extends Schema.TaggedError<ValidationError>()("ValidationError", {
+  detail: Schema.Array(ValidationIssue)
+}) {
+  /** One issue at a location, for validation done by hand in a handler or service. */
+  static single(loc: ReadonlyArray<string | number>, msg: string, type = "value_error") {
+    return new ValidationError({ detail: [new ValidationIssue({ loc, msg, type })] })
+  }
+}
+
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", { detail: Schema.String }) {}
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", { detail: Schema.String }) {}
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", { detail: Schema.String }) {}
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", { detail: Schema.String }) {}
+export class BadGateway extends Schema.TaggedError<BadGateway>()("BadGateway", { detail: Schema.String }) {}
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
+  detail: Schema.String
+}) {}
+/** A 429. The Retry-After header is set by the server middleware from `retryAfterSeconds`. */
+export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooManyRequests", {
+  detail: Schema.String,
+  retryAfterSeconds: Schema.Number
+}) {}
+
+/**
+ * The wire form of an error class: the body is `{detail}` only (no `_tag`), and decoding a response
+ * of that status yields the class again, so the typed client gets real error values.
+ */
+const wire = <Self extends { readonly detail: unknown }, D>(
+  cls: Schema.Schema<Self, any> & (new (props: any) => Self),
+  detail: Schema.Schema<D, any>,
+  status: number,
+  description: string
+) =>
+  Schema.transform(Schema.Struct({ detail }), Schema.typeSchema(cls), {
+    strict: false,
+    decode: (body) => new cls({ detail: body.detail }),
+    encode: (error) => ({ detail: error.detail as D })
+  }).annotations(HttpApiSchema.annotations({ status, description }))
+
+const TooManyRequestsWire = Schema.transform(
+  Schema.Struct({ detail: Schema.String }),
+  Schema.typeSchema(TooManyRequests),
+  {
+    strict: true,
+    decode: (body) => new TooManyRequests({ detail: body.detail, retryAfterSeconds: 0 }),
+    encode: (error) => ({ detail: error.detail })
+  }
+).annotations(HttpApiSchema.annotations({ status: 429, description: "Rate limited; see the Retry-After header" }))
+
+/** The wire schemas, for endpoints and middleware that name the errors they raise. */
+export const ErrorResponses = {
+  validation: wire(ValidationError, Schema.Array(ValidationIssue), 422, "Validation error"),
+  unauthorized: wire(Unauthorized, Schema.String, 401, "Missing or invalid credentials"),
+  forbidden: wire(Forbidden, Schema.String, 403, "The credentials lack the required scope"),
+  notFound: wire(NotFound, Schema.String, 404, "Not found"),
+  conflict: wire(Conflict, Schema.String, 409, "Conflict"),
+  tooManyRequests: TooManyRequestsWire,
+  badGateway: wire(BadGateway, Schema.String, 502, "An upstream service failed"),
+  serviceUnavailable: wire(ServiceUnavailable, Schema.String, 503, "Temporarily unavailable")
+}
+
+/** What a 500 says: never the cause, which is logged instead. */
+export const internalErrorBody = { detail: "Internal server error" } as const

@@ -1,0 +1,178 @@
+/**
+ * The HTTP server: the API with its documentation routes, the error mapping that gives every
+ * failure the spec's shape, request logging, and a graceful shutdown bounded by a grace period.
+ */
+import {
+  HttpApi,
+  HttpApiBuilder,
+  HttpApiError,
+  HttpApiScalar,
+  HttpApiSwagger,
+  HttpMiddleware,
+  HttpServer,
+  HttpServerRequest,
+  HttpServerResponse,
+  OpenApi
+} from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Cause, Effect, Layer } from "effect"
+import { createServer, type Server } from "node:http"
+import { AppConfig } from "../config/AppConfig.ts"
+import { EndpointCatalogue, fromApi, type Catalogue } from "./Catalogue.ts"
+import { internalErrorBody, ValidationError, ValidationIssue } from "./Errors.ts"
+import { PATH_ID, QUERY_ID } from "./Params.ts"
+
+const issueType = (tag: string): string => {
+  switch (tag) {
+    case "Missing":
+      return "missing"
+    case "Unexpected":
+      return "extra_forbidden"
+    case "Type":
+      return "type_error"
+    default:
+      return "value_error"
+  }
+}
+
+/** The first line of the formatter's message names the schema: path and query schemas say so. */
+const locationOf = (error: HttpApiError.HttpApiDecodeError): string => {
+  const first = error.message.split("\n", 1)[0] ?? ""
+  if (first.startsWith(PATH_ID)) return "path"
+  if (first.startsWith(QUERY_ID)) return "query"
+  return "body"
+}
+
+export const toValidationError = (error: HttpApiError.HttpApiDecodeError): ValidationError => {
+  const where = locationOf(error)
+  return new ValidationError({
+    detail: error.issues.map(
+      (issue) =>
+        new ValidationIssue({
+          loc: [where, ...issue.path.map((part) => (typeof part === "symbol" ? String(part) : part))],
+          msg: issue.message,
+          type: issueType(issue._tag)
+        })
+    )
+  })
+}
+
+const isRequestDecodeError = (defect: unknown) =>
+  (defect as { _tag?: string; reason?: string })?._tag === "RequestError" &&
+  (defect as { reason?: string }).reason === "Decode"
+
+/**
+ * Every failure inside the API gets the spec's shape here (the platform turns errors into bare
+ * responses before any outer middleware could): decode failures and malformed JSON become 422, an
+ * unknown route 404, declared errors are encoded by the API, and anything else is logged with its
+ * cause and answered with a bare 500 that leaks nothing.
+ */
+const errorMapping = HttpApiBuilder.middleware((app) =>
+  Effect.catchAllCause(
+    app as Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, any>,
+    (cause): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> => {
+      const failure = Cause.failureOption(cause)
+      if (failure._tag === "Some") {
+        const tag = (failure.value as { _tag?: string })?._tag
+        if (tag === "HttpApiDecodeError") {
+          return Effect.fail(toValidationError(failure.value as HttpApiError.HttpApiDecodeError))
+        }
+        if (tag === "RouteNotFound") return HttpServerResponse.json({ detail: "Not Found" }, { status: 404 })
+        return Effect.failCause(cause)
+      }
+      const defect = Cause.dieOption(cause)
+      if (defect._tag === "Some" && isRequestDecodeError(defect.value)) {
+        return Effect.fail(ValidationError.single(["body"], "Request body is not valid JSON", "json_invalid"))
+      }
+      if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+      return Effect.zipRight(
+        Effect.logError("Unhandled error while serving a request", cause),
+        HttpServerResponse.json(internalErrorBody, { status: 500 })
+      )
+    }
+  ) as any
+)
+
+const requestLogger = HttpMiddleware.make((app) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const started = Date.now()
+    const response = yield* app
+    yield* Effect.logDebug("request").pipe(
+      Effect.annotateLogs({
+        method: request.method,
+        url: request.url,
+        status: response.status,
+        ms: Date.now() - started
+      })
+    )
+    return response
+  })
+)
+
+/**
+ * Effect writes `$id: "/schemas/unknown"` (and the like) for `Unknown`/`Any` schemas; repeated, it
+ * makes the document invalid, and it carries no information, so it is dropped.
+ */
+const dropSchemaIds = (node: unknown): void => {
+  if (Array.isArray(node)) return node.forEach(dropSchemaIds)
+  if (node === null || typeof node !== "object") return
+  const record = node as Record<string, unknown>
+  if (typeof record.$id === "string" && record.$id.startsWith("/schemas/")) delete record.$id
+  for (const value of Object.values(record)) dropSchemaIds(value)
+}
+
+/** The OpenAPI document: each operation names its scope; the generic 400 never happens here. */
+const documentScopes = (catalogue: Catalogue) => (spec: OpenApi.OpenAPISpec) => {
+  dropSchemaIds(spec)
+  for (const [path, item] of Object.entries(spec.paths)) {
+    for (const [method, operation] of Object.entries(item as Record<string, any>)) {
+      if (!operation || typeof operation !== "object" || !("responses" in operation)) continue
+      delete operation.responses["400"]
+      const routePath = path.replace(/\{([^}]+)\}/g, ":$1")
+      const entry = catalogue.lookup(method, routePath)
+      if (entry) operation["x-required-scope"] = entry.scope
+    }
+  }
+  return spec
+}
+
+/** Annotates an API with the catalogue-derived OpenAPI details. */
+export const documented = <A extends HttpApi.HttpApi.Any>(api: A, catalogue: Catalogue): A =>
+  (api as any).annotate(OpenApi.Transform, documentScopes(catalogue)) as A
+
+/** The catalogue of an API, as a layer, built once at startup. */
+export const catalogueLayer = (api: HttpApi.HttpApi.Any) => Layer.sync(EndpointCatalogue, () => fromApi(api))
+
+/** Cuts connections still open after the grace period, so shutdown always ends. */
+const gracefulShutdown = (server: Server) =>
+  Layer.scopedDiscard(
+    Effect.gen(function* () {
+      const { shutdownGraceMs } = yield* AppConfig
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          server.closeIdleConnections()
+          setTimeout(() => server.closeAllConnections(), shutdownGraceMs).unref()
+        })
+      )
+    })
+  )
+
+/** The listening server for an API layer; `onListen` learns the bound port (tests use port 0). */
+export const serve = <E, R>(apiLayer: Layer.Layer<HttpApi.Api, E, R>) =>
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const config = yield* AppConfig
+      const server = createServer()
+      return HttpApiBuilder.serve(requestLogger).pipe(
+        Layer.provide(gracefulShutdown(server)),
+        Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),
+        Layer.provide(HttpApiScalar.layer({ path: "/redoc" })),
+        Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
+        Layer.provide(errorMapping),
+        Layer.provide(apiLayer),
+        HttpServer.withLogAddress,
+        Layer.provideMerge(NodeHttpServer.layer(() => server, { port: config.port, host: config.host }))
+      )
+    })
+  )

@@ -1,0 +1,23 @@
+/** SQL for the settings table. */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+export class SettingsRepo extends Effect.Service<SettingsRepo>()("cairn/SettingsRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    return {
+      all: sql<{ key: string; value: unknown }>`SELECT key, value FROM settings`,
+      upsertMany: (values: ReadonlyArray<readonly [string, unknown]>) =>
+        sql.withTransaction(
+          Effect.forEach(
+            values,
+            ([key, value]) =>
+              sql`INSERT INTO settings (key, value, updated_at) VALUES (${key}, ${JSON.stringify(value)}::jsonb, now())
+                  ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
+            { discard: true }
+          )
+        ),
+      remove: (key: string) => sql`DELETE FROM settings WHERE key = ${key}`.pipe(Effect.asVoid)
+    }
+  })
+}) {}

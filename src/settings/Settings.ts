@@ -1,0 +1,96 @@
+/**
+ * Runtime settings: a stored value (database) beats the environment, which beats the default.
+ * Reads come from a cache refreshed at most every `refreshMs`, so a change made through another
+ * server process is seen within that bound; a change made here is seen at once.
+ */
+import { SqlError } from "@effect/sql/SqlError"
+import { Clock, Effect, Either, Ref } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import { NotFound, ValidationError, ValidationIssue } from "../http/Errors.ts"
+import { definitionsByKey, settingDefinitions, SettingView } from "./Model.ts"
+import { SettingsRepo } from "./Repo.ts"
+
+export const refreshMs = 2_000
+
+export class Settings extends Effect.Service<Settings>()("cairn/Settings", {
+  effect: Effect.gen(function* () {
+    const repo = yield* SettingsRepo
+    const config = yield* AppConfig
+    const cache = yield* Ref.make<{ readonly at: number; readonly stored: ReadonlyMap<string, unknown> } | undefined>(
+      undefined
+    )
+
+    const reload = Effect.gen(function* () {
+      const rows = yield* repo.all
+      const stored = new Map<string, unknown>()
+      for (const row of rows) {
+        const definition = definitionsByKey.get(row.key)
+        // A value an older release stored that no longer validates falls back to the environment.
+        if (definition && Either.isRight(definition.validate(row.value))) stored.set(row.key, row.value)
+      }
+      const snapshot = { at: yield* Clock.currentTimeMillis, stored }
+      yield* Ref.set(cache, snapshot)
+      return snapshot
+    })
+
+    const current = Effect.gen(function* () {
+      const snapshot = yield* Ref.get(cache)
+      const now = yield* Clock.currentTimeMillis
+      return snapshot && now - snapshot.at < refreshMs ? snapshot : yield* reload
+    })
+
+    const views = Effect.map(current, (snapshot) =>
+      settingDefinitions.map(
+        (definition) =>
+          new SettingView({
+            key: definition.key,
+            value: snapshot.stored.has(definition.key) ? snapshot.stored.get(definition.key) : definition.fromConfig(config),
+            source: snapshot.stored.has(definition.key) ? "stored" : "environment",
+            description: definition.description
+          })
+      )
+    )
+
+    /** The current value of one setting. */
+    const get = (key: string): Effect.Effect<unknown, SqlError> =>
+      Effect.map(current, (snapshot) =>
+        snapshot.stored.has(key) ? snapshot.stored.get(key) : definitionsByKey.get(key)?.fromConfig(config)
+      )
+
+    /** Validates every value first; stores none of them when any is wrong. */
+    const update = (values: Readonly<Record<string, unknown>>) =>
+      Effect.gen(function* () {
+        const issues: Array<ValidationIssue> = []
+        const accepted: Array<readonly [string, unknown]> = []
+        for (const [key, value] of Object.entries(values)) {
+          const definition = definitionsByKey.get(key)
+          if (!definition) {
+            issues.push(new ValidationIssue({ loc: ["body", key], msg: `Unknown setting: ${key}`, type: "unknown_setting" }))
+            continue
+          }
+          const checked = definition.validate(value)
+          if (Either.isLeft(checked)) {
+            issues.push(new ValidationIssue({ loc: ["body", key], msg: checked.left, type: "value_error" }))
+          } else {
+            accepted.push([key, checked.right])
+          }
+        }
+        if (issues.length > 0) return yield* new ValidationError({ detail: issues })
+        yield* repo.upsertMany(accepted)
+        yield* reload
+        return yield* views
+      })
+
+    const reset = (key: string) =>
+      Effect.gen(function* () {
+        if (!definitionsByKey.has(key)) return yield* new NotFound({ detail: `Unknown setting: ${key}` })
+        yield* repo.remove(key)
+        yield* reload
+        return yield* views
+      })
+
+    return { views, get, update, reset } as const
+  }),
+  dependencies: [SettingsRepo.Default]
+}) {}
+

@@ -1,0 +1,53 @@
+/** Migrations bring a database made by an older release forward and keep its data. */
+import { SqlClient } from "@effect/sql"
+import { ConfigProvider, Effect, Layer } from "effect"
+import * as fs from "node:fs"
+import { afterEach, describe, expect, it } from "vitest"
+import * as AppConfig from "../../src/config/AppConfig.ts"
+import * as Database from "../../src/db/Database.ts"
+import * as Migrations from "../../src/db/Migrations.ts"
+import { backends, createTestDatabase, type TestDatabase } from "../support/database.ts"
+
+const ids = fs
+  .readdirSync(Migrations.migrationsDir)
+  .map((file) => Number(/^(\d+)_/.exec(file)?.[1]))
+  .filter((id) => !Number.isNaN(id))
+  .sort((a, b) => a - b)
+
+describe.each(backends)("migrations (%s)", (backend) => {
+  let db: TestDatabase | undefined
+  afterEach(async () => {
+    await db?.drop()
+  })
+
+  const withDatabase = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => {
+    const env = new Map([["DATA_DIR", db!.dataDir], ...(db!.databaseUrl ? [["DATABASE_URL", db!.databaseUrl] as [string, string]] : [])])
+    return Effect.runPromise(
+      Effect.scoped(effect).pipe(
+        Effect.provide(Database.layer().pipe(Layer.provide(AppConfig.layer))),
+        Effect.withConfigProvider(ConfigProvider.fromMap(env))
+      )
+    )
+  }
+
+  it("upgrades a database of the first release, keeping its rows", async () => {
+    db = await createTestDatabase(backend)
+    const first = await withDatabase(Migrations.run({ upTo: ids[0]! }))
+    expect(first.map(([id]) => id)).toEqual([ids[0]])
+    await withDatabase(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql`INSERT INTO settings (key, value) VALUES ('SYSTEM_PAUSED', 'true'::jsonb)`)
+    )
+    const rest = await withDatabase(Migrations.run())
+    expect(rest.map(([id]) => id)).toEqual(ids.slice(1))
+    const rows = await withDatabase(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ value: unknown }>`SELECT value FROM settings WHERE key = 'SYSTEM_PAUSED'`)
+    )
+    expect(rows).toEqual([{ value: true }])
+    const again = await withDatabase(Migrations.run())
+    expect(again).toEqual([])
+    const applied = await withDatabase(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ id: number }>`SELECT migration_id AS id FROM cairn_migrations ORDER BY 1`)
+    )
+    expect(applied.map((row) => row.id)).toEqual(ids)
+  })
+})

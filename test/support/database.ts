@@ -1,0 +1,67 @@
+/**
+ * Fresh databases for tests: a new PGlite directory, or a new database on the PostgreSQL server
+ * named by TEST_DATABASE_URL (default: the local server). A missing PostgreSQL fails the test; it
+ * never skips it.
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import pg from "pg"
+
+export type Backend = "pglite" | "postgres"
+export const backends: ReadonlyArray<Backend> = ["pglite", "postgres"]
+
+export const adminUrl = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
+
+export interface TestDatabase {
+  readonly backend: Backend
+  /** DATABASE_URL for the server; undefined for PGlite. */
+  readonly databaseUrl: string | undefined
+  /** DATA_DIR for the server (PGlite keeps its files beneath it). */
+  readonly dataDir: string
+  readonly drop: () => Promise<void>
+}
+
+const withAdmin = async <A>(f: (client: pg.Client) => Promise<A>): Promise<A> => {
+  const client = new pg.Client({ connectionString: adminUrl })
+  try {
+    await client.connect()
+  } catch (cause) {
+    throw new Error(
+      `PostgreSQL is required for the postgres backend tests and is not reachable at ${adminUrl} ` +
+        `(set TEST_DATABASE_URL, or start it: pg_ctlcluster --skip-systemctl-redirect 15 main start): ${String(cause)}`
+    )
+  }
+  try {
+    return await f(client)
+  } finally {
+    await client.end()
+  }
+}
+
+export const tempDir = (prefix = "cairn-test-") => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+
+export const createTestDatabase = async (backend: Backend): Promise<TestDatabase> => {
+  const dataDir = tempDir()
+  if (backend === "pglite") {
+    return {
+      backend,
+      databaseUrl: undefined,
+      dataDir,
+      drop: async () => fs.rmSync(dataDir, { recursive: true, force: true })
+    }
+  }
+  const name = `cairn_test_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+  await withAdmin((client) => client.query(`CREATE DATABASE ${name}`))
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return {
+    backend,
+    databaseUrl: url.toString(),
+    dataDir,
+    drop: async () => {
+      await withAdmin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
+      fs.rmSync(dataDir, { recursive: true, force: true })
+    }
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * Boots the whole server for a test: in this process on a free port (fast, the default), or as a
+ * child process running `cairn serve` (for restarts, signals and crashes). Either way it runs
+ * against a fresh PGlite or PostgreSQL database.
+ */
+import { HttpServer } from "@effect/platform"
+import { ConfigProvider, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
+import { spawn, type ChildProcess } from "node:child_process"
+import * as net from "node:net"
+import * as path from "node:path"
+import * as AppConfig from "../../src/config/AppConfig.ts"
+import { AppLive } from "../../src/main.ts"
+import { createTestDatabase, type Backend, type TestDatabase } from "./database.ts"
+
+export const API_KEY = "test-static-key-0123456789"
+
+export interface TestServer {
+  readonly baseUrl: string
+  readonly port: number
+  readonly apiKey: string
+  readonly db: TestDatabase
+  /** fetch against the server with the static key unless `auth` says otherwise. */
+  readonly request: (path: string, init?: RequestInit & { auth?: string | null }) => Promise<Response>
+  readonly close: () => Promise<void>
+}
+
+export interface StartOptions {
+  readonly backend: Backend
+  /** Extra environment, as the server would read it (`RATE_LIMIT_ENABLED: "true"`). */
+  readonly env?: Record<string, string>
+  /** Reuse a database (restart tests); it is then not dropped on close. */
+  readonly db?: TestDatabase
+  /** Receives every log line the server writes. */
+  readonly onLog?: (line: string) => void
+}
+
+const envFor = (db: TestDatabase, port: number, extra: Record<string, string> = {}): Record<string, string> => ({
+  PORT: String(port),
+  HOST: "127.0.0.1",
+  API_KEY,
+  DATA_DIR: db.dataDir,
+  LOG_LEVEL: "warning",
+  SHUTDOWN_GRACE_MS: "2000",
+  ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
+  ...extra
+})
+
+const makeRequest =
+  (baseUrl: string) =>
+  (p: string, init: RequestInit & { auth?: string | null } = {}) => {
+    const { auth, ...rest } = init
+    const headers = new Headers(rest.headers)
+    const token = auth === undefined ? API_KEY : auth
+    if (token !== null) headers.set("authorization", `Bearer ${token}`)
+    if (rest.body !== undefined && typeof rest.body === "string" && !headers.has("content-type")) {
+      headers.set("content-type", "application/json")
+    }
+    return fetch(`${baseUrl}${p}`, { ...rest, headers })
+  }
+
+/** The server in this process, on a free port. */
+export const startServer = async (options: StartOptions): Promise<TestServer> => {
+  const db = options.db ?? (await createTestDatabase(options.backend))
+  const env = envFor(db, 0, options.env)
+  const scope = Effect.runSync(Scope.make())
+  const logger = options.onLog
+    ? Logger.replace(
+        Logger.defaultLogger,
+        Logger.map(Logger.logfmtLogger, (line) => options.onLog!(line))
+      )
+    : Layer.empty
+  const layer = AppLive.pipe(
+    Layer.provide(AppConfig.layer),
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))),
+    Layer.provide(logger)
+  )
+  try {
+    const port = await Effect.runPromise(
+      Effect.gen(function* () {
+        const context = yield* Layer.buildWithScope(layer, scope)
+        const server = yield* Effect.provide(HttpServer.HttpServer, context)
+        return server.address._tag === "TcpAddress" ? server.address.port : 0
+      }).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
+    )
+    const baseUrl = `http://127.0.0.1:${port}`
+    return {
+      baseUrl,
+      port,
+      apiKey: API_KEY,
+      db,
+      request: makeRequest(baseUrl),
+      close: async () => {
+        await Effect.runPromise(Scope.close(scope, Exit.void))
+        if (!options.db) await db.drop()
+      }
+    }
+  } catch (error) {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    if (!options.db) await db.drop()
+    throw error
+  }
+}
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = net.createServer()
+    server.unref()
+    server.on("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address() as net.AddressInfo
+      server.close(() => resolve(address.port))
+    })
+  })
+
+export interface ChildServer {
+  readonly baseUrl: string
+  readonly process: ChildProcess
+  readonly output: () => string
+  readonly request: TestServer["request"]
+  /** Sends a signal and waits for the exit code (null when killed by the signal). */
+  readonly stop: (signal?: NodeJS.Signals) => Promise<number | null>
+}
+
+const root = path.resolve(import.meta.dirname, "../..")
+
+/** `cairn serve` as a child process, waited on until /health answers. */
+export const spawnServer = async (db: TestDatabase, extraEnv: Record<string, string> = {}): Promise<ChildServer> => {
+  const port = await freePort()
+  const child = spawn(process.execPath, [path.join(root, "bin/cairn.mjs"), "serve"], {
+    cwd: root,
+    env: { ...process.env, ...envFor(db, port, { LOG_LEVEL: "info", ...extraEnv }) },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let output = ""
+  child.stdout!.on("data", (chunk) => (output += chunk))
+  child.stderr!.on("data", (chunk) => (output += chunk))
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  const baseUrl = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`Server exited during startup:\n${output}`)
+    try {
+      const response = await fetch(`${baseUrl}/health`)
+      if (response.ok) break
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL")
+      throw new Error(`Server did not answer /health within 60 s:\n${output}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return {
+    baseUrl,
+    process: child,
+    output: () => output,
+    request: makeRequest(baseUrl),
+    stop: async (signal = "SIGTERM") => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      return exited
+    }
+  }
+}
+
+/** A response body as JSON, loosely typed for assertions. */
+export const json = async (response: Response): Promise<any> => response.json()
