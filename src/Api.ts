@@ -4,13 +4,48 @@
  * from it.
  */
 import { HttpApi, OpenApi } from "@effect/platform"
+import { ApiKeysApi } from "./auth/keys/Api.ts"
+import { AuthApi, UsersApi } from "./auth/users/Api.ts"
+import { WidgetApi } from "./auth/widget/Api.ts"
+import { BindingsApi } from "./bindings/Api.ts"
+import { BotsApi } from "./bots/Api.ts"
+import { CarapacesApi } from "./carapaces/Api.ts"
+import { ChatApi } from "./chat/Api.ts"
+import { ChannelsApi } from "./channels/Api.ts"
 import { HealthApi } from "./health/Api.ts"
+import { IntegrationsApi } from "./integrations/Api.ts"
+import { DiscoverApi } from "./discover/Api.ts"
+import { DocumentsApi } from "./documents/Api.ts"
 import { ErrorResponses } from "./http/Errors.ts"
+import { LlmApi, ProvidersApi } from "./providers/Api.ts"
+import { SessionsApi } from "./sessions/Api.ts"
 import { SettingsApi } from "./settings/Api.ts"
+import { InjectionApi, TasksApi } from "./tasks/Api.ts"
+import { UsageApi } from "./usage/Api.ts"
+import { WorkspacesApi } from "./workspaces/Api.ts"
 
 export class CairnApi extends HttpApi.make("cairn")
   .add(HealthApi)
   .add(SettingsApi)
+  .add(DiscoverApi)
+  .add(ApiKeysApi)
+  .add(AuthApi)
+  .add(UsersApi)
+  .add(WidgetApi)
+  .add(BotsApi)
+  .add(ChannelsApi)
+  .add(SessionsApi)
+  .add(ChatApi)
+  .add(IntegrationsApi)
+  .add(ProvidersApi)
+  .add(LlmApi)
+  .add(DocumentsApi)
+  .add(UsageApi)
+  .add(InjectionApi)
+  .add(TasksApi)
+  .add(BindingsApi)
+  .add(WorkspacesApi)
+  .add(CarapacesApi)
   .addError(ErrorResponses.validation)
   .addError(ErrorResponses.unauthorized)
   .addError(ErrorResponses.forbidden)

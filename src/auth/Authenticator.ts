@@ -1,12 +1,16 @@
 /**
- * Turns a bearer token into a principal. The token's shape tells the kind apart: the static key is
- * compared in constant time; other kinds are resolved by their own services.
+ * Turns a bearer token into a principal. The token's shape tells the kind apart: `ask_...` is a
+ * scoped key (looked up through the key cache), three dot-separated segments a signed token (widget
+ * or user, verified without a lookup), anything else is compared with the static key in constant
+ * time (checked first, so an operator's key of any shape works).
  */
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Unauthorized } from "../http/Errors.ts"
+import { ApiKeys, KEY_PREFIX } from "./keys/ApiKeys.ts"
 import type { PrincipalShape } from "./Principal.ts"
+import { looksLikeJwt, Tokens } from "./Tokens.ts"
 
 export class Authenticator extends Context.Tag("cairn/Authenticator")<
   Authenticator,
@@ -28,12 +32,17 @@ export const layer = Layer.effect(
   Authenticator,
   Effect.gen(function* () {
     const config = yield* AppConfig
+    const keys = yield* ApiKeys
+    const tokens = yield* Tokens
     const staticKey = Option.map(config.apiKey, Redacted.value)
     return {
-      authenticate: (token) =>
-        Option.isSome(staticKey) && safeEqual(token, staticKey.value)
-          ? Effect.succeed(staticPrincipal)
-          : Effect.fail(invalid)
+      authenticate: (token) => {
+        // The static key first: whatever shape an operator gave it, it always works.
+        if (Option.isSome(staticKey) && safeEqual(token, staticKey.value)) return Effect.succeed(staticPrincipal)
+        if (token.startsWith(KEY_PREFIX)) return keys.authenticate(token)
+        if (looksLikeJwt(token)) return Effect.map(tokens.verify(token), (verified) => verified.principal)
+        return Effect.fail(invalid)
+      }
     }
   })
 )

@@ -1,39 +1,57 @@
 /**
  * The one security middleware: finds the route's required scope in the endpoint catalogue,
- * resolves the bearer token to a principal and checks the scope. Identity and scope live together
- * here because one HttpApi middleware cannot see what another provides.
+ * resolves the bearer token to a principal, counts the request against the rate limit and checks
+ * the scope. Identity, rate limit and scope live together here because one HttpApi middleware
+ * cannot see what another provides.
  */
-import { HttpApiMiddleware, HttpApiSecurity, HttpRouter } from "@effect/platform"
-import { Effect, Layer, Redacted, Schema } from "effect"
+import { HttpApiMiddleware, HttpApiSecurity, HttpRouter, HttpServerRequest } from "@effect/platform"
+import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { EndpointCatalogue } from "../http/Catalogue.ts"
 import { ErrorResponses, Forbidden, Unauthorized } from "../http/Errors.ts"
 import { Authenticator } from "./Authenticator.ts"
-import { anonymous, Principal } from "./Principal.ts"
-import { grants, PUBLIC } from "./Scopes.ts"
+import { anonymous, Principal, type PrincipalShape } from "./Principal.ts"
+import { RateLimiter } from "./RateLimit.ts"
+import { AUTHENTICATED, grants, PUBLIC } from "./Scopes.ts"
 
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("cairn/Authentication", {
-  failure: Schema.Union(ErrorResponses.unauthorized, ErrorResponses.forbidden),
+  failure: Schema.Union(ErrorResponses.unauthorized, ErrorResponses.forbidden, ErrorResponses.tooManyRequests),
   provides: Principal,
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
+
+/** Whose bucket a request counts against: the credential's subject. */
+export const rateSubject = (principal: PrincipalShape): string =>
+  principal.kind === "static_key" ? "static" : `${principal.kind}:${principal.id}`
 
 export const layer = Layer.effect(
   Authentication,
   Effect.gen(function* () {
     const catalogue = yield* EndpointCatalogue
     const authenticator = yield* Authenticator
+    const limiter = yield* RateLimiter
     return {
       bearer: (token) =>
         Effect.gen(function* () {
           const route = yield* HttpRouter.RouteContext
-          const entry = catalogue.lookup(route.route.method, route.route.path)
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const routePath = route.route.path
+          const entry = catalogue.lookup(route.route.method, routePath)
           // Routes outside the catalogue cannot reach this middleware; fail closed all the same.
           const required = entry?.scope ?? "admin"
-          if (required === PUBLIC) return anonymous
+          const byAddress = limiter.check(`ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`, routePath)
+          if (required === PUBLIC) {
+            yield* byAddress
+            return anonymous
+          }
           const value = Redacted.value(token)
-          if (value.length === 0) return yield* new Unauthorized({ detail: "Not authenticated" })
-          const principal = yield* authenticator.authenticate(value)
-          if (!grants(principal.scopes, required)) {
+          if (value.length === 0) {
+            yield* byAddress
+            return yield* new Unauthorized({ detail: "Not authenticated" })
+          }
+          // Failed attempts count against the client address, so guessing is limited too.
+          const principal = yield* Effect.tapError(authenticator.authenticate(value), () => byAddress)
+          yield* limiter.check(rateSubject(principal), routePath)
+          if (required !== AUTHENTICATED && !grants(principal.scopes, required)) {
             return yield* new Forbidden({ detail: `Missing required scope: ${required}` })
           }
           return principal

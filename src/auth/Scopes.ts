@@ -166,5 +166,29 @@ export const presets: ReadonlyArray<ScopePreset> = [
   }
 ]
 
+/**
+ * The preset of users with the `member` role (local or OIDC users who are not admins): what a chat
+ * client needs, plus reading the workspace. Not one of the spec's five key presets.
+ */
+export const memberScopes: ReadonlyArray<string> = [
+  "chat",
+  "bots:read",
+  "channels:read",
+  "channels:write",
+  "sessions:read",
+  "sessions:write",
+  "attachments:read",
+  "attachments:write",
+  "todos:read",
+  "todos:write",
+  "documents:read",
+  "workspaces:read",
+  "workspaces.files:read",
+  "tools:read"
+]
+
 /** The required-scope value of routes that need no credentials. */
 export const PUBLIC = "public"
+
+/** The required-scope value of routes open to any valid credential, whatever its scopes. */
+export const AUTHENTICATED = "authenticated"

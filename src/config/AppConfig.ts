@@ -21,8 +21,15 @@ export interface AppConfigShape {
   readonly rateLimitDefault: RateExpression
   readonly rateLimitChat: RateExpression
   readonly integrationDirs: ReadonlyArray<string>
+  /** Extra directories of bot YAML files, read after the project's bots/. */
+  readonly botsDirs: ReadonlyArray<string>
   readonly hookWebhookUrls: ReadonlyArray<string>
   readonly jwtSecret: Option.Option<Redacted.Redacted<string>>
+  /** OpenID Connect login: the provider's issuer URL, the client registered there, and our callback. */
+  readonly oidcIssuer: Option.Option<string>
+  readonly oidcClientId: Option.Option<string>
+  readonly oidcClientSecret: Option.Option<Redacted.Redacted<string>>
+  readonly oidcRedirectUri: Option.Option<string>
   readonly logLevel: LogLevelName
   readonly otlpEndpoint: Option.Option<string>
   /** How long in-flight requests may run after a shutdown signal before connections are cut. */
@@ -89,6 +96,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   rateLimitDefault: rate("RATE_LIMIT_DEFAULT", "100/minute"),
   rateLimitChat: rate("RATE_LIMIT_CHAT", "30/minute"),
   integrationDirs: commaList("INTEGRATION_DIRS"),
+  botsDirs: commaList("BOTS_DIR"),
   hookWebhookUrls: commaList("HOOK_WEBHOOK_URLS").pipe(
     Config.validate({
       message: "Expected a comma-separated list of http(s) URLs",
@@ -101,6 +109,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       validation: Option.match({ onNone: () => true, onSome: (secret) => Redacted.value(secret).length >= 32 })
     })
   ),
+  oidcIssuer: Config.option(httpUrl("OIDC_ISSUER")),
+  oidcClientId: Config.option(Config.string("OIDC_CLIENT_ID")),
+  oidcClientSecret: Config.option(Config.redacted("OIDC_CLIENT_SECRET")),
+  oidcRedirectUri: Config.option(httpUrl("OIDC_REDIRECT_URI")),
   logLevel: Config.literal(...logLevels)("LOG_LEVEL").pipe(Config.withDefault("info" as const)),
   otlpEndpoint: Config.option(httpUrl("OTEL_EXPORTER_OTLP_ENDPOINT")),
   shutdownGraceMs: Config.integer("SHUTDOWN_GRACE_MS").pipe(

@@ -1,7 +1,8 @@
 /**
- * Schemas for the parts of a request. Path and query schemas carry an identifier so a decode
- * failure can say where it happened (`loc` starts with "path" or "query"; anything else is "body").
- * Every part reports all of its problems at once, not only the first.
+ * Schemas for the parts of a request. Path and query schemas carry a title so a decode failure can
+ * say where it happened (`loc` starts with "path" or "query"; anything else is "body"). A title,
+ * not an identifier: an identifier would make the OpenAPI generator emit a reference and drop the
+ * parameter list. Every part reports all of its problems at once, not only the first.
  */
 import { Schema } from "effect"
 
@@ -11,13 +12,16 @@ export const PATH_ID = "PathParams"
 export const QUERY_ID = "QueryParams"
 
 export const pathParams = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
-  Schema.Struct(fields).annotations({ identifier: PATH_ID, parseOptions: all })
+  Schema.Struct(fields).annotations({ title: PATH_ID, parseOptions: all })
 
 export const queryParams = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
-  Schema.Struct(fields).annotations({ identifier: QUERY_ID, parseOptions: all })
+  Schema.Struct(fields).annotations({ title: QUERY_ID, parseOptions: all })
 
-/** A request body struct; classes get the same through `bodyOptions` as their annotations. */
+/**
+ * A request body struct; classes get the same through `bodyOptions` as their annotations (on the
+ * encoded side, where the fields are checked).
+ */
 export const body = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
   Schema.Struct(fields).annotations({ parseOptions: all })
 
-export const bodyOptions = { parseOptions: all } as const
+export const bodyOptions = [undefined, undefined, { parseOptions: all }] as const

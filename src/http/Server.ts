@@ -15,12 +15,13 @@ import {
   OpenApi
 } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Cause, Effect, Layer } from "effect"
+import { Cause, Deferred, Effect, Layer } from "effect"
 import { createServer, type Server } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
 import { EndpointCatalogue, fromApi, type Catalogue } from "./Catalogue.ts"
-import { internalErrorBody, ValidationError, ValidationIssue } from "./Errors.ts"
+import { internalErrorBody, type TooManyRequests, ValidationError, ValidationIssue } from "./Errors.ts"
 import { PATH_ID, QUERY_ID } from "./Params.ts"
+import { ShutdownSignal } from "./Shutdown.ts"
 
 const issueType = (tag: string): string => {
   switch (tag) {
@@ -43,10 +44,23 @@ const locationOf = (error: HttpApiError.HttpApiDecodeError): string => {
   return "body"
 }
 
+/**
+ * An optional field with a wrong value fails both union members (the value, and "undefined"); the
+ * second says nothing useful, so it is dropped when a real issue stands at the same place.
+ */
+const meaningfulIssues = (issues: HttpApiError.HttpApiDecodeError["issues"]) =>
+  issues.filter(
+    (issue) =>
+      !(
+        issue.message.startsWith("Expected undefined") &&
+        issues.some((other) => other !== issue && JSON.stringify(other.path) === JSON.stringify(issue.path))
+      )
+  )
+
 export const toValidationError = (error: HttpApiError.HttpApiDecodeError): ValidationError => {
   const where = locationOf(error)
   return new ValidationError({
-    detail: error.issues.map(
+    detail: meaningfulIssues(error.issues).map(
       (issue) =>
         new ValidationIssue({
           loc: [where, ...issue.path.map((part) => (typeof part === "symbol" ? String(part) : part))],
@@ -78,6 +92,13 @@ const errorMapping = HttpApiBuilder.middleware((app) =>
           return Effect.fail(toValidationError(failure.value as HttpApiError.HttpApiDecodeError))
         }
         if (tag === "RouteNotFound") return HttpServerResponse.json({ detail: "Not Found" }, { status: 404 })
+        if (tag === "TooManyRequests") {
+          const error = failure.value as TooManyRequests
+          return HttpServerResponse.json(
+            { detail: error.detail },
+            { status: 429, headers: { "retry-after": String(Math.max(1, Math.ceil(error.retryAfterSeconds))) } }
+          )
+        }
         return Effect.failCause(cause)
       }
       const defect = Cause.dieOption(cause)
@@ -101,7 +122,8 @@ const requestLogger = HttpMiddleware.make((app) =>
     yield* Effect.logDebug("request").pipe(
       Effect.annotateLogs({
         method: request.method,
-        url: request.url,
+        // The path only: query strings can carry single-use codes (OIDC callback) or tokens.
+        url: request.url.split("?", 1)[0],
         status: response.status,
         ms: Date.now() - started
       })
@@ -149,8 +171,12 @@ const gracefulShutdown = (server: Server) =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const { shutdownGraceMs } = yield* AppConfig
+      const shutdown = yield* ShutdownSignal
       yield* Effect.addFinalizer(() =>
-        Effect.sync(() => {
+        Effect.gen(function* () {
+          // Runs end their streams with a final event; then idle connections go, and whatever is
+          // still open after the grace period is cut.
+          yield* Deferred.succeed(shutdown, undefined)
           server.closeIdleConnections()
           setTimeout(() => server.closeAllConnections(), shutdownGraceMs).unref()
         })

@@ -22,6 +22,8 @@ export interface TestServer {
   /** fetch against the server with the static key unless `auth` says otherwise. */
   readonly request: (path: string, init?: RequestInit & { auth?: string | null }) => Promise<Response>
   readonly close: () => Promise<void>
+  /** Runs an effect with the server's own services (register a tool or a hook, read a service). */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<A>
 }
 
 export interface StartOptions {
@@ -75,11 +77,11 @@ export const startServer = async (options: StartOptions): Promise<TestServer> =>
     Layer.provide(logger)
   )
   try {
-    const port = await Effect.runPromise(
+    const { port, context } = await Effect.runPromise(
       Effect.gen(function* () {
         const context = yield* Layer.buildWithScope(layer, scope)
         const server = yield* Effect.provide(HttpServer.HttpServer, context)
-        return server.address._tag === "TcpAddress" ? server.address.port : 0
+        return { port: server.address._tag === "TcpAddress" ? server.address.port : 0, context }
       }).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
     )
     const baseUrl = `http://127.0.0.1:${port}`
@@ -92,7 +94,8 @@ export const startServer = async (options: StartOptions): Promise<TestServer> =>
       close: async () => {
         await Effect.runPromise(Scope.close(scope, Exit.void))
         if (!options.db) await db.drop()
-      }
+      },
+      run: (effect) => Effect.runPromise(Effect.provide(effect, context) as Effect.Effect<any, any, never>)
     }
   } catch (error) {
     await Effect.runPromise(Scope.close(scope, Exit.void))

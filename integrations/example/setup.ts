@@ -1,0 +1,20 @@
+import { defineSetup } from "../../src/sdk/index.ts"
+
+export const SETUP = defineSetup({
+  env_vars: [
+    { key: "EXAMPLE_GREETING", description: "How the ping route greets", default: "Hello" },
+    { key: "EXAMPLE_API_TOKEN", description: "A token for a remote service (shows how secrets are masked)", secret: true }
+  ],
+  sidebar_section: {
+    id: "example",
+    title: "Example",
+    icon: "Zap",
+    items: [
+      { label: "Ping", href: "/integrations/example/ping", icon: "Activity" },
+      { label: "Stats", href: "/integrations/example/stats" }
+    ],
+    readiness_endpoint: "/integrations/example/ping",
+    readiness_field: "status"
+  },
+  dashboard_modules: [{ id: "example-stats", label: "Example stats", icon: "BarChart3", description: "Responses seen" }]
+})

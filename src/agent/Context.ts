@@ -1,0 +1,88 @@
+/**
+ * Context assembly: the system prompt (bot prompt, one-shot preamble, skills, channel), then the
+ * session's history trimmed to the model's budget, then the new user message. Token counts are
+ * estimates (about four characters a token), which is what the budget needs.
+ */
+import type { Bot } from "../bots/Model.ts"
+import type { ChatMessage } from "../providers/Model.ts"
+import type { MessageRow } from "../sessions/Repo.ts"
+import type { Skill } from "../skills/Skills.ts"
+
+export const estimateTokens = (text: string | null | undefined) => Math.ceil((text?.length ?? 0) / 4)
+
+const messageTokens = (message: ChatMessage) =>
+  4 + estimateTokens(message.content) + (message.tool_calls ?? []).reduce((n, call) => n + estimateTokens(call.function.arguments) + 8, 0)
+
+/** Known context windows; anything else gets the default. */
+const contextWindows: ReadonlyArray<readonly [RegExp, number]> = [
+  [/gpt-4\.1/, 1_000_000],
+  [/gpt-4o|gpt-4-turbo|o1|o3|o4/, 128_000],
+  [/gpt-3\.5/, 16_000],
+  [/claude/, 200_000],
+  [/gemini/, 1_000_000],
+  [/llama-?3/, 128_000]
+]
+export const defaultContextWindow = 128_000
+
+export const contextWindowFor = (model: string) =>
+  contextWindows.find(([pattern]) => pattern.test(model))?.[1] ?? defaultContextWindow
+
+export interface ContextInput {
+  readonly bot: Bot
+  readonly model: string
+  readonly history: ReadonlyArray<MessageRow>
+  readonly skills: ReadonlyArray<Skill>
+  readonly preamble?: string | undefined
+  readonly channel?: { readonly name: string } | undefined
+  /** Tokens kept free for the answer. */
+  readonly reserve: number
+  /** Overrides the model's window (tests, small local models). */
+  readonly limit?: number | undefined
+}
+
+export interface AssembledContext {
+  readonly messages: ReadonlyArray<ChatMessage>
+  readonly used: number
+  readonly limit: number
+  readonly droppedMessages: number
+}
+
+export const toChatMessage = (row: MessageRow): ChatMessage => ({
+  role: row.role,
+  content: row.content,
+  ...(row.tool_calls && row.tool_calls.length > 0 ? { tool_calls: row.tool_calls as ChatMessage["tool_calls"] } : {}),
+  ...(row.tool_call_id ? { tool_call_id: row.tool_call_id } : {})
+})
+
+export const systemPrompt = (input: Pick<ContextInput, "bot" | "skills" | "preamble" | "channel">) => {
+  const parts: Array<string> = []
+  if (input.bot.system_prompt.trim()) parts.push(input.bot.system_prompt.trim())
+  if (input.channel) parts.push(`You are talking in the channel "${input.channel.name}".`)
+  for (const skill of input.skills) parts.push(`## Skill: ${skill.title} (${skill.id})\n\n${skill.content.trim()}`)
+  return parts.join("\n\n")
+}
+
+/**
+ * The history is trimmed from the oldest end, and only ever to a user message, so a tool result is
+ * never separated from the assistant message that asked for it.
+ */
+export const assemble = (input: ContextInput): AssembledContext => {
+  const limit = input.limit ?? contextWindowFor(input.model)
+  const head: Array<ChatMessage> = []
+  const system = systemPrompt(input)
+  if (system) head.push({ role: "system", content: system })
+  if (input.preamble?.trim()) head.push({ role: "system", content: input.preamble.trim() })
+  const history = input.history.filter((row) => row.metadata?.cancelled !== true || row.content).map(toChatMessage)
+  const budget = limit - input.reserve - head.reduce((n, m) => n + messageTokens(m), 0)
+  let start = 0
+  let used = history.reduce((n, m) => n + messageTokens(m), 0)
+  while (start < history.length && (used > budget || history[start]!.role !== "user")) {
+    used -= messageTokens(history[start]!)
+    start += 1
+    // Keep the newest message even when alone it overflows: the model must see the question.
+    if (start === history.length - 1 && used > budget) break
+  }
+  const kept = history.slice(start)
+  const messages = [...head, ...kept]
+  return { messages, used: messages.reduce((n, m) => n + messageTokens(m), 0), limit, droppedMessages: start }
+}

@@ -1,0 +1,74 @@
+/**
+ * Delegation: a bot with `delegate_bots` gets a tool to hand a question to one of them. The other
+ * bot answers in a session of its own (one per delegating session), and its answer comes back as
+ * the tool's result; the caller's stream says `delegation_post {target_bot}`.
+ */
+import { Effect } from "effect"
+import { Bots } from "../bots/Bots.ts"
+import type { ToolSchema } from "../providers/Model.ts"
+import { Sessions } from "../sessions/Sessions.ts"
+import type { TurnInput, TurnResult } from "./Loop.ts"
+
+export const delegateToolName = "delegate_to_bot"
+
+export const delegateToolSchema = (allowed: ReadonlyArray<string>): ToolSchema => ({
+  type: "function",
+  function: {
+    name: delegateToolName,
+    description: `Ask another bot to handle a request and return its answer. Bots you may ask: ${allowed.join(", ")}.`,
+    parameters: {
+      type: "object",
+      properties: {
+        bot_id: { type: "string", enum: [...allowed], description: "The bot to ask" },
+        message: { type: "string", description: "What to ask it, with the context it needs" }
+      },
+      required: ["bot_id", "message"]
+    }
+  }
+})
+
+/** Nested delegation stops here, so two bots cannot ask each other forever. */
+export const maxDelegationDepth = 2
+
+export class Delegation extends Effect.Service<Delegation>()("cairn/Delegation", {
+  effect: Effect.gen(function* () {
+    const bots = yield* Bots
+    const sessions = yield* Sessions
+
+    const delegate = (request: {
+      readonly parent: TurnInput
+      readonly args: Record<string, unknown>
+      readonly allowed: ReadonlyArray<string>
+      readonly runTurn: (input: TurnInput) => Effect.Effect<TurnResult, unknown>
+    }): Effect.Effect<string> =>
+      Effect.gen(function* () {
+        const target = typeof request.args.bot_id === "string" ? request.args.bot_id : ""
+        const message = typeof request.args.message === "string" ? request.args.message : ""
+        if (!request.allowed.includes(target)) return `Error: ${target || "(none)"} is not a bot this bot may delegate to.`
+        if (!message.trim()) return "Error: a delegation needs a message."
+        const depth = (request.parent.depth ?? 0) + 1
+        if (depth > maxDelegationDepth) return "Error: delegation is nested too deeply."
+        const bot = yield* bots.get(target)
+        const session = yield* sessions.getOrCreate({ botId: target, clientId: `delegation:${request.parent.sessionId}` })
+        yield* request.parent.emit({ type: "delegation_post", target_bot: target })
+        const result = yield* request.runTurn({
+          runId: request.parent.runId,
+          sessionId: session.id,
+          clientId: session.client_id,
+          bot,
+          channel: null,
+          userText: message,
+          principal: request.parent.principal,
+          emit: () => Effect.void,
+          depth
+        })
+        return result.text
+      }).pipe(
+        Effect.catchAll((error) =>
+          Effect.succeed(`Error: delegation failed: ${error instanceof Error ? error.message : String(error)}`)
+        )
+      )
+
+    return { delegate } as const
+  })
+}) {}

@@ -1,0 +1,83 @@
+/**
+ * The tool registry: every tool a bot can be given, core or from an integration, with the spec's
+ * schema (`{type: "function", function: {name, description, parameters}}`) and a function that
+ * returns a string. Integration code registers plain (async) functions; they never see Effect.
+ */
+import { Context, Duration, Effect, Layer } from "effect"
+import type { ToolSchema } from "../providers/Model.ts"
+import type { ToolCallContext } from "../sdk/index.ts"
+
+/** What a tool call knows about where it runs: the SDK's type, so integrations see the same. */
+export type ToolContext = ToolCallContext
+
+export interface ToolDefinition {
+  readonly schema: ToolSchema
+  /** Where the tool comes from: "core" or "integration:<name>". */
+  readonly source: string
+  readonly execute: (args: Record<string, unknown>, context: ToolContext) => string | Promise<string>
+  /** Per-call limit; the registry default applies when unset. */
+  readonly timeoutMs?: number
+}
+
+export class ToolError extends Error {
+  readonly _tag = "ToolError"
+}
+
+export interface ToolRegistryShape {
+  readonly register: (tool: ToolDefinition) => Effect.Effect<void>
+  readonly unregister: (name: string) => Effect.Effect<void>
+  readonly get: (name: string) => ToolDefinition | undefined
+  readonly list: () => ReadonlyArray<ToolDefinition>
+  /** Runs a tool with its timeout; a thrown error or a timeout becomes a ToolError with a message. */
+  readonly execute: (name: string, args: Record<string, unknown>, context: ToolContext) => Effect.Effect<string, ToolError>
+}
+
+export class ToolRegistry extends Context.Tag("cairn/ToolRegistry")<ToolRegistry, ToolRegistryShape>() {}
+
+export const defaultToolTimeoutMs = 30_000
+
+const coreTools: ReadonlyArray<ToolDefinition> = [
+  {
+    source: "core",
+    schema: {
+      type: "function",
+      function: {
+        name: "current_time",
+        description: "The current date and time (ISO 8601, UTC) and the server's time zone.",
+        parameters: { type: "object", properties: {} }
+      }
+    },
+    execute: () =>
+      JSON.stringify({ now: new Date().toISOString(), time_zone: Intl.DateTimeFormat().resolvedOptions().timeZone })
+  }
+]
+
+export const make = (options: { readonly timeoutMs?: number } = {}) =>
+  Effect.sync((): ToolRegistryShape => {
+    const tools = new Map<string, ToolDefinition>(coreTools.map((tool) => [tool.schema.function.name, tool]))
+    return {
+      register: (tool) => Effect.sync(() => void tools.set(tool.schema.function.name, tool)),
+      unregister: (name) => Effect.sync(() => void tools.delete(name)),
+      get: (name) => tools.get(name),
+      list: () => [...tools.values()],
+      execute: (name, args, context) => {
+        const tool = tools.get(name)
+        if (!tool) return Effect.fail(new ToolError(`Unknown tool: ${name}`))
+        const timeout = tool.timeoutMs ?? options.timeoutMs ?? defaultToolTimeoutMs
+        return Effect.tryPromise({
+          try: async () => {
+            const result = await tool.execute(args, context)
+            return typeof result === "string" ? result : JSON.stringify(result)
+          },
+          catch: (cause) => new ToolError(cause instanceof Error ? cause.message : String(cause))
+        }).pipe(
+          Effect.timeoutFail({
+            duration: Duration.millis(timeout),
+            onTimeout: () => new ToolError(`Tool ${name} timed out after ${timeout} ms`)
+          })
+        )
+      }
+    }
+  })
+
+export const layer = Layer.effect(ToolRegistry, make())

@@ -1,0 +1,90 @@
+/**
+ * Inbound rate limits (opt-in): an in-memory token bucket per caller, as the spec says (reset on
+ * restart, per server process). RATE_LIMIT_DEFAULT applies to every API route, RATE_LIMIT_CHAT
+ * additionally to the chat routes. The three values are read from the runtime settings on each
+ * request (cached there), so a change through the admin settings applies without a restart; a
+ * bucket is keyed by its rate, so a new rate starts with a full bucket.
+ */
+import { Clock, Effect, Either } from "effect"
+import { parseRate, type RateExpression } from "../config/Rate.ts"
+import { TooManyRequests } from "../http/Errors.ts"
+import { Settings } from "../settings/Settings.ts"
+
+/** Route paths the chat limit applies to, as the router matches them. */
+export const chatPaths: ReadonlySet<string> = new Set(["/chat", "/chat/stream"])
+
+interface Bucket {
+  tokens: number
+  at: number
+}
+
+const sweepEveryMs = 60_000
+
+/** Takes one token from a bucket; answers 0 when allowed, or the seconds until a token is back. */
+export const takeToken = (bucket: Bucket, rate: RateExpression, now: number): number => {
+  const perMs = rate.limit / rate.periodMs
+  bucket.tokens = Math.min(rate.limit, bucket.tokens + (now - bucket.at) * perMs)
+  bucket.at = now
+  if (bucket.tokens >= 1) {
+    bucket.tokens -= 1
+    return 0
+  }
+  return Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000))
+}
+
+export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimiter", {
+  effect: Effect.gen(function* () {
+    const settings = yield* Settings
+    const buckets = new Map<string, { bucket: Bucket; rate: RateExpression }>()
+    const parsed = new Map<string, RateExpression>()
+    let lastSweep = 0
+
+    const rateOf = (value: unknown): RateExpression | undefined => {
+      if (typeof value !== "string") return undefined
+      let rate = parsed.get(value)
+      if (!rate) {
+        const result = parseRate(value)
+        if (Either.isLeft(result)) return undefined
+        rate = result.right
+        parsed.set(value, rate)
+      }
+      return rate
+    }
+
+    /** Drops buckets that have refilled completely: they hold nothing a new bucket would not. */
+    const sweep = (now: number) => {
+      lastSweep = now
+      for (const [key, { bucket, rate }] of buckets) {
+        if (bucket.tokens + ((now - bucket.at) * rate.limit) / rate.periodMs >= rate.limit) buckets.delete(key)
+      }
+    }
+
+    const take = (name: string, rate: RateExpression, subject: string, now: number) => {
+      const key = `${name}|${rate.text}|${subject}`
+      let entry = buckets.get(key)
+      if (!entry) {
+        entry = { bucket: { tokens: rate.limit, at: now }, rate }
+        buckets.set(key, entry)
+      }
+      return takeToken(entry.bucket, rate, now)
+    }
+
+    /** Counts one request of `subject` on `routePath`; fails with 429 when over a limit. */
+    const check = (subject: string, routePath: string): Effect.Effect<void, TooManyRequests> =>
+      Effect.gen(function* () {
+        const enabled = yield* Effect.orDie(settings.get("RATE_LIMIT_ENABLED"))
+        if (enabled !== true) return
+        const now = yield* Clock.currentTimeMillis
+        if (now - lastSweep > sweepEveryMs) sweep(now)
+        const defaultRate = rateOf(yield* Effect.orDie(settings.get("RATE_LIMIT_DEFAULT")))
+        let wait = defaultRate ? take("default", defaultRate, subject, now) : 0
+        if (wait === 0 && chatPaths.has(routePath)) {
+          const chatRate = rateOf(yield* Effect.orDie(settings.get("RATE_LIMIT_CHAT")))
+          wait = chatRate ? take("chat", chatRate, subject, now) : 0
+        }
+        if (wait > 0) return yield* new TooManyRequests({ detail: "Too many requests", retryAfterSeconds: wait })
+      })
+
+    return { check } as const
+  })
+}) {}

@@ -1,0 +1,164 @@
+/**
+ * Scoped API keys: creation (the value is shown once and stored as a SHA-256 hash), listing,
+ * changes, revocation, and resolving a presented key to a principal.
+ *
+ * Resolution reads through a per-process cache that trusts a row for at most `cacheMs`: a key
+ * revoked, re-scoped or deleted through another server process is refused there within that bound;
+ * through this process, at once. Expiry is checked against the clock on every request, so it is
+ * exact. `last_used_at` is written at most once per `touchEveryMs` per key and process, off the
+ * request path.
+ */
+import { Clock, Effect, FiberSet } from "effect"
+import * as crypto from "node:crypto"
+import { NotFound, Unauthorized, ValidationError } from "../../http/Errors.ts"
+import { orInternal } from "../../http/Internal.ts"
+import type { PrincipalShape } from "../Principal.ts"
+import { expandScopes } from "../Scopes.ts"
+import { ApiKeyView, CreatedApiKey, type CreateApiKey, type UpdateApiKey } from "./Model.ts"
+import { ApiKeysRepo, type ApiKeyRow } from "./Repo.ts"
+
+export const KEY_PREFIX = "ask_"
+export const cacheMs = 2_000
+export const touchEveryMs = 60_000
+
+export const hashKey = (value: string): string => crypto.createHash("sha256").update(value).digest("base64url")
+
+const invalid = new Unauthorized({ detail: "Invalid or expired credentials" })
+
+const statusOf = (row: ApiKeyRow, now: number): ApiKeyView["status"] =>
+  row.revoked_at ? "revoked" : row.expires_at && row.expires_at.getTime() <= now ? "expired" : "active"
+
+const toView = (row: ApiKeyRow, now: number) =>
+  new ApiKeyView({
+    id: row.id,
+    name: row.name,
+    prefix: row.display_prefix,
+    scopes: row.scopes,
+    created_at: row.created_at,
+    expires_at: row.expires_at,
+    revoked_at: row.revoked_at,
+    last_used_at: row.last_used_at,
+    status: statusOf(row, now)
+  })
+
+interface CacheEntry {
+  readonly row: ApiKeyRow
+  readonly principal: PrincipalShape
+  readonly fetchedAt: number
+}
+
+export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
+  scoped: Effect.gen(function* () {
+    const repo = yield* ApiKeysRepo
+    const background = yield* FiberSet.make()
+    const cache = new Map<string, CacheEntry>()
+    const lastTouched = new Map<string, number>()
+
+    const forget = (id: string) => {
+      for (const [hash, entry] of cache) if (entry.row.id === id) cache.delete(hash)
+    }
+
+    const notFound = (id: string) => new NotFound({ detail: `API key not found: ${id}` })
+
+    const create = (input: CreateApiKey) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const expiresAt = input.expires_at ?? null
+        if (expiresAt && expiresAt.getTime() <= now) {
+          return yield* ValidationError.single(["body", "expires_at"], "expires_at must be in the future")
+        }
+        const key = KEY_PREFIX + crypto.randomBytes(32).toString("base64url")
+        const row = yield* repo.insert({
+          id: crypto.randomUUID(),
+          name: input.name,
+          keyHash: hashKey(key),
+          prefix: key.slice(0, KEY_PREFIX.length + 8),
+          scopes: [...new Set(input.scopes)],
+          expiresAt
+        })
+        return new CreatedApiKey({
+          id: row.id,
+          name: row.name,
+          key,
+          prefix: row.display_prefix,
+          scopes: row.scopes,
+          created_at: row.created_at,
+          expires_at: row.expires_at
+        })
+      }).pipe(orInternal)
+
+    const list = Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* repo.list
+      return rows.map((row) => toView(row, now))
+    }).pipe(orInternal)
+
+    const get = (id: string) =>
+      Effect.gen(function* () {
+        const row = yield* repo.byId(id)
+        if (!row) return yield* notFound(id)
+        return toView(row, yield* Clock.currentTimeMillis)
+      }).pipe(orInternal)
+
+    /** The raw row, for services that copy a key's scopes (widget tokens). */
+    const row = (id: string) =>
+      Effect.flatMap(orInternal(repo.byId(id)), (found) => (found ? Effect.succeed(found) : Effect.fail(notFound(id))))
+
+    const update = (id: string, changes: UpdateApiKey) =>
+      Effect.gen(function* () {
+        const updated = yield* repo.update(id, {
+          ...(changes.name !== undefined ? { name: changes.name } : {}),
+          ...(changes.scopes !== undefined ? { scopes: [...new Set(changes.scopes)] } : {})
+        })
+        if (!updated) return yield* notFound(id)
+        forget(id)
+        return toView(updated, yield* Clock.currentTimeMillis)
+      }).pipe(orInternal)
+
+    const revoke = (id: string) =>
+      Effect.gen(function* () {
+        const revoked = yield* repo.revoke(id)
+        if (!revoked) return yield* notFound(id)
+        forget(id)
+        return toView(revoked, yield* Clock.currentTimeMillis)
+      }).pipe(orInternal)
+
+    const touch = (id: string, now: number) =>
+      Effect.gen(function* () {
+        const last = lastTouched.get(id)
+        if (last !== undefined && now - last < touchEveryMs) return
+        lastTouched.set(id, now)
+        yield* FiberSet.run(
+          background,
+          repo.touch(id, new Date(now)).pipe(Effect.catchAllCause((cause) => Effect.logWarning("Cannot record key use", cause)))
+        )
+      })
+
+    /** The principal of a presented `ask_` key, or 401 when it is unknown, revoked or expired. */
+    const authenticate = (value: string): Effect.Effect<PrincipalShape, Unauthorized> =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const hash = hashKey(value)
+        let entry = cache.get(hash)
+        if (!entry || now - entry.fetchedAt >= cacheMs) {
+          const found = yield* repo.byHash(hash).pipe(Effect.orDie)
+          if (!found) {
+            cache.delete(hash)
+            return yield* invalid
+          }
+          entry = {
+            row: found,
+            principal: { kind: "scoped_key", id: found.id, scopes: expandScopes(found.scopes) },
+            fetchedAt: now
+          }
+          cache.set(hash, entry)
+        }
+        if (statusOf(entry.row, now) !== "active") return yield* invalid
+        yield* touch(entry.row.id, now)
+        return entry.principal
+      })
+
+    return { create, list, get, row, update, revoke, authenticate } as const
+  }),
+  dependencies: [ApiKeysRepo.Default]
+}) {}

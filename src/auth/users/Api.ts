@@ -1,0 +1,122 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { ErrorResponses } from "../../http/Errors.ts"
+import { pathParams, queryParams } from "../../http/Params.ts"
+import { Authentication } from "../Middleware.ts"
+import { RequiredScope } from "../RequiredScope.ts"
+import { AUTHENTICATED, PUBLIC } from "../Scopes.ts"
+import {
+  AuthStatus,
+  CreateUser,
+  LoginRequest,
+  Me,
+  RefreshRequest,
+  SetupRequest,
+  TokenPair,
+  UpdateUser,
+  UserList,
+  UserView
+} from "./Model.ts"
+
+/** Sign-in routes for people (the admin UI): local users and OpenID Connect. */
+export class AuthApi extends HttpApiGroup.make("auth")
+  .add(
+    HttpApiEndpoint.get("status", "/status")
+      .addSuccess(AuthStatus)
+      .annotate(RequiredScope, PUBLIC)
+      .annotate(OpenApi.Description, "Whether first-admin setup is pending and which logins are enabled")
+  )
+  .add(
+    HttpApiEndpoint.post("setup", "/setup")
+      .setPayload(SetupRequest)
+      .addSuccess(TokenPair, { status: 201 })
+      .addError(ErrorResponses.conflict)
+      .annotate(RequiredScope, PUBLIC)
+      .annotate(OpenApi.Description, "Create the first admin user; only while no user exists (409 after)")
+  )
+  .add(
+    HttpApiEndpoint.post("login", "/login")
+      .setPayload(LoginRequest)
+      .addSuccess(TokenPair)
+      .annotate(RequiredScope, PUBLIC)
+      .annotate(OpenApi.Description, "Sign in with username and password: an access token (1 h) and a refresh token")
+  )
+  .add(
+    HttpApiEndpoint.post("refresh", "/refresh")
+      .setPayload(RefreshRequest)
+      .addSuccess(TokenPair)
+      .annotate(RequiredScope, PUBLIC)
+      .annotate(OpenApi.Description, "Exchange a refresh token for new tokens; the old refresh token is spent")
+  )
+  .add(
+    HttpApiEndpoint.post("logout", "/logout")
+      .setPayload(RefreshRequest)
+      .annotate(RequiredScope, PUBLIC)
+      .annotate(OpenApi.Description, "End the session of a refresh token; its access tokens lapse within the hour")
+  )
+  .add(
+    HttpApiEndpoint.get("me", "/me")
+      .addSuccess(Me)
+      .annotate(RequiredScope, AUTHENTICATED)
+      .annotate(OpenApi.Description, "Who the credentials belong to and the scopes they grant")
+  )
+  .add(
+    HttpApiEndpoint.get("oidcStart", "/oidc/start")
+      .addSuccess(Schema.Void, { status: 302 })
+      .addError(ErrorResponses.badGateway)
+      .annotate(RequiredScope, PUBLIC)
+      .annotate(OpenApi.Description, "Start OpenID Connect login: redirects to the identity provider")
+  )
+  .add(
+    HttpApiEndpoint.get("oidcCallback", "/oidc/callback")
+      .setUrlParams(
+        queryParams({
+          code: Schema.optional(Schema.String),
+          state: Schema.optional(Schema.String),
+          error: Schema.optional(Schema.String),
+          error_description: Schema.optional(Schema.String)
+        })
+      )
+      .addSuccess(TokenPair)
+      .addError(ErrorResponses.badGateway)
+      .annotate(RequiredScope, PUBLIC)
+      .annotate(OpenApi.Description, "Where the identity provider sends the user back: answers the session's tokens")
+  )
+  .middleware(Authentication)
+  .prefix("/auth")
+  .annotate(OpenApi.Title, "Sign-in") {}
+
+const UserId = pathParams({ id: Schema.UUID })
+
+export class UsersApi extends HttpApiGroup.make("users")
+  .add(
+    HttpApiEndpoint.get("list", "/users")
+      .addSuccess(UserList)
+      .annotate(RequiredScope, "users:read")
+      .annotate(OpenApi.Description, "List users")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/users")
+      .setPayload(CreateUser)
+      .addSuccess(UserView, { status: 201 })
+      .addError(ErrorResponses.conflict)
+      .annotate(RequiredScope, "users:write")
+      .annotate(OpenApi.Description, "Create a local user (role admin or member)")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/users/:id")
+      .setPath(UserId)
+      .setPayload(UpdateUser)
+      .addSuccess(UserView)
+      .annotate(RequiredScope, "users:write")
+      .annotate(OpenApi.Description, "Change a user's role or password")
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/users/:id")
+      .setPath(UserId)
+      .annotate(RequiredScope, "users:write")
+      .annotate(OpenApi.Description, "Delete a user and end their sessions")
+  )
+  .middleware(Authentication)
+  .prefix("/api/v1/admin")
+  .annotate(OpenApi.Title, "Users") {}

@@ -1,0 +1,40 @@
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import { CairnApi } from "../../Api.ts"
+import { Principal } from "../Principal.ts"
+import { UserList } from "./Model.ts"
+import { Oidc } from "./Oidc.ts"
+import { Users } from "./Users.ts"
+
+export const AuthHttpLive = HttpApiBuilder.group(CairnApi, "auth", (handlers) =>
+  Effect.gen(function* () {
+    const users = yield* Users
+    const oidc = yield* Oidc
+    return handlers
+      .handle("status", () => users.status)
+      .handle("setup", ({ payload }) => users.setup(payload))
+      .handle("login", ({ payload }) => users.login(payload.username, payload.password))
+      .handle("refresh", ({ payload }) => users.refresh(payload.refresh_token))
+      .handle("logout", ({ payload }) => users.logout(payload.refresh_token))
+      .handle("me", () => Effect.flatMap(Principal, users.me))
+      .handle("oidcStart", () =>
+        Effect.map(
+          oidc.start,
+          // A redirect, answered as is (the declared success only documents it).
+          (location) => HttpServerResponse.redirect(location, { status: 302 }) as unknown as void
+        )
+      )
+      .handle("oidcCallback", ({ urlParams }) => oidc.callback(urlParams))
+  })
+)
+
+export const UsersHttpLive = HttpApiBuilder.group(CairnApi, "users", (handlers) =>
+  Effect.gen(function* () {
+    const users = yield* Users
+    return handlers
+      .handle("list", () => Effect.map(users.list, (list) => new UserList({ users: list })))
+      .handle("create", ({ payload }) => users.create(payload))
+      .handle("update", ({ path, payload }) => users.update(path.id, payload))
+      .handle("delete", ({ path }) => users.remove(path.id))
+  })
+)

@@ -1,0 +1,85 @@
+/** Users, their sessions (access + refresh tokens) and the login requests. */
+import { Schema } from "effect"
+import { bodyOptions } from "../../http/Params.ts"
+
+export const Role = Schema.Literal("admin", "member")
+export type Role = typeof Role.Type
+
+const Username = Schema.Trim.pipe(
+  Schema.minLength(1, { message: () => "Username must not be empty" }),
+  Schema.maxLength(100)
+)
+const NewPassword = Schema.String.pipe(
+  Schema.minLength(8, { message: () => "Password must be at least 8 characters" }),
+  Schema.maxLength(1024)
+)
+
+export class UserView extends Schema.Class<UserView>("UserView")({
+  id: Schema.String,
+  username: Schema.String,
+  email: Schema.NullOr(Schema.String),
+  display_name: Schema.NullOr(Schema.String),
+  role: Role,
+  /** How the user signs in: a local password, an OpenID provider, or both. */
+  login: Schema.Array(Schema.Literal("password", "oidc")),
+  created_at: Schema.Date
+}) {}
+
+export class TokenPair extends Schema.Class<TokenPair>("TokenPair")({
+  access_token: Schema.String,
+  token_type: Schema.Literal("bearer"),
+  /** Seconds the access token is valid (one hour). */
+  expires_in: Schema.Number,
+  expires_at: Schema.Date,
+  /** Single use: each refresh answers a new one; presenting a used one ends the session. */
+  refresh_token: Schema.String,
+  user: UserView
+}) {}
+
+export class AuthStatus extends Schema.Class<AuthStatus>("AuthStatus")({
+  /** True while no user exists: `/auth/setup` creates the first admin. */
+  setup_required: Schema.Boolean,
+  local_login: Schema.Boolean,
+  oidc_enabled: Schema.Boolean
+}) {}
+
+export class SetupRequest extends Schema.Class<SetupRequest>("SetupRequest")(
+  { username: Username, password: NewPassword, email: Schema.optional(Schema.NullOr(Schema.String)) },
+  bodyOptions
+) {}
+
+export class LoginRequest extends Schema.Class<LoginRequest>("LoginRequest")(
+  { username: Schema.String, password: Schema.String },
+  bodyOptions
+) {}
+
+export class RefreshRequest extends Schema.Class<RefreshRequest>("RefreshRequest")(
+  { refresh_token: Schema.String },
+  bodyOptions
+) {}
+
+export class Me extends Schema.Class<Me>("Me")({
+  kind: Schema.Literal("static_key", "scoped_key", "widget", "user"),
+  /** Key id, bot id (widget) or user id; empty for the static key. */
+  id: Schema.String,
+  scopes: Schema.Array(Schema.String),
+  user: Schema.NullOr(UserView)
+}) {}
+
+export class CreateUser extends Schema.Class<CreateUser>("CreateUser")(
+  {
+    username: Username,
+    password: NewPassword,
+    email: Schema.optional(Schema.NullOr(Schema.String)),
+    display_name: Schema.optional(Schema.NullOr(Schema.String)),
+    role: Schema.optionalWith(Role, { default: () => "member" as const })
+  },
+  bodyOptions
+) {}
+
+export class UpdateUser extends Schema.Class<UpdateUser>("UpdateUser")(
+  { role: Schema.optional(Role), password: Schema.optional(NewPassword) },
+  bodyOptions
+) {}
+
+export class UserList extends Schema.Class<UserList>("UserList")({ users: Schema.Array(UserView) }) {}

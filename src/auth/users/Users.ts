@@ -1,0 +1,244 @@
+/**
+ * Users and their sessions: first-admin setup, local login, access tokens (signed, one hour) and
+ * refresh tokens (random, stored hashed, 30 days, rotated on every use; presenting a rotated token
+ * again revokes its whole family), logout, and the admin operations on users.
+ *
+ * Access tokens carry the user's scopes, so a role change or a deletion reaches tokens already
+ * issued only when they are refreshed: within the one-hour life at most.
+ */
+import { Clock, Effect, Option } from "effect"
+import * as crypto from "node:crypto"
+import { AppConfig } from "../../config/AppConfig.ts"
+import { Conflict, NotFound, Unauthorized } from "../../http/Errors.ts"
+import { orInternal } from "../../http/Internal.ts"
+import type { PrincipalShape } from "../Principal.ts"
+import { memberScopes } from "../Scopes.ts"
+import { Tokens } from "../Tokens.ts"
+import { AuthStatus, Me, TokenPair, UserView, type CreateUser, type Role, type SetupRequest, type UpdateUser } from "./Model.ts"
+import { hashPassword, verifyPassword } from "./Password.ts"
+import { UsersRepo, type UserRow } from "./Repo.ts"
+
+export const accessTokenSeconds = 3_600
+export const refreshTokenMs = 30 * 24 * 3_600_000
+
+export const scopesForRole = (role: Role): ReadonlyArray<string> => (role === "admin" ? ["admin"] : memberScopes)
+
+const hash = (value: string) => crypto.createHash("sha256").update(value).digest("base64url")
+
+export const toUserView = (row: UserRow) =>
+  new UserView({
+    id: row.id,
+    username: row.username,
+    email: row.email,
+    display_name: row.display_name,
+    role: row.role,
+    login: [...(row.password_hash ? (["password"] as const) : []), ...(row.oidc_subject ? (["oidc"] as const) : [])],
+    created_at: row.created_at
+  })
+
+const badLogin = new Unauthorized({ detail: "Invalid username or password" })
+const badRefresh = new Unauthorized({ detail: "Invalid or expired refresh token" })
+
+export interface OidcIdentity {
+  readonly issuer: string
+  readonly subject: string
+  readonly email: string | null
+  readonly emailVerified: boolean
+  readonly name: string | null
+  readonly preferredUsername: string | null
+}
+
+export class Users extends Effect.Service<Users>()("cairn/Users", {
+  effect: Effect.gen(function* () {
+    const repo = yield* UsersRepo
+    const tokens = yield* Tokens
+    const config = yield* AppConfig
+    const sql = repo.sql
+
+    /** A new session for a user: an access token and the first refresh token of a new family. */
+    const issue = (user: UserRow, familyId: string = crypto.randomUUID()) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const access = yield* tokens.sign("user", user.id, scopesForRole(user.role), accessTokenSeconds, {
+          role: user.role,
+          username: user.username
+        })
+        const refresh = "rt_" + crypto.randomBytes(32).toString("base64url")
+        yield* repo.insertRefresh({
+          id: crypto.randomUUID(),
+          userId: user.id,
+          familyId,
+          hash: hash(refresh),
+          expiresAt: new Date(now + refreshTokenMs)
+        })
+        return new TokenPair({
+          access_token: access.token,
+          token_type: "bearer",
+          expires_in: access.expiresIn,
+          expires_at: access.expiresAt,
+          refresh_token: refresh,
+          user: toUserView(user)
+        })
+      })
+
+    const status = Effect.map(repo.count, (n) =>
+      new AuthStatus({ setup_required: n === 0, local_login: true, oidc_enabled: Option.isSome(config.oidcIssuer) })
+    ).pipe(orInternal)
+
+    const setup = (input: SetupRequest) =>
+      Effect.gen(function* () {
+        const passwordHash = yield* hashPassword(input.password)
+        const user = yield* sql.withTransaction(
+          Effect.gen(function* () {
+            yield* repo.lockUsers
+            if ((yield* repo.count) > 0) return undefined
+            return yield* repo.insert({
+              id: crypto.randomUUID(),
+              username: input.username,
+              email: input.email ?? null,
+              displayName: null,
+              passwordHash,
+              role: "admin",
+              oidcIssuer: null,
+              oidcSubject: null
+            })
+          })
+        )
+        if (!user) return yield* new Conflict({ detail: "Setup is already complete: a user exists" })
+        return yield* issue(user)
+      }).pipe(orInternal)
+
+    const login = (username: string, password: string) =>
+      Effect.gen(function* () {
+        const user = yield* repo.byUsername(username.trim())
+        const ok = yield* verifyPassword(password, user?.password_hash ?? null)
+        if (!user || !ok) return yield* badLogin
+        return yield* issue(user)
+      }).pipe(orInternal)
+
+    const refresh = (token: string) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const outcome = yield* sql.withTransaction(
+          Effect.gen(function* () {
+            const row = yield* repo.refreshForUpdate(hash(token))
+            if (!row || row.revoked_at) return { _tag: "invalid" } as const
+            if (row.rotated_at) {
+              // A used token came back: whoever holds the family is not to be trusted.
+              yield* repo.revokeFamily(row.family_id, new Date(now))
+              return { _tag: "reused" } as const
+            }
+            if (row.expires_at.getTime() <= now) return { _tag: "invalid" } as const
+            const user = yield* repo.byId(row.user_id)
+            if (!user) return { _tag: "invalid" } as const
+            yield* repo.markRotated(row.id, new Date(now))
+            return { _tag: "ok", pair: yield* issue(user, row.family_id) } as const
+          })
+        )
+        if (outcome._tag === "reused") {
+          yield* Effect.logWarning("A rotated refresh token was presented again; its session is revoked")
+        }
+        if (outcome._tag !== "ok") return yield* badRefresh
+        return outcome.pair
+      }).pipe(orInternal)
+
+    /** Ends the session of a refresh token (its whole family). Unknown tokens are ignored. */
+    const logout = (token: string) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        yield* sql.withTransaction(
+          Effect.gen(function* () {
+            const row = yield* repo.refreshForUpdate(hash(token))
+            if (row) yield* repo.revokeFamily(row.family_id, new Date(now))
+          })
+        )
+      }).pipe(orInternal)
+
+    const me = (principal: PrincipalShape) =>
+      Effect.gen(function* () {
+        if (principal.kind === "anonymous") return yield* new Unauthorized({ detail: "Not authenticated" })
+        const user = principal.kind === "user" ? yield* repo.byId(principal.id) : undefined
+        if (principal.kind === "user" && !user) return yield* new Unauthorized({ detail: "User no longer exists" })
+        return new Me({
+          kind: principal.kind,
+          id: principal.id,
+          scopes: [...principal.scopes].sort(),
+          user: user ? toUserView(user) : null
+        })
+      }).pipe(orInternal)
+
+    const list = Effect.map(repo.list, (rows) => rows.map(toUserView)).pipe(orInternal)
+
+    const create = (input: CreateUser) =>
+      Effect.gen(function* () {
+        if (yield* repo.byUsername(input.username)) {
+          return yield* new Conflict({ detail: `Username already taken: ${input.username}` })
+        }
+        const row = yield* repo.insert({
+          id: crypto.randomUUID(),
+          username: input.username,
+          email: input.email ?? null,
+          displayName: input.display_name ?? null,
+          passwordHash: yield* hashPassword(input.password),
+          role: input.role,
+          oidcIssuer: null,
+          oidcSubject: null
+        })
+        return toUserView(row)
+      }).pipe(orInternal)
+
+    const update = (id: string, changes: UpdateUser) =>
+      Effect.gen(function* () {
+        const passwordHash = changes.password ? yield* hashPassword(changes.password) : undefined
+        const row = yield* repo.update(id, {
+          ...(changes.role ? { role: changes.role } : {}),
+          ...(passwordHash ? { passwordHash } : {})
+        })
+        if (!row) return yield* new NotFound({ detail: `User not found: ${id}` })
+        return toUserView(row)
+      }).pipe(orInternal)
+
+    const remove = (id: string) =>
+      Effect.gen(function* () {
+        const rows = yield* repo.remove(id)
+        if (rows.length === 0) return yield* new NotFound({ detail: `User not found: ${id}` })
+      }).pipe(orInternal)
+
+    /**
+     * The user of an OpenID identity: the one linked to it; else a local user with the same
+     * verified e-mail, linked now; else a new member (the first user of the server is an admin).
+     */
+    const fromOidc = (identity: OidcIdentity) =>
+      Effect.gen(function* () {
+        const user = yield* sql.withTransaction(
+          Effect.gen(function* () {
+            yield* repo.lockUsers
+            const linked = yield* repo.byOidc(identity.issuer, identity.subject)
+            if (linked) return linked
+            if (identity.email && identity.emailVerified) {
+              const byEmail = yield* repo.byVerifiedEmail(identity.email)
+              if (byEmail) return yield* repo.linkOidc(byEmail.id, identity.issuer, identity.subject)
+            }
+            const base = (identity.preferredUsername ?? identity.email ?? `user-${identity.subject}`).slice(0, 80)
+            let username = base
+            for (let n = 2; yield* repo.byUsername(username); n++) username = `${base}-${n}`
+            const first = (yield* repo.count) === 0
+            return yield* repo.insert({
+              id: crypto.randomUUID(),
+              username,
+              email: identity.email,
+              displayName: identity.name,
+              passwordHash: null,
+              role: first ? "admin" : "member",
+              oidcIssuer: identity.issuer,
+              oidcSubject: identity.subject
+            })
+          })
+        )
+        return yield* issue(user)
+      }).pipe(orInternal)
+
+    return { status, setup, login, refresh, logout, me, list, create, update, remove, fromOidc } as const
+  }),
+  dependencies: [UsersRepo.Default]
+}) {}

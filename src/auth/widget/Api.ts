@@ -1,0 +1,21 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { ErrorResponses } from "../../http/Errors.ts"
+import { Authentication } from "../Middleware.ts"
+import { RequiredScope } from "../RequiredScope.ts"
+import { MintWidgetToken, WidgetToken } from "./Model.ts"
+
+export class WidgetApi extends HttpApiGroup.make("widget")
+  .add(
+    HttpApiEndpoint.post("mint", "/widget-auth/mint")
+      .setPayload(MintWidgetToken)
+      .addSuccess(WidgetToken)
+      .addError(ErrorResponses.conflict)
+      .annotate(RequiredScope, "bots:read")
+      .annotate(
+        OpenApi.Description,
+        "Mint a 15-minute widget token for a bot; its scopes are copied from the bot's API key (the caller must hold them too). Re-mint every 12 minutes."
+      )
+  )
+  .middleware(Authentication)
+  .prefix("/api/v1")
+  .annotate(OpenApi.Title, "Widget tokens") {}

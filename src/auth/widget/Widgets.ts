@@ -1,0 +1,69 @@
+/**
+ * Widget tokens: short-lived signed tokens for a bot's embedded chat widget. The scopes are copied
+ * at mint time from the scoped key configured on the bot (`api_key_id`) and carried in the token,
+ * so using one needs no key lookup. The ceiling: a token never holds a scope the bot's key does not,
+ * never outlives the key's expiry, and the caller minting it must itself hold every scope it copies.
+ * A revoked key stops new mints at once; tokens already minted lapse within their 15 minutes.
+ */
+import { Clock, Effect } from "effect"
+import { Bots } from "../../bots/Bots.ts"
+import { Conflict, Forbidden } from "../../http/Errors.ts"
+import { orInternal } from "../../http/Internal.ts"
+import { ApiKeys } from "../keys/ApiKeys.ts"
+import type { PrincipalShape } from "../Principal.ts"
+import { grants } from "../Scopes.ts"
+import { Tokens } from "../Tokens.ts"
+import { WidgetToken, type MintWidgetToken } from "./Model.ts"
+
+export const widgetLifetimeSeconds = 15 * 60
+
+const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+export class Widgets extends Effect.Service<Widgets>()("cairn/Widgets", {
+  effect: Effect.gen(function* () {
+    const bots = yield* Bots
+    const keys = yield* ApiKeys
+    const tokens = yield* Tokens
+
+    const mint = (caller: PrincipalShape, input: MintWidgetToken) =>
+      Effect.gen(function* () {
+        if (caller.kind === "widget") {
+          return yield* new Forbidden({ detail: "A widget token cannot mint widget tokens" })
+        }
+        const bot = yield* bots.get(input.source_bot_id)
+        const keyId = bot.api_key_id
+        const noKey = new Conflict({
+          detail: `Bot ${bot.id} has no usable API key configured (api_key_id); widget tokens copy that key's scopes`
+        })
+        if (!keyId || !uuidShape.test(keyId)) return yield* noKey
+        const key = yield* Effect.catchTag(keys.row(keyId), "NotFound", () => Effect.fail(noKey))
+        const now = yield* Clock.currentTimeMillis
+        if (key.revoked_at || (key.expires_at && key.expires_at.getTime() <= now)) {
+          return yield* new Conflict({ detail: `The API key of bot ${bot.id} is revoked or expired` })
+        }
+        const lacking = key.scopes.filter((scope) => !grants(caller.scopes, scope))
+        if (lacking.length > 0) {
+          return yield* new Forbidden({
+            detail: `Cannot mint a widget token with scopes the caller lacks: ${lacking.join(", ")}`
+          })
+        }
+        const untilKeyExpiry = key.expires_at ? Math.floor((key.expires_at.getTime() - now) / 1000) : Infinity
+        const lifetime = Math.max(1, Math.min(widgetLifetimeSeconds, untilKeyExpiry))
+        const signed = yield* tokens.sign("widget", bot.id, key.scopes, lifetime, {
+          bot_name: bot.name,
+          api_key_id: key.id,
+          ...(input.pin_id ? { pin_id: input.pin_id } : {})
+        })
+        return new WidgetToken({
+          token: signed.token,
+          expires_at: signed.expiresAt,
+          expires_in: signed.expiresIn,
+          bot_id: bot.id,
+          bot_name: bot.name,
+          scopes: key.scopes
+        })
+      }).pipe(orInternal)
+
+    return { mint } as const
+  })
+}) {}

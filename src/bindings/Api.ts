@@ -1,0 +1,40 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../auth/Middleware.ts"
+import { RequiredScope } from "../auth/RequiredScope.ts"
+import { ErrorResponses } from "../http/Errors.ts"
+import { pathParams } from "../http/Params.ts"
+import { Binding, BindingList, CreateBinding } from "./Model.ts"
+
+const channelPath = pathParams({ id: Schema.UUID })
+const bindingPath = pathParams({ id: Schema.UUID, binding_id: Schema.UUID })
+
+export class BindingsApi extends HttpApiGroup.make("bindings")
+  .add(
+    HttpApiEndpoint.get("list", "/api/v1/channels/:id/integrations")
+      .setPath(channelPath)
+      .addSuccess(BindingList)
+      .annotate(RequiredScope, "channels.integrations:read")
+      .annotate(OpenApi.Description, "List the integration bindings of a channel, oldest first")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/api/v1/channels/:id/integrations")
+      .setPath(channelPath)
+      .setPayload(CreateBinding)
+      .addSuccess(Binding, { status: 201 })
+      .addError(ErrorResponses.conflict)
+      .annotate(RequiredScope, "channels.integrations:write")
+      .annotate(
+        OpenApi.Description,
+        "Bind an integration to a channel under a client id `<prefix><external id>`; the same (type, client id) once per channel"
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/api/v1/channels/:id/integrations/:binding_id")
+      .setPath(bindingPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(RequiredScope, "channels.integrations:write")
+      .annotate(OpenApi.Description, "Remove one binding from a channel")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Channel integrations") {}

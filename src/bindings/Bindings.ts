@@ -1,0 +1,89 @@
+/**
+ * Channel integration bindings. An integration (the messaging bridge, the mailbox poller) finds the
+ * channels an external conversation is bound to with `findChannelsByClientId`; a client id may be
+ * bound to several channels, and each gets the message.
+ */
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect, Option } from "effect"
+import * as crypto from "node:crypto"
+import type { Channel } from "../channels/Model.ts"
+import { Channels } from "../channels/Channels.ts"
+import { Conflict, NotFound } from "../http/Errors.ts"
+import { Binding, type CreateBinding } from "./Model.ts"
+import { type BindingRow, BindingsRepo } from "./Repo.ts"
+
+const toBinding = (row: BindingRow): Binding =>
+  new Binding({
+    id: row.id,
+    channel_id: row.channel_id,
+    integration_type: row.integration_type,
+    client_id: row.client_id,
+    // Both drivers parse jsonb; the service only ever writes a list of strings.
+    wake_words: Array.isArray(row.wake_words) ? (row.wake_words as Array<string>) : [],
+    use_bot_wake_word: row.use_bot_wake_word,
+    hud_preset: row.hud_preset,
+    created_at: row.created_at
+  })
+
+export interface ChannelBinding {
+  readonly channel: Channel
+  readonly binding: Binding
+}
+
+export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
+  effect: Effect.gen(function* () {
+    const repo = yield* BindingsRepo
+    const channels = yield* Channels
+
+    const forChannel = (channelId: string): Effect.Effect<ReadonlyArray<Binding>, NotFound | SqlError> =>
+      Effect.zipRight(channels.get(channelId), Effect.map(repo.forChannel(channelId), (rows) => rows.map(toBinding)))
+
+    const create = (channelId: string, input: CreateBinding) =>
+      Effect.gen(function* () {
+        yield* channels.get(channelId)
+        const row = yield* repo.insert({ id: crypto.randomUUID(), channel_id: channelId, ...input })
+        if (!row) {
+          return yield* new Conflict({
+            detail: `Channel ${channelId} is already bound to ${input.integration_type} client ${input.client_id}`
+          })
+        }
+        return toBinding(row)
+      })
+
+    const remove = (channelId: string, bindingId: string) =>
+      Effect.gen(function* () {
+        yield* channels.get(channelId)
+        const removed = yield* repo.remove(channelId, bindingId)
+        if (!removed) return yield* new NotFound({ detail: `Binding not found on channel ${channelId}: ${bindingId}` })
+      })
+
+    /**
+     * The channels bound to a client id, each with its binding, oldest binding first; only the
+     * bindings of one integration type when given. A channel deleted meanwhile is left out.
+     */
+    const findChannelsByClientId = (
+      clientId: string,
+      integrationType?: string
+    ): Effect.Effect<ReadonlyArray<ChannelBinding>, SqlError> =>
+      Effect.gen(function* () {
+        const rows = yield* repo.byClientId(clientId)
+        const found: Array<ChannelBinding> = []
+        for (const row of rows) {
+          if (integrationType !== undefined && row.integration_type !== integrationType) continue
+          const channel = yield* channels.get(row.channel_id).pipe(
+            Effect.map(Option.some),
+            Effect.catchTag("NotFound", () => Effect.succeedNone)
+          )
+          if (Option.isSome(channel)) found.push({ channel: channel.value, binding: toBinding(row) })
+        }
+        return found
+      })
+
+    /** Every binding of an integration type (the bridge's diagnostics, the mailbox's deliveries). */
+    const forIntegrationType = (integrationType: string) =>
+      Effect.map(repo.byIntegrationType(integrationType), (rows) => rows.map(toBinding))
+
+    return { create, forChannel, remove, findChannelsByClientId, forIntegrationType } as const
+  }),
+  dependencies: [BindingsRepo.Default]
+}) {}

@@ -1,0 +1,21 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { CairnApi } from "../Api.ts"
+import { orInternal } from "../http/Internal.ts"
+import { Bindings } from "./Bindings.ts"
+import { BindingList } from "./Model.ts"
+
+export const BindingsHttpLive = HttpApiBuilder.group(CairnApi, "bindings", (handlers) =>
+  Effect.gen(function* () {
+    const bindings = yield* Bindings
+    return handlers
+      .handle("list", ({ path }) =>
+        bindings.forChannel(path.id).pipe(
+          Effect.map((list) => new BindingList({ bindings: list })),
+          orInternal
+        )
+      )
+      .handle("create", ({ path, payload }) => orInternal(bindings.create(path.id, payload)))
+      .handle("delete", ({ path }) => orInternal(bindings.remove(path.id, path.binding_id)))
+  })
+)

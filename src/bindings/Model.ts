@@ -1,0 +1,64 @@
+/** A channel integration binding: an integration type attached to a channel under a client id. */
+import { Schema } from "effect"
+import { bodyOptions } from "../http/Params.ts"
+
+const Timestamp = Schema.Date.annotations({ jsonSchema: { type: "string", format: "date-time" } })
+
+export const IntegrationType = Schema.String.pipe(
+  Schema.pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, {
+    message: () => "integration_type is 1-64 characters: lowercase letters, digits, '-' and '_'"
+  })
+)
+
+/** `<prefix><external id>`: a prefix of letters, digits, '.', '-' or '_' ending in ':', then the external id. */
+export const BindingClientId = Schema.String.pipe(
+  Schema.maxLength(255, { message: () => "client_id must be at most 255 characters" }),
+  // eslint-disable-next-line no-control-regex
+  Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}:[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$/, {
+    message: () => "client_id must be <prefix><external id>, the prefix ending in ':' (for example msgbridge:<chat guid>)"
+  })
+)
+
+export const WakeWord = Schema.String.pipe(
+  Schema.filter((value) => value.trim().length > 0 || "wake words must not be blank"),
+  Schema.maxLength(100, { message: () => "a wake word is at most 100 characters" })
+)
+
+export const HudPreset = Schema.Literal("default", "none")
+
+export class Binding extends Schema.Class<Binding>("Binding")({
+  id: Schema.UUID,
+  channel_id: Schema.UUID,
+  integration_type: Schema.String,
+  client_id: Schema.String,
+  wake_words: Schema.Array(Schema.String),
+  /** Whether the bot's name and id count as wake words on this binding. */
+  use_bot_wake_word: Schema.Boolean,
+  hud_preset: HudPreset,
+  created_at: Timestamp
+}) {}
+
+export class BindingList extends Schema.Class<BindingList>("BindingList")({ bindings: Schema.Array(Binding) }) {}
+
+export const maxWakeWords = 50
+
+export class CreateBinding extends Schema.Class<CreateBinding>("CreateBinding")(
+  {
+    integration_type: IntegrationType,
+    client_id: BindingClientId,
+    wake_words: Schema.optionalWith(
+      Schema.Array(WakeWord).pipe(Schema.maxItems(maxWakeWords, { message: () => `at most ${maxWakeWords} wake words` })),
+      { default: () => [], exact: true }
+    ),
+    use_bot_wake_word: Schema.optionalWith(Schema.Boolean, { default: () => true, exact: true }),
+    hud_preset: Schema.optionalWith(HudPreset, { default: () => "default" as const, exact: true })
+  },
+  bodyOptions
+) {}
+
+/** A binding joined with the channel it belongs to, for routing inbound messages. */
+export interface BoundChannel {
+  readonly binding: Binding
+  readonly channel_id: string
+  readonly bot_id: string
+}

@@ -1,0 +1,115 @@
+/**
+ * Bots: YAML files in the project's `bots/` and each BOTS_DIR are synced into the database at
+ * startup; the admin API creates and edits more. A `default` bot always exists.
+ */
+import { Effect, Either, Layer, ParseResult, Schema } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import YAML from "yaml"
+import { AppConfig } from "../config/AppConfig.ts"
+import { Conflict, NotFound, ValidationError, ValidationIssue } from "../http/Errors.ts"
+import { Bot, BotConfig, DEFAULT_BOT_ID, type CreateBot, type UpdateBot } from "./Model.ts"
+import { BotsRepo, type BotRow } from "./Repo.ts"
+
+export const projectBotsDir = fileURLToPath(new URL("../../bots", import.meta.url))
+
+const decodeConfig = Schema.decodeUnknownEither(BotConfig, { errors: "all" })
+
+const builtInDefault: BotConfig = Schema.decodeUnknownSync(BotConfig)({
+  id: DEFAULT_BOT_ID,
+  name: "Cairn",
+  system_prompt: "You are Cairn, a helpful assistant. Answer clearly and concisely."
+})
+
+const toBot = (row: BotRow): Bot => {
+  const config = decodeConfig({ ...(row.config as object), id: row.id })
+  // A row an older release wrote that no longer decodes still serves its id and name.
+  const valid = Either.isRight(config)
+    ? config.right
+    : { ...builtInDefault, id: row.id, name: String((row.config as { name?: unknown })?.name ?? row.id) }
+  return new Bot({ ...valid, source: row.source, created_at: row.created_at, updated_at: row.updated_at })
+}
+
+/** Every `*.yaml`/`*.yml` file of the directories, in order; a later file with the same id wins. */
+export const readBotFiles = (dirs: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const byId = new Map<string, BotConfig>()
+    for (const dir of dirs) {
+      if (!fs.existsSync(dir)) continue
+      for (const file of fs.readdirSync(dir).sort()) {
+        if (!/\.ya?ml$/.test(file)) continue
+        const where = path.join(dir, file)
+        const parsed = Either.try(() => YAML.parse(fs.readFileSync(where, "utf8")))
+        const config = Either.flatMap(parsed, (raw) =>
+          Either.mapLeft(decodeConfig(raw), (error) => ParseResult.TreeFormatter.formatErrorSync(error))
+        )
+        if (Either.isLeft(config)) {
+          yield* Effect.logError(`Skipping bot file ${where}: ${String(config.left)}`)
+          continue
+        }
+        byId.set(config.right.id, config.right)
+      }
+    }
+    return [...byId.values()]
+  })
+
+export class Bots extends Effect.Service<Bots>()("cairn/Bots", {
+  effect: Effect.gen(function* () {
+    const repo = yield* BotsRepo
+
+    const get = (id: string) =>
+      Effect.flatMap(repo.find(id), (row) =>
+        row ? Effect.succeed(toBot(row)) : Effect.fail(new NotFound({ detail: `Bot not found: ${id}` }))
+      )
+
+    const list = Effect.map(repo.list, (rows) => rows.map(toBot))
+
+    const create = (input: CreateBot) =>
+      Effect.gen(function* () {
+        const inserted = yield* repo.insert(input, "api")
+        if (!inserted) return yield* new Conflict({ detail: `A bot with id ${input.id} already exists` })
+        return yield* get(input.id)
+      })
+
+    const update = (id: string, changes: UpdateBot) =>
+      Effect.gen(function* () {
+        const current = yield* get(id)
+        const merged = decodeConfig({ ...current, ...stripUndefined(changes), id })
+        if (Either.isLeft(merged)) {
+          return yield* new ValidationError({
+            detail: ParseResult.ArrayFormatter.formatErrorSync(merged.left).map(
+              (issue) => new ValidationIssue({ loc: ["body", ...issue.path.map(String)], msg: issue.message, type: "value_error" })
+            )
+          })
+        }
+        yield* repo.update(merged.right)
+        return yield* get(id)
+      })
+
+    const remove = (id: string) =>
+      Effect.gen(function* () {
+        if (id === DEFAULT_BOT_ID) return yield* new Conflict({ detail: "The default bot cannot be deleted" })
+        const removed = yield* repo.remove(id)
+        if (!removed) return yield* new NotFound({ detail: `Bot not found: ${id}` })
+      })
+
+    return { get, list, create, update, remove } as const
+  }),
+  dependencies: [BotsRepo.Default]
+}) {}
+
+const stripUndefined = (value: object) =>
+  Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined))
+
+/** Startup: sync the bot files, then make sure the default bot exists. */
+export const BotFilesSync = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const repo = yield* BotsRepo
+    const files = yield* readBotFiles([projectBotsDir, ...config.botsDirs])
+    yield* Effect.forEach(files, (bot) => repo.syncFromFile(bot), { discard: true })
+    yield* repo.insert(builtInDefault, "file")
+    yield* Effect.logDebug(`Bots synced from files: ${files.map((bot) => bot.id).join(", ") || "(none)"}`)
+  })
+).pipe(Layer.provide(BotsRepo.Default))

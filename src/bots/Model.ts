@@ -1,0 +1,82 @@
+/** A bot: an LLM-driven agent with its prompt, model, tools, skills and policies. */
+import { Schema } from "effect"
+import { bodyOptions } from "../http/Params.ts"
+
+export const BotId = Schema.String.pipe(
+  Schema.pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, {
+    message: () => "Bot ids are 1-64 characters: lowercase letters, digits, '-' and '_'"
+  })
+)
+
+/** What a tool call needs before it runs: nothing, a human's approval, or it never runs. */
+export const ToolPolicy = Schema.Literal("allow", "require_approval", "deny")
+
+/** A tool executed by the client (CLI, app): the schema the model sees. */
+export class ClientTool extends Schema.Class<ClientTool>("ClientTool")({
+  name: Schema.String,
+  description: Schema.optionalWith(Schema.String, { default: () => "" }),
+  parameters: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Unknown }), {
+    default: () => ({ type: "object", properties: {} })
+  })
+}) {}
+
+const botFields = {
+  name: Schema.String.pipe(Schema.minLength(1)),
+  description: Schema.optionalWith(Schema.String, { default: () => "" }),
+  model: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
+  system_prompt: Schema.optionalWith(Schema.String, { default: () => "" }),
+  tools: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
+  client_tools: Schema.optionalWith(Schema.Array(ClientTool), { default: () => [] }),
+  skills: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
+  carapaces: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
+  fallback_models: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
+  delegate_bots: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
+  tool_policies: Schema.optionalWith(Schema.Record({ key: Schema.String, value: ToolPolicy }), { default: () => ({}) }),
+  /** The scoped key whose scopes widget tokens for this bot copy. */
+  api_key_id: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
+  /** How voice input reaches the bot: transcribed to text first, or not accepted. */
+  audio_input: Schema.optionalWith(Schema.Literal("transcribe", "disabled"), { default: () => "transcribe" as const }),
+  max_iterations: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 50)), { default: () => 10 }),
+  temperature: Schema.optionalWith(Schema.NullOr(Schema.Number.pipe(Schema.between(0, 2))), { default: () => null })
+}
+
+/** A bot as stored and served. */
+export class Bot extends Schema.Class<Bot>("Bot")({
+  id: BotId,
+  ...botFields,
+  source: Schema.Literal("file", "api"),
+  created_at: Schema.Date,
+  updated_at: Schema.Date
+}) {}
+
+/** The configuration part (what a YAML file or a create request holds). */
+export const BotConfig = Schema.Struct({ id: BotId, ...botFields })
+export type BotConfig = typeof BotConfig.Type
+
+export class CreateBot extends Schema.Class<CreateBot>("CreateBot")({ id: BotId, ...botFields }, bodyOptions) {}
+
+/** An update names only what changes. */
+export class UpdateBot extends Schema.Class<UpdateBot>("UpdateBot")(
+  {
+    name: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
+    description: Schema.optional(Schema.String),
+    model: Schema.optional(Schema.NullOr(Schema.String)),
+    system_prompt: Schema.optional(Schema.String),
+    tools: Schema.optional(Schema.Array(Schema.String)),
+    client_tools: Schema.optional(Schema.Array(ClientTool)),
+    skills: Schema.optional(Schema.Array(Schema.String)),
+    carapaces: Schema.optional(Schema.Array(Schema.String)),
+    fallback_models: Schema.optional(Schema.Array(Schema.String)),
+    delegate_bots: Schema.optional(Schema.Array(Schema.String)),
+    tool_policies: Schema.optional(Schema.Record({ key: Schema.String, value: ToolPolicy })),
+    api_key_id: Schema.optional(Schema.NullOr(Schema.String)),
+    audio_input: Schema.optional(Schema.Literal("transcribe", "disabled")),
+    max_iterations: Schema.optional(Schema.Int.pipe(Schema.between(1, 50))),
+    temperature: Schema.optional(Schema.NullOr(Schema.Number.pipe(Schema.between(0, 2))))
+  },
+  bodyOptions
+) {}
+
+export class BotList extends Schema.Class<BotList>("BotList")({ bots: Schema.Array(Bot) }) {}
+
+export const DEFAULT_BOT_ID = "default"

@@ -1,0 +1,70 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../auth/Middleware.ts"
+import { RequiredScope } from "../auth/RequiredScope.ts"
+import { ErrorResponses } from "../http/Errors.ts"
+import { pathParams, queryParams } from "../http/Params.ts"
+import { Channel, ChannelList, CreateChannel, defaultListLimit, EnsureChannel, maxListLimit, UpdateChannel } from "./Model.ts"
+
+const idPath = pathParams({ id: Schema.UUID })
+
+const listQuery = queryParams({
+  bot_id: Schema.optionalWith(Schema.String, { exact: true }),
+  client_id: Schema.optionalWith(Schema.String, { exact: true }),
+  limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, maxListLimit)), {
+    default: () => defaultListLimit,
+    exact: true
+  }),
+  offset: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative()), { default: () => 0, exact: true })
+})
+
+export class ChannelsApi extends HttpApiGroup.make("channels")
+  .add(
+    HttpApiEndpoint.post("create", "/api/v1/admin/channels")
+      .setPayload(CreateChannel)
+      .addSuccess(Channel, { status: 201 })
+      .addError(ErrorResponses.conflict)
+      .annotate(RequiredScope, "channels:write")
+      .annotate(OpenApi.Description, "Create a channel for a bot (client_id defaults to channel:<id>)")
+  )
+  .add(
+    HttpApiEndpoint.post("ensure", "/api/v1/channels")
+      .setPayload(EnsureChannel)
+      .addSuccess(Channel)
+      .annotate(RequiredScope, "channels:write")
+      .annotate(OpenApi.Description, "Get the channel of (client_id, bot_id), creating it on first use")
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/api/v1/channels")
+      .setUrlParams(listQuery)
+      .addSuccess(ChannelList)
+      .annotate(RequiredScope, "channels:read")
+      .annotate(OpenApi.Description, "List channels, oldest first, optionally only those of a bot_id or client_id")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/api/v1/channels/:id")
+      .setPath(idPath)
+      .addSuccess(Channel)
+      .annotate(RequiredScope, "channels:read")
+      .annotate(OpenApi.Description, "Get one channel")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/api/v1/channels/:id")
+      .setPath(idPath)
+      .setPayload(UpdateChannel)
+      .addSuccess(Channel)
+      .annotate(RequiredScope, "channels.config:write")
+      .annotate(
+        OpenApi.Description,
+        "Change a channel's settings: name, require_mention, passive_memory, workspace_enabled, model_override (only the fields sent)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/api/v1/channels/:id")
+      .setPath(idPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(RequiredScope, "channels:write")
+      .annotate(OpenApi.Description, "Delete a channel (its sessions stay)")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Channels") {}

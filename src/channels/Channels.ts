@@ -1,0 +1,122 @@
+/**
+ * Channels: one per (client_id, bot_id), made explicitly by an admin or on first use by a client.
+ * The agent loop reads a channel's settings and points it at its active session.
+ */
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect, Option } from "effect"
+import * as crypto from "node:crypto"
+import { Bots } from "../bots/Bots.ts"
+import { Conflict, NotFound, ValidationError } from "../http/Errors.ts"
+import { Channel, type ChannelFilter, type CreateChannel, type UpdateChannel } from "./Model.ts"
+import { type ChannelChanges, type ChannelRow, ChannelsRepo } from "./Repo.ts"
+
+const toChannel = (row: ChannelRow): Channel =>
+  new Channel({
+    ...row,
+    // Both drivers parse jsonb; an object is all this column ever holds.
+    integration_config: (row.integration_config ?? {}) as Record<string, unknown>
+  })
+
+const notFound = (id: string) => new NotFound({ detail: `Channel not found: ${id}` })
+
+/** How often get-or-create retries when the row it collided with vanished before it could read it. */
+const ensureAttempts = 3
+
+export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
+  effect: Effect.gen(function* () {
+    const repo = yield* ChannelsRepo
+    const bots = yield* Bots
+
+    /** A channel's bot must exist; the error points at the request field. */
+    const requireBot = (botId: string) =>
+      bots.get(botId).pipe(
+        Effect.catchTag("NotFound", () =>
+          Effect.fail(ValidationError.single(["body", "bot_id"], `Unknown bot: ${botId}`, "unknown_bot"))
+        ),
+        Effect.asVoid
+      )
+
+    const get = (id: string): Effect.Effect<Channel, NotFound | SqlError> =>
+      Effect.flatMap(repo.find(id), (row) => (row ? Effect.succeed(toChannel(row)) : Effect.fail(notFound(id))))
+
+    const findByClient = (clientId: string, botId: string): Effect.Effect<Option.Option<Channel>, SqlError> =>
+      Effect.map(repo.findByClient(clientId, botId), (row) => Option.map(Option.fromNullable(row), toChannel))
+
+    const list = (filter: ChannelFilter) => Effect.map(repo.list(filter), (rows) => rows.map(toChannel))
+
+    /** An explicit channel; a second one for the same (client_id, bot_id) is a conflict. */
+    const create = (input: CreateChannel) =>
+      Effect.gen(function* () {
+        yield* requireBot(input.bot_id)
+        const id = crypto.randomUUID()
+        const clientId = input.client_id ?? `channel:${id}`
+        const row = yield* repo.insert({
+          id,
+          name: input.name,
+          bot_id: input.bot_id,
+          client_id: clientId,
+          require_mention: input.require_mention,
+          passive_memory: input.passive_memory,
+          workspace_enabled: input.workspace_enabled,
+          model_override: input.model_override
+        })
+        if (!row) {
+          return yield* new Conflict({
+            detail: `A channel for client_id ${clientId} and bot ${input.bot_id} already exists`
+          })
+        }
+        return toChannel(row)
+      })
+
+    /**
+     * The channel of (client_id, bot_id), made when missing. Race-free across processes: the
+     * insert does nothing when another request got there first, and the read then sees its row.
+     */
+    const ensure = (clientId: string, botId: string, name?: string) =>
+      Effect.gen(function* () {
+        yield* requireBot(botId)
+        for (let attempt = 1; ; attempt++) {
+          const inserted = yield* repo.insert({
+            id: crypto.randomUUID(),
+            name: name ?? clientId,
+            bot_id: botId,
+            client_id: clientId,
+            require_mention: false,
+            passive_memory: false,
+            workspace_enabled: false,
+            model_override: null
+          })
+          if (inserted) return { channel: toChannel(inserted), created: true }
+          const existing = yield* repo.findByClient(clientId, botId)
+          if (existing) return { channel: toChannel(existing), created: false }
+          // Deleted between our insert and our read: try again, a bounded number of times.
+          if (attempt >= ensureAttempts) return yield* Effect.die(new Error(`Channel ${clientId}/${botId} kept vanishing`))
+        }
+      })
+
+    const update = (id: string, input: UpdateChannel) =>
+      Effect.gen(function* () {
+        const changes: { -readonly [K in keyof ChannelChanges]: ChannelChanges[K] } = {}
+        if (input.name !== undefined) changes.name = input.name
+        if (input.require_mention !== undefined) changes.require_mention = input.require_mention
+        if (input.passive_memory !== undefined) changes.passive_memory = input.passive_memory
+        if (input.workspace_enabled !== undefined) changes.workspace_enabled = input.workspace_enabled
+        if (input.model_override !== undefined) changes.model_override = input.model_override
+        if (Object.keys(changes).length === 0) return yield* get(id)
+        const row = yield* repo.update(id, changes)
+        return row ? toChannel(row) : yield* Effect.fail(notFound(id))
+      })
+
+    const remove = (id: string) =>
+      Effect.flatMap(repo.remove(id), (removed) => (removed ? Effect.void : Effect.fail(notFound(id))))
+
+    /** Points the channel at the session its next messages go to (null: none). */
+    const setActiveSession = (channelId: string, sessionId: string | null): Effect.Effect<void, NotFound | SqlError> =>
+      Effect.flatMap(repo.setActiveSession(channelId, sessionId), (updated) =>
+        updated ? Effect.void : Effect.fail(notFound(channelId))
+      )
+
+    return { get, findByClient, list, create, ensure, update, remove, setActiveSession } as const
+  }),
+  dependencies: [ChannelsRepo.Default]
+}) {}

@@ -1,0 +1,29 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { CairnApi } from "../Api.ts"
+import { orInternal } from "../http/Internal.ts"
+import { Channels } from "./Channels.ts"
+import { ChannelList } from "./Model.ts"
+
+export const ChannelsHttpLive = HttpApiBuilder.group(CairnApi, "channels", (handlers) =>
+  Effect.gen(function* () {
+    const channels = yield* Channels
+    return handlers
+      .handle("create", ({ payload }) => orInternal(channels.create(payload)))
+      .handle("ensure", ({ payload }) =>
+        channels.ensure(payload.client_id, payload.bot_id, payload.name).pipe(
+          Effect.map(({ channel }) => channel),
+          orInternal
+        )
+      )
+      .handle("list", ({ urlParams }) =>
+        channels.list(urlParams).pipe(
+          Effect.map((list) => new ChannelList({ channels: list })),
+          orInternal
+        )
+      )
+      .handle("get", ({ path }) => orInternal(channels.get(path.id)))
+      .handle("update", ({ path, payload }) => orInternal(channels.update(path.id, payload)))
+      .handle("delete", ({ path }) => orInternal(channels.remove(path.id)))
+  })
+)

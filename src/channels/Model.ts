@@ -1,0 +1,89 @@
+/** A channel: where a client talks to a bot, with its per-channel settings. */
+import { Schema } from "effect"
+import { bodyOptions } from "../http/Params.ts"
+
+const nonBlank = (what: string) =>
+  Schema.String.pipe(
+    Schema.filter((value) => value.trim().length > 0 || `${what} must not be blank`),
+    Schema.maxLength(255, { message: () => `${what} must be at most 255 characters` })
+  )
+
+export const ChannelName = nonBlank("name")
+/** Integration channels use `<prefix><external id>` (`msgbridge:+4670...`); admin-made ones `channel:<id>`. */
+export const ClientId = nonBlank("client_id")
+export const BotIdRef = nonBlank("bot_id")
+/** A model id (`provider/model` or a bare model) used instead of the bot's for this channel. */
+export const ModelOverride = Schema.NullOr(nonBlank("model_override"))
+
+const Timestamp = Schema.Date.annotations({ jsonSchema: { type: "string", format: "date-time" } })
+
+export class Channel extends Schema.Class<Channel>("Channel")({
+  id: Schema.UUID,
+  name: Schema.String,
+  bot_id: Schema.String,
+  client_id: Schema.String,
+  require_mention: Schema.Boolean,
+  passive_memory: Schema.Boolean,
+  workspace_enabled: Schema.Boolean,
+  /** The session new messages on this channel go to; null until one is made. */
+  active_session_id: Schema.NullOr(Schema.UUID),
+  model_override: Schema.NullOr(Schema.String),
+  /** Free-form settings of the integrations bound to the channel. */
+  integration_config: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  created_at: Timestamp,
+  updated_at: Timestamp
+}) {}
+
+export class ChannelList extends Schema.Class<ChannelList>("ChannelList")({ channels: Schema.Array(Channel) }) {}
+
+const flag = Schema.optionalWith(Schema.Boolean, { default: () => false, exact: true })
+
+/** `POST /api/v1/admin/channels`: an explicit channel; client_id defaults to `channel:<id>`. */
+export class CreateChannel extends Schema.Class<CreateChannel>("CreateChannel")(
+  {
+    name: ChannelName,
+    bot_id: BotIdRef,
+    client_id: Schema.optionalWith(ClientId, { exact: true }),
+    require_mention: flag,
+    passive_memory: flag,
+    workspace_enabled: flag,
+    model_override: Schema.optionalWith(ModelOverride, { default: () => null, exact: true })
+  },
+  bodyOptions
+) {}
+
+/** `POST /api/v1/channels`: the channel of (client_id, bot_id), made on first use. */
+export class EnsureChannel extends Schema.Class<EnsureChannel>("EnsureChannel")(
+  {
+    client_id: ClientId,
+    bot_id: BotIdRef,
+    /** Used only when the channel is made; defaults to the client_id. */
+    name: Schema.optionalWith(ChannelName, { exact: true })
+  },
+  bodyOptions
+) {}
+
+/**
+ * `PATCH /api/v1/channels/{id}`: only the fields sent change. An unknown field is refused rather
+ * than ignored, so a typo (or a field that is not editable here) never looks like a success.
+ */
+export class UpdateChannel extends Schema.Class<UpdateChannel>("UpdateChannel")(
+  {
+    name: Schema.optionalWith(ChannelName, { exact: true }),
+    require_mention: Schema.optionalWith(Schema.Boolean, { exact: true }),
+    passive_memory: Schema.optionalWith(Schema.Boolean, { exact: true }),
+    workspace_enabled: Schema.optionalWith(Schema.Boolean, { exact: true }),
+    model_override: Schema.optionalWith(ModelOverride, { exact: true })
+  },
+  [undefined, undefined, { parseOptions: { errors: "all", onExcessProperty: "error" } }]
+) {}
+
+export interface ChannelFilter {
+  readonly bot_id?: string | undefined
+  readonly client_id?: string | undefined
+  readonly limit: number
+  readonly offset: number
+}
+
+export const defaultListLimit = 100
+export const maxListLimit = 500

@@ -1,0 +1,79 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../auth/Middleware.ts"
+import { RequiredScope } from "../auth/RequiredScope.ts"
+import { ErrorResponses } from "../http/Errors.ts"
+import { pathParams, queryParams } from "../http/Params.ts"
+import {
+  Acknowledged,
+  ApprovalDecision,
+  CancelRequest,
+  CancelResponse,
+  ChatRequest,
+  ChatResponse,
+  DecideRequest,
+  ToolResultRequest
+} from "./Model.ts"
+
+const EventStream = HttpApiSchema.Text({ contentType: "text/event-stream" }).annotations({
+  description: "Server-Sent Events: `id: <seq>` and `data: <json with type>` per event; `response` is last"
+})
+
+export class ChatApi extends HttpApiGroup.make("chat")
+  .add(
+    HttpApiEndpoint.post("chat", "/chat")
+      .setPayload(ChatRequest)
+      .addSuccess(ChatResponse)
+      .addError(ErrorResponses.conflict)
+      .addError(ErrorResponses.badGateway)
+      .annotate(RequiredScope, "chat")
+      .annotate(OpenApi.Description, "Send a message and wait for the bot's answer")
+  )
+  .add(
+    HttpApiEndpoint.post("stream", "/chat/stream")
+      .setPayload(ChatRequest)
+      .addSuccess(EventStream)
+      .annotate(RequiredScope, "chat")
+      .annotate(OpenApi.Description, "Send a message and stream the run as Server-Sent Events")
+  )
+  .add(
+    HttpApiEndpoint.post("cancel", "/chat/cancel")
+      .setPayload(CancelRequest)
+      .addSuccess(CancelResponse)
+      .annotate(RequiredScope, "chat")
+      .annotate(OpenApi.Description, "Cancel the session's run and its queued messages")
+  )
+  .add(
+    HttpApiEndpoint.post("toolResult", "/chat/tool_result")
+      .setPayload(ToolResultRequest)
+      .addSuccess(Acknowledged)
+      .annotate(RequiredScope, "chat")
+      .annotate(OpenApi.Description, "Answer a client-side tool request (tool_request event)")
+  )
+  .add(
+    HttpApiEndpoint.get("rejoin", "/api/v1/sessions/:id/stream")
+      .setPath(pathParams({ id: Schema.String }))
+      .setUrlParams(
+        queryParams({
+          after: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())),
+          run_id: Schema.optional(Schema.UUID)
+        })
+      )
+      .addSuccess(EventStream)
+      .annotate(RequiredScope, "chat")
+      .annotate(
+        OpenApi.Description,
+        "Rejoin the session's latest (or a given) run: events after `after` or the Last-Event-ID header, then live ones"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("decide", "/api/v1/approvals/:id/decide")
+      .setPath(pathParams({ id: Schema.String }))
+      .setPayload(DecideRequest)
+      .addSuccess(ApprovalDecision)
+      .addError(ErrorResponses.conflict)
+      .annotate(RequiredScope, "chat")
+      .annotate(OpenApi.Description, "Approve or deny a tool call a run is waiting on (approval_request event)")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Chat") {}

@@ -1,0 +1,133 @@
+/**
+ * A chat message's way in: find the bot, channel and session; store a passive message; queue the
+ * message when the session is busy or the system paused; otherwise start a run.
+ */
+import { Effect, Option } from "effect"
+import type { PrincipalShape } from "../auth/Principal.ts"
+import { Bots } from "../bots/Bots.ts"
+import { Channels } from "../channels/Channels.ts"
+import { NotFound, ValidationError } from "../http/Errors.ts"
+import { Sessions } from "../sessions/Sessions.ts"
+import { Settings } from "../settings/Settings.ts"
+import { Tasks } from "../tasks/Tasks.ts"
+import type { ChatRequest } from "./Model.ts"
+import { Runs } from "./Runs.ts"
+import { Turns } from "./Turns.ts"
+
+export type ChatStart =
+  | { readonly _tag: "passive"; readonly sessionId: string }
+  | { readonly _tag: "queued"; readonly sessionId: string; readonly taskId: string; readonly reason: "session_busy" | "system_paused" }
+  | { readonly _tag: "started"; readonly sessionId: string; readonly runId: string; readonly run: Effect.Effect.Success<ReturnType<Runs["start"]>> }
+
+export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
+  effect: Effect.gen(function* () {
+    const bots = yield* Bots
+    const channels = yield* Channels
+    const sessions = yield* Sessions
+    const settings = yield* Settings
+    const tasks = yield* Tasks
+    const runs = yield* Runs
+    const turns = yield* Turns
+
+    /** The session a request addresses: by channel, by explicit id, or by (client_id, bot_id). */
+    const resolve = (request: ChatRequest) =>
+      Effect.gen(function* () {
+        if (request.channel_id) {
+          const channel = yield* channels
+            .get(request.channel_id)
+            .pipe(Effect.catchTag("NotFound", () => ValidationError.single(["body", "channel_id"], "Unknown channel")))
+          const session = channel.active_session_id
+            ? yield* sessions.get(channel.active_session_id).pipe(
+                Effect.catchTag("NotFound", () =>
+                  sessions.getOrCreate({ botId: channel.bot_id, clientId: channel.client_id, channelId: channel.id })
+                )
+              )
+            : yield* sessions.getOrCreate({ botId: channel.bot_id, clientId: channel.client_id, channelId: channel.id })
+          if (channel.active_session_id !== session.id) yield* channels.setActiveSession(channel.id, session.id)
+          return { session, channel }
+        }
+        if (request.session_id) {
+          const session = yield* sessions.getOrCreateWithId(request.session_id, request.client_id, request.bot_id, null)
+          return { session, channel: null }
+        }
+        const session = yield* sessions.getOrCreate({
+          botId: request.bot_id,
+          clientId: request.client_id,
+          dispatchConfig: request.dispatch_config
+        })
+        return { session, channel: null }
+      })
+
+    const begin = (request: ChatRequest, principal: PrincipalShape) =>
+      Effect.gen(function* () {
+        if (request.audio_data !== undefined) {
+          return yield* ValidationError.single(
+            ["body", "audio_data"],
+            "Audio input is not available on this server yet: send text in `message`",
+            "audio_unsupported"
+          )
+        }
+        const { session, channel } = yield* resolve(request)
+        const bot = yield* bots.get(session.bot_id).pipe(
+          Effect.catchTag("NotFound", (error) => Effect.fail(new NotFound({ detail: error.detail })))
+        )
+        if (request.passive) {
+          yield* sessions.append(session.id, {
+            role: "user",
+            content: request.message,
+            attachments: request.attachments,
+            metadata: { passive: true }
+          })
+          return { _tag: "passive", sessionId: session.id } as const
+        }
+        if (!request.message.trim() && request.attachments.length === 0) {
+          return yield* ValidationError.single(["body", "message"], "A message needs text or attachments", "missing")
+        }
+        const queue = (reason: "session_busy" | "system_paused") =>
+          Effect.map(
+            tasks.enqueue({
+              source: "chat",
+              botId: bot.id,
+              sessionId: session.id,
+              channelId: channel?.id ?? null,
+              clientId: session.client_id,
+              prompt: request.message,
+              modelOverride: request.model_override ?? null,
+              dispatchType: request.dispatch_type,
+              dispatchConfig: request.dispatch_config
+            }),
+            (task) => ({ _tag: "queued", sessionId: session.id, taskId: task.id, reason }) as const
+          )
+        if ((yield* settings.get("SYSTEM_PAUSED")) === true) return yield* queue("system_paused")
+        const lock = yield* runs.acquire(session.id)
+        if (Option.isNone(lock)) return yield* queue("session_busy")
+        const run = yield* turns.start({
+          runId: lock.value,
+          sessionId: session.id,
+          clientId: session.client_id,
+          bot,
+          channel: channel
+            ? { id: channel.id, name: channel.name, model_override: channel.model_override, workspace_enabled: channel.workspace_enabled }
+            : null,
+          userText: request.message,
+          attachments: request.attachments,
+          modelOverride: request.model_override,
+          principal: { kind: principal.kind, id: principal.id }
+        })
+        return { _tag: "started", sessionId: session.id, runId: lock.value, run } as const
+      })
+
+    /** Cancels the addressed session's run and its queued tasks. */
+    const cancel = (request: { client_id: string; bot_id: string; session_id?: string | undefined }) =>
+      Effect.gen(function* () {
+        const session = request.session_id
+          ? yield* sessions.get(request.session_id)
+          : yield* sessions.getOrCreate({ botId: request.bot_id, clientId: request.client_id })
+        const queued = yield* tasks.cancelPending(session.id)
+        const cancelled = yield* runs.cancel(session.id)
+        return { cancelled, queued_tasks_cancelled: queued }
+      })
+
+    return { begin, cancel } as const
+  })
+}) {}

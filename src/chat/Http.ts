@@ -1,0 +1,107 @@
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { Interactions } from "../agent/Interactions.ts"
+import { CairnApi } from "../Api.ts"
+import { Principal } from "../auth/Principal.ts"
+import { BadGateway, Conflict, NotFound } from "../http/Errors.ts"
+import { orInternal } from "../http/Internal.ts"
+import { Sessions } from "../sessions/Sessions.ts"
+import { Tasks } from "../tasks/Tasks.ts"
+import { Chat } from "./Chat.ts"
+import { Acknowledged, ApprovalDecision, CancelResponse, ChatResponse } from "./Model.ts"
+import { Runs } from "./Runs.ts"
+import * as Sse from "./Sse.ts"
+
+export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
+  Effect.gen(function* () {
+    const chat = yield* Chat
+    const runs = yield* Runs
+    const tasks = yield* Tasks
+    const sessions = yield* Sessions
+    const interactions = yield* Interactions
+
+    const respond = (sessionId: string, text: string, clientActions: ReadonlyArray<unknown>) =>
+      new ChatResponse({ session_id: sessionId, response: text, transcript: "", client_actions: clientActions })
+
+    return handlers
+      .handle("chat", ({ payload }) =>
+        Effect.gen(function* () {
+          const principal = yield* Principal
+          const started = yield* chat.begin(payload, principal)
+          switch (started._tag) {
+            case "passive":
+              return respond(started.sessionId, "", [])
+            case "queued": {
+              // The blocking call waits for its queued turn, so the client still gets the answer.
+              const task = yield* tasks.awaitFinished(started.taskId)
+              if (task.status === "complete") return respond(started.sessionId, task.result ?? "", task.client_actions)
+              if (task.status === "cancelled") return yield* new Conflict({ detail: "The queued message was cancelled" })
+              return yield* new BadGateway({ detail: task.error ?? "The run failed" })
+            }
+            case "started": {
+              const outcome = yield* runs.awaitDone(started.run)
+              if (outcome._tag === "complete") {
+                return respond(started.sessionId, outcome.result.text, outcome.result.clientActions)
+              }
+              if (outcome._tag === "cancelled") return yield* new Conflict({ detail: "The run was cancelled" })
+              return yield* new BadGateway({ detail: outcome.message })
+            }
+          }
+        }).pipe(orInternal)
+      )
+      .handle("stream", ({ payload }) =>
+        Effect.gen(function* () {
+          const principal = yield* Principal
+          const started = yield* chat.begin(payload, principal)
+          switch (started._tag) {
+            case "passive":
+              return Sse.response(Sse.single({ type: "passive_stored", session_id: started.sessionId }), started.sessionId)
+            case "queued":
+              return Sse.response(
+                Sse.single({ type: "queued", session_id: started.sessionId, task_id: started.taskId, reason: started.reason }),
+                started.sessionId
+              )
+            case "started":
+              return Sse.response(runs.events(started.runId, 0), started.sessionId)
+          }
+        }).pipe(orInternal)
+      )
+      .handle("cancel", ({ payload }) =>
+        chat.cancel(payload).pipe(
+          Effect.map((result) => new CancelResponse(result)),
+          orInternal
+        )
+      )
+      .handle("toolResult", ({ payload }) =>
+        interactions
+          .submitToolResult(payload.request_id, typeof payload.result === "string" ? payload.result : JSON.stringify(payload.result))
+          .pipe(Effect.as(new Acknowledged({ ok: true })))
+      )
+      .handle("rejoin", ({ path, urlParams }) =>
+        Effect.gen(function* () {
+          const session = yield* sessions.get(path.id)
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const lastEventId = Number(request.headers["last-event-id"])
+          const after = urlParams.after ?? (Number.isInteger(lastEventId) && lastEventId >= 0 ? lastEventId : 0)
+          let runId: string
+          if (urlParams.run_id) {
+            if (!(yield* runs.runExists(urlParams.run_id, session.id))) {
+              return yield* new NotFound({ detail: `Run not found in this session: ${urlParams.run_id}` })
+            }
+            runId = urlParams.run_id
+          } else {
+            const latest = yield* runs.latestRun(session.id)
+            if (Option.isNone(latest)) return yield* new NotFound({ detail: "This session has no run yet" })
+            runId = latest.value
+          }
+          return Sse.response(runs.events(runId, after), session.id)
+        }).pipe(orInternal)
+      )
+      .handle("decide", ({ path, payload }) =>
+        interactions.decide(path.id, payload.approved).pipe(
+          Effect.map((decision) => new ApprovalDecision(decision)),
+          orInternal
+        )
+      )
+  })
+)

@@ -1,0 +1,55 @@
+/** The chat request and responses of `/chat` and `/chat/stream`, as the spec gives them. */
+import { Schema } from "effect"
+import { body } from "../http/Params.ts"
+import { JsonObject } from "../sessions/Model.ts"
+
+export const DispatchType = Schema.Literal("chatplatform", "webhook", "internal", "none")
+
+export const ChatRequest = body({
+  message: Schema.optionalWith(Schema.String, { default: () => "" }),
+  channel_id: Schema.optional(Schema.UUID),
+  bot_id: Schema.optionalWith(Schema.String, { default: () => "default" }),
+  client_id: Schema.optionalWith(Schema.String.pipe(Schema.minLength(1)), { default: () => "default" }),
+  /** Companion clients address a session directly; an id the server has not seen is created. */
+  session_id: Schema.optional(Schema.UUID),
+  audio_data: Schema.optional(Schema.String),
+  audio_format: Schema.optional(Schema.Literal("m4a", "wav", "webm")),
+  attachments: Schema.optionalWith(Schema.Array(Schema.Unknown), { default: () => [] }),
+  dispatch_type: Schema.optional(DispatchType),
+  dispatch_config: Schema.optional(JsonObject),
+  model_override: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
+  passive: Schema.optionalWith(Schema.Boolean, { default: () => false })
+})
+export type ChatRequest = typeof ChatRequest.Type
+
+export class ChatResponse extends Schema.Class<ChatResponse>("ChatResponse")({
+  session_id: Schema.UUID,
+  response: Schema.String,
+  transcript: Schema.String,
+  client_actions: Schema.Array(Schema.Unknown)
+}) {}
+
+export const CancelRequest = body({
+  client_id: Schema.optionalWith(Schema.String, { default: () => "default" }),
+  bot_id: Schema.optionalWith(Schema.String, { default: () => "default" }),
+  session_id: Schema.optional(Schema.UUID)
+})
+
+export class CancelResponse extends Schema.Class<CancelResponse>("CancelResponse")({
+  cancelled: Schema.Boolean,
+  queued_tasks_cancelled: Schema.Number
+}) {}
+
+export const ToolResultRequest = body({
+  request_id: Schema.String,
+  result: Schema.Union(Schema.String, Schema.Unknown)
+})
+
+export class Acknowledged extends Schema.Class<Acknowledged>("Acknowledged")({ ok: Schema.Boolean }) {}
+
+export const DecideRequest = body({ approved: Schema.Boolean })
+
+export class ApprovalDecision extends Schema.Class<ApprovalDecision>("ApprovalDecision")({
+  approval_id: Schema.String,
+  approved: Schema.Boolean
+}) {}

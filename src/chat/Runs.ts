@@ -1,0 +1,276 @@
+/**
+ * Agent runs: one at a time per session, locked in the database (a partial unique index on
+ * `runs`), so the lock holds across server processes. A run lives in its own fiber, supervised by
+ * this service, so a client that disconnects does not stop it. Its events are numbered, kept in
+ * memory while it runs here, and written to `run_events` in small batches, so a client can rejoin
+ * a live or finished run and get what it missed, with no gap and no duplicate.
+ */
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Cause, Chunk, Deferred, Duration, Effect, Exit, FiberMap, Option, PubSub, Schedule, Stream } from "effect"
+import { randomUUID } from "node:crypto"
+import * as os from "node:os"
+import type { TurnResult } from "../agent/Loop.ts"
+import { relaxed } from "../db/Commit.ts"
+import { DatabaseInfo } from "../db/Database.ts"
+import { ShutdownSignal } from "../http/Shutdown.ts"
+import { fromStored, isTerminal, toStored, type AgentEvent, type SequencedEvent } from "../agent/Events.ts"
+
+export type RunOutcome =
+  | { readonly _tag: "complete"; readonly result: TurnResult }
+  | { readonly _tag: "failed"; readonly message: string }
+  | { readonly _tag: "cancelled"; readonly partial: string }
+
+interface LiveRun {
+  readonly id: string
+  readonly sessionId: string
+  readonly events: Array<SequencedEvent>
+  readonly unflushed: Array<SequencedEvent>
+  readonly pubsub: PubSub.PubSub<SequencedEvent>
+  readonly done: Deferred.Deferred<RunOutcome>
+  cancelRequested: boolean
+  finished: boolean
+  partialText: string
+}
+
+/** A run that stopped heartbeating this long ago lost its process; its lock is taken over. */
+export const staleAfter = Duration.seconds(30)
+const heartbeatEvery = Duration.seconds(5)
+const flushEvery = Duration.millis(150)
+/** How long a finished run stays in memory for a quick rejoin (the database keeps it anyway). */
+const keepFinished = Duration.seconds(60)
+
+export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
+  scoped: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const relaxedCommit = relaxed(sql, (yield* DatabaseInfo).backend)
+    const owner = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+    const fibers = yield* FiberMap.make<string>()
+    const live = new Map<string, LiveRun>()
+
+    const flush = (run: LiveRun) =>
+      Effect.suspend(() => {
+        if (run.unflushed.length === 0) return Effect.void
+        const batch = run.unflushed.splice(0, run.unflushed.length)
+        return relaxedCommit(sql`INSERT INTO run_events ${sql.insert(
+          batch.map((item) => ({ run_id: run.id, seq: item.seq, event: JSON.stringify(toStored(item.event)) }))
+        )} ON CONFLICT DO NOTHING`).pipe(
+          Effect.asVoid,
+          // Put the batch back so the next flush retries it.
+          Effect.tapError(() => Effect.sync(() => run.unflushed.unshift(...batch)))
+        )
+      })
+
+    // Background: write events out, keep this process's runs alive, notice remote cancels.
+    yield* Effect.forkScoped(
+      Effect.suspend(() => Effect.forEach([...live.values()], (run) => flush(run), { discard: true })).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("Run event flush failed; will retry", cause)),
+        Effect.repeat(Schedule.spaced(flushEvery))
+      )
+    )
+    yield* Effect.forkScoped(
+      Effect.gen(function* () {
+        yield* sql`UPDATE runs SET heartbeat_at = now() WHERE owner = ${owner} AND status = 'running'`
+        const cancels = yield* sql<{ session_id: string }>`SELECT session_id FROM runs
+          WHERE owner = ${owner} AND status = 'running' AND cancel_requested`
+        for (const { session_id } of cancels) yield* cancelLocal(session_id)
+      }).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("Run heartbeat failed", cause)),
+        Effect.repeat(Schedule.spaced(heartbeatEvery))
+      )
+    )
+
+    // At shutdown every run here stops and ends its stream with `error` then `response`.
+    const shutdown = yield* ShutdownSignal
+    yield* Effect.forkScoped(Effect.zipRight(Deferred.await(shutdown), FiberMap.clear(fibers)))
+
+    const runOf = (sessionId: string) => [...live.values()].find((run) => run.sessionId === sessionId && !run.finished)
+
+    const cancelLocal = (sessionId: string) =>
+      Effect.gen(function* () {
+        const run = runOf(sessionId)
+        if (!run) return false
+        run.cancelRequested = true
+        yield* FiberMap.remove(fibers, sessionId)
+        return true
+      })
+
+    /** Takes the session's lock; None when another run holds it. */
+    const acquire = (sessionId: string, taskId: string | null = null): Effect.Effect<Option.Option<string>, SqlError> =>
+      Effect.gen(function* () {
+        yield* sql`UPDATE runs SET status = 'failed', finished_at = now()
+                   WHERE session_id = ${sessionId} AND status = 'running'
+                     AND heartbeat_at < now() - make_interval(secs => ${Duration.toSeconds(staleAfter)})`
+        const id = randomUUID()
+        const rows = yield* relaxedCommit(sql<{ id: string }>`INSERT INTO runs (id, session_id, status, owner, task_id)
+          VALUES (${id}, ${sessionId}, 'running', ${owner}, ${taskId})
+          ON CONFLICT (session_id) WHERE status = 'running' DO NOTHING RETURNING id`)
+        return rows.length === 1 ? Option.some(id) : Option.none()
+      })
+
+    const isBusy = (sessionId: string) =>
+      Effect.map(
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM runs WHERE session_id = ${sessionId} AND status = 'running'
+                             AND heartbeat_at >= now() - make_interval(secs => ${Duration.toSeconds(staleAfter)})`,
+        (rows) => (rows[0]?.n ?? 0) > 0
+      )
+
+    /**
+     * Starts a run whose lock `acquire` took. `body` gets `emit` and produces the turn's result;
+     * the run then ends with `response` (or `error` then `response`, or `cancelled`).
+     */
+    const start = (
+      runId: string,
+      sessionId: string,
+      body: (emit: (event: AgentEvent) => Effect.Effect<void>) => Effect.Effect<TurnResult, unknown>
+    ) =>
+      Effect.gen(function* () {
+        const run: LiveRun = {
+          id: runId,
+          sessionId,
+          events: [],
+          unflushed: [],
+          pubsub: yield* PubSub.unbounded<SequencedEvent>(),
+          done: yield* Deferred.make<RunOutcome>(),
+          cancelRequested: false,
+          finished: false,
+          partialText: ""
+        }
+        live.set(runId, run)
+        const emit = (event: AgentEvent) =>
+          Effect.suspend(() => {
+            const item = { seq: run.events.length + 1, event }
+            run.events.push(item)
+            run.unflushed.push(item)
+            if (event.type === "assistant_text") run.partialText = event.text
+            return PubSub.publish(run.pubsub, item)
+          })
+        const finish = (exit: Exit.Exit<TurnResult, unknown>) =>
+          Effect.gen(function* () {
+            let outcome: RunOutcome
+            if (Exit.isSuccess(exit)) {
+              outcome = { _tag: "complete", result: exit.value }
+              yield* emit({
+                type: "response",
+                text: exit.value.text,
+                tools_used: exit.value.toolsUsed,
+                client_actions: exit.value.clientActions,
+                session_id: sessionId
+              })
+            } else if (Cause.isInterruptedOnly(exit.cause) && run.cancelRequested) {
+              outcome = { _tag: "cancelled", partial: run.partialText }
+              yield* emit({ type: "cancelled" })
+            } else {
+              const message = Cause.isInterruptedOnly(exit.cause)
+                ? "The server is shutting down; the run stopped before it finished"
+                : errorMessage(Cause.squash(exit.cause))
+              if (!Cause.isInterruptedOnly(exit.cause)) yield* Effect.logError("Agent run failed", exit.cause)
+              outcome = { _tag: "failed", message }
+              yield* emit({ type: "error", message })
+              yield* emit({ type: "response", text: run.partialText, tools_used: [], client_actions: [], session_id: sessionId })
+            }
+            // The last events and the run's end commit together.
+            yield* relaxedCommit(
+              Effect.zipRight(flush(run), sql`UPDATE runs SET status = ${outcome._tag}, finished_at = now() WHERE id = ${runId}`)
+            ).pipe(
+              Effect.retry({ times: 3 }),
+              Effect.catchAllCause((cause) => Effect.logError("Could not record the end of a run", cause))
+            )
+            run.finished = true
+            yield* Deferred.succeed(run.done, outcome)
+            yield* PubSub.shutdown(run.pubsub)
+            yield* Effect.sleep(keepFinished).pipe(
+              Effect.zipRight(Effect.sync(() => live.delete(runId))),
+              Effect.forkDaemon
+            )
+          })
+        yield* FiberMap.run(
+          fibers,
+          sessionId,
+          Effect.suspend(() => body(emit)).pipe(Effect.onExit(finish))
+        )
+        return run
+      })
+
+    /** The events of a run after `after`, then live ones until it ends; no gap, no duplicate. */
+    const events = (runId: string, after: number): Stream.Stream<SequencedEvent, SqlError> => {
+      const run = live.get(runId)
+      if (run) {
+        return Stream.unwrapScoped(
+          Effect.gen(function* () {
+            // Subscribe before the snapshot: an event published in between shows up in both and is
+            // dropped from the live side by its sequence number.
+            const subscription = yield* PubSub.subscribe(run.pubsub)
+            const snapshot = run.events.filter((item) => item.seq > after)
+            const last = snapshot.length > 0 ? snapshot[snapshot.length - 1]!.seq : after
+            const finished = snapshot.some((item) => isTerminal(item.event))
+            const replay = Stream.fromIterable(snapshot)
+            if (finished) return replay
+            const rest = Stream.fromQueue(subscription).pipe(
+              Stream.filter((item) => item.seq > last),
+              takeUntilTerminal
+            )
+            return Stream.concat(replay, rest)
+          })
+        )
+      }
+      return storedEvents(runId, after)
+    }
+
+    /** A run of another process (or a finished one): read from the database, polling while it runs. */
+    const storedEvents = (runId: string, after: number): Stream.Stream<SequencedEvent, SqlError> =>
+      Stream.paginateChunkEffect({ cursor: after, done: false }, (state) =>
+        Effect.gen(function* () {
+          if (state.done) return [Chunk.empty<SequencedEvent>(), Option.none()] as const
+          const all = yield* sql<{ seq: number; event: unknown }>`SELECT seq, event FROM run_events WHERE run_id = ${runId} ORDER BY seq`
+          const rebuilt = fromStored(all).filter((item) => item.seq > state.cursor)
+          const ended = rebuilt.some((item) => isTerminal(item.event))
+          if (ended) return [Chunk.fromIterable(rebuilt), Option.some({ cursor: state.cursor, done: true })] as const
+          const status = yield* sql<{ status: string }>`SELECT status FROM runs WHERE id = ${runId}`
+          if (status[0]?.status !== "running" && rebuilt.length === 0) {
+            return [Chunk.empty<SequencedEvent>(), Option.none()] as const
+          }
+          if (rebuilt.length === 0) yield* Effect.sleep(Duration.millis(250))
+          const cursor = rebuilt.length > 0 ? rebuilt[rebuilt.length - 1]!.seq : state.cursor
+          return [Chunk.fromIterable(rebuilt), Option.some({ cursor, done: false })] as const
+        })
+      )
+
+    const latestRun = (sessionId: string) =>
+      Effect.map(
+        sql<{ id: string }>`SELECT id FROM runs WHERE session_id = ${sessionId} ORDER BY created_at DESC LIMIT 1`,
+        (rows) => Option.fromNullable(rows[0]?.id)
+      )
+
+    const runExists = (runId: string, sessionId: string) =>
+      Effect.map(
+        sql<{ id: string }>`SELECT id FROM runs WHERE id = ${runId} AND session_id = ${sessionId}`,
+        (rows) => rows.length === 1
+      )
+
+    /** Cancels the session's run wherever it runs; answers whether there was one. */
+    const cancel = (sessionId: string) =>
+      Effect.gen(function* () {
+        if (yield* cancelLocal(sessionId)) return true
+        const rows = yield* sql<{ id: string }>`UPDATE runs SET cancel_requested = true
+          WHERE session_id = ${sessionId} AND status = 'running' RETURNING id`
+        return rows.length > 0
+      })
+
+    const awaitDone = (run: { readonly done: Deferred.Deferred<RunOutcome> }) => Deferred.await(run.done)
+
+    return { acquire, isBusy, start, events, latestRun, runExists, cancel, awaitDone, owner } as const
+  })
+}) {}
+
+const takeUntilTerminal = <E, R>(stream: Stream.Stream<SequencedEvent, E, R>) =>
+  Stream.takeUntil(stream, (item) => isTerminal(item.event))
+
+const errorMessage = (error: unknown): string => {
+  if (error && typeof error === "object") {
+    const tagged = error as { _tag?: string; detail?: unknown; message?: unknown }
+    if (tagged._tag === "LlmError" && typeof tagged.detail === "string") return `The model call failed: ${tagged.detail}`
+    if (typeof tagged.message === "string" && tagged.message) return tagged.message
+  }
+  return "The run failed"
+}

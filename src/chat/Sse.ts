@@ -1,0 +1,46 @@
+/**
+ * Server-Sent Events framing: each event is `id: <seq>` and `data: <json>` then a blank line; a
+ * `: keepalive` comment goes out every 15 s so proxies keep the connection open.
+ */
+import { HttpServerResponse } from "@effect/platform"
+import { Duration, Effect, Stream } from "effect"
+import type { SequencedEvent } from "../agent/Events.ts"
+
+export const keepaliveEvery = Duration.seconds(15)
+
+export const frame = (item: SequencedEvent) => `id: ${item.seq}\ndata: ${JSON.stringify(item.event)}\n\n`
+
+const encoder = new TextEncoder()
+
+/** An SSE response from a stream of events; a failure becomes a final `error` event. */
+export const response = <E>(events: Stream.Stream<SequencedEvent, E>, sessionId?: string) => {
+  let last = 0
+  const framed = events.pipe(
+    Stream.tap((item) => Effect.sync(() => (last = item.seq))),
+    Stream.map(frame),
+    Stream.catchAllCause((cause) =>
+      Stream.fromEffect(
+        Effect.as(
+          Effect.logError("Event stream failed", cause),
+          frame({ seq: last + 1, event: { type: "error", message: "The event stream failed" } })
+        )
+      )
+    )
+  )
+  const keepalive = Stream.tick(keepaliveEvery).pipe(
+    Stream.drop(1),
+    Stream.map(() => ": keepalive\n\n")
+  )
+  const body = Stream.merge(framed, keepalive, { haltStrategy: "left" }).pipe(Stream.map((text) => encoder.encode(text)))
+  return HttpServerResponse.stream(body, {
+    contentType: "text/event-stream",
+    headers: {
+      "cache-control": "no-cache",
+      "x-accel-buffering": "no",
+      ...(sessionId ? { "x-session-id": sessionId } : {})
+    }
+  })
+}
+
+/** A stream of one event, for answers that need no run (passive, queued). */
+export const single = (event: SequencedEvent["event"]) => Stream.make({ seq: 1, event } satisfies SequencedEvent)

@@ -1,0 +1,27 @@
+/** Starting an agent turn as a run: the one path both live chat and the task worker take. */
+import { Effect } from "effect"
+import { AgentLoop, type ExecutionConfig, type TurnInput } from "../agent/Loop.ts"
+import type { Bot } from "../bots/Model.ts"
+import { Runs } from "./Runs.ts"
+
+export interface TurnStart {
+  readonly runId: string
+  readonly sessionId: string
+  readonly clientId: string
+  readonly bot: Bot
+  readonly channel: TurnInput["channel"]
+  readonly userText: string | null
+  readonly attachments?: ReadonlyArray<unknown>
+  readonly modelOverride?: string | undefined
+  readonly executionConfig?: ExecutionConfig | undefined
+  readonly principal?: { readonly kind: string; readonly id: string } | undefined
+}
+
+export class Turns extends Effect.Service<Turns>()("cairn/Turns", {
+  effect: Effect.gen(function* () {
+    const runs = yield* Runs
+    const loop = yield* AgentLoop
+    const start = (turn: TurnStart) => runs.start(turn.runId, turn.sessionId, (emit) => loop.runTurn({ ...turn, emit }))
+    return { start } as const
+  })
+}) {}

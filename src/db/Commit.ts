@@ -1,0 +1,17 @@
+/**
+ * Relaxed commits: `synchronous_commit = off` for one transaction. PostgreSQL then acknowledges
+ * the commit before its WAL reaches the disk (it follows within ~0.6 s). The write still survives
+ * any crash of Cairn itself; only a crash of the PostgreSQL server in that window loses it. Used
+ * for bookkeeping on the hot path (run locks and events, the user's message before the model
+ * answers): the turn's final message is committed durably, and that flush carries every relaxed
+ * commit before it to the disk as well.
+ */
+import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+
+export const relaxed =
+  (sql: SqlClient.SqlClient, backend: "pglite" | "postgres") =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+    // PGlite runs with fsync off: every commit is already as cheap as a relaxed one.
+    backend === "pglite" ? effect : sql.withTransaction(Effect.zipRight(sql`SET LOCAL synchronous_commit TO OFF`, effect))

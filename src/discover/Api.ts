@@ -1,0 +1,28 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../auth/Middleware.ts"
+import { RequiredScope } from "../auth/RequiredScope.ts"
+import { AUTHENTICATED } from "../auth/Scopes.ts"
+import { queryParams } from "../http/Params.ts"
+import { EndpointEntry, ScopeCatalogue } from "./Model.ts"
+
+export class DiscoverApi extends HttpApiGroup.make("discover")
+  .add(
+    HttpApiEndpoint.get("discover", "/discover")
+      .setUrlParams(queryParams({ detail: Schema.optional(Schema.BooleanFromString) }))
+      .addSuccess(Schema.Array(EndpointEntry))
+      .annotate(RequiredScope, AUTHENTICATED)
+      .annotate(
+        OpenApi.Description,
+        "The endpoints the caller's credentials may use (method, path, description, scope); with detail=true a markdown API reference of them instead (text/markdown)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("scopes", "/scopes")
+      .addSuccess(ScopeCatalogue)
+      .annotate(RequiredScope, AUTHENTICATED)
+      .annotate(OpenApi.Description, "The scope catalogue: groups with descriptions, implications and presets")
+  )
+  .middleware(Authentication)
+  .prefix("/api/v1")
+  .annotate(OpenApi.Title, "Discovery") {}

@@ -1,0 +1,47 @@
+import { HttpApiBuilder, HttpServerResponse, OpenApi } from "@effect/platform"
+import { Effect } from "effect"
+import { CairnApi } from "../Api.ts"
+import { Principal } from "../auth/Principal.ts"
+import { AUTHENTICATED, expandScopes, grants, memberScopes, presets, PUBLIC, scopeGroups, allScopes } from "../auth/Scopes.ts"
+import { EndpointCatalogue, type CatalogueEntry } from "../http/Catalogue.ts"
+import { EndpointEntry, ScopeCatalogue } from "./Model.ts"
+import { renderReference } from "./Reference.ts"
+
+const implications = allScopes
+  .map((scope) => ({ scope, implies: [...expandScopes([scope])].filter((s) => s !== scope) }))
+  .filter((entry) => entry.implies.length > 0)
+
+const scopeCatalogue = new ScopeCatalogue({
+  groups: scopeGroups.map((group) => ({ name: group.name, scopes: group.scopes.map((s) => ({ ...s })) })),
+  implications: [{ scope: "admin", implies: allScopes.filter((s) => s !== "admin") }, ...implications],
+  presets: presets.map((preset) => ({ ...preset })),
+  member_scopes: memberScopes
+})
+
+export const DiscoverHttpLive = HttpApiBuilder.group(CairnApi, "discover", (handlers) =>
+  Effect.gen(function* () {
+    const catalogue = yield* EndpointCatalogue
+    const spec = OpenApi.fromApi(CairnApi)
+    const usable = (scopes: ReadonlySet<string>): ReadonlyArray<CatalogueEntry> =>
+      catalogue.entries.filter(
+        (entry) => entry.scope === PUBLIC || entry.scope === AUTHENTICATED || grants(scopes, entry.scope)
+      )
+    return handlers
+      .handle("discover", ({ urlParams }) =>
+        Effect.map(Principal, (principal) => {
+          const entries = usable(principal.scopes)
+          if (urlParams.detail === true) {
+            // The markdown reference replaces the JSON list; returned as a raw response.
+            return HttpServerResponse.text(renderReference(spec, entries), {
+              contentType: "text/markdown; charset=utf-8"
+            }) as unknown as ReadonlyArray<EndpointEntry>
+          }
+          return entries.map(
+            (entry) =>
+              new EndpointEntry({ method: entry.method, path: entry.path, description: entry.description, scope: entry.scope })
+          )
+        })
+      )
+      .handle("scopes", () => Effect.succeed(scopeCatalogue))
+  })
+)

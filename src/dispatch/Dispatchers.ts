@@ -1,0 +1,135 @@
+/**
+ * The dispatcher registry and result delivery. Built-ins are registered at construction;
+ * integrations add theirs with `register(type, dispatcher)` (checked against the contract, see
+ * Contract.ts). When a task finishes, `deliver(taskId)` takes the delivery (a lease in the
+ * database, so one process delivers it), calls the dispatcher of its dispatch_type, and retries
+ * failures with exponential backoff; the outcome is recorded on the task (delivery_status,
+ * delivery_error, delivery_attempts) and never changes the task's own status.
+ */
+import { Config, Duration, Effect, Option } from "effect"
+import { Injector } from "../tasks/Injection.ts"
+import { TasksRepo, type TaskRow } from "../tasks/Repo.ts"
+import { Tasks } from "../tasks/Tasks.ts"
+import { internalDispatcher, noneDispatcher, slackDispatcher, webhookDispatcher } from "./Builtins.ts"
+import { checkDispatcher } from "./Contract.ts"
+import type { Dispatcher, DispatcherContractError, DispatchTask, PostMessageOptions } from "./Model.ts"
+import { allowList, WebhookRefused } from "./Webhook.ts"
+
+const dispatchSettings = Config.all({
+  slackApiBaseUrl: Config.string("SLACK_API_BASE_URL").pipe(Config.withDefault("https://slack.com/api")),
+  webhookAllowedHosts: Config.string("WEBHOOK_ALLOWED_HOSTS").pipe(Config.withDefault("")),
+  webhookTimeoutMs: Config.integer("WEBHOOK_TIMEOUT_MS").pipe(Config.withDefault(10_000)),
+  maxAttempts: Config.integer("DISPATCH_MAX_ATTEMPTS").pipe(Config.withDefault(5)),
+  retryBaseMs: Config.integer("DISPATCH_RETRY_BASE_MS").pipe(Config.withDefault(1_000))
+})
+
+export const builtinTypes = ["chatplatform", "webhook", "internal", "none"] as const
+
+const errorText = (error: unknown) =>
+  (error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error)).slice(0, 1000)
+
+export class Dispatchers extends Effect.Service<Dispatchers>()("cairn/Dispatchers", {
+  effect: Effect.gen(function* () {
+    const settings = yield* dispatchSettings
+    const repo = yield* TasksRepo
+    const tasks = yield* Tasks
+    const injector = yield* Injector
+    const runtime = yield* Effect.runtime<never>()
+    const builtin = {
+      slackApiBaseUrl: settings.slackApiBaseUrl,
+      webhookAllowed: allowList(settings.webhookAllowedHosts.split(",")),
+      webhookTimeoutMs: settings.webhookTimeoutMs
+    }
+    const registry = new Map<string, Dispatcher>([
+      ["chatplatform", slackDispatcher(builtin)],
+      ["webhook", webhookDispatcher(builtin)],
+      ["internal", internalDispatcher(injector, runtime)],
+      ["none", noneDispatcher]
+    ])
+
+    /**
+     * Registers (or replaces) the dispatcher of a dispatch type. Fails with a
+     * DispatcherContractError, and registers nothing, when the dispatcher breaks the contract.
+     */
+    const register = (type: string, dispatcher: unknown) =>
+      Effect.try({
+        try: () => void registry.set(type, checkDispatcher(type, dispatcher)),
+        catch: (error) => error as DispatcherContractError
+      })
+
+    const get = (type: string) => Option.fromNullable(registry.get(type))
+    const types = () => [...registry.keys()]
+
+    /** A message outside a task (delegation, heartbeat) through a dispatch type; false when it was not posted. */
+    const postMessage = (type: string, dispatchConfig: Record<string, unknown>, text: string, options: PostMessageOptions = {}) =>
+      Effect.gen(function* () {
+        const dispatcher = registry.get(type)
+        if (!dispatcher) return false
+        const config = tasks.openDispatchConfig(dispatchConfig)
+        return yield* Effect.tryPromise(async () => dispatcher.postMessage(config, text, { replyInThread: true, ...options })).pipe(
+          Effect.catchAll((error) => Effect.as(Effect.logWarning(`postMessage through ${type} failed: ${errorText(error.cause)}`), false))
+        )
+      })
+
+    const toDispatchTask = (row: TaskRow): DispatchTask => ({
+      id: row.id,
+      status: row.status as "complete" | "failed",
+      bot_id: row.bot_id,
+      session_id: row.session_id,
+      channel_id: row.channel_id,
+      source: row.source,
+      prompt: row.prompt,
+      result: row.result,
+      error: row.error,
+      dispatch_type: row.dispatch_type,
+      dispatch_config: tasks.openDispatchConfig(row.dispatch_config)
+    })
+
+    const attempt = (row: TaskRow) =>
+      Effect.suspend(() => {
+        const dispatcher = registry.get(row.dispatch_type)
+        if (!dispatcher) return Effect.fail(new Error(`No dispatcher is registered for dispatch_type "${row.dispatch_type}"`))
+        return Effect.tryPromise({
+          try: async () =>
+            dispatcher.deliver(
+              toDispatchTask(row),
+              row.result ?? "",
+              row.client_actions.length > 0 ? row.client_actions : null,
+              { source: row.source }
+            ),
+          catch: (error) => (error instanceof Error ? error : new Error(errorText(error)))
+        })
+      })
+
+    /**
+     * Delivers a finished task's result, retrying with backoff up to DISPATCH_MAX_ATTEMPTS. Does
+     * nothing when another process holds the delivery or it is not pending.
+     */
+    const deliver = (taskId: string) =>
+      Effect.gen(function* () {
+        const leaseSeconds = Math.ceil((settings.webhookTimeoutMs + settings.retryBaseMs * 2 ** settings.maxAttempts) / 1000) + 5
+        const row = yield* repo.claimDelivery(taskId, leaseSeconds)
+        if (!row) return
+        for (let n = 1; ; n++) {
+          const exit = yield* Effect.either(attempt(row))
+          if (exit._tag === "Right") return yield* repo.recordDeliveryAttempt(taskId, "delivered", null)
+          // A refused target stays refused: retrying it only delays the verdict.
+          const last = n >= settings.maxAttempts || exit.left instanceof WebhookRefused
+          const message = errorText(exit.left)
+          yield* repo.recordDeliveryAttempt(taskId, last ? "failed" : "pending", message)
+          yield* Effect.logWarning(`Delivery of task ${taskId} through ${row.dispatch_type} failed (attempt ${n}): ${message}`)
+          if (last) return
+          yield* Effect.sleep(Duration.millis(settings.retryBaseMs * 2 ** (n - 1)))
+          yield* repo.extendDelivery(taskId, leaseSeconds)
+        }
+      }).pipe(Effect.catchAllCause((cause) => Effect.logError(`Delivery of task ${taskId} could not run`, cause)))
+
+    /** Picks up deliveries a dead process left pending. */
+    const deliverOrphans = Effect.flatMap(repo.orphanedDeliveries(20), (ids) =>
+      Effect.forEach(ids, deliver, { concurrency: 4, discard: true })
+    )
+
+    return { register, get, types, postMessage, deliver, deliverOrphans } as const
+  }),
+  dependencies: [TasksRepo.Default]
+}) {}

@@ -1,0 +1,53 @@
+/**
+ * The dispatcher contract: how a finished task's result reaches its destination. The spec's
+ * `deliver(task, result, client_actions, extra_metadata)` and `post_message(dispatch_config, text,
+ * *, bot_id, reply_in_thread=True, username, icon_emoji, icon_url, client_actions, extra_metadata)`
+ * in TypeScript: keyword-only parameters become one options object.
+ */
+
+/** What a dispatcher sees of a task (secrets in `dispatch_config` are in the clear here). */
+export interface DispatchTask {
+  readonly id: string
+  readonly status: "complete" | "failed"
+  readonly bot_id: string
+  readonly session_id: string
+  readonly channel_id: string | null
+  readonly source: string
+  readonly prompt: string
+  readonly result: string | null
+  readonly error: string | null
+  readonly dispatch_type: string
+  readonly dispatch_config: Record<string, unknown>
+}
+
+export interface PostMessageOptions {
+  readonly botId?: string | undefined
+  /** Default true. */
+  readonly replyInThread?: boolean | undefined
+  readonly username?: string | undefined
+  readonly iconEmoji?: string | undefined
+  readonly iconUrl?: string | undefined
+  readonly clientActions?: ReadonlyArray<unknown> | null | undefined
+  readonly extraMetadata?: Record<string, unknown> | null | undefined
+}
+
+export interface Dispatcher {
+  /** Called when a task of this dispatch type finishes. A throw or rejection is a failed delivery (retried). */
+  readonly deliver: (
+    task: DispatchTask,
+    result: string,
+    clientActions: ReadonlyArray<unknown> | null,
+    extraMetadata: Record<string, unknown> | null
+  ) => void | Promise<void>
+  /** A message outside a task's result (delegation, heartbeat); answers whether it was posted. */
+  readonly postMessage: (
+    dispatchConfig: Record<string, unknown>,
+    text: string,
+    options: PostMessageOptions
+  ) => boolean | Promise<boolean>
+}
+
+/** A dispatcher that does not meet the contract; raised at registration. */
+export class DispatcherContractError extends Error {
+  readonly _tag = "DispatcherContractError"
+}

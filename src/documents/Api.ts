@@ -1,0 +1,47 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../auth/Middleware.ts"
+import { RequiredScope } from "../auth/RequiredScope.ts"
+import { ErrorResponses } from "../http/Errors.ts"
+import { Document, DocumentCreate, DocumentDeleted, DocumentPath, SearchQuery, SearchResult } from "./Model.ts"
+
+export class DocumentsApi extends HttpApiGroup.make("documents")
+  .add(
+    HttpApiEndpoint.post("create", "/documents")
+      .setPayload(DocumentCreate)
+      .addSuccess(Document, { status: 201 })
+      .addError(ErrorResponses.badGateway)
+      .annotate(RequiredScope, "documents:write")
+      .annotate(
+        OpenApi.Description,
+        "Store a document: it is split into overlapping chunks, embedded and indexed for full-text search in one transaction"
+      )
+  )
+  // Declared before /documents/:id; the router prefers the static segment in any case.
+  .add(
+    HttpApiEndpoint.get("search", "/documents/search")
+      .setUrlParams(SearchQuery)
+      .addSuccess(Schema.Array(SearchResult))
+      .annotate(RequiredScope, "documents:read")
+      .annotate(
+        OpenApi.Description,
+        "Documents matching `q`, best first: vector similarity fused with full-text search by reciprocal rank (`score`), with the cosine `similarity` and the best chunk as `snippet`"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/documents/:id")
+      .setPath(DocumentPath)
+      .addSuccess(Document)
+      .annotate(RequiredScope, "documents:read")
+      .annotate(OpenApi.Description, "One document")
+  )
+  .add(
+    HttpApiEndpoint.del("remove", "/documents/:id")
+      .setPath(DocumentPath)
+      .addSuccess(DocumentDeleted)
+      .annotate(RequiredScope, "documents:write")
+      .annotate(OpenApi.Description, "Delete a document with its chunks and embeddings")
+  )
+  .middleware(Authentication)
+  .prefix("/api/v1")
+  .annotate(OpenApi.Title, "Documents") {}

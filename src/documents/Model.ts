@@ -1,0 +1,72 @@
+/** Schemas of the documents domain: the create body, the stored document, search results. */
+import { Schema } from "effect"
+import { body, pathParams, queryParams } from "../http/Params.ts"
+
+const NonBlank = (max: number) =>
+  Schema.String.pipe(
+    Schema.filter((value) => value.trim().length > 0, { message: () => "Must not be blank" }),
+    Schema.maxLength(max)
+  )
+
+/** Large enough for a long report; larger belongs in workspace files, not in one embedding job. */
+export const MAX_CONTENT_CHARS = 1_000_000
+
+export const DocumentCreate = body({
+  title: NonBlank(1_000),
+  content: NonBlank(MAX_CONTENT_CHARS),
+  integration_id: NonBlank(200),
+  session_id: Schema.optional(Schema.NullOr(Schema.UUID)),
+  metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+})
+export type DocumentCreate = typeof DocumentCreate.Type
+
+export class Document extends Schema.Class<Document>("Document")({
+  id: Schema.UUID,
+  title: Schema.String,
+  content: Schema.String,
+  integration_id: Schema.String,
+  session_id: Schema.NullOr(Schema.UUID),
+  metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  chunk_count: Schema.Int,
+  created_at: Schema.DateTimeUtc
+}) {}
+
+export class SearchResult extends Schema.Class<SearchResult>("DocumentSearchResult")({
+  id: Schema.UUID,
+  title: Schema.String,
+  content: Schema.String,
+  integration_id: Schema.String,
+  session_id: Schema.NullOr(Schema.UUID),
+  metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  created_at: Schema.DateTimeUtc,
+  /** Reciprocal-rank-fusion score of the vector and full-text rankings; higher is better. */
+  score: Schema.Number,
+  /** Cosine similarity of the best chunk to the query; null when only full text found it. */
+  similarity: Schema.NullOr(Schema.Number),
+  /** The best-matching chunk. */
+  snippet: Schema.String
+}) {}
+
+export class DocumentDeleted extends Schema.Class<DocumentDeleted>("DocumentDeleted")({
+  id: Schema.UUID,
+  deleted: Schema.Literal(true)
+}) {}
+
+export const MAX_SEARCH_LIMIT = 100
+export const DEFAULT_SEARCH_LIMIT = 10
+
+export const SearchQuery = queryParams({
+  q: NonBlank(2_000),
+  integration_id: Schema.optional(Schema.String),
+  limit: Schema.optional(
+    Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, MAX_SEARCH_LIMIT))
+  )
+})
+
+export const DocumentPath = pathParams({ id: Schema.UUID })
+
+export interface SearchInput {
+  readonly q: string
+  readonly integration_id?: string | undefined
+  readonly limit?: number | undefined
+}

@@ -1,0 +1,208 @@
+/** SQL for documents and their chunks: storage, the two search legs and re-embedding. */
+import { SqlClient } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
+import { Effect } from "effect"
+import { toPgArray, toPgVector } from "../embeddings/Vector.ts"
+import type { ChunkHit, VectorHit } from "./Ranking.ts"
+
+export interface DocumentRow {
+  readonly id: string
+  readonly integration_id: string
+  readonly session_id: string | null
+  readonly title: string
+  readonly content: string
+  readonly metadata: Record<string, unknown>
+  readonly created_at: Date
+  readonly chunk_count: number
+}
+
+export interface NewDocument {
+  readonly title: string
+  readonly content: string
+  readonly integrationId: string
+  readonly sessionId: string | null
+  readonly metadata: Readonly<Record<string, unknown>>
+}
+
+export interface NewChunk {
+  readonly content: string
+  readonly embedding: ReadonlyArray<number>
+}
+
+export interface PendingChunk {
+  readonly document_id: string
+  readonly ordinal: number
+  readonly title: string
+  readonly content: string
+}
+
+/** pgvector's HNSW index takes up to 2000 dimensions; larger vectors are searched exactly. */
+export const MAX_INDEXED_DIMENSION = 2000
+
+/** Chunk rows per INSERT: nine parameters each, far below PostgreSQL's 65535. */
+const INSERT_ROWS = 500
+
+/** The text embedded for a chunk: its title gives a short chunk its context. */
+export const embeddingInput = (title: string, chunk: string): string => `${title}\n${chunk}`
+
+export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/DocumentsRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    // Dimensions are integers we computed, never input; the typmod has to be a literal anyway.
+    const dim = (dimension: number) => sql.literal(String(Math.trunc(dimension)))
+    const inIntegration = (integrationId: string | undefined): Fragment =>
+      integrationId === undefined ? sql.literal("") : sql`AND c.integration_id = ${integrationId}`
+
+    const documentColumns = sql.literal(
+      "d.id, d.integration_id, d.session_id, d.title, d.content, d.metadata, d.created_at, " +
+        "(SELECT count(*)::int FROM document_chunks k WHERE k.document_id = d.id) AS chunk_count"
+    )
+
+    return {
+      /** Whether the pgvector extension is installed in this database. */
+      hasPgvector: sql<{ installed: boolean }>`
+        SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector') AS installed`.pipe(
+        Effect.map((rows) => rows[0]?.installed === true)
+      ),
+
+      /** The HNSW cosine index for one dimension (a partial expression index over the real[] column). */
+      ensureIndex: (dimension: number) =>
+        sql`CREATE INDEX IF NOT EXISTS ${sql.literal(`document_chunks_hnsw_${Math.trunc(dimension)}`)}
+            ON document_chunks USING hnsw ((embedding::vector(${dim(dimension)})) vector_cosine_ops)
+            WHERE dimension = ${dim(dimension)}`.pipe(Effect.asVoid),
+
+      /** The document, its chunks and their embeddings, in one transaction. */
+      insert: (document: NewDocument, chunks: ReadonlyArray<NewChunk>, model: string) =>
+        sql.withTransaction(
+          Effect.gen(function* () {
+            const [row] = yield* sql<{ id: string }>`
+              INSERT INTO documents (integration_id, session_id, title, content, metadata)
+              VALUES (${document.integrationId}, ${document.sessionId}, ${document.title}, ${document.content},
+                      ${JSON.stringify(document.metadata)}::jsonb)
+              RETURNING id`
+            const id = row!.id
+            const rows = chunks.map(
+              (chunk, ordinal) =>
+                sql`(${id}, ${ordinal}, ${document.integrationId}, ${chunk.content},
+                     setweight(to_tsvector('english', ${document.title}), 'A') || to_tsvector('english', ${chunk.content}),
+                     ${toPgArray(chunk.embedding)}::real[], ${model}, ${chunk.embedding.length})`
+            )
+            // Multi-row statements (round trips dominate on PGlite), within the parameter limit.
+            for (let start = 0; start < rows.length; start += INSERT_ROWS) {
+              yield* sql`INSERT INTO document_chunks
+                  (document_id, ordinal, integration_id, content, search, embedding, embedding_model, dimension)
+                  VALUES ${sql.join(",", false)(rows.slice(start, start + INSERT_ROWS))}`
+            }
+            return id
+          })
+        ),
+
+      get: (id: string) =>
+        sql<DocumentRow>`SELECT ${documentColumns} FROM documents d WHERE d.id = ${id}`.pipe(
+          Effect.map((rows) => rows[0])
+        ),
+
+      getMany: (ids: ReadonlyArray<string>) =>
+        ids.length === 0
+          ? Effect.succeed([] as ReadonlyArray<DocumentRow>)
+          : sql<DocumentRow>`SELECT ${documentColumns} FROM documents d WHERE d.id IN ${sql.in(ids)}`,
+
+      /** Deletes the document; its chunks and embeddings go with it (ON DELETE CASCADE). */
+      remove: (id: string) =>
+        sql<{ id: string }>`DELETE FROM documents WHERE id = ${id} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)),
+
+      /** Nearest chunks through the HNSW index of this dimension. */
+      vectorIndexed: (query: ReadonlyArray<number>, model: string, integrationId: string | undefined, limit: number) => {
+        const d = dim(query.length)
+        const literal = toPgVector(query)
+        return sql.withTransaction(
+          Effect.gen(function* () {
+            // A filter (integration, model) is applied after the index scan; the iterative scan keeps
+            // going until enough rows pass it instead of returning fewer than asked.
+            // SET LOCAL, both in one round trip.
+            yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
+                              set_config('hnsw.ef_search', ${String(Math.min(1000, Math.max(40, limit)))}, true)`
+            return yield* sql<VectorHit & { document_id: string }>`
+              SELECT c.document_id, c.ordinal, c.content,
+                     1 - (c.embedding::vector(${d}) <=> ${literal}::vector(${d})) AS similarity
+              FROM document_chunks c
+              WHERE c.dimension = ${d} AND c.embedding_model = ${model} ${inIntegration(integrationId)}
+              ORDER BY c.embedding::vector(${d}) <=> ${literal}::vector(${d})
+              LIMIT ${limit}`
+          })
+        ).pipe(Effect.map(toVectorHits))
+      },
+
+      /** Nearest chunks by a full scan, no extension needed: vectors are unit length, so cosine = dot. */
+      vectorExact: (query: ReadonlyArray<number>, model: string, integrationId: string | undefined, limit: number) =>
+        sql<{ document_id: string; ordinal: number; content: string; similarity: number }>`
+          SELECT c.document_id, c.ordinal, c.content,
+                 (SELECT sum(a * b) FROM unnest(c.embedding, ${toPgArray(query)}::real[]) AS t(a, b)) AS similarity
+          FROM document_chunks c
+          WHERE c.dimension = ${query.length} AND c.embedding_model = ${model} ${inIntegration(integrationId)}
+          ORDER BY similarity DESC
+          LIMIT ${limit}`.pipe(Effect.map(toVectorHits)),
+
+      /**
+       * Chunks containing every word of the query (web-search syntax: "a phrase", or, -word), best
+       * first. All words, not any: without IDF weights a match on one everyday word is noise, and
+       * the vector leg already ranks loose matches; this leg is for names, codes and exact terms.
+       */
+      text: (q: string, integrationId: string | undefined, limit: number) =>
+        sql<{ document_id: string; ordinal: number; content: string }>`
+          SELECT c.document_id, c.ordinal, c.content
+          FROM document_chunks c, (SELECT websearch_to_tsquery('english', ${q}) AS query) q
+          WHERE c.search @@ q.query ${inIntegration(integrationId)}
+          ORDER BY ts_rank(c.search, q.query, 1) DESC, c.document_id, c.ordinal
+          LIMIT ${limit}`.pipe(
+          Effect.map((rows): Array<ChunkHit> =>
+            rows.map((row) => ({ documentId: row.document_id, ordinal: row.ordinal, content: row.content }))
+          )
+        ),
+
+      /** Chunks whose vector another model made (or that have none yet), oldest documents first. */
+      pendingReembed: (model: string, limit: number) =>
+        sql<PendingChunk>`
+          SELECT c.document_id, c.ordinal, d.title, c.content
+          FROM document_chunks c JOIN documents d ON d.id = c.document_id
+          WHERE c.embedding_model <> ${model}
+          ORDER BY d.created_at, c.document_id, c.ordinal
+          LIMIT ${limit}`,
+
+      countPending: (model: string) =>
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM document_chunks WHERE embedding_model <> ${model}`.pipe(
+          Effect.map((rows) => rows[0]?.n ?? 0)
+        ),
+
+      updateEmbeddings: (
+        updates: ReadonlyArray<{ readonly documentId: string; readonly ordinal: number; readonly embedding: ReadonlyArray<number> }>,
+        model: string
+      ) =>
+        sql.withTransaction(
+          Effect.forEach(
+            updates,
+            (update) =>
+              sql`UPDATE document_chunks
+                  SET embedding = ${toPgArray(update.embedding)}::real[], embedding_model = ${model},
+                      dimension = ${update.embedding.length}
+                  WHERE document_id = ${update.documentId} AND ordinal = ${update.ordinal}`,
+            { discard: true }
+          )
+        )
+    }
+  })
+}) {}
+
+const toVectorHits = (
+  rows: ReadonlyArray<{ document_id: string; ordinal: number; content: string; similarity: number | string }>
+): Array<VectorHit> =>
+  rows
+    .map((row) => ({
+      documentId: row.document_id,
+      ordinal: row.ordinal,
+      content: row.content,
+      similarity: Number(row.similarity)
+    }))
+    // The iterative scan's relaxed order may return neighbours slightly out of order.
+    .sort((a, b) => b.similarity - a.similarity)

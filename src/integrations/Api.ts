@@ -1,0 +1,109 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../auth/Middleware.ts"
+import { RequiredScope } from "../auth/RequiredScope.ts"
+import { body, pathParams } from "../http/Params.ts"
+
+const Json = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const idPath = pathParams({ id: Schema.String })
+
+export class IntegrationSummary extends Schema.Class<IntegrationSummary>("IntegrationSummary")({
+  id: Schema.String,
+  name: Schema.String,
+  version: Schema.NullOr(Schema.String),
+  status: Schema.Literal("ready", "partial", "not_configured", "failed"),
+  parts: Schema.Array(Schema.String),
+  error: Schema.NullOr(Schema.String),
+  dir: Schema.String,
+  overrides: Schema.Array(Schema.String),
+  metadata: Schema.NullOr(Schema.Struct({ integration_type: Schema.String, client_id_prefix: Schema.String }))
+}) {}
+
+export class SettingView extends Schema.Class<SettingView>("IntegrationSettingView")({
+  key: Schema.String,
+  value: Schema.NullOr(Schema.String),
+  is_set: Schema.Boolean,
+  source: Schema.Literal("stored", "environment", "default", "unset"),
+  secret: Schema.Boolean,
+  required: Schema.Boolean,
+  description: Schema.String
+}) {}
+
+export class IntegrationSettingsView extends Schema.Class<IntegrationSettingsView>("IntegrationSettingsView")({
+  integration_id: Schema.String,
+  status: Schema.Literal("ready", "partial", "not_configured"),
+  settings: Schema.Array(SettingView)
+}) {}
+
+export class ToolView extends Schema.Class<ToolView>("ToolView")({
+  name: Schema.String,
+  description: Schema.String,
+  parameters: Json,
+  source: Schema.String
+}) {}
+
+export class ToolResult extends Schema.Class<ToolResult>("ToolResult")({
+  name: Schema.String,
+  result: Schema.String,
+  is_error: Schema.Boolean,
+  duration_ms: Schema.Number
+}) {}
+
+export class IntegrationsApi extends HttpApiGroup.make("integrations")
+  .add(
+    HttpApiEndpoint.get("list", "/api/v1/admin/integrations")
+      .addSuccess(Schema.Struct({ integrations: Schema.Array(IntegrationSummary) }))
+      .annotate(RequiredScope, "settings:read")
+      .annotate(OpenApi.Description, "Integrations found at startup: parts, configuration status, load errors")
+  )
+  .add(
+    HttpApiEndpoint.get("sidebar", "/api/v1/admin/integrations/sidebar-sections")
+      .addSuccess(Schema.Struct({ sections: Schema.Array(Schema.Unknown) }))
+      .annotate(RequiredScope, "settings:read")
+      .annotate(OpenApi.Description, "The sidebar sections declared by integrations")
+  )
+  .add(
+    HttpApiEndpoint.get("getSettings", "/api/v1/admin/integrations/:id/settings")
+      .setPath(idPath)
+      .addSuccess(IntegrationSettingsView)
+      .annotate(RequiredScope, "settings:read")
+      .annotate(OpenApi.Description, "An integration's settings; secrets are masked")
+  )
+  .add(
+    HttpApiEndpoint.put("putSettings", "/api/v1/admin/integrations/:id/settings")
+      .setPath(idPath)
+      .setPayload(Json)
+      .addSuccess(IntegrationSettingsView)
+      .annotate(RequiredScope, "settings:write")
+      .annotate(OpenApi.Description, "Store settings (null or \"\" forgets one; a masked secret sent back is kept)")
+  )
+  .add(
+    HttpApiEndpoint.get("process", "/api/v1/admin/integrations/:id/process")
+      .setPath(idPath)
+      .addSuccess(Schema.Unknown)
+      .annotate(RequiredScope, "settings:read")
+      .annotate(OpenApi.Description, "The state of an integration's background process")
+  )
+  .add(
+    HttpApiEndpoint.get("tools", "/api/v1/admin/tools")
+      .addSuccess(Schema.Struct({ tools: Schema.Array(ToolView) }))
+      .annotate(RequiredScope, "tools:read")
+      .annotate(OpenApi.Description, "Every tool bots can be given, core and from integrations")
+  )
+  .add(
+    HttpApiEndpoint.post("execute", "/api/v1/admin/tools/:name/execute")
+      .setPath(pathParams({ name: Schema.String }))
+      .setPayload(
+        body({
+          arguments: Schema.optionalWith(Json, { default: () => ({}) }),
+          bot_id: Schema.optionalWith(Schema.String, { default: () => "default" }),
+          session_id: Schema.optional(Schema.String),
+          channel_id: Schema.optional(Schema.String)
+        })
+      )
+      .addSuccess(ToolResult)
+      .annotate(RequiredScope, "tools:execute")
+      .annotate(OpenApi.Description, "Run a tool directly with the given arguments")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Integrations and tools") {}

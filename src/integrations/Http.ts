@@ -1,0 +1,112 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { ToolRegistry } from "../agent/Tools.ts"
+import { CairnApi } from "../Api.ts"
+import { NotFound } from "../http/Errors.ts"
+import { orInternal } from "../http/Internal.ts"
+import { IntegrationSettingsView, IntegrationSummary, SettingView, ToolResult, ToolView } from "./Api.ts"
+import { Integrations, type IntegrationState } from "./Integrations.ts"
+import { ProcessManager } from "./Processes.ts"
+import { IntegrationSettings, shown, statusOf, type ResolvedSetting } from "./Settings.ts"
+
+export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations", (handlers) =>
+  Effect.gen(function* () {
+    const integrations = yield* Integrations
+    const settings = yield* IntegrationSettings
+    const processes = yield* ProcessManager
+    const tools = yield* ToolRegistry
+
+    const loadedOr404 = (id: string) =>
+      Option.match(integrations.get(id), {
+        onNone: () => Effect.fail(new NotFound({ detail: `Integration not found: ${id}` })),
+        onSome: (state) =>
+          state.loaded ? Effect.succeed(state.loaded) : Effect.fail(new NotFound({ detail: `Integration ${id} failed to load: ${state.error}` }))
+      })
+
+    const view = (id: string, resolved: ReadonlyArray<ResolvedSetting>) =>
+      new IntegrationSettingsView({
+        integration_id: id,
+        status: statusOf(resolved),
+        settings: resolved.map((s) => new SettingView(shown(s)))
+      })
+
+    const summary = (state: IntegrationState) =>
+      Effect.gen(function* () {
+        const resolved = state.loaded ? yield* settings.resolve(state.id, state.loaded.manifest) : []
+        return new IntegrationSummary({
+          id: state.id,
+          name: state.loaded?.name ?? state.id,
+          version: state.loaded?.version ?? null,
+          status: state.loaded ? statusOf(resolved) : "failed",
+          parts: state.parts,
+          error: state.error,
+          dir: state.dir,
+          overrides: state.overrides,
+          metadata: state.metadata
+            ? { integration_type: state.metadata.integration_type, client_id_prefix: state.metadata.client_id_prefix }
+            : null
+        })
+      })
+
+    return handlers
+      .handle("list", () =>
+        Effect.forEach(integrations.list(), summary).pipe(
+          Effect.map((list) => ({ integrations: list })),
+          orInternal
+        )
+      )
+      .handle("sidebar", () => Effect.succeed({ sections: integrations.sidebarSections() }))
+      .handle("getSettings", ({ path }) =>
+        Effect.gen(function* () {
+          const integration = yield* loadedOr404(path.id)
+          return view(path.id, yield* settings.resolve(path.id, integration.manifest))
+        }).pipe(orInternal)
+      )
+      .handle("putSettings", ({ path, payload }) =>
+        Effect.gen(function* () {
+          const integration = yield* loadedOr404(path.id)
+          return view(path.id, yield* settings.update(path.id, integration.manifest, payload))
+        }).pipe(orInternal)
+      )
+      .handle("process", ({ path }) =>
+        Option.match(processes.status(path.id), {
+          onNone: () => Effect.fail(new NotFound({ detail: `Integration not found: ${path.id}` })),
+          onSome: (status) => Effect.succeed({ integration_id: path.id, ...status })
+        })
+      )
+      .handle("tools", () =>
+        Effect.succeed({
+          tools: tools.list().map(
+            (tool) =>
+              new ToolView({
+                name: tool.schema.function.name,
+                description: tool.schema.function.description ?? "",
+                parameters: tool.schema.function.parameters,
+                source: tool.source
+              })
+          )
+        })
+      )
+      .handle("execute", ({ path, payload }) =>
+        Effect.gen(function* () {
+          if (!tools.get(path.name)) return yield* new NotFound({ detail: `Tool not found: ${path.name}` })
+          const started = Date.now()
+          const outcome = yield* Effect.either(
+            tools.execute(path.name, payload.arguments, {
+              botId: payload.bot_id,
+              sessionId: payload.session_id ?? "",
+              channelId: payload.channel_id ?? null,
+              clientId: "admin",
+              correlationId: crypto.randomUUID()
+            })
+          )
+          return new ToolResult({
+            name: path.name,
+            result: outcome._tag === "Right" ? outcome.right : `Error: ${outcome.left.message}`,
+            is_error: outcome._tag === "Left",
+            duration_ms: Date.now() - started
+          })
+        })
+      )
+  })
+)

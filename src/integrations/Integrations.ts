@@ -1,0 +1,176 @@
+/**
+ * The integrations of this server: discovered and loaded at startup, their tools, skills, hooks
+ * and dispatchers registered, their routes turned into API groups. An integration that fails to
+ * load (or whose registration throws) is logged and left out; the server starts without it.
+ */
+import { Effect, Option, Runtime } from "effect"
+import { ToolRegistry } from "../agent/Tools.ts"
+import { Bots } from "../bots/Bots.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { Documents } from "../documents/Documents.ts"
+import { Hooks } from "../hooks/Hooks.ts"
+import type { IntegrationContext, IntegrationMetadata } from "../sdk/index.ts"
+import { Sessions } from "../sessions/Sessions.ts"
+import { readSkillDir, SkillLibrary } from "../skills/Skills.ts"
+import { makeContext, type ContextServices } from "./Context.ts"
+import { discover, searchDirs } from "./Discovery.ts"
+import { load, type LoadedIntegration } from "./Loader.ts"
+import { uniqueSidebars, type NormalizedSidebar } from "./Manifest.ts"
+import { IntegrationSettings } from "./Settings.ts"
+import { IntegrationServices } from "./Services.ts"
+
+export interface IntegrationState {
+  readonly id: string
+  readonly dir: string
+  readonly overrides: ReadonlyArray<string>
+  readonly loaded: LoadedIntegration | null
+  readonly error: string | null
+  readonly metadata: IntegrationMetadata | null
+  readonly context: IntegrationContext | null
+  readonly parts: ReadonlyArray<string>
+}
+
+const partsOf = (integration: LoadedIntegration): Array<string> => [
+  ...(integration.routes.length > 0 ? ["router"] : []),
+  ...(integration.dispatchers ? ["dispatcher"] : []),
+  ...(integration.hooks ? ["hooks"] : []),
+  ...(integration.process ? ["process"] : []),
+  ...(integration.manifest.env_vars.length > 0 || integration.manifest.sidebar_section ? ["setup"] : []),
+  ...(integration.hasConfig ? ["config"] : []),
+  ...(integration.tools.length > 0 ? ["tools"] : []),
+  ...(integration.skillsDir ? ["skills"] : []),
+  ...(integration.carapacesDir ? ["carapaces"] : [])
+]
+
+export class Integrations extends Effect.Service<Integrations>()("cairn/Integrations", {
+  scoped: Effect.gen(function* () {
+    const config = yield* AppConfig
+    const tools = yield* ToolRegistry
+    const skills = yield* SkillLibrary
+    const hooks = yield* Hooks
+    const settings = yield* IntegrationSettings
+    const sessions = yield* Sessions
+    const documents = yield* Documents
+    const bots = yield* Bots
+    const extra = yield* IntegrationServices
+    const runtime = yield* Effect.runtime<never>()
+    const run = Runtime.runPromise(runtime)
+
+    const states = new Map<string, IntegrationState>()
+    const manifests = new Map<string, LoadedIntegration["manifest"]>()
+
+    const services: ContextServices = {
+      runtime,
+      registerHook: (event, callback) => hooks.registerHook(event as never, callback as never),
+      registerDispatcher: (integrationId) => (type, dispatcher) => extra.registerDispatcher(integrationId, type, dispatcher),
+      settings: (integrationId) => ({
+        get: async (key) => {
+          const resolved = await run(settings.resolve(integrationId, manifests.get(integrationId)!))
+          const found = resolved.find((s) => s.key === key)
+          return found ? found.value : await run(settings.environment(key))
+        },
+        all: async () => {
+          const resolved = await run(settings.resolve(integrationId, manifests.get(integrationId)!))
+          return Object.fromEntries(resolved.map((s) => [s.key, s.value]))
+        }
+      }),
+      ingestDocument: (integrationId, title, content, sessionId, metadata) =>
+        Effect.map(
+          documents.ingest({ integration_id: integrationId, title, content, session_id: sessionId ?? null, metadata: metadata ?? {} } as never),
+          (document: { id: string }) => document.id
+        ),
+      searchDocuments: (q, integrationId, limit) =>
+        Effect.map(documents.search({ q, integration_id: integrationId, limit } as never), (result: any) =>
+          Array.isArray(result) ? result : (result.results ?? result.matches ?? [])
+        ),
+      getOrCreateSession: (clientId, botId, dispatchConfig) =>
+        Effect.map(sessions.getOrCreate({ clientId, botId: botId ?? "default", dispatchConfig }), (session) => session.id),
+      injectMessage: (sessionId, content, options) => extra.injectMessage(sessionId, content, options ?? {}),
+      workspace: extra.workspace,
+      getBot: (botId) =>
+        bots.get(botId).pipe(
+          Effect.map((bot) => ({ id: bot.id, name: bot.name })),
+          Effect.catchTag("NotFound", () => Effect.succeed(null))
+        )
+    }
+
+    const candidates = discover(searchDirs({ integrationDirs: config.integrationDirs, dataDir: config.dataDir }))
+    for (const candidate of candidates) {
+      let metadata: IntegrationMetadata | null = null
+      const registered: Array<string> = []
+      const attempt = yield* Effect.either(
+        Effect.tryPromise({
+          try: async () => {
+            const integration = await load(candidate)
+            manifests.set(candidate.id, integration.manifest)
+            const context = makeContext(candidate.id, services, (m) => (metadata = m))
+            if (integration.hooks) await integration.hooks(context)
+            if (integration.dispatchers) await integration.dispatchers(context)
+            return { integration, context }
+          },
+          catch: (cause) => (cause instanceof Error ? cause.message : String(cause))
+        })
+      )
+      if (attempt._tag === "Left") {
+        yield* Effect.logError(`Integration ${candidate.id} (${candidate.dir}) was not loaded: ${attempt.left}`)
+        states.set(candidate.id, {
+          id: candidate.id,
+          dir: candidate.dir,
+          overrides: candidate.overrides,
+          loaded: null,
+          error: attempt.left,
+          metadata: null,
+          context: null,
+          parts: []
+        })
+        continue
+      }
+      const { integration, context } = attempt.right
+      for (const tool of integration.tools) {
+        yield* tools.register({ ...tool, source: `integration:${integration.id}` })
+        registered.push(tool.schema.function.name)
+      }
+      for (const skill of integration.skillsDir ? readSkillDir(integration.skillsDir, `integrations/${integration.id}/`, integration.id) : []) {
+        yield* skills.register(skill)
+      }
+      if (integration.carapacesDir) yield* extra.registerCarapaces(integration.id, integration.carapacesDir)
+      if (integration.manifest.activation.carapaces.length > 0) {
+        // Activation applies to channels bound under the integration's type (its id unless its
+        // metadata names another).
+        const type = (metadata as IntegrationMetadata | null)?.integration_type ?? integration.id
+        yield* extra.activateCarapaces(type, integration.manifest.activation.carapaces)
+      }
+      states.set(integration.id, {
+        id: integration.id,
+        dir: integration.dir,
+        overrides: candidate.overrides,
+        loaded: integration,
+        error: null,
+        metadata,
+        context,
+        parts: partsOf(integration)
+      })
+      yield* Effect.logInfo(
+        `Integration ${integration.id}${integration.version ? ` ${integration.version}` : ""} loaded: ${partsOf(integration).join(", ") || "no parts"}`
+      )
+    }
+
+    const sidebars = uniqueSidebars(
+      [...states.values()].flatMap((state) =>
+        state.loaded?.manifest.sidebar_section ? [{ integration: state.id, section: state.loaded.manifest.sidebar_section }] : []
+      )
+    )
+    for (const reason of sidebars.rejected) yield* Effect.logError(`Sidebar section dropped: ${reason}`)
+
+    const get = (id: string) => Option.fromNullable(states.get(id))
+    const list = () => [...states.values()]
+    const loaded = () => list().filter((state): state is IntegrationState & { loaded: LoadedIntegration; context: IntegrationContext } => state.loaded !== null)
+    const sidebarSections = (): ReadonlyArray<NormalizedSidebar & { integration_id: string }> =>
+      sidebars.kept.map((entry) => ({ ...entry.section, integration_id: entry.integration }))
+    /** The integration whose client-id prefix a client id carries, from registered metadata. */
+    const byClientId = (clientId: string) =>
+      Option.fromNullable(list().find((state) => state.metadata && clientId.startsWith(state.metadata.client_id_prefix)))
+
+    return { get, list, loaded, sidebarSections, byClientId } as const
+  })
+}) {}

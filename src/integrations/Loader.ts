@@ -1,0 +1,170 @@
+/**
+ * Loading one integration folder: import each file of the contract and check its shape. Nothing
+ * is registered here; a broken file fails the whole integration with a message naming the file, so
+ * the server can log it and start without it.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { pathToFileURL } from "node:url"
+import type { RouteDefinition, ToolDefinition } from "../sdk/index.ts"
+import type { Candidate } from "./Discovery.ts"
+import { normalizeManifest, type NormalizedManifest } from "./Manifest.ts"
+
+export type Register = (cairn: any) => void | Promise<void>
+
+export interface ProcessManifest {
+  readonly description: string
+  readonly cmd: ReadonlyArray<string>
+  readonly requiredEnv: ReadonlyArray<string>
+}
+
+export interface LoadedIntegration {
+  readonly id: string
+  readonly dir: string
+  readonly name: string
+  readonly version: string | null
+  readonly routes: ReadonlyArray<RouteDefinition>
+  readonly hooks: Register | null
+  readonly dispatchers: Register | null
+  readonly process: ProcessManifest | null
+  readonly manifest: NormalizedManifest
+  readonly hasConfig: boolean
+  readonly tools: ReadonlyArray<ToolDefinition>
+  readonly skillsDir: string | null
+  readonly carapacesDir: string | null
+}
+
+export class IntegrationLoadError extends Error {
+  readonly _tag = "IntegrationLoadError"
+}
+
+const methods = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"])
+
+/** The module file for a contract name, `.ts` first, then `.js`/`.mjs`. */
+const moduleFile = (dir: string, stem: string) =>
+  [".ts", ".mts", ".js", ".mjs"].map((ext) => path.join(dir, stem + ext)).find((file) => fs.existsSync(file))
+
+const importFile = async (file: string): Promise<Record<string, unknown>> => {
+  try {
+    return (await import(pathToFileURL(file).href)) as Record<string, unknown>
+  } catch (cause) {
+    throw new IntegrationLoadError(`${path.basename(file)} failed to load: ${cause instanceof Error ? cause.message : String(cause)}`)
+  }
+}
+
+const checkRoute = (route: unknown, index: number): RouteDefinition => {
+  const r = route as Partial<RouteDefinition>
+  const where = `router: route ${index}`
+  if (typeof r !== "object" || r === null) throw new IntegrationLoadError(`${where} is not an object`)
+  if (typeof r.method !== "string" || !methods.has(r.method)) throw new IntegrationLoadError(`${where}: method must be one of ${[...methods].join(", ")}`)
+  if (typeof r.path !== "string" || !r.path.startsWith("/")) throw new IntegrationLoadError(`${where}: path must start with /`)
+  if (typeof r.handler !== "function") throw new IntegrationLoadError(`${where}: handler must be a function`)
+  if (r.scope !== undefined && typeof r.scope !== "string") throw new IntegrationLoadError(`${where}: scope must be a string`)
+  return { description: "", ...r } as RouteDefinition
+}
+
+const checkTool = (tool: unknown, file: string): ToolDefinition => {
+  const t = tool as Partial<ToolDefinition>
+  const where = `tools/${path.basename(file)}`
+  if (typeof t !== "object" || t === null) throw new IntegrationLoadError(`${where}: the default export must be a tool`)
+  if (typeof t.execute !== "function") throw new IntegrationLoadError(`${where}: execute must be a function`)
+  const schema = t.schema
+  if (!schema || schema.type !== "function" || typeof schema.function?.name !== "string") {
+    throw new IntegrationLoadError(`${where}: schema must be {type: "function", function: {name, description, parameters}}`)
+  }
+  const parameters = schema.function.parameters as { type?: unknown; properties?: unknown } | undefined
+  if (!parameters || parameters.type !== "object" || typeof parameters.properties !== "object") {
+    throw new IntegrationLoadError(`${where}: parameters must be a JSON schema object with type "object" and properties`)
+  }
+  return t as ToolDefinition
+}
+
+const stringList = (value: unknown, what: string): ReadonlyArray<string> => {
+  if (value === undefined) return []
+  if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) throw new IntegrationLoadError(`process: ${what} must be a list of strings`)
+  return value
+}
+
+export const load = async (candidate: Candidate): Promise<LoadedIntegration> => {
+  const { dir, id } = candidate
+  const index = moduleFile(dir, "index")
+  const meta = index ? await importFile(index) : {}
+
+  const routerFile = moduleFile(dir, "router")
+  let routes: ReadonlyArray<RouteDefinition> = []
+  if (routerFile) {
+    const mod = await importFile(routerFile)
+    const exported = mod.default ?? mod.routes
+    if (!Array.isArray(exported)) throw new IntegrationLoadError("router: the default export must be a list of routes (defineRoutes)")
+    routes = exported.map(checkRoute)
+    const seen = new Set<string>()
+    for (const route of routes) {
+      const key = `${route.method} ${route.path}`
+      if (seen.has(key)) throw new IntegrationLoadError(`router: ${key} is declared twice`)
+      seen.add(key)
+    }
+  }
+
+  const registerFrom = async (stem: string): Promise<Register | null> => {
+    const file = moduleFile(dir, stem)
+    if (!file) return null
+    const mod = await importFile(file)
+    const register = mod.default ?? mod.register
+    if (typeof register !== "function") throw new IntegrationLoadError(`${stem}: the default export must be a function (cairn) => void`)
+    return register as Register
+  }
+  const hooks = await registerFrom("hooks")
+  const dispatchers = await registerFrom("dispatcher")
+
+  let processManifest: ProcessManifest | null = null
+  const processFile = moduleFile(dir, "process")
+  if (processFile) {
+    const mod = await importFile(processFile)
+    const cmd = stringList(mod.CMD, "CMD")
+    if (cmd.length === 0) throw new IntegrationLoadError("process: CMD must name a command")
+    processManifest = {
+      description: typeof mod.DESCRIPTION === "string" ? mod.DESCRIPTION : "",
+      cmd,
+      requiredEnv: stringList(mod.REQUIRED_ENV, "REQUIRED_ENV")
+    }
+  }
+
+  let manifest = normalizeManifest(undefined)
+  const setupFile = moduleFile(dir, "setup")
+  if (setupFile) {
+    const mod = await importFile(setupFile)
+    try {
+      manifest = normalizeManifest(mod.SETUP ?? mod.default)
+    } catch (cause) {
+      throw new IntegrationLoadError(`setup: ${cause instanceof Error ? cause.message : String(cause)}`)
+    }
+  }
+
+  const tools: Array<ToolDefinition> = []
+  const toolsDir = path.join(dir, "tools")
+  if (fs.existsSync(toolsDir)) {
+    for (const file of fs.readdirSync(toolsDir).sort()) {
+      // Files starting with "_" are helpers, never tools.
+      if (file.startsWith("_") || !/\.(ts|mts|js|mjs)$/.test(file) || file.endsWith(".d.ts") || file.includes(".test.")) continue
+      const mod = await importFile(path.join(toolsDir, file))
+      tools.push(checkTool(mod.default ?? mod.tool, file))
+    }
+  }
+
+  const dirIf = (name: string) => (fs.existsSync(path.join(dir, name)) ? path.join(dir, name) : null)
+  return {
+    id,
+    dir,
+    name: typeof meta.name === "string" ? meta.name : id,
+    version: typeof meta.version === "string" ? meta.version : null,
+    routes,
+    hooks,
+    dispatchers,
+    process: processManifest,
+    manifest,
+    hasConfig: moduleFile(dir, "config") !== undefined,
+    tools,
+    skillsDir: dirIf("skills"),
+    carapacesDir: dirIf("carapaces")
+  }
+}

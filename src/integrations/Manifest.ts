@@ -1,0 +1,139 @@
+/**
+ * The SETUP manifest, checked and completed with the spec's defaults: sidebar titles default to the
+ * id upper-cased, icons to `Plug` (unknown names too), items need a label and an href, env vars a
+ * key. Pure functions; the loader turns a problem into a skipped part with a clear message.
+ */
+import type { EnvVarSpec, SetupManifest } from "../sdk/index.ts"
+
+export const knownIcons: ReadonlySet<string> = new Set([
+  "LayoutDashboard", "Columns", "BookOpen", "Brain", "HelpCircle", "Settings", "Zap", "Plug", "Bot", "Layers",
+  "FileText", "Paperclip", "ClipboardList", "Key", "Shield", "ShieldCheck", "Activity", "Server", "Wrench",
+  "BarChart3", "Users", "HardDrive", "Code2", "Hash", "Home", "MessageSquare", "Container", "Clock", "Heart",
+  "Lock", "Sun", "Moon"
+])
+
+export const iconOrPlug = (icon: unknown): string => (typeof icon === "string" && knownIcons.has(icon) ? icon : "Plug")
+
+export interface NormalizedEnvVar {
+  readonly key: string
+  readonly required: boolean
+  readonly secret: boolean
+  readonly description: string
+  readonly default: string | undefined
+}
+
+export interface NormalizedSidebar {
+  readonly id: string
+  readonly title: string
+  readonly icon: string
+  readonly items: ReadonlyArray<{ readonly label: string; readonly href: string; readonly icon: string }>
+  readonly readiness_endpoint: string | null
+  readonly readiness_field: string | null
+}
+
+export interface NormalizedManifest {
+  readonly env_vars: ReadonlyArray<NormalizedEnvVar>
+  readonly webhook: { readonly path: string; readonly description: string } | null
+  readonly sidebar_section: NormalizedSidebar | null
+  readonly dashboard_modules: ReadonlyArray<{ readonly id: string; readonly label: string; readonly icon: string; readonly description: string }>
+  readonly activation: { readonly carapaces: ReadonlyArray<string>; readonly templates: ReadonlyArray<string> }
+  readonly api_key_preset: string | null
+}
+
+export class ManifestError extends Error {
+  readonly _tag = "ManifestError"
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+const text = (value: unknown) => (typeof value === "string" ? value : undefined)
+
+const envVar = (raw: unknown, index: number): NormalizedEnvVar => {
+  if (!isRecord(raw) || typeof raw.key !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(raw.key)) {
+    throw new ManifestError(`env_vars[${index}] needs a key made of letters, digits and '_'`)
+  }
+  const spec = raw as Partial<EnvVarSpec>
+  return {
+    key: raw.key,
+    required: spec.required === true,
+    secret: spec.secret === true,
+    description: text(spec.description) ?? "",
+    default: spec.default === undefined || spec.default === null ? undefined : String(spec.default)
+  }
+}
+
+const sidebar = (raw: unknown): NormalizedSidebar => {
+  if (!isRecord(raw)) throw new ManifestError("sidebar_section must be an object")
+  const id = text(raw.id)
+  if (!id) throw new ManifestError("sidebar_section.id is required")
+  if (!Array.isArray(raw.items)) throw new ManifestError(`sidebar_section ${id}: items is required (a list)`)
+  const items = raw.items.map((item, index) => {
+    if (!isRecord(item)) throw new ManifestError(`sidebar_section ${id}: items[${index}] must be an object`)
+    const label = text(item.label)
+    const href = text(item.href)
+    if (!label) throw new ManifestError(`sidebar_section ${id}: items[${index}] needs a label`)
+    if (!href) throw new ManifestError(`sidebar_section ${id}: items[${index}] needs an href`)
+    return { label, href, icon: iconOrPlug(item.icon) }
+  })
+  return {
+    id,
+    title: text(raw.title) ?? id.toUpperCase(),
+    icon: iconOrPlug(raw.icon),
+    items,
+    readiness_endpoint: text(raw.readiness_endpoint) ?? null,
+    readiness_field: text(raw.readiness_field) ?? null
+  }
+}
+
+/** Checks a manifest; throws a ManifestError naming the first problem. */
+export const normalizeManifest = (raw: unknown): NormalizedManifest => {
+  if (raw === undefined || raw === null) raw = {}
+  if (!isRecord(raw)) throw new ManifestError("SETUP must be an object")
+  const manifest = raw as SetupManifest & Record<string, unknown>
+  if (manifest.env_vars !== undefined && !Array.isArray(manifest.env_vars)) throw new ManifestError("env_vars must be a list")
+  const env_vars = (manifest.env_vars ?? []).map(envVar)
+  const keys = new Set<string>()
+  for (const spec of env_vars) {
+    if (keys.has(spec.key)) throw new ManifestError(`env_vars: ${spec.key} is declared twice`)
+    keys.add(spec.key)
+  }
+  let webhook: NormalizedManifest["webhook"] = null
+  if (manifest.webhook !== undefined) {
+    if (!isRecord(manifest.webhook) || !text(manifest.webhook.path)) throw new ManifestError("webhook needs a path")
+    webhook = { path: text(manifest.webhook.path)!, description: text(manifest.webhook.description) ?? "" }
+  }
+  const dashboard_modules = (Array.isArray(manifest.dashboard_modules) ? manifest.dashboard_modules : []).map((module, index) => {
+    if (!isRecord(module) || !text(module.id) || !text(module.label)) {
+      throw new ManifestError(`dashboard_modules[${index}] needs an id and a label`)
+    }
+    return { id: text(module.id)!, label: text(module.label)!, icon: iconOrPlug(module.icon), description: text(module.description) ?? "" }
+  })
+  const activation = isRecord(manifest.activation) ? manifest.activation : {}
+  const strings = (value: unknown) => (Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [])
+  return {
+    env_vars,
+    webhook,
+    sidebar_section: manifest.sidebar_section === undefined ? null : sidebar(manifest.sidebar_section),
+    dashboard_modules,
+    activation: { carapaces: strings(activation.carapaces), templates: strings(activation.templates) },
+    api_key_preset: text(manifest.api_key_preset) ?? null
+  }
+}
+
+/** Sidebar ids must be unique across integrations: the later duplicate is dropped with a reason. */
+export const uniqueSidebars = (
+  sections: ReadonlyArray<{ readonly integration: string; readonly section: NormalizedSidebar }>
+): { readonly kept: Array<{ integration: string; section: NormalizedSidebar }>; readonly rejected: Array<string> } => {
+  const seen = new Map<string, string>()
+  const kept: Array<{ integration: string; section: NormalizedSidebar }> = []
+  const rejected: Array<string> = []
+  for (const entry of sections) {
+    const owner = seen.get(entry.section.id)
+    if (owner) {
+      rejected.push(`${entry.integration}: sidebar_section id ${entry.section.id} is already used by ${owner}`)
+      continue
+    }
+    seen.set(entry.section.id, entry.integration)
+    kept.push({ ...entry })
+  }
+  return { kept, rejected }
+}

@@ -1,0 +1,98 @@
+/**
+ * An integration's routes as an HttpApiGroup mounted at /integrations/<id>/, so they get OpenAPI
+ * entries, authentication with a scope per route, and discover entries like core routes. Handlers
+ * are the integration's plain functions; bodies are read here (JSON when it parses, else text), so
+ * a POST without a body is fine.
+ */
+import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpMethod, HttpServerRequest, HttpServerResponse, OpenApi } from "@effect/platform"
+import { Effect, Layer, Schema } from "effect"
+import { Authentication } from "../auth/Middleware.ts"
+import { RequiredScope } from "../auth/RequiredScope.ts"
+import { PUBLIC } from "../auth/Scopes.ts"
+import { internalErrorBody, ValidationError } from "../http/Errors.ts"
+import { pathParams } from "../http/Params.ts"
+import type { IntegrationContext, RouteDefinition } from "../sdk/index.ts"
+
+export const groupName = (integrationId: string) => `integration_${integrationId}`
+
+const paramNames = (path: string) => [...path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!)
+
+const endpointName = (index: number) => `route${index}`
+
+export const routeGroup = (integrationId: string, routes: ReadonlyArray<RouteDefinition>) => {
+  let group: HttpApiGroup.HttpApiGroup<string, any, any, any, boolean> = HttpApiGroup.make(groupName(integrationId)) as any
+  routes.forEach((route, index) => {
+    const fullPath = `/integrations/${integrationId}${route.path === "/" ? "" : route.path}` as `/${string}`
+    let endpoint: any = HttpApiEndpoint.make(route.method)(endpointName(index), fullPath)
+    const names = paramNames(route.path)
+    if (names.length > 0) endpoint = endpoint.setPath(pathParams(Object.fromEntries(names.map((name) => [name, Schema.String]))))
+    endpoint = endpoint
+      .addSuccess(Schema.Unknown)
+      .annotate(RequiredScope, route.public ? PUBLIC : (route.scope ?? "admin"))
+      .annotate(OpenApi.Description, route.description || `${route.method} ${route.path} of ${integrationId}`)
+    group = group.add(endpoint)
+  })
+  return group.middleware(Authentication).annotate(OpenApi.Title, `Integration: ${integrationId}`)
+}
+
+const isResponse = (value: unknown): value is { status: number; body?: unknown; headers?: Record<string, string> } =>
+  typeof value === "object" && value !== null && (value as { __response?: unknown }).__response === true
+
+const handle = (route: RouteDefinition, context: IntegrationContext, params: Record<string, string>) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const query = yield* HttpServerRequest.ParsedSearchParams
+    let body: unknown = undefined
+    if (HttpMethod.hasBody(request.method)) {
+      const text = yield* Effect.orElseSucceed(request.text, () => "")
+      if (text.length > 0) {
+        const isJson = (request.headers["content-type"] ?? "application/json").includes("json")
+        try {
+          body = JSON.parse(text)
+        } catch {
+          if (isJson) return yield* ValidationError.single(["body"], "Request body is not valid JSON", "json_invalid")
+          body = text
+        }
+      }
+    }
+    const outcome = yield* Effect.either(
+      Effect.tryPromise(async () => route.handler({ params, query, body, headers: request.headers }, context))
+    )
+    if (outcome._tag === "Left") {
+      yield* Effect.logError(`Integration ${context.id} route ${route.method} ${route.path} failed`, outcome.left.error)
+      return yield* HttpServerResponse.json(internalErrorBody, { status: 500 })
+    }
+    const result = outcome.right
+    if (isResponse(result)) {
+      return result.body === undefined
+        ? HttpServerResponse.empty({ status: result.status, headers: result.headers ?? {} })
+        : yield* HttpServerResponse.json(result.body, { status: result.status, headers: result.headers ?? {} })
+    }
+    return yield* HttpServerResponse.json(result ?? null)
+  }).pipe(Effect.catchTag("HttpBodyError", () => HttpServerResponse.json(internalErrorBody, { status: 500 })))
+
+/** The handlers of one integration's group, for an API that contains that group. */
+export const routeHandlers = (
+  api: unknown,
+  integrationId: string,
+  routes: ReadonlyArray<RouteDefinition>,
+  context: IntegrationContext
+): Layer.Layer<never> =>
+  // The group is built at runtime, so its types are too: the handlers are checked by the loader.
+  (HttpApiBuilder.group as any)(api, groupName(integrationId), (handlers: any) =>
+    routes.reduce(
+      (acc, route, index) => acc.handle(endpointName(index), (request: { path?: Record<string, string> }) => handle(route, context, request.path ?? {})),
+      handlers
+    )
+  )
+
+/** The core API with every loaded integration's routes added, and the handler layers for them. */
+export const withIntegrationRoutes = <A>(
+  api: A,
+  integrations: ReadonlyArray<{ readonly id: string; readonly routes: ReadonlyArray<RouteDefinition>; readonly context: IntegrationContext }>
+) => {
+  const mounted = integrations.filter((integration) => integration.routes.length > 0)
+  const full = mounted.reduce((acc: any, integration) => acc.add(routeGroup(integration.id, integration.routes)), api) as A
+  const handlers = mounted.map((integration) => routeHandlers(full, integration.id, integration.routes, integration.context))
+  return { api: full, handlers }
+}

@@ -1,0 +1,62 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { CairnApi } from "../Api.ts"
+import { Principal } from "../auth/Principal.ts"
+import { BadGateway, TooManyRequests, ValidationError } from "../http/Errors.ts"
+import { orInternal } from "../http/Internal.ts"
+import { Llm } from "./Llm.ts"
+import { CompletionResponse, ProviderList, type LlmError } from "./Model.ts"
+import { Providers } from "./Providers.ts"
+
+export const ProvidersHttpLive = HttpApiBuilder.group(CairnApi, "providers", (handlers) =>
+  Effect.gen(function* () {
+    const providers = yield* Providers
+    return handlers
+      .handle("list", () => providers.list.pipe(Effect.map((list) => new ProviderList({ providers: list })), orInternal))
+      .handle("get", ({ path }) => providers.get(path.id).pipe(orInternal))
+      .handle("models", ({ path }) => providers.models(path.id).pipe(orInternal))
+      .handle("create", ({ payload }) => providers.create(payload).pipe(orInternal))
+      .handle("update", ({ path, payload }) => providers.update(path.id, payload).pipe(orInternal))
+      .handle("delete", ({ path }) => providers.remove(path.id).pipe(orInternal))
+  })
+)
+
+/**
+ * LlmError on the wire: rate_limited → 429 with Retry-After; upstream and timeout → 502;
+ * invalid_request → 422 at `body`; unknown_model → 422 at `body.model` (the model is a request field).
+ */
+export const httpError = (error: LlmError) => {
+  switch (error.kind) {
+    case "rate_limited":
+      return new TooManyRequests({ detail: error.detail, retryAfterSeconds: Math.max(1, Math.ceil(error.retryAfterSeconds ?? 1)) })
+    case "invalid_request":
+      return ValidationError.single(["body"], error.detail, "provider_rejected")
+    case "unknown_model":
+      return ValidationError.single(["body", "model"], error.detail, "unknown_model")
+    default:
+      return new BadGateway({ detail: error.detail })
+  }
+}
+
+export const LlmHttpLive = HttpApiBuilder.group(CairnApi, "llm", (handlers) =>
+  Effect.gen(function* () {
+    const llm = yield* Llm
+    return handlers.handle("completions", ({ payload }) =>
+      Effect.gen(function* () {
+        const principal = yield* Principal
+        const result = yield* llm
+          .complete({
+            ...(payload.model !== undefined ? { model: payload.model } : {}),
+            messages: payload.messages,
+            ...(payload.temperature !== undefined ? { temperature: payload.temperature } : {}),
+            ...(payload.max_tokens !== undefined ? { max_tokens: payload.max_tokens } : {}),
+            ...(payload.extra !== undefined ? { extra: payload.extra } : {}),
+            ...(payload.fallback_models !== undefined ? { fallbackModels: payload.fallback_models } : {}),
+            usage: { source: "proxy", principalKind: principal.kind, principalId: principal.id }
+          })
+          .pipe(Effect.mapError(httpError))
+        return new CompletionResponse({ content: result.content, model: result.model, usage: result.usage })
+      })
+    )
+  })
+)

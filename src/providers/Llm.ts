@@ -1,0 +1,215 @@
+/**
+ * Every LLM call of the server goes through here: the proxy, the agent loop and embeddings.
+ * A call resolves its model to a provider, retries a 429, 5xx or timeout with exponential backoff
+ * and jitter (a provider's Retry-After wins), then tries the fallback models in order, and records
+ * usage and cost for each model it tried. A stream that has already sent output is never retried.
+ */
+import { Clock, Duration, Effect, Layer, Stream } from "effect"
+import { Usage as UsageService } from "../usage/Usage.ts"
+import { LlmConfig, layer as LlmConfigLayer, type LlmConfigShape } from "./LlmConfig.ts"
+import {
+  LlmError,
+  type ChatRequest,
+  type CompletionResult,
+  type EmbedRequest,
+  type EmbedResult,
+  type LlmStreamEvent,
+  type TranscribeRequest,
+  type Usage,
+  type UsageContext
+} from "./Model.ts"
+import { costOf, priceOf, Providers, type Target } from "./Providers.ts"
+import { chatOnce, chatStreamOnce, embedOnce, isRetryable, transcribeOnce } from "./Upstream.ts"
+
+/**
+ * How long to wait before retry `attempt` (0-based), or undefined to give up: exponential from
+ * `retryBaseMs` with jitter in [50%, 100%]; a Retry-After is honoured as given; no single wait may
+ * exceed `retryMaxWaitMs`.
+ */
+export const retryDelayMs = (config: LlmConfigShape, attempt: number, error: LlmError, random = Math.random()): number | undefined => {
+  if (attempt >= config.maxRetries || !isRetryable(error)) return undefined
+  if (error.retryAfterSeconds !== undefined) {
+    const ms = Math.ceil(error.retryAfterSeconds * 1000)
+    return ms > config.retryMaxWaitMs ? undefined : ms
+  }
+  const backoff = config.retryBaseMs * 2 ** attempt * (0.5 + random / 2)
+  return Math.min(Math.round(backoff), config.retryMaxWaitMs)
+}
+
+/** Fallback follows any failure but a request the provider rejected as invalid. */
+const fallsBack = (error: LlmError) => error.kind !== "invalid_request"
+
+export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
+  effect: Effect.gen(function* () {
+    const providers = yield* Providers
+    const config = yield* LlmConfig
+    const usage = yield* UsageService
+
+    const record = (
+      context: UsageContext,
+      target: { readonly providerId: string; readonly model: string },
+      startedAt: number,
+      outcome: { readonly usage: Usage | null; readonly cost: number | null } | LlmError
+    ) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const ok = !(outcome instanceof LlmError)
+        const tokens = ok ? outcome.usage : null
+        return usage.record({
+          at: new Date(now),
+          source: context.source,
+          principalKind: context.principalKind ?? null,
+          principalId: context.principalId ?? null,
+          botId: context.botId ?? null,
+          sessionId: context.sessionId ?? null,
+          providerId: target.providerId,
+          model: target.model,
+          promptTokens: tokens?.prompt_tokens ?? 0,
+          completionTokens: tokens?.completion_tokens ?? 0,
+          totalTokens: tokens?.total_tokens ?? 0,
+          costUsd: ok ? outcome.cost : null,
+          durationMs: now - startedAt,
+          outcome: ok ? "ok" : "error",
+          errorKind: ok ? null : outcome.kind
+        })
+      })
+
+    const where = (target: Target) => ({ providerId: target.provider.id, model: target.model })
+
+    /** Retries one provider call per the policy (blocking calls; streams retry in `streamModel`). */
+    const retrying = <A>(attemptOnce: Effect.Effect<A, LlmError>): Effect.Effect<A, LlmError> => {
+      const loop = (attempt: number): Effect.Effect<A, LlmError> =>
+        Effect.catchAll(attemptOnce, (error) => {
+          const delay = retryDelayMs(config, attempt, error)
+          if (delay === undefined) return Effect.fail(error)
+          return Effect.zipRight(
+            Effect.logDebug("Retrying an LLM call").pipe(Effect.annotateLogs({ kind: error.kind, status: error.status, delay_ms: delay })),
+            Effect.zipRight(Effect.sleep(Duration.millis(delay)), loop(attempt + 1))
+          )
+        })
+      return loop(0)
+    }
+
+    /** Candidate `i` with its retries; on failure the next candidate, until none is left. */
+    const completeFrom = (request: ChatRequest, candidates: ReadonlyArray<string>, i: number): Effect.Effect<CompletionResult, LlmError> =>
+      Effect.gen(function* () {
+        const modelId = candidates[i]!
+        const startedAt = yield* Clock.currentTimeMillis
+        const target = yield* providers.resolve(modelId)
+        const outcome = yield* retrying(chatOnce(target, request)).pipe(
+          Effect.tapBoth({
+            onSuccess: (result) =>
+              record(request.usage, where(target), startedAt, { usage: result.usage, cost: costOf(priceOf(target), result.usage) }),
+            onFailure: (error) => record(request.usage, where(target), startedAt, error)
+          })
+        )
+        const result: CompletionResult = { content: outcome.content, model: target.id, usage: outcome.usage, toolCalls: outcome.toolCalls }
+        return i === 0 ? result : { ...result, fallback: { originalModel: candidates[0]!, fallbackModel: modelId } }
+      }).pipe(
+        Effect.catchAll((error) => {
+          if (!fallsBack(error) || i === candidates.length - 1) return Effect.fail(error)
+          return Effect.logWarning("LLM model failed; trying the fallback model").pipe(
+            Effect.annotateLogs({ model: candidates[i], fallback: candidates[i + 1], kind: error.kind, detail: error.detail }),
+            Effect.zipRight(completeFrom(request, candidates, i + 1))
+          )
+        })
+      )
+
+    const complete = (request: ChatRequest): Effect.Effect<CompletionResult, LlmError> =>
+      completeFrom(request, [request.model ?? providers.defaultModel, ...(request.fallbackModels ?? [])], 0).pipe(
+        Effect.withSpan("Llm.complete", { captureStackTrace: false })
+      )
+
+    /** One model with retries; a retry only happens while nothing has been sent. */
+    const streamModel = (target: Target, request: ChatRequest, startedAt: number): Stream.Stream<LlmStreamEvent, LlmError> => {
+      const attempt = (n: number): Stream.Stream<LlmStreamEvent, LlmError> =>
+        Stream.suspend(() => {
+          let sent = false
+          return chatStreamOnce(target, request, config.timeoutMs).pipe(
+            Stream.tap((event) =>
+              Effect.sync(() => {
+                if (event._tag !== "Finished") sent = true
+              })
+            ),
+            Stream.catchAll((error) => {
+              const delay = sent ? undefined : retryDelayMs(config, n, error)
+              if (delay === undefined) return Stream.fail(error)
+              const notice: Stream.Stream<LlmStreamEvent> =
+                error.kind === "rate_limited" ? Stream.succeed({ _tag: "RateLimitWait", waitSeconds: delay / 1000 }) : Stream.empty
+              return notice.pipe(
+                Stream.concat(Stream.fromEffect(Effect.sleep(Duration.millis(delay))).pipe(Stream.drain)),
+                Stream.concat(attempt(n + 1))
+              )
+            })
+          )
+        })
+      return attempt(0).pipe(
+        Stream.tap((event) =>
+          event._tag === "Finished"
+            ? record(request.usage, where(target), startedAt, { usage: event.usage, cost: costOf(priceOf(target), event.usage) })
+            : Effect.void
+        ),
+        Stream.tapError((error) => record(request.usage, where(target), startedAt, error))
+      )
+    }
+
+    const stream = (request: ChatRequest): Stream.Stream<LlmStreamEvent, LlmError> => {
+      const candidates = [request.model ?? providers.defaultModel, ...(request.fallbackModels ?? [])]
+      const fromCandidate = (i: number): Stream.Stream<LlmStreamEvent, LlmError> =>
+        Stream.suspend(() => {
+          let sent = false
+          const modelId = candidates[i]!
+          return Stream.unwrap(
+            Effect.gen(function* () {
+              const startedAt = yield* Clock.currentTimeMillis
+              const target = yield* providers.resolve(modelId)
+              return streamModel(target, request, startedAt)
+            })
+          ).pipe(
+            Stream.tap((event) =>
+              Effect.sync(() => {
+                if (event._tag === "TextDelta" || event._tag === "ToolCallDelta" || event._tag === "ReasoningDelta") sent = true
+              })
+            ),
+            Stream.catchAll((error) => {
+              if (sent || !fallsBack(error) || i === candidates.length - 1) return Stream.fail(error)
+              const notice: LlmStreamEvent = { _tag: "Fallback", originalModel: candidates[0]!, fallbackModel: candidates[i + 1]! }
+              return Stream.succeed(notice).pipe(
+                Stream.concat(fromCandidate(i + 1))
+              )
+            })
+          )
+        })
+      return fromCandidate(0)
+    }
+
+    const embed = (request: EmbedRequest): Effect.Effect<EmbedResult, LlmError> =>
+      Effect.gen(function* () {
+        const startedAt = yield* Clock.currentTimeMillis
+        const target = yield* providers.resolve(request.model, config.embeddingModel)
+        if (request.input.length === 0) return { model: target.id, embeddings: [], usage: null }
+        const result = yield* retrying(embedOnce(target, request.input)).pipe(
+          Effect.tap((r) => record(request.usage, where(target), startedAt, { usage: r.usage, cost: costOf(priceOf(target), r.usage) })),
+          Effect.tapError((error) => record(request.usage, where(target), startedAt, error))
+        )
+        return { model: target.id, embeddings: result.embeddings, usage: result.usage }
+      }).pipe(Effect.withSpan("Llm.embed", { captureStackTrace: false }))
+
+    const transcribe = (request: TranscribeRequest): Effect.Effect<{ text: string }, LlmError> =>
+      Effect.gen(function* () {
+        const startedAt = yield* Clock.currentTimeMillis
+        const target = yield* providers.resolve(request.model, config.transcriptionModel)
+        return yield* retrying(transcribeOnce(target, request.audio, request.fileName, request.mimeType)).pipe(
+          Effect.tap(() => record(request.usage, where(target), startedAt, { usage: null, cost: null })),
+          Effect.tapError((error) => record(request.usage, where(target), startedAt, error))
+        )
+      }).pipe(Effect.withSpan("Llm.transcribe", { captureStackTrace: false }))
+
+    return { complete, stream, embed, transcribe } as const
+  })
+}) {}
+
+/** The LLM domain: `Llm`, the provider registry and usage recording (needs ServerSecret, SQL). */
+export const LlmLive = Llm.Default.pipe(
+  Layer.provideMerge(Layer.mergeAll(Providers.Default, UsageService.Default)),
+  Layer.provideMerge(LlmConfigLayer)
+)

@@ -1,0 +1,43 @@
+/**
+ * Settings of outbound LLM calls, read once at startup. They live here rather than in AppConfig
+ * because only this domain reads them; an invalid value still fails startup naming the key.
+ */
+import { Config, Context, Effect, Layer } from "effect"
+
+export interface LlmConfigShape {
+  /** Retries of a provider 429 or 5xx (or a timeout) before the next fallback model. */
+  readonly maxRetries: number
+  /** First backoff; doubles each retry, with jitter; a provider's Retry-After wins when longer. */
+  readonly retryBaseMs: number
+  /** The longest single wait; a Retry-After beyond it fails at once as rate_limited. */
+  readonly retryMaxWaitMs: number
+  /** Per request: until the response starts, and between stream chunks. */
+  readonly timeoutMs: number
+  readonly embeddingModel: string
+  readonly transcriptionModel: string
+}
+
+export class LlmConfig extends Context.Tag("cairn/LlmConfig")<LlmConfig, LlmConfigShape>() {}
+
+const nonNegativeInt = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: "Expected a non-negative integer", validation: (n) => n >= 0 })
+  )
+
+export const llmConfig: Config.Config<LlmConfigShape> = Config.all({
+  maxRetries: nonNegativeInt("LLM_MAX_RETRIES", 3),
+  retryBaseMs: nonNegativeInt("LLM_RETRY_BASE_MS", 1000),
+  retryMaxWaitMs: Config.map(nonNegativeInt("LLM_RETRY_MAX_WAIT_SECONDS", 60), (s) => s * 1000),
+  timeoutMs: Config.map(
+    Config.number("LLM_TIMEOUT_SECONDS").pipe(
+      Config.withDefault(120),
+      Config.validate({ message: "Expected a positive number", validation: (n) => n > 0 })
+    ),
+    (s) => Math.round(s * 1000)
+  ),
+  embeddingModel: Config.string("EMBEDDING_MODEL").pipe(Config.withDefault("text-embedding-3-small")),
+  transcriptionModel: Config.string("TRANSCRIPTION_MODEL").pipe(Config.withDefault("whisper-1"))
+})
+
+export const layer = Layer.effect(LlmConfig, Effect.suspend(() => llmConfig))

@@ -1,0 +1,309 @@
+/**
+ * The provider registry: the default provider from OPENAI_BASE_URL / OPENAI_API_KEY, and the
+ * providers stored through the admin API. Model ids are "provider/model"; an id whose first segment
+ * is not a provider (a bare "gpt-4o", or a router's "openai/gpt-4o") goes to the default provider.
+ * Lookups read a snapshot cached for at most `refreshMs` (changes made here are seen at once).
+ */
+import { Clock, Effect, Option, Redacted, Ref } from "effect"
+import OpenAI from "openai"
+import { AppConfig } from "../config/AppConfig.ts"
+import { Conflict, NotFound } from "../http/Errors.ts"
+import { orInternal } from "../http/Internal.ts"
+import { costOf, shippedPrice, type Price } from "../usage/Prices.ts"
+import { makeKeyVault, mask, scrub } from "./KeyVault.ts"
+import { LlmConfig } from "./LlmConfig.ts"
+import { nodeFetch } from "./NodeFetch.ts"
+import {
+  LlmError,
+  ModelEntry,
+  ModelList,
+  ProviderModel,
+  ProviderView,
+  type CreateProvider,
+  type UpdateProvider
+} from "./Model.ts"
+import { ProvidersRepo, type ProviderRow } from "./Repo.ts"
+
+export const DEFAULT_PROVIDER_ID = "default"
+export const refreshMs = 2_000
+
+export interface Provider {
+  readonly id: string
+  readonly isDefault: boolean
+  readonly baseUrl: string
+  /** The key in clear, for the client and for scrubbing messages; never shown. */
+  readonly apiKey: string | undefined
+  readonly extraHeaders: Readonly<Record<string, string>>
+  readonly models: ReadonlyArray<ProviderModel>
+  readonly client: OpenAI
+}
+
+/** A model resolved to the provider that serves it. */
+export interface Target {
+  readonly provider: Provider
+  /** The model id the provider knows. */
+  readonly model: string
+  /** The id callers use: bare for the default provider, else "provider/model". */
+  readonly id: string
+}
+
+export const publicModelId = (provider: Provider, model: string) =>
+  provider.isDefault ? model : `${provider.id}/${model}`
+
+/** The price of a target: the provider's own model entry, else the shipped table. */
+export const priceOf = (target: Target): Price | undefined => {
+  const configured = target.provider.models.find((m) => m.id === target.model)
+  const shipped = shippedPrice(target.model)
+  if (!configured || (configured.input_price_per_million === null && configured.output_price_per_million === null)) return shipped
+  return {
+    inputPerMillion: configured.input_price_per_million ?? shipped?.inputPerMillion ?? 0,
+    outputPerMillion: configured.output_price_per_million ?? shipped?.outputPerMillion ?? 0
+  }
+}
+
+export { costOf }
+
+const defaultReadOnly = () =>
+  new Conflict({
+    detail: "The default provider is configured by OPENAI_BASE_URL and OPENAI_API_KEY and cannot be changed here"
+  })
+
+export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
+  effect: Effect.gen(function* () {
+    const repo = yield* ProvidersRepo
+    const config = yield* AppConfig
+    const llmConfig = yield* LlmConfig
+    const vault = yield* makeKeyVault
+
+    // Clients are reused while a provider's connection settings stay the same.
+    const clients = new Map<string, OpenAI>()
+    const clientFor = (baseUrl: string, apiKey: string | undefined, headers: Record<string, string>) => {
+      const cacheKey = JSON.stringify([baseUrl, apiKey ?? "", headers])
+      let client = clients.get(cacheKey)
+      if (!client) {
+        client = new OpenAI({
+          baseURL: baseUrl,
+          // Local servers (Ollama, vLLM) take any key; the SDK insists on one.
+          apiKey: apiKey ?? "not-set",
+          defaultHeaders: headers,
+          maxRetries: 0, // retries, backoff and fallback are ours
+          timeout: llmConfig.timeoutMs,
+          logLevel: "off",
+          fetch: nodeFetch
+        })
+        clients.set(cacheKey, client)
+      }
+      return client
+    }
+
+    const defaultKey = Option.getOrUndefined(Option.map(config.openaiApiKey, Redacted.value))
+    const defaultProvider: Provider = {
+      id: DEFAULT_PROVIDER_ID,
+      isDefault: true,
+      baseUrl: config.openaiBaseUrl,
+      apiKey: defaultKey && defaultKey.length > 0 ? defaultKey : undefined,
+      extraHeaders: {},
+      models: [],
+      client: clientFor(config.openaiBaseUrl, defaultKey || undefined, {})
+    }
+
+    /** Header values are encrypted at rest too: they may carry credentials (`api-key`, ...). */
+    const encryptHeaders = (headers: Readonly<Record<string, string>>) =>
+      Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, vault.encrypt(value)]))
+
+    /** A provider from its row; `unreadable` lists what the current server secret cannot decrypt. */
+    const fromRow = (row: ProviderRow, unreadable: Array<string>): Provider => {
+      const apiKey = row.api_key_encrypted === null ? undefined : vault.decrypt(row.api_key_encrypted)
+      if (row.api_key_encrypted !== null && apiKey === undefined) unreadable.push(`${row.id}: api_key`)
+      const extraHeaders: Record<string, string> = {}
+      for (const [name, stored] of Object.entries(row.extra_headers)) {
+        const value = vault.decrypt(stored)
+        if (value === undefined) unreadable.push(`${row.id}: header ${name}`)
+        else extraHeaders[name] = value
+      }
+      return {
+        id: row.id,
+        isDefault: false,
+        baseUrl: row.base_url,
+        apiKey,
+        extraHeaders,
+        models: row.models.map((m) => new ProviderModel(m)),
+        client: clientFor(row.base_url, apiKey, extraHeaders)
+      }
+    }
+
+    type Snapshot = { readonly at: number; readonly byId: ReadonlyMap<string, Provider>; readonly rows: ReadonlyMap<string, ProviderRow> }
+    const cache = yield* Ref.make<Snapshot | undefined>(undefined)
+
+    const reload = Effect.gen(function* () {
+      const rows = yield* repo.all
+      const byId = new Map<string, Provider>([[DEFAULT_PROVIDER_ID, defaultProvider]])
+      const unreadable: Array<string> = []
+      for (const row of rows) byId.set(row.id, fromRow(row, unreadable))
+      if (unreadable.length > 0) {
+        yield* Effect.logWarning(
+          "Stored provider secrets cannot be decrypted (the server secret changed?); they are left out until set again"
+        ).pipe(Effect.annotateLogs({ secrets: unreadable.join(", ") }))
+      }
+      const snapshot: Snapshot = { at: yield* Clock.currentTimeMillis, byId, rows: new Map(rows.map((r) => [r.id, r])) }
+      yield* Ref.set(cache, snapshot)
+      return snapshot
+    })
+
+    const current = Effect.gen(function* () {
+      const snapshot = yield* Ref.get(cache)
+      const now = yield* Clock.currentTimeMillis
+      return snapshot && now - snapshot.at < refreshMs ? snapshot : yield* reload
+    })
+
+    const splitModelId = (byId: ReadonlyMap<string, Provider>, modelId: string): Target => {
+      const slash = modelId.indexOf("/")
+      if (slash > 0) {
+        const provider = byId.get(modelId.slice(0, slash))
+        const model = modelId.slice(slash + 1)
+        if (provider && model.length > 0) return { provider, model, id: publicModelId(provider, model) }
+      }
+      return { provider: defaultProvider, model: modelId, id: modelId }
+    }
+
+    /** Where a model id goes; undefined means DEFAULT_MODEL. */
+    const resolve = (modelId: string | undefined, fallbackDefault = config.defaultModel) =>
+      Effect.gen(function* () {
+        const id = (modelId ?? fallbackDefault).trim()
+        if (id.length === 0) return yield* new LlmError({ kind: "unknown_model", detail: "Empty model id" })
+        const snapshot = yield* orInternal(current)
+        return splitModelId(snapshot.byId, id)
+      })
+
+    const view = (provider: Provider): ProviderView =>
+      new ProviderView({
+        id: provider.id,
+        type: "openai",
+        base_url: provider.baseUrl,
+        api_key: provider.apiKey === undefined ? null : mask(provider.apiKey),
+        extra_headers: maskHeaders(provider.extraHeaders),
+        models: provider.models,
+        source: provider.isDefault ? "environment" : "stored",
+        is_default: provider.isDefault
+      })
+
+    const list = Effect.map(current, (snapshot) => [...snapshot.byId.values()].map(view))
+
+    const find = (id: string) =>
+      Effect.flatMap(current, (snapshot) => {
+        const provider = snapshot.byId.get(id)
+        return provider ? Effect.succeed(provider) : Effect.fail(new NotFound({ detail: `Unknown provider: ${id}` }))
+      })
+
+    const get = (id: string) => Effect.map(find(id), view)
+
+    const create = (input: CreateProvider) =>
+      Effect.gen(function* () {
+        if (input.id === DEFAULT_PROVIDER_ID) return yield* defaultReadOnly()
+        const row: ProviderRow = {
+          id: input.id,
+          type: input.type,
+          base_url: input.base_url,
+          api_key_encrypted: input.api_key ? vault.encrypt(input.api_key) : null,
+          extra_headers: encryptHeaders(input.extra_headers),
+          models: input.models.map(modelRow)
+        }
+        if (!(yield* repo.insert(row))) return yield* new Conflict({ detail: `A provider with id ${input.id} exists` })
+        const snapshot = yield* reload
+        return view(snapshot.byId.get(input.id)!)
+      })
+
+    const update = (id: string, input: UpdateProvider) =>
+      Effect.gen(function* () {
+        if (id === DEFAULT_PROVIDER_ID) return yield* defaultReadOnly()
+        const snapshot = yield* reload
+        const existing = snapshot.rows.get(id)
+        const provider = snapshot.byId.get(id)
+        if (!existing || !provider) return yield* new NotFound({ detail: `Unknown provider: ${id}` })
+        // Omitted, or the masked value a read showed: keep the stored key.
+        const keep =
+          input.api_key === undefined || (provider.apiKey !== undefined && input.api_key === mask(provider.apiKey))
+        const row: ProviderRow = {
+          id,
+          type: input.type,
+          base_url: input.base_url,
+          api_key_encrypted: keep ? existing.api_key_encrypted : input.api_key ? vault.encrypt(input.api_key) : null,
+          extra_headers: encryptHeaders(unmaskHeaders(input.extra_headers, provider.extraHeaders)),
+          models: input.models.map(modelRow)
+        }
+        if (!(yield* repo.update(row))) return yield* new NotFound({ detail: `Unknown provider: ${id}` })
+        return view((yield* reload).byId.get(id)!)
+      })
+
+    const remove = (id: string) =>
+      Effect.gen(function* () {
+        if (id === DEFAULT_PROVIDER_ID) return yield* defaultReadOnly()
+        if (!(yield* repo.remove(id))) return yield* new NotFound({ detail: `Unknown provider: ${id}` })
+        yield* reload
+      })
+
+    /** The configured models, merged with what the provider's /models lists (when it answers). */
+    const models = (id: string) =>
+      Effect.gen(function* () {
+        const provider = yield* find(id)
+        const upstream = yield* Effect.tryPromise({
+          try: (signal) => provider.client.models.list({ signal, timeout: Math.min(llmConfig.timeoutMs, 10_000) }),
+          catch: (error) => scrub(error instanceof Error ? error.message : String(error), [provider.apiKey])
+        }).pipe(
+          Effect.flatMap((page) => Effect.promise(async () => {
+            const ids: Array<string> = []
+            for await (const model of page) ids.push(model.id)
+            return ids
+          })),
+          Effect.either
+        )
+        const entries = new Map<string, { model: string; sources: Set<"configured" | "upstream"> }>()
+        for (const m of provider.models) entries.set(m.id, { model: m.id, sources: new Set(["configured"]) })
+        if (upstream._tag === "Right") {
+          for (const modelId of upstream.right) {
+            const entry = entries.get(modelId) ?? { model: modelId, sources: new Set() }
+            entry.sources.add("upstream")
+            entries.set(modelId, entry)
+          }
+        }
+        return new ModelList({
+          provider_id: provider.id,
+          models: [...entries.values()].map((entry) => {
+            const price = priceOf({ provider, model: entry.model, id: entry.model })
+            return new ModelEntry({
+              id: publicModelId(provider, entry.model),
+              model: entry.model,
+              input_price_per_million: price?.inputPerMillion ?? null,
+              output_price_per_million: price?.outputPerMillion ?? null,
+              sources: [...entry.sources]
+            })
+          }),
+          upstream_error: upstream._tag === "Left" ? upstream.left : null
+        })
+      })
+
+    return { resolve, list, get, create, update, remove, models, defaultModel: config.defaultModel } as const
+  }),
+  dependencies: [ProvidersRepo.Default]
+}) {}
+
+/** Header names whose values are credentials: masked in answers like the API key. */
+const sensitiveHeader = (name: string) => /auth|key|token|secret|password|cookie/i.test(name)
+
+const maskHeaders = (headers: Readonly<Record<string, string>>): Record<string, string> =>
+  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, sensitiveHeader(name) ? mask(value) : value]))
+
+/** A sensitive header sent back masked, as a read showed it, keeps its stored value. */
+const unmaskHeaders = (sent: Readonly<Record<string, string>>, stored: Readonly<Record<string, string>>) =>
+  Object.fromEntries(
+    Object.entries(sent).map(([name, value]) => {
+      const current = stored[name]
+      return [name, current !== undefined && sensitiveHeader(name) && value === mask(current) ? current : value]
+    })
+  )
+
+const modelRow = (m: ProviderModel) => ({
+  id: m.id,
+  input_price_per_million: m.input_price_per_million,
+  output_price_per_million: m.output_price_per_million
+})

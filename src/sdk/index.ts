@@ -1,0 +1,265 @@
+/**
+ * The integration SDK: the only part of Cairn an integration imports. It holds the types of the
+ * file contract and small `define*` helpers; the live API (`IntegrationContext`) is handed to each
+ * integration by the loader, bound to the server that loaded it, so integrations need no Effect
+ * and no access to Cairn's internals.
+ *
+ * The files of an integration (folder name = its id):
+ *   index.ts       optional `id`, `name`, `version`
+ *   router.ts      `export default defineRoutes([...])`, mounted at /integrations/<id>/
+ *   hooks.ts       `export default defineHooks((cairn) => { cairn.registerHook(...); cairn.registerMetadata(...) })`
+ *   dispatcher.ts  `export default defineDispatchers((cairn) => cairn.registerDispatcher("type", {...}))`
+ *   process.ts     `export const DESCRIPTION`, `CMD` (string[]), `REQUIRED_ENV` (string[])
+ *   setup.ts       `export const SETUP = defineSetup({...})`
+ *   config.ts      the integration's own settings, read through `cairn.settings`
+ *   tools/*.ts     `export default defineTool({...})`; files starting with `_` are not loaded
+ *   skills/*.md    skill documents, id `integrations/<id>/<stem>`
+ *   carapaces/*.yaml  capability bundles
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Hooks
+
+export type HookEvent =
+  | "before_context_assembly"
+  | "before_llm_call"
+  | "after_llm_call"
+  | "before_tool_execution"
+  | "after_tool_call"
+  | "after_response"
+  | "before_transcription"
+
+export interface HookContext {
+  readonly bot_id: string | null
+  readonly session_id: string | null
+  readonly channel_id: string | null
+  readonly client_id: string | null
+  readonly correlation_id: string | null
+  /** The event's extra keys (see the API guide). */
+  readonly extra: Record<string, any>
+}
+
+/**
+ * Fire-and-forget events ignore the result; `before_transcription` takes the first callback that
+ * returns a string as the transcription (null or undefined falls through to the default).
+ */
+export type HookCallback = (context: HookContext) => unknown
+
+// ---------------------------------------------------------------------------------------------
+// Tools
+
+export interface ToolSchema {
+  readonly type: "function"
+  readonly function: {
+    readonly name: string
+    readonly description?: string
+    readonly parameters: { readonly type: "object"; readonly properties: Record<string, unknown>; readonly required?: ReadonlyArray<string> }
+  }
+}
+
+export interface ToolCallContext {
+  readonly botId: string
+  readonly sessionId: string
+  readonly channelId: string | null
+  readonly clientId: string
+  readonly correlationId: string
+}
+
+export interface ToolDefinition {
+  readonly schema: ToolSchema
+  /** Returns a string (commonly JSON text). */
+  readonly execute: (args: Record<string, any>, context: ToolCallContext) => string | Promise<string>
+  readonly timeoutMs?: number
+}
+
+export const defineTool = (tool: ToolDefinition): ToolDefinition => tool
+
+// ---------------------------------------------------------------------------------------------
+// Routes
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
+
+export interface RouteRequest {
+  /** Path parameters (`/items/:id` → `{ id }`). */
+  readonly params: Record<string, string>
+  readonly query: Record<string, string | ReadonlyArray<string>>
+  /** The JSON body, or undefined. */
+  readonly body: unknown
+  readonly headers: Record<string, string | undefined>
+}
+
+export interface RouteResponse {
+  readonly status?: number
+  readonly body?: unknown
+  readonly headers?: Record<string, string>
+}
+
+export interface RouteDefinition {
+  readonly method: HttpMethod
+  /** Relative to /integrations/<id>; may hold `:params`. */
+  readonly path: string
+  readonly description: string
+  /** The scope a caller needs; omitted: `admin`. */
+  readonly scope?: string
+  /** No credentials needed (a webhook checking its own token, say). */
+  readonly public?: boolean
+  /** A plain object is sent as JSON with status 200; a RouteResponse sets status and headers. */
+  readonly handler: (request: RouteRequest, cairn: IntegrationContext) => unknown | Promise<unknown>
+}
+
+export const defineRoutes = (routes: ReadonlyArray<RouteDefinition>): ReadonlyArray<RouteDefinition> => routes
+
+/** Marks a handler result as a full response (status, headers) rather than a JSON body. */
+export const respond = (status: number, body?: unknown, headers?: Record<string, string>): RouteResponse & { readonly __response: true } => ({
+  status,
+  body,
+  ...(headers ? { headers } : {}),
+  __response: true
+})
+
+// ---------------------------------------------------------------------------------------------
+// Dispatchers
+
+export interface DispatchTask {
+  readonly id: string
+  readonly session_id: string
+  readonly bot_id: string
+  readonly status: string
+  readonly dispatch_type: string
+  readonly dispatch_config: Record<string, unknown>
+  readonly result: string | null
+}
+
+export interface PostMessageOptions {
+  readonly botId?: string
+  readonly replyInThread?: boolean
+  readonly username?: string
+  readonly iconEmoji?: string
+  readonly iconUrl?: string
+  readonly clientActions?: ReadonlyArray<unknown>
+  readonly extraMetadata?: Record<string, unknown> | null
+}
+
+export interface Dispatcher {
+  readonly deliver: (
+    task: DispatchTask,
+    result: string,
+    clientActions: ReadonlyArray<unknown> | null,
+    extraMetadata: Record<string, unknown> | null
+  ) => void | Promise<void>
+  readonly postMessage: (dispatchConfig: Record<string, unknown>, text: string, options: PostMessageOptions) => boolean | Promise<boolean>
+}
+
+// ---------------------------------------------------------------------------------------------
+// Metadata, settings manifest, process manifest
+
+export interface IntegrationMetadata {
+  readonly integration_type: string
+  /** Client ids of this integration's channels start with it, e.g. `msgbridge:`. */
+  readonly client_id_prefix: string
+  /** Who a mirrored message is shown as. */
+  readonly user_attribution?: (userId: string) => { readonly username: string; readonly icon_url?: string } | null
+  readonly display_name?: (clientId: string) => string | null | Promise<string | null>
+}
+
+export interface EnvVarSpec {
+  readonly key: string
+  readonly required?: boolean
+  readonly secret?: boolean
+  readonly description?: string
+  readonly default?: string
+}
+
+export interface SidebarItem {
+  readonly label: string
+  readonly href: string
+  readonly icon?: string
+}
+
+export interface SetupManifest {
+  readonly env_vars?: ReadonlyArray<EnvVarSpec>
+  readonly webhook?: { readonly path: string; readonly description?: string }
+  readonly sidebar_section?: {
+    readonly id: string
+    readonly title?: string
+    readonly icon?: string
+    readonly items: ReadonlyArray<SidebarItem>
+    readonly readiness_endpoint?: string
+    readonly readiness_field?: string
+  }
+  readonly dashboard_modules?: ReadonlyArray<{ readonly id: string; readonly label: string; readonly icon?: string; readonly description?: string }>
+  /** Carapaces injected for this integration's channels, and the workspace templates it fits. */
+  readonly activation?: { readonly carapaces?: ReadonlyArray<string>; readonly templates?: ReadonlyArray<string> }
+  /** The key preset (see the scope catalogue) the process's AGENT_API_KEY is created from. */
+  readonly api_key_preset?: string
+}
+
+export const defineSetup = (setup: SetupManifest): SetupManifest => setup
+
+// ---------------------------------------------------------------------------------------------
+// The live API handed to an integration
+
+export interface IntegrationLogger {
+  readonly debug: (message: string, data?: Record<string, unknown>) => void
+  readonly info: (message: string, data?: Record<string, unknown>) => void
+  readonly warn: (message: string, data?: Record<string, unknown>) => void
+  readonly error: (message: string, data?: Record<string, unknown>) => void
+}
+
+export interface DocumentMatch {
+  readonly id: string
+  readonly title: string
+  readonly score: number
+  readonly [key: string]: unknown
+}
+
+export interface InjectOptions {
+  readonly source?: string
+  readonly runAgent?: boolean
+  readonly notify?: boolean
+  readonly executionConfig?: {
+    readonly system_preamble?: string
+    readonly skills?: ReadonlyArray<string>
+    readonly tools?: ReadonlyArray<string>
+    readonly model_override?: string
+  }
+}
+
+export interface IntegrationContext {
+  /** The integration's id (its folder name). */
+  readonly id: string
+  readonly logger: IntegrationLogger
+  readonly registerHook: (event: HookEvent, callback: HookCallback) => () => void
+  readonly registerMetadata: (metadata: IntegrationMetadata) => void
+  readonly registerDispatcher: (dispatchType: string, dispatcher: Dispatcher) => void
+  /** Settings: the stored value, then the environment variable, then the manifest default. */
+  readonly settings: {
+    readonly get: (key: string) => Promise<string | undefined>
+    readonly all: () => Promise<Record<string, string | undefined>>
+  }
+  readonly ingestDocument: (
+    integrationId: string,
+    title: string,
+    content: string,
+    sessionId?: string | null,
+    metadata?: Record<string, unknown>
+  ) => Promise<string>
+  readonly searchDocuments: (q: string, integrationId?: string, limit?: number) => Promise<ReadonlyArray<DocumentMatch>>
+  readonly getOrCreateSession: (clientId: string, botId?: string, dispatchConfig?: Record<string, unknown>) => Promise<string>
+  readonly injectMessage: (
+    sessionId: string,
+    content: string,
+    options?: InjectOptions
+  ) => Promise<{ readonly message_id: string; readonly session_id: string; readonly task_id: string | null }>
+  readonly workspace: {
+    readonly list: (channelId: string) => Promise<ReadonlyArray<{ readonly path: string; readonly size: number }>>
+    readonly read: (channelId: string, path: string) => Promise<string>
+    readonly write: (channelId: string, path: string, content: string) => Promise<void>
+    readonly remove: (channelId: string, path: string) => Promise<void>
+  }
+  /** Bot lookup, as the spec allows dispatchers. */
+  readonly getBot: (botId: string) => Promise<{ readonly id: string; readonly name: string } | null>
+}
+
+export const defineHooks = (register: (cairn: IntegrationContext) => void | Promise<void>) => register
+export const defineDispatchers = (register: (cairn: IntegrationContext) => void | Promise<void>) => register

@@ -1,0 +1,52 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../auth/Middleware.ts"
+import { RequiredScope } from "../auth/RequiredScope.ts"
+import { pathParams, queryParams } from "../http/Params.ts"
+import { CreateSession, Message, Session, SessionCreated, SessionWithMessages } from "./Model.ts"
+
+const idPath = pathParams({ id: Schema.String })
+const listQuery = queryParams({
+  bot_id: Schema.optional(Schema.String),
+  client_id: Schema.optional(Schema.String),
+  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000)))
+})
+
+export class SessionsApi extends HttpApiGroup.make("sessions")
+  .add(
+    HttpApiEndpoint.post("create", "/api/v1/sessions")
+      .setPayload(CreateSession)
+      .addSuccess(SessionCreated)
+      .annotate(RequiredScope, "sessions:write")
+      .annotate(OpenApi.Description, "Create the session for (client_id, bot_id), or return the existing one")
+  )
+  .add(
+    HttpApiEndpoint.get("messages", "/api/v1/sessions/:id/messages")
+      .setPath(idPath)
+      .addSuccess(Schema.Array(Message))
+      .annotate(RequiredScope, "sessions:read")
+      .annotate(OpenApi.Description, "A session's messages, oldest first")
+  )
+  .add(
+    HttpApiEndpoint.get("legacyList", "/sessions")
+      .setUrlParams(listQuery)
+      .addSuccess(Schema.Array(Session))
+      .annotate(RequiredScope, "sessions:read")
+      .annotate(OpenApi.Description, "List sessions, most recently active first (unversioned)")
+  )
+  .add(
+    HttpApiEndpoint.get("legacyGet", "/sessions/:id")
+      .setPath(idPath)
+      .addSuccess(SessionWithMessages)
+      .annotate(RequiredScope, "sessions:read")
+      .annotate(OpenApi.Description, "A session with its messages (unversioned)")
+  )
+  .add(
+    HttpApiEndpoint.del("legacyDelete", "/sessions/:id")
+      .setPath(idPath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .annotate(RequiredScope, "sessions:write")
+      .annotate(OpenApi.Description, "Delete a session and its messages (unversioned)")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Sessions") {}

@@ -1,0 +1,58 @@
+/** Sessions and the messages in them. */
+import { Schema } from "effect"
+import { body } from "../http/Params.ts"
+
+export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+export class Session extends Schema.Class<Session>("Session")({
+  id: Schema.UUID,
+  bot_id: Schema.String,
+  client_id: Schema.String,
+  channel_id: Schema.NullOr(Schema.UUID),
+  dispatch_config: JsonObject,
+  created_at: Schema.Date,
+  updated_at: Schema.Date
+}) {}
+
+export const ToolCallRecord = Schema.Struct({
+  id: Schema.String,
+  type: Schema.Literal("function"),
+  function: Schema.Struct({ name: Schema.String, arguments: Schema.String })
+})
+
+export class Message extends Schema.Class<Message>("Message")({
+  id: Schema.UUID,
+  session_id: Schema.UUID,
+  role: Schema.Literal("system", "user", "assistant", "tool"),
+  content: Schema.NullOr(Schema.String),
+  created_at: Schema.Date,
+  metadata: JsonObject,
+  tool_calls: Schema.NullOr(Schema.Array(ToolCallRecord)),
+  tool_call_id: Schema.NullOr(Schema.String),
+  attachments: Schema.Array(Schema.Unknown)
+}) {}
+
+export const CreateSession = body({
+  bot_id: Schema.optionalWith(Schema.String, { default: () => "default" }),
+  client_id: Schema.optionalWith(Schema.String.pipe(Schema.minLength(1)), { default: () => "default" }),
+  dispatch_config: Schema.optional(JsonObject)
+})
+
+export class SessionCreated extends Schema.Class<SessionCreated>("SessionCreated")({
+  session_id: Schema.UUID
+}) {}
+
+export class SessionWithMessages extends Schema.Class<SessionWithMessages>("SessionWithMessages")({
+  ...Session.fields,
+  messages: Schema.Array(Message)
+}) {}
+
+/** What the agent loop appends to a session. */
+export interface NewMessage {
+  readonly role: Message["role"]
+  readonly content: string | null
+  readonly tool_calls?: ReadonlyArray<typeof ToolCallRecord.Type> | null
+  readonly tool_call_id?: string | null
+  readonly attachments?: ReadonlyArray<unknown>
+  readonly metadata?: Record<string, unknown>
+}

@@ -1,0 +1,95 @@
+/** SQL for sessions and messages. */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { randomUUID } from "node:crypto"
+import type { NewMessage } from "./Model.ts"
+
+export interface SessionRow {
+  readonly id: string
+  readonly bot_id: string
+  readonly client_id: string
+  readonly channel_id: string | null
+  readonly dispatch_config: Record<string, unknown>
+  readonly created_at: Date
+  readonly updated_at: Date
+}
+
+export interface MessageRow {
+  readonly id: string
+  readonly session_id: string
+  readonly role: "system" | "user" | "assistant" | "tool"
+  readonly content: string | null
+  readonly tool_calls: ReadonlyArray<any> | null
+  readonly tool_call_id: string | null
+  readonly attachments: ReadonlyArray<unknown>
+  readonly metadata: Record<string, unknown>
+  readonly created_at: Date
+}
+
+const sessionColumns = "id, bot_id, client_id, channel_id, dispatch_config, created_at, updated_at"
+const messageColumns = "id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata, created_at"
+
+export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/SessionsRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const first = <A>(rows: ReadonlyArray<A>) => rows[0]
+    return {
+      findDefault: (clientId: string, botId: string) =>
+        Effect.map(
+          sql<SessionRow>`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE default_for = ${`${clientId}\u0001${botId}`}`,
+          first
+        ),
+      find: (id: string) =>
+        Effect.map(sql<SessionRow>`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE id = ${id}`, first),
+      /** The session for (client_id, bot_id), created when missing; race-free across processes. */
+      getOrCreateDefault: (clientId: string, botId: string, dispatchConfig: Record<string, unknown>, channelId: string | null) =>
+        Effect.gen(function* () {
+          const key = `${clientId}\u0001${botId}`
+          yield* sql`INSERT INTO sessions (id, bot_id, client_id, channel_id, default_for, dispatch_config)
+                     VALUES (${randomUUID()}, ${botId}, ${clientId}, ${channelId}, ${key}, ${JSON.stringify(dispatchConfig)}::jsonb)
+                     ON CONFLICT (default_for) DO NOTHING`
+          const rows = yield* sql<SessionRow>`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE default_for = ${key}`
+          return rows[0]!
+        }),
+      /** A session with a caller-chosen id (companion clients send ids the server has not seen). */
+      createWithId: (id: string, clientId: string, botId: string, channelId: string | null) =>
+        Effect.gen(function* () {
+          yield* sql`INSERT INTO sessions (id, bot_id, client_id, channel_id) VALUES (${id}, ${botId}, ${clientId}, ${channelId})
+                     ON CONFLICT (id) DO NOTHING`
+          const rows = yield* sql<SessionRow>`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE id = ${id}`
+          return rows[0]!
+        }),
+      list: (filter: { readonly botId?: string; readonly clientId?: string; readonly limit: number }) =>
+        sql<SessionRow>`SELECT ${sql.literal(sessionColumns)} FROM sessions
+          WHERE (${filter.botId ?? null}::text IS NULL OR bot_id = ${filter.botId ?? null})
+            AND (${filter.clientId ?? null}::text IS NULL OR client_id = ${filter.clientId ?? null})
+          ORDER BY updated_at DESC LIMIT ${filter.limit}`,
+      remove: (id: string) =>
+        Effect.map(sql<{ id: string }>`DELETE FROM sessions WHERE id = ${id} RETURNING id`, (rows) => rows.length === 1),
+      messages: (sessionId: string) =>
+        sql<MessageRow>`SELECT ${sql.literal(messageColumns)} FROM messages WHERE session_id = ${sessionId} ORDER BY seq`,
+      /** The most recent messages, oldest first (context assembly trims from here). */
+      recentMessages: (sessionId: string, limit: number) =>
+        Effect.map(
+          sql<MessageRow>`SELECT ${sql.literal(messageColumns)} FROM messages WHERE session_id = ${sessionId}
+                          ORDER BY seq DESC LIMIT ${limit}`,
+          (rows) => [...rows].reverse()
+        ),
+      /** One statement: the message and the session's activity time commit together. */
+      append: (sessionId: string, message: NewMessage) =>
+        Effect.map(
+          sql<MessageRow>`WITH inserted AS (
+              INSERT INTO messages (id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata)
+              VALUES (${randomUUID()}, ${sessionId}, ${message.role}, ${message.content},
+                      ${message.tool_calls ? JSON.stringify(message.tool_calls) : null}::jsonb, ${message.tool_call_id ?? null},
+                      ${JSON.stringify(message.attachments ?? [])}::jsonb, ${JSON.stringify(message.metadata ?? {})}::jsonb)
+              RETURNING ${sql.literal(messageColumns)}
+            ), touched AS (UPDATE sessions SET updated_at = now() WHERE id = ${sessionId})
+            SELECT * FROM inserted`,
+          (rows) => rows[0]!
+        ),
+      updateMetadata: (messageId: string, metadata: Record<string, unknown>) =>
+        sql`UPDATE messages SET metadata = metadata || ${JSON.stringify(metadata)}::jsonb WHERE id = ${messageId}`.pipe(Effect.asVoid)
+    }
+  })
+}) {}

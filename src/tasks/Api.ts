@@ -1,0 +1,51 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../auth/Middleware.ts"
+import { RequiredScope } from "../auth/RequiredScope.ts"
+import { ErrorResponses } from "../http/Errors.ts"
+import { pathParams } from "../http/Params.ts"
+import { InjectMessage, MessageInjected, Task, TaskListQuery } from "./Model.ts"
+
+const idPath = pathParams({ id: Schema.String })
+
+/** Messages put into a session from outside a chat; their group is separate from sessions/ on purpose. */
+export class InjectionApi extends HttpApiGroup.make("injection")
+  .add(
+    HttpApiEndpoint.post("inject", "/api/v1/sessions/:id/messages")
+      .setPath(idPath)
+      .setPayload(InjectMessage)
+      .addSuccess(MessageInjected)
+      .annotate(RequiredScope, "sessions:write")
+      .annotate(
+        OpenApi.Description,
+        "Store a user message in a session; with run_agent, queue a task that runs the agent on it (poll GET /api/v1/tasks/{id})"
+      )
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Injected messages") {}
+
+export class TasksApi extends HttpApiGroup.make("tasks")
+  .add(
+    HttpApiEndpoint.get("list", "/api/v1/tasks")
+      .setUrlParams(TaskListQuery)
+      .addSuccess(Schema.Array(Task))
+      .annotate(RequiredScope, "tasks:read")
+      .annotate(OpenApi.Description, "Tasks, newest first; filter by status, session_id, bot_id (limit 1-500, default 50)")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/api/v1/tasks/:id")
+      .setPath(idPath)
+      .addSuccess(Task)
+      .annotate(RequiredScope, "tasks:read")
+      .annotate(OpenApi.Description, "A task: status, result or error, and the delivery of its result")
+  )
+  .add(
+    HttpApiEndpoint.post("cancel", "/api/v1/tasks/:id/cancel")
+      .setPath(idPath)
+      .addSuccess(Task)
+      .addError(ErrorResponses.conflict)
+      .annotate(RequiredScope, "tasks:write")
+      .annotate(OpenApi.Description, "Cancel a pending task; a running or finished task is a 409")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Tasks") {}

@@ -1,0 +1,50 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { CairnApi } from "../Api.ts"
+import { Dispatchers } from "../dispatch/Dispatchers.ts"
+import { ValidationError } from "../http/Errors.ts"
+import { orInternal } from "../http/Internal.ts"
+import { Injector } from "./Injection.ts"
+import { MessageInjected } from "./Model.ts"
+import { Tasks } from "./Tasks.ts"
+
+export const InjectionHttpLive = HttpApiBuilder.group(CairnApi, "injection", (handlers) =>
+  Effect.gen(function* () {
+    const injector = yield* Injector
+    const dispatchers = yield* Dispatchers
+    return handlers.handle("inject", ({ path, payload }) =>
+      Effect.gen(function* () {
+        if (payload.dispatch_type !== undefined && Option.isNone(dispatchers.get(payload.dispatch_type))) {
+          return yield* ValidationError.single(
+            ["body", "dispatch_type"],
+            `Unknown dispatch_type: ${payload.dispatch_type} (registered: ${dispatchers.types().join(", ")})`
+          )
+        }
+        const injected = yield* injector.inject(path.id, {
+          content: payload.content,
+          source: payload.source,
+          runAgent: payload.run_agent,
+          notify: payload.notify,
+          executionConfig: payload.execution_config,
+          dispatchType: payload.dispatch_type,
+          dispatchConfig: payload.dispatch_config
+        })
+        return new MessageInjected(injected)
+      }).pipe(orInternal)
+    )
+  })
+)
+
+export const TasksHttpLive = HttpApiBuilder.group(CairnApi, "tasks", (handlers) =>
+  Effect.gen(function* () {
+    const tasks = yield* Tasks
+    return handlers
+      .handle("list", ({ urlParams }) =>
+        orInternal(
+          tasks.list({ status: urlParams.status, sessionId: urlParams.session_id, botId: urlParams.bot_id, limit: urlParams.limit })
+        )
+      )
+      .handle("get", ({ path }) => orInternal(tasks.get(path.id)))
+      .handle("cancel", ({ path }) => orInternal(tasks.cancel(path.id)))
+  })
+)

@@ -1,0 +1,79 @@
+/**
+ * Injected messages: a message put into a session from outside a chat (an integration, a
+ * scheduler, another task's result), stored as a user message and, when asked, answered by a
+ * background task that runs the turn on the stored message.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { Sessions } from "../sessions/Sessions.ts"
+import type { ExecutionConfig } from "./Model.ts"
+import { Tasks } from "./Tasks.ts"
+
+export interface Injection {
+  readonly content: string
+  readonly source: string
+  readonly runAgent: boolean
+  readonly notify: boolean
+  readonly executionConfig?: ExecutionConfig | undefined
+  /** Where the result goes; only used with `notify` (the caller resolves the session's default). */
+  readonly dispatchType?: string | undefined
+  readonly dispatchConfig?: Record<string, unknown> | undefined
+  readonly extraMetadata?: Record<string, unknown> | undefined
+}
+
+/**
+ * Where a notified result goes when the request names no dispatch_type: the session's
+ * dispatch_config, whose `dispatch_type` (or `type`) field names the dispatcher and whose other
+ * fields are its config. None named: nobody is told (dispatch_type none).
+ */
+export const sessionDispatch = (config: Record<string, unknown>): { type: string; config: Record<string, unknown> } => {
+  const { dispatch_type, type, ...rest } = config
+  const named = typeof dispatch_type === "string" ? dispatch_type : typeof type === "string" ? type : "none"
+  return { type: named, config: named === "none" ? {} : rest }
+}
+
+export class Injector extends Effect.Service<Injector>()("cairn/Injector", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const sessions = yield* Sessions
+    const tasks = yield* Tasks
+
+    /** Stores the message and, with `runAgent`, queues its task; both or neither. */
+    const inject = (sessionId: string, injection: Injection) =>
+      Effect.gen(function* () {
+        const session = yield* sessions.get(sessionId)
+        const fallback = sessionDispatch(session.dispatch_config)
+        const dispatchType = injection.notify ? (injection.dispatchType ?? fallback.type) : "none"
+        const dispatchConfig = injection.notify
+          ? injection.dispatchType
+            ? (injection.dispatchConfig ?? {})
+            : fallback.config
+          : {}
+        return yield* sql.withTransaction(
+          Effect.gen(function* () {
+            const message = yield* sessions.append(session.id, {
+              role: "user",
+              content: injection.content,
+              metadata: { ...injection.extraMetadata, source: injection.source, injected: true }
+            })
+            if (!injection.runAgent) return { message_id: message.id, session_id: session.id, task_id: null }
+            const task = yield* tasks.enqueue({
+              source: injection.source,
+              botId: session.bot_id,
+              sessionId: session.id,
+              channelId: session.channel_id,
+              clientId: session.client_id,
+              prompt: injection.content,
+              promptStored: true,
+              dispatchType,
+              dispatchConfig,
+              executionConfig: (injection.executionConfig ?? {}) as Record<string, unknown>
+            })
+            return { message_id: message.id, session_id: session.id, task_id: task.id as string | null }
+          })
+        )
+      })
+
+    return { inject } as const
+  })
+}) {}

@@ -1,0 +1,150 @@
+/** SQL for tasks, including the claim that lets several workers share one queue. */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { randomUUID } from "node:crypto"
+import { Duration } from "effect"
+import { staleAfter } from "../chat/Runs.ts"
+import type { NewTask } from "./Model.ts"
+
+const runStaleSeconds = Duration.toSeconds(staleAfter)
+
+/** A finished task's result waits for delivery unless nobody is to be told. */
+const deliveryAfterFinish = "CASE WHEN dispatch_type = 'none' THEN 'none' ELSE 'pending' END"
+
+export interface TaskRow {
+  readonly id: string
+  readonly status: "pending" | "running" | "complete" | "failed" | "cancelled"
+  readonly source: string
+  readonly bot_id: string
+  readonly session_id: string
+  readonly channel_id: string | null
+  readonly client_id: string
+  readonly prompt: string
+  readonly prompt_stored: boolean
+  readonly model_override: string | null
+  readonly result: string | null
+  readonly error: string | null
+  readonly client_actions: ReadonlyArray<unknown>
+  readonly dispatch_type: string
+  readonly dispatch_config: Record<string, unknown>
+  readonly execution_config: Record<string, unknown>
+  readonly attempts: number
+  readonly delivery_status: string
+  readonly delivery_error: string | null
+  readonly delivery_attempts: number
+  readonly created_at: Date
+  readonly started_at: Date | null
+  readonly completed_at: Date | null
+}
+
+export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    return {
+      insert: (task: NewTask) =>
+        Effect.map(
+          sql<TaskRow>`INSERT INTO tasks (id, source, bot_id, session_id, channel_id, client_id, prompt, prompt_stored, model_override,
+                                          dispatch_type, dispatch_config, execution_config)
+            VALUES (${randomUUID()}, ${task.source}, ${task.botId}, ${task.sessionId}, ${task.channelId}, ${task.clientId},
+                    ${task.prompt}, ${task.promptStored ?? false}, ${task.modelOverride ?? null}, ${task.dispatchType ?? "none"},
+                    ${JSON.stringify(task.dispatchConfig ?? {})}::jsonb, ${JSON.stringify(task.executionConfig ?? {})}::jsonb)
+            RETURNING *`,
+          (rows) => rows[0]!
+        ),
+      find: (id: string) => Effect.map(sql<TaskRow>`SELECT * FROM tasks WHERE id = ${id}`, (rows) => rows[0]),
+      /**
+       * Claims the oldest pending task whose session has nothing running: one task per session at a
+       * time, in order, and each task by one worker only.
+       */
+      claim: (worker: string, leaseSeconds: number) =>
+        Effect.map(
+          sql<TaskRow>`UPDATE tasks SET status = 'running', started_at = now(), attempts = attempts + 1, worker = ${worker},
+                         lease_until = now() + make_interval(secs => ${leaseSeconds})
+            WHERE id = (
+              SELECT t.id FROM tasks t
+              WHERE t.status = 'pending'
+                AND NOT EXISTS (SELECT 1 FROM tasks o WHERE o.session_id = t.session_id AND o.status = 'running')
+                AND NOT EXISTS (SELECT 1 FROM tasks o WHERE o.session_id = t.session_id AND o.status = 'pending' AND o.created_at < t.created_at)
+                AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = t.session_id AND r.status = 'running'
+                                  AND r.heartbeat_at >= now() - make_interval(secs => ${runStaleSeconds}))
+              ORDER BY t.created_at
+              LIMIT 1
+              FOR UPDATE SKIP LOCKED
+            ) AND status = 'pending'
+            RETURNING *`,
+          (rows) => rows[0]
+        ),
+      /** Gives a claimed task back (its session turned out busy). */
+      release: (id: string) =>
+        sql`UPDATE tasks SET status = 'pending', attempts = attempts - 1, worker = NULL, lease_until = NULL WHERE id = ${id}`.pipe(
+          Effect.asVoid
+        ),
+      attachRun: (id: string, runId: string) => sql`UPDATE tasks SET run_id = ${runId} WHERE id = ${id}`.pipe(Effect.asVoid),
+      /** Records the result; false when the task was no longer this worker's (its lease was taken over). */
+      complete: (id: string, worker: string, result: string, clientActions: ReadonlyArray<unknown>) =>
+        Effect.map(
+          sql<{ id: string }>`UPDATE tasks SET status = 'complete', result = ${result},
+              client_actions = ${JSON.stringify(clientActions)}::jsonb, completed_at = now(), lease_until = NULL,
+              delivery_status = ${sql.literal(deliveryAfterFinish)}
+            WHERE id = ${id} AND status = 'running' AND worker = ${worker} RETURNING id`,
+          (rows) => rows.length === 1
+        ),
+      fail: (id: string, error: string, worker?: string) =>
+        Effect.map(
+          sql<{ id: string }>`UPDATE tasks SET status = 'failed', error = ${error}, completed_at = now(), lease_until = NULL,
+              delivery_status = ${sql.literal(deliveryAfterFinish)}
+            WHERE id = ${id} AND status IN ('pending', 'running') ${worker === undefined ? sql`` : sql`AND worker = ${worker}`}
+            RETURNING id`,
+          (rows) => rows.length === 1
+        ),
+      markCancelled: (id: string) =>
+        sql`UPDATE tasks SET status = 'cancelled', completed_at = now(), lease_until = NULL WHERE id = ${id}`.pipe(Effect.asVoid),
+      cancelPending: (sessionId: string) =>
+        Effect.map(
+          sql<{ id: string }>`UPDATE tasks SET status = 'cancelled', completed_at = now()
+                              WHERE session_id = ${sessionId} AND status = 'pending' RETURNING id`,
+          (rows) => rows.length
+        ),
+      /** Pending to cancelled; the row as it is now (undefined when there is no such task). */
+      cancel: (id: string) =>
+        Effect.gen(function* () {
+          const cancelled = yield* sql<TaskRow>`UPDATE tasks SET status = 'cancelled', completed_at = now()
+                                                WHERE id = ${id} AND status = 'pending' RETURNING *`
+          if (cancelled[0]) return { cancelled: true, row: cancelled[0] } as const
+          const rows = yield* sql<TaskRow>`SELECT * FROM tasks WHERE id = ${id}`
+          return { cancelled: false, row: rows[0] } as const
+        }),
+      list: (filter: { readonly status?: string; readonly sessionId?: string; readonly botId?: string; readonly limit: number }) =>
+        sql<TaskRow>`SELECT * FROM tasks WHERE ${sql.and([
+          filter.status === undefined ? sql`true` : sql`status = ${filter.status}`,
+          filter.sessionId === undefined ? sql`true` : sql`session_id = ${filter.sessionId}`,
+          filter.botId === undefined ? sql`true` : sql`bot_id = ${filter.botId}`
+        ])} ORDER BY created_at DESC LIMIT ${filter.limit}`,
+      /** Takes the delivery of a finished task for `seconds`; the row when taken. */
+      claimDelivery: (id: string, seconds: number) =>
+        Effect.map(
+          sql<TaskRow>`UPDATE tasks SET delivery_lease_until = now() + make_interval(secs => ${seconds})
+            WHERE id = ${id} AND delivery_status = 'pending' AND (delivery_lease_until IS NULL OR delivery_lease_until < now())
+            RETURNING *`,
+          (rows) => rows[0]
+        ),
+      extendDelivery: (id: string, seconds: number) =>
+        sql`UPDATE tasks SET delivery_lease_until = now() + make_interval(secs => ${seconds}) WHERE id = ${id}`.pipe(Effect.asVoid),
+      recordDeliveryAttempt: (id: string, outcome: "delivered" | "failed" | "pending", error: string | null) =>
+        sql`UPDATE tasks SET delivery_status = ${outcome}, delivery_error = ${error}, delivery_attempts = delivery_attempts + 1,
+              delivery_lease_until = CASE WHEN ${outcome}::text = 'pending' THEN delivery_lease_until ELSE NULL END
+            WHERE id = ${id}`.pipe(Effect.asVoid),
+      /** Deliveries left pending by a process that died (their lease ran out). */
+      orphanedDeliveries: (limit: number) =>
+        Effect.map(
+          sql<{ id: string }>`SELECT id FROM tasks WHERE delivery_status = 'pending'
+            AND (delivery_lease_until IS NULL OR delivery_lease_until < now())
+            AND completed_at < now() - interval '5 seconds' ORDER BY completed_at LIMIT ${limit}`,
+          (rows) => rows.map((row) => row.id)
+        ),
+      renewLeases: (worker: string, leaseSeconds: number) =>
+        sql`UPDATE tasks SET lease_until = now() + make_interval(secs => ${leaseSeconds})
+            WHERE worker = ${worker} AND status = 'running'`.pipe(Effect.asVoid)
+    }
+  })
+}) {}

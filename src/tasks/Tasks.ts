@@ -1,0 +1,77 @@
+/** Tasks: enqueue, read, list, wait for, cancel. The worker (Worker.ts) runs them. */
+import { Duration, Effect, Queue, Schedule } from "effect"
+import { makeDispatchSecrets, maskDispatchConfig } from "../dispatch/Secrets.ts"
+import { Conflict, NotFound } from "../http/Errors.ts"
+import { Task, type NewTask } from "./Model.ts"
+import { TasksRepo, type TaskRow } from "./Repo.ts"
+
+/** A task as responses show it: secrets in its dispatch_config masked. */
+export const toTask = (row: TaskRow) => new Task({ ...row, dispatch_config: maskDispatchConfig(row.dispatch_config) })
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
+  effect: Effect.gen(function* () {
+    const repo = yield* TasksRepo
+    const secrets = yield* makeDispatchSecrets
+    // Wakes this process's worker when there may be work (a task queued or finished here), so a
+    // slot is refilled at once instead of at the next poll. Other processes find it by polling.
+    const workSignal = yield* Queue.sliding<void>(1)
+    const signalWork = Queue.offer(workSignal, undefined)
+
+    const notFound = (id: string) => new NotFound({ detail: `Task not found: ${id}` })
+
+    const get = (id: string) =>
+      UUID.test(id)
+        ? Effect.flatMap(repo.find(id), (row) => (row ? Effect.succeed(toTask(row)) : Effect.fail(notFound(id))))
+        : Effect.fail(notFound(id))
+
+    /** Queues a task; secrets in its dispatch_config are sealed before they are stored. */
+    const enqueue = (task: NewTask) =>
+      Effect.map(repo.insert({ ...task, dispatchConfig: secrets.seal(task.dispatchConfig ?? {}) }), toTask).pipe(
+        Effect.tap(() => signalWork)
+      )
+
+    const list = (filter: { readonly status?: string; readonly sessionId?: string; readonly botId?: string; readonly limit?: number }) =>
+      Effect.map(repo.list({ ...filter, limit: filter.limit ?? 50 }), (rows) => rows.map(toTask))
+
+    /** Cancels a pending task; a running or finished one is a conflict. */
+    const cancel = (id: string) =>
+      Effect.gen(function* () {
+        if (!UUID.test(id)) return yield* notFound(id)
+        const { cancelled, row } = yield* repo.cancel(id)
+        if (!row) return yield* notFound(id)
+        if (cancelled) return toTask(row)
+        return yield* new Conflict({
+          detail:
+            row.status === "running"
+              ? `Task ${id} is running; only pending tasks can be cancelled (stop the run with POST /chat/cancel)`
+              : `Task ${id} is already ${row.status}`
+        })
+      })
+
+    /** Polls until the task is complete, failed or cancelled. */
+    const awaitFinished = (id: string) =>
+      get(id).pipe(
+        Effect.flatMap((task) =>
+          task.status === "pending" || task.status === "running" ? Effect.fail("unfinished" as const) : Effect.succeed(task)
+        ),
+        Effect.retry({ schedule: Schedule.spaced(Duration.millis(200)), while: (error) => error === "unfinished" }),
+        Effect.catchIf((error): error is "unfinished" => error === "unfinished", () => Effect.never)
+      )
+
+    return {
+      get,
+      enqueue,
+      list,
+      cancel,
+      awaitFinished,
+      cancelPending: repo.cancelPending,
+      openDispatchConfig: secrets.open,
+      signalWork,
+      /** Completes when work was signalled since the last take. */
+      awaitWork: Queue.take(workSignal)
+    } as const
+  }),
+  dependencies: [TasksRepo.Default]
+}) {}

@@ -1,0 +1,146 @@
+/**
+ * The task worker: a supervised pool that claims pending tasks (FOR UPDATE SKIP LOCKED, so several
+ * server processes share one queue), runs each as an agent turn, and records the result. A claim
+ * carries a lease the worker renews; a task whose lease ran out (its worker died) goes back to the
+ * queue until `maxAttempts`, then fails with a clear error: never lost, never run twice at once.
+ */
+import { SqlClient } from "@effect/sql"
+import { Config, Duration, Effect, FiberSet, Layer, Option, Schedule } from "effect"
+import { Bots } from "../bots/Bots.ts"
+import { Channels } from "../channels/Channels.ts"
+import { Runs } from "../chat/Runs.ts"
+import { Turns } from "../chat/Turns.ts"
+import { Dispatchers } from "../dispatch/Dispatchers.ts"
+import { Sessions } from "../sessions/Sessions.ts"
+import { Settings } from "../settings/Settings.ts"
+import { mergeSkills } from "../skills/Tags.ts"
+import type { ExecutionConfig } from "./Model.ts"
+import { TasksRepo, type TaskRow } from "./Repo.ts"
+import { Tasks } from "./Tasks.ts"
+
+const workerConfig = Config.all({
+  concurrency: Config.integer("TASK_CONCURRENCY").pipe(Config.withDefault(4)),
+  pollMs: Config.integer("TASK_POLL_MS").pipe(Config.withDefault(250)),
+  leaseSeconds: Config.integer("TASK_LEASE_SECONDS").pipe(Config.withDefault(60)),
+  maxAttempts: Config.integer("TASK_MAX_ATTEMPTS").pipe(Config.withDefault(3))
+})
+
+export const WorkerLive = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const config = yield* workerConfig
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* TasksRepo
+    const runs = yield* Runs
+    const turns = yield* Turns
+    const sessions = yield* Sessions
+    const bots = yield* Bots
+    const channels = yield* Channels
+    const settings = yield* Settings
+    const dispatchers = yield* Dispatchers
+    const tasks = yield* Tasks
+    const worker = runs.owner
+    let active = 0
+    // Task fibers belong to the worker's scope: at shutdown they stop, and their tasks, still
+    // leased, go back to the queue once the lease runs out.
+    const running = yield* FiberSet.make()
+
+    const execute = (task: TaskRow) =>
+      Effect.gen(function* () {
+        const lock = yield* runs.acquire(task.session_id, task.id)
+        if (Option.isNone(lock)) return yield* repo.release(task.id)
+        const session = yield* sessions.get(task.session_id)
+        const bot = yield* bots.get(task.bot_id)
+        const channel = task.channel_id ? yield* Effect.option(channels.get(task.channel_id)) : Option.none()
+        yield* repo.attachRun(task.id, lock.value)
+        const run = yield* turns.start({
+          runId: lock.value,
+          sessionId: session.id,
+          clientId: session.client_id,
+          bot,
+          channel: Option.match(channel, {
+            onNone: () => null,
+            onSome: (c) => ({ id: c.id, name: c.name, model_override: c.model_override, workspace_enabled: c.workspace_enabled })
+          }),
+          userText: task.prompt_stored ? null : task.prompt,
+          modelOverride: task.model_override ?? undefined,
+          executionConfig: withSkillTags(task)
+        })
+        const outcome = yield* runs.awaitDone(run)
+        // Recorded only while the task is still ours: a worker whose lease was taken over must not
+        // finish (or deliver) a task that another worker now runs.
+        let finished = false
+        if (outcome._tag === "complete") {
+          finished = yield* repo.complete(task.id, worker, outcome.result.text, outcome.result.clientActions)
+        } else if (outcome._tag === "cancelled") yield* repo.markCancelled(task.id)
+        else finished = yield* repo.fail(task.id, outcome.message, worker)
+        if (finished && task.dispatch_type !== "none") yield* FiberSet.run(running, dispatchers.deliver(task.id))
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.zipRight(
+            Effect.logError(`Task ${task.id} failed before its run`, cause),
+            repo.fail(task.id, "The task could not start: " + String(cause).split("\n", 1)[0], worker).pipe(
+              Effect.tap((failed) => (failed && task.dispatch_type !== "none" ? FiberSet.run(running, dispatchers.deliver(task.id)) : Effect.void)),
+              Effect.ignore
+            )
+          )
+        )
+      )
+
+    /** Claims while there are free slots and claimable tasks. */
+    const drain = Effect.gen(function* () {
+      if ((yield* settings.get("SYSTEM_PAUSED")) === true) return
+      while (active < config.concurrency) {
+        const task = yield* repo.claim(worker, config.leaseSeconds)
+        if (!task) return
+        active += 1
+        yield* FiberSet.run(
+          running,
+          execute(task).pipe(Effect.ensuring(Effect.zipRight(Effect.sync(() => (active -= 1)), tasks.signalWork)))
+        )
+      }
+    })
+
+    // A task whose lease ran out lost its worker, and with it the run holding the session's lock:
+    // free that lock now rather than when the run's heartbeat goes stale.
+    const releaseDeadRuns = sql`UPDATE runs SET status = 'failed', finished_at = now()
+      WHERE status = 'running' AND task_id IN (SELECT id FROM tasks WHERE status = 'running' AND lease_until < now())`
+
+    const recoverExpired = sql`UPDATE tasks SET
+        status = CASE WHEN attempts >= ${config.maxAttempts} THEN 'failed' ELSE 'pending' END,
+        error = CASE WHEN attempts >= ${config.maxAttempts}
+                     THEN 'The worker running this task stopped (lease expired) ' || attempts || ' times; giving up'
+                     ELSE error END,
+        completed_at = CASE WHEN attempts >= ${config.maxAttempts} THEN now() ELSE NULL END,
+        delivery_status = CASE WHEN attempts >= ${config.maxAttempts} AND dispatch_type <> 'none' THEN 'pending' ELSE delivery_status END,
+        worker = NULL, lease_until = NULL
+      WHERE status = 'running' AND lease_until < now()`
+
+    yield* Effect.forkScoped(
+      drain.pipe(
+        Effect.catchAllCause((cause) => Effect.logError("Task worker cycle failed", cause)),
+        // Next cycle after the poll interval, or as soon as a task is queued or finished here.
+        Effect.zipRight(Effect.race(Effect.sleep(Duration.millis(config.pollMs)), tasks.awaitWork)),
+        Effect.forever
+      )
+    )
+    yield* Effect.forkScoped(
+      Effect.all([repo.renewLeases(worker, config.leaseSeconds), releaseDeadRuns, recoverExpired]).pipe(
+        Effect.catchAllCause((cause) => Effect.logError("Task lease upkeep failed", cause)),
+        Effect.repeat(Schedule.spaced(Duration.seconds(Math.max(1, Math.floor(config.leaseSeconds / 3)))))
+      )
+    )
+    yield* Effect.forkScoped(
+      dispatchers.deliverOrphans.pipe(
+        Effect.catchAllCause((cause) => Effect.logError("Orphaned delivery sweep failed", cause)),
+        Effect.repeat(Schedule.spaced(Duration.seconds(10)))
+      )
+    )
+  })
+).pipe(Layer.provide(TasksRepo.Default))
+
+/** The task's execution_config with the `@skill:<id>` tags of its message merged into `skills`. */
+export const withSkillTags = (task: Pick<TaskRow, "execution_config" | "prompt">): ExecutionConfig => {
+  const config = task.execution_config as ExecutionConfig
+  const skills = mergeSkills(config.skills, task.prompt)
+  return skills.length > 0 ? { ...config, skills } : config
+}

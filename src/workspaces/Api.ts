@@ -1,0 +1,79 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../auth/Middleware.ts"
+import { RequiredScope } from "../auth/RequiredScope.ts"
+import { ErrorResponses } from "../http/Errors.ts"
+import { pathParams } from "../http/Params.ts"
+import {
+  AppliedTemplate,
+  ApplyTemplate,
+  WorkspaceFile,
+  WorkspaceFileList,
+  WorkspaceTemplateList,
+  WriteFile,
+  WrittenFile
+} from "./Model.ts"
+
+const channelPath = pathParams({ id: Schema.UUID })
+/** `*` is the rest of the URL path: the file's path inside the workspace (percent-decoded). */
+const filePath = pathParams({ id: Schema.UUID, "*": Schema.String })
+
+const disabled = "409 when the channel's workspace is not enabled."
+
+export class WorkspacesApi extends HttpApiGroup.make("workspaces")
+  .add(
+    HttpApiEndpoint.get("list", "/api/v1/channels/:id/workspace/files")
+      .setPath(channelPath)
+      .addSuccess(WorkspaceFileList)
+      .addError(ErrorResponses.conflict)
+      .annotate(RequiredScope, "workspaces.files:read")
+      .annotate(OpenApi.Description, `List the files of a channel's workspace, recursively, with size and modification time. ${disabled}`)
+  )
+  .add(
+    HttpApiEndpoint.get("read", "/api/v1/channels/:id/workspace/files/*")
+      .setPath(filePath)
+      .addSuccess(WorkspaceFile)
+      .addError(ErrorResponses.conflict)
+      .annotate(RequiredScope, "workspaces.files:read")
+      .annotate(OpenApi.Description, `Read a workspace file: UTF-8 text as is, anything else base64 (see encoding). ${disabled}`)
+  )
+  .add(
+    HttpApiEndpoint.put("write", "/api/v1/channels/:id/workspace/files/*")
+      .setPath(filePath)
+      .setPayload(WriteFile)
+      .addSuccess(WrittenFile)
+      .addError(ErrorResponses.conflict)
+      .annotate(RequiredScope, "workspaces.files:write")
+      .annotate(
+        OpenApi.Description,
+        `Write a workspace file (10 MiB at most), making its directories; content is text, or base64 with encoding "base64". ${disabled}`
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/api/v1/channels/:id/workspace/files/*")
+      .setPath(filePath)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(ErrorResponses.conflict)
+      .annotate(RequiredScope, "workspaces.files:write")
+      .annotate(OpenApi.Description, `Delete a workspace file. ${disabled}`)
+  )
+  .add(
+    HttpApiEndpoint.post("applyTemplate", "/api/v1/channels/:id/workspace/template")
+      .setPath(channelPath)
+      .setPayload(ApplyTemplate)
+      .addSuccess(AppliedTemplate)
+      .addError(ErrorResponses.conflict)
+      .annotate(RequiredScope, "workspaces:write")
+      .annotate(
+        OpenApi.Description,
+        `Write a template's files into a channel's workspace; existing files are kept unless overwrite is true. ${disabled}`
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("templates", "/api/v1/workspace-templates")
+      .addSuccess(WorkspaceTemplateList)
+      .annotate(RequiredScope, "workspaces:read")
+      .annotate(OpenApi.Description, "List the workspace templates (the project's and those integrations registered)")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Workspaces") {}

@@ -1,0 +1,136 @@
+/** Users over HTTP: first-admin setup, local login, refresh rotation and reuse, logout, /auth/me, admin. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { memberScopes } from "../../src/auth/Scopes.ts"
+import { backends } from "../support/database.ts"
+import { json, startServer, type TestServer } from "../support/server.ts"
+
+describe.each(backends)("users and sessions (%s)", (backend) => {
+  let server: TestServer
+  beforeAll(async () => {
+    server = await startServer({ backend })
+  })
+  afterAll(async () => {
+    await server?.close()
+  })
+
+  const post = (path: string, body: unknown, auth: string | null = null) =>
+    server.request(path, { method: "POST", body: JSON.stringify(body), auth })
+
+  it("sets up the first admin once, then logs in, refreshes with rotation and logs out", async () => {
+    const before = await json(await server.request("/auth/status", { auth: null }))
+    expect(before).toEqual({ setup_required: true, local_login: true, oidc_enabled: false })
+
+    const short = await post("/auth/setup", { username: "root", password: "short" })
+    expect(short.status).toBe(422)
+    expect((await json(short)).detail[0].loc).toEqual(["body", "password"])
+
+    const setup = await post("/auth/setup", { username: "root", password: "correct horse battery" })
+    expect(setup.status).toBe(201)
+    const first = await json(setup)
+    expect(first).toMatchObject({ token_type: "bearer", expires_in: 3600, user: { username: "root", role: "admin" } })
+    expect(first.access_token.split(".")).toHaveLength(3)
+    expect(first.refresh_token).toMatch(/^rt_/)
+
+    const again = await post("/auth/setup", { username: "other", password: "correct horse battery" })
+    expect(again.status).toBe(409)
+    expect((await json(await server.request("/auth/status", { auth: null }))).setup_required).toBe(false)
+
+    // The admin's access token works on admin routes.
+    const settings = await server.request("/api/v1/admin/settings", { auth: first.access_token })
+    expect(settings.status).toBe(200)
+    const me = await json(await server.request("/auth/me", { auth: first.access_token }))
+    expect(me).toMatchObject({ kind: "user", id: first.user.id, scopes: ["admin"], user: { username: "root" } })
+
+    const wrong = await post("/auth/login", { username: "root", password: "wrong password" })
+    expect(wrong.status).toBe(401)
+    expect(await json(wrong)).toEqual({ detail: "Invalid username or password" })
+    const nobody = await post("/auth/login", { username: "nobody", password: "wrong password" })
+    expect(nobody.status).toBe(401)
+
+    const login = await post("/auth/login", { username: "ROOT", password: "correct horse battery" })
+    expect(login.status).toBe(200)
+    const session = await json(login)
+
+    // Rotation: each refresh token works once and answers the next.
+    const r1 = await post("/auth/refresh", { refresh_token: session.refresh_token })
+    expect(r1.status).toBe(200)
+    const second = await json(r1)
+    expect(second.refresh_token).not.toBe(session.refresh_token)
+    expect((await server.request("/auth/me", { auth: second.access_token })).status).toBe(200)
+
+    // Reuse of the spent token revokes the family: the newest token stops working too.
+    const reuse = await post("/auth/refresh", { refresh_token: session.refresh_token })
+    expect(reuse.status).toBe(401)
+    const afterReuse = await post("/auth/refresh", { refresh_token: second.refresh_token })
+    expect(afterReuse.status).toBe(401)
+
+    // The setup session is a separate family and still works; logout ends it.
+    const r2 = await post("/auth/refresh", { refresh_token: first.refresh_token })
+    expect(r2.status).toBe(200)
+    const third = await json(r2)
+    const logout = await post("/auth/logout", { refresh_token: third.refresh_token })
+    expect(logout.status).toBe(204)
+    expect((await post("/auth/refresh", { refresh_token: third.refresh_token })).status).toBe(401)
+    expect((await post("/auth/refresh", { refresh_token: "rt_made_up" })).status).toBe(401)
+  })
+
+  it("admins manage users; members hold the member preset and nothing more", async () => {
+    const created = await server.request("/api/v1/admin/users", {
+      method: "POST",
+      body: JSON.stringify({ username: "mia", password: "member password", email: "mia@example.test" })
+    })
+    expect(created.status).toBe(201)
+    const mia = await json(created)
+    expect(mia).toMatchObject({ username: "mia", role: "member", login: ["password"] })
+    expect(JSON.stringify(mia)).not.toContain("member password")
+    const duplicate = await server.request("/api/v1/admin/users", {
+      method: "POST",
+      body: JSON.stringify({ username: "Mia", password: "member password" })
+    })
+    expect(duplicate.status).toBe(409)
+
+    const session = await json(await post("/auth/login", { username: "mia", password: "member password" }))
+    const me = await json(await server.request("/auth/me", { auth: session.access_token }))
+    expect(me.scopes).toEqual(expect.arrayContaining([...memberScopes]))
+    expect(me.scopes).not.toContain("admin")
+    const forbidden = await server.request("/api/v1/admin/users", { auth: session.access_token })
+    expect(forbidden.status).toBe(403)
+    expect(await json(forbidden)).toEqual({ detail: "Missing required scope: users:read" })
+
+    const list = await json(await server.request("/api/v1/admin/users"))
+    expect(list.users.map((u: { username: string }) => u.username)).toEqual(expect.arrayContaining(["root", "mia"]))
+    expect(JSON.stringify(list)).not.toContain("scrypt")
+
+    const promoted = await server.request(`/api/v1/admin/users/${mia.id}`, {
+      method: "PATCH",
+      body: JSON.stringify({ role: "admin" })
+    })
+    expect((await json(promoted)).role).toBe("admin")
+    const refreshed = await json(await post("/auth/refresh", { refresh_token: session.refresh_token }))
+    expect((await json(await server.request("/auth/me", { auth: refreshed.access_token }))).scopes).toEqual(["admin"])
+
+    const removed = await server.request(`/api/v1/admin/users/${mia.id}`, { method: "DELETE" })
+    expect(removed.status).toBe(204)
+    // Deleting a user ends their sessions (refresh tokens go with the user).
+    expect((await post("/auth/refresh", { refresh_token: refreshed.refresh_token })).status).toBe(401)
+    expect((await post("/auth/login", { username: "mia", password: "member password" })).status).toBe(401)
+  })
+
+  it("answers 404 on the OpenID routes when no provider is configured", async () => {
+    const start = await server.request("/auth/oidc/start", { auth: null, redirect: "manual" })
+    expect(start.status).toBe(404)
+    expect((await json(start)).detail).toContain("OIDC_ISSUER")
+    expect((await server.request("/auth/oidc/callback?code=x&state=y", { auth: null })).status).toBe(404)
+  })
+
+  it("rejects a tampered user token and one signed with another secret", async () => {
+    const session = await json(await post("/auth/login", { username: "root", password: "correct horse battery" }))
+    const [header, payload, signature] = session.access_token.split(".")
+    const claims = JSON.parse(Buffer.from(payload, "base64url").toString())
+    const forged = Buffer.from(JSON.stringify({ ...claims, sub: "00000000-0000-4000-8000-000000000000" })).toString("base64url")
+    const tampered = await server.request("/auth/me", { auth: `${header}.${forged}.${signature}` })
+    expect(tampered.status).toBe(401)
+    const garbage = await server.request("/auth/me", { auth: "a.b.c" })
+    expect(garbage.status).toBe(401)
+  })
+})

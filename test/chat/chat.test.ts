@@ -1,0 +1,380 @@
+/**
+ * Conversations end to end against the fake LLM: blocking and streaming chat, tools, client tools,
+ * approvals, cancel, passive, queueing, rejoin, fallback, rate-limit waits and secret warnings.
+ */
+import { Effect } from "effect"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { ToolRegistry } from "../../src/agent/Tools.ts"
+import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { backends } from "../support/database.ts"
+import { json, startServer, type TestServer } from "../support/server.ts"
+import { readSse, type SseEvent } from "../support/sse.ts"
+
+const types = (events: ReadonlyArray<SseEvent>) => events.map((event) => event.data.type)
+
+describe.each(backends)("chat (%s)", (backend) => {
+  let llm: FakeLlm
+  let server: TestServer
+  let clientCounter = 0
+  const client = () => `client-${++clientCounter}`
+
+  const stream = async (body: Record<string, unknown>) => {
+    const controller = new AbortController()
+    const response = await server.request("/chat/stream", {
+      method: "POST",
+      body: JSON.stringify(body),
+      signal: controller.signal
+    })
+    expect(response.status).toBe(200)
+    expect(response.headers.get("content-type")).toContain("text/event-stream")
+    return readSse(response, controller)
+  }
+
+  const createBot = async (bot: Record<string, unknown>) => {
+    const response = await server.request("/api/v1/admin/bots", { method: "POST", body: JSON.stringify(bot) })
+    expect(response.status).toBe(201)
+  }
+
+  beforeAll(async () => {
+    llm = await startFakeLlm()
+    server = await startServer({
+      backend,
+      env: {
+        OPENAI_BASE_URL: llm.url,
+        OPENAI_API_KEY: "sk-test-fake-key-1234567890",
+        DEFAULT_MODEL: "fake-model",
+        LLM_MAX_RETRIES: "1",
+        LLM_RETRY_BASE_MS: "10",
+        CLIENT_TOOL_TIMEOUT_SECONDS: "10",
+        TASK_POLL_MS: "50"
+      }
+    })
+    await server.run(
+      Effect.flatMap(ToolRegistry, (tools) =>
+        Effect.all([
+          tools.register({
+            source: "test",
+            schema: { type: "function", function: { name: "explode", description: "Always fails", parameters: { type: "object", properties: {} } } },
+            execute: () => {
+              throw new Error("the tool blew up")
+            }
+          }),
+          tools.register({
+            source: "test",
+            schema: {
+              type: "function",
+              function: { name: "add", description: "Adds a and b", parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } } }
+            },
+            execute: (args) => String(Number(args.a) + Number(args.b))
+          })
+        ])
+      )
+    )
+    await createBot({
+      id: "toolbot",
+      name: "Tool Bot",
+      tools: ["add", "explode", "current_time"],
+      client_tools: [{ name: "get_location", description: "Where the user is" }],
+      tool_policies: { current_time: "require_approval" }
+    })
+    await createBot({ id: "fallbackbot", name: "Fallback Bot", model: "fake-model", fallback_models: ["fake-model-2"] })
+    await createBot({ id: "researcher", name: "Researcher", model: "fake-model-2", system_prompt: "You research." })
+    await createBot({ id: "lead", name: "Lead", delegate_bots: ["researcher"] })
+  })
+  afterAll(async () => {
+    await server?.close()
+    await llm?.close()
+  })
+  beforeEach(() => llm.reset())
+
+  it("answers a blocking /chat and stores both messages", async () => {
+    llm.script({ text: "Hello there" })
+    const response = await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "Hi", client_id: client() }) })
+    expect(response.status).toBe(200)
+    const body = await json(response)
+    expect(body).toMatchObject({ response: "Hello there", transcript: "", client_actions: [] })
+    const messages = await json(await server.request(`/api/v1/sessions/${body.session_id}/messages`))
+    expect(messages.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
+      ["user", "Hi"],
+      ["assistant", "Hello there"]
+    ])
+    const sent = llm.requestsTo("/v1/chat/completions")[0]!.body
+    expect(sent.model).toBe("fake-model")
+    expect(sent.messages[0].role).toBe("system")
+    expect(sent.messages.at(-1)).toMatchObject({ role: "user", content: "Hi" })
+  })
+
+  it("streams SSE frames whose data parse as JSON with a type, response last", async () => {
+    llm.script({ text: "one two three" })
+    const sse = await stream({ message: "Count", client_id: client() })
+    const events = await sse.rest()
+    for (const event of events) expect(typeof event.data.type).toBe("string")
+    expect(events.at(-1)!.data.type).toBe("response")
+    expect(events.at(-1)!.data).toMatchObject({ text: "one two three", tools_used: [], client_actions: [] })
+    const texts = events.filter((e) => e.data.type === "assistant_text")
+    expect(texts.length).toBeGreaterThan(1)
+    expect(texts.at(-1)!.data.text).toBe("one two three")
+    expect(texts.map((e) => e.data.delta).join("")).toBe("one two three")
+    expect(types(events)).toContain("context_budget")
+    expect(events.map((e) => e.id)).toEqual(events.map((_, i) => i + 1))
+  })
+
+  it("runs tools over several steps and reports each", async () => {
+    llm.script(
+      { toolCalls: [{ name: "add", arguments: JSON.stringify({ a: 2, b: 3 }) }] },
+      { toolCalls: [{ name: "add", arguments: JSON.stringify({ a: 5, b: 10 }) }] },
+      { text: "The total is 15" }
+    )
+    const sse = await stream({ message: "Add", bot_id: "toolbot", client_id: client() })
+    const events = await sse.rest()
+    const results = events.filter((e) => e.data.type === "tool_result")
+    expect(results.map((e) => e.data.result)).toEqual(["5", "15"])
+    for (const result of results) {
+      expect(typeof result.data.duration_ms).toBe("number")
+      expect(result.data).toMatchObject({ tool: "add", name: "add", is_error: false })
+    }
+    expect(events.filter((e) => e.data.type === "tool_start")[0]!.data).toMatchObject({ tool: "add", name: "add", args: { a: 2, b: 3 } })
+    expect(events.at(-1)!.data).toMatchObject({ type: "response", text: "The total is 15", tools_used: ["add", "add"] })
+    // The model saw the tool results in order.
+    const third = llm.requestsTo("/v1/chat/completions")[2]!.body
+    const toolMessages = third.messages.filter((m: { role: string }) => m.role === "tool")
+    expect(toolMessages.map((m: { content: string }) => m.content)).toEqual(["5", "15"])
+  })
+
+  it("reports a failing tool to the model and carries on", async () => {
+    llm.script({ toolCalls: [{ name: "explode", arguments: "{}" }] }, { text: "That tool failed" })
+    const sse = await stream({ message: "Try it", bot_id: "toolbot", client_id: client() })
+    const events = await sse.rest()
+    const result = events.find((e) => e.data.type === "tool_result")!
+    expect(result.data.is_error).toBe(true)
+    expect(result.data.result).toContain("the tool blew up")
+    expect(events.at(-1)!.data).toMatchObject({ type: "response", text: "That tool failed" })
+  })
+
+  it("round-trips a client-side tool", async () => {
+    llm.script({ toolCalls: [{ name: "get_location", arguments: "{}" }] }, { text: "You are in Oslo" })
+    const sse = await stream({ message: "Where am I?", bot_id: "toolbot", client_id: client() })
+    const before = await sse.until((e) => e.data.type === "tool_request")
+    const request = before.at(-1)!.data
+    expect(request).toMatchObject({ tool: "get_location", name: "get_location", arguments: {} })
+    const unknown = await server.request("/chat/tool_result", { method: "POST", body: JSON.stringify({ request_id: "nope", result: "x" }) })
+    expect(unknown.status).toBe(404)
+    const answer = await server.request("/chat/tool_result", {
+      method: "POST",
+      body: JSON.stringify({ request_id: request.request_id, result: "Oslo, Norway" })
+    })
+    expect(answer.status).toBe(200)
+    const after = await sse.rest()
+    expect(after.find((e) => e.data.type === "tool_result")!.data.result).toBe("Oslo, Norway")
+    expect(after.at(-1)!.data).toMatchObject({ type: "response", text: "You are in Oslo" })
+  })
+
+  for (const approved of [true, false]) {
+    it(`waits for approval and honours it (${approved ? "granted" : "denied"})`, async () => {
+      llm.script({ toolCalls: [{ name: "current_time", arguments: "{}" }] }, { text: "Done" })
+      const sse = await stream({ message: "What time is it?", bot_id: "toolbot", client_id: client() })
+      const before = await sse.until((e) => e.data.type === "approval_request")
+      const ask = before.at(-1)!.data
+      expect(ask).toMatchObject({ tool_name: "current_time", tool: "current_time" })
+      expect(ask.approval_id).toBe(ask.request_id)
+      const decision = await server.request(`/api/v1/approvals/${ask.approval_id}/decide`, {
+        method: "POST",
+        body: JSON.stringify({ approved })
+      })
+      expect(decision.status).toBe(200)
+      const again = await server.request(`/api/v1/approvals/${ask.approval_id}/decide`, { method: "POST", body: JSON.stringify({ approved }) })
+      expect(again.status).toBe(409)
+      const after = await sse.rest()
+      expect(after[0]!.data).toMatchObject({ type: "approval_resolved", approval_id: ask.approval_id, approved })
+      const result = after.find((e) => e.data.type === "tool_result")!.data.result as string
+      if (approved) expect(result).toContain("time_zone")
+      else expect(result).toContain("did not approve")
+    })
+  }
+
+  it("cancels mid-stream: the stream ends with cancelled and the partial turn is stored", async () => {
+    llm.script({ text: "a b c d e f g h i j k l m n o p", chunkDelayMs: 150 })
+    const clientId = client()
+    const sse = await stream({ message: "Talk slowly", client_id: clientId })
+    const first = await sse.until((e) => e.data.type === "assistant_text")
+    const sessionId = first.find((e) => e.data.session_id)?.data.session_id
+    const cancel = await server.request("/chat/cancel", { method: "POST", body: JSON.stringify({ client_id: clientId, bot_id: "default" }) })
+    expect(await json(cancel)).toEqual({ cancelled: true, queued_tasks_cancelled: 0 })
+    const rest = await sse.rest()
+    expect(rest.at(-1)!.data.type).toBe("cancelled")
+    const session = await json(await server.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: clientId }) }))
+    expect(sessionId === undefined || sessionId === session.session_id).toBe(true)
+    const messages = await json(await server.request(`/api/v1/sessions/${session.session_id}/messages`))
+    const last = messages.at(-1)
+    expect(last.role).toBe("assistant")
+    expect(last.metadata.cancelled).toBe(true)
+    expect(last.content.length).toBeGreaterThan(0)
+  })
+
+  it("cancels a run whose model has not answered at all yet", async () => {
+    llm.script({ hang: true })
+    const clientId = client()
+    const sse = await stream({ message: "Anyone there?", client_id: clientId })
+    await sse.until((e) => e.data.type === "context_budget")
+    const started = Date.now()
+    const cancel = await server.request("/chat/cancel", { method: "POST", body: JSON.stringify({ client_id: clientId, bot_id: "default" }) })
+    expect((await json(cancel)).cancelled).toBe(true)
+    expect((await sse.rest()).at(-1)!.data.type).toBe("cancelled")
+    expect(Date.now() - started).toBeLessThan(5_000)
+  })
+
+  it("stores a passive message without a run", async () => {
+    const sse = await stream({ message: "just so you know", passive: true, client_id: client() })
+    const events = await sse.rest()
+    expect(types(events)).toEqual(["passive_stored"])
+    expect(llm.requestsTo("/v1/chat/completions")).toHaveLength(0)
+    const messages = await json(await server.request(`/api/v1/sessions/${events[0]!.data.session_id}/messages`))
+    expect(messages).toHaveLength(1)
+    expect(messages[0]).toMatchObject({ role: "user", content: "just so you know", metadata: { passive: true } })
+  })
+
+  it("queues a message to a busy session, and the blocking call waits for its turn", async () => {
+    llm.script({ text: "first answer here", chunkDelayMs: 100 }, { text: "second answer" })
+    const clientId = client()
+    const first = await stream({ message: "first", client_id: clientId })
+    await first.until((e) => e.data.type === "assistant_text")
+    const queued = await stream({ message: "second", client_id: clientId })
+    const events = await queued.rest()
+    expect(types(events)).toEqual(["queued"])
+    expect(events[0]!.data).toMatchObject({ reason: "session_busy" })
+    expect(typeof events[0]!.data.task_id).toBe("string")
+    await first.rest()
+    // The queued message runs after the first turn; its answer lands in the session.
+    const deadline = Date.now() + 15_000
+    let messages: Array<{ role: string; content: string }> = []
+    while (Date.now() < deadline) {
+      messages = await json(await server.request(`/api/v1/sessions/${events[0]!.data.session_id}/messages`))
+      if (messages.some((m) => m.content === "second answer")) break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(messages.map((m) => m.content)).toEqual(["first", "first answer here", "second", "second answer"])
+
+    llm.script({ text: "slow one", chunkDelayMs: 80 }, { text: "waited answer" })
+    const busy = await stream({ message: "third", client_id: clientId })
+    await busy.until((e) => e.data.type === "assistant_text")
+    const blocking = await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "fourth", client_id: clientId }) })
+    expect(blocking.status).toBe(200)
+    expect((await json(blocking)).response).toBe("waited answer")
+  })
+
+  it("lets a client disconnect, rejoin and replay without gap or duplicate", async () => {
+    llm.script({ text: "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12", chunkDelayMs: 60 })
+    const sse = await stream({ message: "Go", client_id: client() })
+    const seen = await sse.until((e) => e.data.type === "assistant_text" && e.data.text.includes("w3"))
+    sse.abort()
+    const lastId = seen.at(-1)!.id!
+    const sessions = await json(await server.request(`/sessions?client_id=client-${clientCounter}`))
+    const session = sessions[0].id
+    const rejoin = await server.request(`/api/v1/sessions/${session}/stream`, { headers: { "last-event-id": String(lastId) } })
+    expect(rejoin.status).toBe(200)
+    const rest = await readSse(rejoin).rest()
+    const ids = [...seen, ...rest].map((e) => e.id)
+    expect(ids).toEqual(ids.map((_, i) => i + 1))
+    expect(rest.at(-1)!.data).toMatchObject({ type: "response", text: "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12" })
+    const texts = rest.filter((e) => e.data.type === "assistant_text")
+    expect(texts.at(-1)!.data.text).toBe("w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12")
+    // A finished run replays whole from the database, after any point.
+    const replay = await readSse(await server.request(`/api/v1/sessions/${session}/stream?after=2`)).rest()
+    expect(replay.map((e) => e.id)).toEqual(ids.slice(2))
+    expect(replay.at(-1)!.data.type).toBe("response")
+  })
+
+  it("switches to a fallback model and says so", async () => {
+    llm.script({ status: 500 }, { status: 500 }, { text: "from the fallback" })
+    const sse = await stream({ message: "Hi", bot_id: "fallbackbot", client_id: client() })
+    const events = await sse.rest()
+    expect(events.find((e) => e.data.type === "fallback")!.data).toEqual({
+      type: "fallback",
+      original_model: "fake-model",
+      fallback_model: "fake-model-2"
+    })
+    expect(events.at(-1)!.data).toMatchObject({ type: "response", text: "from the fallback" })
+  })
+
+  it("reports rate_limit_wait when the provider says 429", async () => {
+    llm.script({ status: 429, retryAfter: 1 }, { text: "after waiting" })
+    const sse = await stream({ message: "Hi", client_id: client() })
+    const events = await sse.rest()
+    expect(events.find((e) => e.data.type === "rate_limit_wait")!.data.wait_seconds).toBeGreaterThanOrEqual(1)
+    expect(events.at(-1)!.data).toMatchObject({ type: "response", text: "after waiting" })
+  })
+
+  it("warns about secret-like input by type only", async () => {
+    llm.script({ text: "Noted" })
+    const secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+    const sse = await stream({ message: `my key is ${secret}`, client_id: client() })
+    const events = await sse.rest()
+    const warning = events.find((e) => e.data.type === "secret_warning")!
+    expect(warning.data.patterns.length).toBeGreaterThan(0)
+    expect(JSON.stringify(warning.data)).not.toContain(secret)
+  })
+
+  it("ends the stream with an error event, then response, when the model fails", async () => {
+    llm.script({ status: 400, errorBody: { error: { message: "bad request from provider" } } })
+    const sse = await stream({ message: "Hi", client_id: client() })
+    const events = await sse.rest()
+    expect(types(events).slice(-2)).toEqual(["error", "response"])
+    expect(events.at(-2)!.data.message).toContain("bad request from provider")
+  })
+
+  it("answers bad chat input with 422 and audio with a clear 422", async () => {
+    const empty = await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "" }) })
+    expect(empty.status).toBe(422)
+    const badBot = await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "x", bot_id: "ghost" }) })
+    expect(badBot.status).toBe(422)
+    expect((await json(badBot)).detail[0].loc).toEqual(["body", "bot_id"])
+    const audio = await server.request("/chat", { method: "POST", body: JSON.stringify({ audio_data: "AAAA", audio_format: "wav" }) })
+    expect(audio.status).toBe(422)
+    expect((await json(audio)).detail[0].type).toBe("audio_unsupported")
+  })
+
+  it("delegates to another bot and reports delegation_post", async () => {
+    llm.script(
+      { toolCalls: [{ name: "delegate_to_bot", arguments: JSON.stringify({ bot_id: "researcher", message: "Find the capital of Norway" }) }] },
+      { text: "Oslo is the capital." },
+      { text: "The researcher says: Oslo." }
+    )
+    const sse = await stream({ message: "Ask the researcher", bot_id: "lead", client_id: client() })
+    const events = await sse.rest()
+    expect(events.find((e) => e.data.type === "delegation_post")!.data).toEqual({ type: "delegation_post", target_bot: "researcher" })
+    expect(events.find((e) => e.data.type === "tool_result")!.data.result).toBe("Oslo is the capital.")
+    expect(events.at(-1)!.data).toMatchObject({ type: "response", text: "The researcher says: Oslo." })
+    const [, nested] = llm.requestsTo("/v1/chat/completions")
+    expect(nested!.body.model).toBe("fake-model-2")
+    expect(nested!.body.messages[0].content).toContain("You research.")
+    expect(nested!.body.messages.at(-1)).toMatchObject({ role: "user", content: "Find the capital of Norway" })
+  })
+
+  it("picks the model: request override, then channel, then bot, then DEFAULT_MODEL", async () => {
+    const channel = await json(
+      await server.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name: "ops", bot_id: "fallbackbot", model_override: "channel-model" }) })
+    )
+    const models = async (body: Record<string, unknown>) => {
+      llm.reset()
+      llm.script({ text: "ok" })
+      expect((await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "m", ...body }) })).status).toBe(200)
+      return llm.requestsTo("/v1/chat/completions")[0]!.body.model
+    }
+    expect(await models({ channel_id: channel.id, model_override: "request-model" })).toBe("request-model")
+    expect(await models({ channel_id: channel.id })).toBe("channel-model")
+    expect(await models({ bot_id: "researcher", client_id: client() })).toBe("fake-model-2")
+    expect(await models({ client_id: client() })).toBe("fake-model")
+  })
+
+  it("creates a session for an id the server has never seen", async () => {
+    llm.script({ text: "fresh" })
+    const id = "7d2c9d3e-0d7e-4d0c-9a55-0d1c2b3a4f50"
+    const response = await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "Hi", session_id: id }) })
+    expect(response.status).toBe(200)
+    expect((await json(response)).session_id).toBe(id)
+    const session = await json(await server.request(`/sessions/${id}`))
+    expect(session.messages.map((m: { content: string }) => m.content)).toEqual(["Hi", "fresh"])
+    expect((await server.request(`/sessions/${id}`, { method: "DELETE" })).status).toBe(204)
+    expect((await server.request(`/sessions/${id}`)).status).toBe(404)
+  })
+})

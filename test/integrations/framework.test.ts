@@ -1,0 +1,238 @@
+/**
+ * The integration framework over HTTP: discovery precedence across three directories, a broken
+ * integration skipped, routes with auth, tools, skills, settings, sidebar, discover, and the
+ * example integration end to end.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { backends, createTestDatabase, tempDir, type TestDatabase } from "../support/database.ts"
+import { json, startServer, type TestServer } from "../support/server.ts"
+
+const write = (file: string, text: string) => {
+  fs.mkdirSync(path.dirname(file), { recursive: true })
+  fs.writeFileSync(file, text)
+}
+
+/** A tiny integration folder; plain objects, so it needs no import at all. */
+const integration = (dir: string, label: string) => {
+  write(path.join(dir, "index.ts"), `export const name = "${label}"\nexport const version = "0.0.1"\n`)
+  write(
+    path.join(dir, "router.ts"),
+    `export default [{ method: "GET", path: "/who", description: "which copy answers", scope: "bots:read", handler: () => ({ copy: "${label}" }) }]\n`
+  )
+}
+
+describe.each(backends)("integration framework (%s)", (backend) => {
+  let server: TestServer
+  let db: TestDatabase
+  let llm: FakeLlm
+  const extraDir = tempDir("cairn-integrations-")
+  const logs: Array<string> = []
+
+  beforeAll(async () => {
+    db = await createTestDatabase(backend)
+    const sharedDir = path.join(db.dataDir, "workspace", "integrations")
+    // The same id in the extra directory and the shared workspace: the workspace's copy wins.
+    integration(path.join(extraDir, "twice"), "extra")
+    integration(path.join(sharedDir, "twice"), "workspace")
+    integration(path.join(extraDir, "onlyextra"), "only-extra")
+    // Ignored names, and a broken integration that must not stop the server.
+    integration(path.join(extraDir, "_draft"), "draft")
+    integration(path.join(extraDir, ".hidden"), "hidden")
+    write(path.join(extraDir, "broken", "router.ts"), "export default [{ method: 'GET', path: '/x', handler: 'not a function' }]\n")
+    write(path.join(extraDir, "syntax", "hooks.ts"), "export default (cairn => {\n")
+    llm = await startFakeLlm()
+    server = await startServer({
+      backend,
+      db,
+      env: {
+        INTEGRATION_DIRS: extraDir,
+        OPENAI_BASE_URL: llm.url,
+        OPENAI_API_KEY: "sk-test-integrations",
+        DEFAULT_MODEL: "fake-model",
+        EXAMPLE_GREETING: "Hi from env",
+        LOG_LEVEL: "error"
+      },
+      onLog: (line) => logs.push(line)
+    })
+  })
+  afterAll(async () => {
+    await server?.close()
+    await db?.drop()
+    await llm?.close()
+    fs.rmSync(extraDir, { recursive: true, force: true })
+  })
+
+  const scopedKey = async (scopes: Array<string>) => {
+    const response = await server.request("/api/v1/admin/api-keys", { method: "POST", body: JSON.stringify({ name: "probe", scopes }) })
+    expect(response.status).toBe(201)
+    return (await json(response)).key as string
+  }
+
+  it("discovers integrations in order: project, INTEGRATION_DIRS, shared workspace", async () => {
+    const { integrations } = await json(await server.request("/api/v1/admin/integrations"))
+    const byId = new Map(integrations.map((i: { id: string }) => [i.id, i]))
+    expect([...byId.keys()]).toEqual(expect.arrayContaining(["example", "twice", "onlyextra", "broken", "syntax"]))
+    expect(byId.has("_draft")).toBe(false)
+    expect(byId.has(".hidden")).toBe(false)
+    const twice = byId.get("twice") as { dir: string; overrides: Array<string>; name: string }
+    expect(twice.dir).toContain(path.join("workspace", "integrations", "twice"))
+    expect(twice.overrides).toEqual([path.join(extraDir, "twice")])
+    expect(twice.name).toBe("workspace")
+    const who = await json(await server.request("/integrations/twice/who"))
+    expect(who).toEqual({ copy: "workspace" })
+    expect(await json(await server.request("/integrations/onlyextra/who"))).toEqual({ copy: "only-extra" })
+  })
+
+  it("logs and skips a broken integration; the rest of the server works", async () => {
+    const { integrations } = await json(await server.request("/api/v1/admin/integrations"))
+    const broken = integrations.find((i: { id: string }) => i.id === "broken")
+    expect(broken).toMatchObject({ status: "failed", parts: [] })
+    expect(broken.error).toContain("handler must be a function")
+    const syntax = integrations.find((i: { id: string }) => i.id === "syntax")
+    expect(syntax.status).toBe("failed")
+    expect(syntax.error).toContain("hooks.ts failed to load")
+    expect(logs.some((line) => line.includes("Integration broken") && line.includes("was not loaded"))).toBe(true)
+    expect((await server.request("/integrations/broken/x")).status).toBe(404)
+  })
+
+  it("mounts routes under /integrations/<id>/ with a scope per route", async () => {
+    expect((await server.request("/integrations/example/ping", { auth: null })).status).toBe(200)
+    expect((await server.request("/integrations/twice/who", { auth: null })).status).toBe(401)
+    const without = await scopedKey(["chat"])
+    const denied = await server.request("/integrations/twice/who", { auth: without })
+    expect(denied.status).toBe(403)
+    expect(await json(denied)).toEqual({ detail: "Missing required scope: bots:read" })
+    const allowed = await scopedKey(["bots:read"])
+    expect((await server.request("/integrations/twice/who", { auth: allowed })).status).toBe(200)
+    // They are in discover and in the OpenAPI document like core routes.
+    const discover = await json(await server.request("/api/v1/discover"))
+    const entries = Array.isArray(discover) ? discover : discover.endpoints
+    expect(entries).toEqual(expect.arrayContaining([expect.objectContaining({ method: "GET", path: "/integrations/twice/who", scope: "bots:read" })]))
+    const spec = await json(await server.request("/openapi.json", { auth: null }))
+    expect(spec.paths["/integrations/example/ingest"].post["x-required-scope"]).toBe("documents:write")
+  })
+
+  it("lists integration tools beside core tools, skips _ files, and executes them", async () => {
+    const { tools } = await json(await server.request("/api/v1/admin/tools"))
+    const names = tools.map((t: { name: string }) => t.name)
+    expect(names).toEqual(expect.arrayContaining(["current_time", "example_word_count"]))
+    expect(names.some((name: string) => name.includes("words"))).toBe(false)
+    expect(tools.find((t: { name: string }) => t.name === "example_word_count").source).toBe("integration:example")
+    const run = await server.request("/api/v1/admin/tools/example_word_count/execute", {
+      method: "POST",
+      body: JSON.stringify({ arguments: { text: "the quick brownest fox" } })
+    })
+    expect(run.status).toBe(200)
+    const result = await json(run)
+    expect(JSON.parse(result.result)).toEqual({ words: 4, longest: "brownest" })
+    expect(result.is_error).toBe(false)
+    expect((await server.request("/api/v1/admin/tools/nope/execute", { method: "POST", body: "{}" })).status).toBe(404)
+  })
+
+  it("syncs integration skills under integrations/<id>/<stem> and injects them", async () => {
+    const bot = await server.request("/api/v1/admin/bots", {
+      method: "POST",
+      body: JSON.stringify({ id: "skilled", name: "Skilled", skills: ["integrations/example/example-usage"], tools: ["example_word_count"] })
+    })
+    expect(bot.status).toBe(201)
+    llm.script({ text: "Sure" })
+    const chat = await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "Count this", bot_id: "skilled" }) })
+    expect(chat.status).toBe(200)
+    const sent = llm.requestsTo("/v1/chat/completions").at(-1)!.body
+    expect(sent.messages[0].content).toContain("Using the example integration")
+    expect(sent.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(["example_word_count"])
+  })
+
+  it("resolves settings stored, then environment, then default, and masks secrets", async () => {
+    const initial = await json(await server.request("/api/v1/admin/integrations/example/settings"))
+    const byKey = (view: any) => new Map(view.settings.map((s: { key: string }) => [s.key, s]))
+    expect(byKey(initial).get("EXAMPLE_GREETING")).toMatchObject({ value: "Hi from env", source: "environment" })
+    expect(byKey(initial).get("EXAMPLE_API_TOKEN")).toMatchObject({ value: null, is_set: false, source: "unset", secret: true })
+    expect((await json(await server.request("/integrations/example/ping"))).greeting).toBe("Hi from env")
+
+    const saved = await server.request("/api/v1/admin/integrations/example/settings", {
+      method: "PUT",
+      body: JSON.stringify({ EXAMPLE_GREETING: "Howdy", EXAMPLE_API_TOKEN: "tok-secret-value-123456" })
+    })
+    expect(saved.status).toBe(200)
+    const savedText = await saved.text()
+    expect(savedText).not.toContain("tok-secret-value-123456")
+    const view = JSON.parse(savedText)
+    expect(byKey(view).get("EXAMPLE_API_TOKEN")).toMatchObject({ value: "********", is_set: true, source: "stored" })
+    expect(byKey(view).get("EXAMPLE_GREETING")).toMatchObject({ value: "Howdy", source: "stored" })
+    expect((await json(await server.request("/integrations/example/ping"))).greeting).toBe("Howdy")
+
+    // The masked value sent back keeps the secret; the integration still reads the real one.
+    const again = await server.request("/api/v1/admin/integrations/example/settings", {
+      method: "PUT",
+      body: JSON.stringify({ EXAMPLE_API_TOKEN: "********", EXAMPLE_GREETING: null })
+    })
+    const after = byKey(await json(again))
+    expect(after.get("EXAMPLE_API_TOKEN")).toMatchObject({ is_set: true, source: "stored" })
+    expect(after.get("EXAMPLE_GREETING")).toMatchObject({ value: "Hi from env", source: "environment" })
+    // Nothing is stored in the clear.
+    expect(JSON.stringify(await json(await server.request("/api/v1/admin/integrations")))).not.toContain("tok-secret")
+
+    const unknown = await server.request("/api/v1/admin/integrations/example/settings", { method: "PUT", body: JSON.stringify({ NOPE: "x" }) })
+    expect(unknown.status).toBe(422)
+    expect((await json(unknown)).detail[0].loc).toEqual(["body", "NOPE"])
+    expect((await server.request("/api/v1/admin/integrations/nope/settings")).status).toBe(404)
+  })
+
+  it("serves the sidebar sections with defaults applied", async () => {
+    const { sections } = await json(await server.request("/api/v1/admin/integrations/sidebar-sections"))
+    expect(sections).toEqual([
+      {
+        integration_id: "example",
+        id: "example",
+        title: "Example",
+        icon: "Zap",
+        items: [
+          { label: "Ping", href: "/integrations/example/ping", icon: "Activity" },
+          { label: "Stats", href: "/integrations/example/stats", icon: "Plug" }
+        ],
+        readiness_endpoint: "/integrations/example/ping",
+        readiness_field: "status"
+      }
+    ])
+  })
+
+  it("runs the example integration end to end: ingest, search, hook", async () => {
+    const ping = await json(await server.request("/integrations/example/ping", { auth: null }))
+    expect(ping).toMatchObject({ status: "ok", integration: "example" })
+    const ingested = await server.request("/integrations/example/ingest", {
+      method: "POST",
+      body: JSON.stringify({ title: "Glacier notes", content: "Cairns mark trails across glaciers and moraines." })
+    })
+    expect(ingested.status).toBe(201)
+    const { document_id } = await json(ingested)
+    const document = await json(await server.request(`/api/v1/documents/${document_id}`))
+    expect(document).toMatchObject({ title: "Glacier notes", integration_id: "example" })
+    const search = await json(await server.request("/api/v1/documents/search?q=glaciers&integration_id=example"))
+    const hits = Array.isArray(search) ? search : (search.results ?? search.matches)
+    expect(hits[0].id ?? hits[0].document_id).toBe(document_id)
+    const bad = await server.request("/integrations/example/ingest", { method: "POST", body: JSON.stringify({ title: 3 }) })
+    expect(bad.status).toBe(422)
+
+    const before = (await json(await server.request("/integrations/example/stats"))).responses_seen
+    llm.script({ text: "counted" })
+    expect((await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "hello" }) })).status).toBe(200)
+    const deadline = Date.now() + 5_000
+    let seen = before
+    while (Date.now() < deadline && seen === before) {
+      seen = (await json(await server.request("/integrations/example/stats"))).responses_seen
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    expect(seen).toBe(before + 1)
+    const { integrations } = await json(await server.request("/api/v1/admin/integrations"))
+    expect(integrations.find((i: { id: string }) => i.id === "example")).toMatchObject({
+      name: "Example",
+      version: "1.0.0",
+      status: "ready",
+      metadata: { integration_type: "example", client_id_prefix: "example:" }
+    })
+  })
+})

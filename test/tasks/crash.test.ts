@@ -1,0 +1,186 @@
+/**
+ * Crash safety with real `cairn serve` processes: a server killed with SIGKILL mid-task, restarted,
+ * completes the task exactly once (both backends); two server processes on one PostgreSQL drain
+ * 200 tasks, each run exactly once. The two-process case is PostgreSQL only: PGlite is one
+ * in-process database and cannot be shared by two processes.
+ */
+import pg from "pg"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { startReceiver } from "../hooks/webhookReceiver.ts"
+import { backends, createTestDatabase, type TestDatabase } from "../support/database.ts"
+import { json, spawnServer, type ChildServer } from "../support/server.ts"
+
+const until = async <A>(read: () => Promise<A>, done: (value: A) => boolean, timeoutMs: number): Promise<A> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await read()
+    if (done(value)) return value
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last: ${JSON.stringify(value).slice(0, 500)}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
+const llmEnv = (llm: FakeLlm) => ({
+  OPENAI_BASE_URL: llm.url,
+  OPENAI_API_KEY: "sk-test-fake-key-1234567890",
+  DEFAULT_MODEL: "fake-model",
+  LLM_MAX_RETRIES: "1",
+  LOG_LEVEL: "warning"
+})
+
+describe.each(backends)("task crash safety (%s)", (backend) => {
+  let llm: FakeLlm
+  let db: TestDatabase
+  const children: Array<ChildServer> = []
+  beforeAll(async () => {
+    llm = await startFakeLlm()
+    db = await createTestDatabase(backend)
+  })
+  afterAll(async () => {
+    for (const child of children) await child.stop("SIGKILL")
+    await llm?.close()
+    await db?.drop()
+  })
+
+  it("a server killed with SIGKILL mid-task is restarted and the task completes exactly once", async () => {
+    const env = { ...llmEnv(llm), TASK_LEASE_SECONDS: "2", TASK_POLL_MS: "100" }
+    // The first model call never answers: the kill lands while the task runs.
+    llm.script({ hang: true })
+    const first = await spawnServer(db, env)
+    children.push(first)
+    const { session_id } = await json(await first.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: "crash" }) }))
+    const injected = await json(
+      await first.request(`/api/v1/sessions/${session_id}/messages`, {
+        method: "POST",
+        body: JSON.stringify({ content: "survive the crash", source: "test", run_agent: true, notify: false })
+      })
+    )
+    await until(async () => llm.requestsTo("/v1/chat/completions").length, (n) => n === 1, 30_000)
+    expect((await json(await first.request(`/api/v1/tasks/${injected.task_id}`))).status).toBe("running")
+    await first.stop("SIGKILL")
+
+    const second = await spawnServer(db, env)
+    children.push(second)
+    const task = await until(
+      () => second.request(`/api/v1/tasks/${injected.task_id}`).then(json),
+      (t) => t.status !== "pending" && t.status !== "running",
+      60_000
+    )
+    expect(task).toMatchObject({ status: "complete", result: "ok", attempts: 2, error: null })
+    // Give a second run, were there one, the time to show itself.
+    await new Promise((resolve) => setTimeout(resolve, 3_000))
+    expect(llm.requestsTo("/v1/chat/completions")).toHaveLength(2)
+    const messages = await json(await second.request(`/api/v1/sessions/${session_id}/messages`))
+    expect(messages.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
+      ["user", "survive the crash"],
+      ["assistant", "ok"]
+    ])
+    expect(await second.stop("SIGTERM")).toBe(0)
+  }, 180_000)
+
+  it("fails a task whose worker died TASK_MAX_ATTEMPTS times, with a clear error, and still delivers the failure", async () => {
+    const receiver = await startReceiver({ status: 204 })
+    try {
+      const env = { ...llmEnv(llm), TASK_LEASE_SECONDS: "2", TASK_POLL_MS: "100", TASK_MAX_ATTEMPTS: "1", WEBHOOK_ALLOWED_HOSTS: "127.0.0.1" }
+      llm.reset()
+      llm.script({ hang: true })
+      const first = await spawnServer(db, env)
+      children.push(first)
+      const { session_id } = await json(await first.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: "doomed" }) }))
+      const injected = await json(
+        await first.request(`/api/v1/sessions/${session_id}/messages`, {
+          method: "POST",
+          body: JSON.stringify({ content: "never answered", source: "test", run_agent: true, notify: true, dispatch_type: "webhook", dispatch_config: { url: `${receiver.url}/late` } })
+        })
+      )
+      await until(async () => llm.requestsTo("/v1/chat/completions").length, (n) => n === 1, 30_000)
+      await first.stop("SIGKILL")
+
+      const second = await spawnServer(db, env)
+      children.push(second)
+      const task = await until(
+        () => second.request(`/api/v1/tasks/${injected.task_id}`).then(json),
+        (t) => t.status === "failed" && t.delivery_status !== "pending",
+        60_000
+      )
+      expect(task).toMatchObject({ status: "failed", attempts: 1, result: null, delivery_status: "delivered" })
+      expect(task.error).toBe("The worker running this task stopped (lease expired) 1 times; giving up")
+      // Nobody ran it again, and the failure reached the webhook once, through the orphaned-delivery sweep.
+      expect(llm.requestsTo("/v1/chat/completions")).toHaveLength(1)
+      expect(receiver.requests).toHaveLength(1)
+      expect(JSON.parse(receiver.requests[0]!.body)).toMatchObject({ task_id: injected.task_id, status: "failed", result: null })
+      expect(await second.stop("SIGTERM")).toBe(0)
+    } finally {
+      await receiver.close()
+    }
+  }, 180_000)
+})
+
+describe("two server processes share one PostgreSQL queue", () => {
+  let llm: FakeLlm
+  let db: TestDatabase
+  const children: Array<ChildServer> = []
+  beforeAll(async () => {
+    llm = await startFakeLlm()
+    db = await createTestDatabase("postgres")
+  })
+  afterAll(async () => {
+    for (const child of children) await child.stop("SIGKILL")
+    await llm?.close()
+    await db?.drop()
+  })
+
+  it("drains 200 tasks, each run exactly once", async () => {
+    const env = { ...llmEnv(llm), TASK_CONCURRENCY: "4", TASK_POLL_MS: "50" }
+    const [a, b] = await Promise.all([spawnServer(db, env), spawnServer(db, env)])
+    children.push(a!, b!)
+    const servers = [a!, b!]
+    const count = 200
+    const prompts = Array.from({ length: count }, (_, i) => `task-${i}`)
+    // Each task in its own session, enqueued through both servers, 10 requests at a time.
+    for (let start = 0; start < count; start += 10) {
+      await Promise.all(
+        prompts.slice(start, start + 10).map(async (prompt, offset) => {
+          const server = servers[(start + offset) % 2]!
+          const { session_id } = await json(
+            await server.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: prompt }) })
+          )
+          const response = await server.request(`/api/v1/sessions/${session_id}/messages`, {
+            method: "POST",
+            body: JSON.stringify({ content: prompt, source: "load", run_agent: true, notify: false })
+          })
+          expect(response.status).toBe(200)
+        })
+      )
+    }
+    const finished = await until(
+      () => a!.request("/api/v1/tasks?limit=500").then(json),
+      (list: Array<{ status: string; attempts: number }>) => list.filter((t) => t.status === "complete" || t.status === "failed").length === count,
+      120_000
+    )
+    expect(finished.filter((t: { status: string }) => t.status === "complete")).toHaveLength(count)
+    expect(finished.every((t: { attempts: number }) => t.attempts === 1)).toBe(true)
+
+    const perPrompt = new Map<string, number>()
+    for (const request of llm.requestsTo("/v1/chat/completions")) {
+      const users = request.body.messages.filter((m: { role: string }) => m.role === "user")
+      const prompt = users.at(-1).content as string
+      perPrompt.set(prompt, (perPrompt.get(prompt) ?? 0) + 1)
+    }
+    expect(perPrompt.size).toBe(count)
+    expect([...perPrompt.entries()].filter(([, n]) => n !== 1)).toEqual([])
+
+    // Both processes took part.
+    const client = new pg.Client({ connectionString: db.databaseUrl })
+    await client.connect()
+    try {
+      const { rows } = await client.query<{ worker: string; n: number }>("SELECT worker, count(*)::int AS n FROM tasks GROUP BY worker")
+      expect(rows).toHaveLength(2)
+      for (const row of rows) expect(row.n).toBeGreaterThan(0)
+    } finally {
+      await client.end()
+    }
+    for (const server of servers) expect(await server.stop("SIGTERM")).toBe(0)
+  }, 300_000)
+})
