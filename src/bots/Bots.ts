@@ -12,6 +12,9 @@ import { Conflict, NotFound, ValidationError, ValidationIssue } from "../http/Er
 import { Bot, BotConfig, DEFAULT_BOT_ID, type CreateBot, type UpdateBot } from "./Model.ts"
 import { BotsRepo, type BotRow } from "./Repo.ts"
 
+/** How long a bot read stays cached. */
+export const cacheMs = 2_000
+
 export const projectBotsDir = fileURLToPath(new URL("../../bots", import.meta.url))
 
 const decodeConfig = Schema.decodeUnknownEither(BotConfig, { errors: "all" })
@@ -58,10 +61,21 @@ export class Bots extends Effect.Service<Bots>()("cairn/Bots", {
   effect: Effect.gen(function* () {
     const repo = yield* BotsRepo
 
+    // Every turn reads its bot: a short cache (another process's edit shows within `cacheMs`; an
+    // edit made here at once).
+    const cache = new Map<string, { readonly bot: Bot; readonly at: number }>()
     const get = (id: string) =>
-      Effect.flatMap(repo.find(id), (row) =>
-        row ? Effect.succeed(toBot(row)) : Effect.fail(new NotFound({ detail: `Bot not found: ${id}` }))
-      )
+      Effect.suspend(() => {
+        const hit = cache.get(id)
+        if (hit && Date.now() - hit.at < cacheMs) return Effect.succeed(hit.bot)
+        return Effect.flatMap(repo.find(id), (row) => {
+          if (!row) return Effect.fail(new NotFound({ detail: `Bot not found: ${id}` }))
+          const bot = toBot(row)
+          cache.set(id, { bot, at: Date.now() })
+          return Effect.succeed(bot)
+        })
+      })
+    const forget = (id: string) => Effect.sync(() => void cache.delete(id))
 
     const list = Effect.map(repo.list, (rows) => rows.map(toBot))
 
@@ -84,6 +98,7 @@ export class Bots extends Effect.Service<Bots>()("cairn/Bots", {
           })
         }
         yield* repo.update(merged.right)
+        yield* forget(id)
         return yield* get(id)
       })
 
@@ -91,6 +106,7 @@ export class Bots extends Effect.Service<Bots>()("cairn/Bots", {
       Effect.gen(function* () {
         if (id === DEFAULT_BOT_ID) return yield* new Conflict({ detail: "The default bot cannot be deleted" })
         const removed = yield* repo.remove(id)
+        yield* forget(id)
         if (!removed) return yield* new NotFound({ detail: `Bot not found: ${id}` })
       })
 

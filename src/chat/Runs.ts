@@ -48,6 +48,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     const fibers = yield* FiberMap.make<string>()
     const live = new Map<string, LiveRun>()
 
+    /** Writes the run's unwritten events while it runs (relaxed: replay data, not the turn itself). */
     const flush = (run: LiveRun) =>
       Effect.suspend(() => {
         if (run.unflushed.length === 0) return Effect.void
@@ -98,14 +99,17 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     /** Takes the session's lock; None when another run holds it. */
     const acquire = (sessionId: string, taskId: string | null = null): Effect.Effect<Option.Option<string>, SqlError> =>
       Effect.gen(function* () {
-        yield* sql`UPDATE runs SET status = 'failed', finished_at = now()
-                   WHERE session_id = ${sessionId} AND status = 'running'
-                     AND heartbeat_at < now() - make_interval(secs => ${Duration.toSeconds(staleAfter)})`
         const id = randomUUID()
-        const rows = yield* relaxedCommit(sql<{ id: string }>`INSERT INTO runs (id, session_id, status, owner, task_id)
+        const insert = sql<{ id: string }>`INSERT INTO runs (id, session_id, status, owner, task_id)
           VALUES (${id}, ${sessionId}, 'running', ${owner}, ${taskId})
-          ON CONFLICT (session_id) WHERE status = 'running' DO NOTHING RETURNING id`)
-        return rows.length === 1 ? Option.some(id) : Option.none()
+          ON CONFLICT (session_id) WHERE status = 'running' DO NOTHING RETURNING id`
+        if ((yield* insert).length === 1) return Option.some(id)
+        // Held: take the lock over only from a run whose process stopped heartbeating.
+        const stale = yield* sql<{ id: string }>`UPDATE runs SET status = 'failed', finished_at = now()
+                   WHERE session_id = ${sessionId} AND status = 'running'
+                     AND heartbeat_at < now() - make_interval(secs => ${Duration.toSeconds(staleAfter)}) RETURNING id`
+        if (stale.length === 0) return Option.none()
+        return (yield* insert).length === 1 ? Option.some(id) : Option.none()
       })
 
     const isBusy = (sessionId: string) =>
@@ -170,9 +174,17 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
               yield* emit({ type: "response", text: run.partialText, tools_used: [], client_actions: [], session_id: sessionId })
             }
             // The last events and the run's end commit together.
-            yield* relaxedCommit(
-              Effect.zipRight(flush(run), sql`UPDATE runs SET status = ${outcome._tag}, finished_at = now() WHERE id = ${runId}`)
-            ).pipe(
+            // The last events and the run's end in one statement (one round trip, one commit).
+            const rest = run.unflushed.splice(0, run.unflushed.length)
+            const endRun = rest.length === 0
+              ? sql`UPDATE runs SET status = ${outcome._tag}, finished_at = now() WHERE id = ${runId}`
+              : sql`WITH written AS (
+                      INSERT INTO run_events ${sql.insert(
+                        rest.map((item) => ({ run_id: runId, seq: item.seq, event: JSON.stringify(toStored(item.event)) }))
+                      )} ON CONFLICT DO NOTHING
+                    )
+                    UPDATE runs SET status = ${outcome._tag}, finished_at = now() WHERE id = ${runId}`
+            yield* endRun.pipe(
               Effect.retry({ times: 3 }),
               Effect.catchAllCause((cause) => Effect.logError("Could not record the end of a run", cause))
             )

@@ -76,13 +76,10 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
       }),
       ingestDocument: (integrationId, title, content, sessionId, metadata) =>
         Effect.map(
-          documents.ingest({ integration_id: integrationId, title, content, session_id: sessionId ?? null, metadata: metadata ?? {} } as never),
-          (document: { id: string }) => document.id
+          documents.ingest({ integration_id: integrationId, title, content, session_id: sessionId ?? null, metadata: metadata ?? {} }),
+          (document) => document.id
         ),
-      searchDocuments: (q, integrationId, limit) =>
-        Effect.map(documents.search({ q, integration_id: integrationId, limit } as never), (result: any) =>
-          Array.isArray(result) ? result : (result.results ?? result.matches ?? [])
-        ),
+      searchDocuments: (q, integrationId, limit) => documents.search({ q, integration_id: integrationId, limit }),
       getOrCreateSession: (clientId, botId, dispatchConfig) =>
         Effect.map(sessions.getOrCreate({ clientId, botId: botId ?? "default", dispatchConfig }), (session) => session.id),
       injectMessage: (sessionId, content, options) => extra.injectMessage(sessionId, content, options ?? {}),
