@@ -62,6 +62,46 @@ export const systemPrompt = (input: Pick<ContextInput, "bot" | "skills" | "pream
   return parts.join("\n\n")
 }
 
+/** What stands in for a tool result that was never stored (the run stopped mid-tool). */
+export const missingToolResult = "Error: no result was recorded for this tool call (the run was interrupted)."
+
+/**
+ * Puts a stored history into the order providers require: every assistant message with tool calls
+ * immediately followed by one result per call. A message stored while a tool ran (a passive or
+ * injected one) moves after the block; a call whose result was never stored (cancel, shutdown)
+ * gets a stand-in result; a result without its call is dropped.
+ */
+export const repairToolSequence = (messages: ReadonlyArray<ChatMessage>): Array<ChatMessage> => {
+  const out: Array<ChatMessage> = []
+  let index = 0
+  while (index < messages.length) {
+    const message = messages[index]!
+    index += 1
+    if (message.role === "tool") continue
+    out.push(message)
+    const calls = message.role === "assistant" ? (message.tool_calls ?? []) : []
+    if (calls.length === 0) continue
+    const pending = new Map(calls.map((call) => [call.id, call]))
+    const results = new Map<string, ChatMessage>()
+    const deferred: Array<ChatMessage> = []
+    while (index < messages.length && pending.size > results.size) {
+      const next = messages[index]!
+      if (next.role === "assistant" && (next.tool_calls?.length ?? 0) > 0) break
+      index += 1
+      if (next.role === "tool") {
+        if (next.tool_call_id && pending.has(next.tool_call_id) && !results.has(next.tool_call_id)) results.set(next.tool_call_id, next)
+      } else {
+        deferred.push(next)
+      }
+    }
+    for (const call of calls) {
+      out.push(results.get(call.id) ?? { role: "tool", content: missingToolResult, tool_call_id: call.id })
+    }
+    out.push(...deferred)
+  }
+  return out
+}
+
 /**
  * The history is trimmed from the oldest end, and only ever to a user message, so a tool result is
  * never separated from the assistant message that asked for it.
@@ -72,7 +112,9 @@ export const assemble = (input: ContextInput): AssembledContext => {
   const system = systemPrompt(input)
   if (system) head.push({ role: "system", content: system })
   if (input.preamble?.trim()) head.push({ role: "system", content: input.preamble.trim() })
-  const history = input.history.filter((row) => row.metadata?.cancelled !== true || row.content).map(toChatMessage)
+  const history = repairToolSequence(
+    input.history.filter((row) => row.metadata?.cancelled !== true || row.content).map(toChatMessage)
+  )
   const budget = limit - input.reserve - head.reduce((n, m) => n + messageTokens(m), 0)
   let start = 0
   let used = history.reduce((n, m) => n + messageTokens(m), 0)

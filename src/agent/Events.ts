@@ -71,7 +71,7 @@ export const fromStored = (stored: ReadonlyArray<{ seq: number; event: any }>): 
       return { seq, event: { type: event.type, text: running[event.type]!, delta: event.delta } }
     }
     // A new LLM iteration starts a new assistant text (the loop resets it on tool calls).
-    if (event.type === "tool_start") running.assistant_text = ""
+    if (event.type === "tool_start" || event.type === "fallback") running.assistant_text = ""
     return { seq, event: event as AgentEvent }
   })
 }

@@ -57,7 +57,10 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
         )
         const decided = yield* Effect.raceFirst(Deferred.await(local), polled).pipe(Effect.timeoutOption(timeout))
         if (Option.isNone(decided)) {
-          yield* sql`UPDATE approvals SET status = 'expired', decided_at = now() WHERE id = ${id} AND status = 'pending'`
+          const expired = yield* sql<{ id: string }>`UPDATE approvals SET status = 'expired', decided_at = now()
+                                                     WHERE id = ${id} AND status = 'pending' RETURNING id`
+          // A decision that landed just before the expiry wins: the caller was told it counted.
+          if (expired.length === 0) return Option.getOrElse(yield* readDecision(id), () => false)
           return false
         }
         return decided.value

@@ -66,8 +66,10 @@ export const make = (options: { readonly timeoutMs?: number } = {}) =>
         const timeout = tool.timeoutMs ?? options.timeoutMs ?? defaultToolTimeoutMs
         return Effect.tryPromise({
           try: async () => {
-            const result = await tool.execute(args, context)
-            return typeof result === "string" ? result : JSON.stringify(result)
+            const result: unknown = await tool.execute(args, context)
+            // Integration code is plain JS: undefined (or a non-JSON value) must still be a string.
+            if (typeof result === "string") return result
+            return result === undefined ? "" : (JSON.stringify(result) ?? String(result))
           },
           catch: (cause) => new ToolError(cause instanceof Error ? cause.message : String(cause))
         }).pipe(

@@ -19,9 +19,15 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("cai
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
 
-/** Whose bucket a request counts against: the credential's subject. */
-export const rateSubject = (principal: PrincipalShape): string =>
-  principal.kind === "static_key" ? "static" : `${principal.kind}:${principal.id}`
+/**
+ * Whose bucket a request counts against: the credential's subject. Widget tokens name the bot, which
+ * every visitor of that bot's widget shares, so they count per token (`jti`), else per client address.
+ */
+export const rateSubject = (principal: PrincipalShape, address: string): string => {
+  if (principal.kind === "static_key") return "static"
+  if (principal.kind === "widget") return principal.tokenId ? `widget-token:${principal.tokenId}` : `widget-ip:${address}`
+  return `${principal.kind}:${principal.id}`
+}
 
 export const layer = Layer.effect(
   Authentication,
@@ -38,7 +44,8 @@ export const layer = Layer.effect(
           const entry = catalogue.lookup(route.route.method, routePath)
           // Routes outside the catalogue cannot reach this middleware; fail closed all the same.
           const required = entry?.scope ?? "admin"
-          const byAddress = limiter.check(`ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`, routePath)
+          const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+          const byAddress = limiter.check(`ip:${address}`, routePath)
           if (required === PUBLIC) {
             yield* byAddress
             return anonymous
@@ -50,7 +57,7 @@ export const layer = Layer.effect(
           }
           // Failed attempts count against the client address, so guessing is limited too.
           const principal = yield* Effect.tapError(authenticator.authenticate(value), () => byAddress)
-          yield* limiter.check(rateSubject(principal), routePath)
+          yield* limiter.check(rateSubject(principal, address), routePath)
           if (required !== AUTHENTICATED && !grants(principal.scopes, required)) {
             return yield* new Forbidden({ detail: `Missing required scope: ${required}` })
           }

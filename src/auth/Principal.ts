@@ -9,6 +9,8 @@ export interface PrincipalShape {
   readonly id: string
   /** Scopes with implications applied; `admin` grants everything. */
   readonly scopes: ReadonlySet<string>
+  /** The `jti` of a signed token (widget or user), when it carries one. */
+  readonly tokenId?: string
 }
 
 export class Principal extends Context.Tag("cairn/Principal")<Principal, PrincipalShape>() {}

@@ -110,7 +110,11 @@ export class Tokens extends Effect.Service<Tokens>()("cairn/Tokens", {
         const scopes = (payload.scopes as Array<unknown>).filter(
           (s): s is string => typeof s === "string" && knownScopes.has(s)
         )
-        return { principal: { kind, id: payload.sub, scopes: expandScopes(scopes) }, claims: payload }
+        const tokenId = typeof payload.jti === "string" && payload.jti.length > 0 ? payload.jti : undefined
+        return {
+          principal: { kind, id: payload.sub, scopes: expandScopes(scopes), ...(tokenId ? { tokenId } : {}) },
+          claims: payload
+        }
       })
 
     return { sign, verify } as const

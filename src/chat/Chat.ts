@@ -6,7 +6,8 @@ import { Effect, Option } from "effect"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { Bots } from "../bots/Bots.ts"
 import { Channels } from "../channels/Channels.ts"
-import { NotFound, ValidationError } from "../http/Errors.ts"
+import { Forbidden, NotFound, ValidationError } from "../http/Errors.ts"
+import { grants } from "../auth/Scopes.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { Settings } from "../settings/Settings.ts"
 import { Tasks } from "../tasks/Tasks.ts"
@@ -67,6 +68,10 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
             "audio_unsupported"
           )
         }
+        // Internal dispatch writes into another session: that takes sessions:write, not only chat.
+        if (request.dispatch_type === "internal" && !grants(principal.scopes, "sessions:write")) {
+          return yield* new Forbidden({ detail: "Missing required scope: sessions:write" })
+        }
         const { session, channel } = yield* resolve(request)
         const bot = yield* bots.get(session.bot_id).pipe(
           Effect.catchTag("NotFound", (error) => Effect.fail(new NotFound({ detail: error.detail })))
@@ -99,9 +104,13 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
             (task) => ({ _tag: "queued", sessionId: session.id, taskId: task.id, reason }) as const
           )
         if ((yield* settings.get("SYSTEM_PAUSED")) === true) return yield* queue("system_paused")
-        const lock = yield* runs.acquire(session.id)
-        if (Option.isNone(lock)) return yield* queue("session_busy")
-        const run = yield* turns.start({
+        // Taking the lock and starting the run happen together (a client that goes away in
+        // between leaves no orphaned lock); a start that fails gives the lock back.
+        const started = yield* Effect.uninterruptible(
+          Effect.gen(function* () {
+            const lock = yield* runs.acquire(session.id)
+            if (Option.isNone(lock)) return Option.none()
+            const run = yield* turns.start({
           runId: lock.value,
           sessionId: session.id,
           clientId: session.client_id,
@@ -113,8 +122,12 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
           attachments: request.attachments,
           modelOverride: request.model_override,
           principal: { kind: principal.kind, id: principal.id }
-        })
-        return { _tag: "started", sessionId: session.id, runId: lock.value, run } as const
+        }).pipe(Effect.onError(() => runs.release(lock.value).pipe(Effect.ignore)))
+            return Option.some({ runId: lock.value, run })
+          })
+        )
+        if (Option.isNone(started)) return yield* queue("session_busy")
+        return { _tag: "started", sessionId: session.id, runId: started.value.runId, run: started.value.run } as const
       })
 
     /** Cancels the addressed session's run and its queued tasks. */

@@ -3,7 +3,7 @@ import { Effect, Option } from "effect"
 import { Interactions } from "../agent/Interactions.ts"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
-import { BadGateway, Conflict, NotFound } from "../http/Errors.ts"
+import { BadGateway, Conflict, NotFound, ServiceUnavailable } from "../http/Errors.ts"
 import { orInternal } from "../http/Internal.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { Tasks } from "../tasks/Tasks.ts"
@@ -44,6 +44,7 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
                 return respond(started.sessionId, outcome.result.text, outcome.result.clientActions)
               }
               if (outcome._tag === "cancelled") return yield* new Conflict({ detail: "The run was cancelled" })
+              if (outcome._tag === "interrupted") return yield* new ServiceUnavailable({ detail: outcome.message })
               return yield* new BadGateway({ detail: outcome.message })
             }
           }

@@ -20,6 +20,8 @@ export type RunOutcome =
   | { readonly _tag: "complete"; readonly result: TurnResult }
   | { readonly _tag: "failed"; readonly message: string }
   | { readonly _tag: "cancelled"; readonly partial: string }
+  /** Stopped by the server (shutdown, lost lock), not by the run or the user: a task is retried. */
+  | { readonly _tag: "interrupted"; readonly message: string }
 
 interface LiveRun {
   readonly id: string
@@ -29,7 +31,10 @@ interface LiveRun {
   readonly pubsub: PubSub.PubSub<SequencedEvent>
   readonly done: Deferred.Deferred<RunOutcome>
   cancelRequested: boolean
+  lostLock: boolean
   finished: boolean
+  /** One writer of the run's events at a time, so the end never overtakes a background flush. */
+  readonly writing: Effect.Semaphore
   partialText: string
 }
 
@@ -51,7 +56,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     /** Writes the run's unwritten events while it runs (relaxed: replay data, not the turn itself). */
     const flush = (run: LiveRun) =>
       Effect.suspend(() => {
-        if (run.unflushed.length === 0) return Effect.void
+        if (run.unflushed.length === 0 || run.finished) return Effect.void
         const batch = run.unflushed.splice(0, run.unflushed.length)
         return relaxedCommit(sql`INSERT INTO run_events ${sql.insert(
           batch.map((item) => ({ run_id: run.id, seq: item.seq, event: JSON.stringify(toStored(item.event)) }))
@@ -60,7 +65,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
           // Put the batch back so the next flush retries it.
           Effect.tapError(() => Effect.sync(() => run.unflushed.unshift(...batch)))
         )
-      })
+      }).pipe((effect) => run.writing.withPermits(1)(effect))
 
     // Background: write events out, keep this process's runs alive, notice remote cancels.
     yield* Effect.forkScoped(
@@ -71,10 +76,18 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     )
     yield* Effect.forkScoped(
       Effect.gen(function* () {
-        yield* sql`UPDATE runs SET heartbeat_at = now() WHERE owner = ${owner} AND status = 'running'`
-        const cancels = yield* sql<{ session_id: string }>`SELECT session_id FROM runs
-          WHERE owner = ${owner} AND status = 'running' AND cancel_requested`
-        for (const { session_id } of cancels) yield* cancelLocal(session_id)
+        // Only runs alive in this process keep their lock; an orphaned row (its run never started)
+        // goes stale and is taken over.
+        const mine = [...live.values()].filter((run) => !run.finished)
+        if (mine.length === 0) return
+        const kept = yield* sql<{ id: string; cancel_requested: boolean }>`UPDATE runs SET heartbeat_at = now()
+          WHERE id IN ${sql.in(mine.map((run) => run.id))} AND status = 'running' RETURNING id, cancel_requested`
+        const still = new Map(kept.map((row) => [row.id, row.cancel_requested]))
+        for (const run of mine) {
+          // Another process took the lock over (this one looked dead): stop, so two runs never share a session.
+          if (!still.has(run.id)) yield* stopLocal(run, "lost_lock")
+          else if (still.get(run.id)) yield* stopLocal(run, "cancel")
+        }
       }).pipe(
         Effect.catchAllCause((cause) => Effect.logWarning("Run heartbeat failed", cause)),
         Effect.repeat(Schedule.spaced(heartbeatEvery))
@@ -87,14 +100,24 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
 
     const runOf = (sessionId: string) => [...live.values()].find((run) => run.sessionId === sessionId && !run.finished)
 
+    const stopLocal = (run: LiveRun, reason: "cancel" | "lost_lock") =>
+      Effect.gen(function* () {
+        if (reason === "cancel") run.cancelRequested = true
+        else run.lostLock = true
+        yield* FiberMap.remove(fibers, run.sessionId)
+      })
+
     const cancelLocal = (sessionId: string) =>
       Effect.gen(function* () {
         const run = runOf(sessionId)
         if (!run) return false
-        run.cancelRequested = true
-        yield* FiberMap.remove(fibers, sessionId)
+        yield* stopLocal(run, "cancel")
         return true
       })
+
+    /** Gives up a lock whose run never started (a failure between `acquire` and `start`). */
+    const release = (runId: string) =>
+      sql`UPDATE runs SET status = 'failed', finished_at = now() WHERE id = ${runId} AND status = 'running'`.pipe(Effect.asVoid)
 
     /** Takes the session's lock; None when another run holds it. */
     const acquire = (sessionId: string, taskId: string | null = null): Effect.Effect<Option.Option<string>, SqlError> =>
@@ -137,7 +160,9 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
           pubsub: yield* PubSub.unbounded<SequencedEvent>(),
           done: yield* Deferred.make<RunOutcome>(),
           cancelRequested: false,
+          lostLock: false,
           finished: false,
+          writing: yield* Effect.makeSemaphore(1),
           partialText: ""
         }
         live.set(runId, run)
@@ -165,30 +190,36 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
               outcome = { _tag: "cancelled", partial: run.partialText }
               yield* emit({ type: "cancelled" })
             } else {
-              const message = Cause.isInterruptedOnly(exit.cause)
-                ? "The server is shutting down; the run stopped before it finished"
-                : errorMessage(Cause.squash(exit.cause))
-              if (!Cause.isInterruptedOnly(exit.cause)) yield* Effect.logError("Agent run failed", exit.cause)
-              outcome = { _tag: "failed", message }
+              const interrupted = Cause.isInterruptedOnly(exit.cause)
+              const message = !interrupted
+                ? errorMessage(Cause.squash(exit.cause))
+                : run.lostLock
+                  ? "Another server process took this session over; the run stopped"
+                  : "The server is shutting down; the run stopped before it finished"
+              if (!interrupted) yield* Effect.logError("Agent run failed", exit.cause)
+              outcome = interrupted ? { _tag: "interrupted", message } : { _tag: "failed", message }
               yield* emit({ type: "error", message })
               yield* emit({ type: "response", text: run.partialText, tools_used: [], client_actions: [], session_id: sessionId })
             }
-            // The last events and the run's end commit together.
-            // The last events and the run's end in one statement (one round trip, one commit).
+            // The last events and the run's end in one statement (one round trip, one commit),
+            // after any background flush in flight, so a reader never sees the end before them.
+            yield* run.writing.take(1)
             const rest = run.unflushed.splice(0, run.unflushed.length)
+            const status = outcome._tag === "interrupted" ? "failed" : outcome._tag
             const endRun = rest.length === 0
-              ? sql`UPDATE runs SET status = ${outcome._tag}, finished_at = now() WHERE id = ${runId}`
+              ? sql`UPDATE runs SET status = ${status}, finished_at = now() WHERE id = ${runId}`
               : sql`WITH written AS (
                       INSERT INTO run_events ${sql.insert(
                         rest.map((item) => ({ run_id: runId, seq: item.seq, event: JSON.stringify(toStored(item.event)) }))
                       )} ON CONFLICT DO NOTHING
                     )
-                    UPDATE runs SET status = ${outcome._tag}, finished_at = now() WHERE id = ${runId}`
+                    UPDATE runs SET status = ${status}, finished_at = now() WHERE id = ${runId}`
             yield* endRun.pipe(
               Effect.retry({ times: 3 }),
               Effect.catchAllCause((cause) => Effect.logError("Could not record the end of a run", cause))
             )
             run.finished = true
+            yield* run.writing.release(1)
             yield* Deferred.succeed(run.done, outcome)
             yield* PubSub.shutdown(run.pubsub)
             yield* Effect.sleep(keepFinished).pipe(
@@ -238,9 +269,22 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
           const rebuilt = fromStored(all).filter((item) => item.seq > state.cursor)
           const ended = rebuilt.some((item) => isTerminal(item.event))
           if (ended) return [Chunk.fromIterable(rebuilt), Option.some({ cursor: state.cursor, done: true })] as const
-          const status = yield* sql<{ status: string }>`SELECT status FROM runs WHERE id = ${runId}`
+          const status = yield* sql<{ status: string; stale: boolean }>`SELECT status,
+              heartbeat_at < now() - make_interval(secs => ${Duration.toSeconds(staleAfter)}) AS stale
+            FROM runs WHERE id = ${runId}`
           if (status[0]?.status !== "running" && rebuilt.length === 0) {
             return [Chunk.empty<SequencedEvent>(), Option.none()] as const
+          }
+          // The process running it died: end the stream as that run would have, not wait forever.
+          if (status[0]?.stale && rebuilt.length === 0) {
+            const message = "The server running this session stopped before the run finished"
+            return [
+              Chunk.fromIterable<SequencedEvent>([
+                { seq: state.cursor + 1, event: { type: "error", message } },
+                { seq: state.cursor + 2, event: { type: "response", text: "", tools_used: [], client_actions: [], session_id: "" } }
+              ]),
+              Option.some({ cursor: state.cursor + 2, done: true })
+            ] as const
           }
           if (rebuilt.length === 0) yield* Effect.sleep(Duration.millis(250))
           const cursor = rebuilt.length > 0 ? rebuilt[rebuilt.length - 1]!.seq : state.cursor
@@ -271,7 +315,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
 
     const awaitDone = (run: { readonly done: Deferred.Deferred<RunOutcome> }) => Deferred.await(run.done)
 
-    return { acquire, isBusy, start, events, latestRun, runExists, cancel, awaitDone, owner } as const
+    return { acquire, release, isBusy, start, events, latestRun, runExists, cancel, awaitDone, owner } as const
   })
 }) {}
 

@@ -22,7 +22,9 @@ export const response = <E>(events: Stream.Stream<SequencedEvent, E>, sessionId?
       Stream.fromEffect(
         Effect.as(
           Effect.logError("Event stream failed", cause),
-          frame({ seq: last + 1, event: { type: "error", message: "The event stream failed" } })
+          // `response` is always last, even when the stream itself fails.
+          frame({ seq: last + 1, event: { type: "error", message: "The event stream failed" } }) +
+            frame({ seq: last + 2, event: { type: "response", text: "", tools_used: [], client_actions: [], session_id: sessionId ?? "" } })
         )
       )
     )

@@ -95,14 +95,32 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
     for (const candidate of candidates) {
       let metadata: IntegrationMetadata | null = null
       const registered: Array<string> = []
+      const undo: Array<() => void> = []
       const attempt = yield* Effect.either(
         Effect.tryPromise({
           try: async () => {
             const integration = await load(candidate)
             manifests.set(candidate.id, integration.manifest)
-            const context = makeContext(candidate.id, services, (m) => (metadata = m))
-            if (integration.hooks) await integration.hooks(context)
-            if (integration.dispatchers) await integration.dispatchers(context)
+            // Hooks registered before a later part fails are taken back with the integration.
+            const context = makeContext(
+              candidate.id,
+              {
+                ...services,
+                registerHook: (event, callback) => {
+                  const unregister = services.registerHook(event, callback)
+                  undo.push(unregister)
+                  return unregister
+                }
+              },
+              (m) => (metadata = m)
+            )
+            try {
+              if (integration.hooks) await integration.hooks(context)
+              if (integration.dispatchers) await integration.dispatchers(context)
+            } catch (error) {
+              for (const unregister of undo) unregister()
+              throw error
+            }
             return { integration, context }
           },
           catch: (cause) => (cause instanceof Error ? cause.message : String(cause))

@@ -6,7 +6,7 @@
  * output goes to the log, line by line.
  */
 import { HttpServer } from "@effect/platform"
-import { Config, Context, Deferred, Duration, Effect, Layer, Option, PubSub, Queue, Runtime } from "effect"
+import { Config, Context, Deferred, Duration, Effect, Layer, Option, PubSub, Queue, Runtime, Schedule } from "effect"
 import { spawn, type ChildProcess } from "node:child_process"
 import { Integrations } from "./Integrations.ts"
 import type { LoadedIntegration } from "./Loader.ts"
@@ -49,6 +49,11 @@ export class ListeningAddress extends Context.Tag("cairn/ListeningAddress")<List
     })
   )
 }
+
+/** The parts of the server's environment a child process may inherit. */
+const inheritable = ["PATH", "HOME", "USER", "LANG", "LC_ALL", "TZ", "TMPDIR", "SHELL", "NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE"]
+export const inheritedEnv = (): Record<string, string> =>
+  Object.fromEntries(inheritable.flatMap((name) => (process.env[name] ? [[name, process.env[name]!]] : [])))
 
 export class ProcessManager extends Effect.Tag("cairn/ProcessManager")<
   ProcessManager,
@@ -130,8 +135,10 @@ export const ProcessesLive = Layer.scoped(
           set({ state: "starting", missing_env: [] })
           const baseUrl = Option.isSome(config.agentBaseUrl) ? config.agentBaseUrl.value : yield* Deferred.await(listening)
           const apiKey = yield* settings.processApiKey(integration.id, integration.manifest)
+          // Only what a process needs: never the server's own secrets (API_KEY, JWT_SECRET,
+          // DATABASE_URL, provider keys) through inheritance.
           const env: Record<string, string> = {
-            ...(process.env as Record<string, string>),
+            ...inheritedEnv(),
             ...Object.fromEntries(values),
             ...Object.fromEntries(manifest.requiredEnv.map((name) => [name, lookup(name)!])),
             AGENT_BASE_URL: baseUrl,
@@ -187,12 +194,19 @@ export const ProcessesLive = Layer.scoped(
           delay = Math.min(delay * 2, config.restartMaxMs)
         }
       }).pipe(
-        Effect.catchAllCause((cause) =>
+        // A passing failure (the database, say) restarts the supervisor with backoff; it never
+        // gives up on the process for good.
+        Effect.tapErrorCause((cause) =>
           Effect.zipRight(
-            Effect.logError(`Integration ${integration.id} process supervisor stopped`, cause),
-            Effect.sync(() => statuses.set(integration.id, { ...statuses.get(integration.id)!, state: "stopped", pid: null }))
+            Effect.logError(`Integration ${integration.id} process supervisor failed; restarting it`, cause),
+            Effect.sync(() => {
+              const current = statuses.get(integration.id)
+              if (current) statuses.set(integration.id, { ...current, state: "restarting", pid: null })
+            })
           )
-        )
+        ),
+        Effect.retry(Schedule.exponential(Duration.millis(config.restartBaseMs)).pipe(Schedule.union(Schedule.spaced(Duration.millis(config.restartMaxMs))))),
+        Effect.catchAllCause(() => Effect.void)
       )
 
     for (const state of integrations.loaded()) {

@@ -1,7 +1,8 @@
 /**
  * Integration settings, declared by each manifest's env_vars. A value resolves as the stored
  * setting, then the environment variable, then the manifest default. Secret values are stored
- * encrypted and shown masked everywhere; a masked value sent back unchanged keeps the secret.
+ * encrypted and shown masked everywhere; a masked value sent back unchanged keeps the secret,
+ * except when the same request changes a `*_URL` setting (see `secretsCarriedToNewUrl`).
  */
 import { SqlClient } from "@effect/sql"
 import { Config, Effect, Option, PubSub } from "effect"
@@ -10,7 +11,7 @@ import { CreateApiKey } from "../auth/keys/Model.ts"
 import { presets } from "../auth/Scopes.ts"
 import { ValidationError, ValidationIssue } from "../http/Errors.ts"
 import { makeKeyVaultFor } from "../providers/KeyVault.ts"
-import type { NormalizedManifest } from "./Manifest.ts"
+import type { NormalizedEnvVar, NormalizedManifest } from "./Manifest.ts"
 
 export const MASK = "********"
 
@@ -90,9 +91,64 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
         )
       })
 
+    /** What a setting resolves to once `written` (null: forgotten) is stored. */
+    const resolvedAfter = (spec: NormalizedEnvVar, written: string | null, before: ResolvedSetting) =>
+      written !== null
+        ? Effect.succeed({ value: written, source: "stored" as SettingSource })
+        : before.source !== "stored"
+          ? Effect.succeed({ value: before.value, source: before.source })
+          : Effect.map(environment(spec.key), (fromEnv) =>
+              fromEnv !== undefined
+                ? { value: fromEnv, source: "environment" as SettingSource }
+                : { value: spec.default, source: (spec.default !== undefined ? "default" : "unset") as SettingSource }
+            )
+
+    /**
+     * A secret goes only where it went before. When a non-secret `*_URL` setting changes, each secret
+     * that would keep a value from before (stored or from the environment: sent back masked, or not
+     * sent) is refused, so only a caller who knows it can point it at a new address.
+     */
+    const secretsCarriedToNewUrl = (
+      integrationId: string,
+      manifest: NormalizedManifest,
+      values: Readonly<Record<string, unknown>>,
+      writes: ReadonlyArray<readonly [string, string | null]>
+    ) =>
+      Effect.gen(function* () {
+        const specs = new Map(manifest.env_vars.map((spec) => [spec.key, spec]))
+        const written = new Map(writes)
+        const urlWrites = writes.filter(([key]) => key.endsWith("_URL") && !specs.get(key)!.secret)
+        if (urlWrites.length === 0) return []
+        const before = new Map((yield* resolve(integrationId, manifest)).map((setting) => [setting.key, setting]))
+        const changedUrls: Array<string> = []
+        for (const [key, value] of urlWrites) {
+          const after = yield* resolvedAfter(specs.get(key)!, value, before.get(key)!)
+          if (after.value !== before.get(key)!.value) changedUrls.push(key)
+        }
+        if (changedUrls.length === 0) return []
+        const issues: Array<ValidationIssue> = []
+        for (const spec of manifest.env_vars) {
+          if (!spec.secret) continue
+          const sent = written.get(spec.key)
+          if (typeof sent === "string") continue
+          // Forgotten (null), it may still fall back to the environment; masked or not sent, it stays.
+          const after = sent === null ? yield* resolvedAfter(spec, null, before.get(spec.key)!) : before.get(spec.key)!
+          if (after.source !== "stored" && after.source !== "environment") continue
+          const how = sent === null ? "falls back to the environment" : values[spec.key] === MASK ? "was sent back masked" : "was not sent"
+          issues.push(
+            new ValidationIssue({
+              loc: ["body", spec.key],
+              msg: `${changedUrls.join(", ")} changes, and the secret ${spec.key} ${how}: secrets kept from before are not sent to a changed URL; send ${spec.key} again in the clear in the same request`,
+              type: "value_error"
+            })
+          )
+        }
+        return issues
+      })
+
     /**
      * Stores new values: every key must be declared; null or "" forgets the stored value; a secret
-     * sent back as the mask is left as it is. All or nothing.
+     * sent back as the mask is left as it is, unless a `*_URL` setting changes. All or nothing.
      */
     const update = (integrationId: string, manifest: NormalizedManifest, values: Readonly<Record<string, unknown>>) =>
       Effect.gen(function* () {
@@ -112,6 +168,7 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
           if (spec.secret && value === MASK) continue
           writes.push([key, value === null || value === "" ? null : String(value)])
         }
+        issues.push(...(yield* secretsCarriedToNewUrl(integrationId, manifest, values, writes)))
         if (issues.length > 0) return yield* new ValidationError({ detail: issues })
         yield* sql.withTransaction(
           Effect.forEach(
@@ -133,7 +190,7 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
      * The key the integration's process calls back with: created from the manifest's preset the
      * first time it is needed, then kept (encrypted) so restarts reuse it.
      */
-    const processApiKey = (integrationId: string, manifest: NormalizedManifest) =>
+    const processApiKey = (integrationId: string, manifest: NormalizedManifest): Effect.Effect<string, unknown> =>
       Effect.gen(function* () {
         const rows = yield* sql<{ api_key_id: string; key_value: string }>`SELECT api_key_id, key_value FROM integration_api_keys
                                                                             WHERE integration_id = ${integrationId}`
@@ -145,9 +202,20 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
         const presetId = manifest.api_key_preset ?? defaultKeyPreset
         const preset = presets.find((p) => p.id === presetId) ?? presets.find((p) => p.id === defaultKeyPreset)!
         const created = yield* apiKeys.create(new CreateApiKey({ name: `integration:${integrationId}`, scopes: preset.scopes }))
-        yield* sql`INSERT INTO integration_api_keys (integration_id, api_key_id, key_value)
-                   VALUES (${integrationId}, ${created.id}, ${vault.encrypt(created.key)})
-                   ON CONFLICT (integration_id) DO UPDATE SET api_key_id = EXCLUDED.api_key_id, key_value = EXCLUDED.key_value, created_at = now()`
+        // Replace only the row we read: when another process replaced it meanwhile, its key wins
+        // and ours is revoked, so no unused key stays active.
+        const swapped = rows[0]
+          ? yield* sql<{ integration_id: string }>`UPDATE integration_api_keys
+              SET api_key_id = ${created.id}, key_value = ${vault.encrypt(created.key)}, created_at = now()
+              WHERE integration_id = ${integrationId} AND api_key_id = ${rows[0].api_key_id} RETURNING integration_id`
+          : yield* sql<{ integration_id: string }>`INSERT INTO integration_api_keys (integration_id, api_key_id, key_value)
+              VALUES (${integrationId}, ${created.id}, ${vault.encrypt(created.key)})
+              ON CONFLICT (integration_id) DO NOTHING RETURNING integration_id`
+        if (swapped.length === 0) {
+          yield* apiKeys.revoke(created.id).pipe(Effect.ignore)
+          return yield* processApiKey(integrationId, manifest)
+        }
+        if (rows[0]) yield* apiKeys.revoke(rows[0].api_key_id).pipe(Effect.ignore)
         return created.key
       })
 

@@ -54,7 +54,8 @@ export class ProvidersApi extends HttpApiGroup.make("providers")
       .annotate(RequiredScope, "providers:write")
       .annotate(
         OpenApi.Description,
-        "Replace a provider's settings. `api_key` omitted or sent back masked keeps the stored key; null removes it"
+        "Replace a provider's settings. `api_key` omitted or sent back masked keeps the stored key; null removes it. " +
+          "A base_url on another origin (scheme, host, port) must send the key and credential headers again (422 otherwise)"
       )
   )
   .add(

@@ -167,7 +167,8 @@ export class CreateProvider extends Schema.Class<CreateProvider>("CreateProvider
 
 /**
  * A replacement. `api_key`: omitted, or the masked value a read returned, keeps the stored key;
- * null removes it; anything else replaces it.
+ * null removes it; anything else replaces it. A `base_url` on another origin must bring the key
+ * (and masked credential headers) again: stored ones are not carried to a new server.
  */
 export class UpdateProvider extends Schema.Class<UpdateProvider>("UpdateProvider")(
   {

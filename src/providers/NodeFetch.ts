@@ -39,7 +39,9 @@ export const nodeFetch = (input: string | URL | Request, init: RequestInit = {})
   const payload = body == null ? undefined : typeof body === "string" ? Buffer.from(body) : Buffer.from(body as ArrayBuffer)
   const headers = headersObject(init.headers)
   if (payload) headers["content-length"] = String(payload.length)
-  return new Promise<Response>((resolve, reject) => {
+  // A keep-alive socket the server closed while it sat idle fails at once on reuse: that request
+  // never reached the server, so it is sent again once on a fresh socket (Node's advice).
+  const send = (retried: boolean): Promise<Response> => new Promise<Response>((resolve, reject) => {
     const request = client.request(
       url,
       {
@@ -65,7 +67,12 @@ export const nodeFetch = (input: string | URL | Request, init: RequestInit = {})
         response.on("error", reject)
       }
     )
-    request.on("error", reject)
+    request.on("error", (error: NodeJS.ErrnoException) => {
+      if (!retried && request.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE")) {
+        send(true).then(resolve, reject)
+      } else reject(error)
+    })
     request.end(payload)
   })
+  return send(false)
 }

@@ -7,7 +7,7 @@
 import { Clock, Effect, Option, Redacted, Ref } from "effect"
 import OpenAI from "openai"
 import { AppConfig } from "../config/AppConfig.ts"
-import { Conflict, NotFound } from "../http/Errors.ts"
+import { Conflict, NotFound, ValidationError, ValidationIssue } from "../http/Errors.ts"
 import { orInternal } from "../http/Internal.ts"
 import { costOf, shippedPrice, type Price } from "../usage/Prices.ts"
 import { makeKeyVault, mask, scrub } from "./KeyVault.ts"
@@ -223,6 +223,11 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
         // Omitted, or the masked value a read showed: keep the stored key.
         const keep =
           input.api_key === undefined || (provider.apiKey !== undefined && input.api_key === mask(provider.apiKey))
+        // A stored credential goes only where it went before: a new origin must be given it again.
+        if (!sameOrigin(existing.base_url, input.base_url)) {
+          const carried = carriedCredentials(input, keep && existing.api_key_encrypted !== null, provider.extraHeaders)
+          if (carried.length > 0) return yield* new ValidationError({ detail: carried })
+        }
         const row: ProviderRow = {
           id,
           type: input.type,
@@ -292,6 +297,44 @@ const sensitiveHeader = (name: string) => /auth|key|token|secret|password|cookie
 
 const maskHeaders = (headers: Readonly<Record<string, string>>): Record<string, string> =>
   Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, sensitiveHeader(name) ? mask(value) : value]))
+
+/**
+ * Whether two base URLs share an origin: scheme, host and port (a default port counts as given,
+ * host case is ignored). Paths may differ; the same server answers them.
+ */
+export const sameOrigin = (a: string, b: string) => {
+  const origin = (url: string) => {
+    try {
+      const parsed = new URL(url)
+      return parsed.origin === "null" ? undefined : parsed.origin
+    } catch {
+      return undefined
+    }
+  }
+  const first = origin(a)
+  return first !== undefined && first === origin(b)
+}
+
+const moved = "base_url moves to another origin (scheme, host, port), where stored credentials are not sent"
+
+/** What an update would carry to a new origin: the kept key and sensitive headers sent back masked. */
+const carriedCredentials = (
+  input: UpdateProvider,
+  keepsStoredKey: boolean,
+  storedHeaders: Readonly<Record<string, string>>
+): Array<ValidationIssue> => {
+  const issues: Array<ValidationIssue> = []
+  if (keepsStoredKey) {
+    issues.push(new ValidationIssue({ loc: ["body", "api_key"], msg: `${moved}: send api_key again in the clear, or null to remove it`, type: "value_error" }))
+  }
+  for (const [name, value] of Object.entries(input.extra_headers)) {
+    const stored = storedHeaders[name]
+    if (stored !== undefined && sensitiveHeader(name) && value === mask(stored)) {
+      issues.push(new ValidationIssue({ loc: ["body", "extra_headers", name], msg: `${moved}: send header ${name} again in the clear, or leave it out`, type: "value_error" }))
+    }
+  }
+  return issues
+}
 
 /** A sensitive header sent back masked, as a read showed it, keeps its stored value. */
 const unmaskHeaders = (sent: Readonly<Record<string, string>>, stored: Readonly<Record<string, string>>) =>

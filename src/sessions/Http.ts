@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
 import { orInternal } from "../http/Internal.ts"
 import { SessionCreated } from "./Model.ts"
-import { Sessions } from "./Sessions.ts"
+import { Sessions, shownSession } from "./Sessions.ts"
 
 export const SessionsHttpLive = HttpApiBuilder.group(CairnApi, "sessions", (handlers) =>
   Effect.gen(function* () {
@@ -16,7 +16,9 @@ export const SessionsHttpLive = HttpApiBuilder.group(CairnApi, "sessions", (hand
       )
       .handle("messages", ({ path }) => orInternal(sessions.messages(path.id)))
       .handle("legacyList", ({ urlParams }) =>
-        orInternal(sessions.list({ botId: urlParams.bot_id, clientId: urlParams.client_id, limit: urlParams.limit }))
+        sessions
+          .list({ botId: urlParams.bot_id, clientId: urlParams.client_id, limit: urlParams.limit })
+          .pipe(Effect.map((list) => list.map(shownSession)), orInternal)
       )
       .handle("legacyGet", ({ path }) => orInternal(sessions.withMessages(path.id)))
       .handle("legacyDelete", ({ path }) => orInternal(sessions.remove(path.id)))

@@ -2,6 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { relaxed } from "../db/Commit.ts"
+import { makeDispatchSecrets, maskDispatchConfig } from "../dispatch/Secrets.ts"
 import { DatabaseInfo } from "../db/Database.ts"
 import { Bots } from "../bots/Bots.ts"
 import { NotFound, ValidationError } from "../http/Errors.ts"
@@ -9,6 +10,10 @@ import { Message, Session, SessionWithMessages, type NewMessage } from "./Model.
 import { SessionsRepo, type MessageRow, type SessionRow } from "./Repo.ts"
 
 export const toSession = (row: SessionRow) => new Session(row)
+
+/** A session as a response shows it: dispatch secrets masked. */
+export const shownSession = (session: Session): Session =>
+  new Session({ ...session, dispatch_config: maskDispatchConfig(session.dispatch_config) })
 export const toMessage = (row: MessageRow) =>
   new Message({ ...row, tool_calls: (row.tool_calls as Message["tool_calls"]) ?? null })
 
@@ -19,6 +24,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
     const repo = yield* SessionsRepo
     const bots = yield* Bots
     const relaxedCommit = relaxed(yield* SqlClient.SqlClient, (yield* DatabaseInfo).backend)
+    const secrets = yield* makeDispatchSecrets
 
     const requireBot = (botId: string) =>
       Effect.mapError(bots.get(botId), () => ValidationError.single(["body", "bot_id"], `Unknown bot: ${botId}`))
@@ -41,7 +47,8 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
         const existing = yield* repo.findDefault(input.clientId, input.botId)
         if (existing) return toSession(existing)
         yield* requireBot(input.botId)
-        const row = yield* repo.getOrCreateDefault(input.clientId, input.botId, input.dispatchConfig ?? {}, input.channelId ?? null)
+        // Tokens in a dispatch_config are stored sealed, like a task's (responses mask them).
+        const row = yield* repo.getOrCreateDefault(input.clientId, input.botId, secrets.seal(input.dispatchConfig ?? {}), input.channelId ?? null)
         return toSession(row)
       })
 
@@ -65,7 +72,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
       Effect.gen(function* () {
         const session = yield* get(id)
         const list = (yield* repo.messages(id)).map(toMessage)
-        return new SessionWithMessages({ ...session, messages: list })
+        return new SessionWithMessages({ ...session, dispatch_config: maskDispatchConfig(session.dispatch_config), messages: list })
       })
 
     const list = (filter: { readonly botId?: string; readonly clientId?: string; readonly limit?: number }) =>

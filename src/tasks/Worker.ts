@@ -5,7 +5,7 @@
  * queue until `maxAttempts`, then fails with a clear error: never lost, never run twice at once.
  */
 import { SqlClient } from "@effect/sql"
-import { Config, Duration, Effect, FiberSet, Layer, Option, Schedule } from "effect"
+import { Cause, Config, Duration, Effect, FiberSet, Layer, Option, Schedule } from "effect"
 import { Bots } from "../bots/Bots.ts"
 import { Channels } from "../channels/Channels.ts"
 import { Runs } from "../chat/Runs.ts"
@@ -46,26 +46,50 @@ export const WorkerLive = Layer.scopedDiscard(
 
     const execute = (task: TaskRow) =>
       Effect.gen(function* () {
-        const lock = yield* runs.acquire(task.session_id, task.id)
-        if (Option.isNone(lock)) return yield* repo.release(task.id)
+        // Everything that can fail is read before the session's lock is taken.
         const session = yield* sessions.get(task.session_id)
         const bot = yield* bots.get(task.bot_id)
         const channel = task.channel_id ? yield* Effect.option(channels.get(task.channel_id)) : Option.none()
-        yield* repo.attachRun(task.id, lock.value)
-        const run = yield* turns.start({
-          runId: lock.value,
-          sessionId: session.id,
-          clientId: session.client_id,
-          bot,
-          channel: Option.match(channel, {
-            onNone: () => null,
-            onSome: (c) => ({ id: c.id, name: c.name, model_override: c.model_override, workspace_enabled: c.workspace_enabled })
-          }),
-          userText: task.prompt_stored ? null : task.prompt,
-          modelOverride: task.model_override ?? undefined,
-          executionConfig: withSkillTags(task)
-        })
-        const outcome = yield* runs.awaitDone(run)
+        // The user's message is stored once, with the mark that says so, in one transaction: a
+        // retried task (its worker died) never stores it twice.
+        if (!task.prompt_stored) {
+          yield* sql.withTransaction(
+            Effect.zipRight(
+              sessions.append(session.id, { role: "user", content: task.prompt, metadata: { task_id: task.id, source: task.source } }),
+              sql`UPDATE tasks SET prompt_stored = true WHERE id = ${task.id}`
+            )
+          )
+        }
+        // Taking the lock and starting the run happen together: a lock whose run never started is
+        // given back at once rather than left to go stale.
+        const run = yield* Effect.uninterruptible(
+          Effect.gen(function* () {
+            const lock = yield* runs.acquire(task.session_id, task.id)
+            if (Option.isNone(lock)) return Option.none()
+            return yield* Effect.gen(function* () {
+              yield* repo.attachRun(task.id, lock.value)
+              return Option.some(
+                yield* turns.start({
+                  runId: lock.value,
+                  sessionId: session.id,
+                  clientId: session.client_id,
+                  bot,
+                  channel: Option.match(channel, {
+                    onNone: () => null,
+                    onSome: (c) => ({ id: c.id, name: c.name, model_override: c.model_override, workspace_enabled: c.workspace_enabled })
+                  }),
+                  userText: null,
+                  modelOverride: task.model_override ?? undefined,
+                  executionConfig: withSkillTags(task)
+                })
+              )
+            }).pipe(Effect.onError(() => runs.release(lock.value).pipe(Effect.ignore)))
+          })
+        )
+        if (Option.isNone(run)) return yield* repo.release(task.id)
+        const outcome = yield* runs.awaitDone(run.value)
+        // Stopped by the server (shutdown, lost lock): the task goes back to the queue, untold.
+        if (outcome._tag === "interrupted") return yield* repo.release(task.id)
         // Recorded only while the task is still ours: a worker whose lease was taken over must not
         // finish (or deliver) a task that another worker now runs.
         let finished = false
@@ -76,13 +100,15 @@ export const WorkerLive = Layer.scopedDiscard(
         if (finished && task.dispatch_type !== "none") yield* FiberSet.run(running, dispatchers.deliver(task.id))
       }).pipe(
         Effect.catchAllCause((cause) =>
-          Effect.zipRight(
-            Effect.logError(`Task ${task.id} failed before its run`, cause),
-            repo.fail(task.id, "The task could not start: " + String(cause).split("\n", 1)[0], worker).pipe(
-              Effect.tap((failed) => (failed && task.dispatch_type !== "none" ? FiberSet.run(running, dispatchers.deliver(task.id)) : Effect.void)),
-              Effect.ignore
-            )
-          )
+          Cause.isInterruptedOnly(cause)
+            ? Effect.void
+            : Effect.zipRight(
+                Effect.logError(`Task ${task.id} failed before its run`, cause),
+                repo.fail(task.id, "The task could not start: " + String(Cause.squash(cause)).split("\n", 1)[0], worker).pipe(
+                  Effect.tap((failed) => (failed && task.dispatch_type !== "none" ? FiberSet.run(running, dispatchers.deliver(task.id)) : Effect.void)),
+                  Effect.ignore
+                )
+              )
         )
       )
 

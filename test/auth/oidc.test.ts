@@ -61,7 +61,6 @@ describe.each(backends)("OpenID Connect login (%s)", (backend) => {
   it("signs a new user in, creates them once, and links the same identity on the next login", async () => {
     const setup = await server.request("/auth/setup", {
       method: "POST",
-      auth: null,
       body: JSON.stringify({ username: "root", password: "root password 123", email: "root@example.test" })
     })
     expect(setup.status).toBe(201)

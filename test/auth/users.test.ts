@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { memberScopes } from "../../src/auth/Scopes.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
+import { createKey } from "./helpers.ts"
 
 describe.each(backends)("users and sessions (%s)", (backend) => {
   let server: TestServer
@@ -20,19 +21,40 @@ describe.each(backends)("users and sessions (%s)", (backend) => {
     const before = await json(await server.request("/auth/status", { auth: null }))
     expect(before).toEqual({ setup_required: true, local_login: true, oidc_enabled: false })
 
-    const short = await post("/auth/setup", { username: "root", password: "short" })
+    const short = await post("/auth/setup", { username: "root", password: "short" }, server.apiKey)
     expect(short.status).toBe(422)
     expect((await json(short)).detail[0].loc).toEqual(["body", "password"])
 
-    const setup = await post("/auth/setup", { username: "root", password: "correct horse battery" })
+    // With API_KEY configured, an empty users table is not open to whoever reaches the port.
+    const requiresKey = { detail: "Setup requires the server's API_KEY: send Authorization: Bearer <API_KEY>" }
+    const anonymous = await post("/auth/setup", { username: "intruder", password: "correct horse battery" })
+    expect(anonymous.status).toBe(401)
+    expect(await json(anonymous)).toEqual(requiresKey)
+    const wrongKey = await post("/auth/setup", { username: "intruder", password: "correct horse battery" }, "not-the-key")
+    expect(wrongKey.status).toBe(401)
+    expect(await json(wrongKey)).toEqual(requiresKey)
+    const scopedAdminKey = await createKey(server, ["admin"])
+    const otherCredential = await post("/auth/setup", { username: "intruder", password: "correct horse battery" }, scopedAdminKey.key)
+    expect(otherCredential.status).toBe(401)
+    const basic = await server.request("/auth/setup", {
+      method: "POST",
+      auth: null,
+      headers: { authorization: `Basic ${Buffer.from(`x:${server.apiKey}`).toString("base64")}` },
+      body: JSON.stringify({ username: "intruder", password: "correct horse battery" })
+    })
+    expect(basic.status).toBe(401)
+    expect((await json(await server.request("/auth/status", { auth: null }))).setup_required).toBe(true)
+
+    const setup = await post("/auth/setup", { username: "root", password: "correct horse battery" }, server.apiKey)
     expect(setup.status).toBe(201)
     const first = await json(setup)
     expect(first).toMatchObject({ token_type: "bearer", expires_in: 3600, user: { username: "root", role: "admin" } })
     expect(first.access_token.split(".")).toHaveLength(3)
     expect(first.refresh_token).toMatch(/^rt_/)
 
-    const again = await post("/auth/setup", { username: "other", password: "correct horse battery" })
+    const again = await post("/auth/setup", { username: "other", password: "correct horse battery" }, server.apiKey)
     expect(again.status).toBe(409)
+    expect((await post("/auth/setup", { username: "other", password: "correct horse battery" })).status).toBe(401)
     expect((await json(await server.request("/auth/status", { auth: null }))).setup_required).toBe(false)
 
     // The admin's access token works on admin routes.
@@ -116,6 +138,64 @@ describe.each(backends)("users and sessions (%s)", (backend) => {
     expect((await post("/auth/login", { username: "mia", password: "member password" })).status).toBe(401)
   })
 
+  it("lets users:write manage members but not make, unmake or take over an admin", async () => {
+    const manager = await createKey(server, ["users:read", "users:write"])
+    const asManager = (path: string, method: string, body?: unknown) =>
+      server.request(path, { method, auth: manager.key, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
+    const needsAdmin = { detail: "Missing required scope: admin" }
+    const users = async () => (await json(await server.request("/api/v1/admin/users"))).users as Array<{ id: string; username: string; role: string }>
+    const root = (await users()).find((u) => u.username === "root")!
+    expect(root.role).toBe("admin")
+
+    const adminCreate = await asManager("/api/v1/admin/users", "POST", { username: "sneaky", password: "sneaky password", role: "admin" })
+    expect(adminCreate.status).toBe(403)
+    expect(await json(adminCreate)).toEqual(needsAdmin)
+    expect((await users()).map((u) => u.username)).not.toContain("sneaky")
+
+    const member = await asManager("/api/v1/admin/users", "POST", { username: "max", password: "member password" })
+    expect(member.status).toBe(201)
+    const max = await json(member)
+    expect(max.role).toBe("member")
+
+    const promote = await asManager(`/api/v1/admin/users/${max.id}`, "PATCH", { role: "admin" })
+    expect(promote.status).toBe(403)
+    expect(await json(promote)).toEqual(needsAdmin)
+    const takeOver = await asManager(`/api/v1/admin/users/${root.id}`, "PATCH", { password: "taken over password" })
+    expect(takeOver.status).toBe(403)
+    expect(await json(takeOver)).toEqual(needsAdmin)
+    const demote = await asManager(`/api/v1/admin/users/${root.id}`, "PATCH", { role: "member" })
+    expect(demote.status).toBe(403)
+    expect(await json(demote)).toEqual(needsAdmin)
+    const removeAdmin = await asManager(`/api/v1/admin/users/${root.id}`, "DELETE")
+    expect(removeAdmin.status).toBe(403)
+    expect(await json(removeAdmin)).toEqual(needsAdmin)
+
+    // Nothing changed: max is still a member, root still an admin with the old password.
+    expect((await users()).find((u) => u.id === max.id)!.role).toBe("member")
+    expect((await users()).find((u) => u.id === root.id)!.role).toBe("admin")
+    expect((await post("/auth/login", { username: "root", password: "correct horse battery" })).status).toBe(200)
+    expect((await post("/auth/login", { username: "root", password: "taken over password" })).status).toBe(401)
+
+    // Members stay in reach of users:write; unknown ids are still 404.
+    const reset = await asManager(`/api/v1/admin/users/${max.id}`, "PATCH", { password: "new member password" })
+    expect(reset.status).toBe(200)
+    expect((await post("/auth/login", { username: "max", password: "new member password" })).status).toBe(200)
+    const missing = await asManager("/api/v1/admin/users/00000000-0000-4000-8000-000000000000", "PATCH", { role: "admin" })
+    expect(missing.status).toBe(404)
+
+    // A caller holding admin (a user's token here) may do all of it.
+    const rootSession = await json(await post("/auth/login", { username: "root", password: "correct horse battery" }))
+    const byAdmin = await server.request(`/api/v1/admin/users/${max.id}`, {
+      method: "PATCH",
+      auth: rootSession.access_token,
+      body: JSON.stringify({ role: "admin" })
+    })
+    expect(byAdmin.status).toBe(200)
+    expect((await json(byAdmin)).role).toBe("admin")
+    expect((await asManager(`/api/v1/admin/users/${max.id}`, "DELETE")).status).toBe(403)
+    expect((await server.request(`/api/v1/admin/users/${max.id}`, { method: "DELETE", auth: rootSession.access_token })).status).toBe(204)
+  })
+
   it("answers 404 on the OpenID routes when no provider is configured", async () => {
     const start = await server.request("/auth/oidc/start", { auth: null, redirect: "manual" })
     expect(start.status).toBe(404)
@@ -132,5 +212,28 @@ describe.each(backends)("users and sessions (%s)", (backend) => {
     expect(tampered.status).toBe(401)
     const garbage = await server.request("/auth/me", { auth: "a.b.c" })
     expect(garbage.status).toBe(401)
+  })
+})
+
+describe.each(backends)("first-admin setup without API_KEY (%s)", (backend) => {
+  let server: TestServer
+  beforeAll(async () => {
+    server = await startServer({ backend, env: { API_KEY: "" } })
+  })
+  afterAll(async () => {
+    await server?.close()
+  })
+
+  it("is open while no user exists, and only then", async () => {
+    const body = (username: string) => JSON.stringify({ username, password: "correct horse battery" })
+    expect((await json(await server.request("/auth/status", { auth: null }))).setup_required).toBe(true)
+    const first = await server.request("/auth/setup", { method: "POST", auth: null, body: body("root") })
+    expect(first.status).toBe(201)
+    expect((await json(first)).user).toMatchObject({ username: "root", role: "admin" })
+    const second = await server.request("/auth/setup", { method: "POST", auth: null, body: body("late") })
+    expect(second.status).toBe(409)
+    expect(await json(second)).toEqual({ detail: "Setup is already complete: a user exists" })
+    // The test harness's static key means nothing to this server.
+    expect((await server.request("/auth/me")).status).toBe(401)
   })
 })

@@ -8,6 +8,7 @@ import { Effect, Layer, Redacted, TestClock } from "effect"
 import * as jose from "jose"
 import * as crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { rateSubject } from "../../src/auth/Middleware.ts"
 import { Tokens } from "../../src/auth/Tokens.ts"
 import { widgetLifetimeSeconds } from "../../src/auth/widget/Widgets.ts"
 import { ServerSecret } from "../../src/config/ServerSecret.ts"
@@ -133,11 +134,72 @@ describe.each(backends)("widget tokens (%s)", (backend) => {
     const foreign = await sign(now, now + 60, new Uint8Array(32).fill(7))
     expect((await server.request("/api/v1/admin/bots", { auth: foreign })).status).toBe(401)
   })
+
+  it("rate-limits each widget token on its own, not every visitor of the bot together", async () => {
+    const botKey = await createKey(server, ["bots:read"])
+    await createBot("crowd", botKey.id)
+    const first = await json(await mint({ source_bot_id: "crowd" }))
+    const second = await json(await mint({ source_bot_id: "crowd" }))
+    const [jtiA, jtiB] = [jose.decodeJwt(first.token).jti, jose.decodeJwt(second.token).jti]
+    expect(jtiA).toMatch(/^[0-9a-f-]{36}$/)
+    expect(jtiB).not.toBe(jtiA)
+
+    // Tokens without a jti (none are minted so, but the server's key signs them) fall back to the address.
+    const now = Math.floor(Date.now() / 1000)
+    const noJti = (bot: string) =>
+      new jose.SignJWT({ kind: "widget", scopes: ["bots:read"] })
+        .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+        .setIssuer("cairn")
+        .setAudience("cairn:widget")
+        .setSubject(bot)
+        .setIssuedAt(now)
+        .setExpirationTime(now + 60)
+        .sign(widgetKey)
+    const [lone1, lone2] = [await noJti("lone-1"), await noJti("lone-2")]
+
+    const bots = (token: string) => server.request("/api/v1/admin/bots", { auth: token })
+    const settings = (values: Record<string, unknown>) =>
+      server.request("/api/v1/admin/settings", { method: "PUT", body: JSON.stringify(values) })
+    expect((await settings({ RATE_LIMIT_ENABLED: true, RATE_LIMIT_DEFAULT: "3/minute" })).status).toBe(200)
+    try {
+      for (let i = 0; i < 3; i++) expect((await bots(first.token)).status).toBe(200)
+      expect((await bots(first.token)).status).toBe(429)
+      // Another visitor of the same bot is not held back by the first one.
+      expect((await bots(second.token)).status).toBe(200)
+
+      for (let i = 0; i < 3; i++) expect((await bots(lone1)).status).toBe(200)
+      expect((await bots(lone2)).status).toBe(429)
+    } finally {
+      expect((await settings({ RATE_LIMIT_ENABLED: false })).status).toBe(200)
+    }
+  })
 })
 
 const secretLayer = Layer.succeed(ServerSecret, {
   secret: Redacted.make(JWT_SECRET),
   deriveKey: (purpose: string) => Buffer.from(crypto.hkdfSync("sha256", JWT_SECRET, "cairn", purpose, 32))
+})
+
+describe("rate-limit subject", () => {
+  it("keys widget principals by token id, else by client address; others by their subject", () => {
+    const widget = (tokenId?: string) => ({ kind: "widget" as const, id: "bot-a", scopes: new Set<string>(), ...(tokenId ? { tokenId } : {}) })
+    expect(rateSubject(widget("jti-1"), "10.0.0.1")).toBe("widget-token:jti-1")
+    expect(rateSubject(widget("jti-2"), "10.0.0.1")).not.toBe(rateSubject(widget("jti-1"), "10.0.0.1"))
+    expect(rateSubject(widget(), "10.0.0.1")).toBe("widget-ip:10.0.0.1")
+    expect(rateSubject(widget(), "10.0.0.2")).not.toBe(rateSubject(widget(), "10.0.0.1"))
+    expect(rateSubject({ kind: "user", id: "u1", scopes: new Set(), tokenId: "j" }, "10.0.0.1")).toBe("user:u1")
+    expect(rateSubject({ kind: "static_key", id: "", scopes: new Set() }, "10.0.0.1")).toBe("static")
+  })
+
+  effectIt.effect("verified widget tokens carry their jti as the principal's token id", () =>
+    Effect.gen(function* () {
+      const tokens = yield* Tokens
+      const signed = yield* tokens.sign("widget", "bot-a", ["chat"], widgetLifetimeSeconds)
+      const verified = yield* tokens.verify(signed.token)
+      expect(verified.principal.tokenId).toBe(jose.decodeJwt(signed.token).jti)
+      expect(verified.principal.tokenId).toMatch(/^[0-9a-f-]{36}$/)
+    }).pipe(Effect.provide(Tokens.Default.pipe(Layer.provide(secretLayer))))
+  )
 })
 
 describe("widget token expiry (TestClock)", () => {

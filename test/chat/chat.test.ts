@@ -366,6 +366,32 @@ describe.each(backends)("chat (%s)", (backend) => {
     expect(await models({ client_id: client() })).toBe("fake-model")
   })
 
+  it("keeps dispatch tokens of a session sealed and masked", async () => {
+    const clientId = client()
+    const created = await server.request("/api/v1/sessions", {
+      method: "POST",
+      body: JSON.stringify({ client_id: clientId, dispatch_config: { dispatch_type: "chatplatform", channel_id: "C1", token: "xoxb-very-secret-token" } })
+    })
+    expect(created.status).toBe(200)
+    const listed = await server.request(`/sessions?client_id=${clientId}`)
+    const text = await listed.text()
+    expect(text).not.toContain("xoxb-very-secret-token")
+    expect(JSON.parse(text)[0].dispatch_config).toMatchObject({ channel_id: "C1", token: "****" })
+  })
+
+  it("refuses internal dispatch to a caller without sessions:write", async () => {
+    const key = await json(
+      await server.request("/api/v1/admin/api-keys", { method: "POST", body: JSON.stringify({ name: "chat only", scopes: ["chat"] }) })
+    )
+    const response = await server.request("/chat", {
+      method: "POST",
+      auth: key.key,
+      body: JSON.stringify({ message: "x", dispatch_type: "internal", dispatch_config: { session_id: "7d2c9d3e-0d7e-4d0c-9a55-0d1c2b3a4f51" } })
+    })
+    expect(response.status).toBe(403)
+    expect(await json(response)).toEqual({ detail: "Missing required scope: sessions:write" })
+  })
+
   it("creates a session for an id the server has never seen", async () => {
     llm.script({ text: "fresh" })
     const id = "7d2c9d3e-0d7e-4d0c-9a55-0d1c2b3a4f50"

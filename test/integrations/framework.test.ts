@@ -43,6 +43,16 @@ describe.each(backends)("integration framework (%s)", (backend) => {
     integration(path.join(extraDir, ".hidden"), "hidden")
     write(path.join(extraDir, "broken", "router.ts"), "export default [{ method: 'GET', path: '/x', handler: 'not a function' }]\n")
     write(path.join(extraDir, "syntax", "hooks.ts"), "export default (cairn => {\n")
+    // An integration that sends its secrets to a configurable server.
+    integration(path.join(extraDir, "relay"), "relay")
+    write(
+      path.join(extraDir, "relay", "setup.ts"),
+      `export const SETUP = { env_vars: [{ key: "RELAY_SERVER_URL" }, { key: "RELAY_NOTE" }, { key: "RELAY_TOKEN", secret: true }, { key: "RELAY_SIGNING_KEY", secret: true }] }\n`
+    )
+    write(
+      path.join(extraDir, "relay", "router.ts"),
+      `export default [{ method: "GET", path: "/where", description: "what the relay would use", scope: "settings:read", handler: async (_r, cairn) => ({ url: (await cairn.settings.get("RELAY_SERVER_URL")) ?? null, token: (await cairn.settings.get("RELAY_TOKEN")) ?? null, signing: (await cairn.settings.get("RELAY_SIGNING_KEY")) ?? null }) }]\n`
+    )
     llm = await startFakeLlm()
     server = await startServer({
       backend,
@@ -53,6 +63,7 @@ describe.each(backends)("integration framework (%s)", (backend) => {
         OPENAI_API_KEY: "sk-test-integrations",
         DEFAULT_MODEL: "fake-model",
         EXAMPLE_GREETING: "Hi from env",
+        RELAY_SIGNING_KEY: "signing-from-env",
         LOG_LEVEL: "error"
       },
       onLog: (line) => logs.push(line)
@@ -180,6 +191,51 @@ describe.each(backends)("integration framework (%s)", (backend) => {
     expect(unknown.status).toBe(422)
     expect((await json(unknown)).detail[0].loc).toEqual(["body", "NOPE"])
     expect((await server.request("/api/v1/admin/integrations/nope/settings")).status).toBe(404)
+  })
+
+  it("does not keep a masked or unsent secret when a *_URL setting changes in the same request", async () => {
+    const settingsPath = "/api/v1/admin/integrations/relay/settings"
+    const save = (body: Record<string, unknown>) => server.request(settingsPath, { method: "PUT", body: JSON.stringify(body) })
+    const locs = async (response: Response) => {
+      expect(response.status).toBe(422)
+      const { detail } = await json(response)
+      for (const issue of detail) expect(issue).toMatchObject({ msg: expect.stringContaining("RELAY_SERVER_URL changes"), type: "value_error" })
+      return detail.map((issue: { loc: Array<string> }) => issue.loc.join("."))
+    }
+    const where = async () => json(await server.request("/integrations/relay/where"))
+
+    // The signing key comes from the environment: a first URL without it is refused, all or nothing.
+    const first = await save({ RELAY_SERVER_URL: "https://relay.example", RELAY_TOKEN: "relay-token-first-1111" })
+    expect(await locs(first)).toEqual(["body.RELAY_SIGNING_KEY"])
+    expect(await where()).toEqual({ url: null, token: null, signing: "signing-from-env" })
+    const saved = await save({ RELAY_SERVER_URL: "https://relay.example", RELAY_TOKEN: "relay-token-first-1111", RELAY_SIGNING_KEY: "signing-clear-2222" })
+    expect(saved.status).toBe(200)
+
+    // Another URL with the secrets masked, or not sent: refused, naming each secret.
+    const masked = await save({ RELAY_SERVER_URL: "https://attacker.example", RELAY_TOKEN: "********", RELAY_SIGNING_KEY: "********" })
+    const maskedLocs = await locs(masked.clone())
+    expect(maskedLocs).toEqual(["body.RELAY_TOKEN", "body.RELAY_SIGNING_KEY"])
+    expect((await json(masked)).detail[0].msg).toContain("RELAY_TOKEN was sent back masked")
+    const omitted = await save({ RELAY_SERVER_URL: "https://attacker.example", RELAY_NOTE: "moved" })
+    expect(await locs(omitted)).toEqual(["body.RELAY_TOKEN", "body.RELAY_SIGNING_KEY"])
+    const oneClear = await save({ RELAY_SERVER_URL: "https://attacker.example", RELAY_TOKEN: "********", RELAY_SIGNING_KEY: "signing-new-3333" })
+    expect(await locs(oneClear)).toEqual(["body.RELAY_TOKEN"])
+    // Forgetting a secret that the environment also sets still carries the environment's value.
+    const forgotten = await save({ RELAY_SERVER_URL: "https://attacker.example", RELAY_TOKEN: null, RELAY_SIGNING_KEY: null })
+    expect(await locs(forgotten)).toEqual(["body.RELAY_SIGNING_KEY"])
+    const relayView = await json(await server.request(settingsPath))
+    expect(relayView.settings.find((s: { key: string }) => s.key === "RELAY_NOTE")).toMatchObject({ value: null, source: "unset" })
+    expect(await where()).toEqual({ url: "https://relay.example", token: "relay-token-first-1111", signing: "signing-clear-2222" })
+
+    // The same URL sent again is no change: masked secrets are kept as before.
+    const unchanged = await save({ RELAY_SERVER_URL: "https://relay.example", RELAY_TOKEN: "********", RELAY_SIGNING_KEY: "********", RELAY_NOTE: "same" })
+    expect(unchanged.status).toBe(200)
+    expect(await where()).toEqual({ url: "https://relay.example", token: "relay-token-first-1111", signing: "signing-clear-2222" })
+
+    // With every secret in the clear (or forgotten with nothing behind it) the URL moves.
+    const moved = await save({ RELAY_SERVER_URL: "https://elsewhere.example", RELAY_TOKEN: null, RELAY_SIGNING_KEY: "signing-new-3333" })
+    expect(moved.status).toBe(200)
+    expect(await where()).toEqual({ url: "https://elsewhere.example", token: null, signing: "signing-new-3333" })
   })
 
   it("serves the sidebar sections with defaults applied", async () => {

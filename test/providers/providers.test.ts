@@ -112,6 +112,80 @@ describe.each(backends)("LLM providers and usage (%s)", (backend) => {
     expect(restored.status).toBe(200)
   })
 
+  it("does not carry a stored key or credential header to a base_url on another origin", async () => {
+    const elsewhere = await startFakeLlm()
+    try {
+      const withHeaders = await put(server, "/api/v1/admin/providers/local", {
+        base_url: localLlm.url,
+        api_key: LOCAL_KEY,
+        extra_headers: { "X-Tenant": "acme", "Api-Key": "azure-style-secret-7777" },
+        models: [{ id: "llama-local", input_price_per_million: 2, output_price_per_million: 8 }]
+      })
+      expect(withHeaders.status).toBe(200)
+      const current = await json(await server.request("/api/v1/admin/providers/local"))
+      expect(current.api_key).toBe("****1234")
+
+      // Key omitted, then sent back masked with the masked header: refused, naming each credential.
+      const omitted = await put(server, "/api/v1/admin/providers/local", { base_url: elsewhere.url })
+      expect(omitted.status).toBe(422)
+      const omittedBody = await json(omitted)
+      expect(omittedBody.detail).toEqual([{ loc: ["body", "api_key"], msg: expect.stringContaining("another origin"), type: "value_error" }])
+      expect(omittedBody.detail[0].msg).toContain("api_key")
+      const masked = await put(server, "/api/v1/admin/providers/local", { ...current, base_url: elsewhere.url })
+      expect(masked.status).toBe(422)
+      expect((await json(masked)).detail.map((i: { loc: Array<string> }) => i.loc)).toEqual([
+        ["body", "api_key"],
+        ["body", "extra_headers", "Api-Key"]
+      ])
+      // A clear key with the header still masked: only the header is refused.
+      const headerOnly = await put(server, "/api/v1/admin/providers/local", { ...current, base_url: elsewhere.url, api_key: "sk-fresh-key-for-elsewhere-0000" })
+      expect(headerOnly.status).toBe(422)
+      expect((await json(headerOnly)).detail.map((i: { loc: Array<string> }) => i.loc)).toEqual([["body", "extra_headers", "Api-Key"]])
+
+      // Nothing changed, and nothing reaches the other server.
+      expect(await json(await server.request("/api/v1/admin/providers/local"))).toEqual(current)
+      const models = await json(await server.request("/api/v1/admin/providers/local/models"))
+      expect(models.upstream_error).toBeNull()
+      expect(elsewhere.requests).toEqual([])
+      expect(localLlm.requestsTo("/v1/models").at(-1)!.headers.authorization).toBe(`Bearer ${LOCAL_KEY}`)
+
+      // The same origin with another path keeps the masked key and header, as before.
+      const sameOrigin = await put(server, "/api/v1/admin/providers/local", { ...current, base_url: `${new URL(localLlm.url).origin}/other` })
+      expect(sameOrigin.status).toBe(200)
+      expect(await json(sameOrigin)).toMatchObject({ api_key: "****1234", extra_headers: { "Api-Key": "****7777" } })
+      const back = await put(server, "/api/v1/admin/providers/local", current)
+      expect(back.status).toBe(200)
+      localLlm.reset()
+      await server.request("/api/v1/admin/providers/local/models")
+      expect(localLlm.requestsTo("/v1/models")[0]!.headers.authorization).toBe(`Bearer ${LOCAL_KEY}`)
+      expect(localLlm.requestsTo("/v1/models")[0]!.headers["api-key"]).toBe("azure-style-secret-7777")
+
+      // Sent again in the clear, the new origin gets exactly what was sent; null drops the key.
+      const moved = await put(server, "/api/v1/admin/providers/local", {
+        base_url: elsewhere.url,
+        api_key: "sk-fresh-key-for-elsewhere-0000",
+        extra_headers: { "X-Tenant": "acme" }
+      })
+      expect(moved.status).toBe(200)
+      expect(await json(moved)).toMatchObject({ base_url: elsewhere.url, api_key: "****0000", extra_headers: { "X-Tenant": "acme" } })
+      await server.request("/api/v1/admin/providers/local/models")
+      const [listed] = elsewhere.requestsTo("/v1/models")
+      expect(listed!.headers.authorization).toBe("Bearer sk-fresh-key-for-elsewhere-0000")
+      expect(listed!.headers["api-key"]).toBeUndefined()
+      const keyless = await put(server, "/api/v1/admin/providers/local", { base_url: localLlm.url, api_key: null })
+      expect(keyless.status).toBe(200)
+      expect((await json(keyless)).api_key).toBeNull()
+    } finally {
+      await elsewhere.close()
+      const restored = await put(server, "/api/v1/admin/providers/local", {
+        base_url: localLlm.url,
+        api_key: LOCAL_KEY,
+        models: [{ id: "llama-local", input_price_per_million: 2, output_price_per_million: 8 }]
+      })
+      expect(restored.status).toBe(200)
+    }
+  })
+
   it("lists providers and their models with prices, configured and upstream", async () => {
     const list = await json(await server.request("/api/v1/admin/providers"))
     expect(list.providers.map((p: { id: string }) => p.id)).toEqual(["default", "local"])

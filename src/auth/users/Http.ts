@@ -12,7 +12,7 @@ export const AuthHttpLive = HttpApiBuilder.group(CairnApi, "auth", (handlers) =>
     const oidc = yield* Oidc
     return handlers
       .handle("status", () => users.status)
-      .handle("setup", ({ payload }) => users.setup(payload))
+      .handle("setup", ({ payload, request }) => users.setup(payload, request.headers["authorization"]))
       .handle("login", ({ payload }) => users.login(payload.username, payload.password))
       .handle("refresh", ({ payload }) => users.refresh(payload.refresh_token))
       .handle("logout", ({ payload }) => users.logout(payload.refresh_token))
@@ -33,8 +33,8 @@ export const UsersHttpLive = HttpApiBuilder.group(CairnApi, "users", (handlers) 
     const users = yield* Users
     return handlers
       .handle("list", () => Effect.map(users.list, (list) => new UserList({ users: list })))
-      .handle("create", ({ payload }) => users.create(payload))
-      .handle("update", ({ path, payload }) => users.update(path.id, payload))
-      .handle("delete", ({ path }) => users.remove(path.id))
+      .handle("create", ({ payload }) => Effect.flatMap(Principal, (caller) => users.create(caller, payload)))
+      .handle("update", ({ path, payload }) => Effect.flatMap(Principal, (caller) => users.update(caller, path.id, payload)))
+      .handle("delete", ({ path }) => Effect.flatMap(Principal, (caller) => users.remove(caller, path.id)))
   })
 )

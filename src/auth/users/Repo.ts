@@ -45,6 +45,8 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("cairn/UsersRepo", {
       count: sql<{ n: number }>`SELECT count(*)::int AS n FROM users`.pipe(Effect.map((rows) => rows[0]?.n ?? 0)),
       list: sql<UserRow>`SELECT ${cols} FROM users ORDER BY created_at, username`,
       byId: (id: string) => sql<UserRow>`SELECT ${cols} FROM users WHERE id = ${id}::uuid`.pipe(Effect.map(first)),
+      byIdForUpdate: (id: string) =>
+        sql<UserRow>`SELECT ${cols} FROM users WHERE id = ${id}::uuid FOR UPDATE`.pipe(Effect.map(first)),
       byUsername: (username: string) =>
         sql<UserRow>`SELECT ${cols} FROM users WHERE lower(username) = lower(${username})`.pipe(Effect.map(first)),
       byOidc: (issuer: string, subject: string) =>

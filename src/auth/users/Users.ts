@@ -6,13 +6,14 @@
  * Access tokens carry the user's scopes, so a role change or a deletion reaches tokens already
  * issued only when they are refreshed: within the one-hour life at most.
  */
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../../config/AppConfig.ts"
-import { Conflict, NotFound, Unauthorized } from "../../http/Errors.ts"
+import { Conflict, Forbidden, NotFound, Unauthorized } from "../../http/Errors.ts"
 import { orInternal } from "../../http/Internal.ts"
+import { safeEqual } from "../Authenticator.ts"
 import type { PrincipalShape } from "../Principal.ts"
-import { memberScopes } from "../Scopes.ts"
+import { grants, memberScopes } from "../Scopes.ts"
 import { Tokens } from "../Tokens.ts"
 import { AuthStatus, Me, TokenPair, UserView, type CreateUser, type Role, type SetupRequest, type UpdateUser } from "./Model.ts"
 import { hashPassword, verifyPassword } from "./Password.ts"
@@ -35,6 +36,22 @@ export const toUserView = (row: UserRow) =>
     login: [...(row.password_hash ? (["password"] as const) : []), ...(row.oidc_subject ? (["oidc"] as const) : [])],
     created_at: row.created_at
   })
+
+/**
+ * The token of an `Authorization: Bearer <token>` header, read as the authentication middleware
+ * reads it (everything after the scheme, so an operator's key of any shape matches); undefined for
+ * any other header or none.
+ */
+export const bearerToken = (authorization: string | undefined): string | undefined =>
+  authorization?.match(/^Bearer (.+)$/is)?.[1]
+
+/**
+ * `users:write` manages members; anything that makes, unmakes or takes over an admin (creating or
+ * promoting one, demoting, deleting or re-passwording one) needs `admin` itself, or `users:write`
+ * would be a path to full access.
+ */
+const requireAdmin = (caller: PrincipalShape) =>
+  grants(caller.scopes, "admin") ? Effect.void : Effect.fail(new Forbidden({ detail: "Missing required scope: admin" }))
 
 const badLogin = new Unauthorized({ detail: "Invalid username or password" })
 const badRefresh = new Unauthorized({ detail: "Invalid or expired refresh token" })
@@ -85,8 +102,23 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
       new AuthStatus({ setup_required: n === 0, local_login: true, oidc_enabled: Option.isSome(config.oidcIssuer) })
     ).pipe(orInternal)
 
-    const setup = (input: SetupRequest) =>
+    const staticKey = Option.map(config.apiKey, Redacted.value)
+
+    /**
+     * Creates the first admin. With API_KEY set, only its holder may (the route is public so the
+     * UI can reach it, but an empty users table must not hand admin to whoever reaches the port
+     * first); without API_KEY it is open while no user exists. `authorization` is the raw header.
+     */
+    const setup = (input: SetupRequest, authorization: string | undefined) =>
       Effect.gen(function* () {
+        if (Option.isSome(staticKey)) {
+          const token = bearerToken(authorization)
+          if (token === undefined || !safeEqual(token, staticKey.value)) {
+            return yield* new Unauthorized({
+              detail: "Setup requires the server's API_KEY: send Authorization: Bearer <API_KEY>"
+            })
+          }
+        }
         const passwordHash = yield* hashPassword(input.password)
         const user = yield* sql.withTransaction(
           Effect.gen(function* () {
@@ -169,8 +201,9 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
 
     const list = Effect.map(repo.list, (rows) => rows.map(toUserView)).pipe(orInternal)
 
-    const create = (input: CreateUser) =>
+    const create = (caller: PrincipalShape, input: CreateUser) =>
       Effect.gen(function* () {
+        if (input.role === "admin") yield* requireAdmin(caller)
         if (yield* repo.byUsername(input.username)) {
           return yield* new Conflict({ detail: `Username already taken: ${input.username}` })
         }
@@ -187,22 +220,35 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
         return toUserView(row)
       }).pipe(orInternal)
 
-    const update = (id: string, changes: UpdateUser) =>
+    // The target row is locked while the caller's right over it is checked, so a concurrent
+    // promotion cannot slip an admin past a `users:write` caller.
+    const update = (caller: PrincipalShape, id: string, changes: UpdateUser) =>
       Effect.gen(function* () {
         const passwordHash = changes.password ? yield* hashPassword(changes.password) : undefined
-        const row = yield* repo.update(id, {
-          ...(changes.role ? { role: changes.role } : {}),
-          ...(passwordHash ? { passwordHash } : {})
-        })
-        if (!row) return yield* new NotFound({ detail: `User not found: ${id}` })
-        return toUserView(row)
+        return yield* sql.withTransaction(
+          Effect.gen(function* () {
+            const target = yield* repo.byIdForUpdate(id)
+            if (!target) return yield* new NotFound({ detail: `User not found: ${id}` })
+            if (target.role === "admin" || changes.role === "admin") yield* requireAdmin(caller)
+            const row = yield* repo.update(id, {
+              ...(changes.role ? { role: changes.role } : {}),
+              ...(passwordHash ? { passwordHash } : {})
+            })
+            if (!row) return yield* new NotFound({ detail: `User not found: ${id}` })
+            return toUserView(row)
+          })
+        )
       }).pipe(orInternal)
 
-    const remove = (id: string) =>
-      Effect.gen(function* () {
-        const rows = yield* repo.remove(id)
-        if (rows.length === 0) return yield* new NotFound({ detail: `User not found: ${id}` })
-      }).pipe(orInternal)
+    const remove = (caller: PrincipalShape, id: string) =>
+      sql.withTransaction(
+        Effect.gen(function* () {
+          const target = yield* repo.byIdForUpdate(id)
+          if (!target) return yield* new NotFound({ detail: `User not found: ${id}` })
+          if (target.role === "admin") yield* requireAdmin(caller)
+          yield* repo.remove(id)
+        })
+      ).pipe(orInternal)
 
     /**
      * The user of an OpenID identity: the one linked to it; else a local user with the same
