@@ -5,7 +5,7 @@
  */
 import type { Bot } from "../bots/Model.ts"
 import type { ChatMessage } from "../providers/Model.ts"
-import type { MessageRow } from "../sessions/Repo.ts"
+import type { HistoryRow } from "../sessions/Repo.ts"
 import type { Skill } from "../skills/Skills.ts"
 
 export const estimateTokens = (text: string | null | undefined) => Math.ceil((text?.length ?? 0) / 4)
@@ -30,7 +30,7 @@ export const contextWindowFor = (model: string) =>
 export interface ContextInput {
   readonly bot: Bot
   readonly model: string
-  readonly history: ReadonlyArray<MessageRow>
+  readonly history: ReadonlyArray<HistoryRow>
   readonly skills: ReadonlyArray<Skill>
   readonly preamble?: string | undefined
   readonly channel?: { readonly name: string } | undefined
@@ -47,7 +47,7 @@ export interface AssembledContext {
   readonly droppedMessages: number
 }
 
-export const toChatMessage = (row: MessageRow): ChatMessage => ({
+export const toChatMessage = (row: HistoryRow): ChatMessage => ({
   role: row.role,
   content: row.content,
   ...(row.tool_calls && row.tool_calls.length > 0 ? { tool_calls: row.tool_calls as ChatMessage["tool_calls"] } : {}),
@@ -113,7 +113,7 @@ export const assemble = (input: ContextInput): AssembledContext => {
   if (system) head.push({ role: "system", content: system })
   if (input.preamble?.trim()) head.push({ role: "system", content: input.preamble.trim() })
   const history = repairToolSequence(
-    input.history.filter((row) => row.metadata?.cancelled !== true || row.content).map(toChatMessage)
+    input.history.filter((row) => !row.cancelled || row.content).map(toChatMessage)
   )
   const budget = limit - input.reserve - head.reduce((n, m) => n + messageTokens(m), 0)
   let start = 0

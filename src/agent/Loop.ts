@@ -137,7 +137,7 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
             content: input.userText,
             attachments: input.attachments ?? [],
             metadata: { run_id: input.runId }
-          }, { durable: false })
+          })
         }
         yield* hooks.fire("before_context_assembly", { ...ids, extra: { user_message: input.userText ?? "" } })
 

@@ -2,9 +2,8 @@
  * Relaxed commits: `synchronous_commit = off` for one transaction. PostgreSQL then acknowledges
  * the commit before its WAL reaches the disk (it follows within ~0.6 s). The write still survives
  * any crash of Cairn itself; only a crash of the PostgreSQL server in that window loses it. Used
- * for bookkeeping on the hot path (run locks and events, the user's message before the model
- * answers): the turn's final message is committed durably, and that flush carries every relaxed
- * commit before it to the disk as well.
+ * for bookkeeping while a turn runs (its event log, its tool steps): the turn's final message is
+ * committed durably, and that flush carries every relaxed commit before it to the disk as well.
  */
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"

@@ -3,7 +3,7 @@
  * `LlmError` whose detail is the provider's message with credentials removed. Retries, fallback and
  * usage are `Llm`'s.
  */
-import { Duration, Effect, Option, Stream } from "effect"
+import { Effect, Option, Stream } from "effect"
 import OpenAI, { toFile } from "openai"
 import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions"
 import type { Stream as SdkStream } from "openai/streaming"
@@ -175,20 +175,36 @@ export const chatStreamOnce = (target: Target, request: ChatRequest, idleTimeout
         // Opening stays interruptible (acquire alone would not be): a cancel while the provider has
         // not answered yet aborts the request through its signal.
         const sdkStream = yield* Effect.acquireRelease(Effect.interruptible(open), (s) => Effect.sync(() => s.controller.abort()))
+        // The idle timeout is one timer re-armed per chunk (a per-element stream timeout costs
+        // more than the rest of the call): when it fires, the request is aborted, the pending
+        // read fails, and the failure is reported as a timeout.
+        let timedOut = false
+        let timer: ReturnType<typeof setTimeout> | undefined
+        const arm = () => {
+          clearTimeout(timer)
+          timer = setTimeout(() => {
+            timedOut = true
+            sdkStream.controller.abort()
+          }, idleTimeoutMs)
+        }
+        yield* Effect.addFinalizer(() => Effect.sync(() => clearTimeout(timer)))
+        arm()
+        const idle = () => new LlmError({ kind: "timeout", detail: `The provider stopped sending (${target.id})` })
         const iterator = sdkStream[Symbol.asyncIterator]()
         return Stream.repeatEffectOption(
-          Effect.tryPromise({ try: () => iterator.next(), catch: (e) => Option.some(toError(e)) }).pipe(
-            Effect.flatMap((result) => (result.done ? Effect.fail(Option.none()) : Effect.succeed(result.value)))
+          Effect.tryPromise({ try: () => iterator.next(), catch: (e) => Option.some(timedOut ? idle() : toError(e)) }).pipe(
+            Effect.flatMap((result) => {
+              if (timedOut) return Effect.fail(Option.some(idle()))
+              if (result.done) return Effect.fail(Option.none())
+              arm()
+              return Effect.succeed(result.value)
+            })
           )
         )
       })
     )
 
     return chunks.pipe(
-      Stream.timeoutFail(
-        () => new LlmError({ kind: "timeout", detail: `The provider stopped sending (${target.id})` }),
-        Duration.millis(idleTimeoutMs)
-      ),
       Stream.mapConcat(eventsOf),
       Stream.concat(
         Stream.sync(

@@ -26,6 +26,15 @@ export interface MessageRow {
   readonly created_at: Date
 }
 
+/** A stored message as context assembly reads it. */
+export interface HistoryRow {
+  readonly role: MessageRow["role"]
+  readonly content: string | null
+  readonly tool_calls: ReadonlyArray<any> | null
+  readonly tool_call_id: string | null
+  readonly cancelled: boolean
+}
+
 const sessionColumns = "id, bot_id, client_id, channel_id, dispatch_config, created_at, updated_at"
 const messageColumns = "id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata, created_at"
 
@@ -68,26 +77,45 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
         Effect.map(sql<{ id: string }>`DELETE FROM sessions WHERE id = ${id} RETURNING id`, (rows) => rows.length === 1),
       messages: (sessionId: string) =>
         sql<MessageRow>`SELECT ${sql.literal(messageColumns)} FROM messages WHERE session_id = ${sessionId} ORDER BY seq`,
-      /** The most recent messages, oldest first (context assembly trims from here). */
+      /**
+       * The most recent messages, oldest first, with only what context assembly reads (every turn
+       * reads up to the history limit, so the columns it does not need are not fetched or parsed).
+       */
       recentMessages: (sessionId: string, limit: number) =>
         Effect.map(
-          sql<MessageRow>`SELECT ${sql.literal(messageColumns)} FROM messages WHERE session_id = ${sessionId}
+          sql<HistoryRow>`SELECT role, content, tool_calls, tool_call_id,
+                                 coalesce((metadata->>'cancelled')::boolean, false) AS cancelled
+                          FROM messages WHERE session_id = ${sessionId}
                           ORDER BY seq DESC LIMIT ${limit}`,
           (rows) => [...rows].reverse()
         ),
       /** One statement: the message and the session's activity time commit together. */
       append: (sessionId: string, message: NewMessage) =>
-        Effect.map(
-          sql<MessageRow>`WITH inserted AS (
-              INSERT INTO messages (id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata)
-              VALUES (${randomUUID()}, ${sessionId}, ${message.role}, ${message.content},
-                      ${message.tool_calls ? JSON.stringify(message.tool_calls) : null}::jsonb, ${message.tool_call_id ?? null},
-                      ${JSON.stringify(message.attachments ?? [])}::jsonb, ${JSON.stringify(message.metadata ?? {})}::jsonb)
-              RETURNING ${sql.literal(messageColumns)}
-            ), touched AS (UPDATE sessions SET updated_at = now() WHERE id = ${sessionId})
-            SELECT * FROM inserted`,
-          (rows) => rows[0]!
-        ),
+        Effect.suspend(() => {
+          const id = randomUUID()
+          // Only the time comes back: the rest of the row is what was sent (no JSON read back).
+          return Effect.map(
+            sql<{ created_at: Date }>`WITH inserted AS (
+                INSERT INTO messages (id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata)
+                VALUES (${id}, ${sessionId}, ${message.role}, ${message.content},
+                        ${message.tool_calls ? JSON.stringify(message.tool_calls) : null}::jsonb, ${message.tool_call_id ?? null},
+                        ${JSON.stringify(message.attachments ?? [])}::jsonb, ${JSON.stringify(message.metadata ?? {})}::jsonb)
+                RETURNING created_at
+              ), touched AS (UPDATE sessions SET updated_at = now() WHERE id = ${sessionId})
+              SELECT created_at FROM inserted`,
+            (rows): MessageRow => ({
+              id,
+              session_id: sessionId,
+              role: message.role,
+              content: message.content,
+              tool_calls: message.tool_calls ?? null,
+              tool_call_id: message.tool_call_id ?? null,
+              attachments: message.attachments ?? [],
+              metadata: message.metadata ?? {},
+              created_at: rows[0]!.created_at
+            })
+          )
+        }),
       updateMetadata: (messageId: string, metadata: Record<string, unknown>) =>
         sql`UPDATE messages SET metadata = metadata || ${JSON.stringify(metadata)}::jsonb WHERE id = ${messageId}`.pipe(Effect.asVoid)
     }
