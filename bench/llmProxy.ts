@@ -3,7 +3,7 @@
  * through Cairn's /api/v1/llm/completions, in one run. Three processes: the fake server and
  * `cairn serve` as children, this process as the client (keep-alive connections on both paths).
  *
- *   npx tsx bench/llmProxy.ts [--sequential N] [--concurrent-total N] [--concurrency C] [--backend pglite|postgres]
+ *   npx tsx bench/llmProxy.ts [--sequential N] [--concurrent-total N] [--concurrency C] [--backend pglite|postgres] [--upstream-latency-ms MS]
  *
  * Reports median / p90 / p99 latency of each path over N interleaved sequential requests (the
  * added latency is proxied minus direct), and the throughput of each path with C requests in
@@ -25,6 +25,8 @@ const SEQUENTIAL = Number(arg("sequential", "1000"))
 const CONCURRENT_TOTAL = Number(arg("concurrent-total", "5000"))
 const CONCURRENCY = Number(arg("concurrency", "50"))
 const BACKEND = arg("backend", "pglite") as Backend
+/** The fake provider's own latency per request (default 0: CPU-bound, the worst case for the ratio). */
+const UPSTREAM_LATENCY_MS = arg("upstream-latency-ms", "0")
 const WARMUP = 200
 
 const PROVIDER_KEY = "sk-bench-provider-key-0123456789"
@@ -38,7 +40,7 @@ const startFake = async (): Promise<{ child: ChildProcess; url: string }> => {
   const port = await freePort()
   const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "test/fixtures/fakeLlmMain.ts")], {
     cwd: root,
-    env: { ...process.env, FAKE_LLM_PORT: String(port), FAKE_LLM_API_KEY: PROVIDER_KEY },
+    env: { ...process.env, FAKE_LLM_PORT: String(port), FAKE_LLM_API_KEY: PROVIDER_KEY, FAKE_LLM_DELAY_MS: UPSTREAM_LATENCY_MS },
     stdio: ["ignore", "pipe", "inherit"]
   })
   await new Promise<void>((resolve, reject) => {
