@@ -13,7 +13,7 @@ import { Settings } from "../settings/Settings.ts"
 import { Tasks } from "../tasks/Tasks.ts"
 import type { ChatRequest } from "./Model.ts"
 import { Runs } from "./Runs.ts"
-import { Turns } from "./Turns.ts"
+import { turnChannel, Turns } from "./Turns.ts"
 
 export type ChatStart =
   | { readonly _tag: "passive"; readonly sessionId: string }
@@ -115,9 +115,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
           sessionId: session.id,
           clientId: session.client_id,
           bot,
-          channel: channel
-            ? { id: channel.id, name: channel.name, model_override: channel.model_override, workspace_enabled: channel.workspace_enabled }
-            : null,
+          channel: channel ? turnChannel(channel) : null,
           userText: request.message,
           attachments: request.attachments,
           modelOverride: request.model_override,

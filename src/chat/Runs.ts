@@ -135,13 +135,6 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
         return (yield* insert).length === 1 ? Option.some(id) : Option.none()
       })
 
-    const isBusy = (sessionId: string) =>
-      Effect.map(
-        sql<{ n: number }>`SELECT count(*)::int AS n FROM runs WHERE session_id = ${sessionId} AND status = 'running'
-                             AND heartbeat_at >= now() - make_interval(secs => ${Duration.toSeconds(staleAfter)})`,
-        (rows) => (rows[0]?.n ?? 0) > 0
-      )
-
     /**
      * Starts a run whose lock `acquire` took. `body` gets `emit` and produces the turn's result;
      * the run then ends with `response` (or `error` then `response`, or `cancelled`).
@@ -315,7 +308,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
 
     const awaitDone = (run: { readonly done: Deferred.Deferred<RunOutcome> }) => Deferred.await(run.done)
 
-    return { acquire, release, isBusy, start, events, latestRun, runExists, cancel, awaitDone, owner } as const
+    return { acquire, release, start, events, latestRun, runExists, cancel, awaitDone, owner } as const
   })
 }) {}
 

@@ -4,6 +4,19 @@ import { AgentLoop, type ExecutionConfig, type TurnInput } from "../agent/Loop.t
 import type { Bot } from "../bots/Model.ts"
 import { Runs } from "./Runs.ts"
 
+/** The channel as a turn sees it. */
+export const turnChannel = (channel: {
+  readonly id: string
+  readonly name: string
+  readonly model_override: string | null
+  readonly workspace_enabled: boolean
+}): NonNullable<TurnInput["channel"]> => ({
+  id: channel.id,
+  name: channel.name,
+  model_override: channel.model_override,
+  workspace_enabled: channel.workspace_enabled
+})
+
 export interface TurnStart {
   readonly runId: string
   readonly sessionId: string

@@ -182,10 +182,6 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
     const loaded = () => list().filter((state): state is IntegrationState & { loaded: LoadedIntegration; context: IntegrationContext } => state.loaded !== null)
     const sidebarSections = (): ReadonlyArray<NormalizedSidebar & { integration_id: string }> =>
       sidebars.kept.map((entry) => ({ ...entry.section, integration_id: entry.integration }))
-    /** The integration whose client-id prefix a client id carries, from registered metadata. */
-    const byClientId = (clientId: string) =>
-      Option.fromNullable(list().find((state) => state.metadata && clientId.startsWith(state.metadata.client_id_prefix)))
-
-    return { get, list, loaded, sidebarSections, byClientId } as const
+    return { get, list, loaded, sidebarSections } as const
   })
 }) {}

@@ -17,6 +17,8 @@
  *   carapaces/*.yaml  capability bundles
  */
 
+import type { Dispatcher } from "../dispatch/Model.ts"
+
 // ---------------------------------------------------------------------------------------------
 // Hooks
 
@@ -120,35 +122,11 @@ export const respond = (status: number, body?: unknown, headers?: Record<string,
 // ---------------------------------------------------------------------------------------------
 // Dispatchers
 
-export interface DispatchTask {
-  readonly id: string
-  readonly session_id: string
-  readonly bot_id: string
-  readonly status: string
-  readonly dispatch_type: string
-  readonly dispatch_config: Record<string, unknown>
-  readonly result: string | null
-}
-
-export interface PostMessageOptions {
-  readonly botId?: string
-  readonly replyInThread?: boolean
-  readonly username?: string
-  readonly iconEmoji?: string
-  readonly iconUrl?: string
-  readonly clientActions?: ReadonlyArray<unknown>
-  readonly extraMetadata?: Record<string, unknown> | null
-}
-
-export interface Dispatcher {
-  readonly deliver: (
-    task: DispatchTask,
-    result: string,
-    clientActions: ReadonlyArray<unknown> | null,
-    extraMetadata: Record<string, unknown> | null
-  ) => void | Promise<void>
-  readonly postMessage: (dispatchConfig: Record<string, unknown>, text: string, options: PostMessageOptions) => boolean | Promise<boolean>
-}
+/**
+ * The dispatcher contract is the core's own (one definition: what the registry checks is what
+ * integrations implement). Types only, so integrations still load nothing of the core at run time.
+ */
+export type { Dispatcher, DispatchTask, PostMessageOptions } from "../dispatch/Model.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Metadata, settings manifest, process manifest

@@ -116,8 +116,6 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
             })
           )
         }),
-      updateMetadata: (messageId: string, metadata: Record<string, unknown>) =>
-        sql`UPDATE messages SET metadata = metadata || ${JSON.stringify(metadata)}::jsonb WHERE id = ${messageId}`.pipe(Effect.asVoid)
     }
   })
 }) {}

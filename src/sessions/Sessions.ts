@@ -96,8 +96,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
       list,
       remove,
       append,
-      recent: repo.recentMessages,
-      updateMetadata: repo.updateMetadata
+      recent: repo.recentMessages
     } as const
   }),
   dependencies: [SessionsRepo.Default]

@@ -9,7 +9,7 @@ import { Cause, Config, Duration, Effect, FiberSet, Layer, Option, Schedule } fr
 import { Bots } from "../bots/Bots.ts"
 import { Channels } from "../channels/Channels.ts"
 import { Runs } from "../chat/Runs.ts"
-import { Turns } from "../chat/Turns.ts"
+import { turnChannel, Turns } from "../chat/Turns.ts"
 import { Dispatchers } from "../dispatch/Dispatchers.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { Settings } from "../settings/Settings.ts"
@@ -74,10 +74,7 @@ export const WorkerLive = Layer.scopedDiscard(
                   sessionId: session.id,
                   clientId: session.client_id,
                   bot,
-                  channel: Option.match(channel, {
-                    onNone: () => null,
-                    onSome: (c) => ({ id: c.id, name: c.name, model_override: c.model_override, workspace_enabled: c.workspace_enabled })
-                  }),
+                  channel: Option.match(channel, { onNone: () => null, onSome: turnChannel }),
                   userText: null,
                   modelOverride: task.model_override ?? undefined,
                   executionConfig: withSkillTags(task)
