@@ -5,9 +5,9 @@
  * cannot see what another provides.
  */
 import { HttpApiMiddleware, HttpApiSecurity, HttpRouter, HttpServerRequest } from "@effect/platform"
-import { Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { EndpointCatalogue } from "../http/Catalogue.ts"
-import { ErrorResponses, Forbidden, Unauthorized } from "../http/Errors.ts"
+import { ErrorResponses, Forbidden, type TooManyRequests, Unauthorized } from "../http/Errors.ts"
 import { Authenticator } from "./Authenticator.ts"
 import { anonymous, Principal, type PrincipalShape } from "./Principal.ts"
 import { RateLimiter } from "./RateLimit.ts"
@@ -36,32 +36,33 @@ export const layer = Layer.effect(
     const authenticator = yield* Authenticator
     const limiter = yield* RateLimiter
     return {
+      // Every request passes here, so it is written in few steps: the route and request are read
+      // from the fiber's context directly.
       bearer: (token) =>
-        Effect.gen(function* () {
-          const route = yield* HttpRouter.RouteContext
-          const request = yield* HttpServerRequest.HttpServerRequest
+        Effect.withFiberRuntime<PrincipalShape, Unauthorized | Forbidden | TooManyRequests>((fiber) => {
+          const route = Context.unsafeGet(fiber.currentContext, HttpRouter.RouteContext)
+          const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
           const routePath = route.route.path
           const entry = catalogue.lookup(route.route.method, routePath)
           // Routes outside the catalogue cannot reach this middleware; fail closed all the same.
           const required = entry?.scope ?? "admin"
           const address = Option.getOrElse(request.remoteAddress, () => "unknown")
-          const byAddress = limiter.check(`ip:${address}`, routePath)
-          if (required === PUBLIC) {
-            yield* byAddress
-            return anonymous
-          }
+          const byAddress = () => limiter.check(`ip:${address}`, routePath)
+          if (required === PUBLIC) return Effect.as(byAddress(), anonymous)
           const value = Redacted.value(token)
-          if (value.length === 0) {
-            yield* byAddress
-            return yield* new Unauthorized({ detail: "Not authenticated" })
-          }
+          if (value.length === 0) return Effect.zipRight(byAddress(), Effect.fail(new Unauthorized({ detail: "Not authenticated" })))
           // Failed attempts count against the client address, so guessing is limited too.
-          const principal = yield* Effect.tapError(authenticator.authenticate(value), () => byAddress)
-          yield* limiter.check(rateSubject(principal, address), routePath)
-          if (required !== AUTHENTICATED && !grants(principal.scopes, required)) {
-            return yield* new Forbidden({ detail: `Missing required scope: ${required}` })
-          }
-          return principal
+          return authenticator.authenticate(value).pipe(
+            Effect.tapError(byAddress),
+            Effect.flatMap((principal) =>
+              Effect.zipRight(
+                limiter.check(rateSubject(principal, address), routePath),
+                required !== AUTHENTICATED && !grants(principal.scopes, required)
+                  ? Effect.fail(new Forbidden({ detail: `Missing required scope: ${required}` }))
+                  : Effect.succeed(principal)
+              )
+            )
+          )
         })
     }
   })

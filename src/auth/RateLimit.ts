@@ -71,9 +71,13 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimite
 
     /** Counts one request of `subject` on `routePath`; fails with 429 when over a limit. */
     const check = (subject: string, routePath: string): Effect.Effect<void, TooManyRequests> =>
+      Effect.flatMap(Effect.orDie(settings.get("RATE_LIMIT_ENABLED")), (enabled) =>
+        // Every request passes here: off (the default), it is one cached read.
+        enabled === true ? limited(subject, routePath) : Effect.void
+      )
+
+    const limited = (subject: string, routePath: string): Effect.Effect<void, TooManyRequests> =>
       Effect.gen(function* () {
-        const enabled = yield* Effect.orDie(settings.get("RATE_LIMIT_ENABLED"))
-        if (enabled !== true) return
         const now = yield* Clock.currentTimeMillis
         if (now - lastSweep > sweepEveryMs) sweep(now)
         const defaultRate = rateOf(yield* Effect.orDie(settings.get("RATE_LIMIT_DEFAULT")))

@@ -190,7 +190,9 @@ export const serve = <E, R>(apiLayer: Layer.Layer<HttpApi.Api, E, R>) =>
     Effect.gen(function* () {
       const config = yield* AppConfig
       const server = createServer()
-      return HttpApiBuilder.serve(requestLogger).pipe(
+      // The request log is at debug level: below it, the middleware would only cost time.
+      const logsRequests = config.logLevel === "debug" || config.logLevel === "trace"
+      return (logsRequests ? HttpApiBuilder.serve(requestLogger) : HttpApiBuilder.serve()).pipe(
         Layer.provide(gracefulShutdown(server)),
         Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),
         Layer.provide(HttpApiScalar.layer({ path: "/redoc" })),

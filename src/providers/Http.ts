@@ -42,9 +42,8 @@ export const LlmHttpLive = HttpApiBuilder.group(CairnApi, "llm", (handlers) =>
   Effect.gen(function* () {
     const llm = yield* Llm
     return handlers.handle("completions", ({ payload }) =>
-      Effect.gen(function* () {
-        const principal = yield* Principal
-        const result = yield* llm
+      Effect.flatMap(Principal, (principal) =>
+        llm
           .complete({
             ...(payload.model !== undefined ? { model: payload.model } : {}),
             messages: payload.messages,
@@ -54,9 +53,14 @@ export const LlmHttpLive = HttpApiBuilder.group(CairnApi, "llm", (handlers) =>
             ...(payload.fallback_models !== undefined ? { fallbackModels: payload.fallback_models } : {}),
             usage: { source: "proxy", principalKind: principal.kind, principalId: principal.id }
           })
-          .pipe(Effect.mapError(httpError))
-        return new CompletionResponse({ content: result.content, model: result.model, usage: result.usage })
-      })
+          .pipe(
+            Effect.mapBoth({
+              onFailure: httpError,
+              // Checked once, when the response is encoded.
+              onSuccess: (result) => new CompletionResponse({ content: result.content, model: result.model, usage: result.usage }, true)
+            })
+          )
+      )
     )
   })
 )

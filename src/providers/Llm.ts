@@ -90,29 +90,32 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
     }
 
     /** Candidate `i` with its retries; on failure the next candidate, until none is left. */
-    const completeFrom = (request: ChatRequest, candidates: ReadonlyArray<string>, i: number): Effect.Effect<CompletionResult, LlmError> =>
-      Effect.gen(function* () {
-        const modelId = candidates[i]!
-        const startedAt = yield* Clock.currentTimeMillis
-        const target = yield* providers.resolve(modelId)
-        const outcome = yield* retrying(chatOnce(target, request)).pipe(
-          Effect.tapBoth({
-            onSuccess: (result) =>
-              record(request.usage, where(target), startedAt, { usage: result.usage, cost: costOf(priceOf(target), result.usage) }),
-            onFailure: (error) => record(request.usage, where(target), startedAt, error)
-          })
-        )
-        const result: CompletionResult = { content: outcome.content, model: target.id, usage: outcome.usage, toolCalls: outcome.toolCalls }
-        return i === 0 ? result : { ...result, fallback: { originalModel: candidates[0]!, fallbackModel: modelId } }
-      }).pipe(
-        Effect.catchAll((error) => {
-          if (!fallsBack(error) || i === candidates.length - 1) return Effect.fail(error)
-          return Effect.logWarning("LLM model failed; trying the fallback model").pipe(
-            Effect.annotateLogs({ model: candidates[i], fallback: candidates[i + 1], kind: error.kind, detail: error.detail }),
-            Effect.zipRight(completeFrom(request, candidates, i + 1))
+    const completeFrom = (request: ChatRequest, candidates: ReadonlyArray<string>, i: number): Effect.Effect<CompletionResult, LlmError> => {
+      const modelId = candidates[i]!
+      // Combinators rather than a generator: the proxy runs this on every call.
+      const attempt = Effect.flatMap(Clock.currentTimeMillis, (startedAt) =>
+        Effect.flatMap(providers.resolve(modelId), (target) =>
+          retrying(chatOnce(target, request)).pipe(
+            Effect.tapBoth({
+              onSuccess: (result) =>
+                record(request.usage, where(target), startedAt, { usage: result.usage, cost: costOf(priceOf(target), result.usage) }),
+              onFailure: (error) => record(request.usage, where(target), startedAt, error)
+            }),
+            Effect.map((outcome): CompletionResult => {
+              const result: CompletionResult = { content: outcome.content, model: target.id, usage: outcome.usage, toolCalls: outcome.toolCalls }
+              return i === 0 ? result : { ...result, fallback: { originalModel: candidates[0]!, fallbackModel: modelId } }
+            })
           )
-        })
+        )
       )
+      return Effect.catchAll(attempt, (error) => {
+        if (!fallsBack(error) || i === candidates.length - 1) return Effect.fail(error)
+        return Effect.logWarning("LLM model failed; trying the fallback model").pipe(
+          Effect.annotateLogs({ model: candidates[i], fallback: candidates[i + 1], kind: error.kind, detail: error.detail }),
+          Effect.zipRight(completeFrom(request, candidates, i + 1))
+        )
+      })
+    }
 
     const complete = (request: ChatRequest): Effect.Effect<CompletionResult, LlmError> =>
       completeFrom(request, [request.model ?? providers.defaultModel, ...(request.fallbackModels ?? [])], 0).pipe(

@@ -4,15 +4,15 @@
  * is not a provider (a bare "gpt-4o", or a router's "openai/gpt-4o") goes to the default provider.
  * Lookups read a snapshot cached for at most `refreshMs` (changes made here are seen at once).
  */
-import { Clock, Effect, Option, Redacted, Ref } from "effect"
-import OpenAI from "openai"
+import { Effect, Option, Redacted } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Conflict, NotFound, ValidationError, ValidationIssue } from "../http/Errors.ts"
+import { makeSnapshot } from "../db/Snapshot.ts"
 import { orInternal } from "../http/Internal.ts"
 import { costOf, shippedPrice, type Price } from "../usage/Prices.ts"
 import { makeKeyVault, mask, scrub } from "./KeyVault.ts"
 import { LlmConfig } from "./LlmConfig.ts"
-import { nodeFetch } from "./NodeFetch.ts"
+import { OpenAiClient } from "./OpenAiClient.ts"
 import {
   LlmError,
   ModelEntry,
@@ -35,7 +35,7 @@ export interface Provider {
   readonly apiKey: string | undefined
   readonly extraHeaders: Readonly<Record<string, string>>
   readonly models: ReadonlyArray<ProviderModel>
-  readonly client: OpenAI
+  readonly client: OpenAiClient
 }
 
 /** A model resolved to the provider that serves it. */
@@ -76,21 +76,13 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
     const vault = yield* makeKeyVault
 
     // Clients are reused while a provider's connection settings stay the same.
-    const clients = new Map<string, OpenAI>()
+    const clients = new Map<string, OpenAiClient>()
     const clientFor = (baseUrl: string, apiKey: string | undefined, headers: Record<string, string>) => {
       const cacheKey = JSON.stringify([baseUrl, apiKey ?? "", headers])
       let client = clients.get(cacheKey)
       if (!client) {
-        client = new OpenAI({
-          baseURL: baseUrl,
-          // Local servers (Ollama, vLLM) take any key; the SDK insists on one.
-          apiKey: apiKey ?? "not-set",
-          defaultHeaders: headers,
-          maxRetries: 0, // retries, backoff and fallback are ours
-          timeout: llmConfig.timeoutMs,
-          logLevel: "off",
-          fetch: nodeFetch
-        })
+        // Local servers (Ollama, vLLM) may take no key: then no authorization header is sent.
+        client = new OpenAiClient({ baseUrl, apiKey, headers, timeoutMs: llmConfig.timeoutMs })
         clients.set(cacheKey, client)
       }
       return client
@@ -132,29 +124,25 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
       }
     }
 
-    type Snapshot = { readonly at: number; readonly byId: ReadonlyMap<string, Provider>; readonly rows: ReadonlyMap<string, ProviderRow> }
-    const cache = yield* Ref.make<Snapshot | undefined>(undefined)
-
-    const reload = Effect.gen(function* () {
-      const rows = yield* repo.all
-      const byId = new Map<string, Provider>([[DEFAULT_PROVIDER_ID, defaultProvider]])
-      const unreadable: Array<string> = []
-      for (const row of rows) byId.set(row.id, fromRow(row, unreadable))
-      if (unreadable.length > 0) {
-        yield* Effect.logWarning(
-          "Stored provider secrets cannot be decrypted (the server secret changed?); they are left out until set again"
-        ).pipe(Effect.annotateLogs({ secrets: unreadable.join(", ") }))
-      }
-      const snapshot: Snapshot = { at: yield* Clock.currentTimeMillis, byId, rows: new Map(rows.map((r) => [r.id, r])) }
-      yield* Ref.set(cache, snapshot)
-      return snapshot
-    })
-
-    const current = Effect.gen(function* () {
-      const snapshot = yield* Ref.get(cache)
-      const now = yield* Clock.currentTimeMillis
-      return snapshot && now - snapshot.at < refreshMs ? snapshot : yield* reload
-    })
+    type Registry = { readonly byId: ReadonlyMap<string, Provider>; readonly rows: ReadonlyMap<string, ProviderRow> }
+    const registry = makeSnapshot(
+      Effect.gen(function* () {
+        const rows = yield* repo.all
+        const byId = new Map<string, Provider>([[DEFAULT_PROVIDER_ID, defaultProvider]])
+        const unreadable: Array<string> = []
+        for (const row of rows) byId.set(row.id, fromRow(row, unreadable))
+        if (unreadable.length > 0) {
+          yield* Effect.logWarning(
+            "Stored provider secrets cannot be decrypted (the server secret changed?); they are left out until set again"
+          ).pipe(Effect.annotateLogs({ secrets: unreadable.join(", ") }))
+        }
+        const loaded: Registry = { byId, rows: new Map(rows.map((r) => [r.id, r])) }
+        return loaded
+      }),
+      refreshMs
+    )
+    const reload = registry.refresh
+    const current = registry.get
 
     const splitModelId = (byId: ReadonlyMap<string, Provider>, modelId: string): Target => {
       const slash = modelId.indexOf("/")
@@ -168,11 +156,10 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
 
     /** Where a model id goes; undefined means DEFAULT_MODEL. */
     const resolve = (modelId: string | undefined, fallbackDefault = config.defaultModel) =>
-      Effect.gen(function* () {
+      Effect.suspend(() => {
         const id = (modelId ?? fallbackDefault).trim()
-        if (id.length === 0) return yield* new LlmError({ kind: "unknown_model", detail: "Empty model id" })
-        const snapshot = yield* orInternal(current)
-        return splitModelId(snapshot.byId, id)
+        if (id.length === 0) return Effect.fail(new LlmError({ kind: "unknown_model", detail: "Empty model id" }))
+        return Effect.map(orInternal(current), (snapshot) => splitModelId(snapshot.byId, id))
       })
 
     const view = (provider: Provider): ProviderView =>
@@ -251,15 +238,12 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
     const models = (id: string) =>
       Effect.gen(function* () {
         const provider = yield* find(id)
-        const upstream = yield* Effect.tryPromise({
-          try: (signal) => provider.client.models.list({ signal, timeout: Math.min(llmConfig.timeoutMs, 10_000) }),
-          catch: (error) => scrub(error instanceof Error ? error.message : String(error), [provider.apiKey])
-        }).pipe(
-          Effect.flatMap((page) => Effect.promise(async () => {
-            const ids: Array<string> = []
-            for await (const model of page) ids.push(model.id)
-            return ids
-          })),
+        const upstream = yield* provider.client.getJson("/models", Math.min(llmConfig.timeoutMs, 10_000)).pipe(
+          Effect.map((reply) => {
+            const data = (reply as { data?: unknown })?.data
+            return Array.isArray(data) ? data.flatMap((m) => (typeof m?.id === "string" ? [m.id as string] : [])) : []
+          }),
+          Effect.mapError((error) => scrub(error.message, [provider.apiKey])),
           Effect.either
         )
         const entries = new Map<string, { model: string; sources: Set<"configured" | "upstream"> }>()

@@ -1,59 +1,89 @@
 /**
- * One call to one provider through the `openai` SDK, and the mapping of every SDK failure to an
+ * One call to one provider over its `OpenAiClient`, and the mapping of every wire failure to an
  * `LlmError` whose detail is the provider's message with credentials removed. Retries, fallback and
  * usage are `Llm`'s.
  */
 import { Effect, Option, Stream } from "effect"
-import OpenAI, { toFile } from "openai"
-import type { ChatCompletion, ChatCompletionChunk } from "openai/resources/chat/completions"
-import type { Stream as SdkStream } from "openai/streaming"
+import type { IncomingHttpHeaders } from "node:http"
 import { scrub } from "./KeyVault.ts"
 import { LlmError, type ChatRequest, type LlmStreamEvent, type ToolCall, type Usage } from "./Model.ts"
+import { WireError } from "./OpenAiClient.ts"
 import type { Target } from "./Providers.ts"
 
+/** The parts of OpenAI's chat completion objects that are read here (anything may be missing). */
+interface WireUsage {
+  readonly prompt_tokens?: number
+  readonly completion_tokens?: number
+  readonly total_tokens?: number
+}
+interface WireToolCall {
+  readonly index?: number
+  readonly id?: string
+  readonly type?: string
+  readonly function?: { readonly name?: string; readonly arguments?: string }
+}
+interface ChatCompletion {
+  readonly choices?: ReadonlyArray<{
+    readonly message?: { readonly content?: unknown; readonly tool_calls?: ReadonlyArray<WireToolCall> | null }
+    readonly finish_reason?: string | null
+  }>
+  readonly usage?: WireUsage | null
+}
+interface ChatCompletionChunk {
+  readonly choices?: ReadonlyArray<{
+    readonly delta?: {
+      readonly content?: unknown
+      readonly reasoning_content?: unknown
+      readonly reasoning?: unknown
+      readonly tool_calls?: ReadonlyArray<WireToolCall> | null
+    }
+    readonly finish_reason?: string | null
+  }>
+  readonly usage?: WireUsage | null
+}
+
 /** Seconds from Retry-After (seconds or an HTTP date) or retry-after-ms. */
-const retryAfterSeconds = (headers: Headers | undefined): number | undefined => {
+const retryAfterSeconds = (headers: IncomingHttpHeaders | undefined): number | undefined => {
   if (!headers) return undefined
-  const ms = Number(headers.get("retry-after-ms"))
-  if (headers.get("retry-after-ms") !== null && Number.isFinite(ms) && ms >= 0) return ms / 1000
-  const raw = headers.get("retry-after")
-  if (raw === null) return undefined
+  const rawMs = headers["retry-after-ms"]
+  const ms = Number(rawMs)
+  if (typeof rawMs === "string" && rawMs.length > 0 && Number.isFinite(ms) && ms >= 0) return ms / 1000
+  const raw = headers["retry-after"]
+  if (typeof raw !== "string" || raw.length === 0) return undefined
   const seconds = Number(raw)
   if (Number.isFinite(seconds) && seconds >= 0) return seconds
   const date = Date.parse(raw)
   return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000)
 }
 
-/** The provider's own words: the error body's message, else the SDK's message without its status prefix. */
-const providerMessage = (error: InstanceType<typeof OpenAI.APIError>): string => {
-  const body = error.error as { message?: unknown } | undefined
-  if (body && typeof body.message === "string" && body.message.length > 0) return body.message
-  return error.message.replace(/^\d{3}\s+/, "")
-}
-
 export const toLlmError = (target: Target) => (error: unknown): LlmError => {
   const clean = (message: string) => scrub(message, [target.provider.apiKey])
   const where = `${target.id}`
   if (error instanceof LlmError) return error
-  if (error instanceof OpenAI.APIConnectionTimeoutError) {
-    return new LlmError({ kind: "timeout", detail: `The provider did not answer in time (${where})` })
-  }
-  if (error instanceof OpenAI.APIConnectionError) {
-    return new LlmError({ kind: "upstream", detail: clean(`Cannot reach the provider (${where}): ${error.message}`) })
-  }
-  if (error instanceof OpenAI.APIError) {
-    const status = error.status
-    const detail = clean(providerMessage(error))
-    if (status === 429) {
-      const after = retryAfterSeconds(error.headers)
-      return new LlmError({ kind: "rate_limited", status, detail, ...(after !== undefined ? { retryAfterSeconds: after } : {}) })
+  if (error instanceof WireError) {
+    switch (error.reason) {
+      case "timeout":
+        return new LlmError({ kind: "timeout", detail: `The provider did not answer in time (${where})` })
+      case "unreachable":
+        return new LlmError({ kind: "upstream", detail: clean(`Cannot reach the provider (${where}): ${error.message}`) })
+      case "stream_error":
+        return new LlmError({ kind: "upstream", detail: clean(error.message) })
+      case "malformed":
+        return new LlmError({ kind: "upstream", status: 200, detail: clean(`Malformed response from the provider (${where}): ${error.message}`) })
+      case "status": {
+        const status = error.status ?? 0
+        const detail = clean(error.message)
+        if (status === 429) {
+          const after = retryAfterSeconds(error.headers)
+          return new LlmError({ kind: "rate_limited", status, detail, ...(after !== undefined ? { retryAfterSeconds: after } : {}) })
+        }
+        if (status === 404) return new LlmError({ kind: "unknown_model", status, detail })
+        if (status === 400 || status === 422) return new LlmError({ kind: "invalid_request", status, detail })
+        return new LlmError({ kind: "upstream", status, detail })
+      }
     }
-    if (status === 404) return new LlmError({ kind: "unknown_model", status, detail })
-    if (status === 400 || status === 422) return new LlmError({ kind: "invalid_request", status, detail })
-    if (status === undefined) return new LlmError({ kind: "upstream", detail }) // an error inside a stream
-    return new LlmError({ kind: "upstream", status, detail })
   }
-  // A body that is not what an OpenAI-compatible server sends (JSON that does not parse, say).
+  // A body that is not what an OpenAI-compatible server sends (a reply without choices, say).
   const message = error instanceof Error ? error.message : String(error)
   return new LlmError({ kind: "upstream", status: 200, detail: clean(`Malformed response from the provider (${where}): ${message}`) })
 }
@@ -97,11 +127,10 @@ export interface ChatOutcome {
 }
 
 export const chatOnce = (target: Target, request: ChatRequest): Effect.Effect<ChatOutcome, LlmError> =>
-  Effect.tryPromise({
-    try: (signal) => target.provider.client.chat.completions.create(chatBody(target, request), { signal }),
-    catch: toLlmError(target)
-  }).pipe(
-    Effect.flatMap((completion: ChatCompletion) => {
+  target.provider.client.postJson("/chat/completions", chatBody(target, request)).pipe(
+    Effect.mapError(toLlmError(target)),
+    Effect.flatMap((reply) => {
+      const completion = reply as ChatCompletion
       const choice = completion?.choices?.[0]
       if (!choice || typeof choice !== "object") {
         return Effect.fail(toLlmError(target)(new Error("the reply has no choices")))
@@ -109,7 +138,9 @@ export const chatOnce = (target: Target, request: ChatRequest): Effect.Effect<Ch
       return Effect.succeed({
         content: typeof choice.message?.content === "string" ? choice.message.content : "",
         toolCalls: (choice.message?.tool_calls ?? []).flatMap((call) =>
-          call.type === "function" ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments }] : []
+          call.type === "function" || (call.type === undefined && call.function)
+            ? [{ id: call.id ?? "", name: call.function?.name ?? "", arguments: call.function?.arguments ?? "" }]
+            : []
         ),
         usage: usageOf(completion.usage),
         finishReason: choice.finish_reason ?? null
@@ -118,7 +149,7 @@ export const chatOnce = (target: Target, request: ChatRequest): Effect.Effect<Ch
   )
 
 /**
- * One streamed completion: the deltas as they come, then `Finished`. The request is aborted when
+ * One streamed completion: the deltas as they come, then `Finished`. The request is ended when
  * the stream ends early (interruption, idle timeout), which also ends a hung read.
  */
 export const chatStreamOnce = (target: Target, request: ChatRequest, idleTimeoutMs: number): Stream.Stream<LlmStreamEvent, LlmError> =>
@@ -134,7 +165,7 @@ export const chatStreamOnce = (target: Target, request: ChatRequest, idleTimeout
       const choice = chunk.choices?.[0]
       if (!choice) return []
       if (choice.finish_reason) finishReason = choice.finish_reason
-      const delta = choice.delta as (ChatCompletionChunk.Choice.Delta & { reasoning_content?: unknown; reasoning?: unknown }) | undefined
+      const delta = choice.delta
       if (!delta) return []
       const out: Array<LlmStreamEvent> = []
       const reasoning = typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning
@@ -144,15 +175,16 @@ export const chatStreamOnce = (target: Target, request: ChatRequest, idleTimeout
         out.push({ _tag: "TextDelta", text: delta.content })
       }
       for (const call of delta.tool_calls ?? []) {
-        const entry = calls.get(call.index) ?? { id: "", name: "", arguments: "" }
+        const index = call.index ?? 0
+        const entry = calls.get(index) ?? { id: "", name: "", arguments: "" }
         if (call.id) entry.id = call.id
         if (call.function?.name) entry.name += call.function.name
         const argumentsDelta = call.function?.arguments ?? ""
         entry.arguments += argumentsDelta
-        calls.set(call.index, entry)
+        calls.set(index, entry)
         out.push({
           _tag: "ToolCallDelta",
-          index: call.index,
+          index,
           ...(call.id ? { id: call.id } : {}),
           ...(call.function?.name ? { name: call.function.name } : {}),
           argumentsDelta
@@ -161,22 +193,15 @@ export const chatStreamOnce = (target: Target, request: ChatRequest, idleTimeout
       return out
     }
 
-    const open = Effect.tryPromise({
-      try: (signal) =>
-        target.provider.client.chat.completions.create(
-          { ...chatBody(target, request), stream: true, stream_options: { include_usage: true } },
-          { signal }
-        ) as unknown as Promise<SdkStream<ChatCompletionChunk>>,
-      catch: toError
-    })
+    const body = { ...chatBody(target, request), stream: true, stream_options: { include_usage: true } }
 
     const chunks = Stream.unwrapScoped(
       Effect.gen(function* () {
-        // Opening stays interruptible (acquire alone would not be): a cancel while the provider has
-        // not answered yet aborts the request through its signal.
-        const sdkStream = yield* Effect.acquireRelease(Effect.interruptible(open), (s) => Effect.sync(() => s.controller.abort()))
+        // Opening stays interruptible: a cancel while the provider has not answered yet ends the
+        // request.
+        const events = yield* Effect.mapError(target.provider.client.events("/chat/completions", body), toError)
         // The idle timeout is one timer re-armed per chunk (a per-element stream timeout costs
-        // more than the rest of the call): when it fires, the request is aborted, the pending
+        // more than the rest of the call): when it fires, the response is ended, the pending
         // read fails, and the failure is reported as a timeout.
         let timedOut = false
         let timer: ReturnType<typeof setTimeout> | undefined
@@ -184,20 +209,19 @@ export const chatStreamOnce = (target: Target, request: ChatRequest, idleTimeout
           clearTimeout(timer)
           timer = setTimeout(() => {
             timedOut = true
-            sdkStream.controller.abort()
+            events.close()
           }, idleTimeoutMs)
         }
         yield* Effect.addFinalizer(() => Effect.sync(() => clearTimeout(timer)))
         arm()
         const idle = () => new LlmError({ kind: "timeout", detail: `The provider stopped sending (${target.id})` })
-        const iterator = sdkStream[Symbol.asyncIterator]()
         return Stream.repeatEffectOption(
-          Effect.tryPromise({ try: () => iterator.next(), catch: (e) => Option.some(timedOut ? idle() : toError(e)) }).pipe(
-            Effect.flatMap((result) => {
+          Effect.tryPromise({ try: () => events.next(), catch: (e) => Option.some(timedOut ? idle() : toError(e)) }).pipe(
+            Effect.flatMap((chunk) => {
               if (timedOut) return Effect.fail(Option.some(idle()))
-              if (result.done) return Effect.fail(Option.none())
+              if (chunk === undefined) return Effect.fail(Option.none())
               arm()
-              return Effect.succeed(result.value)
+              return Effect.succeed(chunk as ChatCompletionChunk)
             })
           )
         )
@@ -223,29 +247,34 @@ export const chatStreamOnce = (target: Target, request: ChatRequest, idleTimeout
     )
   })
 
+interface EmbeddingReply {
+  readonly data?: ReadonlyArray<{ readonly index?: number; readonly embedding?: unknown }>
+  readonly usage?: { readonly prompt_tokens?: number; readonly total_tokens?: number } | null
+}
+
 export const embedOnce = (target: Target, input: ReadonlyArray<string>) =>
-  Effect.tryPromise({
-    try: (signal) =>
-      target.provider.client.embeddings.create({ model: target.model, input: [...input], encoding_format: "float" }, { signal }),
-    catch: toLlmError(target)
-  }).pipe(
-    Effect.flatMap((reply) => {
-      if (!Array.isArray(reply?.data) || reply.data.length !== input.length) {
+  target.provider.client.postJson("/embeddings", { model: target.model, input: [...input], encoding_format: "float" }).pipe(
+    Effect.mapError(toLlmError(target)),
+    Effect.flatMap((raw) => {
+      const reply = raw as EmbeddingReply
+      const data = reply?.data
+      if (!Array.isArray(data) || data.length !== input.length || data.some((d) => !Array.isArray(d?.embedding))) {
         return Effect.fail(toLlmError(target)(new Error(`expected ${input.length} embeddings`)))
       }
-      const embeddings = [...reply.data].sort((a, b) => a.index - b.index).map((d) => d.embedding as ReadonlyArray<number>)
+      const embeddings = [...data]
+        .sort((a, b) => (a.index ?? 0) - (b.index ?? 0))
+        .map((d) => d.embedding as ReadonlyArray<number>)
       const usage: Usage | null = reply.usage
-        ? { prompt_tokens: reply.usage.prompt_tokens, completion_tokens: 0, total_tokens: reply.usage.total_tokens }
+        ? { prompt_tokens: reply.usage.prompt_tokens ?? 0, completion_tokens: 0, total_tokens: reply.usage.total_tokens ?? reply.usage.prompt_tokens ?? 0 }
         : null
       return Effect.succeed({ embeddings, usage })
     })
   )
 
 export const transcribeOnce = (target: Target, audio: Uint8Array, fileName: string, mimeType: string) =>
-  Effect.tryPromise({
-    try: async (signal) => {
-      const file = await toFile(audio, fileName, { type: mimeType })
-      return target.provider.client.audio.transcriptions.create({ model: target.model, file }, { signal })
-    },
-    catch: toLlmError(target)
-  }).pipe(Effect.map((reply) => ({ text: typeof reply?.text === "string" ? reply.text : "" })))
+  target.provider.client
+    .postMultipart("/audio/transcriptions", { model: target.model }, { field: "file", name: fileName, type: mimeType, data: audio })
+    .pipe(
+      Effect.mapError(toLlmError(target)),
+      Effect.map((reply) => ({ text: typeof (reply as { text?: unknown })?.text === "string" ? (reply as { text: string }).text : "" }))
+    )

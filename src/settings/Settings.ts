@@ -4,8 +4,9 @@
  * server process is seen within that bound; a change made here is seen at once.
  */
 import { SqlError } from "@effect/sql/SqlError"
-import { Clock, Effect, Either, Ref } from "effect"
+import { Effect, Either } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
+import { makeSnapshot } from "../db/Snapshot.ts"
 import { NotFound, ValidationError, ValidationIssue } from "../http/Errors.ts"
 import { definitionsByKey, settingDefinitions, SettingView } from "./Model.ts"
 import { SettingsRepo } from "./Repo.ts"
@@ -16,28 +17,20 @@ export class Settings extends Effect.Service<Settings>()("cairn/Settings", {
   effect: Effect.gen(function* () {
     const repo = yield* SettingsRepo
     const config = yield* AppConfig
-    const cache = yield* Ref.make<{ readonly at: number; readonly stored: ReadonlyMap<string, unknown> } | undefined>(
-      undefined
+    const snapshot = makeSnapshot(
+      Effect.map(repo.all, (rows) => {
+        const stored = new Map<string, unknown>()
+        for (const row of rows) {
+          const definition = definitionsByKey.get(row.key)
+          // A value an older release stored that no longer validates falls back to the environment.
+          if (definition && Either.isRight(definition.validate(row.value))) stored.set(row.key, row.value)
+        }
+        return { stored }
+      }),
+      refreshMs
     )
-
-    const reload = Effect.gen(function* () {
-      const rows = yield* repo.all
-      const stored = new Map<string, unknown>()
-      for (const row of rows) {
-        const definition = definitionsByKey.get(row.key)
-        // A value an older release stored that no longer validates falls back to the environment.
-        if (definition && Either.isRight(definition.validate(row.value))) stored.set(row.key, row.value)
-      }
-      const snapshot = { at: yield* Clock.currentTimeMillis, stored }
-      yield* Ref.set(cache, snapshot)
-      return snapshot
-    })
-
-    const current = Effect.gen(function* () {
-      const snapshot = yield* Ref.get(cache)
-      const now = yield* Clock.currentTimeMillis
-      return snapshot && now - snapshot.at < refreshMs ? snapshot : yield* reload
-    })
+    const current = snapshot.get
+    const reload = snapshot.refresh
 
     const views = Effect.map(current, (snapshot) =>
       settingDefinitions.map(

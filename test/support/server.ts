@@ -127,9 +127,14 @@ export interface ChildServer {
 const root = path.resolve(import.meta.dirname, "../..")
 
 /** `cairn serve` as a child process, waited on until /health answers. */
-export const spawnServer = async (db: TestDatabase, extraEnv: Record<string, string> = {}): Promise<ChildServer> => {
+/** `cairn serve` as a child process; `nodeArgs` go to node itself (a profiler flag, say). */
+export const spawnServer = async (
+  db: TestDatabase,
+  extraEnv: Record<string, string> = {},
+  nodeArgs: ReadonlyArray<string> = []
+): Promise<ChildServer> => {
   const port = await freePort()
-  const child = spawn(process.execPath, [path.join(root, "bin/cairn.mjs"), "serve"], {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(root, "bin/cairn.mjs"), "serve"], {
     cwd: root,
     env: { ...process.env, ...envFor(db, port, { LOG_LEVEL: "info", ...extraEnv }) },
     stdio: ["ignore", "pipe", "pipe"]

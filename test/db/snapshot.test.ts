@@ -1,0 +1,80 @@
+/**
+ * The cached snapshot behind the settings and the provider registry: one load per window, one
+ * load for any number of concurrent readers, and no stale value winning over a newer one.
+ */
+import { Deferred, Effect, Exit, Fiber } from "effect"
+import { describe, expect, it } from "vitest"
+import { makeSnapshot } from "../../src/db/Snapshot.ts"
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+describe("makeSnapshot", () => {
+  it("loads once per window and again after it", async () => {
+    let loads = 0
+    const snapshot = makeSnapshot(Effect.sync(() => ++loads), 50)
+    expect(await Effect.runPromise(snapshot.get)).toBe(1)
+    expect(await Effect.runPromise(snapshot.get)).toBe(1)
+    await sleep(70)
+    expect(await Effect.runPromise(snapshot.get)).toBe(2)
+  })
+
+  it("sends one load for many concurrent readers of an expired value", async () => {
+    let loads = 0
+    const snapshot = makeSnapshot(
+      Effect.sync(() => ++loads).pipe(Effect.delay("20 millis")),
+      1_000
+    )
+    const values = await Effect.runPromise(Effect.all(Array.from({ length: 25 }, () => snapshot.get), { concurrency: "unbounded" }))
+    expect(values).toEqual(Array.from({ length: 25 }, () => 1))
+    expect(loads).toBe(1)
+  })
+
+  it("refreshes at once, and a slower load that started earlier does not overwrite the newer value", async () => {
+    let version = 0
+    const gates: Array<Deferred.Deferred<void>> = []
+    const snapshot = makeSnapshot(
+      Effect.gen(function* () {
+        const mine = ++version
+        const gate = yield* Deferred.make<void>()
+        gates.push(gate)
+        yield* Deferred.await(gate)
+        return mine
+      }),
+      60_000
+    )
+    const older = Effect.runFork(snapshot.get) // load 1, held
+    await sleep(10)
+    const newer = Effect.runFork(snapshot.refresh) // load 2, held
+    await sleep(10)
+    await Effect.runPromise(Deferred.succeed(gates[1]!, undefined)) // the newer ends first
+    expect(await Effect.runPromise(Fiber.join(newer))).toBe(2)
+    await Effect.runPromise(Deferred.succeed(gates[0]!, undefined))
+    expect(await Effect.runPromise(Fiber.join(older))).toBe(1) // its reader gets what it waited for
+    expect(await Effect.runPromise(snapshot.get)).toBe(2) // but the kept value stays the newer one
+  })
+
+  it("fails the readers of a failed load, and tries again on the next read", async () => {
+    let calls = 0
+    const snapshot = makeSnapshot(
+      Effect.suspend(() => (++calls === 1 ? Effect.fail("database down" as const) : Effect.succeed("ok"))),
+      60_000
+    )
+    const first = await Effect.runPromiseExit(snapshot.get)
+    expect(Exit.isFailure(first)).toBe(true)
+    expect(await Effect.runPromise(snapshot.get)).toBe("ok")
+    expect(calls).toBe(2)
+  })
+
+  it("keeps loading for the other readers when the reader that started the load is interrupted", async () => {
+    let loads = 0
+    const snapshot = makeSnapshot(Effect.sync(() => ++loads).pipe(Effect.delay("40 millis")), 60_000)
+    const starter = Effect.runFork(snapshot.get)
+    await sleep(5)
+    const waiter = Effect.runFork(snapshot.get)
+    await sleep(5)
+    // The starter cannot be cut mid-load (the load is shared); its interruption waits for it.
+    await Effect.runPromise(Fiber.interrupt(starter))
+    expect(await Effect.runPromise(Fiber.join(waiter))).toBe(1)
+    expect(loads).toBe(1)
+  })
+})

@@ -1,0 +1,224 @@
+/**
+ * The wire client for OpenAI-compatible providers, against loopback servers that answer exactly as
+ * scripted here: event-stream framing, error bodies, headers, timeouts, cancellation, multipart and
+ * the one resend on a keep-alive socket the server had closed.
+ */
+import { Effect, Either, Exit, Fiber } from "effect"
+import * as http from "node:http"
+import * as net from "node:net"
+import { afterEach, describe, expect, it } from "vitest"
+import { OpenAiClient, providerMessage, WireError, type Connection } from "../../src/providers/OpenAiClient.ts"
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) => void
+
+const servers: Array<{ close: () => void }> = []
+afterEach(() => {
+  for (const server of servers.splice(0)) server.close()
+})
+
+const serve = async (handler: Handler): Promise<string> => {
+  const server = http.createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => handler(req, res, Buffer.concat(chunks)))
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  servers.push({ close: () => server.close() && server.closeAllConnections() })
+  return `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/v1`
+}
+
+const client = (baseUrl: string, extra: Partial<Connection> = {}) =>
+  new OpenAiClient({ baseUrl, apiKey: "sk-test-key", headers: {}, timeoutMs: 2_000, ...extra })
+
+/** All payloads of a stream, or the WireError that ended it. */
+const drain = (c: OpenAiClient) =>
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function* () {
+        const events = yield* c.events("/chat/completions", { stream: true })
+        const out: Array<unknown> = []
+        for (;;) {
+          const next = yield* Effect.tryPromise({ try: () => events.next(), catch: (e) => e as WireError })
+          if (next === undefined) return out
+          out.push(next)
+        }
+      })
+    ).pipe(Effect.either)
+  )
+
+/** Writes the pieces with a pause between them, so they reach the client as separate reads. */
+const writeSlowly = (res: http.ServerResponse, pieces: ReadonlyArray<string>) => {
+  res.writeHead(200, { "content-type": "text/event-stream" })
+  let i = 0
+  const next = () => {
+    if (i === pieces.length) return res.end()
+    res.write(pieces[i++])
+    setTimeout(next, 5)
+  }
+  next()
+}
+
+describe("OpenAiClient", () => {
+  it("sends JSON to the base path with the bearer key and answers the parsed reply", async () => {
+    let seen: { url?: string; auth?: string; type?: string; body?: unknown } = {}
+    const base = await serve((req, res, body) => {
+      seen = { url: req.url!, auth: req.headers.authorization!, type: req.headers["content-type"]!, body: JSON.parse(body.toString()) }
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ok: true }))
+    })
+    const reply = await Effect.runPromise(client(`${base}/`).postJson("/chat/completions", { model: "m" }))
+    expect(reply).toEqual({ ok: true })
+    expect(seen).toEqual({ url: "/v1/chat/completions", auth: "Bearer sk-test-key", type: "application/json", body: { model: "m" } })
+  })
+
+  it("lets a provider's own header replace the bearer key, and sends none without a key", async () => {
+    const auth: Array<Record<string, unknown>> = []
+    const base = await serve((req, res) => {
+      auth.push({ authorization: req.headers.authorization, "api-key": req.headers["api-key"] })
+      res.end("{}")
+    })
+    await Effect.runPromise(client(base, { headers: { "Api-Key": "azure-key", Authorization: "Token t" } }).getJson("/models"))
+    await Effect.runPromise(client(base, { apiKey: undefined }).getJson("/models"))
+    expect(auth).toEqual([
+      { authorization: "Token t", "api-key": "azure-key" },
+      { authorization: undefined, "api-key": undefined }
+    ])
+  })
+
+  it("describes a non-2xx answer with its status, headers and the provider's message", async () => {
+    const base = await serve((_req, res) => {
+      res.writeHead(429, { "retry-after": "3", "content-type": "application/json" })
+      res.end(JSON.stringify({ error: { message: "Slow down", type: "rate_limit_error" } }))
+    })
+    const result = await Effect.runPromise(Effect.either(client(base).postJson("/chat/completions", {})))
+    expect(Either.isLeft(result)).toBe(true)
+    const error = (result as Either.Left<WireError, unknown>).left
+    expect(error).toMatchObject({ reason: "status", status: 429, message: "Slow down" })
+    expect(error.headers?.["retry-after"]).toBe("3")
+  })
+
+  it("reads the provider's message from the usual error shapes", () => {
+    expect(providerMessage(400, JSON.stringify({ error: { message: "bad model" } }))).toBe("bad model")
+    expect(providerMessage(400, JSON.stringify({ error: "plain words" }))).toBe("plain words")
+    expect(providerMessage(400, JSON.stringify({ message: "top level" }))).toBe("top level")
+    expect(providerMessage(400, JSON.stringify({ error: { code: 7 } }))).toBe('{"code":7}')
+    expect(providerMessage(502, "<html>Bad gateway</html>")).toBe("<html>Bad gateway</html>")
+    expect(providerMessage(503, "")).toBe("503 status code (no body)")
+    expect(providerMessage(500, "x".repeat(5000))).toHaveLength(1001)
+  })
+
+  it("fails a 200 whose body is not JSON as malformed", async () => {
+    const base = await serve((_req, res) => res.end("not json"))
+    const result = await Effect.runPromise(Effect.either(client(base).postJson("/chat/completions", {})))
+    expect(result).toMatchObject({ left: { reason: "malformed" } })
+  })
+
+  it("times out a provider that never answers, and a body that stops halfway", async () => {
+    const silent = await serve(() => undefined)
+    const started = Date.now()
+    const result = await Effect.runPromise(Effect.either(client(silent, { timeoutMs: 200 }).postJson("/x", {})))
+    expect(result).toMatchObject({ left: { reason: "timeout" } })
+    expect(Date.now() - started).toBeLessThan(1_500)
+
+    const halfway = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": "100" })
+      res.write('{"choices": [')
+    })
+    const partial = await Effect.runPromise(Effect.either(client(halfway, { timeoutMs: 200 }).postJson("/x", {})))
+    expect(partial).toMatchObject({ left: { reason: "timeout" } })
+  })
+
+  it("reports a refused connection as unreachable", async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as net.AddressInfo
+        probe.close(() => resolve(port))
+      })
+    })
+    const result = await Effect.runPromise(Effect.either(client(`http://127.0.0.1:${port}/v1`).postJson("/x", {})))
+    expect(result).toMatchObject({ left: { reason: "unreachable", message: expect.stringContaining("ECONNREFUSED") } })
+  })
+
+  it("ends the request when the caller is interrupted", async () => {
+    let closed!: () => void
+    const sawClose = new Promise<void>((resolve) => (closed = resolve))
+    const base = await serve((req) => req.socket.on("close", () => closed()))
+    const fiber = Effect.runFork(client(base).postJson("/x", {}))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const exit = await Effect.runPromise(Fiber.interrupt(fiber))
+    expect(Exit.isInterrupted(exit)).toBe(true)
+    await sawClose
+  })
+
+  it("resends once when a kept-alive socket turns out closed by the provider", async () => {
+    // A raw server: the first request on a connection is answered with keep-alive; a second one on
+    // the same connection is met with a reset, as when the server's idle timeout races the reuse.
+    let requests = 0
+    const server = net.createServer((socket) => {
+      let served = 0
+      socket.on("data", () => {
+        requests++
+        if (served++ === 0) {
+          socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 13\r\nconnection: keep-alive\r\n\r\n{"n":"first"}')
+        } else socket.resetAndDestroy()
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    servers.push({ close: () => server.close() })
+    const c = client(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}/v1`)
+    expect(await Effect.runPromise(c.postJson("/x", {}))).toEqual({ n: "first" })
+    expect(await Effect.runPromise(c.postJson("/x", {}))).toEqual({ n: "first" })
+    expect(requests).toBe(3) // first, the reset reuse, the resend on a fresh connection
+  })
+
+  it("sends multipart fields and a file a standard parser reads back", async () => {
+    let form: FormData | undefined
+    const base = await serve(async (req, res, body) => {
+      form = await new Request("http://x/", { method: "POST", headers: { "content-type": req.headers["content-type"]! }, body }).formData()
+      res.end(JSON.stringify({ text: "ok" }))
+    })
+    const audio = new Uint8Array([0, 1, 2, 250, 13, 10])
+    await Effect.runPromise(client(base).postMultipart("/audio/transcriptions", { model: "whisper-1" }, { field: "file", name: 'voice "1".webm', type: "audio/webm", data: audio }))
+    expect(form!.get("model")).toBe("whisper-1")
+    const file = form!.get("file") as File
+    expect(file.type).toBe("audio/webm")
+    expect(new Uint8Array(await file.arrayBuffer())).toEqual(audio)
+  })
+})
+
+describe("OpenAiClient event streams", () => {
+  it("frames events split across reads, with CRLF, comments and multi-line data, until [DONE]", async () => {
+    const base = await serve((_req, res) =>
+      writeSlowly(res, [
+        ': keep-alive comment\r\n\r\ndata: {"n"',
+        ':1}\r\n\r\ndata: {"n":\n',
+        'data: 2}\n\nevent: message\ndata: {"n":3}\n',
+        "\ndata: [DONE]\n\ndata: {\"n\":4}\n\n"
+      ])
+    )
+    expect(await drain(client(base))).toEqual(Either.right([{ n: 1 }, { n: 2 }, { n: 3 }]))
+  })
+
+  it("ends at the end of the body when no [DONE] comes, keeping a last unterminated event", async () => {
+    const base = await serve((_req, res) => writeSlowly(res, ['data: {"n":1}\n\n', 'data: {"n":2}']))
+    expect(await drain(client(base))).toEqual(Either.right([{ n: 1 }, { n: 2 }]))
+  })
+
+  it("fails on an error payload or an error event with the provider's message", async () => {
+    const payload = await serve((_req, res) => writeSlowly(res, ['data: {"n":1}\n\n', 'data: {"error":{"message":"model overloaded"}}\n\n']))
+    expect(await drain(client(payload))).toMatchObject({ left: { reason: "stream_error", message: "model overloaded" } })
+    const event = await serve((_req, res) => writeSlowly(res, ['event: error\ndata: {"message":"quota gone"}\n\n']))
+    expect(await drain(client(event))).toMatchObject({ left: { reason: "stream_error", message: "quota gone" } })
+  })
+
+  it("fails a payload that is not JSON as malformed, and a non-2xx opening with its status", async () => {
+    const garbage = await serve((_req, res) => writeSlowly(res, ["data: {oops\n\n"]))
+    expect(await drain(client(garbage))).toMatchObject({ left: { reason: "malformed" } })
+    const refused = await serve((_req, res) => res.writeHead(503).end(JSON.stringify({ error: { message: "busy" } })))
+    expect(await drain(client(refused))).toMatchObject({ left: { reason: "status", status: 503, message: "busy" } })
+  })
+
+  it("times out only the opening: a slow stream that has started is not cut by the request timer", async () => {
+    const base = await serve((_req, res) => writeSlowly(res, ['data: {"n":1}\n\n', ...Array.from({ length: 20 }, () => ""), 'data: {"n":2}\n\n']))
+    expect(await drain(client(base, { timeoutMs: 50 }))).toEqual(Either.right([{ n: 1 }, { n: 2 }]))
+  })
+})
