@@ -32,7 +32,7 @@ import { ListeningAddress, ProcessesLive } from "./integrations/Processes.ts"
 import { withIntegrationRoutes } from "./integrations/Routes.ts"
 import * as IntegrationServices from "./integrations/Services.ts"
 import { IntegrationSettings } from "./integrations/Settings.ts"
-import { LlmHttpLive, ProvidersHttpLive } from "./providers/Http.ts"
+import { LlmFastRouteLive, LlmHttpLive, ProvidersHttpLive } from "./providers/Http.ts"
 import { LlmLive } from "./providers/Llm.ts"
 import { Delegation } from "./agent/Delegation.ts"
 import { Interactions } from "./agent/Interactions.ts"
@@ -132,7 +132,7 @@ const HandlersLive = Layer.mergeAll(
 
 /**
  * The API: the core definition plus each loaded integration's routes (known only after loading),
- * with the endpoint catalogue reflected from the result.
+ * with the endpoint catalogue reflected from the result, and the fast routes (`http/FastRoutes.ts`).
  */
 const ApiLive = Layer.unwrapEffect(
   Effect.gen(function* () {
@@ -142,11 +142,11 @@ const ApiLive = Layer.unwrapEffect(
       integrations.loaded().map((state) => ({ id: state.id, routes: state.loaded.routes, context: state.context }))
     )
     const catalogue = fromApi(mounted.api)
-    return HttpApiBuilder.api(documented(mounted.api, catalogue)).pipe(
+    const api = HttpApiBuilder.api(documented(mounted.api, catalogue)).pipe(
       Layer.provide(Layer.mergeAll(HandlersLive, ...mounted.handlers)),
-      Layer.provide(AuthMiddleware.layer),
-      Layer.provide(Layer.succeed(EndpointCatalogue, catalogue))
+      Layer.provide(AuthMiddleware.layer)
     )
+    return Layer.merge(api, LlmFastRouteLive).pipe(Layer.provide(Layer.succeed(EndpointCatalogue, catalogue)))
   })
 )
 

@@ -29,41 +29,47 @@ export const rateSubject = (principal: PrincipalShape, address: string): string 
   return `${principal.kind}:${principal.id}`
 }
 
+/**
+ * The whole check for one request: the route's scope from the catalogue, the bearer token to a
+ * principal, the rate limit, the scope. Shared by the HttpApi middleware and the fast routes
+ * (`http/FastRoutes.ts`), so both decide alike.
+ */
+export const makeAuthorize = Effect.gen(function* () {
+  const catalogue = yield* EndpointCatalogue
+  const authenticator = yield* Authenticator
+  const limiter = yield* RateLimiter
+  return (method: string, routePath: string, token: string, address: string): Effect.Effect<PrincipalShape, Unauthorized | Forbidden | TooManyRequests> => {
+    const entry = catalogue.lookup(method, routePath)
+    // Routes outside the catalogue cannot reach this; fail closed all the same.
+    const required = entry?.scope ?? "admin"
+    const byAddress = () => limiter.check(`ip:${address}`, routePath)
+    if (required === PUBLIC) return Effect.as(byAddress(), anonymous)
+    if (token.length === 0) return Effect.zipRight(byAddress(), Effect.fail(new Unauthorized({ detail: "Not authenticated" })))
+    // Failed attempts count against the client address, so guessing is limited too.
+    return authenticator.authenticate(token).pipe(
+      Effect.tapError(byAddress),
+      Effect.flatMap((principal) =>
+        Effect.zipRight(
+          limiter.check(rateSubject(principal, address), routePath),
+          required !== AUTHENTICATED && !grants(principal.scopes, required)
+            ? Effect.fail(new Forbidden({ detail: `Missing required scope: ${required}` }))
+            : Effect.succeed(principal)
+        )
+      )
+    )
+  }
+})
+
 export const layer = Layer.effect(
   Authentication,
-  Effect.gen(function* () {
-    const catalogue = yield* EndpointCatalogue
-    const authenticator = yield* Authenticator
-    const limiter = yield* RateLimiter
-    return {
-      // Every request passes here, so it is written in few steps: the route and request are read
-      // from the fiber's context directly.
-      bearer: (token) =>
-        Effect.withFiberRuntime<PrincipalShape, Unauthorized | Forbidden | TooManyRequests>((fiber) => {
-          const route = Context.unsafeGet(fiber.currentContext, HttpRouter.RouteContext)
-          const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
-          const routePath = route.route.path
-          const entry = catalogue.lookup(route.route.method, routePath)
-          // Routes outside the catalogue cannot reach this middleware; fail closed all the same.
-          const required = entry?.scope ?? "admin"
-          const address = Option.getOrElse(request.remoteAddress, () => "unknown")
-          const byAddress = () => limiter.check(`ip:${address}`, routePath)
-          if (required === PUBLIC) return Effect.as(byAddress(), anonymous)
-          const value = Redacted.value(token)
-          if (value.length === 0) return Effect.zipRight(byAddress(), Effect.fail(new Unauthorized({ detail: "Not authenticated" })))
-          // Failed attempts count against the client address, so guessing is limited too.
-          return authenticator.authenticate(value).pipe(
-            Effect.tapError(byAddress),
-            Effect.flatMap((principal) =>
-              Effect.zipRight(
-                limiter.check(rateSubject(principal, address), routePath),
-                required !== AUTHENTICATED && !grants(principal.scopes, required)
-                  ? Effect.fail(new Forbidden({ detail: `Missing required scope: ${required}` }))
-                  : Effect.succeed(principal)
-              )
-            )
-          )
-        })
-    }
-  })
+  Effect.map(makeAuthorize, (authorize) => ({
+    // Every request passes here: the route and request are read from the fiber's context directly.
+    bearer: (token) =>
+      Effect.withFiberRuntime<PrincipalShape, Unauthorized | Forbidden | TooManyRequests>((fiber) => {
+        const route = Context.unsafeGet(fiber.currentContext, HttpRouter.RouteContext)
+        const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+        const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+        return authorize(route.route.method, route.route.path, Redacted.value(token), address)
+      })
+  }))
 )

@@ -15,61 +15,14 @@ import {
   OpenApi
 } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Cause, Deferred, Effect, Layer } from "effect"
-import { createServer, type Server } from "node:http"
+import { Cause, Deferred, Effect, Layer, Option } from "effect"
+import { type IncomingMessage, Server, type ServerResponse } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
 import { EndpointCatalogue, fromApi, type Catalogue } from "./Catalogue.ts"
-import { internalErrorBody, type TooManyRequests, ValidationError, ValidationIssue } from "./Errors.ts"
-import { PATH_ID, QUERY_ID } from "./Params.ts"
+import { toValidationError } from "./DecodeErrors.ts"
+import { internalErrorBody, type TooManyRequests, ValidationError } from "./Errors.ts"
+import { type FastRoute, FastRoutes } from "./FastRoutes.ts"
 import { ShutdownSignal } from "./Shutdown.ts"
-
-const issueType = (tag: string): string => {
-  switch (tag) {
-    case "Missing":
-      return "missing"
-    case "Unexpected":
-      return "extra_forbidden"
-    case "Type":
-      return "type_error"
-    default:
-      return "value_error"
-  }
-}
-
-/** The first line of the formatter's message names the schema: path and query schemas say so. */
-const locationOf = (error: HttpApiError.HttpApiDecodeError): string => {
-  const first = error.message.split("\n", 1)[0] ?? ""
-  if (first.startsWith(PATH_ID)) return "path"
-  if (first.startsWith(QUERY_ID)) return "query"
-  return "body"
-}
-
-/**
- * An optional field with a wrong value fails both union members (the value, and "undefined"); the
- * second says nothing useful, so it is dropped when a real issue stands at the same place.
- */
-const meaningfulIssues = (issues: HttpApiError.HttpApiDecodeError["issues"]) =>
-  issues.filter(
-    (issue) =>
-      !(
-        issue.message.startsWith("Expected undefined") &&
-        issues.some((other) => other !== issue && JSON.stringify(other.path) === JSON.stringify(issue.path))
-      )
-  )
-
-export const toValidationError = (error: HttpApiError.HttpApiDecodeError): ValidationError => {
-  const where = locationOf(error)
-  return new ValidationError({
-    detail: meaningfulIssues(error.issues).map(
-      (issue) =>
-        new ValidationIssue({
-          loc: [where, ...issue.path.map((part) => (typeof part === "symbol" ? String(part) : part))],
-          msg: issue.message,
-          type: issueType(issue._tag)
-        })
-    )
-  })
-}
 
 const isRequestDecodeError = (defect: unknown) =>
   (defect as { _tag?: string; reason?: string })?._tag === "RequestError" &&
@@ -184,23 +137,45 @@ const gracefulShutdown = (server: Server) =>
     })
   )
 
+/**
+ * Node's server, with the fast routes looked at before the router sees a request. A request with an
+ * `Origin` header always goes to the router, where the CORS middleware answers it.
+ */
+class CairnHttpServer extends Server {
+  constructor(private readonly fast: ReadonlyMap<string, FastRoute>) {
+    super()
+  }
+
+  override emit(event: string, ...args: Array<any>): boolean {
+    if (event === "request" && this.fast.size > 0) {
+      const [request, response] = args as [IncomingMessage, ServerResponse]
+      const url = request.url ?? ""
+      const query = url.indexOf("?")
+      const route = this.fast.get(`${request.method} ${query < 0 ? url : url.slice(0, query)}`)
+      if (route !== undefined && request.headers.origin === undefined && route.handle(request, response)) return true
+    }
+    return super.emit(event, ...args)
+  }
+}
+
 /** The listening server for an API layer; `onListen` learns the bound port (tests use port 0). */
-export const serve = <E, R>(apiLayer: Layer.Layer<HttpApi.Api, E, R>) =>
+export const serve = <E, R>(apiLayer: Layer.Layer<HttpApi.Api | FastRoutes, E, R>) =>
   Layer.unwrapEffect(
     Effect.gen(function* () {
       const config = yield* AppConfig
-      const server = createServer()
       // The request log is at debug level: below it, the middleware would only cost time.
       const logsRequests = config.logLevel === "debug" || config.logLevel === "trace"
+      // Fast routes skip the router's request span and log, so they stand aside when either is on.
+      const fastRoutes = logsRequests || Option.isSome(config.otlpEndpoint) ? [] : yield* FastRoutes
+      const server = new CairnHttpServer(new Map(fastRoutes.map((route) => [`${route.method} ${route.path}`, route])))
       return (logsRequests ? HttpApiBuilder.serve(requestLogger) : HttpApiBuilder.serve()).pipe(
         Layer.provide(gracefulShutdown(server)),
         Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),
         Layer.provide(HttpApiScalar.layer({ path: "/redoc" })),
         Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
         Layer.provide(errorMapping),
-        Layer.provide(apiLayer),
         HttpServer.withLogAddress,
         Layer.provideMerge(NodeHttpServer.layer(() => server, { port: config.port, host: config.host }))
       )
     })
-  )
+  ).pipe(Layer.provide(apiLayer))

@@ -1,0 +1,144 @@
+/**
+ * Routes answered before the HttpApi router, for hot paths where the router, middleware and
+ * response encoding cost more than the work itself (the completion proxy: bench/llmProxy.ts). A
+ * fast route is still declared in the HttpApi, which stays the contract (OpenAPI, discover, scope
+ * catalogue); this is only a cheaper way in, and it must answer exactly as the declared route
+ * would (`test/providers/fastRoute.test.ts` compares the two).
+ *
+ * The server gives a request to a fast route only when nothing else would have touched it: no
+ * tracing, no request log, no `Origin` header (CORS answers stay with the CORS middleware). A route
+ * may decline a request it does not handle cheaply (an unusual content type, a large body), and the
+ * router gets it.
+ */
+import { Cause, Context, Effect, Either, type ParseResult, Runtime } from "effect"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import { toValidationError } from "./DecodeErrors.ts"
+import { internalErrorBody, ValidationError } from "./Errors.ts"
+
+export interface FastRoute {
+  readonly method: string
+  readonly path: string
+  /** True when it took the request; false leaves it to the router (nothing may be written then). */
+  readonly handle: (request: IncomingMessage, response: ServerResponse) => boolean
+}
+
+export class FastRoutes extends Context.Tag("cairn/FastRoutes")<FastRoutes, ReadonlyArray<FastRoute>>() {}
+
+/** Requests each fast route took in this process, by path (diagnostics; the tests check it). */
+export const fastRouteCounts = new Map<string, number>()
+
+/** The largest body a fast route reads itself; larger ones go through the router. */
+export const fastBodyLimit = 256 * 1024
+
+const sendJson = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  if (response.headersSent || response.destroyed) return
+  const payload = Buffer.from(JSON.stringify(body))
+  response.writeHead(status, { ...headers, "content-type": "application/json", "content-length": String(payload.length) })
+  response.end(payload)
+}
+
+/**
+ * The answer for a failure, as the API would encode it: the declared errors by their status and
+ * `{detail}` body (a 429 with Retry-After), anything else logged and answered with a bare 500.
+ */
+const failureAnswer = (error: unknown): { status: number; body: unknown; headers?: Record<string, string> } | undefined => {
+  const tag = (error as { _tag?: string })?._tag
+  const detail = (error as { detail?: unknown })?.detail
+  switch (tag) {
+    case "ValidationError":
+      return { status: 422, body: { detail: (error as ValidationError).detail.map((i) => ({ loc: i.loc, msg: i.msg, type: i.type })) } }
+    case "Unauthorized":
+      return { status: 401, body: { detail } }
+    case "Forbidden":
+      return { status: 403, body: { detail } }
+    case "NotFound":
+      return { status: 404, body: { detail } }
+    case "Conflict":
+      return { status: 409, body: { detail } }
+    case "TooManyRequests": {
+      const seconds = (error as { retryAfterSeconds: number }).retryAfterSeconds
+      return { status: 429, body: { detail }, headers: { "retry-after": String(Math.max(1, Math.ceil(seconds))) } }
+    }
+    case "BadGateway":
+      return { status: 502, body: { detail } }
+    case "ServiceUnavailable":
+      return { status: 503, body: { detail } }
+    default:
+      return undefined
+  }
+}
+
+/**
+ * A JSON POST route: reads the body (declining anything the router would parse otherwise),
+ * decodes it with the endpoint's own payload schema, runs `handle` on the given runtime and writes
+ * the encoded answer or the error. A client that goes away interrupts the work.
+ */
+export const jsonRoute = <P, A, Auth, R>(options: {
+  readonly path: string
+  readonly runtime: Runtime.Runtime<R>
+  /** Runs first, as the auth middleware does before the body is decoded. */
+  readonly authorize: (request: IncomingMessage) => Effect.Effect<Auth, unknown, R>
+  /** The endpoint's payload schema, decoding. */
+  readonly decode: (input: unknown) => Either.Either<P, ParseResult.ParseError>
+  readonly handle: (payload: P, authorized: Auth) => Effect.Effect<A, unknown, R>
+  /** The endpoint's success schema, encoding. */
+  readonly encode: (value: A) => Either.Either<unknown, ParseResult.ParseError>
+}): FastRoute => {
+  const runFork = Runtime.runFork(options.runtime)
+  return {
+    method: "POST",
+    path: options.path,
+    handle: (request, response) => {
+      const type = request.headers["content-type"]
+      if (type !== undefined && !type.toLowerCase().includes("application/json")) return false
+      const length = Number(request.headers["content-length"])
+      if (!Number.isFinite(length) || length > fastBodyLimit) return false
+
+      const program = Effect.flatMap(options.authorize(request), (authorized) =>
+        Effect.flatMap(readBody(request), (text) => {
+          let parsed: unknown
+          try {
+            parsed = text === "" ? null : JSON.parse(text)
+          } catch {
+            return Effect.fail(ValidationError.single(["body"], "Request body is not valid JSON", "json_invalid"))
+          }
+          const decoded = options.decode(parsed)
+          if (Either.isLeft(decoded)) {
+            return Effect.flatMap(HttpApiDecodeError.fromParseError(decoded.left), (error) => Effect.fail(toValidationError(error)))
+          }
+          // An answer that does not fit its own schema is a defect, as in the router (a 500).
+          return Effect.flatMap(options.handle(decoded.right, authorized), (value) => Effect.orDie(options.encode(value)))
+        })
+      ).pipe(
+        Effect.matchCauseEffect({
+          onSuccess: (body) => Effect.sync(() => sendJson(response, 200, body)),
+          onFailure: (cause) => {
+            if (Cause.isInterruptedOnly(cause)) return Effect.void
+            const failure = Cause.failureOption(cause)
+            const answer = failure._tag === "Some" ? failureAnswer(failure.value) : undefined
+            if (answer) return Effect.sync(() => sendJson(response, answer.status, answer.body, answer.headers))
+            return Effect.zipRight(
+              Effect.logError("Unhandled error while serving a request", cause),
+              Effect.sync(() => sendJson(response, 500, internalErrorBody))
+            )
+          }
+        })
+      )
+      fastRouteCounts.set(options.path, (fastRouteCounts.get(options.path) ?? 0) + 1)
+      const fiber = runFork(program)
+      response.on("close", () => {
+        if (!response.writableEnded) fiber.unsafeInterruptAsFork(fiber.id())
+      })
+      return true
+    }
+  }
+}
+
+const readBody = (request: IncomingMessage) =>
+  Effect.async<string, ValidationError>((resume) => {
+    const chunks: Array<Buffer> = []
+    request.on("data", (chunk: Buffer) => chunks.push(chunk))
+    request.on("end", () => resume(Effect.succeed(chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8"))))
+    request.on("error", () => resume(Effect.fail(ValidationError.single(["body"], "Request body could not be read", "json_invalid"))))
+  })
