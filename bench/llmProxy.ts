@@ -145,7 +145,8 @@ const measure = async (latencyMs: string) => {
     const direct = () => post(directUrl, PROVIDER_KEY, body)
     const viaBare = () => post(bare.url, PROVIDER_KEY, body)
     const proxied = () => post(proxyUrl, API_KEY, body)
-    // The server's own floor: an authenticated route answered from memory, no upstream call.
+    // The router's floor: an authenticated route answered from memory through the HttpApi router
+    // (the proxy itself takes its fast route), no upstream call.
     const floor = () => post(`${cairn!.baseUrl}/api/v1/admin/providers/default`, API_KEY, undefined)
 
     for (let i = 0; i < WARMUP; i++) {
@@ -197,7 +198,7 @@ const measure = async (latencyMs: string) => {
     console.log(`    bare Node proxy        ${rates.bare.map((x) => x.toFixed(0)).join(" / ")}   ratio ${(best(rates.bare) / best(rates.direct)).toFixed(3)}`)
     console.log(`    through Cairn          ${rates.cairn.map((x) => x.toFixed(0)).join(" / ")}   ratio ${(best(rates.cairn) / best(rates.direct)).toFixed(3)}   target >= 0.8`)
     console.log(`  CPU per proxied request: Cairn ${((cairnCpu * 1000) / (2 * CONCURRENT_TOTAL)).toFixed(0)} µs, fake server ${((fakeCpu * 1000) / (2 * CONCURRENT_TOTAL)).toFixed(0)} µs`)
-    console.log(`  Cairn floor (GET /api/v1/admin/providers/default, no upstream): ${floorRate.toFixed(0)} req/s, ${floorCpuPerRequest.toFixed(0)} µs CPU each`)
+    console.log(`  Cairn's router floor (GET /api/v1/admin/providers/default, no upstream): ${floorRate.toFixed(0)} req/s, ${floorCpuPerRequest.toFixed(0)} µs CPU each`)
   } finally {
     await cairn?.stop()
     bare.child.kill("SIGTERM")
