@@ -78,6 +78,8 @@ export class OpenAiClient {
   private readonly hostname: string
   private readonly port: string
   private readonly basePath: string
+  /** A query the base URL carries (Azure's `?api-version=...`), kept on every request. */
+  private readonly query: string
   private readonly baseHeaders: Record<string, string>
 
   constructor(readonly connection: Connection) {
@@ -88,6 +90,7 @@ export class OpenAiClient {
     this.hostname = url.hostname.replace(/^\[|\]$/g, "")
     this.port = url.port
     this.basePath = url.pathname.replace(/\/+$/, "")
+    this.query = url.search
     const headers: Record<string, string> = { "user-agent": "cairn" }
     if (url.username || url.password) {
       headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString("base64")}`
@@ -137,7 +140,7 @@ export class OpenAiClient {
       }
       const attempt = (retried: boolean) => {
         const current = this.transport.request(
-          { hostname: this.hostname, port: this.port, path: this.basePath + exchange.path, method: exchange.method, headers, agent: this.agent },
+          { hostname: this.hostname, port: this.port, path: this.basePath + exchange.path + this.query, method: exchange.method, headers, agent: this.agent },
           (response) => {
             const status = response.statusCode ?? 0
             if (status >= 200 && status < 300) {

@@ -68,6 +68,9 @@ describe("OpenAiClient", () => {
     const reply = await Effect.runPromise(client(`${base}/`).postJson("/chat/completions", { model: "m" }))
     expect(reply).toEqual({ ok: true })
     expect(seen).toEqual({ url: "/v1/chat/completions", auth: "Bearer sk-test-key", type: "application/json", body: { model: "m" } })
+    // A query on the base URL (Azure's api-version) stays on every request.
+    await Effect.runPromise(client(`${base}?api-version=2024-10-21`).postJson("/chat/completions", {}))
+    expect(seen.url).toBe("/v1/chat/completions?api-version=2024-10-21")
   })
 
   it("lets a provider's own header replace the bearer key, and sends none without a key", async () => {
