@@ -4,8 +4,10 @@
  * aside (LOG_LEVEL=debug turns on the request log, which only the router writes), given the same
  * requests against the same fake provider.
  */
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fastRouteCounts } from "../../src/http/FastRoutes.ts"
+import { Settings } from "../../src/settings/Settings.ts"
 import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { startServer, type TestServer } from "../support/server.ts"
@@ -122,6 +124,27 @@ describe.each(backends)("completion proxy fast route (%s)", (backend) => {
       expect(viaFastRoute).toEqual(viaRouter)
     })
   }
+
+  it("answers the server's own rate limit exactly as the router does, Retry-After included", async () => {
+    const limit = (server: TestServer, values: Record<string, unknown>) =>
+      server.request("/api/v1/admin/settings", { method: "PUT", body: JSON.stringify(values) })
+    for (const server of [fast, routed]) {
+      expect((await limit(server, { RATE_LIMIT_ENABLED: true, RATE_LIMIT_DEFAULT: "1/minute" })).status).toBe(200)
+    }
+    try {
+      // One call takes the minute's only token on each server; the next is refused.
+      for (const server of [fast, routed]) await server.request(path, { method: "POST", body: JSON.stringify({ messages: hello }) })
+      const [viaFastRoute, viaRouter] = await both({ body: JSON.stringify({ messages: hello }) })
+      expect(viaFastRoute.status).toBe(429)
+      expect(viaFastRoute.headers["retry-after"]).toMatch(/^\d+$/)
+      expect(viaFastRoute).toEqual(viaRouter)
+    } finally {
+      // The static key is limited too now; the limit is lifted through the database directly.
+      for (const server of [fast, routed]) {
+        await server.run(Effect.flatMap(Settings, (settings) => settings.update({ RATE_LIMIT_ENABLED: false })))
+      }
+    }
+  })
 
   it("never shows the provider key, in an answer or a log line", async () => {
     llm.script({ status: 401, errorBody: { error: { message: `Incorrect API key provided: ${PROVIDER_KEY}` } } })
