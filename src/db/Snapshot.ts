@@ -1,11 +1,11 @@
 /**
  * A value read from the database and trusted for `ttlMs`, so hot paths (every request reads the
  * settings and the provider registry) cost no query. Reads inside the window are one step; after
- * it, one reader reloads and concurrent readers wait for that same load instead of each sending the
- * same query. `refresh` reloads at once (after a change made here); a load that started earlier
+ * it, one load runs and every concurrent reader waits for that same load instead of each sending
+ * the same query. `refresh` reloads at once (after a change made here); a load that started earlier
  * and ends later never overwrites a newer one.
  */
-import { Deferred, Effect, FiberId } from "effect"
+import { Clock, Deferred, Effect, FiberId } from "effect"
 
 export interface Snapshot<A, E> {
   /** The value, reloaded first when older than the window. */
@@ -20,9 +20,8 @@ export const makeSnapshot = <A, E>(load: Effect.Effect<A, E>, ttlMs: number): Sn
   let applied = 0
   let inflight: Deferred.Deferred<A, E> | undefined
 
-  const loadAndKeep = Effect.suspend(() => {
+  const loadAndKeep = Effect.flatMap(Clock.currentTimeMillis, (at) => {
     const generation = ++started
-    const at = Date.now()
     return Effect.tap(load, (loaded) =>
       Effect.sync(() => {
         if (generation > applied) {
@@ -33,21 +32,26 @@ export const makeSnapshot = <A, E>(load: Effect.Effect<A, E>, ttlMs: number): Sn
     )
   })
 
-  // The shared load is uninterruptible: readers waiting on it must not fail because the reader
-  // that started it went away. Waiting stays interruptible.
-  const shared: Effect.Effect<A, E> = Effect.uninterruptibleMask((restore) =>
-    Effect.suspend(() => {
-      if (inflight !== undefined) return restore(Deferred.await(inflight))
-      const deferred = Deferred.unsafeMake<A, E>(FiberId.none)
-      inflight = deferred
-      return Effect.onExit(loadAndKeep, (exit) => {
-        inflight = undefined
-        return Deferred.done(deferred, exit)
-      })
-    })
-  )
+  // The shared load runs in its own fiber, so no reader owns it: any reader (the first included)
+  // may be interrupted while waiting, and the others still get the result.
+  const shared: Effect.Effect<A, E> = Effect.suspend(() => {
+    if (inflight !== undefined) return Deferred.await(inflight)
+    const deferred = Deferred.unsafeMake<A, E>(FiberId.none)
+    inflight = deferred
+    return Effect.zipRight(
+      Effect.forkDaemon(
+        Effect.flatMap(Effect.exit(loadAndKeep), (exit) => {
+          inflight = undefined
+          return Deferred.done(deferred, exit)
+        })
+      ),
+      Deferred.await(deferred)
+    )
+  })
 
-  const get = Effect.suspend(() => (value !== undefined && Date.now() - value.at < ttlMs ? Effect.succeed(value.value) : shared))
+  const get = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    value !== undefined && now - value.at < ttlMs ? Effect.succeed(value.value) : shared
+  )
 
   return { get, refresh: loadAndKeep }
 }

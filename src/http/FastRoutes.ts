@@ -95,7 +95,7 @@ export const jsonRoute = <P, A, Auth, R>(options: {
       const length = Number(request.headers["content-length"])
       if (!Number.isFinite(length) || length > fastBodyLimit) return false
 
-      const program = Effect.flatMap(options.authorize(request), (authorized) =>
+      const program = Effect.flatMap(Effect.suspend(() => options.authorize(request)), (authorized) =>
         Effect.flatMap(readBody(request), (text) => {
           let parsed: unknown
           try {

@@ -67,13 +67,16 @@ export const LlmHttpLive = HttpApiBuilder.group(CairnApi, "llm", (handlers) =>
   })
 )
 
+export const completionsPath = "/api/v1/llm/completions"
+
+/** As the platform's bearer security reads the header: whatever follows "Bearer ". */
+const bearerPrefixLength = "Bearer ".length
+
 /**
  * The completion proxy's fast route (`http/FastRoutes.ts`): the same authorization, schemas and
  * call as the declared endpoint, without the router's per-request machinery, because this is the
  * route whose overhead is measured against a direct provider call (bench/llmProxy.ts).
  */
-export const completionsPath = "/api/v1/llm/completions"
-
 export const LlmFastRouteLive = Layer.effect(
   FastRoutes,
   Effect.gen(function* () {
@@ -84,7 +87,6 @@ export const LlmFastRouteLive = Layer.effect(
       jsonRoute({
         path: completionsPath,
         runtime,
-        // As the platform's bearer security reads it: whatever follows "Bearer ".
         authorize: (request) =>
           authorize("POST", completionsPath, (request.headers.authorization ?? "").slice(bearerPrefixLength), request.socket.remoteAddress ?? "unknown"),
         decode: Schema.decodeUnknownEither(CompletionRequest),
@@ -94,5 +96,3 @@ export const LlmFastRouteLive = Layer.effect(
     ]
   })
 )
-
-const bearerPrefixLength = "Bearer ".length

@@ -135,8 +135,17 @@ export const ProviderId = Schema.String.pipe(
   })
 )
 
+/** An http(s) URL without credentials in it: those belong in `api_key` or `extra_headers`, which are kept secret. */
 const HttpUrl = Schema.String.pipe(
-  Schema.pattern(/^https?:\/\/[^\s]+$/, { message: () => "Expected an http(s) URL" })
+  Schema.pattern(/^https?:\/\/[^\s]+$/, { message: () => "Expected an http(s) URL" }),
+  Schema.filter((url) => {
+    try {
+      const parsed = new URL(url)
+      return parsed.username === "" && parsed.password === "" ? undefined : "Put credentials in api_key or extra_headers, not in the URL"
+    } catch {
+      return "Expected an http(s) URL"
+    }
+  })
 )
 
 const Price = Schema.Number.pipe(Schema.nonNegative(), Schema.finite())

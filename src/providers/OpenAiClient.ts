@@ -5,10 +5,15 @@
  * (bench/llmProxy.ts); the protocol itself is small. What a failure means (retry, 429, 502) is
  * decided in `Upstream.ts`; here it is only described.
  */
-import { Data, Effect, type Scope } from "effect"
+import { Effect, type Scope } from "effect"
 import * as crypto from "node:crypto"
 import * as http from "node:http"
 import * as https from "node:https"
+import { EventStream } from "./EventStream.ts"
+import { parseJson, providerMessage, WireError } from "./Wire.ts"
+
+export { EventStream } from "./EventStream.ts"
+export { providerMessage, WireError } from "./Wire.ts"
 
 export interface Connection {
   /** The API root, e.g. `https://api.openai.com/v1`; paths are appended to it. */
@@ -20,46 +25,9 @@ export interface Connection {
   readonly timeoutMs: number
 }
 
-/** A provider call that did not give a usable answer, described but not yet judged. */
-export class WireError extends Data.TaggedError("WireError")<{
-  readonly reason: "status" | "unreachable" | "timeout" | "malformed" | "stream_error"
-  /** The HTTP status (for `status`). */
-  readonly status?: number
-  readonly headers?: http.IncomingHttpHeaders
-  /** The provider's words (status, stream_error) or what went wrong (unreachable, malformed). */
-  readonly message: string
-}> {}
-
 const agents = {
   "http:": new http.Agent({ keepAlive: true, maxSockets: 256 }),
   "https:": new https.Agent({ keepAlive: true, maxSockets: 256 })
-}
-
-const parseJson = (text: string): unknown => {
-  try {
-    return JSON.parse(text)
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * The provider's own message from an error body: OpenAI's `{"error": {"message"}}`, a bare
- * `{"error": "..."}` or `{"message": "..."}`, else the text itself.
- */
-export const providerMessage = (status: number | undefined, text: string): string => {
-  const parsed = parseJson(text) as { error?: unknown; message?: unknown } | undefined
-  const error = parsed && typeof parsed === "object" ? parsed.error : undefined
-  if (error && typeof error === "object" && typeof (error as { message?: unknown }).message === "string") {
-    const message = (error as { message: string }).message
-    if (message.length > 0) return message
-  }
-  if (typeof error === "string" && error.length > 0) return error
-  if (parsed && typeof parsed === "object" && typeof parsed.message === "string" && parsed.message.length > 0) return parsed.message
-  if (error !== undefined && error !== null) return JSON.stringify(error)
-  const trimmed = text.trim()
-  if (trimmed.length > 0) return trimmed.length > 1000 ? `${trimmed.slice(0, 1000)}…` : trimmed
-  return status === undefined ? "The provider sent an error without a message" : `${status} status code (no body)`
 }
 
 interface Exchange {
@@ -139,9 +107,13 @@ export class OpenAiClient {
         headers["content-length"] = String(exchange.body.length)
       }
       const attempt = (retried: boolean) => {
+        // Set once any answer arrived: from then on a reset is a broken answer, never a reason to
+        // send the request again (the provider has it, and may bill it).
+        let answered = false
         const current = this.transport.request(
           { hostname: this.hostname, port: this.port, path: this.basePath + exchange.path + this.query, method: exchange.method, headers, agent: this.agent },
           (response) => {
+            answered = true
             const status = response.statusCode ?? 0
             if (status >= 200 && status < 300) {
               if (streaming) clearTimeout(timer)
@@ -158,7 +130,7 @@ export class OpenAiClient {
         )
         request = current
         current.on("error", (error: NodeJS.ErrnoException) => {
-          if (!retried && !timedOut && !settled && current.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE")) {
+          if (!retried && !answered && !timedOut && !settled && current.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE")) {
             return attempt(true)
           }
           broken(error)
@@ -217,7 +189,7 @@ export class OpenAiClient {
     }
     parts.push(
       Buffer.from(
-        `--${boundary}\r\ncontent-disposition: form-data; name="${quote(file.field)}"; filename="${quote(file.name)}"\r\ncontent-type: ${file.type}\r\n\r\n`
+        `--${boundary}\r\ncontent-disposition: form-data; name="${quote(file.field)}"; filename="${quote(file.name)}"\r\ncontent-type: ${file.type.replace(/[\r\n]/g, "")}\r\n\r\n`
       ),
       Buffer.from(file.data.buffer, file.data.byteOffset, file.data.byteLength),
       Buffer.from(`\r\n--${boundary}--\r\n`)
@@ -226,23 +198,38 @@ export class OpenAiClient {
   }
 
   /**
-   * Opens a server-sent event stream: succeeds once a 2xx answer's headers are in, with the data
-   * payloads to iterate. Closing the scope ends the request (a cancel, an idle timeout).
+   * Opens a server-sent event stream: succeeds once a 2xx event-stream answer's headers are in,
+   * with the data payloads to iterate. A 2xx that is not an event stream (a provider that ignored
+   * `stream: true`) fails: with its error message if it carries one, else as malformed. Closing the
+   * scope ends the request unless the stream finished (then its socket is kept for reuse).
    */
   events(path: string, payload: unknown): Effect.Effect<EventStream, WireError, Scope.Scope> {
-    let response: http.IncomingMessage | undefined
     const open = this.send<http.IncomingMessage>(
       { method: "POST", path, body: Buffer.from(JSON.stringify(payload)), accept: "text/event-stream" },
-      (r, finish) => finish(Effect.succeed(r)),
+      (response, finish) => finish(Effect.succeed(response)),
       true
     )
-    return Effect.acquireRelease(
-      Effect.map(Effect.interruptible(open), (r) => {
-        response = r
-        return new EventStream(r)
-      }),
-      () => Effect.sync(() => response?.destroy())
-    )
+    const checked = Effect.flatMap(open, (response) => {
+      const type = response.headers["content-type"] ?? ""
+      if (type.toLowerCase().includes("text/event-stream")) return Effect.succeed(new EventStream(response))
+      return Effect.async<never, WireError>((resume) =>
+        readAll(
+          response,
+          (text) => {
+            const parsed = parseJson(text) as { error?: unknown } | undefined
+            resume(
+              Effect.fail(
+                parsed && typeof parsed === "object" && parsed.error
+                  ? new WireError({ reason: "stream_error", message: providerMessage(undefined, text) })
+                  : new WireError({ reason: "malformed", message: `expected an event stream, got ${type || "no content type"}` })
+              )
+            )
+          },
+          (error) => resume(Effect.fail(new WireError({ reason: "unreachable", message: error.message })))
+        )
+      )
+    })
+    return Effect.acquireRelease(Effect.interruptible(checked), (events) => Effect.sync(() => events.release()))
   }
 }
 
@@ -254,76 +241,3 @@ const readAll = (response: http.IncomingMessage, done: (text: string) => void, b
   response.on("error", broken)
 }
 
-/**
- * The `data` payloads of a server-sent event stream, in order, until `[DONE]` or the end. An
- * `event: error` frame, or a payload carrying an `error` object (OpenAI's way of failing mid-stream),
- * fails with `stream_error`.
- */
-export class EventStream {
-  private readonly decoder = new TextDecoder()
-  private buffer = ""
-  private data: Array<string> = []
-  private event = ""
-  private readonly ready: Array<{ readonly event: string; readonly data: string }> = []
-  private readonly chunks: AsyncIterator<Buffer>
-  private finished = false
-
-  constructor(readonly response: http.IncomingMessage) {
-    this.chunks = response[Symbol.asyncIterator]()
-  }
-
-  /** Ends the stream (the request with it); a pending `next` fails. */
-  close() {
-    this.response.destroy()
-  }
-
-  /** The next payload parsed as JSON, or undefined at the end. */
-  async next(): Promise<unknown> {
-    for (;;) {
-      const frame = this.ready.shift()
-      if (frame !== undefined) {
-        if (frame.data === "[DONE]") {
-          this.finished = true
-          return undefined
-        }
-        const parsed = parseJson(frame.data)
-        if (frame.event === "error" || (parsed && typeof parsed === "object" && "error" in parsed && (parsed as { error: unknown }).error)) {
-          throw new WireError({ reason: "stream_error", message: providerMessage(undefined, frame.data) })
-        }
-        if (parsed === undefined) throw new WireError({ reason: "malformed", message: `an event is not JSON: ${frame.data.slice(0, 200)}` })
-        return parsed
-      }
-      if (this.finished) return undefined
-      const chunk = await this.chunks.next()
-      if (chunk.done) {
-        this.feed(this.decoder.decode() + "\n\n")
-        this.finished = true
-        continue
-      }
-      this.feed(this.decoder.decode(chunk.value, { stream: true }))
-    }
-  }
-
-  private feed(text: string) {
-    this.buffer += text
-    let newline: number
-    while ((newline = this.buffer.indexOf("\n")) >= 0) {
-      let line = this.buffer.slice(0, newline)
-      this.buffer = this.buffer.slice(newline + 1)
-      if (line.endsWith("\r")) line = line.slice(0, -1)
-      if (line.length === 0) {
-        if (this.data.length > 0) this.ready.push({ event: this.event, data: this.data.join("\n") })
-        this.data = []
-        this.event = ""
-        continue
-      }
-      if (line.startsWith(":")) continue
-      const colon = line.indexOf(":")
-      const field = colon < 0 ? line : line.slice(0, colon)
-      let value = colon < 0 ? "" : line.slice(colon + 1)
-      if (value.startsWith(" ")) value = value.slice(1)
-      if (field === "data") this.data.push(value)
-      else if (field === "event") this.event = value
-    }
-  }
-}

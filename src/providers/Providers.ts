@@ -166,7 +166,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
       new ProviderView({
         id: provider.id,
         type: "openai",
-        base_url: provider.baseUrl,
+        base_url: shownUrl(provider.baseUrl),
         api_key: provider.apiKey === undefined ? null : mask(provider.apiKey),
         extra_headers: maskHeaders(provider.extraHeaders),
         models: provider.models,
@@ -243,7 +243,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
             const data = (reply as { data?: unknown })?.data
             return Array.isArray(data) ? data.flatMap((m) => (typeof m?.id === "string" ? [m.id as string] : [])) : []
           }),
-          Effect.mapError((error) => scrub(error.message, [provider.apiKey])),
+          Effect.mapError((error) => scrub(error.message, providerSecrets(provider))),
           Effect.either
         )
         const entries = new Map<string, { model: string; sources: Set<"configured" | "upstream"> }>()
@@ -278,6 +278,35 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
 
 /** Header names whose values are credentials: masked in answers like the API key. */
 const sensitiveHeader = (name: string) => /auth|key|token|secret|password|cookie/i.test(name)
+
+/**
+ * Everything of a provider's that must never reach an answer or a log line: its key, the values of
+ * its credential headers, and a password in its base URL (possible only for the default provider,
+ * from OPENAI_BASE_URL).
+ */
+export const providerSecrets = (provider: Provider): ReadonlyArray<string | undefined> => {
+  const secrets: Array<string | undefined> = [provider.apiKey]
+  for (const [name, value] of Object.entries(provider.extraHeaders)) if (sensitiveHeader(name)) secrets.push(value)
+  try {
+    const url = new URL(provider.baseUrl)
+    if (url.password) secrets.push(url.password, decodeURIComponent(url.password))
+  } catch {
+    // not a URL: nothing in it to hide
+  }
+  return secrets
+}
+
+/** A base URL as answers show it: a password in it masked. */
+const shownUrl = (baseUrl: string) => {
+  try {
+    const url = new URL(baseUrl)
+    if (!url.password) return baseUrl
+    url.password = "****"
+    return url.toString()
+  } catch {
+    return baseUrl
+  }
+}
 
 const maskHeaders = (headers: Readonly<Record<string, string>>): Record<string, string> =>
   Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, sensitiveHeader(name) ? mask(value) : value]))

@@ -8,7 +8,7 @@ import type { IncomingHttpHeaders } from "node:http"
 import { scrub } from "./KeyVault.ts"
 import { LlmError, type ChatRequest, type LlmStreamEvent, type ToolCall, type Usage } from "./Model.ts"
 import { WireError } from "./OpenAiClient.ts"
-import type { Target } from "./Providers.ts"
+import { providerSecrets, type Target } from "./Providers.ts"
 
 /** The parts of OpenAI's chat completion objects that are read here (anything may be missing). */
 interface WireUsage {
@@ -57,7 +57,7 @@ const retryAfterSeconds = (headers: IncomingHttpHeaders | undefined): number | u
 }
 
 export const toLlmError = (target: Target) => (error: unknown): LlmError => {
-  const clean = (message: string) => scrub(message, [target.provider.apiKey])
+  const clean = (message: string) => scrub(message, providerSecrets(target.provider))
   const where = `${target.id}`
   if (error instanceof LlmError) return error
   if (error instanceof WireError) {
@@ -110,14 +110,16 @@ const chatBody = (target: Target, request: ChatRequest) => {
   } as any
 }
 
-const usageOf = (usage: ChatCompletion["usage"] | null | undefined): Usage | null =>
-  usage
-    ? {
-        prompt_tokens: usage.prompt_tokens ?? 0,
-        completion_tokens: usage.completion_tokens ?? 0,
-        total_tokens: usage.total_tokens ?? (usage.prompt_tokens ?? 0) + (usage.completion_tokens ?? 0)
-      }
-    : null
+/** A token count as the API promises it (a non-negative integer), whatever the provider sent. */
+const tokens = (value: unknown): number | undefined =>
+  typeof value === "number" && Number.isFinite(value) ? Math.max(0, Math.round(value)) : undefined
+
+const usageOf = (usage: WireUsage | null | undefined): Usage | null => {
+  if (!usage || typeof usage !== "object") return null
+  const prompt = tokens(usage.prompt_tokens) ?? 0
+  const completion = tokens(usage.completion_tokens) ?? 0
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: tokens(usage.total_tokens) ?? prompt + completion }
+}
 
 export interface ChatOutcome {
   readonly content: string
@@ -264,9 +266,7 @@ export const embedOnce = (target: Target, input: ReadonlyArray<string>) =>
       const embeddings = [...data]
         .sort((a, b) => (a.index ?? 0) - (b.index ?? 0))
         .map((d) => d.embedding as ReadonlyArray<number>)
-      const usage: Usage | null = reply.usage
-        ? { prompt_tokens: reply.usage.prompt_tokens ?? 0, completion_tokens: 0, total_tokens: reply.usage.total_tokens ?? reply.usage.prompt_tokens ?? 0 }
-        : null
+      const usage = usageOf(reply.usage && typeof reply.usage === "object" ? { ...reply.usage, completion_tokens: 0 } : null)
       return Effect.succeed({ embeddings, usage })
     })
   )

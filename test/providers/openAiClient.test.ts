@@ -158,8 +158,10 @@ describe("OpenAiClient", () => {
     let requests = 0
     const server = net.createServer((socket) => {
       let served = 0
-      socket.on("data", () => {
-        requests++
+      socket.on("data", (data: Buffer) => {
+        const arrived = data.toString("latin1").split("POST /").length - 1
+        if (arrived === 0) return // the rest of a request already counted
+        requests += arrived
         if (served++ === 0) {
           socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 13\r\nconnection: keep-alive\r\n\r\n{"n":"first"}')
         } else socket.resetAndDestroy()
@@ -171,6 +173,33 @@ describe("OpenAiClient", () => {
     expect(await Effect.runPromise(c.postJson("/x", {}))).toEqual({ n: "first" })
     expect(await Effect.runPromise(c.postJson("/x", {}))).toEqual({ n: "first" })
     expect(requests).toBe(3) // first, the reset reuse, the resend on a fresh connection
+  })
+
+  it("never sends a request again once the provider has started answering it", async () => {
+    // The second request on the connection gets the start of an answer, then a reset.
+    let requests = 0
+    const server = net.createServer((socket) => {
+      let served = 0
+      socket.on("data", (data: Buffer) => {
+        const arrived = data.toString("latin1").split("POST /").length - 1
+        if (arrived === 0) return
+        requests += arrived
+        if (served++ === 0) {
+          socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 13\r\nconnection: keep-alive\r\n\r\n{"n":"first"}')
+        } else {
+          socket.write("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{\"n\":")
+          setTimeout(() => socket.resetAndDestroy(), 20)
+        }
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    servers.push({ close: () => server.close() })
+    const c = client(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}/v1`)
+    expect(await Effect.runPromise(c.postJson("/x", {}))).toEqual({ n: "first" })
+    const broken = await Effect.runPromise(Effect.either(c.postJson("/x", {})))
+    expect(broken).toMatchObject({ left: { reason: "unreachable" } })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(requests).toBe(2)
   })
 
   it("sends multipart fields and a file a standard parser reads back", async () => {
@@ -218,6 +247,51 @@ describe("OpenAiClient event streams", () => {
     expect(await drain(client(garbage))).toMatchObject({ left: { reason: "malformed" } })
     const refused = await serve((_req, res) => res.writeHead(503).end(JSON.stringify({ error: { message: "busy" } })))
     expect(await drain(client(refused))).toMatchObject({ left: { reason: "status", status: 503, message: "busy" } })
+  })
+
+  it("splits lines on a bare CR as well", async () => {
+    const base = await serve((_req, res) => writeSlowly(res, ['data: {"n":1}\r\rdata: {"n":2}\r', '\rdata: [DONE]\r\r']))
+    expect(await drain(client(base))).toEqual(Either.right([{ n: 1 }, { n: 2 }]))
+  })
+
+  it("fails a 2xx that is not an event stream, with the provider's message when it carries one", async () => {
+    const json = await serve((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ choices: [] })))
+    expect(await drain(client(json))).toMatchObject({ left: { reason: "malformed", message: expect.stringContaining("application/json") } })
+    const error = await serve((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "no streaming here" } })))
+    expect(await drain(client(error))).toMatchObject({ left: { reason: "stream_error", message: "no streaming here" } })
+  })
+
+  it("reports a connection lost mid-stream as unreachable (worth a retry), not as malformed", async () => {
+    const base = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      res.write('data: {"n":1}\n\n')
+      setTimeout(() => res.socket?.resetAndDestroy(), 20)
+    })
+    expect(await drain(client(base))).toMatchObject({ left: { reason: "unreachable" } })
+  })
+
+  it("keeps the connection of a finished stream for the next call", async () => {
+    let connections = 0
+    const base = await serve((_req, res) => writeSlowly(res, ['data: {"n":1}\n\n', "data: [DONE]\n\n"]))
+    const port = Number(new URL(base).port)
+    // Count the connections the client opens to this server.
+    const probe = await new Promise<net.Server>((resolve) => {
+      const proxy = net.createServer((socket) => {
+        connections++
+        const upstream = net.connect(port, "127.0.0.1")
+        socket.pipe(upstream).pipe(socket)
+        socket.on("error", () => upstream.destroy())
+        upstream.on("error", () => socket.destroy())
+      })
+      proxy.listen(0, "127.0.0.1", () => resolve(proxy))
+    })
+    servers.push({ close: () => probe.close() })
+    const c = client(`http://127.0.0.1:${(probe.address() as net.AddressInfo).port}/v1`)
+    for (let i = 0; i < 4; i++) {
+      expect(await drain(c)).toEqual(Either.right([{ n: 1 }]))
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    expect(connections).toBe(1)
   })
 
   it("times out only the opening: a slow stream that has started is not cut by the request timer", async () => {

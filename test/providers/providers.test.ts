@@ -216,6 +216,12 @@ describe.each(backends)("LLM providers and usage (%s)", (backend) => {
     expect(defaultChange.status).toBe(409)
     const missing = await put(server, "/api/v1/admin/providers/nope", { base_url: localLlm.url })
     expect(missing.status).toBe(404)
+    // Credentials in the URL would be shown in every answer: they belong in api_key or extra_headers.
+    const inUrl = await post(server, "/api/v1/admin/providers", { id: "creds", base_url: "http://user:s3cret@127.0.0.1:9/v1" })
+    expect(inUrl.status).toBe(422)
+    expect((await json(inUrl)).detail).toEqual([
+      expect.objectContaining({ loc: ["body", "base_url"], msg: "Put credentials in api_key or extra_headers, not in the URL" })
+    ])
     const after = await json(await server.request("/api/v1/admin/providers/local"))
     expect(after.base_url).toBe(localLlm.url)
   })
