@@ -152,9 +152,11 @@ describe("OpenAiClient", () => {
     await sawClose
   })
 
-  it("resends once when a kept-alive socket turns out closed by the provider", async () => {
-    // A raw server: the first request on a connection is answered with keep-alive; a second one on
-    // the same connection is met with a reset, as when the server's idle timeout races the reuse.
+  /**
+   * A raw server that answers the first request on each connection whole, with keep-alive, and
+   * meets the next one on that connection with `second`; `requests()` counts requests arrived.
+   */
+  const rawServer = async (second: (socket: net.Socket) => void) => {
     let requests = 0
     const server = net.createServer((socket) => {
       let served = 0
@@ -164,42 +166,33 @@ describe("OpenAiClient", () => {
         requests += arrived
         if (served++ === 0) {
           socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 13\r\nconnection: keep-alive\r\n\r\n{"n":"first"}')
-        } else socket.resetAndDestroy()
+        } else second(socket)
       })
     })
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
     servers.push({ close: () => server.close() })
-    const c = client(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}/v1`)
-    expect(await Effect.runPromise(c.postJson("/x", {}))).toEqual({ n: "first" })
-    expect(await Effect.runPromise(c.postJson("/x", {}))).toEqual({ n: "first" })
-    expect(requests).toBe(3) // first, the reset reuse, the resend on a fresh connection
+    return { client: client(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}/v1`), requests: () => requests }
+  }
+
+  it("resends once when a kept-alive socket turns out closed by the provider", async () => {
+    // The reuse is met with a reset, as when the server's idle timeout races it.
+    const raw = await rawServer((socket) => socket.resetAndDestroy())
+    expect(await Effect.runPromise(raw.client.postJson("/x", {}))).toEqual({ n: "first" })
+    expect(await Effect.runPromise(raw.client.postJson("/x", {}))).toEqual({ n: "first" })
+    expect(raw.requests()).toBe(3) // first, the reset reuse, the resend on a fresh connection
   })
 
   it("never sends a request again once the provider has started answering it", async () => {
     // The second request on the connection gets the start of an answer, then a reset.
-    let requests = 0
-    const server = net.createServer((socket) => {
-      let served = 0
-      socket.on("data", (data: Buffer) => {
-        const arrived = data.toString("latin1").split("POST /").length - 1
-        if (arrived === 0) return
-        requests += arrived
-        if (served++ === 0) {
-          socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 13\r\nconnection: keep-alive\r\n\r\n{"n":"first"}')
-        } else {
-          socket.write("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{\"n\":")
-          setTimeout(() => socket.resetAndDestroy(), 20)
-        }
-      })
+    const raw = await rawServer((socket) => {
+      socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"n":')
+      setTimeout(() => socket.resetAndDestroy(), 20)
     })
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-    servers.push({ close: () => server.close() })
-    const c = client(`http://127.0.0.1:${(server.address() as net.AddressInfo).port}/v1`)
-    expect(await Effect.runPromise(c.postJson("/x", {}))).toEqual({ n: "first" })
-    const broken = await Effect.runPromise(Effect.either(c.postJson("/x", {})))
+    expect(await Effect.runPromise(raw.client.postJson("/x", {}))).toEqual({ n: "first" })
+    const broken = await Effect.runPromise(Effect.either(raw.client.postJson("/x", {})))
     expect(broken).toMatchObject({ left: { reason: "unreachable" } })
     await new Promise((resolve) => setTimeout(resolve, 50))
-    expect(requests).toBe(2)
+    expect(raw.requests()).toBe(2)
   })
 
   it("sends multipart fields and a file a standard parser reads back", async () => {
