@@ -107,7 +107,8 @@ export const jsonRoute = <P, A, Auth, R>(options: {
           if (Either.isLeft(decoded)) {
             return Effect.flatMap(HttpApiDecodeError.fromParseError(decoded.left), (error) => Effect.fail(toValidationError(error)))
           }
-          // An answer that does not fit its own schema is a defect, as in the router (a 500).
+          // An answer that does not fit its own schema is our defect: a 500. (The router re-fails it
+          // as a decode error, a 422; the proxy's answers are sanitised so that neither happens.)
           return Effect.flatMap(options.handle(decoded.right, authorized), (value) => Effect.orDie(options.encode(value)))
         })
       ).pipe(
