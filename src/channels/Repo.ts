@@ -18,16 +18,8 @@ export interface ChannelRow {
   readonly updated_at: Date
 }
 
-export interface NewChannel {
-  readonly id: string
-  readonly name: string
-  readonly bot_id: string
-  readonly client_id: string
-  readonly require_mention: boolean
-  readonly passive_memory: boolean
-  readonly workspace_enabled: boolean
-  readonly model_override: string | null
-}
+/** A row as created: what the database fills in or a later change sets is left out. */
+export type NewChannel = Omit<ChannelRow, "active_session_id" | "integration_config" | "created_at" | "updated_at">
 
 /** The settable columns of an update; absent keys are left alone. */
 export type ChannelChanges = Partial<

@@ -14,7 +14,8 @@ import { Cause, Context, Effect, Either, type ParseResult, Runtime } from "effec
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { toValidationError } from "./DecodeErrors.ts"
-import { internalErrorBody, ValidationError } from "./Errors.ts"
+import { declaredErrorAnswer, internalErrorBody, ValidationError } from "./Errors.ts"
+import { readText } from "./ReadText.ts"
 
 export interface FastRoute {
   readonly method: string
@@ -36,37 +37,6 @@ const sendJson = (response: ServerResponse, status: number, body: unknown, heade
   const payload = Buffer.from(JSON.stringify(body))
   response.writeHead(status, { ...headers, "content-type": "application/json", "content-length": String(payload.length) })
   response.end(payload)
-}
-
-/**
- * The answer for a failure, as the API would encode it: the declared errors by their status and
- * `{detail}` body (a 429 with Retry-After), anything else logged and answered with a bare 500.
- */
-const failureAnswer = (error: unknown): { status: number; body: unknown; headers?: Record<string, string> } | undefined => {
-  const tag = (error as { _tag?: string })?._tag
-  const detail = (error as { detail?: unknown })?.detail
-  switch (tag) {
-    case "ValidationError":
-      return { status: 422, body: { detail: (error as ValidationError).detail.map((i) => ({ loc: i.loc, msg: i.msg, type: i.type })) } }
-    case "Unauthorized":
-      return { status: 401, body: { detail } }
-    case "Forbidden":
-      return { status: 403, body: { detail } }
-    case "NotFound":
-      return { status: 404, body: { detail } }
-    case "Conflict":
-      return { status: 409, body: { detail } }
-    case "TooManyRequests": {
-      const seconds = (error as { retryAfterSeconds: number }).retryAfterSeconds
-      return { status: 429, body: { detail }, headers: { "retry-after": String(Math.max(1, Math.ceil(seconds))) } }
-    }
-    case "BadGateway":
-      return { status: 502, body: { detail } }
-    case "ServiceUnavailable":
-      return { status: 503, body: { detail } }
-    default:
-      return undefined
-  }
 }
 
 /**
@@ -117,7 +87,7 @@ export const jsonRoute = <P, A, Auth, R>(options: {
           onFailure: (cause) => {
             if (Cause.isInterruptedOnly(cause)) return Effect.void
             const failure = Cause.failureOption(cause)
-            const answer = failure._tag === "Some" ? failureAnswer(failure.value) : undefined
+            const answer = failure._tag === "Some" ? declaredErrorAnswer(failure.value) : undefined
             if (answer) return Effect.sync(() => sendJson(response, answer.status, answer.body, answer.headers))
             return Effect.zipRight(
               Effect.logError("Unhandled error while serving a request", cause),
@@ -137,9 +107,10 @@ export const jsonRoute = <P, A, Auth, R>(options: {
 }
 
 const readBody = (request: IncomingMessage) =>
-  Effect.async<string, ValidationError>((resume) => {
-    const chunks: Array<Buffer> = []
-    request.on("data", (chunk: Buffer) => chunks.push(chunk))
-    request.on("end", () => resume(Effect.succeed(chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8"))))
-    request.on("error", () => resume(Effect.fail(ValidationError.single(["body"], "Request body could not be read", "json_invalid"))))
-  })
+  Effect.async<string, ValidationError>((resume) =>
+    readText(
+      request,
+      (text) => resume(Effect.succeed(text)),
+      () => resume(Effect.fail(ValidationError.single(["body"], "Request body could not be read", "json_invalid")))
+    )
+  )

@@ -20,7 +20,7 @@ import { type IncomingMessage, Server, type ServerResponse } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
 import { EndpointCatalogue, fromApi, type Catalogue } from "./Catalogue.ts"
 import { toValidationError } from "./DecodeErrors.ts"
-import { internalErrorBody, type TooManyRequests, ValidationError } from "./Errors.ts"
+import { internalErrorBody, retryAfterHeader, type TooManyRequests, ValidationError } from "./Errors.ts"
 import { type FastRoute, FastRoutes } from "./FastRoutes.ts"
 import { ShutdownSignal } from "./Shutdown.ts"
 
@@ -49,7 +49,7 @@ const errorMapping = HttpApiBuilder.middleware((app) =>
           const error = failure.value as TooManyRequests
           return HttpServerResponse.json(
             { detail: error.detail },
-            { status: 429, headers: { "retry-after": String(Math.max(1, Math.ceil(error.retryAfterSeconds))) } }
+            { status: 429, headers: { "retry-after": retryAfterHeader(error.retryAfterSeconds) } }
           )
         }
         return Effect.failCause(cause)

@@ -9,6 +9,7 @@ import { Effect, type Scope } from "effect"
 import * as crypto from "node:crypto"
 import * as http from "node:http"
 import * as https from "node:https"
+import { readText } from "../http/ReadText.ts"
 import { EventStream } from "./EventStream.ts"
 import { parseJson, providerMessage, WireError } from "./Wire.ts"
 
@@ -70,8 +71,8 @@ export class OpenAiClient {
 
   /**
    * Sends one request and calls `onResponse` with a 2xx response once its headers are in; any
-   * other status is read whole and failed as `status`. The timer runs until `onResponse` returns
-   * true ("done"), or for streams until the headers arrive. A keep-alive socket the provider closed
+   * other status is read whole and failed as `status`. The timer runs until `onResponse` calls
+   * `finish`, or for streams until the headers arrive. A keep-alive socket the provider closed
    * while idle fails at once on reuse: that request never arrived, so it is sent once more.
    */
   private send<A>(
@@ -123,7 +124,7 @@ export class OpenAiClient {
               })
               return onResponse(response, finish)
             }
-            readAll(response, (text) =>
+            readText(response, (text) =>
               finish(Effect.fail(new WireError({ reason: "status", status, headers: response.headers, message: providerMessage(status, text) })))
             , broken)
           }
@@ -151,7 +152,7 @@ export class OpenAiClient {
     return this.send<unknown>(
       exchange,
       (response, finish) =>
-        readAll(
+        readText(
           response,
           (text) => {
             const parsed = parseJson(text)
@@ -213,7 +214,7 @@ export class OpenAiClient {
       const type = response.headers["content-type"] ?? ""
       if (type.toLowerCase().includes("text/event-stream")) return Effect.succeed(new EventStream(response))
       return Effect.async<never, WireError>((resume) =>
-        readAll(
+        readText(
           response,
           (text) => {
             const parsed = parseJson(text) as { error?: unknown } | undefined
@@ -232,12 +233,3 @@ export class OpenAiClient {
     return Effect.acquireRelease(Effect.interruptible(checked), (events) => Effect.sync(() => events.release()))
   }
 }
-
-/** Reads a whole body as UTF-8 text. */
-const readAll = (response: http.IncomingMessage, done: (text: string) => void, broken: (error: Error) => void) => {
-  const chunks: Array<Buffer> = []
-  response.on("data", (chunk: Buffer) => chunks.push(chunk))
-  response.on("end", () => done(chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks).toString("utf8")))
-  response.on("error", broken)
-}
-
