@@ -4,13 +4,14 @@
  * from it.
  */
 import { HttpApi, OpenApi } from "@effect/platform"
-import { ApiKeysApi } from "./auth/keys/Api.ts"
-import { AuthApi, UsersApi } from "./auth/users/Api.ts"
-import { WidgetApi } from "./auth/widget/Api.ts"
+import { ApiKeysApi } from "./access/keys/Api.ts"
+import { AuthApi, UsersApi } from "./access/users/Api.ts"
+import { WidgetApi } from "./access/widget/Api.ts"
 import { BindingsApi } from "./bindings/Api.ts"
 import { BotsApi } from "./bots/Api.ts"
 import { CarapacesApi } from "./carapaces/Api.ts"
 import { ChatApi } from "./chat/Api.ts"
+import { RunsApi } from "./runs/Api.ts"
 import { ChannelsApi } from "./channels/Api.ts"
 import { HealthApi } from "./health/Api.ts"
 import { IntegrationsApi } from "./integrations/Api.ts"
@@ -36,6 +37,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .add(ChannelsApi)
   .add(SessionsApi)
   .add(ChatApi)
+  .add(RunsApi)
   .add(IntegrationsApi)
   .add(ProvidersApi)
   .add(LlmApi)

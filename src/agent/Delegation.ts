@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import { Bots } from "../bots/Bots.ts"
 import type { ToolSchema } from "../providers/Model.ts"
 import { Sessions } from "../sessions/Sessions.ts"
-import type { TurnInput, TurnResult } from "./Loop.ts"
+import type { TurnInput, TurnResult } from "./Turn.ts"
 
 export const delegateToolName = "delegate_to_bot"
 

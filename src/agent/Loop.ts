@@ -5,7 +5,6 @@
  */
 import { Config, Duration, Effect, Option, Ref, Stream } from "effect"
 import { randomUUID } from "node:crypto"
-import type { Bot } from "../bots/Model.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Hooks } from "../hooks/Hooks.ts"
 import type { HookIds } from "../hooks/Model.ts"
@@ -14,48 +13,13 @@ import type { ChatMessage, ToolCall, ToolSchema } from "../providers/Model.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { SkillLibrary, type Skill } from "../skills/Skills.ts"
 import { assemble } from "./Context.ts"
-import type { AgentEvent } from "./Events.ts"
 import { Interactions } from "./Interactions.ts"
 import { detectSecrets } from "./secrets.ts"
 import { ToolRegistry, type ToolContext } from "./Tools.ts"
 import { Carapaces } from "../carapaces/Carapaces.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
 import { Delegation, delegateToolName, delegateToolSchema } from "./Delegation.ts"
-
-export interface ExecutionConfig {
-  readonly system_preamble?: string | undefined
-  readonly skills?: ReadonlyArray<string> | undefined
-  readonly tools?: ReadonlyArray<string> | undefined
-  readonly model_override?: string | undefined
-}
-
-export interface TurnInput {
-  readonly runId: string
-  readonly sessionId: string
-  readonly clientId: string
-  readonly bot: Bot
-  readonly channel: {
-    readonly id: string
-    readonly name: string
-    readonly model_override: string | null
-    readonly workspace_enabled?: boolean
-  } | null
-  /** The user's message; null when it is already stored (a queued task's message). */
-  readonly userText: string | null
-  readonly attachments?: ReadonlyArray<unknown>
-  readonly modelOverride?: string | undefined
-  readonly executionConfig?: ExecutionConfig | undefined
-  readonly principal?: { readonly kind: string; readonly id: string } | undefined
-  readonly emit: (event: AgentEvent) => Effect.Effect<void>
-  /** Nested turns (delegation) do not fire after_response for the outer run. */
-  readonly depth?: number
-}
-
-export interface TurnResult {
-  readonly text: string
-  readonly toolsUsed: ReadonlyArray<string>
-  readonly clientActions: ReadonlyArray<unknown>
-}
+import type { TurnInput, TurnResult } from "./Turn.ts"
 
 export class SkillNotFound extends Error {
   readonly _tag = "SkillNotFound"

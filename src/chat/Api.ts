@@ -1,9 +1,10 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../auth/Middleware.ts"
+import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { ErrorResponses } from "../http/Errors.ts"
-import { pathParams, queryParams } from "../http/Params.ts"
+import { pathParams } from "../http/Params.ts"
+import { EventStream } from "../runs/Model.ts"
 import {
   Acknowledged,
   ApprovalDecision,
@@ -15,9 +16,6 @@ import {
   ToolResultRequest
 } from "./Model.ts"
 
-const EventStream = HttpApiSchema.Text({ contentType: "text/event-stream" }).annotations({
-  description: "Server-Sent Events: `id: <seq>` and `data: <json with type>` per event; `response` is last"
-})
 
 export class ChatApi extends HttpApiGroup.make("chat")
   .add(
@@ -50,22 +48,6 @@ export class ChatApi extends HttpApiGroup.make("chat")
       .addSuccess(Acknowledged)
       .annotate(RequiredScope, "chat")
       .annotate(OpenApi.Description, "Answer a client-side tool request (tool_request event)")
-  )
-  .add(
-    HttpApiEndpoint.get("rejoin", "/api/v1/sessions/:id/stream")
-      .setPath(pathParams({ id: Schema.String }))
-      .setUrlParams(
-        queryParams({
-          after: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())),
-          run_id: Schema.optional(Schema.UUID)
-        })
-      )
-      .addSuccess(EventStream)
-      .annotate(RequiredScope, "chat")
-      .annotate(
-        OpenApi.Description,
-        "Rejoin the session's latest (or a given) run: events after `after` or the Last-Event-ID header, then live ones"
-      )
   )
   .add(
     HttpApiEndpoint.post("decide", "/api/v1/approvals/:id/decide")

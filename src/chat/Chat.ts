@@ -12,8 +12,8 @@ import { Sessions } from "../sessions/Sessions.ts"
 import { Settings } from "../settings/Settings.ts"
 import { Tasks } from "../tasks/Tasks.ts"
 import type { ChatRequest } from "./Model.ts"
-import { Runs } from "./Runs.ts"
-import { turnChannel, Turns } from "./Turns.ts"
+import { Runs } from "../runs/Runs.ts"
+import { turnChannel, Turns } from "../runs/Turns.ts"
 
 export type ChatStart =
   | { readonly _tag: "passive"; readonly sessionId: string }

@@ -1,23 +1,21 @@
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
 import { Interactions } from "../agent/Interactions.ts"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
-import { BadGateway, Conflict, NotFound, ServiceUnavailable } from "../http/Errors.ts"
+import { BadGateway, Conflict, ServiceUnavailable } from "../http/Errors.ts"
 import { orInternal } from "../http/Internal.ts"
-import { Sessions } from "../sessions/Sessions.ts"
 import { Tasks } from "../tasks/Tasks.ts"
 import { Chat } from "./Chat.ts"
 import { Acknowledged, ApprovalDecision, CancelResponse, ChatResponse } from "./Model.ts"
-import { Runs } from "./Runs.ts"
-import * as Sse from "./Sse.ts"
+import { Runs } from "../runs/Runs.ts"
+import * as Sse from "../runs/Sse.ts"
 
 export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
   Effect.gen(function* () {
     const chat = yield* Chat
     const runs = yield* Runs
     const tasks = yield* Tasks
-    const sessions = yield* Sessions
     const interactions = yield* Interactions
 
     const respond = (sessionId: string, text: string, clientActions: ReadonlyArray<unknown>) =>
@@ -77,26 +75,6 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
         interactions
           .submitToolResult(payload.request_id, typeof payload.result === "string" ? payload.result : JSON.stringify(payload.result))
           .pipe(Effect.as(new Acknowledged({ ok: true })))
-      )
-      .handle("rejoin", ({ path, urlParams }) =>
-        Effect.gen(function* () {
-          const session = yield* sessions.get(path.id)
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const lastEventId = Number(request.headers["last-event-id"])
-          const after = urlParams.after ?? (Number.isInteger(lastEventId) && lastEventId >= 0 ? lastEventId : 0)
-          let runId: string
-          if (urlParams.run_id) {
-            if (!(yield* runs.runExists(urlParams.run_id, session.id))) {
-              return yield* new NotFound({ detail: `Run not found in this session: ${urlParams.run_id}` })
-            }
-            runId = urlParams.run_id
-          } else {
-            const latest = yield* runs.latestRun(session.id)
-            if (Option.isNone(latest)) return yield* new NotFound({ detail: "This session has no run yet" })
-            runId = latest.value
-          }
-          return Sse.response(runs.events(runId, after), session.id)
-        }).pipe(orInternal)
       )
       .handle("decide", ({ path, payload }) =>
         interactions.decide(path.id, payload.approved).pipe(

@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
 import { AUTHENTICATED, expandScopes, grants, memberScopes, presets, PUBLIC, scopeGroups, allScopes } from "../auth/Scopes.ts"
-import { EndpointCatalogue, type CatalogueEntry } from "../http/Catalogue.ts"
+import { EndpointCatalogue, type CatalogueEntry } from "../auth/Catalogue.ts"
 import { EndpointEntry, ScopeCatalogue } from "./Model.ts"
 import { renderReference } from "./Reference.ts"
 

@@ -4,7 +4,7 @@
  * document, followed by the schemas those endpoints refer to.
  */
 import type { OpenApi } from "@effect/platform"
-import type { CatalogueEntry } from "../http/Catalogue.ts"
+import type { CatalogueEntry } from "../auth/Catalogue.ts"
 
 type Json = Record<string, any>
 

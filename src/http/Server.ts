@@ -11,14 +11,12 @@ import {
   HttpMiddleware,
   HttpServer,
   HttpServerRequest,
-  HttpServerResponse,
-  OpenApi
+  HttpServerResponse
 } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Deferred, Effect, Layer, Option } from "effect"
 import { type IncomingMessage, Server, type ServerResponse } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
-import { EndpointCatalogue, fromApi, type Catalogue } from "./Catalogue.ts"
 import { toValidationError } from "./DecodeErrors.ts"
 import { internalErrorBody, retryAfterHeader, type TooManyRequests, ValidationError } from "./Errors.ts"
 import { type FastRoute, FastRoutes } from "./FastRoutes.ts"
@@ -84,40 +82,6 @@ const requestLogger = HttpMiddleware.make((app) =>
     return response
   })
 )
-
-/**
- * Effect writes `$id: "/schemas/unknown"` (and the like) for `Unknown`/`Any` schemas; repeated, it
- * makes the document invalid, and it carries no information, so it is dropped.
- */
-const dropSchemaIds = (node: unknown): void => {
-  if (Array.isArray(node)) return node.forEach(dropSchemaIds)
-  if (node === null || typeof node !== "object") return
-  const record = node as Record<string, unknown>
-  if (typeof record.$id === "string" && record.$id.startsWith("/schemas/")) delete record.$id
-  for (const value of Object.values(record)) dropSchemaIds(value)
-}
-
-/** The OpenAPI document: each operation names its scope; the generic 400 never happens here. */
-const documentScopes = (catalogue: Catalogue) => (spec: OpenApi.OpenAPISpec) => {
-  dropSchemaIds(spec)
-  for (const [path, item] of Object.entries(spec.paths)) {
-    for (const [method, operation] of Object.entries(item as Record<string, any>)) {
-      if (!operation || typeof operation !== "object" || !("responses" in operation)) continue
-      delete operation.responses["400"]
-      const routePath = path.replace(/\{([^}]+)\}/g, ":$1")
-      const entry = catalogue.lookup(method, routePath)
-      if (entry) operation["x-required-scope"] = entry.scope
-    }
-  }
-  return spec
-}
-
-/** Annotates an API with the catalogue-derived OpenAPI details. */
-export const documented = <A extends HttpApi.HttpApi.Any>(api: A, catalogue: Catalogue): A =>
-  (api as any).annotate(OpenApi.Transform, documentScopes(catalogue)) as A
-
-/** The catalogue of an API, as a layer, built once at startup. */
-export const catalogueLayer = (api: HttpApi.HttpApi.Any) => Layer.sync(EndpointCatalogue, () => fromApi(api))
 
 /** Cuts connections still open after the grace period, so shutdown always ends. */
 const gracefulShutdown = (server: Server) =>

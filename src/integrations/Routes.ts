@@ -6,7 +6,7 @@
  */
 import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpMethod, HttpServerRequest, HttpServerResponse, OpenApi } from "@effect/platform"
 import { Effect, Layer, Schema } from "effect"
-import { Authentication } from "../auth/Middleware.ts"
+import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { PUBLIC } from "../auth/Scopes.ts"
 import { internalErrorBody, ValidationError } from "../http/Errors.ts"

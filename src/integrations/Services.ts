@@ -4,7 +4,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { Carapaces } from "../carapaces/Carapaces.ts"
-import { Dispatchers } from "../dispatch/index.ts"
+import { Dispatchers } from "../tasks/delivery/index.ts"
 import type { Dispatcher, InjectOptions } from "../sdk/index.ts"
 import { Injector } from "../tasks/Injection.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"

@@ -6,11 +6,11 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Config, Effect, Option, PubSub } from "effect"
-import { ApiKeys } from "../auth/keys/ApiKeys.ts"
-import { CreateApiKey } from "../auth/keys/Model.ts"
+import { ApiKeys } from "../access/keys/ApiKeys.ts"
+import { CreateApiKey } from "../access/keys/Model.ts"
 import { presets } from "../auth/Scopes.ts"
 import { ValidationError, ValidationIssue } from "../http/Errors.ts"
-import { makeKeyVaultFor } from "../providers/KeyVault.ts"
+import { makeKeyVaultFor } from "../secrets/Vault.ts"
 import type { NormalizedEnvVar, NormalizedManifest } from "./Manifest.ts"
 
 export const MASK = "********"

@@ -1,5 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
-import { Authentication } from "../auth/Middleware.ts"
+import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { ErrorResponses } from "../http/Errors.ts"
 import { pathParams } from "../http/Params.ts"

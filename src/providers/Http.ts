@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer, Schema } from "effect"
 import { CairnApi } from "../Api.ts"
-import { makeAuthorize } from "../auth/Middleware.ts"
+import { makeAuthorize } from "../access/Middleware.ts"
 import { Principal, type PrincipalShape } from "../auth/Principal.ts"
 import { BadGateway, TooManyRequests, ValidationError } from "../http/Errors.ts"
 import { FastRoutes, jsonRoute } from "../http/FastRoutes.ts"

@@ -10,7 +10,7 @@ import { Conflict, NotFound, ValidationError, ValidationIssue } from "../http/Er
 import { makeSnapshot } from "../db/Snapshot.ts"
 import { orInternal } from "../http/Internal.ts"
 import { costOf, shippedPrice, type Price } from "../usage/Prices.ts"
-import { makeKeyVault, mask, scrub } from "./KeyVault.ts"
+import { makeKeyVault, mask, scrub } from "../secrets/Vault.ts"
 import { LlmConfig } from "./LlmConfig.ts"
 import { OpenAiClient } from "./OpenAiClient.ts"
 import {

@@ -5,7 +5,7 @@
  */
 import { Effect, Option, Stream } from "effect"
 import type { IncomingHttpHeaders } from "node:http"
-import { scrub } from "./KeyVault.ts"
+import { scrub } from "../secrets/Vault.ts"
 import { LlmError, type ChatRequest, type LlmStreamEvent, type ToolCall, type Usage } from "./Model.ts"
 import { WireError } from "./OpenAiClient.ts"
 import { providerSecrets, type Target } from "./Providers.ts"

@@ -17,7 +17,7 @@
  *   carapaces/*.yaml  capability bundles
  */
 
-import type { Dispatcher } from "../dispatch/Model.ts"
+import type { Dispatcher } from "./Dispatcher.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Hooks
@@ -126,7 +126,7 @@ export const respond = (status: number, body?: unknown, headers?: Record<string,
  * The dispatcher contract is the core's own (one definition: what the registry checks is what
  * integrations implement). Types only, so integrations still load nothing of the core at run time.
  */
-export type { Dispatcher, DispatchTask, PostMessageOptions } from "../dispatch/Model.ts"
+export type { Dispatcher, DispatchTask, PostMessageOptions } from "./Dispatcher.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Metadata, settings manifest, process manifest

@@ -2,7 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { relaxed } from "../db/Commit.ts"
-import { makeDispatchSecrets, maskDispatchConfig } from "../dispatch/Secrets.ts"
+import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConfig.ts"
 import { DatabaseInfo } from "../db/Database.ts"
 import { Bots } from "../bots/Bots.ts"
 import { NotFound, ValidationError } from "../http/Errors.ts"

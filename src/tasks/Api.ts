@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../auth/Middleware.ts"
+import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { ErrorResponses } from "../http/Errors.ts"
 import { pathParams } from "../http/Params.ts"

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { CairnApi } from "../Api.ts"
-import { Dispatchers } from "../dispatch/Dispatchers.ts"
+import { Dispatchers } from "./delivery/Dispatchers.ts"
 import { ValidationError } from "../http/Errors.ts"
 import { orInternal } from "../http/Internal.ts"
 import { Injector } from "./Injection.ts"

@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { Duration } from "effect"
-import { staleAfter } from "../chat/Runs.ts"
+import { staleAfter } from "../runs/Runs.ts"
 import type { NewTask } from "./Model.ts"
 
 const runStaleSeconds = Duration.toSeconds(staleAfter)

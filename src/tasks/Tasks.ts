@@ -1,6 +1,6 @@
 /** Tasks: enqueue, read, list, wait for, cancel. The worker (Worker.ts) runs them. */
 import { Duration, Effect, Queue, Schedule } from "effect"
-import { makeDispatchSecrets, maskDispatchConfig } from "../dispatch/Secrets.ts"
+import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConfig.ts"
 import { Conflict, NotFound } from "../http/Errors.ts"
 import { Task, type NewTask } from "./Model.ts"
 import { TasksRepo, type TaskRow } from "./Repo.ts"

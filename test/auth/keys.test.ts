@@ -1,7 +1,7 @@
 /** Scoped API keys over HTTP, on both backends: create, use, scope checks, change, revoke, expiry. */
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { cacheMs } from "../../src/auth/keys/ApiKeys.ts"
+import { cacheMs } from "../../src/access/keys/ApiKeys.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 import { createKey, eventually } from "./helpers.ts"

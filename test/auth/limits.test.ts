@@ -1,8 +1,8 @@
 /** Rate limits (opt-in, per key / per client address, changed at runtime) and CORS. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { chatPaths, takeToken } from "../../src/auth/RateLimit.ts"
+import { chatPaths, takeToken } from "../../src/access/RateLimit.ts"
 import { CairnApi } from "../../src/Api.ts"
-import { fromApi } from "../../src/http/Catalogue.ts"
+import { fromApi } from "../../src/auth/Catalogue.ts"
 import { parseRate } from "../../src/config/Rate.ts"
 import { Either } from "effect"
 import { backends } from "../support/database.ts"

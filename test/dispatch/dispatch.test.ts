@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { Dispatchers, DispatcherContractError, type DispatchTask } from "../../src/dispatch/index.ts"
+import { Dispatchers, DispatcherContractError, type DispatchTask } from "../../src/tasks/delivery/index.ts"
 import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { startFakeSlack, type FakeSlack } from "../fixtures/fakeSlack.ts"
 import { startReceiver, type WebhookReceiver } from "../hooks/webhookReceiver.ts"

@@ -1,9 +1,9 @@
 /** Pure parts of dispatch and skills: the dispatcher contract check, address checks, skill tags. */
 import { describe, expect, it } from "vitest"
-import { checkDispatcher, optionsReceiveExtraMetadata } from "../../src/dispatch/Contract.ts"
-import { DispatcherContractError } from "../../src/dispatch/Model.ts"
-import { maskDispatchConfig } from "../../src/dispatch/Secrets.ts"
-import { allowList, isInternalAddress, resolveTarget } from "../../src/dispatch/Webhook.ts"
+import { checkDispatcher, optionsReceiveExtraMetadata } from "../../src/tasks/delivery/Contract.ts"
+import { DispatcherContractError } from "../../src/sdk/Dispatcher.ts"
+import { maskDispatchConfig } from "../../src/secrets/DispatchConfig.ts"
+import { allowList, isInternalAddress, resolveTarget } from "../../src/tasks/delivery/Webhook.ts"
 import { mergeSkills, skillTags } from "../../src/skills/Tags.ts"
 import { sessionDispatch } from "../../src/tasks/Injection.ts"
 import { withSkillTags } from "../../src/tasks/Worker.ts"

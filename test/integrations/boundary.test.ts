@@ -2,23 +2,10 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
+import { importsOf, root, sourceFiles } from "../support/imports.ts"
 
-const root = path.resolve(import.meta.dirname, "../..")
 const integrationsDir = path.join(root, "integrations")
 const sdkDir = path.join(root, "src", "sdk")
-
-const sourceFiles = (dir: string): Array<string> =>
-  fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name)
-    if (entry.isDirectory()) return entry.name === "node_modules" ? [] : sourceFiles(full)
-    return /\.(ts|mts|js|mjs)$/.test(entry.name) ? [full] : []
-  })
-
-/** Every module specifier a file imports (static, dynamic and re-exports). */
-export const importsOf = (source: string): Array<string> =>
-  [...source.matchAll(/(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\s*\(\s*["']([^"']+)["']\s*\)|import\s+["']([^"']+)["']/g)].map(
-    (m) => m[1] ?? m[2] ?? m[3]!
-  )
 
 export const violations = (files: ReadonlyArray<string>) =>
   files.flatMap((file) =>

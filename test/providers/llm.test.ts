@@ -5,7 +5,7 @@
 import { Chunk, ConfigProvider, Effect, Either, Layer, ManagedRuntime, Stream } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import * as AppConfig from "../../src/config/AppConfig.ts"
-import * as ServerSecret from "../../src/config/ServerSecret.ts"
+import * as ServerSecret from "../../src/secrets/ServerSecret.ts"
 import { DatabaseLive } from "../../src/main.ts"
 import { Llm, LlmLive, retryDelayMs } from "../../src/providers/Llm.ts"
 import type { LlmConfigShape } from "../../src/providers/LlmConfig.ts"

@@ -2,8 +2,8 @@
  * The four built-in dispatchers: chatplatform (Slack Web API), webhook, internal, none.
  */
 import { Effect, Runtime } from "effect"
-import type { Injector } from "../tasks/Injection.ts"
-import type { Dispatcher, DispatchTask, PostMessageOptions } from "./Model.ts"
+import type { Injector } from "../Injection.ts"
+import type { Dispatcher, DispatchTask, PostMessageOptions } from "../../sdk/Dispatcher.ts"
 import { postJson, type AllowList } from "./Webhook.ts"
 
 export interface BuiltinSettings {

@@ -4,20 +4,16 @@
  * the scope. Identity, rate limit and scope live together here because one HttpApi middleware
  * cannot see what another provides.
  */
-import { HttpApiMiddleware, HttpApiSecurity, HttpRouter, HttpServerRequest } from "@effect/platform"
-import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
-import { EndpointCatalogue } from "../http/Catalogue.ts"
-import { ErrorResponses, Forbidden, type TooManyRequests, Unauthorized } from "../http/Errors.ts"
+import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { EndpointCatalogue } from "../auth/Catalogue.ts"
+import { Authentication } from "../auth/Authentication.ts"
+import { Forbidden, type TooManyRequests, Unauthorized } from "../http/Errors.ts"
 import { Authenticator } from "./Authenticator.ts"
-import { anonymous, Principal, type PrincipalShape } from "./Principal.ts"
+import { anonymous, type PrincipalShape } from "../auth/Principal.ts"
 import { RateLimiter } from "./RateLimit.ts"
-import { AUTHENTICATED, grants, PUBLIC } from "./Scopes.ts"
+import { AUTHENTICATED, grants, PUBLIC } from "../auth/Scopes.ts"
 
-export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("cairn/Authentication", {
-  failure: Schema.Union(ErrorResponses.unauthorized, ErrorResponses.forbidden, ErrorResponses.tooManyRequests),
-  provides: Principal,
-  security: { bearer: HttpApiSecurity.bearer }
-}) {}
 
 /**
  * Whose bucket a request counts against: the credential's subject. Widget tokens name the bot, which

@@ -9,7 +9,7 @@ import * as crypto from "node:crypto"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Unauthorized } from "../http/Errors.ts"
 import { ApiKeys, KEY_PREFIX } from "./keys/ApiKeys.ts"
-import type { PrincipalShape } from "./Principal.ts"
+import type { PrincipalShape } from "../auth/Principal.ts"
 import { looksLikeJwt, Tokens } from "./Tokens.ts"
 
 export class Authenticator extends Context.Tag("cairn/Authenticator")<

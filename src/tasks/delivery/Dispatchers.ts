@@ -7,12 +7,12 @@
  * delivery_error, delivery_attempts) and never changes the task's own status.
  */
 import { Config, Duration, Effect, Option } from "effect"
-import { Injector } from "../tasks/Injection.ts"
-import { TasksRepo, type TaskRow } from "../tasks/Repo.ts"
-import { Tasks } from "../tasks/Tasks.ts"
+import { Injector } from "../Injection.ts"
+import { TasksRepo, type TaskRow } from "../Repo.ts"
+import { Tasks } from "../Tasks.ts"
 import { internalDispatcher, noneDispatcher, slackDispatcher, webhookDispatcher } from "./Builtins.ts"
 import { checkDispatcher } from "./Contract.ts"
-import type { Dispatcher, DispatcherContractError, DispatchTask, PostMessageOptions } from "./Model.ts"
+import type { Dispatcher, DispatcherContractError, DispatchTask, PostMessageOptions } from "../../sdk/Dispatcher.ts"
 import { allowList, WebhookRefused } from "./Webhook.ts"
 
 const dispatchSettings = Config.all({

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../../Api.ts"
-import { Principal } from "../Principal.ts"
+import { Principal } from "../../auth/Principal.ts"
 import { Widgets } from "./Widgets.ts"
 
 export const WidgetHttpLive = HttpApiBuilder.group(CairnApi, "widget", (handlers) =>

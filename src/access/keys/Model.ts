@@ -1,7 +1,7 @@
 /** Scoped API keys: what an admin sends and what the API answers (never the key value, but once). */
 import { Schema } from "effect"
 import { bodyOptions } from "../../http/Params.ts"
-import { knownScopes } from "../Scopes.ts"
+import { knownScopes } from "../../auth/Scopes.ts"
 
 /** A scope name from the catalogue; an unknown name is a 422 naming its position. */
 export const ScopeName = Schema.String.pipe(

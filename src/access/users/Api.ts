@@ -2,9 +2,9 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ErrorResponses } from "../../http/Errors.ts"
 import { pathParams, queryParams } from "../../http/Params.ts"
-import { Authentication } from "../Middleware.ts"
-import { RequiredScope } from "../RequiredScope.ts"
-import { AUTHENTICATED, PUBLIC } from "../Scopes.ts"
+import { Authentication } from "../../auth/Authentication.ts"
+import { RequiredScope } from "../../auth/RequiredScope.ts"
+import { AUTHENTICATED, PUBLIC } from "../../auth/Scopes.ts"
 import {
   AuthStatus,
   CreateUser,

@@ -4,4 +4,4 @@
  */
 export { Dispatchers, builtinTypes } from "./Dispatchers.ts"
 export { checkDispatcher } from "./Contract.ts"
-export { DispatcherContractError, type Dispatcher, type DispatchTask, type PostMessageOptions } from "./Model.ts"
+export { DispatcherContractError, type Dispatcher, type DispatchTask, type PostMessageOptions } from "../../sdk/Dispatcher.ts"

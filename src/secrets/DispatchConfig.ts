@@ -4,7 +4,7 @@
  * secret for this purpose) before they are stored, opened only to deliver, and shown masked.
  */
 import { Effect } from "effect"
-import { makeKeyVaultFor } from "../providers/KeyVault.ts"
+import { makeKeyVaultFor } from "./Vault.ts"
 
 const secretKey = /token|secret|password|passwd|api[_-]?key|authorization|credential/i
 const sealedPrefix = "sealed:"

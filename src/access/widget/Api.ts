@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { ErrorResponses } from "../../http/Errors.ts"
-import { Authentication } from "../Middleware.ts"
-import { RequiredScope } from "../RequiredScope.ts"
+import { Authentication } from "../../auth/Authentication.ts"
+import { RequiredScope } from "../../auth/RequiredScope.ts"
 import { MintWidgetToken, WidgetToken } from "./Model.ts"
 
 export class WidgetApi extends HttpApiGroup.make("widget")

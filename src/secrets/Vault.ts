@@ -4,7 +4,7 @@
  */
 import { Effect } from "effect"
 import * as crypto from "node:crypto"
-import { ServerSecret } from "../config/ServerSecret.ts"
+import { ServerSecret } from "./ServerSecret.ts"
 
 export interface KeyVaultShape {
   readonly encrypt: (plain: string) => string

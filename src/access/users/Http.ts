@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../../Api.ts"
-import { Principal } from "../Principal.ts"
+import { Principal } from "../../auth/Principal.ts"
 import { UserList } from "./Model.ts"
 import { Oidc } from "./Oidc.ts"
 import { Users } from "./Users.ts"

@@ -1,6 +1,7 @@
 /** Starting an agent turn as a run: the one path both live chat and the task worker take. */
 import { Effect } from "effect"
-import { AgentLoop, type ExecutionConfig, type TurnInput } from "../agent/Loop.ts"
+import { AgentLoop } from "../agent/Loop.ts"
+import type { ExecutionConfig, TurnInput } from "../agent/Turn.ts"
 import type { Bot } from "../bots/Model.ts"
 import { Runs } from "./Runs.ts"
 

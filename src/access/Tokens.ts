@@ -6,10 +6,10 @@
 import { Clock, Effect } from "effect"
 import * as jose from "jose"
 import * as crypto from "node:crypto"
-import { ServerSecret } from "../config/ServerSecret.ts"
+import { ServerSecret } from "../secrets/ServerSecret.ts"
 import { Unauthorized } from "../http/Errors.ts"
-import type { PrincipalShape } from "./Principal.ts"
-import { expandScopes, knownScopes } from "./Scopes.ts"
+import type { PrincipalShape } from "../auth/Principal.ts"
+import { expandScopes, knownScopes } from "../auth/Scopes.ts"
 
 export type TokenKind = "widget" | "user"
 

@@ -7,7 +7,7 @@ import { Context, Effect, Layer, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { AppConfig } from "./AppConfig.ts"
+import { AppConfig } from "../config/AppConfig.ts"
 
 export class ServerSecret extends Context.Tag("cairn/ServerSecret")<
   ServerSecret,

@@ -12,7 +12,7 @@
  *   options object is received, as Python's `**kwargs`) passes; an object pattern passes only when
  *   it names `extraMetadata` or has a `...rest` element, since otherwise `extraMetadata` is dropped.
  */
-import { DispatcherContractError, type Dispatcher } from "./Model.ts"
+import { DispatcherContractError, type Dispatcher } from "../../sdk/Dispatcher.ts"
 
 /** The source text of a function's parameter list, or undefined when it cannot be found. */
 const parameterList = (fn: Function): string | undefined => {

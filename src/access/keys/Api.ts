@@ -1,8 +1,8 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { pathParams } from "../../http/Params.ts"
-import { Authentication } from "../Middleware.ts"
-import { RequiredScope } from "../RequiredScope.ts"
+import { Authentication } from "../../auth/Authentication.ts"
+import { RequiredScope } from "../../auth/RequiredScope.ts"
 import { ApiKeyList, ApiKeyView, CreateApiKey, CreatedApiKey, UpdateApiKey } from "./Model.ts"
 
 const KeyId = pathParams({ id: Schema.UUID })

@@ -1,0 +1,42 @@
+/**
+ * What a turn takes and gives: the loop runs one, delegation starts nested ones, the run engine
+ * stores the result. In a file of their own so none of those has to import another for its types.
+ */
+import type { Effect } from "effect"
+import type { Bot } from "../bots/Model.ts"
+import type { AgentEvent } from "./Events.ts"
+
+export interface ExecutionConfig {
+  readonly system_preamble?: string | undefined
+  readonly skills?: ReadonlyArray<string> | undefined
+  readonly tools?: ReadonlyArray<string> | undefined
+  readonly model_override?: string | undefined
+}
+
+export interface TurnInput {
+  readonly runId: string
+  readonly sessionId: string
+  readonly clientId: string
+  readonly bot: Bot
+  readonly channel: {
+    readonly id: string
+    readonly name: string
+    readonly model_override: string | null
+    readonly workspace_enabled?: boolean
+  } | null
+  /** The user's message; null when it is already stored (a queued task's message). */
+  readonly userText: string | null
+  readonly attachments?: ReadonlyArray<unknown>
+  readonly modelOverride?: string | undefined
+  readonly executionConfig?: ExecutionConfig | undefined
+  readonly principal?: { readonly kind: string; readonly id: string } | undefined
+  readonly emit: (event: AgentEvent) => Effect.Effect<void>
+  /** Nested turns (delegation) do not fire after_response for the outer run. */
+  readonly depth?: number
+}
+
+export interface TurnResult {
+  readonly text: string
+  readonly toolsUsed: ReadonlyArray<string>
+  readonly clientActions: ReadonlyArray<unknown>
+}

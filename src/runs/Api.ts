@@ -1,0 +1,27 @@
+/** The run engine's own route: rejoin a session's run and replay its events, then follow it live. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../auth/Authentication.ts"
+import { RequiredScope } from "../auth/RequiredScope.ts"
+import { pathParams, queryParams } from "../http/Params.ts"
+import { EventStream } from "./Model.ts"
+
+export class RunsApi extends HttpApiGroup.make("runs")
+  .add(
+    HttpApiEndpoint.get("rejoin", "/api/v1/sessions/:id/stream")
+      .setPath(pathParams({ id: Schema.String }))
+      .setUrlParams(
+        queryParams({
+          after: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())),
+          run_id: Schema.optional(Schema.UUID)
+        })
+      )
+      .addSuccess(EventStream)
+      .annotate(RequiredScope, "chat")
+      .annotate(
+        OpenApi.Description,
+        "Rejoin the session's latest (or a given) run: events after `after` or the Last-Event-ID header, then live ones"
+      )
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Chat") {}

@@ -1,0 +1,35 @@
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { CairnApi } from "../Api.ts"
+import { NotFound } from "../http/Errors.ts"
+import { orInternal } from "../http/Internal.ts"
+import { Sessions } from "../sessions/Sessions.ts"
+import { Runs } from "./Runs.ts"
+import * as Sse from "./Sse.ts"
+
+export const RunsHttpLive = HttpApiBuilder.group(CairnApi, "runs", (handlers) =>
+  Effect.gen(function* () {
+    const runs = yield* Runs
+    const sessions = yield* Sessions
+    return handlers.handle("rejoin", ({ path, urlParams }) =>
+      Effect.gen(function* () {
+        const session = yield* sessions.get(path.id)
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const lastEventId = Number(request.headers["last-event-id"])
+        const after = urlParams.after ?? (Number.isInteger(lastEventId) && lastEventId >= 0 ? lastEventId : 0)
+        let runId: string
+        if (urlParams.run_id) {
+          if (!(yield* runs.runExists(urlParams.run_id, session.id))) {
+            return yield* new NotFound({ detail: `Run not found in this session: ${urlParams.run_id}` })
+          }
+          runId = urlParams.run_id
+        } else {
+          const latest = yield* runs.latestRun(session.id)
+          if (Option.isNone(latest)) return yield* new NotFound({ detail: "This session has no run yet" })
+          runId = latest.value
+        }
+        return Sse.response(runs.events(runId, after), session.id)
+      }).pipe(orInternal)
+    )
+  })
+)
