@@ -2,7 +2,8 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { ErrorResponses } from "../http/Errors.ts"
+import { detailBody } from "../http/Errors.ts"
+import { BotConflict, BotNotFound } from "./Errors.ts"
 import { pathParams } from "../http/Params.ts"
 import { Bot, BotList, CreateBot, UpdateBot } from "./Model.ts"
 
@@ -26,8 +27,7 @@ export class BotsApi extends HttpApiGroup.make("bots")
     HttpApiEndpoint.post("create", "/api/v1/admin/bots")
       .setPayload(CreateBot)
       .addSuccess(Bot, { status: 201 })
-      .addError(ErrorResponses.conflict)
-      .annotate(RequiredScope, "bots:write")
+            .annotate(RequiredScope, "bots:write")
       .annotate(OpenApi.Description, "Create a bot")
   )
   .add(
@@ -42,8 +42,7 @@ export class BotsApi extends HttpApiGroup.make("bots")
     HttpApiEndpoint.del("delete", "/api/v1/admin/bots/:id")
       .setPath(idPath)
       .addSuccess(HttpApiSchema.NoContent)
-      .addError(ErrorResponses.conflict)
-      .annotate(RequiredScope, "bots:delete")
+            .annotate(RequiredScope, "bots:delete")
       .annotate(OpenApi.Description, "Delete a bot (not the default bot)")
   )
   .add(
@@ -52,5 +51,7 @@ export class BotsApi extends HttpApiGroup.make("bots")
       .annotate(RequiredScope, "bots:read")
       .annotate(OpenApi.Description, "List bots (unversioned, for companion clients)")
   )
+  .addError(detailBody(BotNotFound))
+  .addError(detailBody(BotConflict))
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Bots") {}

@@ -2,13 +2,14 @@
  * Bots: YAML files in the project's `bots/` and each BOTS_DIR are synced into the database at
  * startup; the admin API creates and edits more. A `default` bot always exists.
  */
-import { Effect, Either, Layer, ParseResult, Schema } from "effect"
+import { Effect, Either, Layer, Option, ParseResult, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import YAML from "yaml"
 import { AppConfig } from "../config/AppConfig.ts"
-import { Conflict, NotFound, ValidationError, ValidationIssue } from "../http/Errors.ts"
+import { ValidationError, ValidationIssue } from "../http/Errors.ts"
+import { BotConflict, BotNotFound } from "./Errors.ts"
 import { Bot, BotConfig, DEFAULT_BOT_ID, type CreateBot, type UpdateBot } from "./Model.ts"
 import { BotsRepo, type BotRow } from "./Repo.ts"
 
@@ -68,9 +69,9 @@ export class Bots extends Effect.Service<Bots>()("cairn/Bots", {
       Effect.suspend(() => {
         const hit = cache.get(id)
         if (hit && Date.now() - hit.at < cacheMs) return Effect.succeed(hit.bot)
-        return Effect.flatMap(repo.find(id), (row) => {
-          if (!row) return Effect.fail(new NotFound({ detail: `Bot not found: ${id}` }))
-          const bot = toBot(row)
+        return Effect.flatMap(repo.find(id), (found) => {
+          if (Option.isNone(found)) return Effect.fail(new BotNotFound({ detail: `Bot not found: ${id}` }))
+          const bot = toBot(found.value)
           cache.set(id, { bot, at: Date.now() })
           return Effect.succeed(bot)
         })
@@ -82,7 +83,7 @@ export class Bots extends Effect.Service<Bots>()("cairn/Bots", {
     const create = (input: CreateBot) =>
       Effect.gen(function* () {
         const inserted = yield* repo.insert(input, "api")
-        if (!inserted) return yield* new Conflict({ detail: `A bot with id ${input.id} already exists` })
+        if (!inserted) return yield* new BotConflict({ detail: `A bot with id ${input.id} already exists` })
         return yield* get(input.id)
       })
 
@@ -104,10 +105,10 @@ export class Bots extends Effect.Service<Bots>()("cairn/Bots", {
 
     const remove = (id: string) =>
       Effect.gen(function* () {
-        if (id === DEFAULT_BOT_ID) return yield* new Conflict({ detail: "The default bot cannot be deleted" })
+        if (id === DEFAULT_BOT_ID) return yield* new BotConflict({ detail: "The default bot cannot be deleted" })
         const removed = yield* repo.remove(id)
         yield* forget(id)
-        if (!removed) return yield* new NotFound({ detail: `Bot not found: ${id}` })
+        if (!removed) return yield* new BotNotFound({ detail: `Bot not found: ${id}` })
       })
 
     return { get, list, create, update, remove } as const

@@ -1,7 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
-import { orInternal } from "../http/Internal.ts"
 import { Bots } from "./Bots.ts"
 import { BotList } from "./Model.ts"
 
@@ -9,11 +8,11 @@ export const BotsHttpLive = HttpApiBuilder.group(CairnApi, "bots", (handlers) =>
   Effect.gen(function* () {
     const bots = yield* Bots
     return handlers
-      .handle("list", () => bots.list.pipe(Effect.map((list) => new BotList({ bots: list })), orInternal))
-      .handle("get", ({ path }) => orInternal(bots.get(path.id)))
-      .handle("create", ({ payload }) => orInternal(bots.create(payload)))
-      .handle("update", ({ path, payload }) => orInternal(bots.update(path.id, payload)))
-      .handle("delete", ({ path }) => orInternal(bots.remove(path.id)))
-      .handle("legacyList", () => orInternal(bots.list))
+      .handle("list", () => Effect.map(bots.list, (list) => new BotList({ bots: list })))
+      .handle("get", ({ path }) => bots.get(path.id))
+      .handle("create", ({ payload }) => bots.create(payload))
+      .handle("update", ({ path, payload }) => bots.update(path.id, payload))
+      .handle("delete", ({ path }) => bots.remove(path.id))
+      .handle("legacyList", () => bots.list)
   })
 )

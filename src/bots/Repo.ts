@@ -1,15 +1,20 @@
-/** SQL for bots. The configuration is one jsonb document, validated by the service. */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+/**
+ * SQL for bots. The configuration is one jsonb document, validated by the service. Rows are decoded
+ * with `BotRow`; a database failure is a defect here (no endpoint's contract names it).
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
 import type { BotConfig } from "./Model.ts"
 
-export interface BotRow {
-  readonly id: string
-  readonly config: unknown
-  readonly source: "file" | "api"
-  readonly created_at: Date
-  readonly updated_at: Date
-}
+export class BotRow extends Schema.Class<BotRow>("BotRow")({
+  id: Schema.String,
+  config: Schema.Unknown,
+  source: Schema.Literal("file", "api"),
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+}) {}
+
+const Affected = Schema.Struct({ id: Schema.String })
 
 export class BotsRepo extends Effect.Service<BotsRepo>()("cairn/BotsRepo", {
   effect: Effect.gen(function* () {
@@ -18,33 +23,58 @@ export class BotsRepo extends Effect.Service<BotsRepo>()("cairn/BotsRepo", {
       const { id: _id, ...rest } = config
       return JSON.stringify(rest)
     }
+    const listRows = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: BotRow,
+      execute: () => sql`SELECT id, config, source, created_at, updated_at FROM bots ORDER BY id`
+    })
+    const findRow = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: BotRow,
+      execute: (id) => sql`SELECT id, config, source, created_at, updated_at FROM bots WHERE id = ${id}`
+    })
+    const insertRow = SqlSchema.findOne({
+      Request: Schema.Struct({ config: Schema.Unknown, source: Schema.Literal("file", "api") }),
+      Result: Affected,
+      execute: ({ config, source }) => {
+        const bot = config as BotConfig
+        return sql`INSERT INTO bots (id, config, source) VALUES (${bot.id}, ${configJson(bot)}::jsonb, ${source})
+            ON CONFLICT (id) DO NOTHING RETURNING id`
+      }
+    })
+    const updateRow = SqlSchema.findOne({
+      Request: Schema.Unknown,
+      Result: Affected,
+      execute: (config) => {
+        const bot = config as BotConfig
+        return sql`UPDATE bots SET config = ${configJson(bot)}::jsonb, source = 'api', updated_at = now()
+            WHERE id = ${bot.id} RETURNING id`
+      }
+    })
+    const removeRow = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Affected,
+      execute: (id) => sql`DELETE FROM bots WHERE id = ${id} RETURNING id`
+    })
     return {
-      list: sql<BotRow>`SELECT id, config, source, created_at, updated_at FROM bots ORDER BY id`,
-      find: (id: string) =>
-        Effect.map(
-          sql<BotRow>`SELECT id, config, source, created_at, updated_at FROM bots WHERE id = ${id}`,
-          (rows) => rows[0]
-        ),
+      list: Effect.orDie(listRows(undefined)).pipe(Effect.withSpan("BotsRepo.list")),
+      find: Effect.fn("BotsRepo.find")((id: string) => Effect.orDie(findRow(id))),
       /** Inserts; answers false when the id is taken. */
-      insert: (config: BotConfig, source: "file" | "api") =>
-        Effect.map(
-          sql<{ id: string }>`INSERT INTO bots (id, config, source) VALUES (${config.id}, ${configJson(config)}::jsonb, ${source})
-              ON CONFLICT (id) DO NOTHING RETURNING id`,
-          (rows) => rows.length === 1
-        ),
+      insert: Effect.fn("BotsRepo.insert")((config: BotConfig, source: "file" | "api") =>
+        Effect.orDie(Effect.map(insertRow({ config, source }), (row) => row._tag === "Some"))
+      ),
       /** A file's bot replaces the stored one unless the API has taken it over. */
-      syncFromFile: (config: BotConfig) =>
-        sql`INSERT INTO bots (id, config, source) VALUES (${config.id}, ${configJson(config)}::jsonb, 'file')
-            ON CONFLICT (id) DO UPDATE SET config = EXCLUDED.config, updated_at = now()
-            WHERE bots.source = 'file' AND bots.config <> EXCLUDED.config`.pipe(Effect.asVoid),
-      update: (config: BotConfig) =>
-        Effect.map(
-          sql<{ id: string }>`UPDATE bots SET config = ${configJson(config)}::jsonb, source = 'api', updated_at = now()
-              WHERE id = ${config.id} RETURNING id`,
-          (rows) => rows.length === 1
-        ),
-      remove: (id: string) =>
-        Effect.map(sql<{ id: string }>`DELETE FROM bots WHERE id = ${id} RETURNING id`, (rows) => rows.length === 1)
+      syncFromFile: Effect.fn("BotsRepo.syncFromFile")((config: BotConfig) =>
+        Effect.orDie(
+          sql`INSERT INTO bots (id, config, source) VALUES (${config.id}, ${configJson(config)}::jsonb, 'file')
+              ON CONFLICT (id) DO UPDATE SET config = EXCLUDED.config, updated_at = now()
+              WHERE bots.source = 'file' AND bots.config <> EXCLUDED.config`
+        ).pipe(Effect.asVoid)
+      ),
+      update: Effect.fn("BotsRepo.update")((config: BotConfig) =>
+        Effect.orDie(Effect.map(updateRow(config), (row) => row._tag === "Some"))
+      ),
+      remove: Effect.fn("BotsRepo.remove")((id: string) => Effect.orDie(Effect.map(removeRow(id), (row) => row._tag === "Some")))
     }
   })
 }) {}

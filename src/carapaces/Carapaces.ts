@@ -188,7 +188,7 @@ export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
       Effect.gen(function* () {
         const botCarapaces = yield* bots.get(botId).pipe(
           Effect.map((bot) => bot.carapaces),
-          Effect.catchTag("NotFound", () => Effect.succeed([] as ReadonlyArray<string>))
+          Effect.catchTag("BotNotFound", () => Effect.succeed([] as ReadonlyArray<string>))
         )
         const roots: Array<string> = [...botCarapaces]
         if (channelId && uuidPattern.test(channelId)) {

@@ -30,7 +30,7 @@ export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
     /** A channel's bot must exist; the error points at the request field. */
     const requireBot = (botId: string) =>
       bots.get(botId).pipe(
-        Effect.catchTag("NotFound", () =>
+        Effect.catchTag("BotNotFound", () =>
           Effect.fail(ValidationError.single(["body", "bot_id"], `Unknown bot: ${botId}`, "unknown_bot"))
         ),
         Effect.asVoid

@@ -2,7 +2,8 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { ErrorResponses } from "../http/Errors.ts"
+import { detailBody, ErrorResponses } from "../http/Errors.ts"
+import { BotNotFound } from "../bots/Errors.ts"
 import { pathParams } from "../http/Params.ts"
 import { EventStream } from "../runs/Model.ts"
 import {
@@ -58,5 +59,6 @@ export class ChatApi extends HttpApiGroup.make("chat")
       .annotate(RequiredScope, "chat")
       .annotate(OpenApi.Description, "Approve or deny a tool call a run is waiting on (approval_request event)")
   )
+  .addError(detailBody(BotNotFound))
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Chat") {}

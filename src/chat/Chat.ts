@@ -6,7 +6,7 @@ import { Effect, Option } from "effect"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { Bots } from "../bots/Bots.ts"
 import { Channels } from "../channels/Channels.ts"
-import { Forbidden, NotFound, ValidationError } from "../http/Errors.ts"
+import { Forbidden, ValidationError } from "../http/Errors.ts"
 import { grants } from "../auth/Scopes.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { Settings } from "../settings/Settings.ts"
@@ -73,9 +73,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
           return yield* new Forbidden({ detail: "Missing required scope: sessions:write" })
         }
         const { session, channel } = yield* resolve(request)
-        const bot = yield* bots.get(session.bot_id).pipe(
-          Effect.catchTag("NotFound", (error) => Effect.fail(new NotFound({ detail: error.detail })))
-        )
+        const bot = yield* bots.get(session.bot_id)
         if (request.passive) {
           yield* sessions.append(session.id, {
             role: "user",

@@ -4,7 +4,7 @@
  * and the API encodes it.
  */
 import { HttpApiSchema } from "@effect/platform"
-import { Schema } from "effect"
+import { Option, Schema, SchemaAST as AST } from "effect"
 
 export class ValidationIssue extends Schema.Class<ValidationIssue>("ValidationIssue")({
   loc: Schema.Array(Schema.Union(Schema.String, Schema.Number)),
@@ -51,6 +51,21 @@ const wire = <Self extends { readonly detail: unknown }, D>(
     decode: (body) => new cls({ detail: body.detail }),
     encode: (error) => ({ detail: error.detail as D })
   }).annotations(HttpApiSchema.annotations({ status, description }))
+
+/**
+ * A domain's error as the API sends it: the body is `{"detail": string}` (no `_tag`) at the status
+ * the class declares with `HttpApiSchema.annotations({ status, description })`, and the typed
+ * client decodes it back into the class. Declare the class with its domain; add `detailBody(Class)`
+ * to the endpoints (or group) that can raise it.
+ */
+export const detailBody = <Self extends { readonly detail: string }>(
+  cls: Schema.Schema<Self, any> & (new (props: { readonly detail: string }) => Self)
+) => {
+  const status = HttpApiSchema.getStatusError(cls)
+  // A class's own annotations sit on its surrogate (the struct it was declared with).
+  const declared = AST.getSurrogateAnnotation(cls.ast).pipe(Option.flatMap(AST.getDescriptionAnnotation))
+  return wire(cls, Schema.String, status, Option.getOrElse(declared, () => String(cls.ast)))
+}
 
 const TooManyRequestsWire = Schema.transform(
   Schema.Struct({ detail: Schema.String }),

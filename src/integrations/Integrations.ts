@@ -87,7 +87,7 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
       getBot: (botId) =>
         bots.get(botId).pipe(
           Effect.map((bot) => ({ id: bot.id, name: bot.name })),
-          Effect.catchTag("NotFound", () => Effect.succeed(null))
+          Effect.catchTag("BotNotFound", () => Effect.succeed(null))
         )
     }
 

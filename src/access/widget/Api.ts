@@ -1,5 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { ErrorResponses } from "../../http/Errors.ts"
+import { detailBody, ErrorResponses } from "../../http/Errors.ts"
+import { BotNotFound } from "../../bots/Errors.ts"
 import { Authentication } from "../../auth/Authentication.ts"
 import { RequiredScope } from "../../auth/RequiredScope.ts"
 import { MintWidgetToken, WidgetToken } from "./Model.ts"
@@ -16,6 +17,7 @@ export class WidgetApi extends HttpApiGroup.make("widget")
         "Mint a 15-minute widget token for a bot; its scopes are copied from the bot's API key (the caller must hold them too). Re-mint every 12 minutes."
       )
   )
+  .addError(detailBody(BotNotFound))
   .middleware(Authentication)
   .prefix("/api/v1")
   .annotate(OpenApi.Title, "Widget tokens") {}
