@@ -5,9 +5,9 @@
  * crash with exponential backoff; restarted when its settings change; stopped on shutdown. Its
  * output goes to the log, line by line.
  */
-import { HttpServer } from "@effect/platform"
-import { Config, Context, Deferred, Duration, Effect, Layer, Option, PubSub, Queue, Runtime, Schedule } from "effect"
-import { spawn, type ChildProcess } from "node:child_process"
+import { Command, CommandExecutor, HttpServer } from "@effect/platform"
+import { NodeCommandExecutor, NodeFileSystem } from "@effect/platform-node"
+import { Config, Context, Deferred, Duration, Effect, Either, Fiber, Layer, Option, PubSub, Queue, Schedule, Stream } from "effect"
 import { Integrations } from "./Integrations.ts"
 import type { LoadedIntegration } from "./Loader.ts"
 import { IntegrationSettings } from "./Settings.ts"
@@ -60,17 +60,44 @@ export class ProcessManager extends Effect.Tag("cairn/ProcessManager")<
   { readonly status: (integrationId: string) => Option.Option<ProcessStatus> }
 >() {}
 
-/** Stops a child: SIGTERM, then SIGKILL after the grace period; resolves when it has exited. */
-const stopChild = (child: ChildProcess, graceMs: number) =>
-  Effect.async<void>((resume) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
-    const timer = setTimeout(() => child.kill("SIGKILL"), graceMs)
-    child.once("exit", () => {
-      clearTimeout(timer)
-      resume(Effect.void)
-    })
-    child.kill("SIGTERM")
+/** How long the output of an exited child may take to drain into the log. */
+const outputDrain = Duration.seconds(1)
+
+/** How a child ended: its exit code, or the signal that ended it. */
+interface ChildExit {
+  readonly code: number | null
+  readonly signal: string | null
+}
+
+/**
+ * Waits for the child's end. The platform answers an exit by signal as a failure whose message
+ * names the signal (its only carrier of it), so the signal is read from there.
+ */
+const awaitExit = (child: CommandExecutor.Process): Effect.Effect<ChildExit> =>
+  Effect.match(child.exitCode, {
+    onSuccess: (code) => ({ code, signal: null }),
+    onFailure: (error) => ({ code: null, signal: /signal: (\w+)/.exec(error.message)?.[1] ?? null })
   })
+
+/** Stops a child: SIGTERM, then SIGKILL after the grace period; answers when it has exited. */
+const stopChild = (child: CommandExecutor.Process, graceMs: number) =>
+  child.kill("SIGTERM").pipe(
+    Effect.timeout(Duration.millis(graceMs)),
+    Effect.catchAll(() => Effect.ignore(child.kill("SIGKILL")))
+  )
+
+/** Each line a stream of the child writes, logged at `level` with the integration's name. */
+const logLines = (output: Stream.Stream<Uint8Array, unknown>, integrationId: string, level: "info" | "warn") =>
+  output.pipe(
+    Stream.decodeText(),
+    Stream.splitLines,
+    Stream.runForEach((line) =>
+      (level === "info" ? Effect.logInfo(line) : Effect.logWarning(line)).pipe(
+        Effect.annotateLogs({ integration: integrationId, stream: level === "info" ? "stdout" : "stderr" })
+      )
+    ),
+    Effect.ignore
+  )
 
 export const ProcessesLive = Layer.scoped(
   ProcessManager,
@@ -79,8 +106,6 @@ export const ProcessesLive = Layer.scoped(
     const integrations = yield* Integrations
     const settings = yield* IntegrationSettings
     const listening = yield* ListeningAddress
-    // Output and errors of children are logged through the server's own logger and level.
-    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const statuses = new Map<string, ProcessStatus>()
     const changes = yield* PubSub.subscribe(settings.changes)
     const wakeups = new Map<string, Queue.Queue<void>>()
@@ -116,6 +141,7 @@ export const ProcessesLive = Layer.scoped(
             ...patch
           })
         let delay = config.restartBaseMs
+        let startedAt = 0
         for (;;) {
           const resolved = yield* settings.resolve(integration.id, integration.manifest)
           const values = new Map(resolved.filter((s) => s.value !== undefined).map((s) => [s.key, s.value!]))
@@ -146,39 +172,45 @@ export const ProcessesLive = Layer.scoped(
             CAIRN_INTEGRATION_ID: integration.id
           }
           const [command, ...args] = manifest.cmd
-          const child = spawn(command!, args, { cwd: integration.dir, env, stdio: ["ignore", "pipe", "pipe"] })
-          const exited = yield* Deferred.make<{ code: number | null; signal: string | null }>()
-          child.on("error", (error) => {
-            runFork(Effect.logError(`Integration ${integration.id} process could not start: ${error.message}`))
-            Effect.runFork(Deferred.succeed(exited, { code: null, signal: null }))
-          })
-          child.on("exit", (code, signal) => Effect.runFork(Deferred.succeed(exited, { code, signal })))
-          const forward = (stream: NodeJS.ReadableStream | null, level: "info" | "warn") => {
-            let buffer = ""
-            stream?.on("data", (chunk) => {
-              buffer += chunk
-              let newline: number
-              while ((newline = buffer.indexOf("\n")) >= 0) {
-                const line = buffer.slice(0, newline)
-                buffer = buffer.slice(newline + 1)
-                const log = level === "info" ? Effect.logInfo(line) : Effect.logWarning(line)
-                runFork(log.pipe(Effect.annotateLogs({ integration: integration.id, stream: level === "info" ? "stdout" : "stderr" })))
+          // One attempt: the child lives in this scope, so however the attempt ends (exit, settings
+          // change, shutdown) the child is stopped and its output readers end with it.
+          const outcome = yield* Effect.scoped(
+            Effect.gen(function* () {
+              const started = yield* Command.make(command!, ...args).pipe(
+                Command.workingDirectory(integration.dir),
+                Command.env(env, { extendEnv: false }),
+                Command.start,
+                Effect.either
+              )
+              if (Either.isLeft(started)) {
+                yield* Effect.logError(`Integration ${integration.id} process could not start: ${started.left.message}`)
+                return { _tag: "exited" as const, exit: { code: null, signal: null } }
               }
+              const child = started.right
+              startedAt = Date.now()
+              const readers = yield* Effect.forkScoped(
+                Effect.all([logLines(child.stdout, integration.id, "info"), logLines(child.stderr, integration.id, "warn")], {
+                  concurrency: 2,
+                  discard: true
+                })
+              )
+              set({ state: "running", pid: child.pid, started_at: new Date(startedAt).toISOString() })
+              const ended = yield* Effect.raceFirst(
+                Effect.map(awaitExit(child), (exit) => ({ _tag: "exited" as const, exit })),
+                Effect.as(Queue.take(wake), { _tag: "settings" as const })
+              ).pipe(Effect.onInterrupt(() => stopChild(child, config.stopGraceMs)))
+              // What the child wrote before it exited is still logged (its pipes close soon after).
+              if (ended._tag === "exited") {
+                yield* Effect.ignore(Effect.timeout(Fiber.join(readers), outputDrain))
+                return ended
+              }
+              yield* Effect.logInfo(`Integration ${integration.id}: settings changed, restarting its process`)
+              yield* stopChild(child, config.stopGraceMs)
+              return { _tag: "settings" as const, exit: yield* awaitExit(child) }
             })
-          }
-          forward(child.stdout, "info")
-          forward(child.stderr, "warn")
-          const startedAt = Date.now()
-          set({ state: "running", pid: child.pid ?? null, started_at: new Date(startedAt).toISOString() })
-          // Whatever ends this attempt (exit, settings change, shutdown), the child is stopped.
-          const outcome = yield* Effect.raceFirst(
-            Effect.map(Deferred.await(exited), (exit) => ({ _tag: "exited" as const, exit })),
-            Effect.as(Queue.take(wake), { _tag: "settings" as const })
-          ).pipe(Effect.onInterrupt(() => stopChild(child, config.stopGraceMs)))
+          )
           if (outcome._tag === "settings") {
-            yield* Effect.logInfo(`Integration ${integration.id}: settings changed, restarting its process`)
-            yield* stopChild(child, config.stopGraceMs)
-            lastExit = { ...(yield* Deferred.await(exited)), at: new Date().toISOString() }
+            lastExit = { ...outcome.exit, at: new Date().toISOString() }
             delay = config.restartBaseMs
             continue
           }
@@ -237,4 +269,9 @@ export const ProcessesLive = Layer.scoped(
       }
     }
   })
+).pipe(
+  // Children are started through the platform's command executor (its own process group each, so
+  // a stop reaches a child's children too).
+  Layer.provide(NodeCommandExecutor.layer),
+  Layer.provide(NodeFileSystem.layer)
 )
