@@ -4,6 +4,12 @@
  * it, one load runs and every concurrent reader waits for that same load instead of each sending
  * the same query. `refresh` reloads at once (after a change made here); a load that started earlier
  * and ends later never overwrites a newer one.
+ *
+ * Why not Effect's `Cache` (TTL, one lookup per key): its lookup runs in the first reader's fiber,
+ * so interrupting that reader (a client that went away) interrupts every reader waiting on the
+ * same load, and a slower lookup that started before a refresh can overwrite the refreshed value;
+ * both are pinned by `test/db/snapshot.test.ts`. The value is also read on every request, where
+ * this check is one clock read and a comparison.
  */
 import { Clock, Deferred, Effect, FiberId } from "effect"
 

@@ -4,6 +4,7 @@
  * secret for this purpose) before they are stored, opened only to deliver, and shown masked.
  */
 import { Effect } from "effect"
+import { MASK } from "./Mask.ts"
 import { makeKeyVaultFor } from "./Vault.ts"
 
 const secretKey = /token|secret|password|passwd|api[_-]?key|authorization|credential/i
@@ -38,6 +39,6 @@ export const makeDispatchSecrets = Effect.map(makeKeyVaultFor("dispatch-config-s
   }
 })
 
-/** What a response shows of a dispatch_config: secret values as "****". */
+/** What a response shows of a dispatch_config: each secret value as the mask alone. */
 export const maskDispatchConfig = (config: Record<string, unknown>): Record<string, unknown> =>
-  mapSecrets(config, () => "****") as Record<string, unknown>
+  mapSecrets(config, () => MASK) as Record<string, unknown>

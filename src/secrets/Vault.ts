@@ -1,10 +1,14 @@
 /**
  * Provider API keys at rest: AES-256-GCM under a key derived from the server secret for this one
- * purpose. Stored form: "v1:" + base64(iv | tag | ciphertext). Responses only ever carry `mask`.
+ * purpose. Stored form: "v1:" + base64(iv | tag | ciphertext). Responses only ever carry the mask
+ * (`Mask.ts`).
  */
 import { Effect } from "effect"
 import * as crypto from "node:crypto"
+import { MASK } from "./Mask.ts"
 import { ServerSecret } from "./ServerSecret.ts"
+
+export { mask } from "./Mask.ts"
 
 export interface KeyVaultShape {
   readonly encrypt: (plain: string) => string
@@ -38,16 +42,10 @@ export const makeKeyVaultFor = (purpose: string) => Effect.map(ServerSecret, (se
 
 export const makeKeyVault = makeKeyVaultFor("provider-keys")
 
-/**
- * What a response shows of a key: its last four characters when the key is long enough that they
- * give nothing away, else nothing.
- */
-export const mask = (key: string): string => (key.length >= 16 ? `****${key.slice(-4)}` : "****")
-
 /** Removes a key, and anything shaped like one, from a provider's message before it is shown. */
 export const scrub = (message: string, keys: ReadonlyArray<string | undefined>): string => {
   let out = message
-  for (const key of keys) if (key && key.length >= 4) out = out.split(key).join("****")
+  for (const key of keys) if (key && key.length >= 4) out = out.split(key).join(MASK)
   // Providers echo a partly masked key ("Incorrect API key provided: sk-ab***yz"); drop it too.
-  return out.replace(/\b(sk|pk|rk)-[A-Za-z0-9*_.-]{6,}/g, "****").replace(/\bBearer\s+\S+/gi, "Bearer ****")
+  return out.replace(/\b(sk|pk|rk)-[A-Za-z0-9*_.-]{6,}/g, MASK).replace(/\bBearer\s+\S+/gi, `Bearer ${MASK}`)
 }
