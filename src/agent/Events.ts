@@ -1,49 +1,123 @@
 /**
- * The events a run emits, exactly as they travel on the SSE stream (`data: <json>`): each has a
- * `type`, and the fields the spec lists for it. Companion clients also get `tool` beside `name`
- * and `approval_id` beside `request_id`.
+ * The events a run emits, declared once as a Schema: each is a struct discriminated by its `type`
+ * field, with the fields it has on the SSE stream (`data: <json>`), in the order they are written.
+ * The stream encodes through `AgentEvent`, the run log decodes through `StoredEvent`, `/openapi.json`
+ * documents it, and a test holds the table in `docs/api.md` against it.
+ *
+ * Besides the spec's fields, companion clients get `tool` beside `name` on tool events,
+ * `approval_id` beside `request_id` on approval events, and the full text so far in `text` on
+ * `assistant_text` (with the new part in `delta`). The spec's `rag_rerank` is not declared: Cairn
+ * has no reranking step and the spec gives it no fields, so nothing could send one. `tool_request`
+ * (a client-side tool) is Cairn's own.
+ *
+ * This file is part of the browser-safe contract: it imports only `effect`.
  */
+import { Either, Schema } from "effect"
 
-export type AgentEvent =
-  | { readonly type: "assistant_text"; readonly text: string; readonly delta: string }
-  | { readonly type: "thinking_content"; readonly text: string; readonly delta: string }
-  | { readonly type: "tool_start"; readonly tool: string; readonly name: string; readonly args: unknown; readonly tool_call_id: string }
-  | {
-      readonly type: "tool_result"
-      readonly tool: string
-      readonly name: string
-      readonly result: string
-      readonly duration_ms: number
-      readonly tool_call_id: string
-      readonly is_error: boolean
-    }
-  | { readonly type: "tool_request"; readonly request_id: string; readonly tool: string; readonly name: string; readonly arguments: unknown }
-  | {
-      readonly type: "approval_request"
-      readonly request_id: string
-      readonly approval_id: string
-      readonly tool_name: string
-      readonly tool: string
-      readonly arguments: unknown
-    }
-  | { readonly type: "approval_resolved"; readonly request_id: string; readonly approval_id: string; readonly approved: boolean }
-  | { readonly type: "delegation_post"; readonly target_bot: string }
-  | { readonly type: "secret_warning"; readonly patterns: ReadonlyArray<string> }
-  | { readonly type: "rate_limit_wait"; readonly wait_seconds: number }
-  | { readonly type: "fallback"; readonly original_model: string; readonly fallback_model: string }
-  | { readonly type: "context_budget"; readonly used: number; readonly limit: number }
-  | { readonly type: "transcript"; readonly text: string }
-  | { readonly type: "error"; readonly message: string }
-  | { readonly type: "cancelled" }
-  | { readonly type: "queued"; readonly session_id: string; readonly task_id: string; readonly reason: string }
-  | { readonly type: "passive_stored"; readonly session_id: string }
-  | {
-      readonly type: "response"
-      readonly text: string
-      readonly tools_used: ReadonlyArray<string>
-      readonly client_actions: ReadonlyArray<unknown>
-      readonly session_id: string
-    }
+/** One event type: a struct whose `type` is the literal, then its fields in wire order. */
+const event = <const Type extends string, Fields extends Schema.Struct.Fields>(type: Type, description: string, fields: Fields) =>
+  Schema.Struct({ type: Schema.Literal(type), ...fields }).annotations({ title: type, description })
+
+export const AssistantText = event("assistant_text", "Incremental model text: the answer so far and the new part", {
+  text: Schema.String,
+  delta: Schema.String
+})
+export const ThinkingContent = event("thinking_content", "Extended thinking: the reasoning so far and the new part", {
+  text: Schema.String,
+  delta: Schema.String
+})
+export const ToolStart = event("tool_start", "A tool call begins", {
+  tool: Schema.String,
+  name: Schema.String,
+  args: Schema.Unknown,
+  tool_call_id: Schema.String
+})
+export const ToolResult = event("tool_result", "A tool call completed", {
+  tool: Schema.String,
+  name: Schema.String,
+  result: Schema.String,
+  duration_ms: Schema.Number,
+  tool_call_id: Schema.String,
+  is_error: Schema.Boolean
+})
+export const ToolRequest = event("tool_request", "A client-side tool call: answer it with POST /chat/tool_result", {
+  request_id: Schema.String,
+  tool: Schema.String,
+  name: Schema.String,
+  arguments: Schema.Unknown
+})
+export const ApprovalRequest = event("approval_request", "The run waits for a decision on a tool call", {
+  request_id: Schema.String,
+  approval_id: Schema.String,
+  tool_name: Schema.String,
+  tool: Schema.String,
+  arguments: Schema.Unknown
+})
+export const ApprovalResolved = event("approval_resolved", "The decision on a tool call was received", {
+  request_id: Schema.String,
+  approval_id: Schema.String,
+  approved: Schema.Boolean
+})
+export const DelegationPost = event("delegation_post", "The run delegated to another bot", {
+  target_bot: Schema.String
+})
+export const SecretWarning = event("secret_warning", "Secret-like patterns found in the input (their types, never the values)", {
+  patterns: Schema.Array(Schema.String)
+})
+export const RateLimitWait = event("rate_limit_wait", "Waiting on a model provider's rate limit", {
+  wait_seconds: Schema.Number
+})
+export const Fallback = event("fallback", "A fallback model took over", {
+  original_model: Schema.String,
+  fallback_model: Schema.String
+})
+export const ContextBudget = event("context_budget", "Context window use, in estimated tokens", {
+  used: Schema.Number,
+  limit: Schema.Number
+})
+export const Transcript = event("transcript", "What audio input said, once transcribed", {
+  text: Schema.String
+})
+export const ErrorEvent = event("error", "The run (or its stream) failed; `response` follows", {
+  message: Schema.String
+})
+export const Cancelled = event("cancelled", "The run was cancelled; the stream ends", {})
+export const Queued = event("queued", "The message was queued: the session is busy or the system paused", {
+  session_id: Schema.String,
+  task_id: Schema.String,
+  reason: Schema.String
+})
+export const PassiveStored = event("passive_stored", "A passive message was stored; no run", {
+  session_id: Schema.String
+})
+export const Response = event("response", "The run's answer, always last", {
+  text: Schema.String,
+  tools_used: Schema.Array(Schema.String),
+  client_actions: Schema.Array(Schema.Unknown),
+  session_id: Schema.String
+})
+
+export const AgentEvent = Schema.Union(
+  AssistantText,
+  ThinkingContent,
+  ToolStart,
+  ToolResult,
+  ToolRequest,
+  ApprovalRequest,
+  ApprovalResolved,
+  DelegationPost,
+  SecretWarning,
+  RateLimitWait,
+  Fallback,
+  ContextBudget,
+  Transcript,
+  ErrorEvent,
+  Cancelled,
+  Queued,
+  PassiveStored,
+  Response
+).annotations({ description: "One Server-Sent Event's data: a JSON object discriminated by `type`" })
+export type AgentEvent = typeof AgentEvent.Type
 
 export type AgentEventType = AgentEvent["type"]
 
@@ -57,21 +131,66 @@ export interface SequencedEvent {
 export const isTerminal = (event: AgentEvent) => event.type === "response" || event.type === "cancelled"
 
 /**
- * Streamed text events carry the full text so far; only the delta is stored, and replay rebuilds
- * the full text, so storage stays linear in the answer's length.
+ * What the run log stores. Streamed text events carry the full text so far; only the delta is
+ * stored, and replay rebuilds the full text, so storage stays linear in the answer's length.
  */
-export const toStored = (event: AgentEvent): unknown =>
+export const StoredEvent = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("assistant_text"), delta: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("thinking_content"), delta: Schema.String }),
+  ToolStart,
+  ToolResult,
+  ToolRequest,
+  ApprovalRequest,
+  ApprovalResolved,
+  DelegationPost,
+  SecretWarning,
+  RateLimitWait,
+  Fallback,
+  ContextBudget,
+  Transcript,
+  ErrorEvent,
+  Cancelled,
+  Queued,
+  PassiveStored,
+  Response
+)
+export type StoredEvent = typeof StoredEvent.Type
+
+export const toStored = (event: AgentEvent): StoredEvent =>
   event.type === "assistant_text" || event.type === "thinking_content" ? { type: event.type, delta: event.delta } : event
 
-export const fromStored = (stored: ReadonlyArray<{ seq: number; event: any }>): Array<SequencedEvent> => {
-  const running: Record<string, string> = { assistant_text: "", thinking_content: "" }
-  return stored.map(({ seq, event }) => {
-    if (event.type === "assistant_text" || event.type === "thinking_content") {
-      running[event.type] += event.delta
-      return { seq, event: { type: event.type, text: running[event.type]!, delta: event.delta } }
+// Compiled once: replay decodes every row of a run.
+const decodeStored = Schema.decodeUnknownEither(StoredEvent)
+
+/**
+ * Rebuilds a run's events from its log. A row that does not decode (written by a version with
+ * another event shape, or damaged) becomes an `error` event at its place instead of being skipped:
+ * the client sees that a part of the run is missing, the sequence keeps no silent gap (its ids
+ * still advance, so a rejoin resumes after it), and the replay goes on with the rows after it.
+ */
+export const fromStored = (stored: ReadonlyArray<{ readonly seq: number; readonly event: unknown }>): Array<SequencedEvent> => {
+  let assistantText = ""
+  let thinkingText = ""
+  return stored.map(({ event: row, seq }): SequencedEvent => {
+    const decoded = decodeStored(row)
+    if (Either.isLeft(decoded)) {
+      return { seq, event: { type: "error", message: `Event ${seq} of this run could not be read back from the run log` } }
     }
-    // A new LLM iteration starts a new assistant text (the loop resets it on tool calls).
-    if (event.type === "tool_start" || event.type === "fallback") running.assistant_text = ""
-    return { seq, event: event as AgentEvent }
+    const event = decoded.right
+    switch (event.type) {
+      case "assistant_text":
+        assistantText += event.delta
+        return { seq, event: { type: "assistant_text", text: assistantText, delta: event.delta } }
+      case "thinking_content":
+        thinkingText += event.delta
+        return { seq, event: { type: "thinking_content", text: thinkingText, delta: event.delta } }
+      // A new LLM iteration starts a new assistant text (the loop resets it on tool calls).
+      case "tool_start":
+      case "fallback":
+        assistantText = ""
+        return { seq, event }
+      default:
+        return { seq, event }
+    }
   })
 }

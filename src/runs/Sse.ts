@@ -3,12 +3,17 @@
  * `: keepalive` comment goes out every 15 s so proxies keep the connection open.
  */
 import { HttpServerResponse } from "@effect/platform"
-import { Duration, Effect, Stream } from "effect"
-import type { SequencedEvent } from "../agent/Events.ts"
+import { Duration, Effect, Schema, Stream } from "effect"
+import { AgentEvent, type SequencedEvent } from "../agent/Events.ts"
 
 export const keepaliveEvery = Duration.seconds(15)
 
-export const frame = (item: SequencedEvent) => `id: ${item.seq}\ndata: ${JSON.stringify(item.event)}\n\n`
+// Compiled once (every streamed token goes through it). An event that does not encode is a bug at
+// its emit site: it throws, and the stream ends as any failed stream does, with `error` then `response`.
+const encodeEvent = Schema.encodeSync(AgentEvent)
+
+/** One event's frame; its JSON is the schema's encoding, so the wire holds exactly what `AgentEvent` declares. */
+export const frame = (item: SequencedEvent) => `id: ${item.seq}\ndata: ${JSON.stringify(encodeEvent(item.event))}\n\n`
 
 const encoder = new TextEncoder()
 
