@@ -1,6 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
+import { ChatRateLimited } from "../auth/ChatRateLimited.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { detailBody, ErrorResponses } from "../http/Errors.ts"
 import { BotNotFound } from "../bots/Errors.ts"
@@ -27,6 +28,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
       .addError(ErrorResponses.badGateway)
       .addError(ErrorResponses.serviceUnavailable)
       .annotate(RequiredScope, "chat")
+      .annotate(ChatRateLimited, true)
       .annotate(OpenApi.Description, "Send a message and wait for the bot's answer")
   )
   .add(
@@ -34,6 +36,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
       .setPayload(ChatRequest)
       .addSuccess(EventStream)
       .annotate(RequiredScope, "chat")
+      .annotate(ChatRateLimited, true)
       .annotate(OpenApi.Description, "Send a message and stream the run as Server-Sent Events")
   )
   .add(
