@@ -69,7 +69,7 @@ export const optionsReceiveExtraMetadata = (parameter: string): boolean => {
 
 export const checkDispatcher = (type: string, dispatcher: unknown): Dispatcher => {
   const fail = (message: string): never => {
-    throw new DispatcherContractError(`Dispatcher "${type}" rejected: ${message}`)
+    throw new DispatcherContractError({ message: `Dispatcher "${type}" rejected: ${message}` })
   }
   if (!/^[a-z0-9_][a-z0-9_.-]*$/i.test(type)) fail("the dispatch type must be a non-empty name of letters, digits, _ . -")
   const candidate = dispatcher as Partial<Dispatcher> | null
