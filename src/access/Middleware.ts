@@ -38,7 +38,7 @@ export const makeAuthorize = Effect.gen(function* () {
     const entry = catalogue.lookup(method, routePath)
     // Routes outside the catalogue cannot reach this; fail closed all the same.
     const required = entry?.scope ?? "admin"
-    const byAddress = () => limiter.check(`ip:${address}`, routePath)
+    const byAddress = () => limiter.check(`ip:${address}`, entry)
     if (required === PUBLIC) return Effect.as(byAddress(), anonymous)
     if (token.length === 0) return Effect.zipRight(byAddress(), Effect.fail(new Unauthorized({ detail: "Not authenticated" })))
     // Failed attempts count against the client address, so guessing is limited too.
@@ -46,7 +46,7 @@ export const makeAuthorize = Effect.gen(function* () {
       Effect.tapError(byAddress),
       Effect.flatMap((principal) =>
         Effect.zipRight(
-          limiter.check(rateSubject(principal, address), routePath),
+          limiter.check(rateSubject(principal, address), entry),
           required !== AUTHENTICATED && !grants(principal.scopes, required)
             ? Effect.fail(new Forbidden({ detail: `Missing required scope: ${required}` }))
             : Effect.succeed(principal)

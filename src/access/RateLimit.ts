@@ -1,17 +1,16 @@
 /**
  * Inbound rate limits (opt-in): an in-memory token bucket per caller, as the spec says (reset on
  * restart, per server process). RATE_LIMIT_DEFAULT applies to every API route, RATE_LIMIT_CHAT
- * additionally to the chat routes. The three values are read from the runtime settings on each
- * request (cached there), so a change through the admin settings applies without a restart; a
- * bucket is keyed by its rate, so a new rate starts with a full bucket.
+ * additionally to the routes annotated `ChatRateLimited` (read from their catalogue entry). The
+ * three values are read from the runtime settings on each request (cached there), so a change
+ * through the admin settings applies without a restart; a bucket is keyed by its rate, so a new
+ * rate starts with a full bucket.
  */
 import { Clock, Effect, Either } from "effect"
+import type { CatalogueEntry } from "../auth/Catalogue.ts"
 import { parseRate, type RateExpression } from "../config/Rate.ts"
 import { TooManyRequests } from "../http/Errors.ts"
 import { Settings } from "../settings/Settings.ts"
-
-/** Route paths the chat limit applies to, as the router matches them. */
-export const chatPaths: ReadonlySet<string> = new Set(["/chat", "/chat/stream"])
 
 interface Bucket {
   tokens: number
@@ -69,20 +68,20 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimite
       return takeToken(entry.bucket, rate, now)
     }
 
-    /** Counts one request of `subject` on `routePath`; fails with 429 when over a limit. */
-    const check = (subject: string, routePath: string): Effect.Effect<void, TooManyRequests> =>
+    /** Counts one request of `subject` on the route of `entry`; fails with 429 when over a limit. */
+    const check = (subject: string, entry: CatalogueEntry | undefined): Effect.Effect<void, TooManyRequests> =>
       Effect.flatMap(Effect.orDie(settings.get("RATE_LIMIT_ENABLED")), (enabled) =>
         // Every request passes here: off (the default), it is one cached read.
-        enabled === true ? limited(subject, routePath) : Effect.void
+        enabled === true ? limited(subject, entry?.chatRateLimited === true) : Effect.void
       )
 
-    const limited = (subject: string, routePath: string): Effect.Effect<void, TooManyRequests> =>
+    const limited = (subject: string, chatRateLimited: boolean): Effect.Effect<void, TooManyRequests> =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         if (now - lastSweep > sweepEveryMs) sweep(now)
         const defaultRate = rateOf(yield* Effect.orDie(settings.get("RATE_LIMIT_DEFAULT")))
         let wait = defaultRate ? take("default", defaultRate, subject, now) : 0
-        if (wait === 0 && chatPaths.has(routePath)) {
+        if (wait === 0 && chatRateLimited) {
           const chatRate = rateOf(yield* Effect.orDie(settings.get("RATE_LIMIT_CHAT")))
           wait = chatRate ? take("chat", chatRate, subject, now) : 0
         }

@@ -4,19 +4,17 @@
  * returns a string. Integration code registers plain (async) functions; they never see Effect.
  */
 import { Context, Duration, Effect, Layer } from "effect"
-import type { ToolSchema } from "../providers/Model.ts"
-import type { ToolCallContext } from "../sdk/index.ts"
+import type { ToolCallContext, ToolDefinition as ToolContract } from "../sdk/index.ts"
 
 /** What a tool call knows about where it runs: the SDK's type, so integrations see the same. */
 export type ToolContext = ToolCallContext
 
-export interface ToolDefinition {
-  readonly schema: ToolSchema
-  /** Where the tool comes from: "core" or "integration:<name>". */
+/**
+ * A registered tool: the SDK's definition (schema, execute, per-call `timeoutMs`, the registry
+ * default applying when unset), plus where it comes from: "core" or "integration:<name>".
+ */
+export interface ToolDefinition extends ToolContract {
   readonly source: string
-  readonly execute: (args: Record<string, unknown>, context: ToolContext) => string | Promise<string>
-  /** Per-call limit; the registry default applies when unset. */
-  readonly timeoutMs?: number
 }
 
 export class ToolError extends Error {

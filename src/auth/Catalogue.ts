@@ -1,17 +1,21 @@
 /**
  * The endpoint catalogue, reflected from the HttpApi definition at startup: method, path,
- * description and required scope of every endpoint. An endpoint without a scope declaration stops
+ * description, required scope and chat rate limit of every endpoint. An endpoint without a scope declaration stops
  * startup, so no route can be left unchecked by accident.
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { Context, Layer, Option } from "effect"
+import { ChatRateLimited } from "./ChatRateLimited.ts"
 import { RequiredScope } from "./RequiredScope.ts"
+import type { ScopeRequirement } from "./Scopes.ts"
 
 export interface CatalogueEntry {
   readonly method: string
   readonly path: string
   readonly description: string
-  readonly scope: string
+  readonly scope: ScopeRequirement
+  /** Whether RATE_LIMIT_CHAT applies too (the `ChatRateLimited` annotation). */
+  readonly chatRateLimited: boolean
   readonly group: string
   readonly name: string
 }
@@ -46,6 +50,7 @@ export const fromApi = (api: HttpApi.HttpApi.Any): Catalogue => {
         path: endpoint.path,
         description,
         scope: scope.value,
+        chatRateLimited: Option.getOrElse(Context.getOption(mergedAnnotations, ChatRateLimited), () => false),
         group: group.identifier,
         name: endpoint.name
       })

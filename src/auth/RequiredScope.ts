@@ -3,5 +3,7 @@
  * authentication middleware, `/api/v1/discover` and the OpenAPI document all read it from there.
  */
 import { Context } from "effect"
+import type { ScopeRequirement } from "./Scopes.ts"
 
-export class RequiredScope extends Context.Tag("cairn/RequiredScope")<RequiredScope, string>() {}
+/** Typed with the declared scope names, so `.annotate(RequiredScope, "bots:raed")` does not compile. */
+export class RequiredScope extends Context.Tag("cairn/RequiredScope")<RequiredScope, ScopeRequirement>() {}

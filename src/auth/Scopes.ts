@@ -3,8 +3,8 @@
  * implications between them, and the presets the admin UI offers.
  */
 
-export interface ScopeDefinition {
-  readonly name: string
+export interface ScopeDefinition<Name extends string = string> {
+  readonly name: Name
   readonly description: string
 }
 
@@ -13,9 +13,11 @@ export interface ScopeGroup {
   readonly scopes: ReadonlyArray<ScopeDefinition>
 }
 
-const scope = (name: string, description: string): ScopeDefinition => ({ name, description })
+/** Keeps the literal name, so `Scope` below is the union of the names declared here. */
+const scope = <const Name extends string>(name: Name, description: string): ScopeDefinition<Name> => ({ name, description })
 
-export const scopeGroups: ReadonlyArray<ScopeGroup> = [
+/** The one declaration of the scopes; `Scope` and every list below derive from it. */
+export const scopeGroups = [
   { name: "Admin", scopes: [scope("admin", "Full access; bypasses every scope check")] },
   {
     name: "Channels",
@@ -102,10 +104,16 @@ export const scopeGroups: ReadonlyArray<ScopeGroup> = [
     name: "Mission control",
     scopes: [scope("mission_control:read", "Read mission-control state"), scope("mission_control:write", "Change mission-control state")]
   }
-]
+] as const satisfies ReadonlyArray<ScopeGroup>
 
-export const allScopes: ReadonlyArray<string> = scopeGroups.flatMap((group) => group.scopes.map((s) => s.name))
-export const knownScopes: ReadonlySet<string> = new Set(allScopes)
+/** A scope name: a typo in a scope written in code does not compile. */
+export type Scope = (typeof scopeGroups)[number]["scopes"][number]["name"]
+
+export const allScopes: ReadonlyArray<Scope> = scopeGroups.flatMap((group): ReadonlyArray<Scope> => group.scopes.map((s) => s.name))
+export const knownScopes: ReadonlySet<string> = new Set<string>(allScopes)
+
+/** Narrows a name from outside the code (a stored key, an integration's route) to a `Scope`. */
+export const isScope = (name: string): name is Scope => knownScopes.has(name)
 
 /**
  * Scopes a held scope grants beyond itself. `admin` grants everything (handled in `grants`);
@@ -135,7 +143,7 @@ export const grants = (expanded: ReadonlySet<string>, required: string): boolean
 export interface ScopePreset {
   readonly id: string
   readonly name: string
-  readonly scopes: ReadonlyArray<string>
+  readonly scopes: ReadonlyArray<Scope>
 }
 
 export const presets: ReadonlyArray<ScopePreset> = [
@@ -170,7 +178,7 @@ export const presets: ReadonlyArray<ScopePreset> = [
  * The preset of users with the `member` role (local or OIDC users who are not admins): what a chat
  * client needs, plus reading the workspace. Not one of the spec's five key presets.
  */
-export const memberScopes: ReadonlyArray<string> = [
+export const memberScopes: ReadonlyArray<Scope> = [
   "chat",
   "bots:read",
   "channels:read",
@@ -188,7 +196,10 @@ export const memberScopes: ReadonlyArray<string> = [
 ]
 
 /** The required-scope value of routes that need no credentials. */
-export const PUBLIC = "public"
+export const PUBLIC = "public" as const
 
 /** The required-scope value of routes open to any valid credential, whatever its scopes. */
-export const AUTHENTICATED = "authenticated"
+export const AUTHENTICATED = "authenticated" as const
+
+/** What an endpoint can require: a scope, no credentials, or any valid credential. */
+export type ScopeRequirement = Scope | typeof PUBLIC | typeof AUTHENTICATED

@@ -1,10 +1,10 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
+import { ChatRateLimited } from "../auth/ChatRateLimited.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { detailBody, ErrorResponses } from "../http/Errors.ts"
 import { BotNotFound } from "../bots/Errors.ts"
-import { pathParams } from "../http/Params.ts"
+import { idPath } from "../http/Params.ts"
 import { EventStream } from "../runs/Model.ts"
 import {
   Acknowledged,
@@ -27,6 +27,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
       .addError(ErrorResponses.badGateway)
       .addError(ErrorResponses.serviceUnavailable)
       .annotate(RequiredScope, "chat")
+      .annotate(ChatRateLimited, true)
       .annotate(OpenApi.Description, "Send a message and wait for the bot's answer")
   )
   .add(
@@ -34,6 +35,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
       .setPayload(ChatRequest)
       .addSuccess(EventStream)
       .annotate(RequiredScope, "chat")
+      .annotate(ChatRateLimited, true)
       .annotate(OpenApi.Description, "Send a message and stream the run as Server-Sent Events")
   )
   .add(
@@ -52,7 +54,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
   )
   .add(
     HttpApiEndpoint.post("decide", "/api/v1/approvals/:id/decide")
-      .setPath(pathParams({ id: Schema.String }))
+      .setPath(idPath("Approval"))
       .setPayload(DecideRequest)
       .addSuccess(ApprovalDecision)
       .addError(ErrorResponses.conflict)

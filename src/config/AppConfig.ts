@@ -13,6 +13,8 @@ export interface AppConfigShape {
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
   readonly dataDir: string
+  /** The document store's embedding model, and the default of `Llm.embed` (README: EMBEDDING_MODEL). */
+  readonly embeddingModel: string
   readonly defaultModel: string
   readonly openaiBaseUrl: string
   readonly openaiApiKey: Option.Option<Redacted.Redacted<string>>
@@ -88,6 +90,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     })
   ),
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
+  embeddingModel: Config.string("EMBEDDING_MODEL").pipe(
+    Config.withDefault("builtin/glove-100d"),
+    Config.validate({ message: 'Expected "provider/model" or a model id', validation: (value) => /^[^\s/]+(\/[^\s]+)?$/.test(value) })
+  ),
   defaultModel: Config.string("DEFAULT_MODEL").pipe(Config.withDefault("gpt-4o-mini")),
   openaiBaseUrl: httpUrl("OPENAI_BASE_URL").pipe(Config.withDefault("https://api.openai.com/v1")),
   openaiApiKey: Config.option(Config.redacted("OPENAI_API_KEY")),

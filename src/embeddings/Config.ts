@@ -8,7 +8,8 @@
  * - anything else: a model of the provider registry ("provider/model", or a bare id for the
  *   default provider), through its OpenAI-compatible `/v1/embeddings`.
  */
-import { Config, Context, Layer } from "effect"
+import { Config, Context, Effect, Layer } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
 
 export type VectorSearchMode = "auto" | "exact"
 
@@ -25,20 +26,21 @@ export class EmbeddingConfig extends Context.Tag("cairn/EmbeddingConfig")<Embedd
 
 export const DEFAULT_LOCAL_URL = "https://huggingface.co/Xenova/all-MiniLM-L6-v2/resolve/main"
 
-const modelName = /^[^\s/]+(\/[^\s]+)?$/
-
-export const embeddingConfig: Config.Config<EmbeddingConfigShape> = Config.all({
-  model: Config.string("EMBEDDING_MODEL").pipe(
-    Config.withDefault("builtin/glove-100d"),
-    Config.validate({ message: 'Expected "provider/model" or a model id', validation: (value) => modelName.test(value) })
-  ),
+/** The settings only this domain reads; EMBEDDING_MODEL and DATA_DIR are `AppConfig`'s (one read, one default). */
+export const embeddingConfig = Config.all({
   localUrl: Config.string("EMBEDDING_LOCAL_URL").pipe(
     Config.withDefault(DEFAULT_LOCAL_URL),
     Config.validate({ message: "Expected an http(s) URL", validation: (value) => /^https?:\/\/\S+$/.test(value) }),
     Config.map((value) => value.replace(/\/+$/, ""))
   ),
-  vectorSearch: Config.literal("auto", "exact")("DOCUMENTS_VECTOR_SEARCH").pipe(Config.withDefault("auto" as const)),
-  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data"))
+  vectorSearch: Config.literal("auto", "exact")("DOCUMENTS_VECTOR_SEARCH").pipe(Config.withDefault("auto" as const))
 })
 
-export const layer = Layer.effect(EmbeddingConfig, embeddingConfig)
+export const layer = Layer.effect(
+  EmbeddingConfig,
+  Effect.gen(function* () {
+    const app = yield* AppConfig
+    const own = yield* embeddingConfig
+    return { ...own, model: app.embeddingModel, dataDir: app.dataDir }
+  })
+)

@@ -25,12 +25,11 @@ import {
   type HookEvent,
   hookEvents,
   hookExtras,
-  type HookWebhookPayload,
   isHookEvent,
-  isoWithOffset,
   type OverrideEvent,
   type Unregister
-} from "./Model.ts"
+} from "../sdk/Hooks.ts"
+import { type HookWebhookPayload, isoWithOffset } from "./Model.ts"
 
 export interface HookOptions {
   readonly webhookUrls: ReadonlyArray<string>

@@ -1,92 +1,26 @@
 /**
- * Lifecycle hooks as the spec lists them: seven events, the extra keys each carries, the hook
- * context callbacks receive, and the payload posted to HOOK_WEBHOOK_URLS.
+ * Lifecycle hooks as the spec lists them: the contract (events, extra keys, context, callbacks) is
+ * the SDK's (`src/sdk/Hooks.ts`), re-exported here for the core; this file adds the payload posted
+ * to HOOK_WEBHOOK_URLS.
  */
 import { Schema } from "effect"
+import { hookEvents, JsonObject } from "../sdk/Hooks.ts"
 
-const Count = Schema.Number
-const Milliseconds = Schema.Number
-const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
-
-/** The extra keys of each event, exactly the spec's. Encoding through these drops any other key. */
-export const hookExtras = {
-  before_context_assembly: Schema.Struct({ user_message: Schema.String }),
-  before_llm_call: Schema.Struct({
-    model: Schema.String,
-    message_count: Count,
-    tools_count: Count,
-    provider_id: Schema.NullOr(Schema.String),
-    iteration: Count
-  }),
-  after_llm_call: Schema.Struct({
-    model: Schema.String,
-    duration_ms: Milliseconds,
-    // Null when the provider reports no usage.
-    prompt_tokens: Schema.NullOr(Count),
-    completion_tokens: Schema.NullOr(Count),
-    total_tokens: Schema.NullOr(Count),
-    tool_calls_count: Count,
-    fallback_used: Schema.Boolean,
-    fallback_model: Schema.NullOr(Schema.String),
-    iteration: Count,
-    provider_id: Schema.NullOr(Schema.String)
-  }),
-  before_tool_execution: Schema.Struct({
-    tool_name: Schema.String,
-    /** Where the tool runs: "core", "integration", "client", ... */
-    tool_type: Schema.String,
-    args: JsonObject,
-    iteration: Count
-  }),
-  after_tool_call: Schema.Struct({ tool_name: Schema.String, tool_args: JsonObject, duration_ms: Milliseconds }),
-  after_response: Schema.Struct({ response_length: Count, tool_calls_made: Count }),
-  before_transcription: Schema.Struct({
-    audio_format: Schema.String,
-    audio_size_bytes: Count,
-    /** Who sent the audio: "transcribe", "chat", an integration name, ... */
-    source: Schema.String
-  })
-} as const
-
-export type HookExtras = { readonly [E in keyof typeof hookExtras]: (typeof hookExtras)[E]["Type"] }
-export type HookEvent = keyof HookExtras
-
-/** Events whose callbacks are broadcast and never awaited. */
-export type BroadcastEvent = Exclude<HookEvent, OverrideEvent>
-/** The one event whose first non-null callback result replaces the default behaviour. */
-export type OverrideEvent = "before_transcription"
-
-export const hookEvents: ReadonlyArray<HookEvent> = Object.keys(hookExtras) as Array<HookEvent>
-
-export const isHookEvent = (value: unknown): value is HookEvent =>
-  typeof value === "string" && Object.prototype.hasOwnProperty.call(hookExtras, value)
-
-/** Who and what a hook event is about; ids are null where the run has none (a bare transcription). */
-export interface HookIds {
-  readonly bot_id: string | null
-  readonly session_id: string | null
-  readonly channel_id: string | null
-  readonly client_id: string | null
-  readonly correlation_id: string | null
-}
-
-/** What a callback receives: the ids plus the event's extra keys. */
-export interface HookContext<E extends HookEvent = HookEvent> extends HookIds {
-  readonly extra: HookExtras[E]
-}
-
-/** A broadcast callback: sync or async; its result is ignored, its failure logged. */
-export type BroadcastCallback<E extends HookEvent> = (context: HookContext<E>) => unknown
-
-/** An override callback: a string replaces the default; null or undefined falls through. */
-export type OverrideCallback<E extends HookEvent> = (
-  context: HookContext<E>
-) => string | null | undefined | PromiseLike<string | null | undefined>
-
-export type HookCallback<E extends HookEvent> = E extends OverrideEvent ? OverrideCallback<E> : BroadcastCallback<E>
-
-/** Removes the callback it was returned for; calling it twice is harmless. */
-export type Unregister = () => void
+export {
+  type BroadcastCallback,
+  type BroadcastEvent,
+  type HookCallback,
+  type HookContext,
+  type HookEvent,
+  hookEvents,
+  type HookExtras,
+  hookExtras,
+  type HookIds,
+  isHookEvent,
+  type OverrideCallback,
+  type OverrideEvent,
+  type Unregister
+} from "../sdk/Hooks.ts"
 
 /** The JSON posted to each HOOK_WEBHOOK_URLS entry for every hook event. */
 export const HookWebhookPayload = Schema.Struct({

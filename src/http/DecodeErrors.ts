@@ -4,7 +4,7 @@
  */
 import type { HttpApiError } from "@effect/platform"
 import { ValidationError, ValidationIssue } from "./Errors.ts"
-import { PATH_ID, QUERY_ID } from "./Params.ts"
+import { NOT_FOUND_PATH_ID, PATH_ID, QUERY_ID } from "./Params.ts"
 
 const issueType = (tag: string): string => {
   switch (tag) {
@@ -39,6 +39,10 @@ const meaningfulIssues = (issues: HttpApiError.HttpApiDecodeError["issues"]) =>
         issues.some((other) => other !== issue && JSON.stringify(other.path) === JSON.stringify(issue.path))
       )
   )
+
+/** The 404 detail of a failed `idPath` (an id that is not a UUID), or undefined for any other failure. */
+export const notFoundDetail = (error: HttpApiError.HttpApiDecodeError): string | undefined =>
+  error.message.startsWith(NOT_FOUND_PATH_ID) ? (error.issues[0]?.message ?? "Not Found") : undefined
 
 export const toValidationError = (error: HttpApiError.HttpApiDecodeError): ValidationError => {
   const where = locationOf(error)

@@ -10,9 +10,21 @@ const all = { errors: "all" } as const
 
 export const PATH_ID = "PathParams"
 export const QUERY_ID = "QueryParams"
+/** The title of `idPath` schemas: their decode failure is a 404, not a 422 (see `DecodeErrors.ts`). */
+export const NOT_FOUND_PATH_ID = "NotFoundPathParams"
 
 export const pathParams = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
   Schema.Struct(fields).annotations({ title: PATH_ID, parseOptions: all })
+
+/**
+ * The path `{ id }` of a thing whose id is a UUID, where an id that is not a UUID is simply not
+ * found, as the spec says: the decode failure is answered 404 with the same detail as an unknown
+ * id (`Task not found: <id>`), and the handler only ever sees a UUID.
+ */
+export const idPath = (thing: string) =>
+  Schema.Struct({
+    id: Schema.UUID.annotations({ message: (issue) => `${thing} not found: ${String(issue.actual)}` })
+  }).annotations({ title: NOT_FOUND_PATH_ID, parseOptions: all })
 
 export const queryParams = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
   Schema.Struct(fields).annotations({ title: QUERY_ID, parseOptions: all })

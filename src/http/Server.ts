@@ -17,7 +17,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Deferred, Effect, Layer, Option } from "effect"
 import { type IncomingMessage, Server, type ServerResponse } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
-import { toValidationError } from "./DecodeErrors.ts"
+import { notFoundDetail, toValidationError } from "./DecodeErrors.ts"
 import { internalErrorBody, retryAfterHeader, type TooManyRequests, ValidationError } from "./Errors.ts"
 import { type FastRoute, FastRoutes } from "./FastRoutes.ts"
 import { ShutdownSignal } from "./Shutdown.ts"
@@ -28,9 +28,9 @@ const isRequestDecodeError = (defect: unknown) =>
 
 /**
  * Every failure inside the API gets the spec's shape here (the platform turns errors into bare
- * responses before any outer middleware could): decode failures and malformed JSON become 422, an
- * unknown route 404, declared errors are encoded by the API, and anything else is logged with its
- * cause and answered with a bare 500 that leaks nothing.
+ * responses before any outer middleware could): decode failures and malformed JSON become 422 (an
+ * `idPath` id that is not a UUID: 404), an unknown route 404, declared errors are encoded by the
+ * API, and anything else is logged with its cause and answered with a bare 500 that leaks nothing.
  */
 const errorMapping = HttpApiBuilder.middleware((app) =>
   Effect.catchAllCause(
@@ -40,7 +40,10 @@ const errorMapping = HttpApiBuilder.middleware((app) =>
       if (failure._tag === "Some") {
         const tag = (failure.value as { _tag?: string })?._tag
         if (tag === "HttpApiDecodeError") {
-          return Effect.fail(toValidationError(failure.value as HttpApiError.HttpApiDecodeError))
+          const error = failure.value as HttpApiError.HttpApiDecodeError
+          const notFound = notFoundDetail(error)
+          if (notFound !== undefined) return HttpServerResponse.json({ detail: notFound }, { status: 404 })
+          return Effect.fail(toValidationError(error))
         }
         if (tag === "RouteNotFound") return HttpServerResponse.json({ detail: "Not Found" }, { status: 404 })
         if (tag === "TooManyRequests") {

@@ -61,7 +61,7 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
 
     const services: ContextServices = {
       runtime,
-      registerHook: (event, callback) => hooks.registerHook(event as never, callback as never),
+      registerHook: (event, callback) => hooks.registerHook(event, callback),
       registerDispatcher: (integrationId) => (type, dispatcher) => extra.registerDispatcher(integrationId, type, dispatcher),
       settings: (integrationId) => ({
         get: async (key) => {

@@ -6,6 +6,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
+import { isScope } from "../auth/Scopes.ts"
 import type { RouteDefinition, ToolDefinition } from "../sdk/index.ts"
 import type { Candidate } from "./Discovery.ts"
 import { normalizeManifest, type NormalizedManifest } from "./Manifest.ts"
@@ -60,6 +61,8 @@ const checkRoute = (route: unknown, index: number): RouteDefinition => {
   if (typeof r.path !== "string" || !r.path.startsWith("/")) throw new IntegrationLoadError(`${where}: path must start with /`)
   if (typeof r.handler !== "function") throw new IntegrationLoadError(`${where}: handler must be a function`)
   if (r.scope !== undefined && typeof r.scope !== "string") throw new IntegrationLoadError(`${where}: scope must be a string`)
+  // A scope no key can hold would leave the route to admins only, silently: refused at load instead.
+  if (r.scope !== undefined && !isScope(r.scope)) throw new IntegrationLoadError(`${where}: unknown scope ${r.scope}`)
   return { description: "", ...r } as RouteDefinition
 }
 

@@ -242,7 +242,7 @@ export const ProcessesLive = Layer.scoped(
       )
 
     for (const state of integrations.loaded()) {
-      if (state.loaded.process) yield* Effect.forkScoped(supervise(state.loaded as never))
+      if (state.loaded.process) yield* Effect.forkScoped(supervise({ ...state.loaded, process: state.loaded.process }))
     }
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {

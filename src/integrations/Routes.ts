@@ -8,7 +8,7 @@ import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpMethod, HttpServerRe
 import { Effect, Layer, Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { PUBLIC } from "../auth/Scopes.ts"
+import { isScope, PUBLIC, type ScopeRequirement } from "../auth/Scopes.ts"
 import { internalErrorBody, ValidationError } from "../http/Errors.ts"
 import { pathParams } from "../http/Params.ts"
 import type { IntegrationContext, RouteDefinition } from "../sdk/index.ts"
@@ -19,6 +19,10 @@ const paramNames = (path: string) => [...path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*
 
 const endpointName = (index: number) => `route${index}`
 
+/** The loader refused unknown scope names already (`Loader.checkRoute`); none named: `admin`. */
+const requiredScope = (route: RouteDefinition): ScopeRequirement =>
+  route.public ? PUBLIC : route.scope !== undefined && isScope(route.scope) ? route.scope : "admin"
+
 export const routeGroup = (integrationId: string, routes: ReadonlyArray<RouteDefinition>) => {
   let group: HttpApiGroup.HttpApiGroup<string, any, any, any, boolean> = HttpApiGroup.make(groupName(integrationId)) as any
   routes.forEach((route, index) => {
@@ -28,7 +32,7 @@ export const routeGroup = (integrationId: string, routes: ReadonlyArray<RouteDef
     if (names.length > 0) endpoint = endpoint.setPath(pathParams(Object.fromEntries(names.map((name) => [name, Schema.String]))))
     endpoint = endpoint
       .addSuccess(Schema.Unknown)
-      .annotate(RequiredScope, route.public ? PUBLIC : (route.scope ?? "admin"))
+      .annotate(RequiredScope, requiredScope(route))
       .annotate(OpenApi.Description, route.description || `${route.method} ${route.path} of ${integrationId}`)
     group = group.add(endpoint)
   })

@@ -3,6 +3,7 @@
  * because only this domain reads them; an invalid value still fails startup naming the key.
  */
 import { Config, Context, Effect, Layer } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
 
 export interface LlmConfigShape {
   /** Retries of a provider 429 or 5xx (or a timeout) before the next fallback model. */
@@ -13,6 +14,7 @@ export interface LlmConfigShape {
   readonly retryMaxWaitMs: number
   /** Per request: until the response starts, and between stream chunks. */
   readonly timeoutMs: number
+  /** The default of `Llm.embed`: `AppConfig.embeddingModel` (EMBEDDING_MODEL, read there once). */
   readonly embeddingModel: string
   readonly transcriptionModel: string
 }
@@ -25,7 +27,7 @@ const nonNegativeInt = (name: string, fallback: number) =>
     Config.validate({ message: "Expected a non-negative integer", validation: (n) => n >= 0 })
   )
 
-export const llmConfig: Config.Config<LlmConfigShape> = Config.all({
+export const llmConfig: Config.Config<Omit<LlmConfigShape, "embeddingModel">> = Config.all({
   maxRetries: nonNegativeInt("LLM_MAX_RETRIES", 3),
   retryBaseMs: nonNegativeInt("LLM_RETRY_BASE_MS", 1000),
   retryMaxWaitMs: Config.map(nonNegativeInt("LLM_RETRY_MAX_WAIT_SECONDS", 60), (s) => s * 1000),
@@ -36,8 +38,13 @@ export const llmConfig: Config.Config<LlmConfigShape> = Config.all({
     ),
     (s) => Math.round(s * 1000)
   ),
-  embeddingModel: Config.string("EMBEDDING_MODEL").pipe(Config.withDefault("text-embedding-3-small")),
   transcriptionModel: Config.string("TRANSCRIPTION_MODEL").pipe(Config.withDefault("whisper-1"))
 })
 
-export const layer = Layer.effect(LlmConfig, Effect.suspend(() => llmConfig))
+export const layer = Layer.effect(
+  LlmConfig,
+  Effect.gen(function* () {
+    const { embeddingModel } = yield* AppConfig
+    return { ...(yield* Effect.suspend(() => llmConfig)), embeddingModel }
+  })
+)

@@ -3,13 +3,13 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { pathParams, queryParams } from "../http/Params.ts"
+import { idPath, queryParams } from "../http/Params.ts"
 import { EventStream } from "./Model.ts"
 
 export class RunsApi extends HttpApiGroup.make("runs")
   .add(
     HttpApiEndpoint.get("rejoin", "/api/v1/sessions/:id/stream")
-      .setPath(pathParams({ id: Schema.String }))
+      .setPath(idPath("Session"))
       .setUrlParams(
         queryParams({
           after: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())),

@@ -4,6 +4,7 @@
  * *, bot_id, reply_in_thread=True, username, icon_emoji, icon_url, client_actions, extra_metadata)`
  * in TypeScript: keyword-only parameters become one options object.
  */
+import { Data } from "effect"
 
 /** What a dispatcher sees of a task (secrets in `dispatch_config` are in the clear here). */
 export interface DispatchTask {
@@ -47,7 +48,9 @@ export interface Dispatcher {
   ) => boolean | Promise<boolean>
 }
 
-/** A dispatcher that does not meet the contract; raised at registration. */
-export class DispatcherContractError extends Error {
-  readonly _tag = "DispatcherContractError"
-}
+/**
+ * A dispatcher that does not meet the contract; thrown at registration (an `Error`, so plain
+ * integration code can catch it and read its message). The SDK's index re-exports only types, so
+ * an integration still loads nothing at run time.
+ */
+export class DispatcherContractError extends Data.TaggedError("DispatcherContractError")<{ readonly message: string }> {}

@@ -18,34 +18,27 @@
  */
 
 import type { Dispatcher } from "./Dispatcher.ts"
+import type { HookCallback, HookEvent, Unregister } from "./Hooks.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Hooks
 
-export type HookEvent =
-  | "before_context_assembly"
-  | "before_llm_call"
-  | "after_llm_call"
-  | "before_tool_execution"
-  | "after_tool_call"
-  | "after_response"
-  | "before_transcription"
-
-export interface HookContext {
-  readonly bot_id: string | null
-  readonly session_id: string | null
-  readonly channel_id: string | null
-  readonly client_id: string | null
-  readonly correlation_id: string | null
-  /** The event's extra keys (see the API guide). */
-  readonly extra: Record<string, any>
-}
-
 /**
- * Fire-and-forget events ignore the result; `before_transcription` takes the first callback that
- * returns a string as the transcription (null or undefined falls through to the default).
+ * The hook contract is the core's own (`./Hooks.ts`: one declaration of the events, their extra
+ * keys and the callbacks). Types only here, so integrations load nothing of it at run time.
  */
-export type HookCallback = (context: HookContext) => unknown
+export type {
+  BroadcastCallback,
+  BroadcastEvent,
+  HookCallback,
+  HookContext,
+  HookEvent,
+  HookExtras,
+  HookIds,
+  OverrideCallback,
+  OverrideEvent,
+  Unregister
+} from "./Hooks.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Tools
@@ -207,7 +200,8 @@ export interface IntegrationContext {
   /** The integration's id (its folder name). */
   readonly id: string
   readonly logger: IntegrationLogger
-  readonly registerHook: (event: HookEvent, callback: HookCallback) => () => void
+  /** An unknown event or a callback that is not a function is refused (a TypeError). */
+  readonly registerHook: <E extends HookEvent>(event: E, callback: HookCallback<NoInfer<E>>) => Unregister
   readonly registerMetadata: (metadata: IntegrationMetadata) => void
   readonly registerDispatcher: (dispatchType: string, dispatcher: Dispatcher) => void
   /** Settings: the stored value, then the environment variable, then the manifest default. */

@@ -2,10 +2,10 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { pathParams, queryParams } from "../http/Params.ts"
+import { idPath, queryParams } from "../http/Params.ts"
 import { CreateSession, Message, Session, SessionCreated, SessionWithMessages } from "./Model.ts"
 
-const idPath = pathParams({ id: Schema.String })
+const sessionPath = idPath("Session")
 const listQuery = queryParams({
   bot_id: Schema.optional(Schema.String),
   client_id: Schema.optional(Schema.String),
@@ -22,7 +22,7 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
   )
   .add(
     HttpApiEndpoint.get("messages", "/api/v1/sessions/:id/messages")
-      .setPath(idPath)
+      .setPath(sessionPath)
       .addSuccess(Schema.Array(Message))
       .annotate(RequiredScope, "sessions:read")
       .annotate(OpenApi.Description, "A session's messages, oldest first")
@@ -36,14 +36,14 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
   )
   .add(
     HttpApiEndpoint.get("legacyGet", "/sessions/:id")
-      .setPath(idPath)
+      .setPath(sessionPath)
       .addSuccess(SessionWithMessages)
       .annotate(RequiredScope, "sessions:read")
       .annotate(OpenApi.Description, "A session with its messages (unversioned)")
   )
   .add(
     HttpApiEndpoint.del("legacyDelete", "/sessions/:id")
-      .setPath(idPath)
+      .setPath(sessionPath)
       .addSuccess(HttpApiSchema.NoContent)
       .annotate(RequiredScope, "sessions:write")
       .annotate(OpenApi.Description, "Delete a session and its messages (unversioned)")

@@ -3,16 +3,17 @@ import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { ErrorResponses } from "../http/Errors.ts"
-import { pathParams } from "../http/Params.ts"
+import { idPath } from "../http/Params.ts"
 import { InjectMessage, MessageInjected, Task, TaskListQuery } from "./Model.ts"
 
-const idPath = pathParams({ id: Schema.String })
+const sessionPath = idPath("Session")
+const taskPath = idPath("Task")
 
 /** Messages put into a session from outside a chat; their group is separate from sessions/ on purpose. */
 export class InjectionApi extends HttpApiGroup.make("injection")
   .add(
     HttpApiEndpoint.post("inject", "/api/v1/sessions/:id/messages")
-      .setPath(idPath)
+      .setPath(sessionPath)
       .setPayload(InjectMessage)
       .addSuccess(MessageInjected)
       .annotate(RequiredScope, "sessions:write")
@@ -34,14 +35,14 @@ export class TasksApi extends HttpApiGroup.make("tasks")
   )
   .add(
     HttpApiEndpoint.get("get", "/api/v1/tasks/:id")
-      .setPath(idPath)
+      .setPath(taskPath)
       .addSuccess(Task)
       .annotate(RequiredScope, "tasks:read")
       .annotate(OpenApi.Description, "A task: status, result or error, and the delivery of its result")
   )
   .add(
     HttpApiEndpoint.post("cancel", "/api/v1/tasks/:id/cancel")
-      .setPath(idPath)
+      .setPath(taskPath)
       .addSuccess(Task)
       .addError(ErrorResponses.conflict)
       .annotate(RequiredScope, "tasks:write")

@@ -29,6 +29,12 @@ describe("integration import boundary", () => {
     }
   })
 
+  it("holds for the SDK itself: src/sdk imports nothing else from src/", () => {
+    const files = sourceFiles(sdkDir)
+    expect(files.length).toBeGreaterThan(0)
+    expect(violations(files)).toEqual([])
+  })
+
   it("holds for every file under integrations/", () => {
     const files = sourceFiles(integrationsDir)
     expect(files.length).toBeGreaterThan(0)

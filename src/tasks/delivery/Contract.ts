@@ -68,12 +68,12 @@ export const optionsReceiveExtraMetadata = (parameter: string): boolean => {
 }
 
 export const checkDispatcher = (type: string, dispatcher: unknown): Dispatcher => {
-  const fail = (message: string) => {
-    throw new DispatcherContractError(`Dispatcher "${type}" rejected: ${message}`)
+  const fail = (message: string): never => {
+    throw new DispatcherContractError({ message: `Dispatcher "${type}" rejected: ${message}` })
   }
   if (!/^[a-z0-9_][a-z0-9_.-]*$/i.test(type)) fail("the dispatch type must be a non-empty name of letters, digits, _ . -")
   const candidate = dispatcher as Partial<Dispatcher> | null
-  if (!candidate || typeof candidate !== "object") return fail("expected an object with deliver and postMessage") as never
+  if (!candidate || typeof candidate !== "object") return fail("expected an object with deliver and postMessage")
   if (typeof candidate.deliver !== "function") fail("deliver is not a function")
   if (typeof candidate.postMessage !== "function") fail("postMessage is not a function")
   const deliver = candidate.deliver as Function

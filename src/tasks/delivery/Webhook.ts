@@ -110,10 +110,10 @@ export const postJson = async (
         method: "POST",
         headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), "user-agent": "cairn-dispatch" },
         timeout: options.timeoutMs,
-        lookup: ((_host: string, lookupOptions: { all?: boolean }, callback: (...args: Array<unknown>) => void) => {
+        lookup: ((_host, lookupOptions, callback) => {
           if (lookupOptions?.all) callback(null, addresses)
           else callback(null, addresses[0]!.address, addresses[0]!.family)
-        }) as never
+        }) satisfies net.LookupFunction
       },
       (response) => {
         response.resume()
