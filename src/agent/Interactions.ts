@@ -5,14 +5,17 @@
  * run polls it, with an in-process fast path). Client tool results are held in memory: the client
  * answers the process whose stream asked, and an unknown id is a 404.
  */
-import { SqlClient } from "@effect/sql"
 import { Deferred, Duration, Effect, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import { Conflict, NotFound } from "../http/Errors.ts"
+import { ApprovalsRepo } from "./Repo.ts"
+
+/** A waiting run looks for a decision made in another process every 250 ms until there is one. */
+const decisionPoll = Schedule.recurUntil<Option.Option<boolean>>(Option.isSome).pipe(Schedule.addDelay(() => Duration.millis(250)))
 
 export class Interactions extends Effect.Service<Interactions>()("cairn/Interactions", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* ApprovalsRepo
     const toolResults = new Map<string, Deferred.Deferred<string>>()
     const decisions = new Map<string, Deferred.Deferred<boolean>>()
 
@@ -34,15 +37,15 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
     const createApproval = (input: { runId: string; sessionId: string; toolName: string; args: unknown }) =>
       Effect.gen(function* () {
         const id = randomUUID()
-        yield* sql`INSERT INTO approvals (id, run_id, session_id, tool_name, arguments)
-                   VALUES (${id}, ${input.runId}, ${input.sessionId}, ${input.toolName}, ${JSON.stringify(input.args ?? {})}::jsonb)`
+        yield* repo.insert({ id, ...input })
         return id
       })
 
     const readDecision = (id: string) =>
-      Effect.map(
-        sql<{ status: string }>`SELECT status FROM approvals WHERE id = ${id}`,
-        (rows) => (rows[0]?.status === "approved" ? Option.some(true) : rows[0]?.status === "denied" ? Option.some(false) : Option.none())
+      Effect.map(repo.status(id), (status) =>
+        Option.isSome(status) && (status.value === "approved" || status.value === "denied")
+          ? Option.some(status.value === "approved")
+          : Option.none()
       )
 
     /** The decision, or denial when nobody decides within the timeout (the approval expires). */
@@ -50,17 +53,12 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
       Effect.gen(function* () {
         const local = yield* Deferred.make<boolean>()
         decisions.set(id, local)
-        const polled = readDecision(id).pipe(
-          Effect.flatMap((decision) => (Option.isSome(decision) ? Effect.succeed(decision.value) : Effect.fail("pending" as const))),
-          Effect.retry({ schedule: Schedule.spaced(Duration.millis(250)), while: (error) => error === "pending" }),
-          Effect.catchIf((error): error is "pending" => error === "pending", () => Effect.never)
-        )
+        // Read now, then on the poll's cadence until a decision is there.
+        const polled = Effect.map(Effect.repeat(readDecision(id), decisionPoll), Option.getOrThrow)
         const decided = yield* Effect.raceFirst(Deferred.await(local), polled).pipe(Effect.timeoutOption(timeout))
         if (Option.isNone(decided)) {
-          const expired = yield* sql<{ id: string }>`UPDATE approvals SET status = 'expired', decided_at = now()
-                                                     WHERE id = ${id} AND status = 'pending' RETURNING id`
           // A decision that landed just before the expiry wins: the caller was told it counted.
-          if (expired.length === 0) return Option.getOrElse(yield* readDecision(id), () => false)
+          if (!(yield* repo.expire(id))) return Option.getOrElse(yield* readDecision(id), () => false)
           return false
         }
         return decided.value
@@ -69,18 +67,23 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
     const decide = (id: string, approved: boolean) =>
       Effect.gen(function* () {
         const uuid = /^[0-9a-f-]{36}$/i.test(id) ? id : "00000000-0000-0000-0000-000000000000"
-        const rows = yield* sql<{ id: string }>`UPDATE approvals SET status = ${approved ? "approved" : "denied"}, decided_at = now()
-                                                WHERE id = ${uuid} AND status = 'pending' RETURNING id`
-        if (rows.length === 0) {
-          const existing = yield* sql<{ status: string }>`SELECT status FROM approvals WHERE id = ${uuid}`
-          if (existing.length === 0) return yield* new NotFound({ detail: `Approval not found: ${id}` })
-          return yield* new Conflict({ detail: `Approval already ${existing[0]!.status}` })
+        if (!(yield* repo.decide(uuid, approved))) {
+          const existing = yield* repo.status(uuid)
+          if (Option.isNone(existing)) return yield* new NotFound({ detail: `Approval not found: ${id}` })
+          return yield* new Conflict({ detail: `Approval already ${existing.value}` })
         }
         const local = decisions.get(id)
         if (local) yield* Deferred.succeed(local, approved)
         return { approval_id: id, approved }
       })
 
-    return { awaitToolResult, submitToolResult, createApproval, awaitDecision, decide } as const
-  })
+    return {
+      awaitToolResult: Effect.fn("Interactions.awaitToolResult")(awaitToolResult),
+      submitToolResult: Effect.fn("Interactions.submitToolResult")(submitToolResult),
+      createApproval: Effect.fn("Interactions.createApproval")(createApproval),
+      awaitDecision: Effect.fn("Interactions.awaitDecision")(awaitDecision),
+      decide: Effect.fn("Interactions.decide")(decide)
+    } as const
+  }),
+  dependencies: [ApprovalsRepo.Default]
 }) {}

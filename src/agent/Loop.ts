@@ -3,7 +3,7 @@
  * answers in text (or the iteration guard stops it). Every step is reported as an event and every
  * message is stored as it happens, so an interrupted turn leaves a true record behind.
  */
-import { Config, Duration, Effect, Option, Ref, Stream } from "effect"
+import { Config, Data, Duration, Effect, Option, Ref, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Hooks } from "../hooks/Hooks.ts"
@@ -21,9 +21,7 @@ import { Workspaces } from "../workspaces/Workspaces.ts"
 import { Delegation, delegateToolName, delegateToolSchema } from "./Delegation.ts"
 import type { TurnInput, TurnResult } from "./Turn.ts"
 
-export class SkillNotFound extends Error {
-  readonly _tag = "SkillNotFound"
-}
+export class SkillNotFound extends Data.TaggedError("SkillNotFound")<{ readonly message: string }> {}
 
 const agentConfig = Config.all({
   clientToolTimeoutSeconds: Config.integer("CLIENT_TOOL_TIMEOUT_SECONDS").pipe(Config.withDefault(120)),
@@ -76,7 +74,7 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
     const resolveSkills = (ids: ReadonlyArray<string>) =>
       Effect.forEach([...new Set(ids)], (id) => {
         const skill = skills.get(id)
-        return skill ? Effect.succeed(skill) : Effect.fail(new SkillNotFound(`Unknown skill: ${id}`))
+        return skill ? Effect.succeed(skill) : Effect.fail(new SkillNotFound({ message: `Unknown skill: ${id}` }))
       })
 
     const runTurn = (input: TurnInput): Effect.Effect<TurnResult, SkillNotFound | Error> =>

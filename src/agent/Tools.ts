@@ -3,7 +3,7 @@
  * schema (`{type: "function", function: {name, description, parameters}}`) and a function that
  * returns a string. Integration code registers plain (async) functions; they never see Effect.
  */
-import { Context, Duration, Effect, Layer } from "effect"
+import { Context, Data, Duration, Effect, Layer } from "effect"
 import type { ToolCallContext, ToolDefinition as ToolContract } from "../sdk/index.ts"
 
 /** What a tool call knows about where it runs: the SDK's type, so integrations see the same. */
@@ -17,9 +17,7 @@ export interface ToolDefinition extends ToolContract {
   readonly source: string
 }
 
-export class ToolError extends Error {
-  readonly _tag = "ToolError"
-}
+export class ToolError extends Data.TaggedError("ToolError")<{ readonly message: string }> {}
 
 export interface ToolRegistryShape {
   readonly register: (tool: ToolDefinition) => Effect.Effect<void>
@@ -60,7 +58,7 @@ export const make = (options: { readonly timeoutMs?: number } = {}) =>
       list: () => [...tools.values()],
       execute: (name, args, context) => {
         const tool = tools.get(name)
-        if (!tool) return Effect.fail(new ToolError(`Unknown tool: ${name}`))
+        if (!tool) return Effect.fail(new ToolError({ message: `Unknown tool: ${name}` }))
         const timeout = tool.timeoutMs ?? options.timeoutMs ?? defaultToolTimeoutMs
         return Effect.tryPromise({
           try: async () => {
@@ -69,11 +67,11 @@ export const make = (options: { readonly timeoutMs?: number } = {}) =>
             if (typeof result === "string") return result
             return result === undefined ? "" : (JSON.stringify(result) ?? String(result))
           },
-          catch: (cause) => new ToolError(cause instanceof Error ? cause.message : String(cause))
+          catch: (cause) => new ToolError({ message: cause instanceof Error ? cause.message : String(cause) })
         }).pipe(
           Effect.timeoutFail({
             duration: Duration.millis(timeout),
-            onTimeout: () => new ToolError(`Tool ${name} timed out after ${timeout} ms`)
+            onTimeout: () => new ToolError({ message: `Tool ${name} timed out after ${timeout} ms` })
           })
         )
       }

@@ -3,7 +3,6 @@
  * channels an external conversation is bound to with `findChannelsByClientId`; a client id may be
  * bound to several channels, and each gets the message.
  */
-import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option } from "effect"
 import * as crypto from "node:crypto"
 import type { Channel } from "../channels/Model.ts"
@@ -35,7 +34,7 @@ export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
     const repo = yield* BindingsRepo
     const channels = yield* Channels
 
-    const forChannel = (channelId: string): Effect.Effect<ReadonlyArray<Binding>, NotFound | SqlError> =>
+    const forChannel = (channelId: string): Effect.Effect<ReadonlyArray<Binding>, NotFound> =>
       Effect.zipRight(channels.get(channelId), Effect.map(repo.forChannel(channelId), (rows) => rows.map(toBinding)))
 
     const create = (channelId: string, input: CreateBinding) =>
@@ -64,7 +63,7 @@ export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
     const findChannelsByClientId = (
       clientId: string,
       integrationType?: string
-    ): Effect.Effect<ReadonlyArray<ChannelBinding>, SqlError> =>
+    ): Effect.Effect<ReadonlyArray<ChannelBinding>, never> =>
       Effect.gen(function* () {
         const rows = yield* repo.byClientId(clientId)
         const found: Array<ChannelBinding> = []

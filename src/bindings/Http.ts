@@ -1,7 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
-import { orInternal } from "../http/Internal.ts"
 import { Bindings } from "./Bindings.ts"
 import { BindingList } from "./Model.ts"
 
@@ -11,11 +10,9 @@ export const BindingsHttpLive = HttpApiBuilder.group(CairnApi, "bindings", (hand
     return handlers
       .handle("list", ({ path }) =>
         bindings.forChannel(path.id).pipe(
-          Effect.map((list) => new BindingList({ bindings: list })),
-          orInternal
-        )
+          Effect.map((list) => new BindingList({ bindings: list })))
       )
-      .handle("create", ({ path, payload }) => orInternal(bindings.create(path.id, payload)))
-      .handle("delete", ({ path }) => orInternal(bindings.remove(path.id, path.binding_id)))
+      .handle("create", ({ path, payload }) => bindings.create(path.id, payload))
+      .handle("delete", ({ path }) => bindings.remove(path.id, path.binding_id))
   })
 )

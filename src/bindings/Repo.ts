@@ -1,4 +1,5 @@
 /** SQL for channel integration bindings. */
+import { repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
@@ -29,7 +30,7 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("cairn/Bindings
     const columns = sql.literal(
       "b.id, b.channel_id, b.integration_type, b.client_id, b.wake_words, b.use_bot_wake_word, b.hud_preset, b.created_at"
     )
-    return {
+    return repository("BindingsRepo", {
       /** Inserts unless the same (channel, type, client id) exists; answers the row or undefined. */
       insert: (binding: NewBinding) =>
         Effect.map(
@@ -53,6 +54,6 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("cairn/Bindings
           sql<{ id: string }>`DELETE FROM channel_integrations WHERE channel_id = ${channelId} AND id = ${bindingId} RETURNING id`,
           (rows) => rows.length === 1
         )
-    }
+    })
   })
 }) {}

@@ -5,7 +5,6 @@
  * bots (the bot's `carapaces` list), to channels, and to every channel bound to an integration
  * whose activation manifest names them.
  */
-import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Either, Layer, ParseResult, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -136,7 +135,7 @@ export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
       })
 
     /** The carapaces with includes followed; fails with the cycle when one is met. */
-    const resolve = (ids: ReadonlyArray<string>): Effect.Effect<ResolvedCarapaces, CarapaceCycle | SqlError> =>
+    const resolve = (ids: ReadonlyArray<string>): Effect.Effect<ResolvedCarapaces, CarapaceCycle> =>
       Effect.flatMap(graph(), (nodes) =>
         Either.match(resolveIncludes(nodes, ids), {
           onLeft: (cycle) => Effect.fail(cycle),
@@ -184,7 +183,7 @@ export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
      * the integrations bound to the channel, includes followed. A carapace that is missing or sits
      * in an include cycle (only files can make one) is logged and left out; the turn goes on.
      */
-    const forTurn = (botId: string, channelId?: string | null): Effect.Effect<TurnCapabilities, SqlError> =>
+    const forTurn = (botId: string, channelId?: string | null): Effect.Effect<TurnCapabilities, never> =>
       Effect.gen(function* () {
         const botCarapaces = yield* bots.get(botId).pipe(
           Effect.map((bot) => bot.carapaces),

@@ -2,7 +2,6 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
 import { Conflict } from "../http/Errors.ts"
-import { orInternal } from "../http/Internal.ts"
 import { Carapaces } from "./Carapaces.ts"
 import { CarapaceList } from "./Model.ts"
 
@@ -10,20 +9,18 @@ export const CarapacesHttpLive = HttpApiBuilder.group(CairnApi, "carapaces", (ha
   Effect.gen(function* () {
     const carapaces = yield* Carapaces
     return handlers
-      .handle("list", () => carapaces.list.pipe(Effect.map((list) => new CarapaceList({ carapaces: list })), orInternal))
-      .handle("get", ({ path }) => orInternal(carapaces.get(path.id)))
+      .handle("list", () => carapaces.list.pipe(Effect.map((list) => new CarapaceList({ carapaces: list }))))
+      .handle("get", ({ path }) => carapaces.get(path.id))
       .handle("resolved", ({ path }) =>
         carapaces.get(path.id).pipe(
           Effect.zipRight(carapaces.resolve([path.id])),
           // Only carapace files can hold a cycle (the API refuses one); reading it is a conflict.
-          Effect.catchTag("CarapaceCycle", (cycle) => Effect.fail(new Conflict({ detail: cycle.message }))),
-          orInternal
-        )
+          Effect.catchTag("CarapaceCycle", (cycle) => Effect.fail(new Conflict({ detail: cycle.message }))))
       )
-      .handle("create", ({ payload }) => orInternal(carapaces.create(payload)))
-      .handle("update", ({ path, payload }) => orInternal(carapaces.update(path.id, payload)))
-      .handle("delete", ({ path }) => orInternal(carapaces.remove(path.id)))
-      .handle("channelGet", ({ path }) => orInternal(carapaces.channelCarapaces(path.id)))
-      .handle("channelSet", ({ path, payload }) => orInternal(carapaces.setChannelCarapaces(path.id, payload.carapaces)))
+      .handle("create", ({ payload }) => carapaces.create(payload))
+      .handle("update", ({ path, payload }) => carapaces.update(path.id, payload))
+      .handle("delete", ({ path }) => carapaces.remove(path.id))
+      .handle("channelGet", ({ path }) => carapaces.channelCarapaces(path.id))
+      .handle("channelSet", ({ path, payload }) => carapaces.setChannelCarapaces(path.id, payload.carapaces))
   })
 )

@@ -1,4 +1,5 @@
 /** SQL for carapaces, their channel attachments and the carapaces integrations activate. */
+import { repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { CarapaceConfig } from "./Model.ts"
@@ -20,7 +21,7 @@ export class CarapacesRepo extends Effect.Service<CarapacesRepo>()("cairn/Carapa
       return JSON.stringify(rest)
     }
     const columns = sql.literal("id, config, source, origin, created_at, updated_at")
-    return {
+    return repository("CarapacesRepo", {
       list: sql<CarapaceRow>`SELECT ${columns} FROM carapaces ORDER BY id`,
       find: (id: string) => Effect.map(sql<CarapaceRow>`SELECT ${columns} FROM carapaces WHERE id = ${id}`, (rows) => rows[0]),
       /** Inserts; answers false when the id is taken. */
@@ -94,6 +95,6 @@ export class CarapacesRepo extends Effect.Service<CarapacesRepo>()("cairn/Carapa
           sql<{ carapace_id: string }>`SELECT carapace_id FROM integration_carapaces WHERE integration_id = ${integrationId} ORDER BY position`,
           (rows) => rows.map((row) => row.carapace_id)
         )
-    }
+    })
   })
 }) {}

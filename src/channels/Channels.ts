@@ -2,7 +2,6 @@
  * Channels: one per (client_id, bot_id), made explicitly by an admin or on first use by a client.
  * The agent loop reads a channel's settings and points it at its active session.
  */
-import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option } from "effect"
 import * as crypto from "node:crypto"
 import { Bots } from "../bots/Bots.ts"
@@ -36,10 +35,10 @@ export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
         Effect.asVoid
       )
 
-    const get = (id: string): Effect.Effect<Channel, NotFound | SqlError> =>
+    const get = (id: string): Effect.Effect<Channel, NotFound> =>
       Effect.flatMap(repo.find(id), (row) => (row ? Effect.succeed(toChannel(row)) : Effect.fail(notFound(id))))
 
-    const findByClient = (clientId: string, botId: string): Effect.Effect<Option.Option<Channel>, SqlError> =>
+    const findByClient = (clientId: string, botId: string): Effect.Effect<Option.Option<Channel>, never> =>
       Effect.map(repo.findByClient(clientId, botId), (row) => Option.map(Option.fromNullable(row), toChannel))
 
     const list = (filter: ChannelFilter) => Effect.map(repo.list(filter), (rows) => rows.map(toChannel))
@@ -111,7 +110,7 @@ export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
       Effect.flatMap(repo.remove(id), (removed) => (removed ? Effect.void : Effect.fail(notFound(id))))
 
     /** Points the channel at the session its next messages go to (null: none). */
-    const setActiveSession = (channelId: string, sessionId: string | null): Effect.Effect<void, NotFound | SqlError> =>
+    const setActiveSession = (channelId: string, sessionId: string | null): Effect.Effect<void, NotFound> =>
       Effect.flatMap(repo.setActiveSession(channelId, sessionId), (updated) =>
         updated ? Effect.void : Effect.fail(notFound(channelId))
       )

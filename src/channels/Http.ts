@@ -1,7 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
-import { orInternal } from "../http/Internal.ts"
 import { Channels } from "./Channels.ts"
 import { ChannelList } from "./Model.ts"
 
@@ -9,21 +8,17 @@ export const ChannelsHttpLive = HttpApiBuilder.group(CairnApi, "channels", (hand
   Effect.gen(function* () {
     const channels = yield* Channels
     return handlers
-      .handle("create", ({ payload }) => orInternal(channels.create(payload)))
+      .handle("create", ({ payload }) => channels.create(payload))
       .handle("ensure", ({ payload }) =>
         channels.ensure(payload.client_id, payload.bot_id, payload.name).pipe(
-          Effect.map(({ channel }) => channel),
-          orInternal
-        )
+          Effect.map(({ channel }) => channel))
       )
       .handle("list", ({ urlParams }) =>
         channels.list(urlParams).pipe(
-          Effect.map((list) => new ChannelList({ channels: list })),
-          orInternal
-        )
+          Effect.map((list) => new ChannelList({ channels: list })))
       )
-      .handle("get", ({ path }) => orInternal(channels.get(path.id)))
-      .handle("update", ({ path, payload }) => orInternal(channels.update(path.id, payload)))
-      .handle("delete", ({ path }) => orInternal(channels.remove(path.id)))
+      .handle("get", ({ path }) => channels.get(path.id))
+      .handle("update", ({ path, payload }) => channels.update(path.id, payload))
+      .handle("delete", ({ path }) => channels.remove(path.id))
   })
 )

@@ -1,4 +1,5 @@
 /** SQL for channels. */
+import { repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { ChannelFilter } from "./Model.ts"
@@ -34,7 +35,7 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("cairn/Channels
     )
     const first = (rows: ReadonlyArray<ChannelRow>) => rows[0]
 
-    return {
+    return repository("ChannelsRepo", {
       /** Inserts unless (client_id, bot_id) is taken; answers the row, or undefined when taken. */
       insert: (channel: NewChannel) =>
         Effect.map(
@@ -70,6 +71,6 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("cairn/Channels
         ),
       remove: (id: string) =>
         Effect.map(sql<{ id: string }>`DELETE FROM channels WHERE id = ${id} RETURNING id`, (rows) => rows.length === 1)
-    }
+    })
   })
 }) {}

@@ -4,7 +4,6 @@ import { Interactions } from "../agent/Interactions.ts"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
 import { BadGateway, Conflict, ServiceUnavailable } from "../http/Errors.ts"
-import { orInternal } from "../http/Internal.ts"
 import { Tasks } from "../tasks/Tasks.ts"
 import { Chat } from "./Chat.ts"
 import { Acknowledged, ApprovalDecision, CancelResponse, ChatResponse } from "./Model.ts"
@@ -46,7 +45,7 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
               return yield* new BadGateway({ detail: outcome.message })
             }
           }
-        }).pipe(orInternal)
+        })
       )
       .handle("stream", ({ payload }) =>
         Effect.gen(function* () {
@@ -63,13 +62,11 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
             case "started":
               return Sse.response(runs.events(started.runId, 0), started.sessionId)
           }
-        }).pipe(orInternal)
+        })
       )
       .handle("cancel", ({ payload }) =>
         chat.cancel(payload).pipe(
-          Effect.map((result) => new CancelResponse(result)),
-          orInternal
-        )
+          Effect.map((result) => new CancelResponse(result)))
       )
       .handle("toolResult", ({ payload }) =>
         interactions
@@ -78,9 +75,7 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
       )
       .handle("decide", ({ path, payload }) =>
         interactions.decide(path.id, payload.approved).pipe(
-          Effect.map((decision) => new ApprovalDecision(decision)),
-          orInternal
-        )
+          Effect.map((decision) => new ApprovalDecision(decision)))
       )
   })
 )

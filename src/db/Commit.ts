@@ -8,9 +8,12 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { transactions } from "./Repository.ts"
 
 export const relaxed =
   (sql: SqlClient.SqlClient, backend: "pglite" | "postgres") =>
-  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError>, R> =>
     // PGlite runs with fsync off: every commit is already as cheap as a relaxed one.
-    backend === "pglite" ? effect : sql.withTransaction(Effect.zipRight(sql`SET LOCAL synchronous_commit TO OFF`, effect))
+    backend === "pglite"
+      ? (effect as Effect.Effect<A, Exclude<E, SqlError>, R>)
+      : transactions(sql)(Effect.zipRight(Effect.orDie(sql`SET LOCAL synchronous_commit TO OFF`), effect))

@@ -91,3 +91,6 @@ export const layer = () =>
       })
     })
   )
+
+/** One round trip to the database, for the health check: fails when it does not answer. */
+export const ping = Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.asVoid(sql`SELECT 1`))

@@ -3,7 +3,6 @@
  * hybrid search (vector similarity fused with full text by reciprocal rank). The REST handlers and
  * the integration SDK both call this service, so they behave alike.
  */
-import type { SqlError } from "@effect/sql/SqlError"
 import { Chunk, DateTime, Effect, ParseResult, Schedule, Schema } from "effect"
 import { EmbeddingConfig } from "../embeddings/Config.ts"
 import { Embedder, type EmbeddingError } from "../embeddings/Embedder.ts"
@@ -138,7 +137,7 @@ export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
 
     const vectorLeg = (q: string, integrationId: string | undefined, candidates: number) =>
       embedder.embed([q]).pipe(
-        Effect.flatMap(([query]): Effect.Effect<Array<VectorHit>, SqlError> =>
+        Effect.flatMap(([query]): Effect.Effect<Array<VectorHit>, never> =>
           useIndex && query!.length <= MAX_INDEXED_DIMENSION
             ? Effect.zipRight(ensureIndex(query!.length), repo.vectorIndexed(query!, embedder.model, integrationId, candidates))
             : repo.vectorExact(query!, embedder.model, integrationId, candidates)

@@ -1,4 +1,5 @@
 /** SQL for documents and their chunks: storage, the two search legs and re-embedding. */
+import { repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect } from "effect"
@@ -59,7 +60,7 @@ export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/Docume
         "(SELECT count(*)::int FROM document_chunks k WHERE k.document_id = d.id) AS chunk_count"
     )
 
-    return {
+    return repository("DocumentsRepo", {
       /** Whether the pgvector extension is installed in this database. */
       hasPgvector: sql<{ installed: boolean }>`
         SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector') AS installed`.pipe(
@@ -190,7 +191,7 @@ export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/Docume
             { discard: true }
           )
         )
-    }
+    })
   })
 }) {}
 

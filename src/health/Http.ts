@@ -1,15 +1,17 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
+import type { SqlClient } from "@effect/sql"
 import { Duration, Effect } from "effect"
 import { CairnApi } from "../Api.ts"
+import { ping } from "../db/Database.ts"
 import { HealthStatus, Unhealthy } from "./Api.ts"
 
 export const HealthHttpLive = HttpApiBuilder.group(CairnApi, "health", (handlers) =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    // The client is captured once, so the handler needs nothing per request.
+    const databasePing = Effect.provide(ping, yield* Effect.context<SqlClient.SqlClient>())
     const ok = new HealthStatus({ status: "ok" })
     return handlers.handle("health", () =>
-      sql`SELECT 1`.pipe(
+      databasePing.pipe(
         Effect.timeoutFail({
           duration: Duration.seconds(3),
           onTimeout: () => new Unhealthy({ status: "error", detail: "Database did not answer within 3 s" })

@@ -3,7 +3,6 @@ import { Effect, Option } from "effect"
 import { ToolRegistry } from "../agent/Tools.ts"
 import { CairnApi } from "../Api.ts"
 import { NotFound } from "../http/Errors.ts"
-import { orInternal } from "../http/Internal.ts"
 import { IntegrationSettingsView, IntegrationSummary, SettingView, ToolResult, ToolView } from "./Api.ts"
 import { Integrations, type IntegrationState } from "./Integrations.ts"
 import { ProcessManager } from "./Processes.ts"
@@ -51,22 +50,20 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations
     return handlers
       .handle("list", () =>
         Effect.forEach(integrations.list(), summary).pipe(
-          Effect.map((list) => ({ integrations: list })),
-          orInternal
-        )
+          Effect.map((list) => ({ integrations: list })))
       )
       .handle("sidebar", () => Effect.succeed({ sections: integrations.sidebarSections() }))
       .handle("getSettings", ({ path }) =>
         Effect.gen(function* () {
           const integration = yield* loadedOr404(path.id)
           return view(path.id, yield* settings.resolve(path.id, integration.manifest))
-        }).pipe(orInternal)
+        })
       )
       .handle("putSettings", ({ path, payload }) =>
         Effect.gen(function* () {
           const integration = yield* loadedOr404(path.id)
           return view(path.id, yield* settings.update(path.id, integration.manifest, payload))
-        }).pipe(orInternal)
+        })
       )
       .handle("process", ({ path }) =>
         Option.match(processes.status(path.id), {

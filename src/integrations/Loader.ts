@@ -3,6 +3,7 @@
  * is registered here; a broken file fails the whole integration with a message naming the file, so
  * the server can log it and start without it.
  */
+import { Data } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
@@ -35,9 +36,7 @@ export interface LoadedIntegration {
   readonly carapacesDir: string | null
 }
 
-export class IntegrationLoadError extends Error {
-  readonly _tag = "IntegrationLoadError"
-}
+export class IntegrationLoadError extends Data.TaggedError("IntegrationLoadError")<{ readonly message: string }> {}
 
 const methods = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"])
 
@@ -49,42 +48,42 @@ const importFile = async (file: string): Promise<Record<string, unknown>> => {
   try {
     return (await import(pathToFileURL(file).href)) as Record<string, unknown>
   } catch (cause) {
-    throw new IntegrationLoadError(`${path.basename(file)} failed to load: ${cause instanceof Error ? cause.message : String(cause)}`)
+    throw new IntegrationLoadError({ message: `${path.basename(file)} failed to load: ${cause instanceof Error ? cause.message : String(cause)}` })
   }
 }
 
 const checkRoute = (route: unknown, index: number): RouteDefinition => {
   const r = route as Partial<RouteDefinition>
   const where = `router: route ${index}`
-  if (typeof r !== "object" || r === null) throw new IntegrationLoadError(`${where} is not an object`)
-  if (typeof r.method !== "string" || !methods.has(r.method)) throw new IntegrationLoadError(`${where}: method must be one of ${[...methods].join(", ")}`)
-  if (typeof r.path !== "string" || !r.path.startsWith("/")) throw new IntegrationLoadError(`${where}: path must start with /`)
-  if (typeof r.handler !== "function") throw new IntegrationLoadError(`${where}: handler must be a function`)
-  if (r.scope !== undefined && typeof r.scope !== "string") throw new IntegrationLoadError(`${where}: scope must be a string`)
+  if (typeof r !== "object" || r === null) throw new IntegrationLoadError({ message: `${where} is not an object` })
+  if (typeof r.method !== "string" || !methods.has(r.method)) throw new IntegrationLoadError({ message: `${where}: method must be one of ${[...methods].join(", ")}` })
+  if (typeof r.path !== "string" || !r.path.startsWith("/")) throw new IntegrationLoadError({ message: `${where}: path must start with /` })
+  if (typeof r.handler !== "function") throw new IntegrationLoadError({ message: `${where}: handler must be a function` })
+  if (r.scope !== undefined && typeof r.scope !== "string") throw new IntegrationLoadError({ message: `${where}: scope must be a string` })
   // A scope no key can hold would leave the route to admins only, silently: refused at load instead.
-  if (r.scope !== undefined && !isScope(r.scope)) throw new IntegrationLoadError(`${where}: unknown scope ${r.scope}`)
+  if (r.scope !== undefined && !isScope(r.scope)) throw new IntegrationLoadError({ message: `${where}: unknown scope ${r.scope}` })
   return { description: "", ...r } as RouteDefinition
 }
 
 const checkTool = (tool: unknown, file: string): ToolDefinition => {
   const t = tool as Partial<ToolDefinition>
   const where = `tools/${path.basename(file)}`
-  if (typeof t !== "object" || t === null) throw new IntegrationLoadError(`${where}: the default export must be a tool`)
-  if (typeof t.execute !== "function") throw new IntegrationLoadError(`${where}: execute must be a function`)
+  if (typeof t !== "object" || t === null) throw new IntegrationLoadError({ message: `${where}: the default export must be a tool` })
+  if (typeof t.execute !== "function") throw new IntegrationLoadError({ message: `${where}: execute must be a function` })
   const schema = t.schema
   if (!schema || schema.type !== "function" || typeof schema.function?.name !== "string") {
-    throw new IntegrationLoadError(`${where}: schema must be {type: "function", function: {name, description, parameters}}`)
+    throw new IntegrationLoadError({ message: `${where}: schema must be {type: "function", function: {name, description, parameters}}` })
   }
   const parameters = schema.function.parameters as { type?: unknown; properties?: unknown } | undefined
   if (!parameters || parameters.type !== "object" || typeof parameters.properties !== "object") {
-    throw new IntegrationLoadError(`${where}: parameters must be a JSON schema object with type "object" and properties`)
+    throw new IntegrationLoadError({ message: `${where}: parameters must be a JSON schema object with type "object" and properties` })
   }
   return t as ToolDefinition
 }
 
 const stringList = (value: unknown, what: string): ReadonlyArray<string> => {
   if (value === undefined) return []
-  if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) throw new IntegrationLoadError(`process: ${what} must be a list of strings`)
+  if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) throw new IntegrationLoadError({ message: `process: ${what} must be a list of strings` })
   return value
 }
 
@@ -98,12 +97,12 @@ export const load = async (candidate: Candidate): Promise<LoadedIntegration> => 
   if (routerFile) {
     const mod = await importFile(routerFile)
     const exported = mod.default ?? mod.routes
-    if (!Array.isArray(exported)) throw new IntegrationLoadError("router: the default export must be a list of routes (defineRoutes)")
+    if (!Array.isArray(exported)) throw new IntegrationLoadError({ message: "router: the default export must be a list of routes (defineRoutes)" })
     routes = exported.map(checkRoute)
     const seen = new Set<string>()
     for (const route of routes) {
       const key = `${route.method} ${route.path}`
-      if (seen.has(key)) throw new IntegrationLoadError(`router: ${key} is declared twice`)
+      if (seen.has(key)) throw new IntegrationLoadError({ message: `router: ${key} is declared twice` })
       seen.add(key)
     }
   }
@@ -113,7 +112,7 @@ export const load = async (candidate: Candidate): Promise<LoadedIntegration> => 
     if (!file) return null
     const mod = await importFile(file)
     const register = mod.default ?? mod.register
-    if (typeof register !== "function") throw new IntegrationLoadError(`${stem}: the default export must be a function (cairn) => void`)
+    if (typeof register !== "function") throw new IntegrationLoadError({ message: `${stem}: the default export must be a function (cairn) => void` })
     return register as Register
   }
   const hooks = await registerFrom("hooks")
@@ -124,7 +123,7 @@ export const load = async (candidate: Candidate): Promise<LoadedIntegration> => 
   if (processFile) {
     const mod = await importFile(processFile)
     const cmd = stringList(mod.CMD, "CMD")
-    if (cmd.length === 0) throw new IntegrationLoadError("process: CMD must name a command")
+    if (cmd.length === 0) throw new IntegrationLoadError({ message: "process: CMD must name a command" })
     processManifest = {
       description: typeof mod.DESCRIPTION === "string" ? mod.DESCRIPTION : "",
       cmd,
@@ -139,7 +138,7 @@ export const load = async (candidate: Candidate): Promise<LoadedIntegration> => 
     try {
       manifest = normalizeManifest(mod.SETUP ?? mod.default)
     } catch (cause) {
-      throw new IntegrationLoadError(`setup: ${cause instanceof Error ? cause.message : String(cause)}`)
+      throw new IntegrationLoadError({ message: `setup: ${cause instanceof Error ? cause.message : String(cause)}` })
     }
   }
 

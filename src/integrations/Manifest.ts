@@ -3,6 +3,7 @@
  * id upper-cased, icons to `Plug` (unknown names too), items need a label and an href, env vars a
  * key. Pure functions; the loader turns a problem into a skipped part with a clear message.
  */
+import { Data } from "effect"
 import type { EnvVarSpec, SetupManifest } from "../sdk/index.ts"
 
 export const knownIcons: ReadonlySet<string> = new Set([
@@ -40,16 +41,14 @@ export interface NormalizedManifest {
   readonly api_key_preset: string | null
 }
 
-export class ManifestError extends Error {
-  readonly _tag = "ManifestError"
-}
+export class ManifestError extends Data.TaggedError("ManifestError")<{ readonly message: string }> {}
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 const text = (value: unknown) => (typeof value === "string" ? value : undefined)
 
 const envVar = (raw: unknown, index: number): NormalizedEnvVar => {
   if (!isRecord(raw) || typeof raw.key !== "string" || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(raw.key)) {
-    throw new ManifestError(`env_vars[${index}] needs a key made of letters, digits and '_'`)
+    throw new ManifestError({ message: `env_vars[${index}] needs a key made of letters, digits and '_'` })
   }
   const spec = raw as Partial<EnvVarSpec>
   return {
@@ -62,16 +61,16 @@ const envVar = (raw: unknown, index: number): NormalizedEnvVar => {
 }
 
 const sidebar = (raw: unknown): NormalizedSidebar => {
-  if (!isRecord(raw)) throw new ManifestError("sidebar_section must be an object")
+  if (!isRecord(raw)) throw new ManifestError({ message: "sidebar_section must be an object" })
   const id = text(raw.id)
-  if (!id) throw new ManifestError("sidebar_section.id is required")
-  if (!Array.isArray(raw.items)) throw new ManifestError(`sidebar_section ${id}: items is required (a list)`)
+  if (!id) throw new ManifestError({ message: "sidebar_section.id is required" })
+  if (!Array.isArray(raw.items)) throw new ManifestError({ message: `sidebar_section ${id}: items is required (a list)` })
   const items = raw.items.map((item, index) => {
-    if (!isRecord(item)) throw new ManifestError(`sidebar_section ${id}: items[${index}] must be an object`)
+    if (!isRecord(item)) throw new ManifestError({ message: `sidebar_section ${id}: items[${index}] must be an object` })
     const label = text(item.label)
     const href = text(item.href)
-    if (!label) throw new ManifestError(`sidebar_section ${id}: items[${index}] needs a label`)
-    if (!href) throw new ManifestError(`sidebar_section ${id}: items[${index}] needs an href`)
+    if (!label) throw new ManifestError({ message: `sidebar_section ${id}: items[${index}] needs a label` })
+    if (!href) throw new ManifestError({ message: `sidebar_section ${id}: items[${index}] needs an href` })
     return { label, href, icon: iconOrPlug(item.icon) }
   })
   return {
@@ -87,23 +86,23 @@ const sidebar = (raw: unknown): NormalizedSidebar => {
 /** Checks a manifest; throws a ManifestError naming the first problem. */
 export const normalizeManifest = (raw: unknown): NormalizedManifest => {
   if (raw === undefined || raw === null) raw = {}
-  if (!isRecord(raw)) throw new ManifestError("SETUP must be an object")
+  if (!isRecord(raw)) throw new ManifestError({ message: "SETUP must be an object" })
   const manifest = raw as SetupManifest & Record<string, unknown>
-  if (manifest.env_vars !== undefined && !Array.isArray(manifest.env_vars)) throw new ManifestError("env_vars must be a list")
+  if (manifest.env_vars !== undefined && !Array.isArray(manifest.env_vars)) throw new ManifestError({ message: "env_vars must be a list" })
   const env_vars = (manifest.env_vars ?? []).map(envVar)
   const keys = new Set<string>()
   for (const spec of env_vars) {
-    if (keys.has(spec.key)) throw new ManifestError(`env_vars: ${spec.key} is declared twice`)
+    if (keys.has(spec.key)) throw new ManifestError({ message: `env_vars: ${spec.key} is declared twice` })
     keys.add(spec.key)
   }
   let webhook: NormalizedManifest["webhook"] = null
   if (manifest.webhook !== undefined) {
-    if (!isRecord(manifest.webhook) || !text(manifest.webhook.path)) throw new ManifestError("webhook needs a path")
+    if (!isRecord(manifest.webhook) || !text(manifest.webhook.path)) throw new ManifestError({ message: "webhook needs a path" })
     webhook = { path: text(manifest.webhook.path)!, description: text(manifest.webhook.description) ?? "" }
   }
   const dashboard_modules = (Array.isArray(manifest.dashboard_modules) ? manifest.dashboard_modules : []).map((module, index) => {
     if (!isRecord(module) || !text(module.id) || !text(module.label)) {
-      throw new ManifestError(`dashboard_modules[${index}] needs an id and a label`)
+      throw new ManifestError({ message: `dashboard_modules[${index}] needs an id and a label` })
     }
     return { id: text(module.id)!, label: text(module.label)!, icon: iconOrPlug(module.icon), description: text(module.description) ?? "" }
   })

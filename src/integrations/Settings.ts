@@ -4,7 +4,6 @@
  * encrypted and shown masked everywhere; a masked value sent back unchanged keeps the secret,
  * except when the same request changes a `*_URL` setting (see `secretsCarriedToNewUrl`).
  */
-import { SqlClient } from "@effect/sql"
 import { Config, Effect, Option, PubSub } from "effect"
 import { ApiKeys } from "../access/keys/ApiKeys.ts"
 import { CreateApiKey } from "../access/keys/Model.ts"
@@ -12,6 +11,7 @@ import { presets } from "../auth/Scopes.ts"
 import { ValidationError, ValidationIssue } from "../http/Errors.ts"
 import { makeKeyVaultFor } from "../secrets/Vault.ts"
 import type { NormalizedEnvVar, NormalizedManifest } from "./Manifest.ts"
+import { IntegrationsRepo } from "./Repo.ts"
 
 export const MASK = "********"
 
@@ -50,7 +50,7 @@ export const defaultKeyPreset = "messaging_integration"
 
 export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("cairn/IntegrationSettings", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* IntegrationsRepo
     const vault = yield* makeKeyVaultFor("integration-settings")
     const apiKeys = yield* ApiKeys
     /** Announces an integration whose settings changed (the process manager restarts it). */
@@ -65,11 +65,7 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
         Effect.orElseSucceed(() => undefined)
       )
 
-    const stored = (integrationId: string) =>
-      Effect.map(
-        sql<{ key: string; value: string }>`SELECT key, value FROM integration_settings WHERE integration_id = ${integrationId}`,
-        (rows) => new Map(rows.map((row) => [row.key, row.value]))
-      )
+    const stored = (integrationId: string) => repo.settings(integrationId)
 
     const resolve = (integrationId: string, manifest: NormalizedManifest) =>
       Effect.gen(function* () {
@@ -170,17 +166,9 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
         }
         issues.push(...(yield* secretsCarriedToNewUrl(integrationId, manifest, values, writes)))
         if (issues.length > 0) return yield* new ValidationError({ detail: issues })
-        yield* sql.withTransaction(
-          Effect.forEach(
-            writes,
-            ([key, value]) =>
-              value === null
-                ? sql`DELETE FROM integration_settings WHERE integration_id = ${integrationId} AND key = ${key}`
-                : sql`INSERT INTO integration_settings (integration_id, key, value, updated_at)
-                      VALUES (${integrationId}, ${key}, ${specs.get(key)!.secret ? vault.encrypt(value) : value}, now())
-                      ON CONFLICT (integration_id, key) DO UPDATE SET value = EXCLUDED.value, updated_at = now()`,
-            { discard: true }
-          )
+        yield* repo.writeSettings(
+          integrationId,
+          writes.map(([key, value]) => [key, value !== null && specs.get(key)!.secret ? vault.encrypt(value) : value] as const)
         )
         yield* PubSub.publish(changes, integrationId)
         return yield* resolve(integrationId, manifest)
@@ -192,10 +180,9 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
      */
     const processApiKey = (integrationId: string, manifest: NormalizedManifest): Effect.Effect<string, unknown> =>
       Effect.gen(function* () {
-        const rows = yield* sql<{ api_key_id: string; key_value: string }>`SELECT api_key_id, key_value FROM integration_api_keys
-                                                                            WHERE integration_id = ${integrationId}`
-        const existing = rows[0] ? vault.decrypt(rows[0].key_value) : undefined
-        if (rows[0] && existing) {
+        const stored = Option.getOrUndefined(yield* repo.processKey(integrationId))
+        const existing = stored ? vault.decrypt(stored.key_value) : undefined
+        if (stored && existing) {
           const usable = yield* Effect.either(apiKeys.authenticate(existing))
           if (usable._tag === "Right") return existing
         }
@@ -204,21 +191,22 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
         const created = yield* apiKeys.create(new CreateApiKey({ name: `integration:${integrationId}`, scopes: preset.scopes }))
         // Replace only the row we read: when another process replaced it meanwhile, its key wins
         // and ours is revoked, so no unused key stays active.
-        const swapped = rows[0]
-          ? yield* sql<{ integration_id: string }>`UPDATE integration_api_keys
-              SET api_key_id = ${created.id}, key_value = ${vault.encrypt(created.key)}, created_at = now()
-              WHERE integration_id = ${integrationId} AND api_key_id = ${rows[0].api_key_id} RETURNING integration_id`
-          : yield* sql<{ integration_id: string }>`INSERT INTO integration_api_keys (integration_id, api_key_id, key_value)
-              VALUES (${integrationId}, ${created.id}, ${vault.encrypt(created.key)})
-              ON CONFLICT (integration_id) DO NOTHING RETURNING integration_id`
-        if (swapped.length === 0) {
+        const swapped = yield* repo.saveProcessKey(integrationId, created.id, vault.encrypt(created.key), stored?.api_key_id)
+        if (!swapped) {
           yield* apiKeys.revoke(created.id).pipe(Effect.ignore)
           return yield* processApiKey(integrationId, manifest)
         }
-        if (rows[0]) yield* apiKeys.revoke(rows[0].api_key_id).pipe(Effect.ignore)
+        if (stored) yield* apiKeys.revoke(stored.api_key_id).pipe(Effect.ignore)
         return created.key
       })
 
-    return { resolve, update, processApiKey, changes, environment } as const
-  })
+    return {
+      resolve: Effect.fn("IntegrationSettings.resolve")(resolve),
+      update: Effect.fn("IntegrationSettings.update")(update),
+      processApiKey: Effect.fn("IntegrationSettings.processApiKey")(processApiKey),
+      changes,
+      environment
+    } as const
+  }),
+  dependencies: [IntegrationsRepo.Default]
 }) {}

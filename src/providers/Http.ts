@@ -5,7 +5,6 @@ import { makeAuthorize } from "../access/Middleware.ts"
 import { Principal, type PrincipalShape } from "../auth/Principal.ts"
 import { BadGateway, TooManyRequests, ValidationError } from "../http/Errors.ts"
 import { FastRoutes, jsonRoute } from "../http/FastRoutes.ts"
-import { orInternal } from "../http/Internal.ts"
 import { Llm } from "./Llm.ts"
 import { CompletionRequest, CompletionResponse, ProviderList, type LlmError } from "./Model.ts"
 import { Providers } from "./Providers.ts"
@@ -14,12 +13,12 @@ export const ProvidersHttpLive = HttpApiBuilder.group(CairnApi, "providers", (ha
   Effect.gen(function* () {
     const providers = yield* Providers
     return handlers
-      .handle("list", () => providers.list.pipe(Effect.map((list) => new ProviderList({ providers: list })), orInternal))
-      .handle("get", ({ path }) => providers.get(path.id).pipe(orInternal))
-      .handle("models", ({ path }) => providers.models(path.id).pipe(orInternal))
-      .handle("create", ({ payload }) => providers.create(payload).pipe(orInternal))
-      .handle("update", ({ path, payload }) => providers.update(path.id, payload).pipe(orInternal))
-      .handle("delete", ({ path }) => providers.remove(path.id).pipe(orInternal))
+      .handle("list", () => providers.list.pipe(Effect.map((list) => new ProviderList({ providers: list }))))
+      .handle("get", ({ path }) => providers.get(path.id))
+      .handle("models", ({ path }) => providers.models(path.id))
+      .handle("create", ({ payload }) => providers.create(payload))
+      .handle("update", ({ path, payload }) => providers.update(path.id, payload))
+      .handle("delete", ({ path }) => providers.remove(path.id))
   })
 )
 

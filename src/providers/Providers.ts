@@ -8,7 +8,6 @@ import { Effect, Option, Redacted } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Conflict, NotFound, ValidationError, ValidationIssue } from "../http/Errors.ts"
 import { makeSnapshot } from "../db/Snapshot.ts"
-import { orInternal } from "../http/Internal.ts"
 import { costOf, shippedPrice, type Price } from "../usage/Prices.ts"
 import { makeKeyVault, mask, scrub } from "../secrets/Vault.ts"
 import { LlmConfig } from "./LlmConfig.ts"
@@ -159,7 +158,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
       Effect.suspend(() => {
         const id = (modelId ?? fallbackDefault).trim()
         if (id.length === 0) return Effect.fail(new LlmError({ kind: "unknown_model", detail: "Empty model id" }))
-        return Effect.map(orInternal(current), (snapshot) => splitModelId(snapshot.byId, id))
+        return Effect.map(current, (snapshot) => splitModelId(snapshot.byId, id))
       })
 
     const view = (provider: Provider): ProviderView =>

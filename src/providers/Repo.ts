@@ -1,4 +1,5 @@
 /** SQL for the stored LLM providers. */
+import { repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
@@ -30,7 +31,7 @@ const decodeRow = (row: any): ProviderRow => ({
 export class ProvidersRepo extends Effect.Service<ProvidersRepo>()("cairn/ProvidersRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    return {
+    return repository("ProvidersRepo", {
       all: sql`SELECT id, type, base_url, api_key_encrypted, extra_headers, models FROM llm_providers ORDER BY id`.pipe(
         Effect.map((rows) => rows.map(decodeRow))
       ),
@@ -48,6 +49,6 @@ export class ProvidersRepo extends Effect.Service<ProvidersRepo>()("cairn/Provid
             WHERE id = ${row.id} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)),
       remove: (id: string) =>
         sql`DELETE FROM llm_providers WHERE id = ${id} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0))
-    }
+    })
   })
 }) {}

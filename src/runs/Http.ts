@@ -2,7 +2,6 @@ import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { CairnApi } from "../Api.ts"
 import { NotFound } from "../http/Errors.ts"
-import { orInternal } from "../http/Internal.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { Runs } from "./Runs.ts"
 import * as Sse from "./Sse.ts"
@@ -29,7 +28,7 @@ export const RunsHttpLive = HttpApiBuilder.group(CairnApi, "runs", (handlers) =>
           runId = latest.value
         }
         return Sse.response(runs.events(runId, after), session.id)
-      }).pipe(orInternal)
+      })
     )
   })
 )

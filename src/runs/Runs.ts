@@ -6,14 +6,14 @@
  * a live or finished run and get what it missed, with no gap and no duplicate.
  */
 import { SqlClient } from "@effect/sql"
-import type { SqlError } from "@effect/sql/SqlError"
-import { Cause, Chunk, Deferred, Duration, Effect, Exit, FiberMap, Option, PubSub, Schedule, Stream } from "effect"
+import { Cause, Chunk, Deferred, Duration, Effect, Exit, FiberMap, FiberSet, Option, PubSub, Schedule, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import * as os from "node:os"
 import type { TurnResult } from "../agent/Turn.ts"
 import { relaxed } from "../db/Commit.ts"
 import { DatabaseInfo } from "../db/Database.ts"
 import { ShutdownSignal } from "../http/Shutdown.ts"
+import { RunsRepo } from "./Repo.ts"
 import { fromStored, isTerminal, toStored, type AgentEvent, type SequencedEvent } from "../agent/Events.ts"
 
 export type RunOutcome =
@@ -44,12 +44,18 @@ const heartbeatEvery = Duration.seconds(5)
 const flushEvery = Duration.millis(150)
 /** How long a finished run stays in memory for a quick rejoin (the database keeps it anyway). */
 const keepFinished = Duration.seconds(60)
+/** How often a reader of another process's run looks for new events. */
+const storedPollEvery = Duration.millis(250)
+/** Recording the end of a run is retried this often before it is only logged. */
+const endRetries = Schedule.recurs(3)
 
 export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
   scoped: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const relaxedCommit = relaxed(sql, (yield* DatabaseInfo).backend)
+    const repo = yield* RunsRepo
+    const relaxedCommit = relaxed(yield* SqlClient.SqlClient, (yield* DatabaseInfo).backend)
     const owner = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+    // Timers that drop finished runs from memory, interrupted when the service's scope closes.
+    const lingering = yield* FiberSet.make()
     const fibers = yield* FiberMap.make<string>()
     const live = new Map<string, LiveRun>()
 
@@ -58,12 +64,9 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
       Effect.suspend(() => {
         if (run.unflushed.length === 0 || run.finished) return Effect.void
         const batch = run.unflushed.splice(0, run.unflushed.length)
-        return relaxedCommit(sql`INSERT INTO run_events ${sql.insert(
-          batch.map((item) => ({ run_id: run.id, seq: item.seq, event: JSON.stringify(toStored(item.event)) }))
-        )} ON CONFLICT DO NOTHING`).pipe(
-          Effect.asVoid,
-          // Put the batch back so the next flush retries it.
-          Effect.tapError(() => Effect.sync(() => run.unflushed.unshift(...batch)))
+        return relaxedCommit(repo.appendEvents(run.id, batch.map(storedRow))).pipe(
+          // Put the batch back so the next flush retries it (a database failure is a defect).
+          Effect.onError(() => Effect.sync(() => run.unflushed.unshift(...batch)))
         )
       }).pipe((effect) => run.writing.withPermits(1)(effect))
 
@@ -80,8 +83,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
         // goes stale and is taken over.
         const mine = [...live.values()].filter((run) => !run.finished)
         if (mine.length === 0) return
-        const kept = yield* sql<{ id: string; cancel_requested: boolean }>`UPDATE runs SET heartbeat_at = now()
-          WHERE id IN ${sql.in(mine.map((run) => run.id))} AND status = 'running' RETURNING id, cancel_requested`
+        const kept = yield* repo.heartbeat(mine.map((run) => run.id))
         const still = new Map(kept.map((row) => [row.id, row.cancel_requested]))
         for (const run of mine) {
           // Another process took the lock over (this one looked dead): stop, so two runs never share a session.
@@ -116,23 +118,17 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
       })
 
     /** Gives up a lock whose run never started (a failure between `acquire` and `start`). */
-    const release = (runId: string) =>
-      sql`UPDATE runs SET status = 'failed', finished_at = now() WHERE id = ${runId} AND status = 'running'`.pipe(Effect.asVoid)
+    const release = (runId: string) => repo.release(runId)
 
     /** Takes the session's lock; None when another run holds it. */
-    const acquire = (sessionId: string, taskId: string | null = null): Effect.Effect<Option.Option<string>, SqlError> =>
+    const acquire = (sessionId: string, taskId: string | null = null): Effect.Effect<Option.Option<string>> =>
       Effect.gen(function* () {
         const id = randomUUID()
-        const insert = sql<{ id: string }>`INSERT INTO runs (id, session_id, status, owner, task_id)
-          VALUES (${id}, ${sessionId}, 'running', ${owner}, ${taskId})
-          ON CONFLICT (session_id) WHERE status = 'running' DO NOTHING RETURNING id`
-        if ((yield* insert).length === 1) return Option.some(id)
+        const lock = repo.lock({ id, sessionId, owner, taskId })
+        if (yield* lock) return Option.some(id)
         // Held: take the lock over only from a run whose process stopped heartbeating.
-        const stale = yield* sql<{ id: string }>`UPDATE runs SET status = 'failed', finished_at = now()
-                   WHERE session_id = ${sessionId} AND status = 'running'
-                     AND heartbeat_at < now() - make_interval(secs => ${Duration.toSeconds(staleAfter)}) RETURNING id`
-        if (stale.length === 0) return Option.none()
-        return (yield* insert).length === 1 ? Option.some(id) : Option.none()
+        if (!(yield* repo.failStale(sessionId, staleAfter))) return Option.none()
+        return (yield* lock) ? Option.some(id) : Option.none()
       })
 
     /**
@@ -199,25 +195,20 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
             yield* run.writing.take(1)
             const rest = run.unflushed.splice(0, run.unflushed.length)
             const status = outcome._tag === "interrupted" ? "failed" : outcome._tag
-            const endRun = rest.length === 0
-              ? sql`UPDATE runs SET status = ${status}, finished_at = now() WHERE id = ${runId}`
-              : sql`WITH written AS (
-                      INSERT INTO run_events ${sql.insert(
-                        rest.map((item) => ({ run_id: runId, seq: item.seq, event: JSON.stringify(toStored(item.event)) }))
-                      )} ON CONFLICT DO NOTHING
-                    )
-                    UPDATE runs SET status = ${status}, finished_at = now() WHERE id = ${runId}`
-            yield* endRun.pipe(
-              Effect.retry({ times: 3 }),
-              Effect.catchAllCause((cause) => Effect.logError("Could not record the end of a run", cause))
+            // Retried on any database failure (a defect, so sandboxed for the retry).
+            yield* Effect.sandbox(repo.end(runId, status, rest.map(storedRow))).pipe(
+              Effect.retry(endRetries),
+              Effect.catchAll((cause) => Effect.logError("Could not record the end of a run", cause))
             )
             run.finished = true
             yield* run.writing.release(1)
             yield* Deferred.succeed(run.done, outcome)
             yield* PubSub.shutdown(run.pubsub)
-            yield* Effect.sleep(keepFinished).pipe(
-              Effect.zipRight(Effect.sync(() => live.delete(runId))),
-              Effect.forkDaemon
+            // Interruptible: `finish` runs in the run's (uninterruptible) exit handler, and a fork
+            // inherits that; the timer must stop at once when the service's scope closes.
+            yield* FiberSet.run(
+              lingering,
+              Effect.interruptible(Effect.zipRight(Effect.sleep(keepFinished), Effect.sync(() => live.delete(runId))))
             )
           })
         yield* FiberMap.run(
@@ -229,7 +220,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
       })
 
     /** The events of a run after `after`, then live ones until it ends; no gap, no duplicate. */
-    const events = (runId: string, after: number): Stream.Stream<SequencedEvent, SqlError> => {
+    const events = (runId: string, after: number): Stream.Stream<SequencedEvent> => {
       const run = live.get(runId)
       if (run) {
         return Stream.unwrapScoped(
@@ -254,22 +245,20 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     }
 
     /** A run of another process (or a finished one): read from the database, polling while it runs. */
-    const storedEvents = (runId: string, after: number): Stream.Stream<SequencedEvent, SqlError> =>
+    const storedEvents = (runId: string, after: number): Stream.Stream<SequencedEvent> =>
       Stream.paginateChunkEffect({ cursor: after, done: false }, (state) =>
         Effect.gen(function* () {
           if (state.done) return [Chunk.empty<SequencedEvent>(), Option.none()] as const
-          const all = yield* sql<{ seq: number; event: unknown }>`SELECT seq, event FROM run_events WHERE run_id = ${runId} ORDER BY seq`
+          const all = yield* repo.events(runId)
           const rebuilt = fromStored(all).filter((item) => item.seq > state.cursor)
           const ended = rebuilt.some((item) => isTerminal(item.event))
           if (ended) return [Chunk.fromIterable(rebuilt), Option.some({ cursor: state.cursor, done: true })] as const
-          const status = yield* sql<{ status: string; stale: boolean }>`SELECT status,
-              heartbeat_at < now() - make_interval(secs => ${Duration.toSeconds(staleAfter)}) AS stale
-            FROM runs WHERE id = ${runId}`
-          if (status[0]?.status !== "running" && rebuilt.length === 0) {
+          const status = Option.getOrUndefined(yield* repo.status(runId, staleAfter))
+          if (status?.status !== "running" && rebuilt.length === 0) {
             return [Chunk.empty<SequencedEvent>(), Option.none()] as const
           }
           // The process running it died: end the stream as that run would have, not wait forever.
-          if (status[0]?.stale && rebuilt.length === 0) {
+          if (status?.stale && rebuilt.length === 0) {
             const message = "The server running this session stopped before the run finished"
             return [
               Chunk.fromIterable<SequencedEvent>([
@@ -279,38 +268,42 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
               Option.some({ cursor: state.cursor + 2, done: true })
             ] as const
           }
-          if (rebuilt.length === 0) yield* Effect.sleep(Duration.millis(250))
+          if (rebuilt.length === 0) yield* Effect.sleep(storedPollEvery)
           const cursor = rebuilt.length > 0 ? rebuilt[rebuilt.length - 1]!.seq : state.cursor
           return [Chunk.fromIterable(rebuilt), Option.some({ cursor, done: false })] as const
         })
       )
 
-    const latestRun = (sessionId: string) =>
-      Effect.map(
-        sql<{ id: string }>`SELECT id FROM runs WHERE session_id = ${sessionId} ORDER BY created_at DESC LIMIT 1`,
-        (rows) => Option.fromNullable(rows[0]?.id)
-      )
+    const latestRun = (sessionId: string) => repo.latest(sessionId)
 
-    const runExists = (runId: string, sessionId: string) =>
-      Effect.map(
-        sql<{ id: string }>`SELECT id FROM runs WHERE id = ${runId} AND session_id = ${sessionId}`,
-        (rows) => rows.length === 1
-      )
+    const runExists = (runId: string, sessionId: string) => repo.exists(runId, sessionId)
 
     /** Cancels the session's run wherever it runs; answers whether there was one. */
     const cancel = (sessionId: string) =>
       Effect.gen(function* () {
         if (yield* cancelLocal(sessionId)) return true
-        const rows = yield* sql<{ id: string }>`UPDATE runs SET cancel_requested = true
-          WHERE session_id = ${sessionId} AND status = 'running' RETURNING id`
-        return rows.length > 0
+        return yield* repo.requestCancel(sessionId)
       })
 
     const awaitDone = (run: { readonly done: Deferred.Deferred<RunOutcome> }) => Deferred.await(run.done)
 
-    return { acquire, release, start, events, latestRun, runExists, cancel, awaitDone, owner } as const
-  })
+    return {
+      acquire: Effect.fn("Runs.acquire")(acquire),
+      release: Effect.fn("Runs.release")(release),
+      start: Effect.fn("Runs.start")(start),
+      events,
+      latestRun: Effect.fn("Runs.latestRun")(latestRun),
+      runExists: Effect.fn("Runs.runExists")(runExists),
+      cancel: Effect.fn("Runs.cancel")(cancel),
+      awaitDone,
+      owner
+    } as const
+  }),
+  dependencies: [RunsRepo.Default]
 }) {}
+
+/** An event as the log stores it. */
+const storedRow = (item: SequencedEvent) => ({ seq: item.seq, event: toStored(item.event) })
 
 const takeUntilTerminal = <E, R>(stream: Stream.Stream<SequencedEvent, E, R>) =>
   Stream.takeUntil(stream, (item) => isTerminal(item.event))

@@ -1,4 +1,5 @@
 /** SQL for sessions and messages. */
+import { repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
@@ -42,7 +43,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const first = <A>(rows: ReadonlyArray<A>) => rows[0]
-    return {
+    return repository("SessionsRepo", {
       findDefault: (clientId: string, botId: string) =>
         Effect.map(
           sql<SessionRow>`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE default_for = ${`${clientId}\u0001${botId}`}`,
@@ -116,6 +117,6 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
             })
           )
         }),
-    }
+    })
   })
 }) {}

@@ -1,11 +1,12 @@
 /** SQL for the settings table. */
+import { repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 export class SettingsRepo extends Effect.Service<SettingsRepo>()("cairn/SettingsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    return {
+    return repository("SettingsRepo", {
       all: sql<{ key: string; value: unknown }>`SELECT key, value FROM settings`,
       upsertMany: (values: ReadonlyArray<readonly [string, unknown]>) =>
         sql.withTransaction(
@@ -18,6 +19,6 @@ export class SettingsRepo extends Effect.Service<SettingsRepo>()("cairn/Settings
           )
         ),
       remove: (key: string) => sql`DELETE FROM settings WHERE key = ${key}`.pipe(Effect.asVoid)
-    }
+    })
   })
 }) {}

@@ -3,7 +3,6 @@
  * Reads come from a cache refreshed at most every `refreshMs`, so a change made through another
  * server process is seen within that bound; a change made here is seen at once.
  */
-import { SqlError } from "@effect/sql/SqlError"
 import { Effect, Either } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { makeSnapshot } from "../db/Snapshot.ts"
@@ -45,7 +44,7 @@ export class Settings extends Effect.Service<Settings>()("cairn/Settings", {
     )
 
     /** The current value of one setting. */
-    const get = (key: string): Effect.Effect<unknown, SqlError> =>
+    const get = (key: string): Effect.Effect<unknown, never> =>
       Effect.map(current, (snapshot) =>
         snapshot.stored.has(key) ? snapshot.stored.get(key) : definitionsByKey.get(key)?.fromConfig(config)
       )

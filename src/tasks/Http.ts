@@ -3,7 +3,6 @@ import { Effect, Option } from "effect"
 import { CairnApi } from "../Api.ts"
 import { Dispatchers } from "./delivery/Dispatchers.ts"
 import { ValidationError } from "../http/Errors.ts"
-import { orInternal } from "../http/Internal.ts"
 import { Injector } from "./Injection.ts"
 import { MessageInjected } from "./Model.ts"
 import { Tasks } from "./Tasks.ts"
@@ -30,7 +29,7 @@ export const InjectionHttpLive = HttpApiBuilder.group(CairnApi, "injection", (ha
           dispatchConfig: payload.dispatch_config
         })
         return new MessageInjected(injected)
-      }).pipe(orInternal)
+      })
     )
   })
 )
@@ -40,11 +39,9 @@ export const TasksHttpLive = HttpApiBuilder.group(CairnApi, "tasks", (handlers) 
     const tasks = yield* Tasks
     return handlers
       .handle("list", ({ urlParams }) =>
-        orInternal(
-          tasks.list({ status: urlParams.status, sessionId: urlParams.session_id, botId: urlParams.bot_id, limit: urlParams.limit })
-        )
+        tasks.list({ status: urlParams.status, sessionId: urlParams.session_id, botId: urlParams.bot_id, limit: urlParams.limit })
       )
-      .handle("get", ({ path }) => orInternal(tasks.get(path.id)))
-      .handle("cancel", ({ path }) => orInternal(tasks.cancel(path.id)))
+      .handle("get", ({ path }) => tasks.get(path.id))
+      .handle("cancel", ({ path }) => tasks.cancel(path.id))
   })
 )

@@ -4,6 +4,7 @@
  * background task that runs the turn on the stored message.
  */
 import { SqlClient } from "@effect/sql"
+import { transactions } from "../db/Repository.ts"
 import { Effect } from "effect"
 import { Sessions } from "../sessions/Sessions.ts"
 import type { ExecutionConfig } from "./Model.ts"
@@ -35,6 +36,7 @@ export const sessionDispatch = (config: Record<string, unknown>): { type: string
 export class Injector extends Effect.Service<Injector>()("cairn/Injector", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const transaction = transactions(sql)
     const sessions = yield* Sessions
     const tasks = yield* Tasks
 
@@ -49,7 +51,7 @@ export class Injector extends Effect.Service<Injector>()("cairn/Injector", {
             ? (injection.dispatchConfig ?? {})
             : fallback.config
           : {}
-        return yield* sql.withTransaction(
+        return yield* transaction(
           Effect.gen(function* () {
             const message = yield* sessions.append(session.id, {
               role: "user",

@@ -1,4 +1,5 @@
 /** SQL for tasks, including the claim that lets several workers share one queue. */
+import { repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
@@ -40,7 +41,7 @@ export interface TaskRow {
 export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    return {
+    return repository("TasksRepo", {
       insert: (task: NewTask) =>
         Effect.map(
           sql<TaskRow>`INSERT INTO tasks (id, source, bot_id, session_id, channel_id, client_id, prompt, prompt_stored, model_override,
@@ -144,7 +145,23 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
         ),
       renewLeases: (worker: string, leaseSeconds: number) =>
         sql`UPDATE tasks SET lease_until = now() + make_interval(secs => ${leaseSeconds})
-            WHERE worker = ${worker} AND status = 'running'`.pipe(Effect.asVoid)
-    }
+            WHERE worker = ${worker} AND status = 'running'`.pipe(Effect.asVoid),
+      /** Marks the task's message as stored (in the same transaction as the message). */
+      markPromptStored: (id: string) => Effect.asVoid(sql`UPDATE tasks SET prompt_stored = true WHERE id = ${id}`),
+      /**
+       * Tasks whose lease ran out lost their worker: back to the queue, or failed (and their result's
+       * delivery due) once they have used `maxAttempts`.
+       */
+      recoverExpired: (maxAttempts: number) =>
+        Effect.asVoid(sql`UPDATE tasks SET
+            status = CASE WHEN attempts >= ${maxAttempts} THEN 'failed' ELSE 'pending' END,
+            error = CASE WHEN attempts >= ${maxAttempts}
+                         THEN 'The worker running this task stopped (lease expired) ' || attempts || ' times; giving up'
+                         ELSE error END,
+            completed_at = CASE WHEN attempts >= ${maxAttempts} THEN now() ELSE NULL END,
+            delivery_status = CASE WHEN attempts >= ${maxAttempts} AND dispatch_type <> 'none' THEN 'pending' ELSE delivery_status END,
+            worker = NULL, lease_until = NULL
+          WHERE status = 'running' AND lease_until < now()`)
+    })
   })
 }) {}

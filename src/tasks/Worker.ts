@@ -5,6 +5,8 @@
  * queue until `maxAttempts`, then fails with a clear error: never lost, never run twice at once.
  */
 import { SqlClient } from "@effect/sql"
+import { transactions } from "../db/Repository.ts"
+import { RunsRepo } from "../runs/Repo.ts"
 import { Cause, Config, Duration, Effect, FiberSet, Layer, Option, Schedule } from "effect"
 import { Bots } from "../bots/Bots.ts"
 import { Channels } from "../channels/Channels.ts"
@@ -28,8 +30,9 @@ const workerConfig = Config.all({
 export const WorkerLive = Layer.scopedDiscard(
   Effect.gen(function* () {
     const config = yield* workerConfig
-    const sql = yield* SqlClient.SqlClient
+    const transaction = transactions(yield* SqlClient.SqlClient)
     const repo = yield* TasksRepo
+    const runsRepo = yield* RunsRepo
     const runs = yield* Runs
     const turns = yield* Turns
     const sessions = yield* Sessions
@@ -53,10 +56,10 @@ export const WorkerLive = Layer.scopedDiscard(
         // The user's message is stored once, with the mark that says so, in one transaction: a
         // retried task (its worker died) never stores it twice.
         if (!task.prompt_stored) {
-          yield* sql.withTransaction(
+          yield* transaction(
             Effect.zipRight(
               sessions.append(session.id, { role: "user", content: task.prompt, metadata: { task_id: task.id, source: task.source } }),
-              sql`UPDATE tasks SET prompt_stored = true WHERE id = ${task.id}`
+              repo.markPromptStored(task.id)
             )
           )
         }
@@ -123,21 +126,6 @@ export const WorkerLive = Layer.scopedDiscard(
       }
     })
 
-    // A task whose lease ran out lost its worker, and with it the run holding the session's lock:
-    // free that lock now rather than when the run's heartbeat goes stale.
-    const releaseDeadRuns = sql`UPDATE runs SET status = 'failed', finished_at = now()
-      WHERE status = 'running' AND task_id IN (SELECT id FROM tasks WHERE status = 'running' AND lease_until < now())`
-
-    const recoverExpired = sql`UPDATE tasks SET
-        status = CASE WHEN attempts >= ${config.maxAttempts} THEN 'failed' ELSE 'pending' END,
-        error = CASE WHEN attempts >= ${config.maxAttempts}
-                     THEN 'The worker running this task stopped (lease expired) ' || attempts || ' times; giving up'
-                     ELSE error END,
-        completed_at = CASE WHEN attempts >= ${config.maxAttempts} THEN now() ELSE NULL END,
-        delivery_status = CASE WHEN attempts >= ${config.maxAttempts} AND dispatch_type <> 'none' THEN 'pending' ELSE delivery_status END,
-        worker = NULL, lease_until = NULL
-      WHERE status = 'running' AND lease_until < now()`
-
     yield* Effect.forkScoped(
       drain.pipe(
         Effect.catchAllCause((cause) => Effect.logError("Task worker cycle failed", cause)),
@@ -147,7 +135,7 @@ export const WorkerLive = Layer.scopedDiscard(
       )
     )
     yield* Effect.forkScoped(
-      Effect.all([repo.renewLeases(worker, config.leaseSeconds), releaseDeadRuns, recoverExpired]).pipe(
+      Effect.all([repo.renewLeases(worker, config.leaseSeconds), runsRepo.releaseDeadTaskRuns, repo.recoverExpired(config.maxAttempts)]).pipe(
         Effect.catchAllCause((cause) => Effect.logError("Task lease upkeep failed", cause)),
         Effect.repeat(Schedule.spaced(Duration.seconds(Math.max(1, Math.floor(config.leaseSeconds / 3)))))
       )
@@ -159,7 +147,7 @@ export const WorkerLive = Layer.scopedDiscard(
       )
     )
   })
-).pipe(Layer.provide(TasksRepo.Default))
+).pipe(Layer.provide(Layer.merge(TasksRepo.Default, RunsRepo.Default)))
 
 /** The task's execution_config with the `@skill:<id>` tags of its message merged into `skills`. */
 export const withSkillTags = (task: Pick<TaskRow, "execution_config" | "prompt">): ExecutionConfig => {

@@ -1,4 +1,5 @@
 /** SQL for the usage records. */
+import { repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import * as crypto from "node:crypto"
@@ -25,7 +26,7 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("cairn/UsageRepo", {
         [from, to]
       )
 
-    return {
+    return repository("UsageRepo", {
       insertMany: (records: ReadonlyArray<UsageRecord>) =>
         records.length === 0
           ? Effect.void
@@ -59,6 +60,6 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("cairn/UsageRepo", {
         grouped<{ principal_kind: string | null; principal_id: string | null }>("principal_kind, principal_id", 2, from, to),
       byDay: (from: Date, to: Date) =>
         grouped<{ day: string }>(`to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day`, 1, from, to)
-    }
+    })
   })
 }) {}

@@ -4,7 +4,6 @@
  * first, and shutdown writes the rest. The queue is bounded by `flushMs` of traffic.
  */
 import { Clock, Duration, Effect, Schedule } from "effect"
-import { orInternal } from "../http/Internal.ts"
 import { UsageReport, type UsageRecord } from "./Model.ts"
 import { UsageRepo } from "./Repo.ts"
 
@@ -65,7 +64,7 @@ export class Usage extends Effect.Service<Usage>()("cairn/Usage", {
           by_key: byKey,
           by_day: byDay
         })
-      }).pipe(orInternal)
+      })
 
     return { record, flush, report } as const
   }),

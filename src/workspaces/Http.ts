@@ -1,7 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
-import { orInternal } from "../http/Internal.ts"
 import { WorkspaceTemplateList } from "./Model.ts"
 import { Workspaces } from "./Workspaces.ts"
 
@@ -9,12 +8,12 @@ export const WorkspacesHttpLive = HttpApiBuilder.group(CairnApi, "workspaces", (
   Effect.gen(function* () {
     const workspaces = yield* Workspaces
     return handlers
-      .handle("list", ({ path }) => orInternal(workspaces.list(path.id)))
-      .handle("read", ({ path }) => orInternal(workspaces.read(path.id, path["*"])))
-      .handle("write", ({ path, payload }) => orInternal(workspaces.write(path.id, path["*"], payload.content, payload.encoding)))
-      .handle("delete", ({ path }) => orInternal(workspaces.remove(path.id, path["*"])))
+      .handle("list", ({ path }) => workspaces.list(path.id))
+      .handle("read", ({ path }) => workspaces.read(path.id, path["*"]))
+      .handle("write", ({ path, payload }) => workspaces.write(path.id, path["*"], payload.content, payload.encoding))
+      .handle("delete", ({ path }) => workspaces.remove(path.id, path["*"]))
       .handle("applyTemplate", ({ path, payload }) =>
-        orInternal(workspaces.applyTemplate(path.id, payload.template_id, payload.overwrite))
+        workspaces.applyTemplate(path.id, payload.template_id, payload.overwrite)
       )
       .handle("templates", () => Effect.map(workspaces.listTemplates, (templates) => new WorkspaceTemplateList({ templates })))
   })

@@ -3,7 +3,6 @@
  * while the channel's workspace_enabled is on and made on first use. The HTTP file API and the
  * SDK both come through here, so the path rules hold for every caller.
  */
-import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Either } from "effect"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
@@ -86,7 +85,7 @@ export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces",
     }
 
     /** The real root of an enabled channel's workspace, made when missing. */
-    const root = (channelId: string): Effect.Effect<string, NotFound | Conflict | SqlError> =>
+    const root = (channelId: string): Effect.Effect<string, NotFound | Conflict> =>
       Effect.gen(function* () {
         // SDK callers pass ids unchecked; a non-uuid is no channel (and never reaches the database).
         if (!uuidPattern.test(channelId)) return yield* new NotFound({ detail: `Channel not found: ${channelId}` })
@@ -252,7 +251,7 @@ export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces",
      * `data/` with their content (within limits), the files under `data/` by name only. Empty when
      * the channel has no enabled workspace or it holds nothing.
      */
-    const contextListing = (channelId: string): Effect.Effect<string, SqlError> =>
+    const contextListing = (channelId: string): Effect.Effect<string, never> =>
       root(channelId).pipe(
         Effect.flatMap((realRoot) =>
           Effect.flatMap(listIn(realRoot), (listing) =>

@@ -11,7 +11,6 @@
 import { Clock, Effect, FiberSet } from "effect"
 import * as crypto from "node:crypto"
 import { NotFound, Unauthorized, ValidationError } from "../../http/Errors.ts"
-import { orInternal } from "../../http/Internal.ts"
 import type { PrincipalShape } from "../../auth/Principal.ts"
 import { expandScopes } from "../../auth/Scopes.ts"
 import { ApiKeyView, CreatedApiKey, type CreateApiKey, type UpdateApiKey } from "./Model.ts"
@@ -85,24 +84,24 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
           created_at: row.created_at,
           expires_at: row.expires_at
         })
-      }).pipe(orInternal)
+      })
 
     const list = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const rows = yield* repo.list
       return rows.map((row) => toView(row, now))
-    }).pipe(orInternal)
+    })
 
     const get = (id: string) =>
       Effect.gen(function* () {
         const row = yield* repo.byId(id)
         if (!row) return yield* notFound(id)
         return toView(row, yield* Clock.currentTimeMillis)
-      }).pipe(orInternal)
+      })
 
     /** The raw row, for services that copy a key's scopes (widget tokens). */
     const row = (id: string) =>
-      Effect.flatMap(orInternal(repo.byId(id)), (found) => (found ? Effect.succeed(found) : Effect.fail(notFound(id))))
+      Effect.flatMap(repo.byId(id), (found) => (found ? Effect.succeed(found) : Effect.fail(notFound(id))))
 
     const update = (id: string, changes: UpdateApiKey) =>
       Effect.gen(function* () {
@@ -113,7 +112,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
         if (!updated) return yield* notFound(id)
         forget(id)
         return toView(updated, yield* Clock.currentTimeMillis)
-      }).pipe(orInternal)
+      })
 
     const revoke = (id: string) =>
       Effect.gen(function* () {
@@ -121,7 +120,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
         if (!revoked) return yield* notFound(id)
         forget(id)
         return toView(revoked, yield* Clock.currentTimeMillis)
-      }).pipe(orInternal)
+      })
 
     const touch = (id: string, now: number) =>
       Effect.gen(function* () {

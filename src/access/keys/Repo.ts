@@ -1,4 +1,5 @@
 /** SQL for scoped API keys. */
+import { repository } from "../../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
@@ -26,7 +27,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("cairn/ApiKeysRep
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const first = (rows: ReadonlyArray<ApiKeyRow>) => (rows[0] ? normalise(rows[0]) : undefined)
-    return {
+    return repository("ApiKeysRepo", {
       insert: (key: {
         readonly id: string
         readonly name: string
@@ -59,6 +60,6 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("cairn/ApiKeysRep
           WHERE id = ${id}::uuid AND (last_used_at IS NULL OR last_used_at < ${at.toISOString()}::timestamptz)`.pipe(
           Effect.asVoid
         )
-    }
+    })
   })
 }) {}

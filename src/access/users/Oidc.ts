@@ -10,7 +10,6 @@ import * as jose from "jose"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../../config/AppConfig.ts"
 import { BadGateway, NotFound, Unauthorized } from "../../http/Errors.ts"
-import { orInternal } from "../../http/Internal.ts"
 interface OidcCallbackParams {
   readonly code?: string | undefined
   readonly state?: string | undefined
@@ -108,7 +107,7 @@ export class Oidc extends Effect.Service<Oidc>()("cairn/Oidc", {
         code_challenge_method: "S256"
       }).toString()
       return url.toString()
-    }).pipe(orInternal)
+    })
 
     const callback = (params: OidcCallbackParams) =>
       Effect.gen(function* () {
@@ -178,7 +177,7 @@ export class Oidc extends Effect.Service<Oidc>()("cairn/Oidc", {
           name: text(profile.name),
           preferredUsername: text(profile.preferred_username)
         })
-      }).pipe(orInternal)
+      })
 
     return { start, callback } as const
   }),

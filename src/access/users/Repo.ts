@@ -1,4 +1,5 @@
 /** SQL for users, refresh tokens and pending OpenID logins. */
+import { repository } from "../../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Role } from "./Model.ts"
@@ -40,8 +41,7 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("cairn/UsersRepo", {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(userColumns)
     const first = <A>(rows: ReadonlyArray<A>) => rows[0]
-    return {
-      sql,
+    return repository("UsersRepo", {
       count: sql<{ n: number }>`SELECT count(*)::int AS n FROM users`.pipe(Effect.map((rows) => rows[0]?.n ?? 0)),
       list: sql<UserRow>`SELECT ${cols} FROM users ORDER BY created_at, username`,
       byId: (id: string) => sql<UserRow>`SELECT ${cols} FROM users WHERE id = ${id}::uuid`.pipe(Effect.map(first)),
@@ -106,6 +106,6 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("cairn/UsersRepo", {
             RETURNING state, code_verifier, nonce, expires_at`.pipe(Effect.map(first)),
           sql`DELETE FROM oidc_logins WHERE expires_at < ${iso(now)}::timestamptz`
         )
-    }
+    })
   })
 }) {}

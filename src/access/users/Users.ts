@@ -6,11 +6,12 @@
  * Access tokens carry the user's scopes, so a role change or a deletion reaches tokens already
  * issued only when they are refreshed: within the one-hour life at most.
  */
+import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Redacted } from "effect"
+import { transactions } from "../../db/Repository.ts"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../../config/AppConfig.ts"
 import { Conflict, Forbidden, NotFound, Unauthorized } from "../../http/Errors.ts"
-import { orInternal } from "../../http/Internal.ts"
 import { safeEqual } from "../Authenticator.ts"
 import type { PrincipalShape } from "../../auth/Principal.ts"
 import { grants, memberScopes } from "../../auth/Scopes.ts"
@@ -70,7 +71,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
     const repo = yield* UsersRepo
     const tokens = yield* Tokens
     const config = yield* AppConfig
-    const sql = repo.sql
+    const transaction = transactions(yield* SqlClient.SqlClient)
 
     /** A new session for a user: an access token and the first refresh token of a new family. */
     const issue = (user: UserRow, familyId: string = crypto.randomUUID()) =>
@@ -100,7 +101,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
 
     const status = Effect.map(repo.count, (n) =>
       new AuthStatus({ setup_required: n === 0, local_login: true, oidc_enabled: Option.isSome(config.oidcIssuer) })
-    ).pipe(orInternal)
+    )
 
     const staticKey = Option.map(config.apiKey, Redacted.value)
 
@@ -120,7 +121,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
           }
         }
         const passwordHash = yield* hashPassword(input.password)
-        const user = yield* sql.withTransaction(
+        const user = yield* transaction(
           Effect.gen(function* () {
             yield* repo.lockUsers
             if ((yield* repo.count) > 0) return undefined
@@ -138,7 +139,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
         )
         if (!user) return yield* new Conflict({ detail: "Setup is already complete: a user exists" })
         return yield* issue(user)
-      }).pipe(orInternal)
+      })
 
     const login = (username: string, password: string) =>
       Effect.gen(function* () {
@@ -146,12 +147,12 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
         const ok = yield* verifyPassword(password, user?.password_hash ?? null)
         if (!user || !ok) return yield* badLogin
         return yield* issue(user)
-      }).pipe(orInternal)
+      })
 
     const refresh = (token: string) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
-        const outcome = yield* sql.withTransaction(
+        const outcome = yield* transaction(
           Effect.gen(function* () {
             const row = yield* repo.refreshForUpdate(hash(token))
             if (!row || row.revoked_at) return { _tag: "invalid" } as const
@@ -172,19 +173,19 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
         }
         if (outcome._tag !== "ok") return yield* badRefresh
         return outcome.pair
-      }).pipe(orInternal)
+      })
 
     /** Ends the session of a refresh token (its whole family). Unknown tokens are ignored. */
     const logout = (token: string) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
-        yield* sql.withTransaction(
+        yield* transaction(
           Effect.gen(function* () {
             const row = yield* repo.refreshForUpdate(hash(token))
             if (row) yield* repo.revokeFamily(row.family_id, new Date(now))
           })
         )
-      }).pipe(orInternal)
+      })
 
     const me = (principal: PrincipalShape) =>
       Effect.gen(function* () {
@@ -197,9 +198,9 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
           scopes: [...principal.scopes].sort(),
           user: user ? toUserView(user) : null
         })
-      }).pipe(orInternal)
+      })
 
-    const list = Effect.map(repo.list, (rows) => rows.map(toUserView)).pipe(orInternal)
+    const list = Effect.map(repo.list, (rows) => rows.map(toUserView))
 
     const create = (caller: PrincipalShape, input: CreateUser) =>
       Effect.gen(function* () {
@@ -218,14 +219,14 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
           oidcSubject: null
         })
         return toUserView(row)
-      }).pipe(orInternal)
+      })
 
     // The target row is locked while the caller's right over it is checked, so a concurrent
     // promotion cannot slip an admin past a `users:write` caller.
     const update = (caller: PrincipalShape, id: string, changes: UpdateUser) =>
       Effect.gen(function* () {
         const passwordHash = changes.password ? yield* hashPassword(changes.password) : undefined
-        return yield* sql.withTransaction(
+        return yield* transaction(
           Effect.gen(function* () {
             const target = yield* repo.byIdForUpdate(id)
             if (!target) return yield* new NotFound({ detail: `User not found: ${id}` })
@@ -238,17 +239,17 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
             return toUserView(row)
           })
         )
-      }).pipe(orInternal)
+      })
 
     const remove = (caller: PrincipalShape, id: string) =>
-      sql.withTransaction(
+      transaction(
         Effect.gen(function* () {
           const target = yield* repo.byIdForUpdate(id)
           if (!target) return yield* new NotFound({ detail: `User not found: ${id}` })
           if (target.role === "admin") yield* requireAdmin(caller)
           yield* repo.remove(id)
         })
-      ).pipe(orInternal)
+      )
 
     /**
      * The user of an OpenID identity: the one linked to it; else a local user with the same
@@ -256,7 +257,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
      */
     const fromOidc = (identity: OidcIdentity) =>
       Effect.gen(function* () {
-        const user = yield* sql.withTransaction(
+        const user = yield* transaction(
           Effect.gen(function* () {
             yield* repo.lockUsers
             const linked = yield* repo.byOidc(identity.issuer, identity.subject)
@@ -282,7 +283,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
           })
         )
         return yield* issue(user)
-      }).pipe(orInternal)
+      })
 
     return { status, setup, login, refresh, logout, me, list, create, update, remove, fromOidc } as const
   }),

@@ -8,7 +8,6 @@
 import { Clock, Effect } from "effect"
 import { Bots } from "../../bots/Bots.ts"
 import { Conflict, Forbidden } from "../../http/Errors.ts"
-import { orInternal } from "../../http/Internal.ts"
 import { ApiKeys } from "../keys/ApiKeys.ts"
 import type { PrincipalShape } from "../../auth/Principal.ts"
 import { grants } from "../../auth/Scopes.ts"
@@ -62,7 +61,7 @@ export class Widgets extends Effect.Service<Widgets>()("cairn/Widgets", {
           bot_name: bot.name,
           scopes: key.scopes
         })
-      }).pipe(orInternal)
+      })
 
     return { mint } as const
   })

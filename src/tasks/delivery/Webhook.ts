@@ -5,6 +5,7 @@
  * resolving to an internal address nor a second, different answer (DNS rebinding) gets through.
  * Redirects are not followed.
  */
+import { Data } from "effect"
 import * as dns from "node:dns"
 import * as http from "node:http"
 import * as https from "node:https"
@@ -66,23 +67,19 @@ export const allowList = (entries: ReadonlyArray<string>) => {
 
 export type AllowList = ReturnType<typeof allowList>
 
-export class WebhookRefused extends Error {
-  readonly _tag = "WebhookRefused"
-}
+export class WebhookRefused extends Data.TaggedError("WebhookRefused")<{ readonly message: string }> {}
 
 /** Resolves a URL's host and checks every address; the addresses to connect to. */
 export const resolveTarget = async (url: URL, allowed: AllowList): Promise<Array<dns.LookupAddress>> => {
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new WebhookRefused(`Webhook URL must be http or https: ${url.protocol}`)
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new WebhookRefused({ message: `Webhook URL must be http or https: ${url.protocol}` })
   const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1")
   const family = net.isIP(hostname)
   const addresses = family !== 0 ? [{ address: hostname, family }] : await dns.promises.lookup(hostname, { all: true })
-  if (addresses.length === 0) throw new WebhookRefused(`Webhook host did not resolve: ${hostname}`)
+  if (addresses.length === 0) throw new WebhookRefused({ message: `Webhook host did not resolve: ${hostname}` })
   if (allowed.host(hostname)) return addresses
   for (const { address } of addresses) {
     if (isInternalAddress(address) && !allowed.address(address)) {
-      throw new WebhookRefused(
-        `Webhook target ${hostname} resolves to a private or loopback address (${address}); allow it with WEBHOOK_ALLOWED_HOSTS`
-      )
+      throw new WebhookRefused({ message: `Webhook target ${hostname} resolves to a private or loopback address (${address}); allow it with WEBHOOK_ALLOWED_HOSTS` })
     }
   }
   return addresses
@@ -98,7 +95,7 @@ export const postJson = async (
   try {
     url = new URL(target)
   } catch {
-    throw new WebhookRefused(`Webhook URL is not a valid URL: ${target}`)
+    throw new WebhookRefused({ message: `Webhook URL is not a valid URL: ${target}` })
   }
   const addresses = await resolveTarget(url, options.allowed)
   const body = JSON.stringify(payload)

@@ -1,0 +1,41 @@
+/**
+ * What makes a repository: its methods answer only what the query means. A database failure (or a
+ * row that does not decode) is no endpoint's contract, so it becomes a defect here, which the HTTP
+ * layer logs and answers with a bare 500; callers never handle `SqlError`. Each call is a span named
+ * `<Repository>.<method>` (free when tracing is off).
+ */
+import type { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+
+type Defected<M> = {
+  readonly [K in keyof M]: M[K] extends (...args: infer Args) => Effect.Effect<infer A, infer _E, infer R>
+    ? (...args: Args) => Effect.Effect<A, never, R>
+    : M[K] extends Effect.Effect<infer A, infer _E, infer R>
+      ? Effect.Effect<A, never, R>
+      : M[K]
+}
+
+export const repository = <const M extends Record<string, unknown>>(name: string, methods: M): Defected<M> =>
+  Object.fromEntries(
+    Object.entries(methods).map(([key, method]) => {
+      const span = `${name}.${key}`
+      if (Effect.isEffect(method)) return [key, Effect.withSpan(Effect.orDie(method), span)]
+      if (typeof method === "function") {
+        return [key, (...args: Array<unknown>) => Effect.withSpan(Effect.orDie((method as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args)), span)]
+      }
+      return [key, method]
+    })
+  ) as Defected<M>
+
+const isSqlError = (error: unknown): error is SqlError =>
+  typeof error === "object" && error !== null && (error as { _tag?: unknown })._tag === "SqlError"
+
+/**
+ * A transaction over repository calls: a failure to begin or commit is a defect like any other
+ * database failure; the caller's own errors pass through (and roll the transaction back).
+ */
+export const transactions =
+  (sql: SqlClient.SqlClient) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError>, R> =>
+    Effect.catchIf(sql.withTransaction(effect), isSqlError, Effect.die) as Effect.Effect<A, Exclude<E, SqlError>, R>

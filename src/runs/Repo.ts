@@ -1,0 +1,116 @@
+/**
+ * SQL for runs and their event log. The lock is a partial unique index on `runs` (one running row
+ * per session); events are rows of `run_events` keyed by run and sequence number. Rows read back are
+ * decoded with schemas; a database failure is a defect here.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Duration, Effect, Option, Schema } from "effect"
+import { repository } from "../db/Repository.ts"
+
+/** One event as the log stores it (the event as JSON, decoded by the event schema when read). */
+export interface StoredEventRow {
+  readonly seq: number
+  readonly event: unknown
+}
+
+export type RunStatus = "running" | "complete" | "failed" | "cancelled"
+
+const IdRow = Schema.Struct({ id: Schema.String })
+const HeartbeatRow = Schema.Struct({ id: Schema.String, cancel_requested: Schema.Boolean })
+const EventRow = Schema.Struct({ seq: Schema.Number, event: Schema.Unknown })
+const StatusRow = Schema.Struct({ status: Schema.String, stale: Schema.Boolean })
+
+export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const eventValues = (runId: string, events: ReadonlyArray<StoredEventRow>) =>
+      sql.insert(events.map((item) => ({ run_id: runId, seq: item.seq, event: JSON.stringify(item.event) })))
+
+    const heartbeat = SqlSchema.findAll({
+      Request: Schema.Array(Schema.String),
+      Result: HeartbeatRow,
+      execute: (ids) =>
+        sql`UPDATE runs SET heartbeat_at = now() WHERE id IN ${sql.in(ids)} AND status = 'running' RETURNING id, cancel_requested`
+    })
+    const lock = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.String, sessionId: Schema.String, owner: Schema.String, taskId: Schema.NullOr(Schema.String) }),
+      Result: IdRow,
+      execute: ({ id, sessionId, owner, taskId }) =>
+        sql`INSERT INTO runs (id, session_id, status, owner, task_id) VALUES (${id}, ${sessionId}, 'running', ${owner}, ${taskId})
+            ON CONFLICT (session_id) WHERE status = 'running' DO NOTHING RETURNING id`
+    })
+    const failStale = SqlSchema.findAll({
+      Request: Schema.Struct({ sessionId: Schema.String, staleSeconds: Schema.Number }),
+      Result: IdRow,
+      execute: ({ sessionId, staleSeconds }) =>
+        sql`UPDATE runs SET status = 'failed', finished_at = now()
+            WHERE session_id = ${sessionId} AND status = 'running'
+              AND heartbeat_at < now() - make_interval(secs => ${staleSeconds}) RETURNING id`
+    })
+    const events = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: EventRow,
+      execute: (runId) => sql`SELECT seq, event FROM run_events WHERE run_id = ${runId} ORDER BY seq`
+    })
+    const status = SqlSchema.findOne({
+      Request: Schema.Struct({ runId: Schema.String, staleSeconds: Schema.Number }),
+      Result: StatusRow,
+      execute: ({ runId, staleSeconds }) =>
+        sql`SELECT status, heartbeat_at < now() - make_interval(secs => ${staleSeconds}) AS stale FROM runs WHERE id = ${runId}`
+    })
+    const latest = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: IdRow,
+      execute: (sessionId) => sql`SELECT id FROM runs WHERE session_id = ${sessionId} ORDER BY created_at DESC LIMIT 1`
+    })
+    const exists = SqlSchema.findOne({
+      Request: Schema.Struct({ runId: Schema.String, sessionId: Schema.String }),
+      Result: IdRow,
+      execute: ({ runId, sessionId }) => sql`SELECT id FROM runs WHERE id = ${runId} AND session_id = ${sessionId}`
+    })
+    const requestCancel = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: IdRow,
+      execute: (sessionId) =>
+        sql`UPDATE runs SET cancel_requested = true WHERE session_id = ${sessionId} AND status = 'running' RETURNING id`
+    })
+
+    return repository("RunsRepo", {
+      /** Appends events; one already written (a retried batch) is kept as it is. */
+      appendEvents: (runId: string, batch: ReadonlyArray<StoredEventRow>) =>
+        Effect.asVoid(sql`INSERT INTO run_events ${eventValues(runId, batch)} ON CONFLICT DO NOTHING`),
+      /** Keeps these runs' locks alive; answers the ones still running here, with their cancel flag. */
+      heartbeat: (ids: ReadonlyArray<string>) => heartbeat(ids),
+      /** Takes the session's lock for a new run; false when a run holds it. */
+      lock: (input: { readonly id: string; readonly sessionId: string; readonly owner: string; readonly taskId: string | null }) =>
+        Effect.map(lock(input), Option.isSome),
+      /** Ends the session's running run if its process stopped heartbeating that long ago; whether it did. */
+      failStale: (sessionId: string, staleAfter: Duration.Duration) =>
+        Effect.map(failStale({ sessionId, staleSeconds: Duration.toSeconds(staleAfter) }), (rows) => rows.length > 0),
+      /** Gives up a lock whose run never started. */
+      release: (runId: string) =>
+        Effect.asVoid(sql`UPDATE runs SET status = 'failed', finished_at = now() WHERE id = ${runId} AND status = 'running'`),
+      /** The run's last events and its end in one statement (one round trip, one commit). */
+      end: (runId: string, status: RunStatus, rest: ReadonlyArray<StoredEventRow>) =>
+        Effect.asVoid(
+          rest.length === 0
+            ? sql`UPDATE runs SET status = ${status}, finished_at = now() WHERE id = ${runId}`
+            : sql`WITH written AS (INSERT INTO run_events ${eventValues(runId, rest)} ON CONFLICT DO NOTHING)
+                  UPDATE runs SET status = ${status}, finished_at = now() WHERE id = ${runId}`
+        ),
+      events: (runId: string) => events(runId),
+      /** The run's status and whether its process stopped heartbeating; None for an unknown run. */
+      status: (runId: string, staleAfter: Duration.Duration) => status({ runId, staleSeconds: Duration.toSeconds(staleAfter) }),
+      latest: (sessionId: string) => Effect.map(latest(sessionId), Option.map((row) => row.id)),
+      exists: (runId: string, sessionId: string) => Effect.map(exists({ runId, sessionId }), Option.isSome),
+      /** Flags the session's running run for cancellation (its process stops it); whether there was one. */
+      requestCancel: (sessionId: string) => Effect.map(requestCancel(sessionId), (rows) => rows.length > 0),
+      /**
+       * Ends the runs of tasks whose lease ran out (their worker died with the run): their sessions'
+       * locks are free now rather than when the heartbeat goes stale.
+       */
+      releaseDeadTaskRuns: Effect.asVoid(sql`UPDATE runs SET status = 'failed', finished_at = now()
+        WHERE status = 'running' AND task_id IN (SELECT id FROM tasks WHERE status = 'running' AND lease_until < now())`)
+    })
+  })
+}) {}
