@@ -11,7 +11,7 @@
  * both are pinned by `test/db/snapshot.test.ts`. The value is also read on every request, where
  * this check is one clock read and a comparison.
  */
-import { Clock, Deferred, Effect, FiberId } from "effect"
+import { Clock, Deferred, Effect, FiberId, FiberSet, type Scope } from "effect"
 
 export interface Snapshot<A, E> {
   /** The value, reloaded first when older than the window. */
@@ -20,7 +20,11 @@ export interface Snapshot<A, E> {
   readonly refresh: Effect.Effect<A, E>
 }
 
-export const makeSnapshot = <A, E>(load: Effect.Effect<A, E>, ttlMs: number): Snapshot<A, E> => {
+/** A snapshot of `load`; its shared loads run in the caller's scope (interrupted when it closes). */
+export const makeSnapshot = <A, E>(load: Effect.Effect<A, E>, ttlMs: number): Effect.Effect<Snapshot<A, E>, never, Scope.Scope> =>
+  Effect.map(FiberSet.make(), (loads) => snapshotOf(load, ttlMs, loads))
+
+const snapshotOf = <A, E>(load: Effect.Effect<A, E>, ttlMs: number, loads: FiberSet.FiberSet): Snapshot<A, E> => {
   let value: { readonly at: number; readonly value: A } | undefined
   let started = 0
   let applied = 0
@@ -39,17 +43,21 @@ export const makeSnapshot = <A, E>(load: Effect.Effect<A, E>, ttlMs: number): Sn
   })
 
   // The shared load runs in its own fiber, so no reader owns it: any reader (the first included)
-  // may be interrupted while waiting, and the others still get the result.
+  // may be interrupted while waiting, and the others still get the result. The fiber belongs to
+  // the owner's scope, and is interruptible even when a reader is not.
   const shared: Effect.Effect<A, E> = Effect.suspend(() => {
     if (inflight !== undefined) return Deferred.await(inflight)
     const deferred = Deferred.unsafeMake<A, E>(FiberId.none)
     inflight = deferred
     return Effect.zipRight(
-      Effect.forkDaemon(
-        Effect.flatMap(Effect.exit(loadAndKeep), (exit) => {
-          inflight = undefined
-          return Deferred.done(deferred, exit)
-        })
+      FiberSet.run(
+        loads,
+        Effect.interruptible(
+          Effect.flatMap(Effect.exit(loadAndKeep), (exit) => {
+            inflight = undefined
+            return Deferred.done(deferred, exit)
+          })
+        )
       ),
       Deferred.await(deferred)
     )

@@ -9,11 +9,10 @@ import { ApiKeys } from "../access/keys/ApiKeys.ts"
 import { CreateApiKey } from "../access/keys/Model.ts"
 import { presets } from "../auth/Scopes.ts"
 import { ValidationError, ValidationIssue } from "../http/Errors.ts"
+import { MASK } from "../secrets/Mask.ts"
 import { makeKeyVaultFor } from "../secrets/Vault.ts"
 import type { NormalizedEnvVar, NormalizedManifest } from "./Manifest.ts"
 import { IntegrationsRepo } from "./Repo.ts"
-
-export const MASK = "********"
 
 export type SettingSource = "stored" | "environment" | "default" | "unset"
 

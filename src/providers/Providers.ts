@@ -9,7 +9,8 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { Conflict, NotFound, ValidationError, ValidationIssue } from "../http/Errors.ts"
 import { makeSnapshot } from "../db/Snapshot.ts"
 import { costOf, shippedPrice, type Price } from "../usage/Prices.ts"
-import { makeKeyVault, mask, scrub } from "../secrets/Vault.ts"
+import { MASK, mask } from "../secrets/Mask.ts"
+import { makeKeyVault, scrub } from "../secrets/Vault.ts"
 import { LlmConfig } from "./LlmConfig.ts"
 import { OpenAiClient } from "./OpenAiClient.ts"
 import {
@@ -68,7 +69,7 @@ const defaultReadOnly = () =>
   })
 
 export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const repo = yield* ProvidersRepo
     const config = yield* AppConfig
     const llmConfig = yield* LlmConfig
@@ -124,7 +125,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
     }
 
     type Registry = { readonly byId: ReadonlyMap<string, Provider>; readonly rows: ReadonlyMap<string, ProviderRow> }
-    const registry = makeSnapshot(
+    const registry = yield* makeSnapshot(
       Effect.gen(function* () {
         const rows = yield* repo.all
         const byId = new Map<string, Provider>([[DEFAULT_PROVIDER_ID, defaultProvider]])
@@ -300,7 +301,7 @@ const shownUrl = (baseUrl: string) => {
   try {
     const url = new URL(baseUrl)
     if (!url.password) return baseUrl
-    url.password = "****"
+    url.password = MASK
     return url.toString()
   } catch {
     return baseUrl

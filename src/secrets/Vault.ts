@@ -8,8 +8,6 @@ import * as crypto from "node:crypto"
 import { MASK } from "./Mask.ts"
 import { ServerSecret } from "./ServerSecret.ts"
 
-export { mask } from "./Mask.ts"
-
 export interface KeyVaultShape {
   readonly encrypt: (plain: string) => string
   /** undefined when the value cannot be decrypted (the server secret changed). */

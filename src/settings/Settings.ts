@@ -13,10 +13,10 @@ import { SettingsRepo } from "./Repo.ts"
 export const refreshMs = 2_000
 
 export class Settings extends Effect.Service<Settings>()("cairn/Settings", {
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const repo = yield* SettingsRepo
     const config = yield* AppConfig
-    const snapshot = makeSnapshot(
+    const snapshot = yield* makeSnapshot(
       Effect.map(repo.all, (rows) => {
         const stored = new Map<string, unknown>()
         for (const row of rows) {

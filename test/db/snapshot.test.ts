@@ -2,9 +2,13 @@
  * The cached snapshot behind the settings and the provider registry: one load per window, one
  * load for any number of concurrent readers, and no stale value winning over a newer one.
  */
-import { Deferred, Effect, Exit, Fiber } from "effect"
+import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
 import { describe, expect, it } from "vitest"
-import { makeSnapshot } from "../../src/db/Snapshot.ts"
+import { makeSnapshot as makeScopedSnapshot } from "../../src/db/Snapshot.ts"
+
+/** A snapshot whose loads run in a scope of the test's own (open until the process ends). */
+const makeSnapshot = <A, E>(load: Effect.Effect<A, E>, ttlMs: number) =>
+  Effect.runSync(Scope.extend(makeScopedSnapshot(load, ttlMs), Effect.runSync(Scope.make())))
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -79,5 +83,18 @@ describe("makeSnapshot", () => {
     expect(await Effect.runPromise(Fiber.join(waiter))).toBe(1)
     expect(loads).toBe(1)
     expect(await Effect.runPromise(snapshot.get)).toBe(1) // kept for the window
+  })
+
+  it("stops a load in flight when the scope it was made in closes", async () => {
+    const scope = Effect.runSync(Scope.make())
+    let interrupted = false
+    const hanging = Effect.never.pipe(Effect.onInterrupt(() => Effect.sync(() => void (interrupted = true))))
+    const snapshot = Effect.runSync(Scope.extend(makeScopedSnapshot(hanging, 60_000), scope))
+    const reader = Effect.runFork(snapshot.get)
+    await sleep(20)
+    expect(interrupted).toBe(false)
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    expect(interrupted).toBe(true)
+    await Effect.runPromise(Fiber.interrupt(reader))
   })
 })

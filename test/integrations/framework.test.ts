@@ -172,14 +172,14 @@ describe.each(backends)("integration framework (%s)", (backend) => {
     const savedText = await saved.text()
     expect(savedText).not.toContain("tok-secret-value-123456")
     const view = JSON.parse(savedText)
-    expect(byKey(view).get("EXAMPLE_API_TOKEN")).toMatchObject({ value: "********", is_set: true, source: "stored" })
+    expect(byKey(view).get("EXAMPLE_API_TOKEN")).toMatchObject({ value: "****", is_set: true, source: "stored" })
     expect(byKey(view).get("EXAMPLE_GREETING")).toMatchObject({ value: "Howdy", source: "stored" })
     expect((await json(await server.request("/integrations/example/ping"))).greeting).toBe("Howdy")
 
     // The masked value sent back keeps the secret; the integration still reads the real one.
     const again = await server.request("/api/v1/admin/integrations/example/settings", {
       method: "PUT",
-      body: JSON.stringify({ EXAMPLE_API_TOKEN: "********", EXAMPLE_GREETING: null })
+      body: JSON.stringify({ EXAMPLE_API_TOKEN: "****", EXAMPLE_GREETING: null })
     })
     const after = byKey(await json(again))
     expect(after.get("EXAMPLE_API_TOKEN")).toMatchObject({ is_set: true, source: "stored" })
@@ -212,13 +212,13 @@ describe.each(backends)("integration framework (%s)", (backend) => {
     expect(saved.status).toBe(200)
 
     // Another URL with the secrets masked, or not sent: refused, naming each secret.
-    const masked = await save({ RELAY_SERVER_URL: "https://attacker.example", RELAY_TOKEN: "********", RELAY_SIGNING_KEY: "********" })
+    const masked = await save({ RELAY_SERVER_URL: "https://attacker.example", RELAY_TOKEN: "****", RELAY_SIGNING_KEY: "****" })
     const maskedLocs = await locs(masked.clone())
     expect(maskedLocs).toEqual(["body.RELAY_TOKEN", "body.RELAY_SIGNING_KEY"])
     expect((await json(masked)).detail[0].msg).toContain("RELAY_TOKEN was sent back masked")
     const omitted = await save({ RELAY_SERVER_URL: "https://attacker.example", RELAY_NOTE: "moved" })
     expect(await locs(omitted)).toEqual(["body.RELAY_TOKEN", "body.RELAY_SIGNING_KEY"])
-    const oneClear = await save({ RELAY_SERVER_URL: "https://attacker.example", RELAY_TOKEN: "********", RELAY_SIGNING_KEY: "signing-new-3333" })
+    const oneClear = await save({ RELAY_SERVER_URL: "https://attacker.example", RELAY_TOKEN: "****", RELAY_SIGNING_KEY: "signing-new-3333" })
     expect(await locs(oneClear)).toEqual(["body.RELAY_TOKEN"])
     // Forgetting a secret that the environment also sets still carries the environment's value.
     const forgotten = await save({ RELAY_SERVER_URL: "https://attacker.example", RELAY_TOKEN: null, RELAY_SIGNING_KEY: null })
@@ -228,7 +228,7 @@ describe.each(backends)("integration framework (%s)", (backend) => {
     expect(await where()).toEqual({ url: "https://relay.example", token: "relay-token-first-1111", signing: "signing-clear-2222" })
 
     // The same URL sent again is no change: masked secrets are kept as before.
-    const unchanged = await save({ RELAY_SERVER_URL: "https://relay.example", RELAY_TOKEN: "********", RELAY_SIGNING_KEY: "********", RELAY_NOTE: "same" })
+    const unchanged = await save({ RELAY_SERVER_URL: "https://relay.example", RELAY_TOKEN: "****", RELAY_SIGNING_KEY: "****", RELAY_NOTE: "same" })
     expect(unchanged.status).toBe(200)
     expect(await where()).toEqual({ url: "https://relay.example", token: "relay-token-first-1111", signing: "signing-clear-2222" })
 
