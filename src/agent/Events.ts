@@ -97,9 +97,8 @@ export const Response = event("response", "The run's answer, always last", {
   session_id: Schema.String
 })
 
-export const AgentEvent = Schema.Union(
-  AssistantText,
-  ThinkingContent,
+/** The events stored as they are sent (the text events are stored as their delta only). */
+const storedAsSent = [
   ToolStart,
   ToolResult,
   ToolRequest,
@@ -116,7 +115,9 @@ export const AgentEvent = Schema.Union(
   Queued,
   PassiveStored,
   Response
-).annotations({ description: "One Server-Sent Event's data: a JSON object discriminated by `type`" })
+] as const
+
+export const AgentEvent = Schema.Union(AssistantText, ThinkingContent, ...storedAsSent).annotations({ description: "One Server-Sent Event's data: a JSON object discriminated by `type`" })
 export type AgentEvent = typeof AgentEvent.Type
 
 export type AgentEventType = AgentEvent["type"]
@@ -137,22 +138,7 @@ export const isTerminal = (event: AgentEvent) => event.type === "response" || ev
 export const StoredEvent = Schema.Union(
   Schema.Struct({ type: Schema.Literal("assistant_text"), delta: Schema.String }),
   Schema.Struct({ type: Schema.Literal("thinking_content"), delta: Schema.String }),
-  ToolStart,
-  ToolResult,
-  ToolRequest,
-  ApprovalRequest,
-  ApprovalResolved,
-  DelegationPost,
-  SecretWarning,
-  RateLimitWait,
-  Fallback,
-  ContextBudget,
-  Transcript,
-  ErrorEvent,
-  Cancelled,
-  Queued,
-  PassiveStored,
-  Response
+  ...storedAsSent
 )
 export type StoredEvent = typeof StoredEvent.Type
 
