@@ -10,6 +10,7 @@ import { Clock, Effect, Either } from "effect"
 import type { CatalogueEntry } from "../auth/Catalogue.ts"
 import { parseRate, type RateExpression } from "../config/Rate.ts"
 import { TooManyRequests } from "../http/Errors.ts"
+import { RateLimitChat, RateLimitDefault, RateLimitEnabled } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 
 interface Bucket {
@@ -70,19 +71,19 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimite
 
     /** Counts one request of `subject` on the route of `entry`; fails with 429 when over a limit. */
     const check = (subject: string, entry: CatalogueEntry | undefined): Effect.Effect<void, TooManyRequests> =>
-      Effect.flatMap(Effect.orDie(settings.get("RATE_LIMIT_ENABLED")), (enabled) =>
+      Effect.flatMap(settings.get(RateLimitEnabled), (enabled) =>
         // Every request passes here: off (the default), it is one cached read.
-        enabled === true ? limited(subject, entry?.chatRateLimited === true) : Effect.void
+        enabled ? limited(subject, entry?.chatRateLimited === true) : Effect.void
       )
 
     const limited = (subject: string, chatRateLimited: boolean): Effect.Effect<void, TooManyRequests> =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         if (now - lastSweep > sweepEveryMs) sweep(now)
-        const defaultRate = rateOf(yield* Effect.orDie(settings.get("RATE_LIMIT_DEFAULT")))
+        const defaultRate = rateOf(yield* settings.get(RateLimitDefault))
         let wait = defaultRate ? take("default", defaultRate, subject, now) : 0
         if (wait === 0 && chatRateLimited) {
-          const chatRate = rateOf(yield* Effect.orDie(settings.get("RATE_LIMIT_CHAT")))
+          const chatRate = rateOf(yield* settings.get(RateLimitChat))
           wait = chatRate ? take("chat", chatRate, subject, now) : 0
         }
         if (wait > 0) return yield* new TooManyRequests({ detail: "Too many requests", retryAfterSeconds: wait })

@@ -9,6 +9,7 @@ import { Channels } from "../channels/Channels.ts"
 import { Forbidden, ValidationError } from "../http/Errors.ts"
 import { grants } from "../auth/Scopes.ts"
 import { Sessions } from "../sessions/Sessions.ts"
+import { SystemPaused } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { Tasks } from "../tasks/Tasks.ts"
 import type { ChatRequest } from "./Model.ts"
@@ -101,7 +102,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
             }),
             (task) => ({ _tag: "queued", sessionId: session.id, taskId: task.id, reason }) as const
           )
-        if ((yield* settings.get("SYSTEM_PAUSED")) === true) return yield* queue("system_paused")
+        if (yield* settings.get(SystemPaused)) return yield* queue("system_paused")
         // Taking the lock and starting the run happen together (a client that goes away in
         // between leaves no orphaned lock); a start that fails gives the lock back.
         const started = yield* Effect.uninterruptible(

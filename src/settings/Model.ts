@@ -1,53 +1,72 @@
 /** The server settings that can change at runtime, each with its schema, source and default. */
-import { Either, Schema } from "effect"
+import { Either, ParseResult, Schema } from "effect"
 import type { AppConfigShape } from "../config/AppConfig.ts"
 import { parseRate } from "../config/Rate.ts"
 
-export interface SettingDefinition {
+/**
+ * One runtime setting, declared once: its key, the schema a stored or sent value must decode with
+ * (the decoded value is what is stored and read), and its value when nothing is stored.
+ */
+export interface SettingDefinition<A> {
   readonly key: string
   readonly description: string
-  /** Checks a candidate value; answers the normalised value or a message. */
-  readonly validate: (value: unknown) => Either.Either<unknown, string>
+  readonly schema: Schema.Schema<A, any>
   /** The value when nothing is stored: from the environment (already parsed) or the default. */
-  readonly fromConfig: (config: AppConfigShape) => unknown
+  readonly fromConfig: (config: AppConfigShape) => A
 }
 
-const boolean = (value: unknown): Either.Either<unknown, string> =>
-  typeof value === "boolean" ? Either.right(value) : Either.left("Expected a boolean")
+const setting = <A>(definition: SettingDefinition<A>) => definition
 
-const rate = (value: unknown): Either.Either<unknown, string> =>
-  typeof value === "string"
-    ? Either.map(parseRate(value), (parsed) => parsed.text)
-    : Either.left('Expected a rate like "100/minute"')
+const Flag = Schema.declare((value: unknown): value is boolean => typeof value === "boolean", {
+  message: () => "Expected a boolean"
+})
 
-export const settingDefinitions: ReadonlyArray<SettingDefinition> = [
-  {
-    key: "RATE_LIMIT_ENABLED",
-    description: "Whether inbound API calls are rate-limited",
-    validate: boolean,
-    fromConfig: (config) => config.rateLimitEnabled
-  },
-  {
-    key: "RATE_LIMIT_DEFAULT",
-    description: "Limit on every API route per key (or client IP), as <n>/minute",
-    validate: rate,
-    fromConfig: (config) => config.rateLimitDefault.text
-  },
-  {
-    key: "RATE_LIMIT_CHAT",
-    description: "Additional, stricter limit on /chat and /chat/stream",
-    validate: rate,
-    fromConfig: (config) => config.rateLimitChat.text
-  },
-  {
-    key: "SYSTEM_PAUSED",
-    description: "When true, new agent runs are queued with reason system_paused",
-    validate: boolean,
-    fromConfig: () => false
-  }
-]
+/** A rate expression, normalised (`100/minute`); the message says what is wrong with a bad one. */
+const RateText = Schema.transformOrFail(Schema.Unknown, Schema.String, {
+  strict: true,
+  decode: (value, _, ast) =>
+    typeof value !== "string"
+      ? ParseResult.fail(new ParseResult.Type(ast, value, 'Expected a rate like "100/minute"'))
+      : Either.match(parseRate(value), {
+          onLeft: (message) => ParseResult.fail(new ParseResult.Type(ast, value, message)),
+          onRight: (parsed) => ParseResult.succeed(parsed.text)
+        }),
+  encode: ParseResult.succeed
+})
 
-export const definitionsByKey: ReadonlyMap<string, SettingDefinition> = new Map(
+export const RateLimitEnabled = setting({
+  key: "RATE_LIMIT_ENABLED",
+  description: "Whether inbound API calls are rate-limited",
+  schema: Flag,
+  fromConfig: (config) => config.rateLimitEnabled
+})
+export const RateLimitDefault = setting({
+  key: "RATE_LIMIT_DEFAULT",
+  description: "Limit on every API route per key (or client IP), as <n>/minute",
+  schema: RateText,
+  fromConfig: (config) => config.rateLimitDefault.text
+})
+export const RateLimitChat = setting({
+  key: "RATE_LIMIT_CHAT",
+  description: "Additional, stricter limit on /chat and /chat/stream",
+  schema: RateText,
+  fromConfig: (config) => config.rateLimitChat.text
+})
+export const SystemPaused = setting({
+  key: "SYSTEM_PAUSED",
+  description: "When true, new agent runs are queued with reason system_paused",
+  schema: Flag,
+  fromConfig: () => false
+})
+
+/** Every runtime setting (a list of different value types; typed reads go through the constants above). */
+export const settingDefinitions: ReadonlyArray<SettingDefinition<any>> = [RateLimitEnabled, RateLimitDefault, RateLimitChat, SystemPaused]
+
+/** Checks a candidate value against its setting's schema: the normalised value, or a message. */
+export const validateSetting = <A>(definition: SettingDefinition<A>, value: unknown): Either.Either<A, string> =>
+  Either.mapLeft(Schema.decodeUnknownEither(definition.schema)(value), (error) => ParseResult.TreeFormatter.formatErrorSync(error))
+
+export const definitionsByKey: ReadonlyMap<string, SettingDefinition<any>> = new Map(
   settingDefinitions.map((definition) => [definition.key, definition])
 )
 

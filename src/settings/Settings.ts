@@ -7,7 +7,7 @@ import { Effect, Either } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { makeSnapshot } from "../db/Snapshot.ts"
 import { NotFound, ValidationError, ValidationIssue } from "../http/Errors.ts"
-import { definitionsByKey, settingDefinitions, SettingView } from "./Model.ts"
+import { definitionsByKey, settingDefinitions, SettingView, validateSetting, type SettingDefinition } from "./Model.ts"
 import { SettingsRepo } from "./Repo.ts"
 
 export const refreshMs = 2_000
@@ -22,7 +22,7 @@ export class Settings extends Effect.Service<Settings>()("cairn/Settings", {
         for (const row of rows) {
           const definition = definitionsByKey.get(row.key)
           // A value an older release stored that no longer validates falls back to the environment.
-          if (definition && Either.isRight(definition.validate(row.value))) stored.set(row.key, row.value)
+          if (definition && Either.isRight(validateSetting(definition, row.value))) stored.set(row.key, row.value)
         }
         return { stored }
       }),
@@ -43,10 +43,10 @@ export class Settings extends Effect.Service<Settings>()("cairn/Settings", {
       )
     )
 
-    /** The current value of one setting. */
-    const get = (key: string): Effect.Effect<unknown, never> =>
+    /** The current value of one setting, typed by its declaration (stored values were validated on load). */
+    const get = <A>(setting: SettingDefinition<A>): Effect.Effect<A> =>
       Effect.map(current, (snapshot) =>
-        snapshot.stored.has(key) ? snapshot.stored.get(key) : definitionsByKey.get(key)?.fromConfig(config)
+        snapshot.stored.has(setting.key) ? (snapshot.stored.get(setting.key) as A) : setting.fromConfig(config)
       )
 
     /** Validates every value first; stores none of them when any is wrong. */
@@ -60,7 +60,7 @@ export class Settings extends Effect.Service<Settings>()("cairn/Settings", {
             issues.push(new ValidationIssue({ loc: ["body", key], msg: `Unknown setting: ${key}`, type: "unknown_setting" }))
             continue
           }
-          const checked = definition.validate(value)
+          const checked = validateSetting(definition, value)
           if (Either.isLeft(checked)) {
             issues.push(new ValidationIssue({ loc: ["body", key], msg: checked.left, type: "value_error" }))
           } else {

@@ -14,6 +14,7 @@ import { Runs } from "../runs/Runs.ts"
 import { turnChannel, Turns } from "../runs/Turns.ts"
 import { Dispatchers } from "./delivery/Dispatchers.ts"
 import { Sessions } from "../sessions/Sessions.ts"
+import { SystemPaused } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { mergeSkills } from "../skills/Tags.ts"
 import type { ExecutionConfig } from "./Model.ts"
@@ -114,7 +115,7 @@ export const WorkerLive = Layer.scopedDiscard(
 
     /** Claims while there are free slots and claimable tasks. */
     const drain = Effect.gen(function* () {
-      if ((yield* settings.get("SYSTEM_PAUSED")) === true) return
+      if (yield* settings.get(SystemPaused)) return
       while (active < config.concurrency) {
         const task = yield* repo.claim(worker, config.leaseSeconds)
         if (!task) return
