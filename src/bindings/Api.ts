@@ -3,11 +3,13 @@ import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { ErrorResponses } from "../http/Errors.ts"
-import { pathParams } from "../http/Params.ts"
+import { idPath } from "../http/Params.ts"
 import { Binding, BindingList, CreateBinding } from "./Model.ts"
 
-const channelPath = pathParams({ id: Schema.UUID })
-const bindingPath = pathParams({ id: Schema.UUID, binding_id: Schema.UUID })
+const channelPath = idPath("Channel")
+const bindingPath = idPath("Channel", {
+  binding_id: Schema.UUID.annotations({ message: (issue) => `Binding not found: ${String(issue.actual)}` })
+})
 
 export class BindingsApi extends HttpApiGroup.make("bindings")
   .add(

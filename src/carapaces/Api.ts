@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { ErrorResponses } from "../http/Errors.ts"
-import { pathParams } from "../http/Params.ts"
+import { idPath, pathParams } from "../http/Params.ts"
 import {
   Carapace,
   CarapaceList,
@@ -14,8 +14,8 @@ import {
   UpdateCarapace
 } from "./Model.ts"
 
-const idPath = pathParams({ id: Schema.String })
-const channelPath = pathParams({ id: Schema.UUID })
+const carapaceId = pathParams({ id: Schema.String })
+const channelPath = idPath("Channel")
 
 export class CarapacesApi extends HttpApiGroup.make("carapaces")
   .add(
@@ -26,14 +26,14 @@ export class CarapacesApi extends HttpApiGroup.make("carapaces")
   )
   .add(
     HttpApiEndpoint.get("get", "/api/v1/carapaces/:id")
-      .setPath(idPath)
+      .setPath(carapaceId)
       .addSuccess(Carapace)
       .annotate(RequiredScope, "carapaces:read")
       .annotate(OpenApi.Description, "Get one carapace")
   )
   .add(
     HttpApiEndpoint.get("resolved", "/api/v1/carapaces/:id/resolved")
-      .setPath(idPath)
+      .setPath(carapaceId)
       .addSuccess(ResolvedCarapaces)
       .addError(ErrorResponses.conflict)
       .annotate(RequiredScope, "carapaces:read")
@@ -49,7 +49,7 @@ export class CarapacesApi extends HttpApiGroup.make("carapaces")
   )
   .add(
     HttpApiEndpoint.put("update", "/api/v1/carapaces/:id")
-      .setPath(idPath)
+      .setPath(carapaceId)
       .setPayload(UpdateCarapace)
       .addSuccess(Carapace)
       .annotate(RequiredScope, "carapaces:write")
@@ -57,7 +57,7 @@ export class CarapacesApi extends HttpApiGroup.make("carapaces")
   )
   .add(
     HttpApiEndpoint.del("delete", "/api/v1/carapaces/:id")
-      .setPath(idPath)
+      .setPath(carapaceId)
       .addSuccess(HttpApiSchema.NoContent)
       .addError(ErrorResponses.conflict)
       .annotate(RequiredScope, "carapaces:write")

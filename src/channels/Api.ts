@@ -3,10 +3,10 @@ import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { ErrorResponses } from "../http/Errors.ts"
-import { pathParams, queryParams } from "../http/Params.ts"
+import { idPath, queryParams } from "../http/Params.ts"
 import { Channel, ChannelList, CreateChannel, defaultListLimit, EnsureChannel, maxListLimit, UpdateChannel } from "./Model.ts"
 
-const idPath = pathParams({ id: Schema.UUID })
+const channelId = idPath("Channel")
 
 const listQuery = queryParams({
   bot_id: Schema.optionalWith(Schema.String, { exact: true }),
@@ -43,14 +43,14 @@ export class ChannelsApi extends HttpApiGroup.make("channels")
   )
   .add(
     HttpApiEndpoint.get("get", "/api/v1/channels/:id")
-      .setPath(idPath)
+      .setPath(channelId)
       .addSuccess(Channel)
       .annotate(RequiredScope, "channels:read")
       .annotate(OpenApi.Description, "Get one channel")
   )
   .add(
     HttpApiEndpoint.patch("update", "/api/v1/channels/:id")
-      .setPath(idPath)
+      .setPath(channelId)
       .setPayload(UpdateChannel)
       .addSuccess(Channel)
       .annotate(RequiredScope, "channels.config:write")
@@ -61,7 +61,7 @@ export class ChannelsApi extends HttpApiGroup.make("channels")
   )
   .add(
     HttpApiEndpoint.del("delete", "/api/v1/channels/:id")
-      .setPath(idPath)
+      .setPath(channelId)
       .addSuccess(HttpApiSchema.NoContent)
       .annotate(RequiredScope, "channels:write")
       .annotate(OpenApi.Description, "Delete a channel (its sessions stay)")

@@ -1,6 +1,6 @@
 /** Schemas of the documents domain: the create body, the stored document, search results. */
 import { Schema } from "effect"
-import { body, pathParams, queryParams } from "../http/Params.ts"
+import { body, idPath, queryParams } from "../http/Params.ts"
 
 const NonBlank = (max: number) =>
   Schema.String.pipe(
@@ -63,7 +63,7 @@ export const SearchQuery = queryParams({
   )
 })
 
-export const DocumentPath = pathParams({ id: Schema.UUID })
+export const DocumentPath = idPath((id) => `Document ${id} not found`)
 
 export interface SearchInput {
   readonly q: string

@@ -19,12 +19,19 @@ export const pathParams = <Fields extends Schema.Struct.Fields>(fields: Fields) 
 /**
  * The path `{ id }` of a thing whose id is a UUID, where an id that is not a UUID is simply not
  * found, as the spec says: the decode failure is answered 404 with the same detail as an unknown
- * id (`Task not found: <id>`), and the handler only ever sees a UUID.
+ * id (`Task not found: <id>`, or the detail function's text), and the handler only ever sees a
+ * UUID. `extra` adds the route's other path parameters.
  */
-export const idPath = (thing: string) =>
-  Schema.Struct({
-    id: Schema.UUID.annotations({ message: (issue) => `${thing} not found: ${String(issue.actual)}` })
+export const idPath = <const Extra extends Schema.Struct.Fields = {}>(
+  thing: string | ((id: string) => string),
+  extra?: Extra
+) => {
+  const detail = typeof thing === "string" ? (id: string) => `${thing} not found: ${id}` : thing
+  return Schema.Struct({
+    id: Schema.UUID.annotations({ message: (issue) => detail(String(issue.actual)) }),
+    ...(extra ?? ({} as Extra))
   }).annotations({ title: NOT_FOUND_PATH_ID, parseOptions: all })
+}
 
 export const queryParams = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
   Schema.Struct(fields).annotations({ title: QUERY_ID, parseOptions: all })

@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { ErrorResponses } from "../http/Errors.ts"
-import { pathParams } from "../http/Params.ts"
+import { idPath } from "../http/Params.ts"
 import {
   AppliedTemplate,
   ApplyTemplate,
@@ -14,9 +14,9 @@ import {
   WrittenFile
 } from "./Model.ts"
 
-const channelPath = pathParams({ id: Schema.UUID })
+const channelPath = idPath("Channel")
 /** `*` is the rest of the URL path: the file's path inside the workspace (percent-decoded). */
-const filePath = pathParams({ id: Schema.UUID, "*": Schema.String })
+const filePath = idPath("Channel", { "*": Schema.String })
 
 const disabled = "409 when the channel's workspace is not enabled."
 

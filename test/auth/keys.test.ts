@@ -119,8 +119,10 @@ describe.each(backends)("scoped API keys (%s)", (backend) => {
       method: "DELETE"
     })
     expect(missing.status).toBe(404)
+    // An id that is not a UUID is simply not found, like an unknown one.
     const notUuid = await server.request("/api/v1/admin/api-keys/not-a-uuid")
-    expect(notUuid.status).toBe(422)
+    expect(notUuid.status).toBe(404)
+    expect(await json(notUuid)).toEqual({ detail: "API key not found: not-a-uuid" })
   })
 
   it("refuses a key once its expiry has passed", async () => {

@@ -182,13 +182,13 @@ describe.each(backends)("channels (%s)", (backend) => {
   })
 
   describe("GET /api/v1/channels/{id}", () => {
-    it("answers 404 for an unknown id and 422 for a malformed one", async () => {
+    it("answers 404 for an unknown id and for a malformed one (an id that is not a UUID is not found)", async () => {
       const missing = await server.request("/api/v1/channels/00000000-0000-4000-8000-000000000000")
       expect(missing.status).toBe(404)
       expect(await json(missing)).toEqual({ detail: "Channel not found: 00000000-0000-4000-8000-000000000000" })
       const malformed = await server.request("/api/v1/channels/not-a-uuid")
-      expect(malformed.status).toBe(422)
-      expect((await json(malformed)).detail[0].loc).toEqual(["path", "id"])
+      expect(malformed.status).toBe(404)
+      expect(await json(malformed)).toEqual({ detail: "Channel not found: not-a-uuid" })
     })
   })
 

@@ -27,6 +27,15 @@ describe.each(backends)("ids that are not UUIDs (%s)", (backend) => {
       ["/sessions/not-a-uuid", undefined, "Session not found: not-a-uuid"],
       ["/sessions/not-a-uuid", { method: "DELETE" }, "Session not found: not-a-uuid"],
       ["/api/v1/approvals/not-a-uuid/decide", post({ approved: true }), "Approval not found: not-a-uuid"],
+      ["/api/v1/channels/not-a-uuid", undefined, "Channel not found: not-a-uuid"],
+      ["/api/v1/channels/not-a-uuid", { method: "DELETE" }, "Channel not found: not-a-uuid"],
+      ["/api/v1/channels/not-a-uuid/integrations", undefined, "Channel not found: not-a-uuid"],
+      ["/api/v1/channels/00000000-0000-4000-8000-000000000000/integrations/not-a-uuid", { method: "DELETE" }, "Binding not found: not-a-uuid"],
+      ["/api/v1/channels/not-a-uuid/workspace/files", undefined, "Channel not found: not-a-uuid"],
+      ["/api/v1/channels/not-a-uuid/carapaces", undefined, "Channel not found: not-a-uuid"],
+      ["/api/v1/admin/api-keys/not-a-uuid", undefined, "API key not found: not-a-uuid"],
+      ["/api/v1/admin/users/not-a-uuid", { method: "DELETE" }, "User not found: not-a-uuid"],
+      ["/api/v1/documents/not-a-uuid", undefined, "Document not-a-uuid not found"],
       // The path is decoded first: no body or query is worth checking for a thing that is not there.
       ["/api/v1/sessions/not-a-uuid/messages", post({}), "Session not found: not-a-uuid"],
       ["/api/v1/sessions/not-a-uuid/stream?after=-1", undefined, "Session not found: not-a-uuid"]

@@ -1,11 +1,10 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
-import { pathParams } from "../../http/Params.ts"
+import { idPath } from "../../http/Params.ts"
 import { Authentication } from "../../auth/Authentication.ts"
 import { RequiredScope } from "../../auth/RequiredScope.ts"
 import { ApiKeyList, ApiKeyView, CreateApiKey, CreatedApiKey, UpdateApiKey } from "./Model.ts"
 
-const KeyId = pathParams({ id: Schema.UUID })
+const KeyId = idPath("API key")
 
 export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
   .add(

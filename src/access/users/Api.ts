@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ErrorResponses } from "../../http/Errors.ts"
-import { pathParams, queryParams } from "../../http/Params.ts"
+import { idPath, queryParams } from "../../http/Params.ts"
 import { Authentication } from "../../auth/Authentication.ts"
 import { RequiredScope } from "../../auth/RequiredScope.ts"
 import { AUTHENTICATED, PUBLIC } from "../../auth/Scopes.ts"
@@ -86,7 +86,7 @@ export class AuthApi extends HttpApiGroup.make("auth")
   .prefix("/auth")
   .annotate(OpenApi.Title, "Sign-in") {}
 
-const UserId = pathParams({ id: Schema.UUID })
+const UserId = idPath("User")
 
 export class UsersApi extends HttpApiGroup.make("users")
   .add(
