@@ -8,6 +8,7 @@ import { Bots } from "../bots/Bots.ts"
 import type { ToolSchema } from "../providers/Model.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import type { TurnInput, TurnResult } from "./Turn.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 export const delegateToolName = "delegate_to_bot"
 
@@ -69,6 +70,6 @@ export class Delegation extends Effect.Service<Delegation>()("cairn/Delegation",
         )
       )
 
-    return { delegate } as const
+    return traced("Delegation", { delegate } as const)
   })
 }) {}

@@ -20,6 +20,7 @@ import { Carapaces } from "../carapaces/Carapaces.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
 import { Delegation, delegateToolName, delegateToolSchema } from "./Delegation.ts"
 import type { TurnInput, TurnResult } from "./Turn.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 export class SkillNotFound extends Data.TaggedError("SkillNotFound")<{ readonly message: string }> {}
 
@@ -337,6 +338,6 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
         return { text, toolsUsed, clientActions }
       })
 
-    return { runTurn } as const
+    return traced("AgentLoop", { runTurn } as const)
   })
 }) {}

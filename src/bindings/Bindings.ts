@@ -10,6 +10,7 @@ import { Channels } from "../channels/Channels.ts"
 import { Conflict, NotFound } from "../http/Errors.ts"
 import { Binding, type CreateBinding } from "./Model.ts"
 import { type BindingRow, BindingsRepo } from "./Repo.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 const toBinding = (row: BindingRow): Binding =>
   new Binding({
@@ -82,7 +83,7 @@ export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
     const forIntegrationType = (integrationType: string) =>
       Effect.map(repo.byIntegrationType(integrationType), (rows) => rows.map(toBinding))
 
-    return { create, forChannel, remove, findChannelsByClientId, forIntegrationType } as const
+    return traced("Bindings", { create, forChannel, remove, findChannelsByClientId, forIntegrationType } as const)
   }),
   dependencies: [BindingsRepo.Default]
 }) {}

@@ -12,6 +12,7 @@ import { ValidationError, ValidationIssue } from "../http/Errors.ts"
 import { BotConflict, BotNotFound } from "./Errors.ts"
 import { Bot, BotConfig, DEFAULT_BOT_ID, type CreateBot, type UpdateBot } from "./Model.ts"
 import { BotsRepo, type BotRow } from "./Repo.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 /** How long a bot read stays cached. */
 export const cacheMs = 2_000
@@ -111,7 +112,7 @@ export class Bots extends Effect.Service<Bots>()("cairn/Bots", {
         if (!removed) return yield* new BotNotFound({ detail: `Bot not found: ${id}` })
       })
 
-    return { get, list, create, update, remove } as const
+    return traced("Bots", { get, list, create, update, remove } as const)
   }),
   dependencies: [BotsRepo.Default]
 }) {}

@@ -25,6 +25,7 @@ import {
 } from "./Model.ts"
 import { CarapacesRepo, type CarapaceRow } from "./Repo.ts"
 import { type CarapaceNode, resolveIncludes } from "./Resolve.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 export const projectCarapacesDir = fileURLToPath(new URL("../../carapaces", import.meta.url))
 
@@ -249,7 +250,7 @@ export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
         return synced
       })
 
-    return {
+    return traced("Carapaces", {
       get,
       list,
       create,
@@ -261,7 +262,7 @@ export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
       activate,
       forTurn,
       registerFromDirectory
-    } as const
+    } as const)
   }),
   dependencies: [CarapacesRepo.Default]
 }) {}

@@ -8,6 +8,7 @@ import { Bots } from "../bots/Bots.ts"
 import { Conflict, NotFound, ValidationError } from "../http/Errors.ts"
 import { Channel, type ChannelFilter, type CreateChannel, type UpdateChannel } from "./Model.ts"
 import { type ChannelChanges, type ChannelRow, ChannelsRepo } from "./Repo.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 const toChannel = (row: ChannelRow): Channel =>
   new Channel({
@@ -115,7 +116,7 @@ export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
         updated ? Effect.void : Effect.fail(notFound(channelId))
       )
 
-    return { get, findByClient, list, create, ensure, update, remove, setActiveSession } as const
+    return traced("Channels", { get, findByClient, list, create, ensure, update, remove, setActiveSession } as const)
   }),
   dependencies: [ChannelsRepo.Default]
 }) {}

@@ -15,6 +15,7 @@ import { Tasks } from "../tasks/Tasks.ts"
 import type { ChatRequest } from "./Model.ts"
 import { Runs } from "../runs/Runs.ts"
 import { turnChannel, Turns } from "../runs/Turns.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 export type ChatStart =
   | { readonly _tag: "passive"; readonly sessionId: string }
@@ -138,6 +139,6 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         return { cancelled, queued_tasks_cancelled: queued }
       })
 
-    return { begin, cancel } as const
+    return traced("Chat", { begin, cancel } as const)
   })
 }) {}

@@ -7,6 +7,7 @@
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { isRunnable } from "../telemetry/Spans.ts"
 
 type Defected<M> = {
   readonly [K in keyof M]: M[K] extends (...args: infer Args) => Effect.Effect<infer A, infer _E, infer R>
@@ -20,9 +21,15 @@ export const repository = <const M extends Record<string, unknown>>(name: string
   Object.fromEntries(
     Object.entries(methods).map(([key, method]) => {
       const span = `${name}.${key}`
-      if (Effect.isEffect(method)) return [key, Effect.withSpan(Effect.orDie(method), span)]
+      if (isRunnable(method)) return [key, Effect.withSpan(Effect.orDie(method), span)]
       if (typeof method === "function") {
-        return [key, (...args: Array<unknown>) => Effect.withSpan(Effect.orDie((method as (...a: Array<unknown>) => Effect.Effect<unknown, unknown>)(...args)), span)]
+        return [
+          key,
+          (...args: Array<unknown>) => {
+            const result = (method as (...a: Array<unknown>) => unknown)(...args)
+            return isRunnable(result) ? Effect.withSpan(Effect.orDie(result), span) : result
+          }
+        ]
       }
       return [key, method]
     })

@@ -20,6 +20,7 @@ import {
 } from "./Model.ts"
 import { fuse, type VectorHit } from "./Ranking.ts"
 import { DocumentsRepo, embeddingInput, MAX_INDEXED_DIMENSION, type DocumentRow } from "./Repo.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 /** Texts per embedding request: well under every provider's batch limit. */
 const EMBED_BATCH = 64
@@ -207,7 +208,7 @@ export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
       Effect.forkScoped
     )
 
-    return { ingest, get, remove, search, model: embedder.model, vectorIndex: useIndex } as const
+    return traced("Documents", { ingest, get, remove, search, model: embedder.model, vectorIndex: useIndex } as const)
   }),
   dependencies: [DocumentsRepo.Default]
 }) {}

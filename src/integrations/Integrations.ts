@@ -18,6 +18,7 @@ import { load, type LoadedIntegration } from "./Loader.ts"
 import { uniqueSidebars, type NormalizedSidebar } from "./Manifest.ts"
 import { IntegrationSettings } from "./Settings.ts"
 import { IntegrationServices } from "./Services.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 export interface IntegrationState {
   readonly id: string
@@ -182,6 +183,6 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
     const loaded = () => list().filter((state): state is IntegrationState & { loaded: LoadedIntegration; context: IntegrationContext } => state.loaded !== null)
     const sidebarSections = (): ReadonlyArray<NormalizedSidebar & { integration_id: string }> =>
       sidebars.kept.map((entry) => ({ ...entry.section, integration_id: entry.integration }))
-    return { get, list, loaded, sidebarSections } as const
+    return traced("Integrations", { get, list, loaded, sidebarSections } as const)
   })
 }) {}

@@ -20,6 +20,7 @@ import {
 } from "./Model.ts"
 import { costOf, priceOf, Providers, type Target } from "./Providers.ts"
 import { chatOnce, chatStreamOnce, embedOnce, isRetryable, transcribeOnce } from "./Upstream.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 /**
  * How long to wait before retry `attempt` (0-based), or undefined to give up: exponential from
@@ -207,7 +208,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
         )
       }).pipe(Effect.withSpan("Llm.transcribe", { captureStackTrace: false }))
 
-    return { complete, stream, embed, transcribe } as const
+    return traced("Llm", { complete, stream, embed, transcribe } as const)
   })
 }) {}
 

@@ -23,6 +23,7 @@ import {
   type UpdateProvider
 } from "./Model.ts"
 import { ProvidersRepo, type ProviderRow } from "./Repo.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 export const DEFAULT_PROVIDER_ID = "default"
 export const refreshMs = 2_000
@@ -271,7 +272,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
         })
       })
 
-    return { resolve, list, get, create, update, remove, models, defaultModel: config.defaultModel } as const
+    return traced("Providers", { resolve, list, get, create, update, remove, models, defaultModel: config.defaultModel } as const)
   }),
   dependencies: [ProvidersRepo.Default]
 }) {}

@@ -4,6 +4,7 @@ import { AgentLoop } from "../agent/Loop.ts"
 import type { ExecutionConfig, TurnInput } from "../agent/Turn.ts"
 import type { Bot } from "../bots/Model.ts"
 import { Runs } from "./Runs.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 /** The channel as a turn sees it. */
 export const turnChannel = (channel: {
@@ -36,6 +37,6 @@ export class Turns extends Effect.Service<Turns>()("cairn/Turns", {
     const runs = yield* Runs
     const loop = yield* AgentLoop
     const start = (turn: TurnStart) => runs.start(turn.runId, turn.sessionId, (emit) => loop.runTurn({ ...turn, emit }))
-    return { start } as const
+    return traced("Turns", { start } as const)
   })
 }) {}

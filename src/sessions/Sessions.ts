@@ -8,6 +8,7 @@ import { Bots } from "../bots/Bots.ts"
 import { NotFound, ValidationError } from "../http/Errors.ts"
 import { Message, Session, SessionWithMessages, type NewMessage } from "./Model.ts"
 import { SessionsRepo, type MessageRow, type SessionRow } from "./Repo.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 export const toSession = (row: SessionRow) => new Session(row)
 
@@ -87,7 +88,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
     const append = (sessionId: string, message: NewMessage, options: { readonly durable?: boolean } = {}) =>
       Effect.map(options.durable === false ? relaxedCommit(repo.append(sessionId, message)) : repo.append(sessionId, message), toMessage)
 
-    return {
+    return traced("Sessions", {
       get,
       getOrCreate,
       getOrCreateWithId,
@@ -97,7 +98,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
       remove,
       append,
       recent: repo.recentMessages
-    } as const
+    } as const)
   }),
   dependencies: [SessionsRepo.Default]
 }) {}

@@ -9,6 +9,7 @@ import { Effect } from "effect"
 import { Sessions } from "../sessions/Sessions.ts"
 import type { ExecutionConfig } from "./Model.ts"
 import { Tasks } from "./Tasks.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 export interface Injection {
   readonly content: string
@@ -76,6 +77,6 @@ export class Injector extends Effect.Service<Injector>()("cairn/Injector", {
         )
       })
 
-    return { inject } as const
+    return traced("Injector", { inject } as const)
   })
 }) {}

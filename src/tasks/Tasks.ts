@@ -4,6 +4,7 @@ import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConf
 import { Conflict, NotFound } from "../http/Errors.ts"
 import { Task, type NewTask } from "./Model.ts"
 import { TasksRepo, type TaskRow } from "./Repo.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 /** A task as responses show it: secrets in its dispatch_config masked. */
 export const toTask = (row: TaskRow) => new Task({ ...row, dispatch_config: maskDispatchConfig(row.dispatch_config) })
@@ -60,7 +61,7 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
         Effect.catchIf((error): error is "unfinished" => error === "unfinished", () => Effect.never)
       )
 
-    return {
+    return traced("Tasks", {
       get,
       enqueue,
       list,
@@ -71,7 +72,7 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
       signalWork,
       /** Completes when work was signalled since the last take. */
       awaitWork: Queue.take(workSignal)
-    } as const
+    } as const)
   }),
   dependencies: [TasksRepo.Default]
 }) {}

@@ -6,6 +6,7 @@
 import { Clock, Duration, Effect, Schedule } from "effect"
 import { UsageReport, type UsageRecord } from "./Model.ts"
 import { UsageRepo } from "./Repo.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 export const flushMs = 500
 const defaultRangeMs = 30 * 24 * 3600 * 1000
@@ -66,7 +67,7 @@ export class Usage extends Effect.Service<Usage>()("cairn/Usage", {
         })
       })
 
-    return { record, flush, report } as const
+    return traced("Usage", { record, flush, report } as const)
   }),
   dependencies: [UsageRepo.Default]
 }) {}

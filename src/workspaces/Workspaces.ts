@@ -26,6 +26,7 @@ import {
 } from "./Model.ts"
 import { isInside, joinSegments, parseWorkspacePath, resolveInside } from "./Paths.ts"
 import { projectTemplatesDir, readTemplateFiles, validateTemplate } from "./Templates.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -314,6 +315,6 @@ export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces",
         return new AppliedTemplate({ template_id: templateId, written, skipped })
       })
 
-    return { root, list, read, readBytes, write, remove, contextListing, registerTemplate, listTemplates, applyTemplate } as const
+    return traced("Workspaces", { root, list, read, readBytes, write, remove, contextListing, registerTemplate, listTemplates, applyTemplate } as const)
   })
 }) {}

@@ -19,6 +19,7 @@ import { Tokens } from "../Tokens.ts"
 import { AuthStatus, Me, TokenPair, UserView, type CreateUser, type Role, type SetupRequest, type UpdateUser } from "./Model.ts"
 import { hashPassword, verifyPassword } from "./Password.ts"
 import { UsersRepo, type UserRow } from "./Repo.ts"
+import { traced } from "../../telemetry/Spans.ts"
 
 export const accessTokenSeconds = 3_600
 export const refreshTokenMs = 30 * 24 * 3_600_000
@@ -285,7 +286,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
         return yield* issue(user)
       })
 
-    return { status, setup, login, refresh, logout, me, list, create, update, remove, fromOidc } as const
+    return traced("Users", { status, setup, login, refresh, logout, me, list, create, update, remove, fromOidc } as const)
   }),
   dependencies: [UsersRepo.Default]
 }) {}

@@ -13,6 +13,7 @@ import type { PrincipalShape } from "../../auth/Principal.ts"
 import { grants } from "../../auth/Scopes.ts"
 import { Tokens } from "../Tokens.ts"
 import { WidgetToken, type MintWidgetToken } from "./Model.ts"
+import { traced } from "../../telemetry/Spans.ts"
 
 export const widgetLifetimeSeconds = 15 * 60
 
@@ -63,6 +64,6 @@ export class Widgets extends Effect.Service<Widgets>()("cairn/Widgets", {
         })
       })
 
-    return { mint } as const
+    return traced("Widgets", { mint } as const)
   })
 }) {}

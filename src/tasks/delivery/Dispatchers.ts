@@ -14,6 +14,7 @@ import { internalDispatcher, noneDispatcher, slackDispatcher, webhookDispatcher 
 import { checkDispatcher } from "./Contract.ts"
 import type { Dispatcher, DispatcherContractError, DispatchTask, PostMessageOptions } from "../../sdk/Dispatcher.ts"
 import { allowList, WebhookRefused } from "./Webhook.ts"
+import { traced } from "../../telemetry/Spans.ts"
 
 const dispatchSettings = Config.all({
   slackApiBaseUrl: Config.string("SLACK_API_BASE_URL").pipe(Config.withDefault("https://slack.com/api")),
@@ -129,7 +130,7 @@ export class Dispatchers extends Effect.Service<Dispatchers>()("cairn/Dispatcher
       Effect.forEach(ids, deliver, { concurrency: 4, discard: true })
     )
 
-    return { register, get, types, postMessage, deliver, deliverOrphans } as const
+    return traced("Dispatchers", { register, get, types, postMessage, deliver, deliverOrphans } as const)
   }),
   dependencies: [TasksRepo.Default]
 }) {}
