@@ -5,7 +5,7 @@
  */
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -36,9 +36,18 @@ export const fromDirectory = (dir: string, upTo = Number.POSITIVE_INFINITY): Mig
 
 const migrator = Migrator.make({})
 
+/**
+ * Processes starting together on one fresh PostgreSQL race creating the migrations table
+ * (`CREATE TABLE IF NOT EXISTS` is not safe under concurrency: "type cairn_migrations already
+ * exists"). The loser's run failed as a whole (it is one transaction), so it tries again, and then
+ * finds the table and the lock the winner took.
+ */
+const startupRace = Schedule.recurs(3).pipe(Schedule.addDelay(() => Duration.millis(200)))
+
 /** Applies every pending migration; answers the ones applied now. */
 export const run = (options: { readonly dir?: string; readonly upTo?: number } = {}) =>
   migrator({ loader: fromDirectory(options.dir ?? migrationsDir, options.upTo), table: "cairn_migrations" }).pipe(
+    Effect.retry({ schedule: startupRace, while: (error) => error._tag === "SqlError" }),
     Effect.tap((applied) =>
       applied.length === 0
         ? Effect.logDebug("Database schema is up to date")
