@@ -2,8 +2,11 @@
  * What a turn takes and gives: the loop runs one, delegation starts nested ones, the run engine
  * stores the result. In a file of their own so none of those has to import another for its types.
  */
-import type { Effect } from "effect"
+import { Context, type Effect } from "effect"
 import type { Bot } from "../bots/Model.ts"
+import type { HookIds } from "../hooks/Model.ts"
+import type { UsageContext } from "../providers/Model.ts"
+import type { ToolCallContext } from "../sdk/index.ts"
 import type { AgentEvent } from "./Events.ts"
 
 export interface ExecutionConfig {
@@ -40,3 +43,45 @@ export interface TurnResult {
   readonly toolsUsed: ReadonlyArray<string>
   readonly clientActions: ReadonlyArray<unknown>
 }
+
+/**
+ * The turn being run, provided once at its start: the ids every step attributes its work to (hook
+ * payloads, tool calls, usage records) are derived here, not rebuilt by each step.
+ */
+export interface TurnIdentity {
+  readonly input: TurnInput
+  readonly hookIds: HookIds
+  readonly toolContext: ToolCallContext
+  readonly usage: UsageContext
+}
+
+export class CurrentTurn extends Context.Tag("cairn/CurrentTurn")<CurrentTurn, TurnIdentity>() {
+  static forInput = (input: TurnInput): TurnIdentity => {
+    const channelId = input.channel?.id ?? null
+    return {
+      input,
+      hookIds: {
+        bot_id: input.bot.id,
+        session_id: input.sessionId,
+        channel_id: channelId,
+        client_id: input.clientId,
+        correlation_id: input.runId
+      },
+      toolContext: {
+        botId: input.bot.id,
+        sessionId: input.sessionId,
+        channelId,
+        clientId: input.clientId,
+        correlationId: input.runId
+      },
+      usage: {
+        source: "agent",
+        botId: input.bot.id,
+        sessionId: input.sessionId,
+        principalKind: input.principal?.kind,
+        principalId: input.principal?.id
+      }
+    }
+  }
+}
+

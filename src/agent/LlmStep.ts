@@ -1,0 +1,139 @@
+/**
+ * One call to the model within a turn: assemble the context from the stored history and the plan,
+ * stream the answer while reporting its deltas as events, and fire the hooks around the call.
+ * Deciding what the answer means (done, or tools to run) is the loop's.
+ */
+import { Config, Effect, Option, Ref, Stream } from "effect"
+import { Hooks } from "../hooks/Hooks.ts"
+import { Llm } from "../providers/Llm.ts"
+import type { ChatMessage, LlmStreamEvent } from "../providers/Model.ts"
+import { Sessions } from "../sessions/Sessions.ts"
+import { assemble } from "./Context.ts"
+import { StreamUnfinished } from "./Errors.ts"
+import type { TurnPlan } from "./Plan.ts"
+import { CurrentTurn } from "./Turn.ts"
+
+type Finished = Extract<LlmStreamEvent, { _tag: "Finished" }>
+
+export interface LlmAnswer {
+  readonly finished: Finished
+  /** The streamed text (the final chunk may carry it whole instead). */
+  readonly text: string
+  readonly reasoning: string
+  readonly fallbackModel: string | null
+}
+
+const contextConfig = Config.all({
+  answerReserveTokens: Config.integer("ANSWER_RESERVE_TOKENS").pipe(Config.withDefault(4096)),
+  historyLimit: Config.integer("HISTORY_MESSAGES").pipe(Config.withDefault(200)),
+  contextWindow: Config.option(Config.integer("CONTEXT_WINDOW"))
+})
+
+const providerOf = (model: string | undefined) => (model && model.includes("/") ? model.split("/", 1)[0]! : null)
+
+/** What the model is told when the iteration guard ends tool use. */
+const finalPassNotice: ChatMessage = { role: "system", content: "Tool use is over for this turn. Answer now with what you have." }
+
+export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
+  effect: Effect.gen(function* () {
+    const llm = yield* Llm
+    const sessions = yield* Sessions
+    const hooks = yield* Hooks
+    const config = yield* contextConfig
+
+    /**
+     * One model call. `finalPass` offers no tools and asks for an answer; `partial` follows the
+     * streamed text, so an interrupted turn can store what was said.
+     */
+    const call = Effect.fn("LlmStep.call")(function* (
+      plan: TurnPlan,
+      iteration: number,
+      finalPass: boolean,
+      partial: Ref.Ref<string>
+    ) {
+      const turn = yield* CurrentTurn
+      const { bot, emit, sessionId } = turn.input
+      const history = yield* sessions.recent(sessionId, config.historyLimit)
+      const context = assemble({
+        bot,
+        model: plan.model,
+        history,
+        skills: plan.skills,
+        preamble: plan.preamble,
+        channel: turn.input.channel ?? undefined,
+        reserve: config.answerReserveTokens,
+        limit: Option.getOrUndefined(config.contextWindow)
+      })
+      yield* emit({ type: "context_budget", used: context.used, limit: context.limit })
+      const offered = finalPass ? [] : plan.toolSchemas
+      yield* hooks.fire("before_llm_call", {
+        ...turn.hookIds,
+        extra: {
+          model: plan.model,
+          message_count: context.messages.length,
+          tools_count: offered.length,
+          provider_id: providerOf(plan.model),
+          iteration
+        }
+      })
+      const started = Date.now()
+      let text = ""
+      let reasoning = ""
+      let fallbackModel: string | null = null
+      yield* Ref.set(partial, "")
+      const finished = yield* llm
+        .stream({
+          model: plan.model,
+          messages: finalPass ? [...context.messages, finalPassNotice] : context.messages,
+          tools: offered.length > 0 ? offered : undefined,
+          temperature: bot.temperature ?? undefined,
+          fallbackModels: bot.fallback_models,
+          usage: turn.usage
+        })
+        .pipe(
+          Stream.runFoldEffect(null as Finished | null, (last, event) => {
+            switch (event._tag) {
+              case "TextDelta":
+                text += event.text
+                return Effect.zipRight(Ref.set(partial, text), Effect.as(emit({ type: "assistant_text", text, delta: event.text }), last))
+              case "ReasoningDelta":
+                reasoning += event.text
+                return Effect.as(emit({ type: "thinking_content", text: reasoning, delta: event.text }), last)
+              case "RateLimitWait":
+                return Effect.as(emit({ type: "rate_limit_wait", wait_seconds: event.waitSeconds }), last)
+              case "Fallback":
+                fallbackModel = event.fallbackModel
+                text = ""
+                return Effect.as(
+                  emit({ type: "fallback", original_model: event.originalModel, fallback_model: event.fallbackModel }),
+                  last
+                )
+              case "ToolCallDelta":
+                return Effect.succeed(last)
+              case "Finished":
+                return Effect.succeed(event)
+            }
+          })
+        )
+      if (!finished) return yield* new StreamUnfinished({ message: "The model's stream ended without finishing" })
+      yield* hooks.fire("after_llm_call", {
+        ...turn.hookIds,
+        extra: {
+          model: finished.model,
+          duration_ms: Date.now() - started,
+          prompt_tokens: finished.usage?.prompt_tokens ?? null,
+          completion_tokens: finished.usage?.completion_tokens ?? null,
+          total_tokens: finished.usage?.total_tokens ?? null,
+          tool_calls_count: finished.toolCalls.length,
+          fallback_used: fallbackModel !== null,
+          fallback_model: fallbackModel,
+          iteration,
+          provider_id: providerOf(finished.model)
+        }
+      })
+      return { finished, text, reasoning, fallbackModel } satisfies LlmAnswer
+    })
+
+    return { call } as const
+  })
+}) {}

@@ -1,0 +1,115 @@
+/**
+ * The turn plan: which model answers, with which skills, tools and preamble. Each source of
+ * capability is a contributor (the bot itself, its carapaces, the task's execution config, the
+ * channel's workspace); a new one (speech, screening) is one more entry in `contributors`, and the
+ * loop does not change. Order matters and is kept: tools, skills and preamble appear in the order
+ * the contributors give them.
+ */
+import { Effect } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
+import { Carapaces } from "../carapaces/Carapaces.ts"
+import type { ClientTool } from "../bots/Model.ts"
+import type { ToolSchema } from "../providers/Model.ts"
+import { SkillLibrary, type Skill } from "../skills/Skills.ts"
+import { Workspaces } from "../workspaces/Workspaces.ts"
+import { delegateToolSchema } from "./Delegation.ts"
+import { ToolRegistry } from "./Tools.ts"
+import { SkillNotFound } from "./Errors.ts"
+import type { TurnInput } from "./Turn.ts"
+import { traced } from "../telemetry/Spans.ts"
+
+/** What one contributor adds to a turn. */
+export interface PlanContribution {
+  readonly tools?: ReadonlyArray<string>
+  readonly skills?: ReadonlyArray<string>
+  readonly preamble?: string
+}
+
+export interface PlanContributor {
+  readonly name: string
+  readonly contribute: (input: TurnInput) => Effect.Effect<PlanContribution>
+}
+
+export interface TurnPlan {
+  readonly model: string
+  readonly skills: ReadonlyArray<Skill>
+  /** Everything offered to the model: registry tools, the bot's client tools, delegation. */
+  readonly toolSchemas: ReadonlyArray<ToolSchema>
+  /** Tools the client runs, by name. */
+  readonly clientTools: ReadonlyMap<string, ClientTool>
+  readonly preamble: string | undefined
+}
+
+const nothing: PlanContribution = {}
+
+export class TurnPlanner extends Effect.Service<TurnPlanner>()("cairn/TurnPlanner", {
+  effect: Effect.gen(function* () {
+    const tools = yield* ToolRegistry
+    const skills = yield* SkillLibrary
+    const carapaces = yield* Carapaces
+    const workspaces = yield* Workspaces
+    const { defaultModel } = yield* AppConfig
+
+    const contributors: ReadonlyArray<PlanContributor> = [
+      { name: "bot", contribute: ({ bot }) => Effect.succeed({ tools: bot.tools, skills: bot.skills }) },
+      {
+        // Carapaces of the bot, the channel, and the integrations bound to the channel.
+        name: "carapaces",
+        contribute: ({ bot, channel }) =>
+          bot.carapaces.length === 0 && !channel
+            ? Effect.succeed(nothing)
+            : Effect.map(carapaces.forTurn(bot.id, channel?.id ?? null), ({ tools, skills }) => ({ tools, skills }))
+      },
+      {
+        name: "execution config",
+        contribute: ({ executionConfig }) =>
+          Effect.succeed(
+            executionConfig
+              ? { tools: executionConfig.tools, skills: executionConfig.skills, preamble: executionConfig.system_preamble }
+              : nothing
+          )
+      },
+      {
+        name: "workspace",
+        contribute: ({ channel }) =>
+          channel?.workspace_enabled
+            ? Effect.map(workspaces.contextListing(channel.id), (listing) => ({ preamble: listing }))
+            : Effect.succeed(nothing)
+      }
+    ]
+
+    const resolveSkills = (ids: ReadonlyArray<string>) =>
+      Effect.forEach([...new Set(ids)], (id) => {
+        const skill = skills.get(id)
+        return skill ? Effect.succeed(skill) : Effect.fail(new SkillNotFound({ message: `Unknown skill: ${id}` }))
+      })
+
+    const plan = (input: TurnInput): Effect.Effect<TurnPlan, SkillNotFound> =>
+      Effect.gen(function* () {
+        const { bot } = input
+        const parts = yield* Effect.forEach(contributors, (contributor) => contributor.contribute(input))
+        const turnSkills = yield* resolveSkills(parts.flatMap((part) => part.skills ?? []))
+        const toolSchemas: Array<ToolSchema> = []
+        for (const name of new Set(parts.flatMap((part) => part.tools ?? []))) {
+          const tool = tools.get(name)
+          if (tool) toolSchemas.push(tool.schema)
+          else yield* Effect.logWarning(`Bot ${bot.id} names an unknown tool: ${name}`)
+        }
+        for (const tool of bot.client_tools) {
+          toolSchemas.push({ type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } })
+        }
+        if (bot.delegate_bots.length > 0) toolSchemas.push(delegateToolSchema(bot.delegate_bots))
+        const preamble = parts.flatMap((part) => (part.preamble ? [part.preamble] : [])).join("\n\n")
+        return {
+          model:
+            input.modelOverride ?? input.executionConfig?.model_override ?? input.channel?.model_override ?? bot.model ?? defaultModel,
+          skills: turnSkills,
+          toolSchemas,
+          clientTools: new Map(bot.client_tools.map((tool) => [tool.name, tool])),
+          preamble: preamble || undefined
+        }
+      })
+
+    return traced("TurnPlanner", { plan } as const)
+  })
+}) {}
