@@ -12,6 +12,7 @@ import { parseRate, type RateExpression } from "../config/Rate.ts"
 import { TooManyRequests } from "../http/Errors.ts"
 import { RateLimitChat, RateLimitDefault, RateLimitEnabled } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 interface Bucket {
   tokens: number
@@ -89,6 +90,6 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimite
         if (wait > 0) return yield* new TooManyRequests({ detail: "Too many requests", retryAfterSeconds: wait })
       })
 
-    return { check } as const
+    return traced("RateLimit", { check } as const)
   })
 }) {}

@@ -10,6 +10,7 @@ import { ServerSecret } from "../secrets/ServerSecret.ts"
 import { Unauthorized } from "../http/Errors.ts"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { expandScopes, knownScopes } from "../auth/Scopes.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 export type TokenKind = "widget" | "user"
 
@@ -117,6 +118,6 @@ export class Tokens extends Effect.Service<Tokens>()("cairn/Tokens", {
         }
       })
 
-    return { sign, verify } as const
+    return traced("Tokens", { sign, verify } as const)
   })
 }) {}

@@ -12,6 +12,7 @@ import { assemble } from "./Context.ts"
 import { StreamUnfinished } from "./Errors.ts"
 import type { TurnPlan } from "./Plan.ts"
 import { CurrentTurn } from "./Turn.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 type Finished = Extract<LlmStreamEvent, { _tag: "Finished" }>
 
@@ -45,95 +46,96 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
      * One model call. `finalPass` offers no tools and asks for an answer; `partial` follows the
      * streamed text, so an interrupted turn can store what was said.
      */
-    const call = Effect.fn("LlmStep.call")(function* (
+    const call = (
       plan: TurnPlan,
       iteration: number,
       finalPass: boolean,
       partial: Ref.Ref<string>
-    ) {
-      const turn = yield* CurrentTurn
-      const { bot, emit, sessionId } = turn.input
-      const history = yield* sessions.recent(sessionId, config.historyLimit)
-      const context = assemble({
-        bot,
-        model: plan.model,
-        history,
-        skills: plan.skills,
-        preamble: plan.preamble,
-        channel: turn.input.channel ?? undefined,
-        reserve: config.answerReserveTokens,
-        limit: Option.getOrUndefined(config.contextWindow)
-      })
-      yield* emit({ type: "context_budget", used: context.used, limit: context.limit })
-      const offered = finalPass ? [] : plan.toolSchemas
-      yield* hooks.fire("before_llm_call", {
-        ...turn.hookIds,
-        extra: {
+    ) =>
+      Effect.gen(function* () {
+        const turn = yield* CurrentTurn
+        const { bot, emit, sessionId } = turn.input
+        const history = yield* sessions.recent(sessionId, config.historyLimit)
+        const context = assemble({
+          bot,
           model: plan.model,
-          message_count: context.messages.length,
-          tools_count: offered.length,
-          provider_id: providerOf(plan.model),
-          iteration
-        }
-      })
-      const started = Date.now()
-      let text = ""
-      let reasoning = ""
-      let fallbackModel: string | null = null
-      yield* Ref.set(partial, "")
-      const finished = yield* llm
-        .stream({
-          model: plan.model,
-          messages: finalPass ? [...context.messages, finalPassNotice] : context.messages,
-          tools: offered.length > 0 ? offered : undefined,
-          temperature: bot.temperature ?? undefined,
-          fallbackModels: bot.fallback_models,
-          usage: turn.usage
+          history,
+          skills: plan.skills,
+          preamble: plan.preamble,
+          channel: turn.input.channel ?? undefined,
+          reserve: config.answerReserveTokens,
+          limit: Option.getOrUndefined(config.contextWindow)
         })
-        .pipe(
-          Stream.runFoldEffect(null as Finished | null, (last, event) => {
-            switch (event._tag) {
-              case "TextDelta":
-                text += event.text
-                return Effect.zipRight(Ref.set(partial, text), Effect.as(emit({ type: "assistant_text", text, delta: event.text }), last))
-              case "ReasoningDelta":
-                reasoning += event.text
-                return Effect.as(emit({ type: "thinking_content", text: reasoning, delta: event.text }), last)
-              case "RateLimitWait":
-                return Effect.as(emit({ type: "rate_limit_wait", wait_seconds: event.waitSeconds }), last)
-              case "Fallback":
-                fallbackModel = event.fallbackModel
-                text = ""
-                return Effect.as(
-                  emit({ type: "fallback", original_model: event.originalModel, fallback_model: event.fallbackModel }),
-                  last
-                )
-              case "ToolCallDelta":
-                return Effect.succeed(last)
-              case "Finished":
-                return Effect.succeed(event)
-            }
+        yield* emit({ type: "context_budget", used: context.used, limit: context.limit })
+        const offered = finalPass ? [] : plan.toolSchemas
+        yield* hooks.fire("before_llm_call", {
+          ...turn.hookIds,
+          extra: {
+            model: plan.model,
+            message_count: context.messages.length,
+            tools_count: offered.length,
+            provider_id: providerOf(plan.model),
+            iteration
+          }
+        })
+        const started = Date.now()
+        let text = ""
+        let reasoning = ""
+        let fallbackModel: string | null = null
+        yield* Ref.set(partial, "")
+        const finished = yield* llm
+          .stream({
+            model: plan.model,
+            messages: finalPass ? [...context.messages, finalPassNotice] : context.messages,
+            tools: offered.length > 0 ? offered : undefined,
+            temperature: bot.temperature ?? undefined,
+            fallbackModels: bot.fallback_models,
+            usage: turn.usage
           })
-        )
-      if (!finished) return yield* new StreamUnfinished({ message: "The model's stream ended without finishing" })
-      yield* hooks.fire("after_llm_call", {
-        ...turn.hookIds,
-        extra: {
-          model: finished.model,
-          duration_ms: Date.now() - started,
-          prompt_tokens: finished.usage?.prompt_tokens ?? null,
-          completion_tokens: finished.usage?.completion_tokens ?? null,
-          total_tokens: finished.usage?.total_tokens ?? null,
-          tool_calls_count: finished.toolCalls.length,
-          fallback_used: fallbackModel !== null,
-          fallback_model: fallbackModel,
-          iteration,
-          provider_id: providerOf(finished.model)
-        }
+          .pipe(
+            Stream.runFoldEffect(null as Finished | null, (last, event) => {
+              switch (event._tag) {
+                case "TextDelta":
+                  text += event.text
+                  return Effect.zipRight(Ref.set(partial, text), Effect.as(emit({ type: "assistant_text", text, delta: event.text }), last))
+                case "ReasoningDelta":
+                  reasoning += event.text
+                  return Effect.as(emit({ type: "thinking_content", text: reasoning, delta: event.text }), last)
+                case "RateLimitWait":
+                  return Effect.as(emit({ type: "rate_limit_wait", wait_seconds: event.waitSeconds }), last)
+                case "Fallback":
+                  fallbackModel = event.fallbackModel
+                  text = ""
+                  return Effect.as(
+                    emit({ type: "fallback", original_model: event.originalModel, fallback_model: event.fallbackModel }),
+                    last
+                  )
+                case "ToolCallDelta":
+                  return Effect.succeed(last)
+                case "Finished":
+                  return Effect.succeed(event)
+              }
+            })
+          )
+        if (!finished) return yield* new StreamUnfinished({ message: "The model's stream ended without finishing" })
+        yield* hooks.fire("after_llm_call", {
+          ...turn.hookIds,
+          extra: {
+            model: finished.model,
+            duration_ms: Date.now() - started,
+            prompt_tokens: finished.usage?.prompt_tokens ?? null,
+            completion_tokens: finished.usage?.completion_tokens ?? null,
+            total_tokens: finished.usage?.total_tokens ?? null,
+            tool_calls_count: finished.toolCalls.length,
+            fallback_used: fallbackModel !== null,
+            fallback_model: fallbackModel,
+            iteration,
+            provider_id: providerOf(finished.model)
+          }
+        })
+        return { finished, text, reasoning, fallbackModel } satisfies LlmAnswer
       })
-      return { finished, text, reasoning, fallbackModel } satisfies LlmAnswer
-    })
 
-    return { call } as const
+    return traced("LlmStep", { call } as const)
   })
 }) {}

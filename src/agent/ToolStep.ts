@@ -13,6 +13,7 @@ import { Interactions } from "./Interactions.ts"
 import type { TurnPlan } from "./Plan.ts"
 import { ToolRegistry } from "./Tools.ts"
 import { CurrentTurn, type TurnInput, type TurnResult } from "./Turn.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 const waitConfig = Config.all({
   clientToolTimeoutSeconds: Config.integer("CLIENT_TOOL_TIMEOUT_SECONDS").pipe(Config.withDefault(120)),
@@ -116,37 +117,38 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
       })
 
     /** Runs one call the model asked for, reports it, stores its result, and answers the result text. */
-    const run = Effect.fn("ToolStep.run")(function* (call: ToolCall, iteration: number, plan: TurnPlan, runTurn: RunTurn) {
-      const turn = yield* CurrentTurn
-      const { emit, runId, sessionId } = turn.input
-      const args = parseArgs(call.arguments)
-      yield* emit({ type: "tool_start", tool: call.name, name: call.name, args, tool_call_id: call.id })
-      const started = Date.now()
-      const result = yield* execute(call, args, iteration, plan, runTurn)
-      const duration = Date.now() - started
-      yield* sessions.append(
-        sessionId,
-        {
-          role: "tool",
-          content: result,
+    const run = (call: ToolCall, iteration: number, plan: TurnPlan, runTurn: RunTurn) =>
+      Effect.gen(function* () {
+        const turn = yield* CurrentTurn
+        const { emit, runId, sessionId } = turn.input
+        const args = parseArgs(call.arguments)
+        yield* emit({ type: "tool_start", tool: call.name, name: call.name, args, tool_call_id: call.id })
+        const started = Date.now()
+        const result = yield* execute(call, args, iteration, plan, runTurn)
+        const duration = Date.now() - started
+        yield* sessions.append(
+          sessionId,
+          {
+            role: "tool",
+            content: result,
+            tool_call_id: call.id,
+            metadata: { run_id: runId, tool_name: call.name, duration_ms: duration }
+          },
+          { durable: false }
+        )
+        yield* emit({
+          type: "tool_result",
+          tool: call.name,
+          name: call.name,
+          result,
+          duration_ms: duration,
           tool_call_id: call.id,
-          metadata: { run_id: runId, tool_name: call.name, duration_ms: duration }
-        },
-        { durable: false }
-      )
-      yield* emit({
-        type: "tool_result",
-        tool: call.name,
-        name: call.name,
-        result,
-        duration_ms: duration,
-        tool_call_id: call.id,
-        is_error: result.startsWith("Error:")
+          is_error: result.startsWith("Error:")
+        })
+        yield* hooks.fire("after_tool_call", { ...turn.hookIds, extra: { tool_name: call.name, tool_args: args, duration_ms: duration } })
+        return result
       })
-      yield* hooks.fire("after_tool_call", { ...turn.hookIds, extra: { tool_name: call.name, tool_args: args, duration_ms: duration } })
-      return result
-    })
 
-    return { run } as const
+    return traced("ToolStep", { run } as const)
   })
 }) {}

@@ -2,12 +2,12 @@
  * What makes a repository: its methods answer only what the query means. A database failure (or a
  * row that does not decode) is no endpoint's contract, so it becomes a defect here, which the HTTP
  * layer logs and answers with a bare 500; callers never handle `SqlError`. Each call is a span named
- * `<Repository>.<method>` (free when tracing is off).
+ * `<Repository>.<method>` when tracing is on.
  */
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import { isRunnable } from "../telemetry/Spans.ts"
+import { inSpan, isRunnable } from "../telemetry/Spans.ts"
 
 type Defected<M> = {
   readonly [K in keyof M]: M[K] extends (...args: infer Args) => Effect.Effect<infer A, infer _E, infer R>
@@ -21,13 +21,13 @@ export const repository = <const M extends Record<string, unknown>>(name: string
   Object.fromEntries(
     Object.entries(methods).map(([key, method]) => {
       const span = `${name}.${key}`
-      if (isRunnable(method)) return [key, Effect.withSpan(Effect.orDie(method), span)]
+      if (isRunnable(method)) return [key, inSpan(Effect.orDie(method), span)]
       if (typeof method === "function") {
         return [
           key,
           (...args: Array<unknown>) => {
             const result = (method as (...a: Array<unknown>) => unknown)(...args)
-            return isRunnable(result) ? Effect.withSpan(Effect.orDie(result), span) : result
+            return isRunnable(result) ? inSpan(Effect.orDie(result), span) : result
           }
         ]
       }

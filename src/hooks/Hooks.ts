@@ -30,6 +30,7 @@ import {
   type Unregister
 } from "../sdk/Hooks.ts"
 import { type HookWebhookPayload, isoWithOffset } from "./Model.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 export interface HookOptions {
   readonly webhookUrls: ReadonlyArray<string>
@@ -328,14 +329,14 @@ export const makeHooks = (options: HookOptions) =>
         return Option.none<string>()
       })
 
-    return {
+    return traced("Hooks", {
       registerHook,
       fire,
       override,
       /** How many callbacks are registered for an event. */
       registered: (event: HookEvent): number => registry.get(event)?.length ?? 0,
       stats: Effect.sync((): HookStats => ({ ...stats }))
-    } as const
+    } as const)
   })
 
 export class Hooks extends Effect.Service<Hooks>()("cairn/Hooks", {

@@ -9,6 +9,7 @@ import { makeSnapshot } from "../db/Snapshot.ts"
 import { NotFound, ValidationError, ValidationIssue } from "../http/Errors.ts"
 import { definitionsByKey, settingDefinitions, SettingView, validateSetting, type SettingDefinition } from "./Model.ts"
 import { SettingsRepo } from "./Repo.ts"
+import { traced } from "../telemetry/Spans.ts"
 
 export const refreshMs = 2_000
 
@@ -81,7 +82,7 @@ export class Settings extends Effect.Service<Settings>()("cairn/Settings", {
         return yield* views
       })
 
-    return { views, get, update, reset } as const
+    return traced("Settings", { views, get, update, reset } as const)
   }),
   dependencies: [SettingsRepo.Default]
 }) {}

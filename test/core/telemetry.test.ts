@@ -43,4 +43,18 @@ describe("OpenTelemetry export", () => {
     expect(spanNames.some((name) => name.startsWith("http.server"))).toBe(true)
     expect(spanNames.some((name) => name.startsWith("sql"))).toBe(true)
   })
+
+  it("exports a span per service method and per repository method", async () => {
+    const response = await server.request("/api/v1/admin/channels", {
+      method: "POST",
+      body: JSON.stringify({ name: "traced-channel", bot_id: "default" })
+    })
+    expect(response.status).toBeLessThan(300)
+    const wanted = ["Channels.create", "ChannelsRepo.insert"]
+    const deadline = Date.now() + 15_000
+    while (Date.now() < deadline && !wanted.every((name) => spanNames.includes(name))) {
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    expect(spanNames).toEqual(expect.arrayContaining(wanted))
+  })
 })

@@ -15,6 +15,7 @@ import type { PrincipalShape } from "../../auth/Principal.ts"
 import { expandScopes } from "../../auth/Scopes.ts"
 import { ApiKeyView, CreatedApiKey, type CreateApiKey, type UpdateApiKey } from "./Model.ts"
 import { ApiKeysRepo, type ApiKeyRow } from "./Repo.ts"
+import { traced } from "../../telemetry/Spans.ts"
 
 export const KEY_PREFIX = "ask_"
 export const cacheMs = 2_000
@@ -157,7 +158,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
         return entry.principal
       })
 
-    return { create, list, get, row, update, revoke, authenticate } as const
+    return traced("ApiKeys", { create, list, get, row, update, revoke, authenticate } as const)
   }),
   dependencies: [ApiKeysRepo.Default]
 }) {}

@@ -18,6 +18,7 @@ interface OidcCallbackParams {
 }
 import { UsersRepo } from "./Repo.ts"
 import { Users } from "./Users.ts"
+import { traced } from "../../telemetry/Spans.ts"
 
 export const loginAttemptMs = 10 * 60_000
 
@@ -179,7 +180,7 @@ export class Oidc extends Effect.Service<Oidc>()("cairn/Oidc", {
         })
       })
 
-    return { start, callback } as const
+    return traced("Oidc", { start, callback } as const)
   }),
   dependencies: [UsersRepo.Default]
 }) {}
