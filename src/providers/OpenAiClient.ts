@@ -1,19 +1,26 @@
 /**
- * The wire to an OpenAI-compatible provider: JSON over node:http(s) with keep-alive agents,
- * server-sent events for streams, multipart for audio. It replaces the `openai` SDK, whose request
- * building, hooks and fetch web streams cost several times the rest of a proxied call
- * (bench/llmProxy.ts); the protocol itself is small. What a failure means (retry, 429, 502) is
- * decided in `Upstream.ts`; here it is only described.
+ * One provider connection through the `openai` SDK: chat (blocking and streamed), embeddings,
+ * audio transcription and the model list. The SDK does the wire (requests, headers, multipart,
+ * server-sent events); this file configures it for an OpenAI-compatible server that may not be
+ * OpenAI, and describes every failure as a `WireError` (what it means, a retry, a 429 or a 502, is
+ * decided in `Upstream.ts`).
+ *
+ * What the SDK is told, and why:
+ * - `maxRetries: 0`: retries, Retry-After and fallbacks are `Llm`'s, across providers.
+ * - a `fetch` that rewrites a provider's error body into OpenAI's shape, so the SDK's error
+ *   carries the provider's own words whatever shape they came in (`providerMessage`), and sends a
+ *   request once more when it met a kept-alive connection the provider had closed.
+ * - the base URL's query (Azure's `api-version`) as the default query, and its credentials (if
+ *   any) as a Basic authorization, since fetch refuses a URL that carries them.
+ * - no `Authorization` when the connection has no key; a provider's own headers may replace it.
+ * - the blocking timeout covers the whole answer (the SDK's own stops at the headers), and a
+ *   stream's only its opening; the caller keeps an idle timer on the stream itself.
  */
 import { Effect, type Scope } from "effect"
-import * as crypto from "node:crypto"
-import * as http from "node:http"
-import * as https from "node:https"
-import { readText } from "../http/ReadText.ts"
-import { EventStream } from "./EventStream.ts"
+import OpenAI, { toFile } from "openai"
+import { Stream as SseStream } from "openai/core/streaming"
 import { parseJson, providerMessage, WireError } from "./Wire.ts"
 
-export { EventStream } from "./EventStream.ts"
 export { providerMessage, WireError } from "./Wire.ts"
 
 export interface Connection {
@@ -26,210 +33,229 @@ export interface Connection {
   readonly timeoutMs: number
 }
 
-const agents = {
-  "http:": new http.Agent({ keepAlive: true, maxSockets: 256 }),
-  "https:": new https.Agent({ keepAlive: true, maxSockets: 256 })
+/** A started event stream: its payloads in order, and a way to end it early. */
+export interface ChunkStream {
+  readonly chunks: AsyncIterator<unknown>
+  /** Ends the request (an idle timeout, an interruption); the pending read then ends. */
+  readonly abort: () => void
 }
 
-interface Exchange {
-  readonly method: "GET" | "POST"
-  readonly path: string
-  readonly body?: Buffer
-  readonly contentType?: string
-  readonly timeoutMs?: number
-  readonly accept?: string
+/** Socket failures that mean the request met a connection the provider had already closed. */
+const staleConnection = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET"])
+
+const isStaleConnection = (error: unknown) => {
+  const cause = error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined
+  return typeof cause?.code === "string" && staleConnection.has(cause.code)
 }
 
-/** One client per provider connection; safe to share between concurrent calls. */
+/**
+ * The SDK's fetch. A request that met a kept-alive connection the provider had closed while idle
+ * never got an answer, so it is sent once more at once (fetch rejects only before the answer's
+ * headers; a failure after them is never resent, the provider has the request). An error answer's
+ * body becomes OpenAI's error shape around the provider's words, for the SDK to read.
+ */
+const providerFetch: typeof fetch = async (input, init) => {
+  const resendable = init?.body === undefined || typeof init.body === "string"
+  const response = await fetch(input, init).catch((error: unknown) => {
+    if (resendable && !init?.signal?.aborted && isStaleConnection(error)) return fetch(input, init)
+    throw error
+  })
+  if (response.ok) return response
+  const text = await response.text()
+  return new Response(JSON.stringify({ error: { message: providerMessage(response.status, text) } }), {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers
+  })
+}
+
+/** The messages and codes down an error's cause chain (fetch hides the socket's code two levels deep). */
+const causeText = (error: unknown): string => {
+  const parts: Array<string> = []
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code
+    parts.push(typeof code === "string" && !current.message.includes(code) ? `${current.message} (${code})` : current.message)
+    current = current.cause
+  }
+  return parts.join(": ") || String(error)
+}
+
+const headersOf = (headers: Headers | undefined): Record<string, string> =>
+  headers ? Object.fromEntries(headers.entries()) : {}
+
+/** Any failure of the SDK, or of reading what it answered, as a described `WireError`. */
+export const describe = (error: unknown): WireError => {
+  if (error instanceof WireError) return error
+  if (error instanceof OpenAI.APIConnectionTimeoutError) {
+    return new WireError({ reason: "timeout", message: "The provider did not answer in time" })
+  }
+  if (error instanceof OpenAI.APIConnectionError) {
+    return new WireError({ reason: "unreachable", message: causeText(error.cause ?? error) })
+  }
+  if (error instanceof OpenAI.APIError) {
+    const words = (error.error as { message?: unknown } | undefined)?.message
+    const message = typeof words === "string" ? words : error.message
+    return error.status === undefined
+      ? new WireError({ reason: "stream_error", message })
+      : new WireError({ reason: "status", status: error.status, headers: headersOf(error.headers), message })
+  }
+  if (error instanceof SyntaxError) return new WireError({ reason: "malformed", message: error.message })
+  // fetch's "terminated", a reset socket: the answer broke off.
+  return new WireError({ reason: "unreachable", message: causeText(error) })
+}
+
+/**
+ * The body with a blank line after its end, so an event the provider left unterminated when it
+ * closed the stream is delivered rather than dropped (a lenient reading, as the earlier client had).
+ */
+const terminated = (response: Response): Response => {
+  if (!response.body) return response
+  const body = response.body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({ flush: (controller) => controller.enqueue(blankLine) })
+  )
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
+}
+const blankLine = new TextEncoder().encode("\n\n")
+
 export class OpenAiClient {
-  private readonly transport: typeof http | typeof https
-  private readonly agent: http.Agent
-  private readonly hostname: string
-  private readonly port: string
-  private readonly basePath: string
-  /** A query the base URL carries (Azure's `?api-version=...`), kept on every request. */
-  private readonly query: string
-  private readonly baseHeaders: Record<string, string>
+  private readonly sdk: OpenAI
 
   constructor(readonly connection: Connection) {
     const url = new URL(connection.baseUrl)
-    const secure = url.protocol === "https:"
-    this.transport = secure ? https : http
-    this.agent = agents[secure ? "https:" : "http:"]
-    this.hostname = url.hostname.replace(/^\[|\]$/g, "")
-    this.port = url.port
-    this.basePath = url.pathname.replace(/\/+$/, "")
-    this.query = url.search
-    const headers: Record<string, string> = { "user-agent": "cairn" }
+    const headers: Record<string, string | null> = {}
     if (url.username || url.password) {
       headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString("base64")}`
-    }
-    if (connection.apiKey !== undefined && connection.apiKey.length > 0) headers.authorization = `Bearer ${connection.apiKey}`
+    } else if (!connection.apiKey) headers.authorization = null
     for (const [name, value] of Object.entries(connection.headers)) headers[name.toLowerCase()] = value
-    this.baseHeaders = headers
-  }
-
-  /**
-   * Sends one request and calls `onResponse` with a 2xx response once its headers are in; any
-   * other status is read whole and failed as `status`. The timer runs until `onResponse` calls
-   * `finish`, or for streams until the headers arrive. A keep-alive socket the provider closed
-   * while idle fails at once on reuse: that request never arrived, so it is sent once more.
-   */
-  private send<A>(
-    exchange: Exchange,
-    onResponse: (response: http.IncomingMessage, finish: (result: Effect.Effect<A, WireError>) => void) => void,
-    streaming: boolean
-  ): Effect.Effect<A, WireError, never> {
-    return Effect.async<A, WireError>((resume) => {
-      let settled = false
-      let timedOut = false
-      let request: http.ClientRequest | undefined
-      const timer = setTimeout(() => {
-        timedOut = true
-        request?.destroy()
-      }, exchange.timeoutMs ?? this.connection.timeoutMs)
-      const finish = (result: Effect.Effect<A, WireError>) => {
-        if (settled) return
-        settled = true
-        clearTimeout(timer)
-        resume(result)
-      }
-      const broken = (error: Error | undefined) =>
-        finish(
-          Effect.fail(
-            timedOut
-              ? new WireError({ reason: "timeout", message: "The provider did not answer in time" })
-              : new WireError({ reason: "unreachable", message: error?.message ?? "The connection closed early" })
-          )
-        )
-      const headers: Record<string, string> = { ...this.baseHeaders, accept: exchange.accept ?? "application/json" }
-      if (exchange.body !== undefined) {
-        headers["content-type"] = exchange.contentType ?? "application/json"
-        headers["content-length"] = String(exchange.body.length)
-      }
-      const attempt = (retried: boolean) => {
-        // Set once any answer arrived: from then on a reset is a broken answer, never a reason to
-        // send the request again (the provider has it, and may bill it).
-        let answered = false
-        const current = this.transport.request(
-          { hostname: this.hostname, port: this.port, path: this.basePath + exchange.path + this.query, method: exchange.method, headers, agent: this.agent },
-          (response) => {
-            answered = true
-            const status = response.statusCode ?? 0
-            if (status >= 200 && status < 300) {
-              if (streaming) clearTimeout(timer)
-              response.on("error", broken)
-              response.on("close", () => {
-                if (!response.complete) broken(undefined)
-              })
-              return onResponse(response, finish)
-            }
-            readText(response, (text) =>
-              finish(Effect.fail(new WireError({ reason: "status", status, headers: response.headers, message: providerMessage(status, text) })))
-            , broken)
-          }
-        )
-        request = current
-        current.on("error", (error: NodeJS.ErrnoException) => {
-          if (!retried && !answered && !timedOut && !settled && current.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE")) {
-            return attempt(true)
-          }
-          broken(error)
-        })
-        current.end(exchange.body)
-      }
-      attempt(false)
-      return Effect.sync(() => {
-        settled = true
-        clearTimeout(timer)
-        request?.destroy()
-      })
+    const query = Object.fromEntries(url.searchParams.entries())
+    url.username = ""
+    url.password = ""
+    url.search = ""
+    this.sdk = new OpenAI({
+      baseURL: url.toString().replace(/\/+$/, ""),
+      // The SDK insists on a key; without one, the authorization header is removed above.
+      apiKey: connection.apiKey || "none",
+      organization: null,
+      project: null,
+      defaultHeaders: headers,
+      defaultQuery: Object.keys(query).length > 0 ? query : undefined,
+      maxRetries: 0,
+      timeout: connection.timeoutMs,
+      fetch: providerFetch,
+      logLevel: "off"
     })
   }
 
-  /** A JSON request answered with JSON. */
-  json(exchange: Exchange): Effect.Effect<unknown, WireError> {
-    return this.send<unknown>(
-      exchange,
-      (response, finish) =>
-        readText(
-          response,
-          (text) => {
-            const parsed = parseJson(text)
-            finish(
-              parsed === undefined
-                ? Effect.fail(new WireError({ reason: "malformed", message: `the body is not JSON: ${text.slice(0, 200)}` }))
-                : Effect.succeed(parsed)
-            )
-          },
-          () => undefined // `send` reports a broken body
-        ),
-      false
+  /**
+   * A blocking call answered with a JSON object, whole within the timeout: interrupting it (or the
+   * timeout) aborts the request, including a body that stopped halfway.
+   */
+  private blocking(call: (signal: AbortSignal) => PromiseLike<unknown>, timeoutMs = this.connection.timeoutMs) {
+    return Effect.tryPromise({ try: (signal) => call(signal), catch: describe }).pipe(
+      Effect.timeoutFail({
+        duration: timeoutMs,
+        onTimeout: () => new WireError({ reason: "timeout", message: "The provider did not answer in time" })
+      }),
+      Effect.flatMap((reply) => {
+        // The SDK answers text when the content type is not JSON; a provider may still send JSON.
+        const value = typeof reply === "string" ? parseJson(reply) : reply
+        return value !== null && typeof value === "object"
+          ? Effect.succeed(value)
+          : Effect.fail(new WireError({ reason: "malformed", message: `the body is not JSON: ${String(reply).slice(0, 200)}` }))
+      })
     )
   }
 
-  postJson(path: string, payload: unknown): Effect.Effect<unknown, WireError> {
-    return this.json({ method: "POST", path, body: Buffer.from(JSON.stringify(payload)) })
+  chat(body: Record<string, unknown>): Effect.Effect<object, WireError> {
+    return this.blocking((signal) => this.sdk.chat.completions.create(body as never, { signal }))
   }
 
-  getJson(path: string, timeoutMs?: number): Effect.Effect<unknown, WireError> {
-    return this.json({ method: "GET", path, ...(timeoutMs !== undefined ? { timeoutMs } : {}) })
+  embeddings(body: Record<string, unknown>): Effect.Effect<object, WireError> {
+    return this.blocking((signal) => this.sdk.embeddings.create(body as never, { signal }))
   }
 
-  /** A multipart/form-data request (audio uploads): text fields and one file. */
-  postMultipart(
-    path: string,
-    fields: Readonly<Record<string, string>>,
-    file: { readonly field: string; readonly name: string; readonly type: string; readonly data: Uint8Array }
-  ): Effect.Effect<unknown, WireError> {
-    const boundary = `cairn-${crypto.randomUUID()}`
-    const quote = (value: string) => value.replace(/["\r\n]/g, (c) => encodeURIComponent(c))
-    const parts: Array<Buffer> = []
-    for (const [name, value] of Object.entries(fields)) {
-      parts.push(Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${quote(name)}"\r\n\r\n${value}\r\n`))
-    }
-    parts.push(
-      Buffer.from(
-        `--${boundary}\r\ncontent-disposition: form-data; name="${quote(file.field)}"; filename="${quote(file.name)}"\r\ncontent-type: ${file.type.replace(/[\r\n]/g, "")}\r\n\r\n`
-      ),
-      Buffer.from(file.data.buffer, file.data.byteOffset, file.data.byteLength),
-      Buffer.from(`\r\n--${boundary}--\r\n`)
+  transcribe(model: string, audio: Uint8Array, fileName: string, mimeType: string): Effect.Effect<object, WireError> {
+    return this.blocking(async (signal) =>
+      this.sdk.audio.transcriptions.create(
+        { model, file: await toFile(audio, fileName, { type: mimeType }) },
+        { signal }
+      )
     )
-    return this.json({ method: "POST", path, body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` })
+  }
+
+  /** The provider's model list, as it sent it (`{data: [...]}`). */
+  models(timeoutMs: number): Effect.Effect<object, WireError> {
+    return this.blocking((signal) => this.sdk.models.list({ signal, timeout: timeoutMs }).then((page) => ({ data: page.data })), timeoutMs)
   }
 
   /**
-   * Opens a server-sent event stream: succeeds once a 2xx event-stream answer's headers are in,
-   * with the data payloads to iterate. A 2xx that is not an event stream (a provider that ignored
-   * `stream: true`) fails: with its error message if it carries one, else as malformed. Closing the
-   * scope ends the request unless the stream finished (then its socket is kept for reuse).
+   * Opens a streamed chat completion: succeeds once a 2xx event-stream answer's headers are in. A
+   * 2xx that is not an event stream (a provider that ignored `stream: true`) fails, with its error
+   * message if it carries one. An `error` event or payload ends the stream with the provider's
+   * words. Closing the scope ends the request unless the stream finished (its connection is then
+   * kept for the next call).
    */
-  events(path: string, payload: unknown): Effect.Effect<EventStream, WireError, Scope.Scope> {
-    const open = this.send<http.IncomingMessage>(
-      { method: "POST", path, body: Buffer.from(JSON.stringify(payload)), accept: "text/event-stream" },
-      (response, finish) => finish(Effect.succeed(response)),
-      true
-    )
-    const checked = Effect.flatMap(open, (response) => {
-      const type = response.headers["content-type"] ?? ""
-      if (type.toLowerCase().includes("text/event-stream")) return Effect.succeed(new EventStream(response))
-      return Effect.async<never, WireError>((resume) =>
-        readText(
-          response,
+  chatStream(body: Record<string, unknown>): Effect.Effect<ChunkStream, WireError, Scope.Scope> {
+    const controller = new AbortController()
+    const open = Effect.tryPromise({
+      try: (signal) => {
+        signal.addEventListener("abort", () => controller.abort(), { once: true })
+        return this.sdk.chat.completions.create({ ...body, stream: true } as never, { signal: controller.signal }).asResponse()
+      },
+      catch: describe
+    }).pipe(
+      Effect.timeoutFail({
+        duration: this.connection.timeoutMs,
+        onTimeout: () => new WireError({ reason: "timeout", message: "The provider did not answer in time" })
+      }),
+      Effect.flatMap((response) => {
+        const type = response.headers.get("content-type") ?? ""
+        if (type.toLowerCase().includes("text/event-stream")) return Effect.succeed(this.chunksOf(response, controller))
+        return Effect.flatMap(
+          Effect.tryPromise({ try: () => response.text(), catch: describe }),
           (text) => {
             const parsed = parseJson(text) as { error?: unknown } | undefined
-            resume(
-              Effect.fail(
-                parsed && typeof parsed === "object" && parsed.error
-                  ? new WireError({ reason: "stream_error", message: providerMessage(undefined, text) })
-                  : new WireError({ reason: "malformed", message: `expected an event stream, got ${type || "no content type"}` })
-              )
+            return Effect.fail(
+              parsed && typeof parsed === "object" && parsed.error
+                ? new WireError({ reason: "stream_error", message: providerMessage(undefined, text) })
+                : new WireError({ reason: "malformed", message: `expected an event stream, got ${type || "no content type"}` })
             )
-          },
-          (error) => resume(Effect.fail(new WireError({ reason: "unreachable", message: error.message })))
+          }
         )
-      )
-    })
-    return Effect.acquireRelease(Effect.interruptible(checked), (events) => Effect.sync(() => events.release()))
+      })
+    )
+    return Effect.acquireRelease(Effect.interruptible(open), (stream) => Effect.sync(() => stream.release()))
+  }
+
+  private chunksOf(response: Response, controller: AbortController): ChunkStream & { release: () => void } {
+    let finished = false
+    const events = SseStream.fromSSEResponse<{ event: string | null; data: unknown }>(terminated(response), controller, this.sdk, true)[
+      Symbol.asyncIterator
+    ]()
+    const chunks: AsyncIterator<unknown> = {
+      next: async () => {
+        const next = await events.next().catch((error: unknown) => {
+          throw describe(error)
+        })
+        if (next.done) {
+          finished = true
+          return next
+        }
+        const { event, data } = next.value
+        if (event === "error") {
+          const words = (data as { message?: unknown; error?: { message?: unknown } } | null) ?? {}
+          const message = typeof words.message === "string" ? words.message : typeof words.error?.message === "string" ? words.error.message : JSON.stringify(data)
+          throw new WireError({ reason: "stream_error", message })
+        }
+        return { done: false, value: data }
+      }
+    }
+    return {
+      chunks,
+      abort: () => controller.abort(),
+      release: () => {
+        if (!finished) controller.abort()
+      }
+    }
   }
 }

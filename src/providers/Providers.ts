@@ -239,7 +239,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
     const models = (id: string) =>
       Effect.gen(function* () {
         const provider = yield* find(id)
-        const upstream = yield* provider.client.getJson("/models", Math.min(llmConfig.timeoutMs, 10_000)).pipe(
+        const upstream = yield* provider.client.models(Math.min(llmConfig.timeoutMs, 10_000)).pipe(
           Effect.map((reply) => {
             const data = (reply as { data?: unknown })?.data
             return Array.isArray(data) ? data.flatMap((m) => (typeof m?.id === "string" ? [m.id as string] : [])) : []

@@ -1,10 +1,9 @@
 /**
- * One call to one provider over its `OpenAiClient`, and the mapping of every wire failure to an
+ * One call to one provider over its `OpenAiClient` (the `openai` SDK), and the mapping of every wire failure to an
  * `LlmError` whose detail is the provider's message with credentials removed. Retries, fallback and
  * usage are `Llm`'s.
  */
 import { Effect, Option, Stream } from "effect"
-import type { IncomingHttpHeaders } from "node:http"
 import { scrub } from "../secrets/Vault.ts"
 import { LlmError, type ChatRequest, type LlmStreamEvent, type ToolCall, type Usage } from "./Model.ts"
 import { WireError } from "./OpenAiClient.ts"
@@ -43,7 +42,7 @@ interface ChatCompletionChunk {
 }
 
 /** Seconds from Retry-After (seconds or an HTTP date) or retry-after-ms. */
-const retryAfterSeconds = (headers: IncomingHttpHeaders | undefined): number | undefined => {
+const retryAfterSeconds = (headers: Readonly<Record<string, string>> | undefined): number | undefined => {
   if (!headers) return undefined
   const rawMs = headers["retry-after-ms"]
   const ms = Number(rawMs)
@@ -129,7 +128,7 @@ export interface ChatOutcome {
 }
 
 export const chatOnce = (target: Target, request: ChatRequest): Effect.Effect<ChatOutcome, LlmError> =>
-  target.provider.client.postJson("/chat/completions", chatBody(target, request)).pipe(
+  target.provider.client.chat(chatBody(target, request)).pipe(
     Effect.mapError(toLlmError(target)),
     Effect.flatMap((reply) => {
       const completion = reply as ChatCompletion
@@ -195,13 +194,13 @@ export const chatStreamOnce = (target: Target, request: ChatRequest, idleTimeout
       return out
     }
 
-    const body = { ...chatBody(target, request), stream: true, stream_options: { include_usage: true } }
+    const body = { ...chatBody(target, request), stream_options: { include_usage: true } }
 
     const chunks = Stream.unwrapScoped(
       Effect.gen(function* () {
         // Opening stays interruptible: a cancel while the provider has not answered yet ends the
         // request.
-        const events = yield* Effect.mapError(target.provider.client.events("/chat/completions", body), toError)
+        const events = yield* Effect.mapError(target.provider.client.chatStream(body), toError)
         // The idle timeout is one timer re-armed per chunk (a per-element stream timeout costs
         // more than the rest of the call): when it fires, the response is ended, the pending
         // read fails, and the failure is reported as a timeout.
@@ -211,19 +210,19 @@ export const chatStreamOnce = (target: Target, request: ChatRequest, idleTimeout
           clearTimeout(timer)
           timer = setTimeout(() => {
             timedOut = true
-            events.close()
+            events.abort()
           }, idleTimeoutMs)
         }
         yield* Effect.addFinalizer(() => Effect.sync(() => clearTimeout(timer)))
         arm()
         const idle = () => new LlmError({ kind: "timeout", detail: `The provider stopped sending (${target.id})` })
         return Stream.repeatEffectOption(
-          Effect.tryPromise({ try: () => events.next(), catch: (e) => Option.some(timedOut ? idle() : toError(e)) }).pipe(
-            Effect.flatMap((chunk) => {
+          Effect.tryPromise({ try: () => events.chunks.next(), catch: (e) => Option.some(timedOut ? idle() : toError(e)) }).pipe(
+            Effect.flatMap((next) => {
               if (timedOut) return Effect.fail(Option.some(idle()))
-              if (chunk === undefined) return Effect.fail(Option.none())
+              if (next.done) return Effect.fail(Option.none())
               arm()
-              return Effect.succeed(chunk as ChatCompletionChunk)
+              return Effect.succeed(next.value as ChatCompletionChunk)
             })
           )
         )
@@ -255,7 +254,7 @@ interface EmbeddingReply {
 }
 
 export const embedOnce = (target: Target, input: ReadonlyArray<string>) =>
-  target.provider.client.postJson("/embeddings", { model: target.model, input: [...input], encoding_format: "float" }).pipe(
+  target.provider.client.embeddings({ model: target.model, input: [...input], encoding_format: "float" }).pipe(
     Effect.mapError(toLlmError(target)),
     Effect.flatMap((raw) => {
       const reply = raw as EmbeddingReply
@@ -273,7 +272,7 @@ export const embedOnce = (target: Target, input: ReadonlyArray<string>) =>
 
 export const transcribeOnce = (target: Target, audio: Uint8Array, fileName: string, mimeType: string) =>
   target.provider.client
-    .postMultipart("/audio/transcriptions", { model: target.model }, { field: "file", name: fileName, type: mimeType, data: audio })
+    .transcribe(target.model, audio, fileName, mimeType)
     .pipe(
       Effect.mapError(toLlmError(target)),
       Effect.map((reply) => ({ text: typeof (reply as { text?: unknown })?.text === "string" ? (reply as { text: string }).text : "" }))

@@ -3,14 +3,13 @@
  * decides what it means: a retry, a 429, a 502), and the provider's own words from an error body.
  */
 import { Data } from "effect"
-import type * as http from "node:http"
 
 /** A provider call that did not give a usable answer, described but not yet judged. */
 export class WireError extends Data.TaggedError("WireError")<{
   readonly reason: "status" | "unreachable" | "timeout" | "malformed" | "stream_error"
   /** The HTTP status (for `status`). */
   readonly status?: number
-  readonly headers?: http.IncomingHttpHeaders
+  readonly headers?: Readonly<Record<string, string>>
   /** The provider's words (status, stream_error) or what went wrong (unreachable, malformed). */
   readonly message: string
 }> {}
