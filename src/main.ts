@@ -32,7 +32,7 @@ import { ListeningAddress, ProcessesLive } from "./integrations/Processes.ts"
 import { withIntegrationRoutes } from "./integrations/Routes.ts"
 import * as IntegrationServices from "./integrations/Services.ts"
 import { IntegrationSettings } from "./integrations/Settings.ts"
-import { LlmFastRouteLive, LlmHttpLive, ProvidersHttpLive } from "./providers/Http.ts"
+import { LlmHttpLive, ProvidersHttpLive } from "./providers/Http.ts"
 import { LlmLive } from "./providers/Llm.ts"
 import { Delegation } from "./agent/Delegation.ts"
 import { Interactions } from "./agent/Interactions.ts"
@@ -134,7 +134,7 @@ const HandlersLive = Layer.mergeAll(
 
 /**
  * The API: the core definition plus each loaded integration's routes (known only after loading),
- * with the endpoint catalogue reflected from the result, and the fast routes (`http/FastRoutes.ts`).
+ * with the endpoint catalogue reflected from the result.
  */
 const ApiLive = Layer.unwrapEffect(
   Effect.gen(function* () {
@@ -148,7 +148,7 @@ const ApiLive = Layer.unwrapEffect(
       Layer.provide(Layer.mergeAll(HandlersLive, ...mounted.handlers)),
       Layer.provide(AuthMiddleware.layer)
     )
-    return Layer.merge(api, LlmFastRouteLive).pipe(Layer.provide(Layer.succeed(EndpointCatalogue, catalogue)))
+    return api.pipe(Layer.provide(Layer.succeed(EndpointCatalogue, catalogue)))
   })
 )
 

@@ -27,8 +27,7 @@ export const rateSubject = (principal: PrincipalShape, address: string): string 
 
 /**
  * The whole check for one request: the route's scope from the catalogue, the bearer token to a
- * principal, the rate limit, the scope. Shared by the HttpApi middleware and the fast routes
- * (`http/FastRoutes.ts`), so both decide alike.
+ * principal, the rate limit, the scope.
  */
 export const makeAuthorize = Effect.gen(function* () {
   const catalogue = yield* EndpointCatalogue

@@ -92,33 +92,5 @@ export const ErrorResponses = {
 /** A 429's Retry-After value: whole seconds, at least one. */
 export const retryAfterHeader = (seconds: number) => String(Math.max(1, Math.ceil(seconds)))
 
-/** Each declared error's wire schema by its tag: where its status and body come from. */
-const wireByTag: Readonly<Record<string, Schema.Schema<any, any>>> = {
-  ValidationError: ErrorResponses.validation,
-  Unauthorized: ErrorResponses.unauthorized,
-  Forbidden: ErrorResponses.forbidden,
-  NotFound: ErrorResponses.notFound,
-  Conflict: ErrorResponses.conflict,
-  TooManyRequests: ErrorResponses.tooManyRequests,
-  BadGateway: ErrorResponses.badGateway,
-  ServiceUnavailable: ErrorResponses.serviceUnavailable
-}
-
-/**
- * A declared error as the API encodes it (status, body, and Retry-After on a 429), for answers
- * written outside the router (the fast routes); undefined for anything else.
- */
-export const declaredErrorAnswer = (
-  error: unknown
-): { readonly status: number; readonly body: unknown; readonly headers: Record<string, string> } | undefined => {
-  const schema = wireByTag[(error as { _tag?: string })?._tag ?? ""]
-  if (schema === undefined) return undefined
-  return {
-    status: HttpApiSchema.getStatusError(schema),
-    body: Schema.encodeSync(schema)(error),
-    headers: error instanceof TooManyRequests ? { "retry-after": retryAfterHeader(error.retryAfterSeconds) } : {}
-  }
-}
-
 /** What a 500 says: never the cause, which is logged instead. */
 export const internalErrorBody = { detail: "Internal server error" } as const

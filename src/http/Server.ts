@@ -14,12 +14,11 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Cause, Deferred, Effect, Layer, Option } from "effect"
-import { type IncomingMessage, Server, type ServerResponse } from "node:http"
+import { Cause, Deferred, Effect, Layer } from "effect"
+import { Server } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
 import { notFoundDetail, toValidationError } from "./DecodeErrors.ts"
 import { internalErrorBody, retryAfterHeader, type TooManyRequests, ValidationError } from "./Errors.ts"
-import { type FastRoute, FastRoutes } from "./FastRoutes.ts"
 import { ShutdownSignal } from "./Shutdown.ts"
 
 const isRequestDecodeError = (defect: unknown) =>
@@ -104,37 +103,14 @@ const gracefulShutdown = (server: Server) =>
     })
   )
 
-/**
- * Node's server, with the fast routes looked at before the router sees a request. A request with an
- * `Origin` header always goes to the router, where the CORS middleware answers it.
- */
-class CairnHttpServer extends Server {
-  constructor(private readonly fast: ReadonlyMap<string, FastRoute>) {
-    super()
-  }
-
-  override emit(event: string, ...args: Array<any>): boolean {
-    if (event === "request" && this.fast.size > 0) {
-      const [request, response] = args as [IncomingMessage, ServerResponse]
-      const url = request.url ?? ""
-      const query = url.indexOf("?")
-      const route = this.fast.get(`${request.method} ${query < 0 ? url : url.slice(0, query)}`)
-      if (route !== undefined && request.headers.origin === undefined && route.handle(request, response)) return true
-    }
-    return super.emit(event, ...args)
-  }
-}
-
 /** The listening server for an API layer; `onListen` learns the bound port (tests use port 0). */
-export const serve = <E, R>(apiLayer: Layer.Layer<HttpApi.Api | FastRoutes, E, R>) =>
+export const serve = <E, R>(apiLayer: Layer.Layer<HttpApi.Api, E, R>) =>
   Layer.unwrapEffect(
     Effect.gen(function* () {
       const config = yield* AppConfig
       // The request log is at debug level: below it, the middleware would only cost time.
       const logsRequests = config.logLevel === "debug" || config.logLevel === "trace"
-      // Fast routes skip the router's request span and log, so they stand aside when either is on.
-      const fastRoutes = logsRequests || Option.isSome(config.otlpEndpoint) ? [] : yield* FastRoutes
-      const server = new CairnHttpServer(new Map(fastRoutes.map((route) => [`${route.method} ${route.path}`, route])))
+      const server = new Server()
       return (logsRequests ? HttpApiBuilder.serve(requestLogger) : HttpApiBuilder.serve()).pipe(
         Layer.provide(gracefulShutdown(server)),
         Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),

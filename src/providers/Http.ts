@@ -1,12 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Layer, Schema } from "effect"
+import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
-import { makeAuthorize } from "../access/Middleware.ts"
 import { Principal, type PrincipalShape } from "../auth/Principal.ts"
 import { BadGateway, TooManyRequests, ValidationError } from "../http/Errors.ts"
-import { FastRoutes, jsonRoute } from "../http/FastRoutes.ts"
 import { Llm } from "./Llm.ts"
-import { CompletionRequest, CompletionResponse, ProviderList, type LlmError } from "./Model.ts"
+import { type CompletionRequest, CompletionResponse, ProviderList, type LlmError } from "./Model.ts"
 import { Providers } from "./Providers.ts"
 
 export const ProvidersHttpLive = HttpApiBuilder.group(CairnApi, "providers", (handlers) =>
@@ -39,8 +37,8 @@ export const httpError = (error: LlmError) => {
   }
 }
 
-/** The proxy call for a decoded request, as both ways in (the router, the fast route) make it. */
-export const proxyCompletion = (llm: Llm, payload: CompletionRequest, principal: PrincipalShape) =>
+/** The proxy call for a decoded request. */
+const proxyCompletion = (llm: Llm, payload: CompletionRequest, principal: PrincipalShape) =>
   llm
     .complete({
       ...(payload.model !== undefined ? { model: payload.model } : {}),
@@ -63,35 +61,5 @@ export const LlmHttpLive = HttpApiBuilder.group(CairnApi, "llm", (handlers) =>
   Effect.gen(function* () {
     const llm = yield* Llm
     return handlers.handle("completions", ({ payload }) => Effect.flatMap(Principal, (principal) => proxyCompletion(llm, payload, principal)))
-  })
-)
-
-export const completionsPath = "/api/v1/llm/completions"
-
-/** As the platform's bearer security reads the header: whatever follows "Bearer ". */
-const bearerPrefixLength = "Bearer ".length
-
-/**
- * The completion proxy's fast route (`http/FastRoutes.ts`): the same authorization, schemas and
- * call as the declared endpoint, without the router's per-request machinery, because this is the
- * route whose overhead is measured against a direct provider call (bench/llmProxy.ts).
- */
-export const LlmFastRouteLive = Layer.effect(
-  FastRoutes,
-  Effect.gen(function* () {
-    const authorize = yield* makeAuthorize
-    const llm = yield* Llm
-    const runtime = yield* Effect.runtime<never>()
-    return [
-      jsonRoute({
-        path: completionsPath,
-        runtime,
-        authorize: (request) =>
-          authorize("POST", completionsPath, (request.headers.authorization ?? "").slice(bearerPrefixLength), request.socket.remoteAddress ?? "unknown"),
-        decode: Schema.decodeUnknownEither(CompletionRequest),
-        handle: (payload: CompletionRequest, principal: PrincipalShape) => proxyCompletion(llm, payload, principal),
-        encode: Schema.encodeEither(CompletionResponse)
-      })
-    ]
   })
 )
