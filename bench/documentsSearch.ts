@@ -63,7 +63,8 @@ const runtimeFor = (dataDir: string, databaseUrl: string | undefined) => {
   const env = new Map<string, string>([["DATA_DIR", dataDir], ["LOG_LEVEL", "warning"]])
   if (databaseUrl) env.set("DATABASE_URL", databaseUrl)
   const EmbedderLive = Layer.succeed(Embedder, Glove.make()).pipe(Layer.provideMerge(EmbeddingConfig.layer))
-  const layer = Layer.mergeAll(Documents.Default, DocumentsRepo.Default).pipe(
+  const layer = Documents.DefaultWithoutDependencies.pipe(
+    Layer.provideMerge(DocumentsRepo.Default),
     Layer.provideMerge(EmbedderLive),
     Layer.provideMerge(DatabaseLive),
     Layer.provide(AppConfig.layer),

@@ -6,21 +6,20 @@ import { Effect, Layer } from "effect"
 import { CairnApi } from "./Api.ts"
 import { AccessHttpLive, AuthServicesLive } from "./access/Layers.ts"
 import * as AuthMiddleware from "./access/Middleware.ts"
-import { BotFilesSync, Bots } from "./bots/Bots.ts"
+import { Bots } from "./bots/Bots.ts"
 import { BotsHttpLive } from "./bots/Http.ts"
 import { Bindings } from "./bindings/Bindings.ts"
 import { BindingsHttpLive } from "./bindings/Http.ts"
-import { CarapaceFilesSync, Carapaces } from "./carapaces/Carapaces.ts"
+import { Carapaces } from "./carapaces/Carapaces.ts"
+import * as ServerSecret from "./secrets/ServerSecret.ts"
 import { CarapacesHttpLive } from "./carapaces/Http.ts"
 import { Channels } from "./channels/Channels.ts"
 import { ChannelsHttpLive } from "./channels/Http.ts"
 import { AppConfig } from "./config/AppConfig.ts"
-import * as ServerSecret from "./secrets/ServerSecret.ts"
 import * as Database from "./db/Database.ts"
 import * as Migrations from "./db/Migrations.ts"
 import { Documents } from "./documents/Documents.ts"
 import { DocumentsHttpLive } from "./documents/Http.ts"
-import * as Embedder from "./embeddings/Live.ts"
 import { HealthHttpLive } from "./health/Http.ts"
 import { Hooks } from "./hooks/Hooks.ts"
 import { documented, EndpointCatalogue, fromApi } from "./auth/Catalogue.ts"
@@ -30,11 +29,11 @@ import { IntegrationsHttpLive } from "./integrations/Http.ts"
 import { Integrations } from "./integrations/Integrations.ts"
 import { ListeningAddress, ProcessesLive } from "./integrations/Processes.ts"
 import { withIntegrationRoutes } from "./integrations/Routes.ts"
-import * as IntegrationServices from "./integrations/Services.ts"
 import { IntegrationSettings } from "./integrations/Settings.ts"
 import { LlmHttpLive, ProvidersHttpLive } from "./providers/Http.ts"
-import { LlmLive } from "./providers/Llm.ts"
-import { Delegation } from "./agent/Delegation.ts"
+import { Llm } from "./providers/Llm.ts"
+import { Providers } from "./providers/Providers.ts"
+import { Usage } from "./usage/Usage.ts"
 import { Interactions } from "./agent/Interactions.ts"
 import { AgentLoop } from "./agent/Loop.ts"
 import * as Tools from "./agent/Tools.ts"
@@ -62,54 +61,43 @@ import { Workspaces } from "./workspaces/Workspaces.ts"
 /** The database, with every migration applied before anything else may use it. */
 export const DatabaseLive = Layer.effectDiscard(Migrations.run()).pipe(Layer.provideMerge(Database.layer()))
 
-/** Services that need only the configuration and the database. */
-const FoundationLive = Layer.mergeAll(
+/**
+ * Every domain's services. Each `Default` (or layer) brings its own dependencies, and a layer used
+ * in several places is built once, so this is a plain list by domain, in no order; what must
+ * happen first says so where it is declared (the bot and carapace files sync before integrations
+ * load, as `Integrations` depends on both syncs). Merged, not only provided: the handlers, the
+ * tests and embedders reach the services through it.
+ */
+const ServicesLive = Layer.mergeAll(
   Settings.Default,
-  ServerSecret.layer,
-  Bots.Default,
-  BotFilesSync,
   Hooks.Default,
-  ShutdownSignal.layer
-)
-
-/** Services built on the foundation (each may use any foundation service). */
-const DomainLive = Layer.mergeAll(AuthServicesLive, Sessions.Default, LlmLive, Channels.Default)
-
-/** Channel bindings, workspaces and carapaces (they use channels and bots). */
-const ChannelExtrasLive = Layer.mergeAll(
+  Usage.Default,
+  AuthServicesLive,
+  Bots.Default,
+  Channels.Default,
+  Sessions.Default,
+  Bindings.Default,
   Workspaces.Default,
-  CarapaceFilesSync.pipe(Layer.provideMerge(Carapaces.Default))
-).pipe(Layer.provideMerge(Bindings.Default))
-
-/** Services that use domain services (documents embed through the LLM registry). */
-const UpperLive = Layer.merge(Documents.Default.pipe(Layer.provide(Embedder.layer)), ChannelExtrasLive)
-
-/** The agent: runs, the loop and what it waits on, tools and skills. */
-const AgentLive = Layer.mergeAll(Turns.Default, Dispatchers.Default).pipe(
-  Layer.provideMerge(Injector.Default),
-  Layer.provideMerge(Tasks.Default),
-  Layer.provideMerge(AgentLoop.Default),
-  Layer.provideMerge(
-    Layer.mergeAll(Runs.Default, Interactions.Default, Tools.layer, Skills.layer, Delegation.Default)
-  )
+  Carapaces.Default,
+  Providers.Default,
+  Llm.Default,
+  Documents.Default,
+  Tools.layer,
+  Skills.layer,
+  Interactions.Default,
+  AgentLoop.Default,
+  Runs.Default,
+  Turns.Default,
+  Chat.Default,
+  Tasks.Default,
+  Injector.Default,
+  Dispatchers.Default,
+  IntegrationSettings.Default,
+  Integrations.Default
 )
 
-/** Conversations: chat requests and the task worker, on top of the agent. */
-const ConversationLive = Layer.mergeAll(Chat.Default, WorkerLive).pipe(Layer.provideMerge(AgentLive))
-
-/** Integrations: loaded at startup on top of everything they may use, and their processes. */
-const IntegrationLive = ProcessesLive.pipe(
-  Layer.provideMerge(Integrations.Default),
-  Layer.provideMerge(Layer.mergeAll(IntegrationSettings.Default, IntegrationServices.layer, ListeningAddress.layer))
-)
-
-/** Everything the HTTP handlers and middleware use; add new services to the right tier above. */
-const ServicesLive = IntegrationLive.pipe(
-  Layer.provideMerge(ConversationLive),
-  Layer.provideMerge(UpperLive),
-  Layer.provideMerge(DomainLive),
-  Layer.provideMerge(FoundationLive)
-)
+/** Work beside the handlers, started once the services are up: the task worker and integration processes. */
+const BackgroundLive = Layer.mergeAll(WorkerLive, ProcessesLive)
 
 const HandlersLive = Layer.mergeAll(
   HealthHttpLive,
@@ -160,8 +148,10 @@ export const ObservabilityLive = Layer.unwrapEffect(
 /** The whole server: needs only `AppConfig`; answers the listening `HttpServer` and the services. */
 export const AppLive = ListeningAddress.publish.pipe(
   Layer.provideMerge(serve(ApiLive)),
-  // Merged, not only provided: embedders and tests reach the services (a tool, a hook) through it.
+  Layer.provideMerge(BackgroundLive),
   Layer.provideMerge(ServicesLive),
+  // What every domain shares and none owns: the server secret, the shutdown signal, the bound address.
+  Layer.provide(Layer.mergeAll(ServerSecret.layer, ShutdownSignal.layer, ListeningAddress.layer)),
   Layer.provide(DatabaseLive),
   Layer.provide(ObservabilityLive)
 )

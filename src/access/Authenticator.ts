@@ -44,4 +44,4 @@ export const layer = Layer.effect(
       }
     }
   })
-)
+).pipe(Layer.provide(Layer.merge(ApiKeys.Default, Tokens.Default)))

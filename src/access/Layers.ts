@@ -1,6 +1,7 @@
 /**
  * The access-control services and routes as two layers, so the composition root wires them in one
- * line each. Needs the foundation services (AppConfig, SqlClient, ServerSecret, Settings, Bots).
+ * line each. Each service brings its own dependencies; the root provides AppConfig, the database
+ * and the server secret.
  */
 import { Layer } from "effect"
 import { DiscoverHttpLive } from "../discover/Http.ts"
@@ -16,13 +17,15 @@ import { Users } from "./users/Users.ts"
 import { WidgetHttpLive } from "./widget/Http.ts"
 import { Widgets } from "./widget/Widgets.ts"
 
-const Credentials = Layer.mergeAll(ApiKeys.Default, Tokens.Default, RateLimiter.Default)
-
-const People = Users.Default.pipe(Layer.provideMerge(Credentials))
-
 /** Authenticator, keys, tokens, users, OpenID login, widget tokens and the rate limiter. */
-export const AuthServicesLive = Layer.mergeAll(Authenticator.layer, Oidc.Default, Widgets.Default).pipe(
-  Layer.provideMerge(People)
+export const AuthServicesLive = Layer.mergeAll(
+  Authenticator.layer,
+  ApiKeys.Default,
+  Tokens.Default,
+  RateLimiter.Default,
+  Users.Default,
+  Oidc.Default,
+  Widgets.Default
 )
 
 /** The routes of keys, discovery, sign-in, users and widget tokens, and the CORS middleware. */

@@ -91,5 +91,6 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimite
       })
 
     return traced("RateLimit", { check } as const)
-  })
+  }),
+  dependencies: [Settings.Default]
 }) {}

@@ -71,5 +71,6 @@ export class Delegation extends Effect.Service<Delegation>()("cairn/Delegation",
       )
 
     return traced("Delegation", { delegate } as const)
-  })
+  }),
+  dependencies: [Bots.Default, Sessions.Default]
 }) {}

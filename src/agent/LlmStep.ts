@@ -137,5 +137,6 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
       })
 
     return traced("LlmStep", { call } as const)
-  })
+  }),
+  dependencies: [Hooks.Default, Llm.Default, Sessions.Default]
 }) {}

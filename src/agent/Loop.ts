@@ -100,5 +100,5 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
 
     return traced("AgentLoop", { runTurn } as const)
   }),
-  dependencies: [TurnPlanner.Default, LlmStep.Default, ToolStep.Default]
+  dependencies: [TurnPlanner.Default, LlmStep.Default, ToolStep.Default, Hooks.Default, Sessions.Default]
 }) {}

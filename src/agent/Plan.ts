@@ -10,10 +10,10 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { Carapaces } from "../carapaces/Carapaces.ts"
 import type { ClientTool } from "../bots/Model.ts"
 import type { ToolSchema } from "../providers/Model.ts"
-import { SkillLibrary, type Skill } from "../skills/Skills.ts"
+import { layer as SkillLibraryLive, SkillLibrary, type Skill } from "../skills/Skills.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
 import { delegateToolSchema } from "./Delegation.ts"
-import { ToolRegistry } from "./Tools.ts"
+import { ToolRegistry, layer as ToolRegistryLive } from "./Tools.ts"
 import { SkillNotFound } from "./Errors.ts"
 import type { TurnInput } from "./Turn.ts"
 import { traced } from "../telemetry/Spans.ts"
@@ -111,5 +111,6 @@ export class TurnPlanner extends Effect.Service<TurnPlanner>()("cairn/TurnPlanne
       })
 
     return traced("TurnPlanner", { plan } as const)
-  })
+  }),
+  dependencies: [Carapaces.Default, SkillLibraryLive, ToolRegistryLive, Workspaces.Default]
 }) {}

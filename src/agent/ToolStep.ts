@@ -11,7 +11,7 @@ import { Sessions } from "../sessions/Sessions.ts"
 import { Delegation, delegateToolName } from "./Delegation.ts"
 import { Interactions } from "./Interactions.ts"
 import type { TurnPlan } from "./Plan.ts"
-import { ToolRegistry } from "./Tools.ts"
+import { ToolRegistry, layer as ToolRegistryLive } from "./Tools.ts"
 import { CurrentTurn, type TurnInput, type TurnResult } from "./Turn.ts"
 import { traced } from "../telemetry/Spans.ts"
 
@@ -150,5 +150,6 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
       })
 
     return traced("ToolStep", { run } as const)
-  })
+  }),
+  dependencies: [Delegation.Default, Hooks.Default, Interactions.Default, Sessions.Default, ToolRegistryLive]
 }) {}

@@ -85,5 +85,5 @@ export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
 
     return traced("Bindings", { create, forChannel, remove, findChannelsByClientId, forIntegrationType } as const)
   }),
-  dependencies: [BindingsRepo.Default]
+  dependencies: [BindingsRepo.Default, Channels.Default]
 }) {}

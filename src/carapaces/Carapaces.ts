@@ -264,7 +264,7 @@ export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
       registerFromDirectory
     } as const)
   }),
-  dependencies: [CarapacesRepo.Default]
+  dependencies: [CarapacesRepo.Default, Bindings.Default, Bots.Default, Channels.Default]
 }) {}
 
 /** Startup: sync the project's carapace files. */
@@ -274,4 +274,4 @@ export const CarapaceFilesSync = Layer.effectDiscard(
       Effect.logDebug(`Carapaces synced from files: ${ids.join(", ") || "(none)"}`)
     )
   )
-)
+).pipe(Layer.provide(Carapaces.Default))

@@ -118,5 +118,5 @@ export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
 
     return traced("Channels", { get, findByClient, list, create, ensure, update, remove, setActiveSession } as const)
   }),
-  dependencies: [ChannelsRepo.Default]
+  dependencies: [ChannelsRepo.Default, Bots.Default]
 }) {}

@@ -140,5 +140,6 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
       })
 
     return traced("Chat", { begin, cancel } as const)
-  })
+  }),
+  dependencies: [Bots.Default, Channels.Default, Runs.Default, Sessions.Default, Settings.Default, Tasks.Default, Turns.Default]
 }) {}

@@ -6,6 +6,7 @@
 import { Chunk, DateTime, Effect, ParseResult, Schedule, Schema } from "effect"
 import { EmbeddingConfig } from "../embeddings/Config.ts"
 import { Embedder, type EmbeddingError } from "../embeddings/Embedder.ts"
+import { layer as EmbedderLive } from "../embeddings/Live.ts"
 import { BadGateway, NotFound, ValidationError, ValidationIssue } from "../http/Errors.ts"
 import { chunkText } from "./Chunking.ts"
 import {
@@ -210,5 +211,5 @@ export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
 
     return traced("Documents", { ingest, get, remove, search, model: embedder.model, vectorIndex: useIndex } as const)
   }),
-  dependencies: [DocumentsRepo.Default]
+  dependencies: [DocumentsRepo.Default, EmbedderLive]
 }) {}

@@ -31,4 +31,4 @@ export const layer = Layer.effect(
     }
     return Remote.make(yield* Llm, config.model)
   })
-).pipe(Layer.provideMerge(EmbeddingConfig.layer))
+).pipe(Layer.provideMerge(EmbeddingConfig.layer), Layer.provide(Llm.Default))

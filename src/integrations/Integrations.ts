@@ -4,20 +4,21 @@
  * load (or whose registration throws) is logged and left out; the server starts without it.
  */
 import { Effect, Option, Runtime } from "effect"
-import { ToolRegistry } from "../agent/Tools.ts"
-import { Bots } from "../bots/Bots.ts"
+import { ToolRegistry, layer as ToolRegistryLive } from "../agent/Tools.ts"
+import { BotFilesSync, Bots } from "../bots/Bots.ts"
+import { CarapaceFilesSync } from "../carapaces/Carapaces.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Documents } from "../documents/Documents.ts"
 import { Hooks } from "../hooks/Hooks.ts"
 import type { IntegrationContext, IntegrationMetadata } from "../sdk/index.ts"
 import { Sessions } from "../sessions/Sessions.ts"
-import { readSkillDir, SkillLibrary } from "../skills/Skills.ts"
+import { readSkillDir, SkillLibrary, layer as SkillLibraryLive } from "../skills/Skills.ts"
 import { makeContext, type ContextServices } from "./Context.ts"
 import { discover, searchDirs } from "./Discovery.ts"
 import { load, type LoadedIntegration } from "./Loader.ts"
 import { uniqueSidebars, type NormalizedSidebar } from "./Manifest.ts"
 import { IntegrationSettings } from "./Settings.ts"
-import { IntegrationServices } from "./Services.ts"
+import { IntegrationServices, layer as IntegrationServicesLive } from "./Services.ts"
 import { traced } from "../telemetry/Spans.ts"
 
 export interface IntegrationState {
@@ -184,5 +185,6 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
     const sidebarSections = (): ReadonlyArray<NormalizedSidebar & { integration_id: string }> =>
       sidebars.kept.map((entry) => ({ ...entry.section, integration_id: entry.integration }))
     return traced("Integrations", { get, list, loaded, sidebarSections } as const)
-  })
+  }),
+  dependencies: [Bots.Default, Documents.Default, Hooks.Default, IntegrationServicesLive, IntegrationSettings.Default, Sessions.Default, SkillLibraryLive, ToolRegistryLive, BotFilesSync, CarapaceFilesSync]
 }) {}

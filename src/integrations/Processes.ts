@@ -273,5 +273,6 @@ export const ProcessesLive = Layer.scoped(
   // Children are started through the platform's command executor (its own process group each, so
   // a stop reaches a child's children too).
   Layer.provide(NodeCommandExecutor.layer),
-  Layer.provide(NodeFileSystem.layer)
+  Layer.provide(NodeFileSystem.layer),
+  Layer.provide(Layer.merge(Integrations.Default, IntegrationSettings.Default))
 )

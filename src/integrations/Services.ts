@@ -64,4 +64,4 @@ export const layer = Layer.effect(
       activateCarapaces: (integrationId, ids) => carapaces.activate(integrationId, ids)
     }
   })
-)
+).pipe(Layer.provide(Layer.mergeAll(Dispatchers.Default, Injector.Default, Workspaces.Default, Carapaces.Default)))

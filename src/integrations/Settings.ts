@@ -207,5 +207,5 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
       environment
     } as const
   }),
-  dependencies: [IntegrationsRepo.Default]
+  dependencies: [IntegrationsRepo.Default, ApiKeys.Default]
 }) {}

@@ -4,7 +4,7 @@
  * and jitter (a provider's Retry-After wins), then tries the fallback models in order, and records
  * usage and cost for each model it tried. A stream that has already sent output is never retried.
  */
-import { Clock, Duration, Effect, Layer, Stream } from "effect"
+import { Clock, Duration, Effect, Stream } from "effect"
 import { Usage as UsageService } from "../usage/Usage.ts"
 import { LlmConfig, layer as LlmConfigLayer, type LlmConfigShape } from "./LlmConfig.ts"
 import {
@@ -209,11 +209,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
       }).pipe(Effect.withSpan("Llm.transcribe", { captureStackTrace: false }))
 
     return traced("Llm", { complete, stream, embed, transcribe } as const)
-  })
+  }),
+  dependencies: [Providers.Default, UsageService.Default, LlmConfigLayer]
 }) {}
 
-/** The LLM domain: `Llm`, the provider registry and usage recording (needs ServerSecret, SQL). */
-export const LlmLive = Llm.Default.pipe(
-  Layer.provideMerge(Layer.mergeAll(Providers.Default, UsageService.Default)),
-  Layer.provideMerge(LlmConfigLayer)
-)

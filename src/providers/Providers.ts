@@ -24,6 +24,7 @@ import {
 } from "./Model.ts"
 import { ProvidersRepo, type ProviderRow } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { layer as LlmConfigLive } from "./LlmConfig.ts"
 
 export const DEFAULT_PROVIDER_ID = "default"
 export const refreshMs = 2_000
@@ -274,7 +275,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
 
     return traced("Providers", { resolve, list, get, create, update, remove, models, defaultModel: config.defaultModel } as const)
   }),
-  dependencies: [ProvidersRepo.Default]
+  dependencies: [ProvidersRepo.Default, LlmConfigLive]
 }) {}
 
 /** Header names whose values are credentials: masked in answers like the API key. */

@@ -38,5 +38,6 @@ export class Turns extends Effect.Service<Turns>()("cairn/Turns", {
     const loop = yield* AgentLoop
     const start = (turn: TurnStart) => runs.start(turn.runId, turn.sessionId, (emit) => loop.runTurn({ ...turn, emit }))
     return traced("Turns", { start } as const)
-  })
+  }),
+  dependencies: [AgentLoop.Default, Runs.Default]
 }) {}

@@ -100,5 +100,5 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
       recent: repo.recentMessages
     } as const)
   }),
-  dependencies: [SessionsRepo.Default]
+  dependencies: [SessionsRepo.Default, Bots.Default]
 }) {}

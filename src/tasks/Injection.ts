@@ -78,5 +78,6 @@ export class Injector extends Effect.Service<Injector>()("cairn/Injector", {
       })
 
     return traced("Injector", { inject } as const)
-  })
+  }),
+  dependencies: [Sessions.Default, Tasks.Default]
 }) {}

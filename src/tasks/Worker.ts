@@ -148,7 +148,22 @@ export const WorkerLive = Layer.scopedDiscard(
       )
     )
   })
-).pipe(Layer.provide(Layer.merge(TasksRepo.Default, RunsRepo.Default)))
+).pipe(
+  Layer.provide(
+    Layer.mergeAll(
+      TasksRepo.Default,
+      RunsRepo.Default,
+      Runs.Default,
+      Turns.Default,
+      Sessions.Default,
+      Bots.Default,
+      Channels.Default,
+      Settings.Default,
+      Dispatchers.Default,
+      Tasks.Default
+    )
+  )
+)
 
 /** The task's execution_config with the `@skill:<id>` tags of its message merged into `skills`. */
 export const withSkillTags = (task: Pick<TaskRow, "execution_config" | "prompt">): ExecutionConfig => {

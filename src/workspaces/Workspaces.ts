@@ -316,5 +316,6 @@ export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces",
       })
 
     return traced("Workspaces", { root, list, read, readBytes, write, remove, contextListing, registerTemplate, listTemplates, applyTemplate } as const)
-  })
+  }),
+  dependencies: [Channels.Default]
 }) {}

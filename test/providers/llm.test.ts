@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import * as AppConfig from "../../src/config/AppConfig.ts"
 import * as ServerSecret from "../../src/secrets/ServerSecret.ts"
 import { DatabaseLive } from "../../src/main.ts"
-import { Llm, LlmLive, retryDelayMs } from "../../src/providers/Llm.ts"
+import { Llm, retryDelayMs } from "../../src/providers/Llm.ts"
 import type { LlmConfigShape } from "../../src/providers/LlmConfig.ts"
 import { LlmError, type ChatRequest, type LlmStreamEvent } from "../../src/providers/Model.ts"
 import { Usage } from "../../src/usage/Usage.ts"
@@ -87,7 +87,7 @@ describe.each(backends)("Llm service (%s)", (backend) => {
     )
     const foundation = Layer.mergeAll(ServerSecret.layer, DatabaseLive).pipe(Layer.provideMerge(AppConfig.layer))
     runtime = ManagedRuntime.make(
-      LlmLive.pipe(Layer.provide(foundation), Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(env))))
+      Layer.merge(Llm.Default, Usage.Default).pipe(Layer.provide(foundation), Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(env))))
     )
     await runtime.runPromise(Effect.void)
   })

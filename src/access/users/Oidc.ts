@@ -182,5 +182,5 @@ export class Oidc extends Effect.Service<Oidc>()("cairn/Oidc", {
 
     return traced("Oidc", { start, callback } as const)
   }),
-  dependencies: [UsersRepo.Default]
+  dependencies: [UsersRepo.Default, Users.Default]
 }) {}

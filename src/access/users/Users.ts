@@ -288,5 +288,5 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
 
     return traced("Users", { status, setup, login, refresh, logout, me, list, create, update, remove, fromOidc } as const)
   }),
-  dependencies: [UsersRepo.Default]
+  dependencies: [UsersRepo.Default, Tokens.Default]
 }) {}

@@ -65,5 +65,6 @@ export class Widgets extends Effect.Service<Widgets>()("cairn/Widgets", {
       })
 
     return traced("Widgets", { mint } as const)
-  })
+  }),
+  dependencies: [ApiKeys.Default, Bots.Default, Tokens.Default]
 }) {}

@@ -132,5 +132,5 @@ export class Dispatchers extends Effect.Service<Dispatchers>()("cairn/Dispatcher
 
     return traced("Dispatchers", { register, get, types, postMessage, deliver, deliverOrphans } as const)
   }),
-  dependencies: [TasksRepo.Default]
+  dependencies: [TasksRepo.Default, Injector.Default, Tasks.Default]
 }) {}
