@@ -7,7 +7,7 @@
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../config/AppConfig.ts"
-import { Unauthorized } from "../http/Errors.ts"
+import { Unauthorized } from "../contract/Errors.ts"
 import { ApiKeys, KEY_PREFIX } from "./keys/ApiKeys.ts"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { looksLikeJwt, Tokens } from "./Tokens.ts"

@@ -9,7 +9,7 @@
 import { Clock, Effect, Either } from "effect"
 import type { CatalogueEntry } from "../auth/Catalogue.ts"
 import { parseRate, type RateExpression } from "../config/Rate.ts"
-import { TooManyRequests } from "../http/Errors.ts"
+import { TooManyRequests } from "../contract/Errors.ts"
 import { RateLimitChat, RateLimitDefault, RateLimitEnabled } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { traced } from "../telemetry/Spans.ts"

@@ -7,8 +7,8 @@
  */
 import { Deferred, Duration, Effect, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
-import { Conflict, NotFound } from "../http/Errors.ts"
 import { ApprovalsRepo } from "./Repo.ts"
+import { ApprovalDecided, ApprovalNotFound, ToolRequestNotFound } from "./Errors.ts"
 
 /** A waiting run looks for a decision made in another process every 250 ms until there is one. */
 const decisionPoll = Schedule.recurUntil<Option.Option<boolean>>(Option.isSome).pipe(Schedule.addDelay(() => Duration.millis(250)))
@@ -30,7 +30,7 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
     const submitToolResult = (requestId: string, result: string) =>
       Effect.gen(function* () {
         const deferred = toolResults.get(requestId)
-        if (!deferred) return yield* new NotFound({ detail: `No pending tool request: ${requestId}` })
+        if (!deferred) return yield* new ToolRequestNotFound({ detail: `No pending tool request: ${requestId}` })
         yield* Deferred.succeed(deferred, result)
       })
 
@@ -69,8 +69,8 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
         const uuid = /^[0-9a-f-]{36}$/i.test(id) ? id : "00000000-0000-0000-0000-000000000000"
         if (!(yield* repo.decide(uuid, approved))) {
           const existing = yield* repo.status(uuid)
-          if (Option.isNone(existing)) return yield* new NotFound({ detail: `Approval not found: ${id}` })
-          return yield* new Conflict({ detail: `Approval already ${existing.value}` })
+          if (Option.isNone(existing)) return yield* new ApprovalNotFound({ detail: `Approval not found: ${id}` })
+          return yield* new ApprovalDecided({ detail: `Approval already ${existing.value}` })
         }
         const local = decisions.get(id)
         if (local) yield* Deferred.succeed(local, approved)

@@ -5,7 +5,7 @@
  */
 import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
 import { Schema } from "effect"
-import { ErrorResponses } from "../http/Errors.ts"
+import { ErrorResponses } from "../contract/Errors.ts"
 import { Principal } from "./Principal.ts"
 
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("cairn/Authentication", {

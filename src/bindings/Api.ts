@@ -2,9 +2,11 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { ErrorResponses } from "../http/Errors.ts"
-import { idPath } from "../http/Params.ts"
+import { detailBody } from "../contract/Errors.ts"
+import { idPath } from "../contract/Params.ts"
 import { Binding, BindingList, CreateBinding } from "./Model.ts"
+import { ChannelNotFound } from "../channels/Errors.ts"
+import { BindingConflict, BindingNotFound } from "./Errors.ts"
 
 const channelPath = idPath("Channel")
 const bindingPath = idPath("Channel", {
@@ -24,7 +26,7 @@ export class BindingsApi extends HttpApiGroup.make("bindings")
       .setPath(channelPath)
       .setPayload(CreateBinding)
       .addSuccess(Binding, { status: 201 })
-      .addError(ErrorResponses.conflict)
+      .addError(detailBody(BindingConflict))
       .annotate(RequiredScope, "channels.integrations:write")
       .annotate(
         OpenApi.Description,
@@ -38,5 +40,7 @@ export class BindingsApi extends HttpApiGroup.make("bindings")
       .annotate(RequiredScope, "channels.integrations:write")
       .annotate(OpenApi.Description, "Remove one binding from a channel")
   )
+  .addError(detailBody(ChannelNotFound))
+  .addError(detailBody(BindingNotFound))
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Channel integrations") {}

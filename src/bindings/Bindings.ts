@@ -7,10 +7,11 @@ import { Effect, Option } from "effect"
 import * as crypto from "node:crypto"
 import type { Channel } from "../channels/Model.ts"
 import { Channels } from "../channels/Channels.ts"
-import { Conflict, NotFound } from "../http/Errors.ts"
 import { Binding, type CreateBinding } from "./Model.ts"
 import { type BindingRow, BindingsRepo } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { BindingConflict, BindingNotFound } from "./Errors.ts"
+import type { ChannelNotFound } from "../channels/Errors.ts"
 
 const toBinding = (row: BindingRow): Binding =>
   new Binding({
@@ -35,7 +36,7 @@ export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
     const repo = yield* BindingsRepo
     const channels = yield* Channels
 
-    const forChannel = (channelId: string): Effect.Effect<ReadonlyArray<Binding>, NotFound> =>
+    const forChannel = (channelId: string): Effect.Effect<ReadonlyArray<Binding>, ChannelNotFound> =>
       Effect.zipRight(channels.get(channelId), Effect.map(repo.forChannel(channelId), (rows) => rows.map(toBinding)))
 
     const create = (channelId: string, input: CreateBinding) =>
@@ -43,7 +44,7 @@ export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
         yield* channels.get(channelId)
         const row = yield* repo.insert({ id: crypto.randomUUID(), channel_id: channelId, ...input })
         if (!row) {
-          return yield* new Conflict({
+          return yield* new BindingConflict({
             detail: `Channel ${channelId} is already bound to ${input.integration_type} client ${input.client_id}`
           })
         }
@@ -54,7 +55,7 @@ export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
       Effect.gen(function* () {
         yield* channels.get(channelId)
         const removed = yield* repo.remove(channelId, bindingId)
-        if (!removed) return yield* new NotFound({ detail: `Binding not found on channel ${channelId}: ${bindingId}` })
+        if (!removed) return yield* new BindingNotFound({ detail: `Binding not found on channel ${channelId}: ${bindingId}` })
       })
 
     /**
@@ -72,7 +73,7 @@ export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
           if (integrationType !== undefined && row.integration_type !== integrationType) continue
           const channel = yield* channels.get(row.channel_id).pipe(
             Effect.map(Option.some),
-            Effect.catchTag("NotFound", () => Effect.succeedNone)
+            Effect.catchTag("ChannelNotFound", () => Effect.succeedNone)
           )
           if (Option.isSome(channel)) found.push({ channel: channel.value, binding: toBinding(row) })
         }

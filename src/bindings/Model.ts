@@ -1,6 +1,6 @@
 /** A channel integration binding: an integration type attached to a channel under a client id. */
 import { Schema } from "effect"
-import { bodyOptions } from "../http/Params.ts"
+import { bodyOptions } from "../contract/Params.ts"
 
 const Timestamp = Schema.Date.annotations({ jsonSchema: { type: "string", format: "date-time" } })
 

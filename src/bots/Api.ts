@@ -2,9 +2,9 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { detailBody } from "../http/Errors.ts"
+import { detailBody } from "../contract/Errors.ts"
 import { BotConflict, BotNotFound } from "./Errors.ts"
-import { pathParams } from "../http/Params.ts"
+import { pathParams } from "../contract/Params.ts"
 import { Bot, BotList, CreateBot, UpdateBot } from "./Model.ts"
 
 const idPath = pathParams({ id: Schema.String })

@@ -1,6 +1,6 @@
 /** A bot: an LLM-driven agent with its prompt, model, tools, skills and policies. */
 import { Schema } from "effect"
-import { bodyOptions } from "../http/Params.ts"
+import { bodyOptions } from "../contract/Params.ts"
 
 export const BotId = Schema.String.pipe(
   Schema.pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, {

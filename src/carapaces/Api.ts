@@ -2,8 +2,8 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { ErrorResponses } from "../http/Errors.ts"
-import { idPath, pathParams } from "../http/Params.ts"
+import { detailBody } from "../contract/Errors.ts"
+import { idPath, pathParams } from "../contract/Params.ts"
 import {
   Carapace,
   CarapaceList,
@@ -13,6 +13,8 @@ import {
   SetChannelCarapaces,
   UpdateCarapace
 } from "./Model.ts"
+import { ChannelNotFound } from "../channels/Errors.ts"
+import { CarapaceConflict, CarapaceNotFound } from "./Errors.ts"
 
 const carapaceId = pathParams({ id: Schema.String })
 const channelPath = idPath("Channel")
@@ -35,7 +37,7 @@ export class CarapacesApi extends HttpApiGroup.make("carapaces")
     HttpApiEndpoint.get("resolved", "/api/v1/carapaces/:id/resolved")
       .setPath(carapaceId)
       .addSuccess(ResolvedCarapaces)
-      .addError(ErrorResponses.conflict)
+      .addError(detailBody(CarapaceConflict))
       .annotate(RequiredScope, "carapaces:read")
       .annotate(OpenApi.Description, "A carapace with its includes followed: the carapaces reached and their tools and skills (409 on an include cycle)")
   )
@@ -43,7 +45,7 @@ export class CarapacesApi extends HttpApiGroup.make("carapaces")
     HttpApiEndpoint.post("create", "/api/v1/carapaces")
       .setPayload(CreateCarapace)
       .addSuccess(Carapace, { status: 201 })
-      .addError(ErrorResponses.conflict)
+      .addError(detailBody(CarapaceConflict))
       .annotate(RequiredScope, "carapaces:write")
       .annotate(OpenApi.Description, "Create a carapace; its includes must exist and form no cycle (422 naming the cycle)")
   )
@@ -59,7 +61,7 @@ export class CarapacesApi extends HttpApiGroup.make("carapaces")
     HttpApiEndpoint.del("delete", "/api/v1/carapaces/:id")
       .setPath(carapaceId)
       .addSuccess(HttpApiSchema.NoContent)
-      .addError(ErrorResponses.conflict)
+      .addError(detailBody(CarapaceConflict))
       .annotate(RequiredScope, "carapaces:write")
       .annotate(OpenApi.Description, "Delete a carapace (409 while another includes it); its channel attachments go with it")
   )
@@ -78,5 +80,7 @@ export class CarapacesApi extends HttpApiGroup.make("carapaces")
       .annotate(RequiredScope, "carapaces:write")
       .annotate(OpenApi.Description, "Replace the carapaces attached to a channel; each must exist")
   )
+  .addError(detailBody(CarapaceNotFound))
+  .addError(detailBody(ChannelNotFound))
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Carapaces") {}

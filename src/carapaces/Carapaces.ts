@@ -13,7 +13,7 @@ import YAML from "yaml"
 import { Bindings } from "../bindings/Bindings.ts"
 import { Bots } from "../bots/Bots.ts"
 import { Channels } from "../channels/Channels.ts"
-import { Conflict, NotFound, ValidationError, ValidationIssue } from "../http/Errors.ts"
+import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import {
   Carapace,
   CarapaceConfig,
@@ -26,6 +26,7 @@ import {
 import { CarapacesRepo, type CarapaceRow } from "./Repo.ts"
 import { type CarapaceNode, resolveIncludes } from "./Resolve.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { CarapaceConflict, CarapaceNotFound } from "./Errors.ts"
 
 export const projectCarapacesDir = fileURLToPath(new URL("../../carapaces", import.meta.url))
 
@@ -66,7 +67,7 @@ export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
 
     const get = (id: string) =>
       Effect.flatMap(repo.find(id), (row) =>
-        row ? Effect.succeed(toCarapace(row)) : Effect.fail(new NotFound({ detail: `Carapace not found: ${id}` }))
+        row ? Effect.succeed(toCarapace(row)) : Effect.fail(new CarapaceNotFound({ detail: `Carapace not found: ${id}` }))
       )
 
     const list = Effect.map(repo.list, (rows) => rows.map(toCarapace))
@@ -102,7 +103,7 @@ export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
         const config: CarapaceConfig = { ...input }
         yield* checkIncludes(config)
         const inserted = yield* repo.insert(config)
-        if (!inserted) return yield* new Conflict({ detail: `A carapace with id ${input.id} already exists` })
+        if (!inserted) return yield* new CarapaceConflict({ detail: `A carapace with id ${input.id} already exists` })
         return yield* get(input.id)
       })
 
@@ -129,10 +130,10 @@ export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
         yield* get(id)
         const includers = (yield* list).filter((carapace) => carapace.includes.includes(id)).map((carapace) => carapace.id)
         if (includers.length > 0) {
-          return yield* new Conflict({ detail: `Carapace ${id} is included by ${includers.join(", ")}` })
+          return yield* new CarapaceConflict({ detail: `Carapace ${id} is included by ${includers.join(", ")}` })
         }
         const removed = yield* repo.remove(id)
-        if (!removed) return yield* new NotFound({ detail: `Carapace not found: ${id}` })
+        if (!removed) return yield* new CarapaceNotFound({ detail: `Carapace not found: ${id}` })
       })
 
     /** The carapaces with includes followed; fails with the cycle when one is met. */
@@ -193,7 +194,7 @@ export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
         const roots: Array<string> = [...botCarapaces]
         if (channelId && uuidPattern.test(channelId)) {
           roots.push(...(yield* repo.forChannel(channelId)))
-          const bound = yield* bindings.forChannel(channelId).pipe(Effect.catchTag("NotFound", () => Effect.succeed([])))
+          const bound = yield* bindings.forChannel(channelId).pipe(Effect.catchTag("ChannelNotFound", () => Effect.succeed([])))
           roots.push(...(yield* repo.activatedFor([...new Set(bound.map((binding) => binding.integration_type))])))
         }
         const nodes = yield* graph()

@@ -1,9 +1,9 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
-import { Conflict } from "../http/Errors.ts"
 import { Carapaces } from "./Carapaces.ts"
 import { CarapaceList } from "./Model.ts"
+import { CarapaceConflict } from "./Errors.ts"
 
 export const CarapacesHttpLive = HttpApiBuilder.group(CairnApi, "carapaces", (handlers) =>
   Effect.gen(function* () {
@@ -15,7 +15,7 @@ export const CarapacesHttpLive = HttpApiBuilder.group(CairnApi, "carapaces", (ha
         carapaces.get(path.id).pipe(
           Effect.zipRight(carapaces.resolve([path.id])),
           // Only carapace files can hold a cycle (the API refuses one); reading it is a conflict.
-          Effect.catchTag("CarapaceCycle", (cycle) => Effect.fail(new Conflict({ detail: cycle.message }))))
+          Effect.catchTag("CarapaceCycle", (cycle) => Effect.fail(new CarapaceConflict({ detail: cycle.message }))))
       )
       .handle("create", ({ payload }) => carapaces.create(payload))
       .handle("update", ({ path, payload }) => carapaces.update(path.id, payload))

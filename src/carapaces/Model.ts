@@ -1,6 +1,6 @@
 /** A carapace: a named capability bundle of tools and skills that may include other carapaces. */
 import { Schema } from "effect"
-import { bodyOptions } from "../http/Params.ts"
+import { bodyOptions } from "../contract/Params.ts"
 
 const Timestamp = Schema.Date.annotations({ jsonSchema: { type: "string", format: "date-time" } })
 

@@ -2,9 +2,10 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { ErrorResponses } from "../http/Errors.ts"
-import { idPath, queryParams } from "../http/Params.ts"
+import { detailBody } from "../contract/Errors.ts"
+import { idPath, queryParams } from "../contract/Params.ts"
 import { Channel, ChannelList, CreateChannel, defaultListLimit, EnsureChannel, maxListLimit, UpdateChannel } from "./Model.ts"
+import { ChannelConflict, ChannelNotFound } from "./Errors.ts"
 
 const channelId = idPath("Channel")
 
@@ -23,7 +24,7 @@ export class ChannelsApi extends HttpApiGroup.make("channels")
     HttpApiEndpoint.post("create", "/api/v1/admin/channels")
       .setPayload(CreateChannel)
       .addSuccess(Channel, { status: 201 })
-      .addError(ErrorResponses.conflict)
+      .addError(detailBody(ChannelConflict))
       .annotate(RequiredScope, "channels:write")
       .annotate(OpenApi.Description, "Create a channel for a bot (client_id defaults to channel:<id>)")
   )
@@ -66,5 +67,6 @@ export class ChannelsApi extends HttpApiGroup.make("channels")
       .annotate(RequiredScope, "channels:write")
       .annotate(OpenApi.Description, "Delete a channel (its sessions stay)")
   )
+  .addError(detailBody(ChannelNotFound))
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Channels") {}

@@ -5,10 +5,11 @@
 import { Effect, Option } from "effect"
 import * as crypto from "node:crypto"
 import { Bots } from "../bots/Bots.ts"
-import { Conflict, NotFound, ValidationError } from "../http/Errors.ts"
+import { ValidationError } from "../contract/Errors.ts"
 import { Channel, type ChannelFilter, type CreateChannel, type UpdateChannel } from "./Model.ts"
 import { type ChannelChanges, type ChannelRow, ChannelsRepo } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { ChannelConflict, ChannelNotFound } from "./Errors.ts"
 
 const toChannel = (row: ChannelRow): Channel =>
   new Channel({
@@ -17,7 +18,7 @@ const toChannel = (row: ChannelRow): Channel =>
     integration_config: (row.integration_config ?? {}) as Record<string, unknown>
   })
 
-const notFound = (id: string) => new NotFound({ detail: `Channel not found: ${id}` })
+const notFound = (id: string) => new ChannelNotFound({ detail: `Channel not found: ${id}` })
 
 /** How often get-or-create retries when the row it collided with vanished before it could read it. */
 const ensureAttempts = 3
@@ -36,7 +37,7 @@ export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
         Effect.asVoid
       )
 
-    const get = (id: string): Effect.Effect<Channel, NotFound> =>
+    const get = (id: string): Effect.Effect<Channel, ChannelNotFound> =>
       Effect.flatMap(repo.find(id), (row) => (row ? Effect.succeed(toChannel(row)) : Effect.fail(notFound(id))))
 
     const findByClient = (clientId: string, botId: string): Effect.Effect<Option.Option<Channel>, never> =>
@@ -61,7 +62,7 @@ export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
           model_override: input.model_override
         })
         if (!row) {
-          return yield* new Conflict({
+          return yield* new ChannelConflict({
             detail: `A channel for client_id ${clientId} and bot ${input.bot_id} already exists`
           })
         }
@@ -111,7 +112,7 @@ export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
       Effect.flatMap(repo.remove(id), (removed) => (removed ? Effect.void : Effect.fail(notFound(id))))
 
     /** Points the channel at the session its next messages go to (null: none). */
-    const setActiveSession = (channelId: string, sessionId: string | null): Effect.Effect<void, NotFound> =>
+    const setActiveSession = (channelId: string, sessionId: string | null): Effect.Effect<void, ChannelNotFound> =>
       Effect.flatMap(repo.setActiveSession(channelId, sessionId), (updated) =>
         updated ? Effect.void : Effect.fail(notFound(channelId))
       )

@@ -1,6 +1,6 @@
 /** A channel: where a client talks to a bot, with its per-channel settings. */
 import { Schema } from "effect"
-import { bodyOptions } from "../http/Params.ts"
+import { bodyOptions } from "../contract/Params.ts"
 
 const nonBlank = (what: string) =>
   Schema.String.pipe(

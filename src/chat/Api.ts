@@ -2,9 +2,9 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Authentication } from "../auth/Authentication.ts"
 import { ChatRateLimited } from "../auth/ChatRateLimited.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { detailBody, ErrorResponses } from "../http/Errors.ts"
+import { detailBody } from "../contract/Errors.ts"
 import { BotNotFound } from "../bots/Errors.ts"
-import { idPath } from "../http/Params.ts"
+import { idPath } from "../contract/Params.ts"
 import { EventStream } from "../runs/Model.ts"
 import {
   Acknowledged,
@@ -16,16 +16,20 @@ import {
   DecideRequest,
   ToolResultRequest
 } from "./Model.ts"
-
+import { ChannelNotFound } from "../channels/Errors.ts"
+import { SessionNotFound } from "../sessions/Errors.ts"
+import { TaskNotFound } from "../tasks/Errors.ts"
+import { ApprovalDecided, ApprovalNotFound, ToolRequestNotFound } from "../agent/Errors.ts"
+import { RunCancelled, RunFailed, RunInterrupted } from "../runs/Errors.ts"
 
 export class ChatApi extends HttpApiGroup.make("chat")
   .add(
     HttpApiEndpoint.post("chat", "/chat")
       .setPayload(ChatRequest)
       .addSuccess(ChatResponse)
-      .addError(ErrorResponses.conflict)
-      .addError(ErrorResponses.badGateway)
-      .addError(ErrorResponses.serviceUnavailable)
+      .addError(detailBody(RunCancelled))
+      .addError(detailBody(RunFailed))
+      .addError(detailBody(RunInterrupted))
       .annotate(RequiredScope, "chat")
       .annotate(ChatRateLimited, true)
       .annotate(OpenApi.Description, "Send a message and wait for the bot's answer")
@@ -57,10 +61,15 @@ export class ChatApi extends HttpApiGroup.make("chat")
       .setPath(idPath("Approval"))
       .setPayload(DecideRequest)
       .addSuccess(ApprovalDecision)
-      .addError(ErrorResponses.conflict)
       .annotate(RequiredScope, "chat")
       .annotate(OpenApi.Description, "Approve or deny a tool call a run is waiting on (approval_request event)")
   )
   .addError(detailBody(BotNotFound))
+  .addError(detailBody(ChannelNotFound))
+  .addError(detailBody(SessionNotFound))
+  .addError(detailBody(TaskNotFound))
+  .addError(detailBody(ToolRequestNotFound))
+  .addError(detailBody(ApprovalNotFound))
+  .addError(detailBody(ApprovalDecided))
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Chat") {}

@@ -6,7 +6,7 @@ import { Effect, Option } from "effect"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { Bots } from "../bots/Bots.ts"
 import { Channels } from "../channels/Channels.ts"
-import { Forbidden, ValidationError } from "../http/Errors.ts"
+import { Forbidden, ValidationError } from "../contract/Errors.ts"
 import { grants } from "../auth/Scopes.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { SystemPaused } from "../settings/Model.ts"
@@ -38,10 +38,10 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         if (request.channel_id) {
           const channel = yield* channels
             .get(request.channel_id)
-            .pipe(Effect.catchTag("NotFound", () => ValidationError.single(["body", "channel_id"], "Unknown channel")))
+            .pipe(Effect.catchTag("ChannelNotFound", () => ValidationError.single(["body", "channel_id"], "Unknown channel")))
           const session = channel.active_session_id
             ? yield* sessions.get(channel.active_session_id).pipe(
-                Effect.catchTag("NotFound", () =>
+                Effect.catchTag("SessionNotFound", () =>
                   sessions.getOrCreate({ botId: channel.bot_id, clientId: channel.client_id, channelId: channel.id })
                 )
               )

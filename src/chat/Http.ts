@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { Interactions } from "../agent/Interactions.ts"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
-import { BadGateway, Conflict, ServiceUnavailable } from "../http/Errors.ts"
+import { RunCancelled, RunFailed, RunInterrupted } from "../runs/Errors.ts"
 import { Tasks } from "../tasks/Tasks.ts"
 import { Chat } from "./Chat.ts"
 import { Acknowledged, ApprovalDecision, CancelResponse, ChatResponse } from "./Model.ts"
@@ -32,17 +32,17 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
               // The blocking call waits for its queued turn, so the client still gets the answer.
               const task = yield* tasks.awaitFinished(started.taskId)
               if (task.status === "complete") return respond(started.sessionId, task.result ?? "", task.client_actions)
-              if (task.status === "cancelled") return yield* new Conflict({ detail: "The queued message was cancelled" })
-              return yield* new BadGateway({ detail: task.error ?? "The run failed" })
+              if (task.status === "cancelled") return yield* new RunCancelled({ detail: "The queued message was cancelled" })
+              return yield* new RunFailed({ detail: task.error ?? "The run failed" })
             }
             case "started": {
               const outcome = yield* runs.awaitDone(started.run)
               if (outcome._tag === "complete") {
                 return respond(started.sessionId, outcome.result.text, outcome.result.clientActions)
               }
-              if (outcome._tag === "cancelled") return yield* new Conflict({ detail: "The run was cancelled" })
-              if (outcome._tag === "interrupted") return yield* new ServiceUnavailable({ detail: outcome.message })
-              return yield* new BadGateway({ detail: outcome.message })
+              if (outcome._tag === "cancelled") return yield* new RunCancelled({ detail: "The run was cancelled" })
+              if (outcome._tag === "interrupted") return yield* new RunInterrupted({ detail: outcome.message })
+              return yield* new RunFailed({ detail: outcome.message })
             }
           }
         })

@@ -1,6 +1,6 @@
 /** The chat request and responses of `/chat` and `/chat/stream`, as the spec gives them. */
 import { Schema } from "effect"
-import { body } from "../http/Params.ts"
+import { body } from "../contract/Params.ts"
 import { JsonObject } from "../sessions/Model.ts"
 
 export const DispatchType = Schema.Literal("chatplatform", "webhook", "internal", "none")

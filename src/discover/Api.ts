@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { AUTHENTICATED } from "../auth/Scopes.ts"
-import { queryParams } from "../http/Params.ts"
+import { queryParams } from "../contract/Params.ts"
 import { EndpointEntry, ScopeCatalogue } from "./Model.ts"
 
 export class DiscoverApi extends HttpApiGroup.make("discover")

@@ -2,15 +2,16 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { ErrorResponses } from "../http/Errors.ts"
+import { detailBody } from "../contract/Errors.ts"
 import { Document, DocumentCreate, DocumentDeleted, DocumentPath, SearchQuery, SearchResult } from "./Model.ts"
+import { DocumentNotFound, EmbeddingFailed } from "./Errors.ts"
 
 export class DocumentsApi extends HttpApiGroup.make("documents")
   .add(
     HttpApiEndpoint.post("create", "/documents")
       .setPayload(DocumentCreate)
       .addSuccess(Document, { status: 201 })
-      .addError(ErrorResponses.badGateway)
+      .addError(detailBody(EmbeddingFailed))
       .annotate(RequiredScope, "documents:write")
       .annotate(
         OpenApi.Description,
@@ -42,6 +43,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       .annotate(RequiredScope, "documents:write")
       .annotate(OpenApi.Description, "Delete a document with its chunks and embeddings")
   )
+  .addError(detailBody(DocumentNotFound))
   .middleware(Authentication)
   .prefix("/api/v1")
   .annotate(OpenApi.Title, "Documents") {}

@@ -7,7 +7,7 @@ import { Chunk, DateTime, Effect, ParseResult, Schedule, Schema } from "effect"
 import { EmbeddingConfig } from "../embeddings/Config.ts"
 import { Embedder, type EmbeddingError } from "../embeddings/Embedder.ts"
 import { layer as EmbedderLive } from "../embeddings/Live.ts"
-import { BadGateway, NotFound, ValidationError, ValidationIssue } from "../http/Errors.ts"
+import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import { chunkText } from "./Chunking.ts"
 import {
   DEFAULT_SEARCH_LIMIT,
@@ -22,6 +22,7 @@ import {
 import { fuse, type VectorHit } from "./Ranking.ts"
 import { DocumentsRepo, embeddingInput, MAX_INDEXED_DIMENSION, type DocumentRow } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { DocumentNotFound, EmbeddingFailed } from "./Errors.ts"
 
 /** Texts per embedding request: well under every provider's batch limit. */
 const EMBED_BATCH = 64
@@ -107,7 +108,7 @@ export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
       const input = yield* validate(DocumentCreate, unchecked)
       const pieces = chunkText(input.content)
       const vectors = yield* embedAll(pieces.map((piece) => embeddingInput(input.title, piece))).pipe(
-        Effect.mapError((error) => new BadGateway({ detail: `Embedding failed: ${error.message}` }))
+        Effect.mapError((error) => new EmbeddingFailed({ detail: `Embedding failed: ${error.message}` }))
       )
       yield* ensureIndex(vectors[0]!.length)
       const id = yield* repo.insert(
@@ -127,13 +128,13 @@ export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
 
     const get = Effect.fn("Documents.get")(function* (id: string) {
       const row = Schema.is(Schema.UUID)(id) ? yield* repo.get(id) : undefined
-      if (!row) return yield* new NotFound({ detail: `Document ${id} not found` })
+      if (!row) return yield* new DocumentNotFound({ detail: `Document ${id} not found` })
       return toDocument(row)
     })
 
     const remove = Effect.fn("Documents.remove")(function* (id: string) {
       const removed = Schema.is(Schema.UUID)(id) && (yield* repo.remove(id))
-      if (!removed) return yield* new NotFound({ detail: `Document ${id} not found` })
+      if (!removed) return yield* new DocumentNotFound({ detail: `Document ${id} not found` })
       return new DocumentDeleted({ id, deleted: true })
     })
 

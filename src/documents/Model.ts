@@ -1,6 +1,6 @@
 /** Schemas of the documents domain: the create body, the stored document, search results. */
 import { Schema } from "effect"
-import { body, idPath, queryParams } from "../http/Params.ts"
+import { body, idPath, queryParams } from "../contract/Params.ts"
 
 const NonBlank = (max: number) =>
   Schema.String.pipe(

@@ -3,8 +3,8 @@
  * (starting `body`, `path` or `query`), message and type.
  */
 import type { HttpApiError } from "@effect/platform"
-import { ValidationError, ValidationIssue } from "./Errors.ts"
-import { NOT_FOUND_PATH_ID, PATH_ID, QUERY_ID } from "./Params.ts"
+import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
+import { NOT_FOUND_PATH_ID, PATH_ID, QUERY_ID } from "../contract/Params.ts"
 
 const issueType = (tag: string): string => {
   switch (tag) {

@@ -18,8 +18,8 @@ import { Cause, Deferred, Effect, Layer } from "effect"
 import { Server } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
 import { notFoundDetail, toValidationError } from "./DecodeErrors.ts"
-import { internalErrorBody, retryAfterHeader, type TooManyRequests, ValidationError } from "./Errors.ts"
-import { ShutdownSignal } from "./Shutdown.ts"
+import { internalErrorBody, retryAfterHeader, type TooManyRequests, ValidationError } from "../contract/Errors.ts"
+import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
 
 const isRequestDecodeError = (defect: unknown) =>
   (defect as { _tag?: string; reason?: string })?._tag === "RequestError" &&

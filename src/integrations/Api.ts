@@ -2,7 +2,9 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { body, pathParams } from "../http/Params.ts"
+import { body, pathParams } from "../contract/Params.ts"
+import { IntegrationNotFound, ToolNotFound } from "./Errors.ts"
+import { detailBody } from "../contract/Errors.ts"
 
 const Json = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 const idPath = pathParams({ id: Schema.String })
@@ -105,5 +107,7 @@ export class IntegrationsApi extends HttpApiGroup.make("integrations")
       .annotate(RequiredScope, "tools:execute")
       .annotate(OpenApi.Description, "Run a tool directly with the given arguments")
   )
+  .addError(detailBody(IntegrationNotFound))
+  .addError(detailBody(ToolNotFound))
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Integrations and tools") {}

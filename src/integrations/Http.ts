@@ -2,7 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { ToolRegistry } from "../agent/Tools.ts"
 import { CairnApi } from "../Api.ts"
-import { NotFound } from "../http/Errors.ts"
+import { IntegrationNotFound, ToolNotFound } from "./Errors.ts"
 import { IntegrationSettingsView, IntegrationSummary, SettingView, ToolResult, ToolView } from "./Api.ts"
 import { Integrations, type IntegrationState } from "./Integrations.ts"
 import { ProcessManager } from "./Processes.ts"
@@ -17,9 +17,9 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations
 
     const loadedOr404 = (id: string) =>
       Option.match(integrations.get(id), {
-        onNone: () => Effect.fail(new NotFound({ detail: `Integration not found: ${id}` })),
+        onNone: () => Effect.fail(new IntegrationNotFound({ detail: `Integration not found: ${id}` })),
         onSome: (state) =>
-          state.loaded ? Effect.succeed(state.loaded) : Effect.fail(new NotFound({ detail: `Integration ${id} failed to load: ${state.error}` }))
+          state.loaded ? Effect.succeed(state.loaded) : Effect.fail(new IntegrationNotFound({ detail: `Integration ${id} failed to load: ${state.error}` }))
       })
 
     const view = (id: string, resolved: ReadonlyArray<ResolvedSetting>) =>
@@ -67,7 +67,7 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations
       )
       .handle("process", ({ path }) =>
         Option.match(processes.status(path.id), {
-          onNone: () => Effect.fail(new NotFound({ detail: `Integration not found: ${path.id}` })),
+          onNone: () => Effect.fail(new IntegrationNotFound({ detail: `Integration not found: ${path.id}` })),
           onSome: (status) => Effect.succeed({ integration_id: path.id, ...status })
         })
       )
@@ -86,7 +86,7 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations
       )
       .handle("execute", ({ path, payload }) =>
         Effect.gen(function* () {
-          if (!tools.get(path.name)) return yield* new NotFound({ detail: `Tool not found: ${path.name}` })
+          if (!tools.get(path.name)) return yield* new ToolNotFound({ detail: `Tool not found: ${path.name}` })
           const started = Date.now()
           const outcome = yield* Effect.either(
             tools.execute(path.name, payload.arguments, {

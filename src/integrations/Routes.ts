@@ -9,8 +9,8 @@ import { Effect, Layer, Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { isScope, PUBLIC, type ScopeRequirement } from "../auth/Scopes.ts"
-import { internalErrorBody, ValidationError } from "../http/Errors.ts"
-import { pathParams } from "../http/Params.ts"
+import { internalErrorBody, ValidationError } from "../contract/Errors.ts"
+import { pathParams } from "../contract/Params.ts"
 import type { IntegrationContext, RouteDefinition } from "../sdk/index.ts"
 
 export const groupName = (integrationId: string) => `integration_${integrationId}`

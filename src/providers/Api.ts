@@ -1,8 +1,8 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { ErrorResponses } from "../http/Errors.ts"
-import { pathParams } from "../http/Params.ts"
+import { detailBody } from "../contract/Errors.ts"
+import { pathParams } from "../contract/Params.ts"
 import {
   CompletionRequest,
   CompletionResponse,
@@ -13,6 +13,7 @@ import {
   ProviderView,
   UpdateProvider
 } from "./Model.ts"
+import { ProviderConflict, ProviderFailed, ProviderNotFound } from "./Errors.ts"
 
 const idPath = pathParams({ id: ProviderId })
 
@@ -41,7 +42,7 @@ export class ProvidersApi extends HttpApiGroup.make("providers")
     HttpApiEndpoint.post("create", "/api/v1/admin/providers")
       .setPayload(CreateProvider)
       .addSuccess(ProviderView, { status: 201 })
-      .addError(ErrorResponses.conflict)
+      .addError(detailBody(ProviderConflict))
       .annotate(RequiredScope, "providers:write")
       .annotate(OpenApi.Description, "Add an OpenAI-compatible provider; its API key is stored encrypted")
   )
@@ -50,7 +51,7 @@ export class ProvidersApi extends HttpApiGroup.make("providers")
       .setPath(idPath)
       .setPayload(UpdateProvider)
       .addSuccess(ProviderView)
-      .addError(ErrorResponses.conflict)
+      .addError(detailBody(ProviderConflict))
       .annotate(RequiredScope, "providers:write")
       .annotate(
         OpenApi.Description,
@@ -62,10 +63,11 @@ export class ProvidersApi extends HttpApiGroup.make("providers")
     HttpApiEndpoint.del("delete", "/api/v1/admin/providers/:id")
       .setPath(idPath)
       .addSuccess(HttpApiSchema.NoContent)
-      .addError(ErrorResponses.conflict)
+      .addError(detailBody(ProviderConflict))
       .annotate(RequiredScope, "providers:write")
       .annotate(OpenApi.Description, "Delete a provider (not the default one)")
   )
+  .addError(detailBody(ProviderNotFound))
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Providers") {}
 
@@ -74,7 +76,7 @@ export class LlmApi extends HttpApiGroup.make("llm")
     HttpApiEndpoint.post("completions", "/api/v1/llm/completions")
       .setPayload(CompletionRequest)
       .addSuccess(CompletionResponse)
-      .addError(ErrorResponses.badGateway)
+      .addError(detailBody(ProviderFailed))
       .annotate(RequiredScope, "llm:completions")
       .annotate(
         OpenApi.Description,

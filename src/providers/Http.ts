@@ -2,7 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
 import { Principal, type PrincipalShape } from "../auth/Principal.ts"
-import { BadGateway, TooManyRequests, ValidationError } from "../http/Errors.ts"
+import { TooManyRequests, ValidationError } from "../contract/Errors.ts"
+import { ProviderFailed } from "./Errors.ts"
 import { Llm } from "./Llm.ts"
 import { type CompletionRequest, CompletionResponse, ProviderList, type LlmError } from "./Model.ts"
 import { Providers } from "./Providers.ts"
@@ -33,7 +34,7 @@ export const httpError = (error: LlmError) => {
     case "unknown_model":
       return ValidationError.single(["body", "model"], error.detail, "unknown_model")
     default:
-      return new BadGateway({ detail: error.detail })
+      return new ProviderFailed({ detail: error.detail })
   }
 }
 

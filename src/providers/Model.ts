@@ -3,7 +3,7 @@
  * of the provider admin API and the completion proxy.
  */
 import { Schema } from "effect"
-import { bodyOptions } from "../http/Params.ts"
+import { bodyOptions } from "../contract/Params.ts"
 
 // ---------------------------------------------------------------------------------------------
 // The Llm contract

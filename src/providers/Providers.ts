@@ -6,7 +6,7 @@
  */
 import { Effect, Option, Redacted } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
-import { Conflict, NotFound, ValidationError, ValidationIssue } from "../http/Errors.ts"
+import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import { makeSnapshot } from "../db/Snapshot.ts"
 import { costOf, shippedPrice, type Price } from "../usage/Prices.ts"
 import { MASK, mask } from "../secrets/Mask.ts"
@@ -25,6 +25,7 @@ import {
 import { ProvidersRepo, type ProviderRow } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { layer as LlmConfigLive } from "./LlmConfig.ts"
+import { ProviderConflict, ProviderNotFound } from "./Errors.ts"
 
 export const DEFAULT_PROVIDER_ID = "default"
 export const refreshMs = 2_000
@@ -66,7 +67,7 @@ export const priceOf = (target: Target): Price | undefined => {
 export { costOf }
 
 const defaultReadOnly = () =>
-  new Conflict({
+  new ProviderConflict({
     detail: "The default provider is configured by OPENAI_BASE_URL and OPENAI_API_KEY and cannot be changed here"
   })
 
@@ -181,7 +182,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
     const find = (id: string) =>
       Effect.flatMap(current, (snapshot) => {
         const provider = snapshot.byId.get(id)
-        return provider ? Effect.succeed(provider) : Effect.fail(new NotFound({ detail: `Unknown provider: ${id}` }))
+        return provider ? Effect.succeed(provider) : Effect.fail(new ProviderNotFound({ detail: `Unknown provider: ${id}` }))
       })
 
     const get = (id: string) => Effect.map(find(id), view)
@@ -197,7 +198,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
           extra_headers: encryptHeaders(input.extra_headers),
           models: input.models.map(modelRow)
         }
-        if (!(yield* repo.insert(row))) return yield* new Conflict({ detail: `A provider with id ${input.id} exists` })
+        if (!(yield* repo.insert(row))) return yield* new ProviderConflict({ detail: `A provider with id ${input.id} exists` })
         const snapshot = yield* reload
         return view(snapshot.byId.get(input.id)!)
       })
@@ -208,7 +209,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
         const snapshot = yield* reload
         const existing = snapshot.rows.get(id)
         const provider = snapshot.byId.get(id)
-        if (!existing || !provider) return yield* new NotFound({ detail: `Unknown provider: ${id}` })
+        if (!existing || !provider) return yield* new ProviderNotFound({ detail: `Unknown provider: ${id}` })
         // Omitted, or the masked value a read showed: keep the stored key.
         const keep =
           input.api_key === undefined || (provider.apiKey !== undefined && input.api_key === mask(provider.apiKey))
@@ -225,14 +226,14 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
           extra_headers: encryptHeaders(unmaskHeaders(input.extra_headers, provider.extraHeaders)),
           models: input.models.map(modelRow)
         }
-        if (!(yield* repo.update(row))) return yield* new NotFound({ detail: `Unknown provider: ${id}` })
+        if (!(yield* repo.update(row))) return yield* new ProviderNotFound({ detail: `Unknown provider: ${id}` })
         return view((yield* reload).byId.get(id)!)
       })
 
     const remove = (id: string) =>
       Effect.gen(function* () {
         if (id === DEFAULT_PROVIDER_ID) return yield* defaultReadOnly()
-        if (!(yield* repo.remove(id))) return yield* new NotFound({ detail: `Unknown provider: ${id}` })
+        if (!(yield* repo.remove(id))) return yield* new ProviderNotFound({ detail: `Unknown provider: ${id}` })
         yield* reload
       })
 

@@ -3,8 +3,11 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { idPath, queryParams } from "../http/Params.ts"
+import { idPath, queryParams } from "../contract/Params.ts"
 import { EventStream } from "./Model.ts"
+import { SessionNotFound } from "../sessions/Errors.ts"
+import { detailBody } from "../contract/Errors.ts"
+import { RunNotFound } from "./Errors.ts"
 
 export class RunsApi extends HttpApiGroup.make("runs")
   .add(
@@ -23,5 +26,7 @@ export class RunsApi extends HttpApiGroup.make("runs")
         "Rejoin the session's latest (or a given) run: events after `after` or the Last-Event-ID header, then live ones"
       )
   )
+  .addError(detailBody(SessionNotFound))
+  .addError(detailBody(RunNotFound))
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Chat") {}

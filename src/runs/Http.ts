@@ -1,7 +1,7 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { CairnApi } from "../Api.ts"
-import { NotFound } from "../http/Errors.ts"
+import { RunNotFound } from "./Errors.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { Runs } from "./Runs.ts"
 import * as Sse from "./Sse.ts"
@@ -19,12 +19,12 @@ export const RunsHttpLive = HttpApiBuilder.group(CairnApi, "runs", (handlers) =>
         let runId: string
         if (urlParams.run_id) {
           if (!(yield* runs.runExists(urlParams.run_id, session.id))) {
-            return yield* new NotFound({ detail: `Run not found in this session: ${urlParams.run_id}` })
+            return yield* new RunNotFound({ detail: `Run not found in this session: ${urlParams.run_id}` })
           }
           runId = urlParams.run_id
         } else {
           const latest = yield* runs.latestRun(session.id)
-          if (Option.isNone(latest)) return yield* new NotFound({ detail: "This session has no run yet" })
+          if (Option.isNone(latest)) return yield* new RunNotFound({ detail: "This session has no run yet" })
           runId = latest.value
         }
         return Sse.response(runs.events(runId, after), session.id)

@@ -12,7 +12,7 @@ import * as os from "node:os"
 import type { TurnResult } from "../agent/Turn.ts"
 import { relaxed } from "../db/Commit.ts"
 import { DatabaseInfo } from "../db/Database.ts"
-import { ShutdownSignal } from "../http/Shutdown.ts"
+import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
 import { RunsRepo } from "./Repo.ts"
 import { fromStored, isTerminal, toStored, type AgentEvent, type SequencedEvent } from "../agent/Events.ts"
 

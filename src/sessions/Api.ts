@@ -2,8 +2,10 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { idPath, queryParams } from "../http/Params.ts"
+import { idPath, queryParams } from "../contract/Params.ts"
 import { CreateSession, Message, Session, SessionCreated, SessionWithMessages } from "./Model.ts"
+import { SessionNotFound } from "./Errors.ts"
+import { detailBody } from "../contract/Errors.ts"
 
 const sessionPath = idPath("Session")
 const listQuery = queryParams({
@@ -48,5 +50,6 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
       .annotate(RequiredScope, "sessions:write")
       .annotate(OpenApi.Description, "Delete a session and its messages (unversioned)")
   )
+  .addError(detailBody(SessionNotFound))
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Sessions") {}

@@ -1,6 +1,6 @@
 /** Sessions and the messages in them. */
 import { Schema } from "effect"
-import { body } from "../http/Params.ts"
+import { body } from "../contract/Params.ts"
 
 export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 

@@ -5,10 +5,11 @@ import { relaxed } from "../db/Commit.ts"
 import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConfig.ts"
 import { DatabaseInfo } from "../db/Database.ts"
 import { Bots } from "../bots/Bots.ts"
-import { NotFound, ValidationError } from "../http/Errors.ts"
+import { ValidationError } from "../contract/Errors.ts"
 import { Message, Session, SessionWithMessages, type NewMessage } from "./Model.ts"
 import { SessionsRepo, type MessageRow, type SessionRow } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { SessionNotFound } from "./Errors.ts"
 
 export const toSession = (row: SessionRow) => new Session(row)
 
@@ -33,9 +34,9 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
     const get = (id: string) =>
       UUID.test(id)
         ? Effect.flatMap(repo.find(id), (row) =>
-            row ? Effect.succeed(toSession(row)) : Effect.fail(new NotFound({ detail: `Session not found: ${id}` }))
+            row ? Effect.succeed(toSession(row)) : Effect.fail(new SessionNotFound({ detail: `Session not found: ${id}` }))
           )
-        : Effect.fail(new NotFound({ detail: `Session not found: ${id}` }))
+        : Effect.fail(new SessionNotFound({ detail: `Session not found: ${id}` }))
 
     /** Idempotent per (client_id, bot_id): creates the session or returns the existing one. */
     const getOrCreate = (input: {
@@ -81,7 +82,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
 
     const remove = (id: string) =>
       Effect.flatMap(repo.remove(UUID.test(id) ? id : "00000000-0000-0000-0000-000000000000"), (removed) =>
-        removed ? Effect.void : Effect.fail(new NotFound({ detail: `Session not found: ${id}` }))
+        removed ? Effect.void : Effect.fail(new SessionNotFound({ detail: `Session not found: ${id}` }))
       )
 
     /** Stores a message; `durable: false` commits relaxed (see db/Commit.ts). */

@@ -2,8 +2,10 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { pathParams } from "../http/Params.ts"
+import { pathParams } from "../contract/Params.ts"
 import { SettingsList } from "./Model.ts"
+import { UnknownSetting } from "./Errors.ts"
+import { detailBody } from "../contract/Errors.ts"
 
 export class SettingsApi extends HttpApiGroup.make("settings")
   .add(
@@ -26,6 +28,7 @@ export class SettingsApi extends HttpApiGroup.make("settings")
       .annotate(RequiredScope, "settings:write")
       .annotate(OpenApi.Description, "Forget a stored value so the environment or default applies again")
   )
+  .addError(detailBody(UnknownSetting))
   .middleware(Authentication)
   .prefix("/api/v1/admin")
   .annotate(OpenApi.Title, "Settings") {}

@@ -6,10 +6,11 @@
 import { Effect, Either } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { makeSnapshot } from "../db/Snapshot.ts"
-import { NotFound, ValidationError, ValidationIssue } from "../http/Errors.ts"
+import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import { definitionsByKey, settingDefinitions, SettingView, validateSetting, type SettingDefinition } from "./Model.ts"
 import { SettingsRepo } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { UnknownSetting } from "./Errors.ts"
 
 export const refreshMs = 2_000
 
@@ -76,7 +77,7 @@ export class Settings extends Effect.Service<Settings>()("cairn/Settings", {
 
     const reset = (key: string) =>
       Effect.gen(function* () {
-        if (!definitionsByKey.has(key)) return yield* new NotFound({ detail: `Unknown setting: ${key}` })
+        if (!definitionsByKey.has(key)) return yield* new UnknownSetting({ detail: `Unknown setting: ${key}` })
         yield* repo.remove(key)
         yield* reload
         return yield* views

@@ -2,9 +2,11 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { ErrorResponses } from "../http/Errors.ts"
-import { idPath } from "../http/Params.ts"
+import { detailBody } from "../contract/Errors.ts"
+import { idPath } from "../contract/Params.ts"
 import { InjectMessage, MessageInjected, Task, TaskListQuery } from "./Model.ts"
+import { SessionNotFound } from "../sessions/Errors.ts"
+import { TaskConflict, TaskNotFound } from "./Errors.ts"
 
 const sessionPath = idPath("Session")
 const taskPath = idPath("Task")
@@ -22,6 +24,7 @@ export class InjectionApi extends HttpApiGroup.make("injection")
         "Store a user message in a session; with run_agent, queue a task that runs the agent on it (poll GET /api/v1/tasks/{id})"
       )
   )
+  .addError(detailBody(SessionNotFound))
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Injected messages") {}
 
@@ -44,9 +47,10 @@ export class TasksApi extends HttpApiGroup.make("tasks")
     HttpApiEndpoint.post("cancel", "/api/v1/tasks/:id/cancel")
       .setPath(taskPath)
       .addSuccess(Task)
-      .addError(ErrorResponses.conflict)
+      .addError(detailBody(TaskConflict))
       .annotate(RequiredScope, "tasks:write")
       .annotate(OpenApi.Description, "Cancel a pending task; a running or finished task is a 409")
   )
+  .addError(detailBody(TaskNotFound))
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Tasks") {}

@@ -1,6 +1,6 @@
 /** Tasks: background agent work, its state and its result. */
 import { Schema } from "effect"
-import { body, queryParams } from "../http/Params.ts"
+import { body, queryParams } from "../contract/Params.ts"
 import { JsonObject } from "../sessions/Model.ts"
 
 export const TaskStatus = Schema.Literal("pending", "running", "complete", "failed", "cancelled")

@@ -1,10 +1,10 @@
 /** Tasks: enqueue, read, list, wait for, cancel. The worker (Worker.ts) runs them. */
 import { Duration, Effect, Queue, Schedule } from "effect"
 import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConfig.ts"
-import { Conflict, NotFound } from "../http/Errors.ts"
 import { Task, type NewTask } from "./Model.ts"
 import { TasksRepo, type TaskRow } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { TaskConflict, TaskNotFound } from "./Errors.ts"
 
 /** A task as responses show it: secrets in its dispatch_config masked. */
 export const toTask = (row: TaskRow) => new Task({ ...row, dispatch_config: maskDispatchConfig(row.dispatch_config) })
@@ -20,7 +20,7 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
     const workSignal = yield* Queue.sliding<void>(1)
     const signalWork = Queue.offer(workSignal, undefined)
 
-    const notFound = (id: string) => new NotFound({ detail: `Task not found: ${id}` })
+    const notFound = (id: string) => new TaskNotFound({ detail: `Task not found: ${id}` })
 
     const get = (id: string) =>
       UUID.test(id)
@@ -43,7 +43,7 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
         const { cancelled, row } = yield* repo.cancel(id)
         if (!row) return yield* notFound(id)
         if (cancelled) return toTask(row)
-        return yield* new Conflict({
+        return yield* new TaskConflict({
           detail:
             row.status === "running"
               ? `Task ${id} is running; only pending tasks can be cancelled (stop the run with POST /chat/cancel)`

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
-import { ValidationError } from "../http/Errors.ts"
+import { ValidationError } from "../contract/Errors.ts"
 import { Usage } from "./Usage.ts"
 
 export const UsageHttpLive = HttpApiBuilder.group(CairnApi, "usage", (handlers) =>

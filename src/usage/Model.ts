@@ -1,6 +1,6 @@
 /** Usage records of LLM calls and the report the admin API answers. */
 import { Schema } from "effect"
-import { queryParams } from "../http/Params.ts"
+import { queryParams } from "../contract/Params.ts"
 
 /** One model tried by one LLM call. */
 export interface UsageRecord {

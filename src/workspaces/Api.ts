@@ -2,8 +2,8 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { ErrorResponses } from "../http/Errors.ts"
-import { idPath } from "../http/Params.ts"
+import { detailBody } from "../contract/Errors.ts"
+import { idPath } from "../contract/Params.ts"
 import {
   AppliedTemplate,
   ApplyTemplate,
@@ -13,6 +13,8 @@ import {
   WriteFile,
   WrittenFile
 } from "./Model.ts"
+import { ChannelNotFound } from "../channels/Errors.ts"
+import { WorkspaceConflict, WorkspaceFileNotFound } from "./Errors.ts"
 
 const channelPath = idPath("Channel")
 /** `*` is the rest of the URL path: the file's path inside the workspace (percent-decoded). */
@@ -25,7 +27,7 @@ export class WorkspacesApi extends HttpApiGroup.make("workspaces")
     HttpApiEndpoint.get("list", "/api/v1/channels/:id/workspace/files")
       .setPath(channelPath)
       .addSuccess(WorkspaceFileList)
-      .addError(ErrorResponses.conflict)
+      .addError(detailBody(WorkspaceConflict))
       .annotate(RequiredScope, "workspaces.files:read")
       .annotate(OpenApi.Description, `List the files of a channel's workspace, recursively, with size and modification time. ${disabled}`)
   )
@@ -33,7 +35,7 @@ export class WorkspacesApi extends HttpApiGroup.make("workspaces")
     HttpApiEndpoint.get("read", "/api/v1/channels/:id/workspace/files/*")
       .setPath(filePath)
       .addSuccess(WorkspaceFile)
-      .addError(ErrorResponses.conflict)
+      .addError(detailBody(WorkspaceConflict))
       .annotate(RequiredScope, "workspaces.files:read")
       .annotate(OpenApi.Description, `Read a workspace file: UTF-8 text as is, anything else base64 (see encoding). ${disabled}`)
   )
@@ -42,7 +44,7 @@ export class WorkspacesApi extends HttpApiGroup.make("workspaces")
       .setPath(filePath)
       .setPayload(WriteFile)
       .addSuccess(WrittenFile)
-      .addError(ErrorResponses.conflict)
+      .addError(detailBody(WorkspaceConflict))
       .annotate(RequiredScope, "workspaces.files:write")
       .annotate(
         OpenApi.Description,
@@ -53,7 +55,7 @@ export class WorkspacesApi extends HttpApiGroup.make("workspaces")
     HttpApiEndpoint.del("delete", "/api/v1/channels/:id/workspace/files/*")
       .setPath(filePath)
       .addSuccess(HttpApiSchema.NoContent)
-      .addError(ErrorResponses.conflict)
+      .addError(detailBody(WorkspaceConflict))
       .annotate(RequiredScope, "workspaces.files:write")
       .annotate(OpenApi.Description, `Delete a workspace file. ${disabled}`)
   )
@@ -62,7 +64,7 @@ export class WorkspacesApi extends HttpApiGroup.make("workspaces")
       .setPath(channelPath)
       .setPayload(ApplyTemplate)
       .addSuccess(AppliedTemplate)
-      .addError(ErrorResponses.conflict)
+      .addError(detailBody(WorkspaceConflict))
       .annotate(RequiredScope, "workspaces:write")
       .annotate(
         OpenApi.Description,
@@ -75,5 +77,7 @@ export class WorkspacesApi extends HttpApiGroup.make("workspaces")
       .annotate(RequiredScope, "workspaces:read")
       .annotate(OpenApi.Description, "List the workspace templates (the project's and those integrations registered)")
   )
+  .addError(detailBody(WorkspaceFileNotFound))
+  .addError(detailBody(ChannelNotFound))
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Workspaces") {}

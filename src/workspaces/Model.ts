@@ -1,6 +1,6 @@
 /** Channel workspaces: files, file contents, templates. */
 import { Schema } from "effect"
-import { bodyOptions } from "../http/Params.ts"
+import { bodyOptions } from "../contract/Params.ts"
 
 const Timestamp = Schema.Date.annotations({ jsonSchema: { type: "string", format: "date-time" } })
 

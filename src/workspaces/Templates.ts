@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import YAML from "yaml"
-import { ValidationError, ValidationIssue } from "../http/Errors.ts"
+import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import { maxFileBytes, TemplateDefinition, type TemplateInput } from "./Model.ts"
 import { joinSegments, parseWorkspacePath } from "./Paths.ts"
 

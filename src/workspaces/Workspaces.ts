@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { Channels } from "../channels/Channels.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { Conflict, NotFound, ValidationError } from "../http/Errors.ts"
+import { ValidationError } from "../contract/Errors.ts"
 import { buildContextListing } from "./Context.ts"
 import {
   AppliedTemplate,
@@ -27,13 +27,15 @@ import {
 import { isInside, joinSegments, parseWorkspacePath, resolveInside } from "./Paths.ts"
 import { projectTemplatesDir, readTemplateFiles, validateTemplate } from "./Templates.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { WorkspaceConflict, WorkspaceFileNotFound } from "./Errors.ts"
+import { ChannelNotFound } from "../channels/Errors.ts"
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** Prefix of the temporary files writes go through (renamed into place); never listed. */
 const tempPrefix = ".cairn-tmp-"
 
-type FileError = NotFound | Conflict | ValidationError
+type FileError = WorkspaceFileNotFound | WorkspaceConflict | ValidationError
 
 const pathError = (msg: string, type = "invalid_path") => ValidationError.single(["path", "path"], msg, type)
 
@@ -52,9 +54,9 @@ const base64Pattern = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]
 /** Known file-system failures in the spec's terms; anything else is a defect (500, logged). */
 const fsFailure = (rel: string) => (error: unknown): Effect.Effect<never, FileError> => {
   const code = (error as NodeJS.ErrnoException)?.code
-  if (code === "ENOENT") return Effect.fail(new NotFound({ detail: `File not found: ${rel}` }))
-  if (code === "EISDIR") return Effect.fail(new Conflict({ detail: `${rel} is a directory` }))
-  if (code === "ENOTDIR" || code === "EEXIST") return Effect.fail(new Conflict({ detail: `A parent of ${rel} is a file` }))
+  if (code === "ENOENT") return Effect.fail(new WorkspaceFileNotFound({ detail: `File not found: ${rel}` }))
+  if (code === "EISDIR") return Effect.fail(new WorkspaceConflict({ detail: `${rel} is a directory` }))
+  if (code === "ENOTDIR" || code === "EEXIST") return Effect.fail(new WorkspaceConflict({ detail: `A parent of ${rel} is a file` }))
   return Effect.die(error)
 }
 
@@ -86,13 +88,13 @@ export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces",
     }
 
     /** The real root of an enabled channel's workspace, made when missing. */
-    const root = (channelId: string): Effect.Effect<string, NotFound | Conflict> =>
+    const root = (channelId: string): Effect.Effect<string, ChannelNotFound | WorkspaceConflict> =>
       Effect.gen(function* () {
         // SDK callers pass ids unchecked; a non-uuid is no channel (and never reaches the database).
-        if (!uuidPattern.test(channelId)) return yield* new NotFound({ detail: `Channel not found: ${channelId}` })
+        if (!uuidPattern.test(channelId)) return yield* new ChannelNotFound({ detail: `Channel not found: ${channelId}` })
         const channel = yield* channels.get(channelId)
         if (!channel.workspace_enabled) {
-          return yield* new Conflict({
+          return yield* new WorkspaceConflict({
             detail: `The workspace of channel ${channelId} is not enabled (set workspace_enabled on the channel)`
           })
         }
@@ -167,9 +169,9 @@ export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces",
       Effect.gen(function* () {
         const { rel, target } = yield* locate(yield* root(channelId), filePath)
         const stat = yield* attempt(rel, () => fs.statSync(target))
-        if (stat.isDirectory()) return yield* new Conflict({ detail: `${rel} is a directory` })
+        if (stat.isDirectory()) return yield* new WorkspaceConflict({ detail: `${rel} is a directory` })
         if (stat.size > maxFileBytes) {
-          return yield* new Conflict({ detail: `${rel} is larger than ${maxFileBytes} bytes and cannot be read through the API` })
+          return yield* new WorkspaceConflict({ detail: `${rel} is larger than ${maxFileBytes} bytes and cannot be read through the API` })
         }
         const bytes = yield* attempt(rel, () => fs.readFileSync(target))
         return { rel, bytes: new Uint8Array(bytes), modified_at: stat.mtime }
@@ -242,7 +244,7 @@ export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces",
       Effect.gen(function* () {
         const { entry, rel } = yield* locate(yield* root(channelId), filePath)
         const stat = yield* attempt(rel, () => fs.lstatSync(entry))
-        if (stat.isDirectory()) return yield* new Conflict({ detail: `${rel} is a directory` })
+        if (stat.isDirectory()) return yield* new WorkspaceConflict({ detail: `${rel} is a directory` })
         // A symbolic link (already checked to stay inside) is removed, not the file it points at.
         yield* attempt(rel, () => fs.rmSync(entry))
       })
@@ -264,7 +266,7 @@ export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces",
             )
           )
         ),
-        Effect.catchTags({ NotFound: () => Effect.succeed(""), Conflict: () => Effect.succeed("") })
+        Effect.catchTags({ ChannelNotFound: () => Effect.succeed(""), WorkspaceConflict: () => Effect.succeed("") })
       )
 
     const toTemplate = ({ definition, source }: RegisteredTemplate) =>

@@ -68,9 +68,9 @@ describe.each(backends)("Channels service (%s)", (backend) => {
     expect((await run(channels.get(channel.id))).active_session_id).toBeNull()
   })
 
-  it("get and setActiveSession fail with NotFound for an unknown channel", async () => {
+  it("get and setActiveSession fail with ChannelNotFound for an unknown channel", async () => {
     const missing = "00000000-0000-4000-8000-000000000000"
-    expect((await fails(channels.get(missing)))._tag).toBe("NotFound")
-    expect((await fails(channels.setActiveSession(missing, null)))._tag).toBe("NotFound")
+    expect((await fails(channels.get(missing)))._tag).toBe("ChannelNotFound")
+    expect((await fails(channels.setActiveSession(missing, null)))._tag).toBe("ChannelNotFound")
   })
 })

@@ -231,7 +231,7 @@ describe.each(backends)("channel workspaces (%s)", (backend) => {
     it("answers 404 for an unknown channel, also to a service caller passing a non-uuid", async () => {
       expect((await server.request(files("00000000-0000-4000-8000-000000000000"))).status).toBe(404)
       const error = await server.run(Effect.flip(Effect.flatMap(Workspaces, (workspaces) => workspaces.list("../../etc"))))
-      expect(error).toMatchObject({ _tag: "NotFound" })
+      expect(error).toMatchObject({ _tag: "ChannelNotFound" })
     })
 
     it("makes the workspace on first use once enabled", async () => {

@@ -1,8 +1,10 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { idPath } from "../../http/Params.ts"
+import { idPath } from "../../contract/Params.ts"
 import { Authentication } from "../../auth/Authentication.ts"
 import { RequiredScope } from "../../auth/RequiredScope.ts"
 import { ApiKeyList, ApiKeyView, CreateApiKey, CreatedApiKey, UpdateApiKey } from "./Model.ts"
+import { ApiKeyNotFound } from "./Errors.ts"
+import { detailBody } from "../../contract/Errors.ts"
 
 const KeyId = idPath("API key")
 
@@ -42,6 +44,7 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
       .annotate(RequiredScope, "admin")
       .annotate(OpenApi.Description, "Revoke a key: it is refused from then on; the record stays for audit")
   )
+  .addError(detailBody(ApiKeyNotFound))
   .middleware(Authentication)
   .prefix("/api/v1/admin")
   .annotate(OpenApi.Title, "API keys") {}

@@ -10,12 +10,13 @@
  */
 import { Clock, Effect, FiberSet } from "effect"
 import * as crypto from "node:crypto"
-import { NotFound, Unauthorized, ValidationError } from "../../http/Errors.ts"
+import { Unauthorized, ValidationError } from "../../contract/Errors.ts"
 import type { PrincipalShape } from "../../auth/Principal.ts"
 import { expandScopes } from "../../auth/Scopes.ts"
 import { ApiKeyView, CreatedApiKey, type CreateApiKey, type UpdateApiKey } from "./Model.ts"
 import { ApiKeysRepo, type ApiKeyRow } from "./Repo.ts"
 import { traced } from "../../telemetry/Spans.ts"
+import { ApiKeyNotFound } from "./Errors.ts"
 
 export const KEY_PREFIX = "ask_"
 export const cacheMs = 2_000
@@ -58,7 +59,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
       for (const [hash, entry] of cache) if (entry.row.id === id) cache.delete(hash)
     }
 
-    const notFound = (id: string) => new NotFound({ detail: `API key not found: ${id}` })
+    const notFound = (id: string) => new ApiKeyNotFound({ detail: `API key not found: ${id}` })
 
     const create = (input: CreateApiKey) =>
       Effect.gen(function* () {

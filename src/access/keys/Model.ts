@@ -1,6 +1,6 @@
 /** Scoped API keys: what an admin sends and what the API answers (never the key value, but once). */
 import { Schema } from "effect"
-import { bodyOptions } from "../../http/Params.ts"
+import { bodyOptions } from "../../contract/Params.ts"
 import { knownScopes } from "../../auth/Scopes.ts"
 
 /** A scope name from the catalogue; an unknown name is a 422 naming its position. */

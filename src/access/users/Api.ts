@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { ErrorResponses } from "../../http/Errors.ts"
-import { idPath, queryParams } from "../../http/Params.ts"
+import { detailBody } from "../../contract/Errors.ts"
+import { idPath, queryParams } from "../../contract/Params.ts"
 import { Authentication } from "../../auth/Authentication.ts"
 import { RequiredScope } from "../../auth/RequiredScope.ts"
 import { AUTHENTICATED, PUBLIC } from "../../auth/Scopes.ts"
@@ -17,6 +17,7 @@ import {
   UserList,
   UserView
 } from "./Model.ts"
+import { IdentityProviderFailed, UserConflict, UserNotFound } from "./Errors.ts"
 
 /** Sign-in routes for people (the admin UI): local users and OpenID Connect. */
 export class AuthApi extends HttpApiGroup.make("auth")
@@ -30,7 +31,7 @@ export class AuthApi extends HttpApiGroup.make("auth")
     HttpApiEndpoint.post("setup", "/setup")
       .setPayload(SetupRequest)
       .addSuccess(TokenPair, { status: 201 })
-      .addError(ErrorResponses.conflict)
+      .addError(detailBody(UserConflict))
       .annotate(RequiredScope, PUBLIC)
       .annotate(OpenApi.Description, "Create the first admin user; only while no user exists (409 after). With API_KEY configured it needs Authorization: Bearer <API_KEY> (401 otherwise)")
   )
@@ -63,7 +64,7 @@ export class AuthApi extends HttpApiGroup.make("auth")
   .add(
     HttpApiEndpoint.get("oidcStart", "/oidc/start")
       .addSuccess(Schema.Void, { status: 302 })
-      .addError(ErrorResponses.badGateway)
+      .addError(detailBody(IdentityProviderFailed))
       .annotate(RequiredScope, PUBLIC)
       .annotate(OpenApi.Description, "Start OpenID Connect login: redirects to the identity provider")
   )
@@ -78,10 +79,11 @@ export class AuthApi extends HttpApiGroup.make("auth")
         })
       )
       .addSuccess(TokenPair)
-      .addError(ErrorResponses.badGateway)
+      .addError(detailBody(IdentityProviderFailed))
       .annotate(RequiredScope, PUBLIC)
       .annotate(OpenApi.Description, "Where the identity provider sends the user back: answers the session's tokens")
   )
+  .addError(detailBody(UserNotFound))
   .middleware(Authentication)
   .prefix("/auth")
   .annotate(OpenApi.Title, "Sign-in") {}
@@ -99,7 +101,7 @@ export class UsersApi extends HttpApiGroup.make("users")
     HttpApiEndpoint.post("create", "/users")
       .setPayload(CreateUser)
       .addSuccess(UserView, { status: 201 })
-      .addError(ErrorResponses.conflict)
+      .addError(detailBody(UserConflict))
       .annotate(RequiredScope, "users:write")
       .annotate(OpenApi.Description, "Create a local user (role admin or member; admin needs the admin scope)")
   )
@@ -117,6 +119,7 @@ export class UsersApi extends HttpApiGroup.make("users")
       .annotate(RequiredScope, "users:write")
       .annotate(OpenApi.Description, "Delete a user and end their sessions; deleting an admin needs admin")
   )
+  .addError(detailBody(UserNotFound))
   .middleware(Authentication)
   .prefix("/api/v1/admin")
   .annotate(OpenApi.Title, "Users") {}

@@ -1,6 +1,6 @@
 /** Users, their sessions (access + refresh tokens) and the login requests. */
 import { Schema } from "effect"
-import { bodyOptions } from "../../http/Params.ts"
+import { bodyOptions } from "../../contract/Params.ts"
 
 export const Role = Schema.Literal("admin", "member")
 export type Role = typeof Role.Type

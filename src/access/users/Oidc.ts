@@ -9,7 +9,7 @@ import { Clock, Effect, Option, Redacted } from "effect"
 import * as jose from "jose"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../../config/AppConfig.ts"
-import { BadGateway, NotFound, Unauthorized } from "../../http/Errors.ts"
+import { Unauthorized } from "../../contract/Errors.ts"
 interface OidcCallbackParams {
   readonly code?: string | undefined
   readonly state?: string | undefined
@@ -19,6 +19,7 @@ interface OidcCallbackParams {
 import { UsersRepo } from "./Repo.ts"
 import { Users } from "./Users.ts"
 import { traced } from "../../telemetry/Spans.ts"
+import { IdentityProviderFailed, UserNotFound } from "./Errors.ts"
 
 export const loginAttemptMs = 10 * 60_000
 
@@ -43,7 +44,7 @@ export class Oidc extends Effect.Service<Oidc>()("cairn/Oidc", {
       clientSecret: config.oidcClientSecret,
       redirectUri: config.oidcRedirectUri
     })
-    const notConfigured = new NotFound({
+    const notConfigured = new UserNotFound({
       detail: "OpenID login is not configured (OIDC_ISSUER, OIDC_CLIENT_ID, OIDC_CLIENT_SECRET, OIDC_REDIRECT_URI)"
     })
 
@@ -61,10 +62,10 @@ export class Oidc extends Effect.Service<Oidc>()("cairn/Oidc", {
             if (!response.ok) throw new Error(`HTTP ${response.status}`)
             return (await response.json()) as ProviderMetadata
           },
-          catch: (cause) => new BadGateway({ detail: `OpenID provider discovery failed: ${String(cause)}` })
+          catch: (cause) => new IdentityProviderFailed({ detail: `OpenID provider discovery failed: ${String(cause)}` })
         })
         if (document.issuer !== issuer) {
-          return yield* new BadGateway({ detail: "OpenID provider discovery names a different issuer" })
+          return yield* new IdentityProviderFailed({ detail: "OpenID provider discovery names a different issuer" })
         }
         metadata = document
         jwks = jose.createRemoteJWKSet(new URL(document.jwks_uri))
@@ -82,7 +83,7 @@ export class Oidc extends Effect.Service<Oidc>()("cairn/Oidc", {
           if (!response.ok) throw new Error(`HTTP ${response.status}`)
           return (await response.json()) as Record<string, unknown>
         },
-        catch: (cause) => new BadGateway({ detail: `OpenID userinfo failed: ${String(cause)}` })
+        catch: (cause) => new IdentityProviderFailed({ detail: `OpenID userinfo failed: ${String(cause)}` })
       }).pipe(Effect.map((claims) => (claims.sub === subject ? claims : {})))
 
     /** The provider's authorization URL for a new login attempt. */
@@ -144,7 +145,7 @@ export class Oidc extends Effect.Service<Oidc>()("cairn/Oidc", {
             })
             return { status: response.status, body: (await response.json().catch(() => ({}))) as Record<string, unknown> }
           },
-          catch: (cause) => new BadGateway({ detail: `OpenID token endpoint unreachable: ${String(cause)}` })
+          catch: (cause) => new IdentityProviderFailed({ detail: `OpenID token endpoint unreachable: ${String(cause)}` })
         })
         if (tokenResponse.status !== 200 || typeof tokenResponse.body.id_token !== "string") {
           // The provider refused the code (expired, replayed, wrong verifier): the login fails.

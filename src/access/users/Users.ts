@@ -11,7 +11,7 @@ import { Clock, Effect, Option, Redacted } from "effect"
 import { transactions } from "../../db/Repository.ts"
 import * as crypto from "node:crypto"
 import { AppConfig } from "../../config/AppConfig.ts"
-import { Conflict, Forbidden, NotFound, Unauthorized } from "../../http/Errors.ts"
+import { Forbidden, Unauthorized } from "../../contract/Errors.ts"
 import { safeEqual } from "../Authenticator.ts"
 import type { PrincipalShape } from "../../auth/Principal.ts"
 import { grants, memberScopes } from "../../auth/Scopes.ts"
@@ -20,6 +20,7 @@ import { AuthStatus, Me, TokenPair, UserView, type CreateUser, type Role, type S
 import { hashPassword, verifyPassword } from "./Password.ts"
 import { UsersRepo, type UserRow } from "./Repo.ts"
 import { traced } from "../../telemetry/Spans.ts"
+import { UserConflict, UserNotFound } from "./Errors.ts"
 
 export const accessTokenSeconds = 3_600
 export const refreshTokenMs = 30 * 24 * 3_600_000
@@ -138,7 +139,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
             })
           })
         )
-        if (!user) return yield* new Conflict({ detail: "Setup is already complete: a user exists" })
+        if (!user) return yield* new UserConflict({ detail: "Setup is already complete: a user exists" })
         return yield* issue(user)
       })
 
@@ -207,7 +208,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
       Effect.gen(function* () {
         if (input.role === "admin") yield* requireAdmin(caller)
         if (yield* repo.byUsername(input.username)) {
-          return yield* new Conflict({ detail: `Username already taken: ${input.username}` })
+          return yield* new UserConflict({ detail: `Username already taken: ${input.username}` })
         }
         const row = yield* repo.insert({
           id: crypto.randomUUID(),
@@ -230,13 +231,13 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
         return yield* transaction(
           Effect.gen(function* () {
             const target = yield* repo.byIdForUpdate(id)
-            if (!target) return yield* new NotFound({ detail: `User not found: ${id}` })
+            if (!target) return yield* new UserNotFound({ detail: `User not found: ${id}` })
             if (target.role === "admin" || changes.role === "admin") yield* requireAdmin(caller)
             const row = yield* repo.update(id, {
               ...(changes.role ? { role: changes.role } : {}),
               ...(passwordHash ? { passwordHash } : {})
             })
-            if (!row) return yield* new NotFound({ detail: `User not found: ${id}` })
+            if (!row) return yield* new UserNotFound({ detail: `User not found: ${id}` })
             return toUserView(row)
           })
         )
@@ -246,7 +247,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
       transaction(
         Effect.gen(function* () {
           const target = yield* repo.byIdForUpdate(id)
-          if (!target) return yield* new NotFound({ detail: `User not found: ${id}` })
+          if (!target) return yield* new UserNotFound({ detail: `User not found: ${id}` })
           if (target.role === "admin") yield* requireAdmin(caller)
           yield* repo.remove(id)
         })

@@ -1,16 +1,17 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { detailBody, ErrorResponses } from "../../http/Errors.ts"
+import { detailBody } from "../../contract/Errors.ts"
 import { BotNotFound } from "../../bots/Errors.ts"
 import { Authentication } from "../../auth/Authentication.ts"
 import { RequiredScope } from "../../auth/RequiredScope.ts"
 import { MintWidgetToken, WidgetToken } from "./Model.ts"
+import { WidgetKeyUnusable } from "./Errors.ts"
 
 export class WidgetApi extends HttpApiGroup.make("widget")
   .add(
     HttpApiEndpoint.post("mint", "/widget-auth/mint")
       .setPayload(MintWidgetToken)
       .addSuccess(WidgetToken)
-      .addError(ErrorResponses.conflict)
+      .addError(detailBody(WidgetKeyUnusable))
       .annotate(RequiredScope, "bots:read")
       .annotate(
         OpenApi.Description,

@@ -1,6 +1,6 @@
 /** Widget token mint: request and answer, as the spec names them. */
 import { Schema } from "effect"
-import { bodyOptions } from "../../http/Params.ts"
+import { bodyOptions } from "../../contract/Params.ts"
 
 export class MintWidgetToken extends Schema.Class<MintWidgetToken>("MintWidgetToken")(
   {

@@ -7,13 +7,14 @@
  */
 import { Clock, Effect } from "effect"
 import { Bots } from "../../bots/Bots.ts"
-import { Conflict, Forbidden } from "../../http/Errors.ts"
+import { Forbidden } from "../../contract/Errors.ts"
 import { ApiKeys } from "../keys/ApiKeys.ts"
 import type { PrincipalShape } from "../../auth/Principal.ts"
 import { grants } from "../../auth/Scopes.ts"
 import { Tokens } from "../Tokens.ts"
 import { WidgetToken, type MintWidgetToken } from "./Model.ts"
 import { traced } from "../../telemetry/Spans.ts"
+import { WidgetKeyUnusable } from "./Errors.ts"
 
 export const widgetLifetimeSeconds = 15 * 60
 
@@ -32,14 +33,14 @@ export class Widgets extends Effect.Service<Widgets>()("cairn/Widgets", {
         }
         const bot = yield* bots.get(input.source_bot_id)
         const keyId = bot.api_key_id
-        const noKey = new Conflict({
+        const noKey = new WidgetKeyUnusable({
           detail: `Bot ${bot.id} has no usable API key configured (api_key_id); widget tokens copy that key's scopes`
         })
         if (!keyId || !uuidShape.test(keyId)) return yield* noKey
-        const key = yield* Effect.catchTag(keys.row(keyId), "NotFound", () => Effect.fail(noKey))
+        const key = yield* Effect.catchTag(keys.row(keyId), "ApiKeyNotFound", () => Effect.fail(noKey))
         const now = yield* Clock.currentTimeMillis
         if (key.revoked_at || (key.expires_at && key.expires_at.getTime() <= now)) {
-          return yield* new Conflict({ detail: `The API key of bot ${bot.id} is revoked or expired` })
+          return yield* new WidgetKeyUnusable({ detail: `The API key of bot ${bot.id} is revoked or expired` })
         }
         const lacking = key.scopes.filter((scope) => !grants(caller.scopes, scope))
         if (lacking.length > 0) {

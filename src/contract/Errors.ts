@@ -1,7 +1,9 @@
 /**
  * The error bodies of the spec: `{"detail": string}` for every status, and for 422 a list of
- * `{loc, msg, type}`. Each is a tagged error carrying its HTTP status, so handlers fail with a value
- * and the API encodes it.
+ * `{loc, msg, type}`. Here are the errors every endpoint may answer (422, 401, 403, a 404 for an
+ * unknown route or id, 429) and `detailBody`, with which a domain declares its own errors
+ * (`<domain>/Errors.ts`, each carrying its status) on its API group. Part of the contract: it
+ * imports only `effect` and `@effect/platform`.
  */
 import { HttpApiSchema } from "@effect/platform"
 import { Option, Schema, SchemaAST as AST } from "effect"
@@ -25,11 +27,6 @@ export class ValidationError extends Schema.TaggedError<ValidationError>()("Vali
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", { detail: Schema.String }) {}
 export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", { detail: Schema.String }) {}
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", { detail: Schema.String }) {}
-export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", { detail: Schema.String }) {}
-export class BadGateway extends Schema.TaggedError<BadGateway>()("BadGateway", { detail: Schema.String }) {}
-export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
-  detail: Schema.String
-}) {}
 /** A 429. The Retry-After header is set by the server middleware from `retryAfterSeconds`. */
 export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooManyRequests", {
   detail: Schema.String,
@@ -83,10 +80,7 @@ export const ErrorResponses = {
   unauthorized: wire(Unauthorized, Schema.String, 401, "Missing or invalid credentials"),
   forbidden: wire(Forbidden, Schema.String, 403, "The credentials lack the required scope"),
   notFound: wire(NotFound, Schema.String, 404, "Not found"),
-  conflict: wire(Conflict, Schema.String, 409, "Conflict"),
-  tooManyRequests: TooManyRequestsWire,
-  badGateway: wire(BadGateway, Schema.String, 502, "An upstream service failed"),
-  serviceUnavailable: wire(ServiceUnavailable, Schema.String, 503, "Temporarily unavailable")
+  tooManyRequests: TooManyRequestsWire
 }
 
 /** A 429's Retry-After value: whole seconds, at least one. */
