@@ -4,7 +4,7 @@
  * an expected class (its class says the status, its `detail` says the rest).
  */
 import { HttpClientError } from "@effect/platform"
-import { Cause, Effect, Either, Exit } from "effect"
+import { Cause, Effect, Either, Exit, Schema } from "effect"
 import { makeFetchClient, type CairnClient } from "../../src/client.ts"
 
 export type { CairnClient }
@@ -62,3 +62,13 @@ export const clientCalls = (baseUrl: string, token: string | null): ClientCalls 
       })
   }
 }
+
+/**
+ * A payload as the server would read it, from what a caller would send: the client's payload type
+ * is the schema's decoded type, where a field with a server-side default is required, so the
+ * schema itself fills the defaults in (`withDefaults(ChatRequest)({ message: "Hi" })`).
+ */
+export const withDefaults =
+  <A, I>(schema: Schema.Schema<A, I>) =>
+  (input: I): A =>
+    Schema.decodeSync(schema)(input)
