@@ -23,7 +23,7 @@ export interface ClientCalls {
 }
 
 /** What a failure was, for an assertion message: its tag and status or detail. */
-const describe = (error: unknown): string => {
+const describeFailure = (error: unknown): string => {
   if (HttpClientError.isHttpClientError(error) && error._tag === "ResponseError") {
     return `${error._tag} (${error.reason}, status ${error.response.status})`
   }
@@ -50,14 +50,14 @@ export const clientCalls = (baseUrl: string, token: string | null): ClientCalls 
     call: (f) =>
       run(f(client)).then(
         Either.getOrElse((error) => {
-          throw new Error(`The call failed: ${describe(error)}`, { cause: error })
+          throw new Error(`The call failed: ${describeFailure(error)}`, { cause: error })
         })
       ),
     attempt: (f) => run(f(client)),
     failsWith: (cls, f) =>
       run(f(client)).then((result) => {
         if (Either.isRight(result)) throw new Error(`Expected a ${cls.name}, the call succeeded`)
-        if (!(result.left instanceof cls)) throw new Error(`Expected a ${cls.name}, got ${describe(result.left)}`)
+        if (!(result.left instanceof cls)) throw new Error(`Expected a ${cls.name}, got ${describeFailure(result.left)}`)
         return result.left
       })
   }
