@@ -1,6 +1,6 @@
-/** Helpers shared by the access-control tests: create keys through the admin API. */
-import { expect } from "vitest"
-import { json, type TestServer } from "../support/server.ts"
+/** Helpers shared by the access-control tests: create keys through the admin API's typed client. */
+import type { CreateApiKey } from "../../src/access/keys/Model.ts"
+import type { ClientCalls } from "../support/client.ts"
 
 export interface CreatedKey {
   readonly id: string
@@ -8,18 +8,15 @@ export interface CreatedKey {
   readonly scopes: ReadonlyArray<string>
 }
 
-export const createKey = async (
-  server: Pick<TestServer, "request">,
+/** A key with these scopes; the typed call succeeds only on the declared 201. */
+export const createKey = (
+  server: Pick<ClientCalls, "call">,
   scopes: ReadonlyArray<string>,
-  extra: Record<string, unknown> = {}
-): Promise<CreatedKey> => {
-  const response = await server.request("/api/v1/admin/api-keys", {
-    method: "POST",
-    body: JSON.stringify({ name: `key ${scopes.join(" ") || "(none)"}`, scopes, ...extra })
-  })
-  expect(response.status).toBe(201)
-  return json(response)
-}
+  extra: Partial<CreateApiKey> = {}
+): Promise<CreatedKey> =>
+  server.call((client) =>
+    client.apiKeys.create({ payload: { name: `key ${scopes.join(" ") || "(none)"}`, scopes, ...extra } })
+  )
 
 /** Polls until `check` holds or `timeoutMs` passes; answers the elapsed milliseconds. */
 export const eventually = async (check: () => Promise<boolean>, timeoutMs: number, everyMs = 50): Promise<number> => {

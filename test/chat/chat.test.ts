@@ -1,16 +1,31 @@
 /**
  * Conversations end to end against the fake LLM: blocking and streaming chat, tools, client tools,
  * approvals, cancel, passive, queueing, rejoin, fallback, rate-limit waits and secret warnings.
+ * Calls go through the typed client; raw requests remain for the SSE streams (read frame by frame
+ * as they arrive) and for "the secret is in no body".
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { ToolRegistry } from "../../src/agent/Tools.ts"
+import { CreateBot } from "../../src/bots/Model.ts"
+import { CreateChannel } from "../../src/channels/Model.ts"
+import { CancelRequest, ChatRequest } from "../../src/chat/Model.ts"
+import { Conflict, Forbidden, NotFound, ValidationError } from "../../src/http/Errors.ts"
+import { CreateSession } from "../../src/sessions/Model.ts"
 import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { withDefaults, type CairnClient } from "../support/client.ts"
 import { backends } from "../support/database.ts"
-import { json, startServer, type TestServer } from "../support/server.ts"
+import { startServer, type TestServer } from "../support/server.ts"
 import { readSse, type SseEvent } from "../support/sse.ts"
 
 const types = (events: ReadonlyArray<SseEvent>) => events.map((event) => event.data.type)
+
+// What a caller sends, with the server's defaults filled in by the same schemas.
+const chatRequest = withDefaults(ChatRequest)
+const cancelRequest = withDefaults(CancelRequest)
+const sessionRequest = withDefaults(CreateSession)
+const botRequest = withDefaults(CreateBot)
+const channelRequest = withDefaults(CreateChannel)
 
 describe.each(backends)("chat (%s)", (backend) => {
   let llm: FakeLlm
@@ -30,10 +45,14 @@ describe.each(backends)("chat (%s)", (backend) => {
     return readSse(response, controller)
   }
 
-  const createBot = async (bot: Record<string, unknown>) => {
-    const response = await server.request("/api/v1/admin/bots", { method: "POST", body: JSON.stringify(bot) })
-    expect(response.status).toBe(201)
-  }
+  // The typed create succeeds only on the declared 201.
+  const createBot = (bot: typeof CreateBot.Encoded) =>
+    server.call((client) => client.bots.create({ payload: botRequest(bot) }))
+
+  /** A blocking /chat; the typed call succeeds only on the declared 200. */
+  const chat = (body: typeof ChatRequest.Encoded) => server.call((client) => client.chat.chat({ payload: chatRequest(body) }))
+
+  const messagesOf = (id: string) => server.call((client) => client.sessions.messages({ path: { id } }))
 
   beforeAll(async () => {
     llm = await startFakeLlm()
@@ -89,12 +108,10 @@ describe.each(backends)("chat (%s)", (backend) => {
 
   it("answers a blocking /chat and stores both messages", async () => {
     llm.script({ text: "Hello there" })
-    const response = await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "Hi", client_id: client() }) })
-    expect(response.status).toBe(200)
-    const body = await json(response)
+    const body = await chat({ message: "Hi", client_id: client() })
     expect(body).toMatchObject({ response: "Hello there", transcript: "", client_actions: [] })
-    const messages = await json(await server.request(`/api/v1/sessions/${body.session_id}/messages`))
-    expect(messages.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
+    const messages = await messagesOf(body.session_id)
+    expect(messages.map((m) => [m.role, m.content])).toEqual([
       ["user", "Hi"],
       ["assistant", "Hello there"]
     ])
@@ -157,13 +174,10 @@ describe.each(backends)("chat (%s)", (backend) => {
     const before = await sse.until((e) => e.data.type === "tool_request")
     const request = before.at(-1)!.data
     expect(request).toMatchObject({ tool: "get_location", name: "get_location", arguments: {} })
-    const unknown = await server.request("/chat/tool_result", { method: "POST", body: JSON.stringify({ request_id: "nope", result: "x" }) })
-    expect(unknown.status).toBe(404)
-    const answer = await server.request("/chat/tool_result", {
-      method: "POST",
-      body: JSON.stringify({ request_id: request.request_id, result: "Oslo, Norway" })
-    })
-    expect(answer.status).toBe(200)
+    await server.failsWith(NotFound, (client) => client.chat.toolResult({ payload: { request_id: "nope", result: "x" } }))
+    await server.call((client) =>
+      client.chat.toolResult({ payload: { request_id: request.request_id, result: "Oslo, Norway" } })
+    )
     const after = await sse.rest()
     expect(after.find((e) => e.data.type === "tool_result")!.data.result).toBe("Oslo, Norway")
     expect(after.at(-1)!.data).toMatchObject({ type: "response", text: "You are in Oslo" })
@@ -177,13 +191,9 @@ describe.each(backends)("chat (%s)", (backend) => {
       const ask = before.at(-1)!.data
       expect(ask).toMatchObject({ tool_name: "current_time", tool: "current_time" })
       expect(ask.approval_id).toBe(ask.request_id)
-      const decision = await server.request(`/api/v1/approvals/${ask.approval_id}/decide`, {
-        method: "POST",
-        body: JSON.stringify({ approved })
-      })
-      expect(decision.status).toBe(200)
-      const again = await server.request(`/api/v1/approvals/${ask.approval_id}/decide`, { method: "POST", body: JSON.stringify({ approved }) })
-      expect(again.status).toBe(409)
+      const decide = { path: { id: ask.approval_id }, payload: { approved } }
+      await server.call((client) => client.chat.decide(decide))
+      await server.failsWith(Conflict, (client) => client.chat.decide(decide))
       const after = await sse.rest()
       expect(after[0]!.data).toMatchObject({ type: "approval_resolved", approval_id: ask.approval_id, approved })
       const result = after.find((e) => e.data.type === "tool_result")!.data.result as string
@@ -198,17 +208,19 @@ describe.each(backends)("chat (%s)", (backend) => {
     const sse = await stream({ message: "Talk slowly", client_id: clientId })
     const first = await sse.until((e) => e.data.type === "assistant_text")
     const sessionId = first.find((e) => e.data.session_id)?.data.session_id
-    const cancel = await server.request("/chat/cancel", { method: "POST", body: JSON.stringify({ client_id: clientId, bot_id: "default" }) })
-    expect(await json(cancel)).toEqual({ cancelled: true, queued_tasks_cancelled: 0 })
+    const cancel = await server.call((client) =>
+      client.chat.cancel({ payload: cancelRequest({ client_id: clientId, bot_id: "default" }) })
+    )
+    expect(cancel).toEqual({ cancelled: true, queued_tasks_cancelled: 0 })
     const rest = await sse.rest()
     expect(rest.at(-1)!.data.type).toBe("cancelled")
-    const session = await json(await server.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: clientId }) }))
+    const session = await server.call((client) => client.sessions.create({ payload: sessionRequest({ client_id: clientId }) }))
     expect(sessionId === undefined || sessionId === session.session_id).toBe(true)
-    const messages = await json(await server.request(`/api/v1/sessions/${session.session_id}/messages`))
-    const last = messages.at(-1)
+    const messages = await messagesOf(session.session_id)
+    const last = messages.at(-1)!
     expect(last.role).toBe("assistant")
     expect(last.metadata.cancelled).toBe(true)
-    expect(last.content.length).toBeGreaterThan(0)
+    expect(last.content!.length).toBeGreaterThan(0)
   })
 
   it("cancels a run whose model has not answered at all yet", async () => {
@@ -217,8 +229,10 @@ describe.each(backends)("chat (%s)", (backend) => {
     const sse = await stream({ message: "Anyone there?", client_id: clientId })
     await sse.until((e) => e.data.type === "context_budget")
     const started = Date.now()
-    const cancel = await server.request("/chat/cancel", { method: "POST", body: JSON.stringify({ client_id: clientId, bot_id: "default" }) })
-    expect((await json(cancel)).cancelled).toBe(true)
+    const cancel = await server.call((client) =>
+      client.chat.cancel({ payload: cancelRequest({ client_id: clientId, bot_id: "default" }) })
+    )
+    expect(cancel.cancelled).toBe(true)
     expect((await sse.rest()).at(-1)!.data.type).toBe("cancelled")
     expect(Date.now() - started).toBeLessThan(5_000)
   })
@@ -228,7 +242,7 @@ describe.each(backends)("chat (%s)", (backend) => {
     const events = await sse.rest()
     expect(types(events)).toEqual(["passive_stored"])
     expect(llm.requestsTo("/v1/chat/completions")).toHaveLength(0)
-    const messages = await json(await server.request(`/api/v1/sessions/${events[0]!.data.session_id}/messages`))
+    const messages = await messagesOf(events[0]!.data.session_id)
     expect(messages).toHaveLength(1)
     expect(messages[0]).toMatchObject({ role: "user", content: "just so you know", metadata: { passive: true } })
   })
@@ -246,9 +260,9 @@ describe.each(backends)("chat (%s)", (backend) => {
     await first.rest()
     // The queued message runs after the first turn; its answer lands in the session.
     const deadline = Date.now() + 15_000
-    let messages: Array<{ role: string; content: string }> = []
+    let messages: ReadonlyArray<{ readonly role: string; readonly content: string | null }> = []
     while (Date.now() < deadline) {
-      messages = await json(await server.request(`/api/v1/sessions/${events[0]!.data.session_id}/messages`))
+      messages = await messagesOf(events[0]!.data.session_id)
       if (messages.some((m) => m.content === "second answer")) break
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
@@ -257,9 +271,8 @@ describe.each(backends)("chat (%s)", (backend) => {
     llm.script({ text: "slow one", chunkDelayMs: 80 }, { text: "waited answer" })
     const busy = await stream({ message: "third", client_id: clientId })
     await busy.until((e) => e.data.type === "assistant_text")
-    const blocking = await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "fourth", client_id: clientId }) })
-    expect(blocking.status).toBe(200)
-    expect((await json(blocking)).response).toBe("waited answer")
+    const blocking = await chat({ message: "fourth", client_id: clientId })
+    expect(blocking.response).toBe("waited answer")
   })
 
   it("lets a client disconnect, rejoin and replay without gap or duplicate", async () => {
@@ -268,8 +281,10 @@ describe.each(backends)("chat (%s)", (backend) => {
     const seen = await sse.until((e) => e.data.type === "assistant_text" && e.data.text.includes("w3"))
     sse.abort()
     const lastId = seen.at(-1)!.id!
-    const sessions = await json(await server.request(`/sessions?client_id=client-${clientCounter}`))
-    const session = sessions[0].id
+    const sessions = await server.call((client) =>
+      client.sessions.legacyList({ urlParams: { client_id: `client-${clientCounter}` } })
+    )
+    const session = sessions[0]!.id
     const rejoin = await server.request(`/api/v1/sessions/${session}/stream`, { headers: { "last-event-id": String(lastId) } })
     expect(rejoin.status).toBe(200)
     const rest = await readSse(rejoin).rest()
@@ -323,14 +338,12 @@ describe.each(backends)("chat (%s)", (backend) => {
   })
 
   it("answers bad chat input with 422 and audio with a clear 422", async () => {
-    const empty = await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "" }) })
-    expect(empty.status).toBe(422)
-    const badBot = await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "x", bot_id: "ghost" }) })
-    expect(badBot.status).toBe(422)
-    expect((await json(badBot)).detail[0].loc).toEqual(["body", "bot_id"])
-    const audio = await server.request("/chat", { method: "POST", body: JSON.stringify({ audio_data: "AAAA", audio_format: "wav" }) })
-    expect(audio.status).toBe(422)
-    expect((await json(audio)).detail[0].type).toBe("audio_unsupported")
+    const send = (body: typeof ChatRequest.Encoded) => (client: CairnClient) => client.chat.chat({ payload: chatRequest(body) })
+    await server.failsWith(ValidationError, send({ message: "" }))
+    const badBot = await server.failsWith(ValidationError, send({ message: "x", bot_id: "ghost" }))
+    expect(badBot.detail[0]!.loc).toEqual(["body", "bot_id"])
+    const audio = await server.failsWith(ValidationError, send({ audio_data: "AAAA", audio_format: "wav" }))
+    expect(audio.detail[0]!.type).toBe("audio_unsupported")
   })
 
   it("delegates to another bot and reports delegation_post", async () => {
@@ -351,13 +364,13 @@ describe.each(backends)("chat (%s)", (backend) => {
   })
 
   it("picks the model: request override, then channel, then bot, then DEFAULT_MODEL", async () => {
-    const channel = await json(
-      await server.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name: "ops", bot_id: "fallbackbot", model_override: "channel-model" }) })
+    const channel = await server.call((client) =>
+      client.channels.create({ payload: channelRequest({ name: "ops", bot_id: "fallbackbot", model_override: "channel-model" }) })
     )
-    const models = async (body: Record<string, unknown>) => {
+    const models = async (body: typeof ChatRequest.Encoded) => {
       llm.reset()
       llm.script({ text: "ok" })
-      expect((await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "m", ...body }) })).status).toBe(200)
+      await chat({ message: "m", ...body })
       return llm.requestsTo("/v1/chat/completions")[0]!.body.model
     }
     expect(await models({ channel_id: channel.id, model_override: "request-model" })).toBe("request-model")
@@ -368,39 +381,34 @@ describe.each(backends)("chat (%s)", (backend) => {
 
   it("keeps dispatch tokens of a session sealed and masked", async () => {
     const clientId = client()
-    const created = await server.request("/api/v1/sessions", {
-      method: "POST",
-      body: JSON.stringify({ client_id: clientId, dispatch_config: { dispatch_type: "chatplatform", channel_id: "C1", token: "xoxb-very-secret-token" } })
-    })
-    expect(created.status).toBe(200)
+    const dispatch_config = { dispatch_type: "chatplatform", channel_id: "C1", token: "xoxb-very-secret-token" }
+    await server.call((client) => client.sessions.create({ payload: sessionRequest({ client_id: clientId, dispatch_config }) }))
+    // Raw body: the token must be in no answer, not only in no decoded field.
     const listed = await server.request(`/sessions?client_id=${clientId}`)
-    const text = await listed.text()
-    expect(text).not.toContain("xoxb-very-secret-token")
-    expect(JSON.parse(text)[0].dispatch_config).toMatchObject({ channel_id: "C1", token: "****" })
+    expect(await listed.text()).not.toContain("xoxb-very-secret-token")
+    const sessions = await server.call((client) => client.sessions.legacyList({ urlParams: { client_id: clientId } }))
+    expect(sessions[0]!.dispatch_config).toMatchObject({ channel_id: "C1", token: "****" })
   })
 
   it("refuses internal dispatch to a caller without sessions:write", async () => {
-    const key = await json(
-      await server.request("/api/v1/admin/api-keys", { method: "POST", body: JSON.stringify({ name: "chat only", scopes: ["chat"] }) })
-    )
-    const response = await server.request("/chat", {
-      method: "POST",
-      auth: key.key,
-      body: JSON.stringify({ message: "x", dispatch_type: "internal", dispatch_config: { session_id: "7d2c9d3e-0d7e-4d0c-9a55-0d1c2b3a4f51" } })
+    const key = await server.call((client) => client.apiKeys.create({ payload: { name: "chat only", scopes: ["chat"] } }))
+    const payload = chatRequest({
+      message: "x",
+      dispatch_type: "internal",
+      dispatch_config: { session_id: "7d2c9d3e-0d7e-4d0c-9a55-0d1c2b3a4f51" }
     })
-    expect(response.status).toBe(403)
-    expect(await json(response)).toEqual({ detail: "Missing required scope: sessions:write" })
+    const refused = await server.as(key.key).failsWith(Forbidden, (client) => client.chat.chat({ payload }))
+    expect(refused.detail).toBe("Missing required scope: sessions:write")
   })
 
   it("creates a session for an id the server has never seen", async () => {
     llm.script({ text: "fresh" })
     const id = "7d2c9d3e-0d7e-4d0c-9a55-0d1c2b3a4f50"
-    const response = await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "Hi", session_id: id }) })
-    expect(response.status).toBe(200)
-    expect((await json(response)).session_id).toBe(id)
-    const session = await json(await server.request(`/sessions/${id}`))
-    expect(session.messages.map((m: { content: string }) => m.content)).toEqual(["Hi", "fresh"])
-    expect((await server.request(`/sessions/${id}`, { method: "DELETE" })).status).toBe(204)
-    expect((await server.request(`/sessions/${id}`)).status).toBe(404)
+    expect((await chat({ message: "Hi", session_id: id })).session_id).toBe(id)
+    const session = await server.call((client) => client.sessions.legacyGet({ path: { id } }))
+    expect(session.messages.map((m) => m.content)).toEqual(["Hi", "fresh"])
+    // The typed delete succeeds only on the declared 204.
+    await server.call((client) => client.sessions.legacyDelete({ path: { id } }))
+    await server.failsWith(NotFound, (client) => client.sessions.legacyGet({ path: { id } }))
   })
 })

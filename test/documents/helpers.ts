@@ -1,21 +1,15 @@
-/** Helpers for the document tests: ingest through the API, search, read ids back by corpus key. */
-import { expect } from "vitest"
-import { json, type TestServer } from "../support/server.ts"
+/** Helpers for the document tests: ingest and search through the typed client, ids by corpus key. */
+import type { DocumentCreate, SearchInput } from "../../src/documents/Model.ts"
+import type { ClientCalls } from "../support/client.ts"
 import type { CorpusDocument } from "./corpus.ts"
 
-export const ingest = async (
-  server: Pick<TestServer, "request">,
-  body: Record<string, unknown>
-): Promise<{ id: string; chunk_count: number } & Record<string, unknown>> => {
-  const response = await server.request("/api/v1/documents", { method: "POST", body: JSON.stringify(body) })
-  const payload = await json(response)
-  expect(response.status, JSON.stringify(payload)).toBe(201)
-  return payload
-}
+/** Stores a document; the typed call succeeds only on the declared 201. */
+export const ingest = (server: Pick<ClientCalls, "call">, body: DocumentCreate) =>
+  server.call((client) => client.documents.create({ payload: body }))
 
 /** Ingests the corpus under one integration; answers id → corpus key. */
 export const ingestCorpus = async (
-  server: Pick<TestServer, "request">,
+  server: Pick<ClientCalls, "call">,
   documents: ReadonlyArray<CorpusDocument>,
   integrationId: string
 ): Promise<Map<string, string>> => {
@@ -32,23 +26,5 @@ export const ingestCorpus = async (
   return keys
 }
 
-export interface Hit {
-  readonly id: string
-  readonly title: string
-  readonly score: number
-  readonly similarity: number | null
-  readonly snippet: string
-  readonly integration_id: string
-  readonly metadata: Record<string, unknown>
-}
-
-export const search = async (
-  server: Pick<TestServer, "request">,
-  params: Record<string, string | number>
-): Promise<Array<Hit>> => {
-  const query = new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]))
-  const response = await server.request(`/api/v1/documents/search?${query}`)
-  const payload = await json(response)
-  expect(response.status, JSON.stringify(payload)).toBe(200)
-  return payload
-}
+export const search = (server: Pick<ClientCalls, "call">, params: SearchInput) =>
+  server.call((client) => client.documents.search({ urlParams: params }))

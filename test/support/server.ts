@@ -10,11 +10,18 @@ import * as net from "node:net"
 import * as path from "node:path"
 import * as AppConfig from "../../src/config/AppConfig.ts"
 import { AppLive } from "../../src/main.ts"
+import { clientCalls, type ClientCalls } from "./client.ts"
 import { createTestDatabase, type Backend, type TestDatabase } from "./database.ts"
 
 export const API_KEY = "test-static-key-0123456789"
 
-export interface TestServer {
+/**
+ * `client`, `call`, `attempt` and `failsWith` go through the typed client with the static key;
+ * `as(token)` gives the same for another credential (a scoped key, a user's JWT, a widget token;
+ * null for none). `request` stays for what a test asserts on the wire itself.
+ */
+export interface TestServer extends ClientCalls {
+  readonly as: (token: string | null) => ClientCalls
   readonly baseUrl: string
   readonly port: number
   readonly apiKey: string
@@ -86,6 +93,8 @@ export const startServer = async (options: StartOptions): Promise<TestServer> =>
     )
     const baseUrl = `http://127.0.0.1:${port}`
     return {
+      ...clientCalls(baseUrl, API_KEY),
+      as: (token) => clientCalls(baseUrl, token),
       baseUrl,
       port,
       apiKey: API_KEY,
@@ -115,7 +124,8 @@ export const freePort = () =>
     })
   })
 
-export interface ChildServer {
+export interface ChildServer extends ClientCalls {
+  readonly as: (token: string | null) => ClientCalls
   readonly baseUrl: string
   readonly process: ChildProcess
   readonly output: () => string
@@ -126,8 +136,7 @@ export interface ChildServer {
 
 const root = path.resolve(import.meta.dirname, "../..")
 
-/** `cairn serve` as a child process, waited on until /health answers. */
-/** `cairn serve` as a child process; `nodeArgs` go to node itself (a profiler flag, say). */
+/** `cairn serve` as a child process, waited on until /health answers; `nodeArgs` go to node itself (a profiler flag, say). */
 export const spawnServer = async (
   db: TestDatabase,
   extraEnv: Record<string, string> = {},
@@ -160,6 +169,8 @@ export const spawnServer = async (
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
   return {
+    ...clientCalls(baseUrl, API_KEY),
+    as: (token) => clientCalls(baseUrl, token),
     baseUrl,
     process: child,
     output: () => output,
