@@ -10,7 +10,8 @@ import { ToolRegistry } from "../../src/agent/Tools.ts"
 import { CreateBot } from "../../src/bots/Model.ts"
 import { CreateChannel } from "../../src/channels/Model.ts"
 import { CancelRequest, ChatRequest } from "../../src/chat/Model.ts"
-import { Conflict, Forbidden, NotFound, ValidationError } from "../../src/http/Errors.ts"
+import { Forbidden, NotFound, ValidationError } from "../../src/contract/Errors.ts"
+import { ApprovalDecided } from "../../src/agent/Errors.ts"
 import { CreateSession } from "../../src/sessions/Model.ts"
 import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { withDefaults, type CairnClient } from "../support/client.ts"
@@ -193,7 +194,7 @@ describe.each(backends)("chat (%s)", (backend) => {
       expect(ask.approval_id).toBe(ask.request_id)
       const decide = { path: { id: ask.approval_id }, payload: { approved } }
       await server.call((client) => client.chat.decide(decide))
-      await server.failsWith(Conflict, (client) => client.chat.decide(decide))
+      await server.failsWith(ApprovalDecided, (client) => client.chat.decide(decide))
       const after = await sse.rest()
       expect(after[0]!.data).toMatchObject({ type: "approval_resolved", approval_id: ask.approval_id, approved })
       const result = after.find((e) => e.data.type === "tool_result")!.data.result as string

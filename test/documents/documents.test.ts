@@ -6,7 +6,7 @@
  */
 import { DateTime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Forbidden, NotFound, Unauthorized } from "../../src/http/Errors.ts"
+import { Forbidden, NotFound, Unauthorized } from "../../src/contract/Errors.ts"
 import { createKey } from "../auth/helpers.ts"
 import { backends, type Backend } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"

@@ -16,6 +16,11 @@ export interface ClientCalls {
   /** Runs a client call: resolves with its answer or its typed failure, as an Either. */
   readonly attempt: <A, E>(f: (client: CairnClient) => Effect.Effect<A, E>) => Promise<Either.Either<A, E>>
   /** Runs a client call that must fail with an error of `cls`; resolves with that error. */
+  /**
+   * The call failed with an error of this class. The wire body of every error is the spec's
+   * `{detail}` with no tag, so the client knows a failure by its status: a 404 decodes as the
+   * contract's `NotFound` whichever domain raised it (the detail says which thing was missing).
+   */
   readonly failsWith: <X, A, E>(
     cls: abstract new (...args: any) => X,
     f: (client: CairnClient) => Effect.Effect<A, E>
