@@ -1,17 +1,21 @@
 /** SQL for carapaces, their channel attachments and the carapaces integrations activate. */
-import { repository } from "../db/Repository.ts"
+import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import type { CarapaceConfig } from "./Model.ts"
 
-export interface CarapaceRow {
-  readonly id: string
-  readonly config: unknown
-  readonly source: "file" | "api"
-  readonly origin: string
-  readonly created_at: Date
-  readonly updated_at: Date
-}
+/** The configuration is one jsonb document, validated by the service. */
+export const CarapaceRow = Schema.Struct({
+  id: Schema.String,
+  config: Schema.Unknown,
+  source: Schema.Literal("file", "api"),
+  origin: Schema.String,
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+export type CarapaceRow = typeof CarapaceRow.Type
+
+const CarapaceIdRow = Schema.Struct({ carapace_id: Schema.String })
 
 export class CarapacesRepo extends Effect.Service<CarapacesRepo>()("cairn/CarapacesRepo", {
   effect: Effect.gen(function* () {
@@ -21,13 +25,16 @@ export class CarapacesRepo extends Effect.Service<CarapacesRepo>()("cairn/Carapa
       return JSON.stringify(rest)
     }
     const columns = sql.literal("id, config, source, origin, created_at, updated_at")
+    const carapaceRows = decodeRows(CarapaceRow)
+    const carapaceIds = <E, R>(query: Effect.Effect<ReadonlyArray<unknown>, E, R>) =>
+      Effect.map(decodeRows(CarapaceIdRow)(query), (rows) => rows.map((row) => row.carapace_id))
     return repository("CarapacesRepo", {
-      list: sql<CarapaceRow>`SELECT ${columns} FROM carapaces ORDER BY id`,
-      find: (id: string) => Effect.map(sql<CarapaceRow>`SELECT ${columns} FROM carapaces WHERE id = ${id}`, (rows) => rows[0]),
+      list: carapaceRows(sql`SELECT ${columns} FROM carapaces ORDER BY id`),
+      find: (id: string) => sql`SELECT ${columns} FROM carapaces WHERE id = ${id}`.pipe(carapaceRows, Effect.map(firstRow)),
       /** Inserts; answers false when the id is taken. */
       insert: (config: CarapaceConfig) =>
         Effect.map(
-          sql<{ id: string }>`INSERT INTO carapaces (id, config, source, origin) VALUES (${config.id}, ${configJson(config)}::jsonb, 'api', 'api')
+          sql`INSERT INTO carapaces (id, config, source, origin) VALUES (${config.id}, ${configJson(config)}::jsonb, 'api', 'api')
               ON CONFLICT (id) DO NOTHING RETURNING id`,
           (rows) => rows.length === 1
         ),
@@ -40,7 +47,7 @@ export class CarapacesRepo extends Effect.Service<CarapacesRepo>()("cairn/Carapa
         ),
       update: (config: CarapaceConfig) =>
         Effect.map(
-          sql<{ id: string }>`UPDATE carapaces SET config = ${configJson(config)}::jsonb, source = 'api', updated_at = now()
+          sql`UPDATE carapaces SET config = ${configJson(config)}::jsonb, source = 'api', updated_at = now()
               WHERE id = ${config.id} RETURNING id`,
           (rows) => rows.length === 1
         ),
@@ -49,14 +56,11 @@ export class CarapacesRepo extends Effect.Service<CarapacesRepo>()("cairn/Carapa
         sql.withTransaction(
           Effect.zipRight(
             sql`DELETE FROM channel_carapaces WHERE carapace_id = ${id}`,
-            Effect.map(sql<{ id: string }>`DELETE FROM carapaces WHERE id = ${id} RETURNING id`, (rows) => rows.length === 1)
+            Effect.map(sql`DELETE FROM carapaces WHERE id = ${id} RETURNING id`, (rows) => rows.length === 1)
           )
         ),
       forChannel: (channelId: string) =>
-        Effect.map(
-          sql<{ carapace_id: string }>`SELECT carapace_id FROM channel_carapaces WHERE channel_id = ${channelId} ORDER BY position`,
-          (rows) => rows.map((row) => row.carapace_id)
-        ),
+        carapaceIds(sql`SELECT carapace_id FROM channel_carapaces WHERE channel_id = ${channelId} ORDER BY position`),
       setForChannel: (channelId: string, ids: ReadonlyArray<string>) =>
         sql.withTransaction(
           Effect.zipRight(
@@ -85,16 +89,12 @@ export class CarapacesRepo extends Effect.Service<CarapacesRepo>()("cairn/Carapa
       activatedFor: (integrationIds: ReadonlyArray<string>) =>
         integrationIds.length === 0
           ? Effect.succeed([] as Array<string>)
-          : Effect.map(
-              sql<{ carapace_id: string }>`SELECT carapace_id FROM integration_carapaces
-                WHERE ${sql.in("integration_id", integrationIds)} ORDER BY integration_id, position`,
-              (rows) => rows.map((row) => row.carapace_id)
+          : carapaceIds(
+              sql`SELECT carapace_id FROM integration_carapaces
+                WHERE ${sql.in("integration_id", integrationIds)} ORDER BY integration_id, position`
             ),
       activated: (integrationId: string) =>
-        Effect.map(
-          sql<{ carapace_id: string }>`SELECT carapace_id FROM integration_carapaces WHERE integration_id = ${integrationId} ORDER BY position`,
-          (rows) => rows.map((row) => row.carapace_id)
-        )
+        carapaceIds(sql`SELECT carapace_id FROM integration_carapaces WHERE integration_id = ${integrationId} ORDER BY position`)
     })
   })
 }) {}

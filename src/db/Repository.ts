@@ -6,7 +6,7 @@
  */
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { inSpan, isRunnable } from "../telemetry/Spans.ts"
 
 type Defected<M> = {
@@ -46,3 +46,17 @@ export const transactions =
   (sql: SqlClient.SqlClient) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError>, R> =>
     Effect.catchIf(sql.withTransaction(effect), isSqlError, Effect.die) as Effect.Effect<A, Exclude<E, SqlError>, R>
+
+/**
+ * A query's rows checked against the row's schema (`query.pipe(decodeRows(SessionRow))`). A row
+ * that does not match is a defect inside the repository, like a failed query: the schema says what
+ * the code may rely on, and a column that changed type fails loudly instead of flowing on as a
+ * cast. Row schemas describe what both drivers return (jsonb parsed, timestamptz as `Date`).
+ */
+export const decodeRows = <A, I>(schema: Schema.Schema<A, I, never>) => {
+  const decode = Schema.decodeUnknown(Schema.Array(schema))
+  return <E, R>(query: Effect.Effect<ReadonlyArray<unknown>, E, R>) => Effect.flatMap(query, (rows) => decode(rows))
+}
+
+/** The first row, or undefined: for queries of one row by key. */
+export const firstRow = <A>(rows: ReadonlyArray<A>): A | undefined => rows[0]

@@ -1,21 +1,22 @@
 /** SQL for documents and their chunks: storage, the two search legs and re-embedding. */
-import { repository } from "../db/Repository.ts"
+import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { toPgArray, toPgVector } from "../embeddings/Vector.ts"
 import type { ChunkHit, VectorHit } from "./Ranking.ts"
 
-export interface DocumentRow {
-  readonly id: string
-  readonly integration_id: string
-  readonly session_id: string | null
-  readonly title: string
-  readonly content: string
-  readonly metadata: Record<string, unknown>
-  readonly created_at: Date
-  readonly chunk_count: number
-}
+export const DocumentRow = Schema.Struct({
+  id: Schema.String,
+  integration_id: Schema.String,
+  session_id: Schema.NullOr(Schema.String),
+  title: Schema.String,
+  content: Schema.String,
+  metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  created_at: Schema.DateFromSelf,
+  chunk_count: Schema.Number
+})
+export type DocumentRow = typeof DocumentRow.Type
 
 export interface NewDocument {
   readonly title: string
@@ -30,12 +31,21 @@ export interface NewChunk {
   readonly embedding: ReadonlyArray<number>
 }
 
-export interface PendingChunk {
-  readonly document_id: string
-  readonly ordinal: number
-  readonly title: string
-  readonly content: string
-}
+export const PendingChunk = Schema.Struct({
+  document_id: Schema.String,
+  ordinal: Schema.Number,
+  title: Schema.String,
+  content: Schema.String
+})
+export type PendingChunk = typeof PendingChunk.Type
+
+const chunkFields = { document_id: Schema.String, ordinal: Schema.Number, content: Schema.String }
+const ChunkRow = Schema.Struct(chunkFields)
+/** A similarity is a float4/float8 expression: a number from PGlite, and from pg (node-postgres) too. */
+const ScoredChunkRow = Schema.Struct({ ...chunkFields, similarity: Schema.Union(Schema.Number, Schema.NumberFromString) })
+const Installed = Schema.Struct({ installed: Schema.Boolean })
+const IdRow = Schema.Struct({ id: Schema.String })
+const Count = Schema.Struct({ n: Schema.Number })
 
 /** pgvector's HNSW index takes up to 2000 dimensions; larger vectors are searched exactly. */
 export const MAX_INDEXED_DIMENSION = 2000
@@ -62,8 +72,9 @@ export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/Docume
 
     return repository("DocumentsRepo", {
       /** Whether the pgvector extension is installed in this database. */
-      hasPgvector: sql<{ installed: boolean }>`
+      hasPgvector: sql`
         SELECT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'vector') AS installed`.pipe(
+        decodeRows(Installed),
         Effect.map((rows) => rows[0]?.installed === true)
       ),
 
@@ -77,11 +88,11 @@ export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/Docume
       insert: (document: NewDocument, chunks: ReadonlyArray<NewChunk>, model: string) =>
         sql.withTransaction(
           Effect.gen(function* () {
-            const [row] = yield* sql<{ id: string }>`
+            const [row] = yield* decodeRows(IdRow)(sql`
               INSERT INTO documents (integration_id, session_id, title, content, metadata)
               VALUES (${document.integrationId}, ${document.sessionId}, ${document.title}, ${document.content},
                       ${JSON.stringify(document.metadata)}::jsonb)
-              RETURNING id`
+              RETURNING id`)
             const id = row!.id
             const rows = chunks.map(
               (chunk, ordinal) =>
@@ -100,18 +111,16 @@ export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/Docume
         ),
 
       get: (id: string) =>
-        sql<DocumentRow>`SELECT ${documentColumns} FROM documents d WHERE d.id = ${id}`.pipe(
-          Effect.map((rows) => rows[0])
-        ),
+        sql`SELECT ${documentColumns} FROM documents d WHERE d.id = ${id}`.pipe(decodeRows(DocumentRow), Effect.map(firstRow)),
 
       getMany: (ids: ReadonlyArray<string>) =>
         ids.length === 0
           ? Effect.succeed([] as ReadonlyArray<DocumentRow>)
-          : sql<DocumentRow>`SELECT ${documentColumns} FROM documents d WHERE d.id IN ${sql.in(ids)}`,
+          : sql`SELECT ${documentColumns} FROM documents d WHERE d.id IN ${sql.in(ids)}`.pipe(decodeRows(DocumentRow)),
 
       /** Deletes the document; its chunks and embeddings go with it (ON DELETE CASCADE). */
       remove: (id: string) =>
-        sql<{ id: string }>`DELETE FROM documents WHERE id = ${id} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)),
+        sql`DELETE FROM documents WHERE id = ${id} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)),
 
       /** Nearest chunks through the HNSW index of this dimension. */
       vectorIndexed: (query: ReadonlyArray<number>, model: string, integrationId: string | undefined, limit: number) => {
@@ -124,26 +133,26 @@ export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/Docume
             // SET LOCAL, both in one round trip.
             yield* sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),
                               set_config('hnsw.ef_search', ${String(Math.min(1000, Math.max(40, limit)))}, true)`
-            return yield* sql<VectorHit & { document_id: string }>`
+            return yield* decodeRows(ScoredChunkRow)(sql`
               SELECT c.document_id, c.ordinal, c.content,
                      1 - (c.embedding::vector(${d}) <=> ${literal}::vector(${d})) AS similarity
               FROM document_chunks c
               WHERE c.dimension = ${d} AND c.embedding_model = ${model} ${inIntegration(integrationId)}
               ORDER BY c.embedding::vector(${d}) <=> ${literal}::vector(${d})
-              LIMIT ${limit}`
+              LIMIT ${limit}`)
           })
         ).pipe(Effect.map(toVectorHits))
       },
 
       /** Nearest chunks by a full scan, no extension needed: vectors are unit length, so cosine = dot. */
       vectorExact: (query: ReadonlyArray<number>, model: string, integrationId: string | undefined, limit: number) =>
-        sql<{ document_id: string; ordinal: number; content: string; similarity: number }>`
+        sql`
           SELECT c.document_id, c.ordinal, c.content,
                  (SELECT sum(a * b) FROM unnest(c.embedding, ${toPgArray(query)}::real[]) AS t(a, b)) AS similarity
           FROM document_chunks c
           WHERE c.dimension = ${query.length} AND c.embedding_model = ${model} ${inIntegration(integrationId)}
           ORDER BY similarity DESC
-          LIMIT ${limit}`.pipe(Effect.map(toVectorHits)),
+          LIMIT ${limit}`.pipe(decodeRows(ScoredChunkRow), Effect.map(toVectorHits)),
 
       /**
        * Chunks containing every word of the query (web-search syntax: "a phrase", or, -word), best
@@ -151,12 +160,13 @@ export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/Docume
        * the vector leg already ranks loose matches; this leg is for names, codes and exact terms.
        */
       text: (q: string, integrationId: string | undefined, limit: number) =>
-        sql<{ document_id: string; ordinal: number; content: string }>`
+        sql`
           SELECT c.document_id, c.ordinal, c.content
           FROM document_chunks c, (SELECT websearch_to_tsquery('english', ${q}) AS query) q
           WHERE c.search @@ q.query ${inIntegration(integrationId)}
           ORDER BY ts_rank(c.search, q.query, 1) DESC, c.document_id, c.ordinal
           LIMIT ${limit}`.pipe(
+          decodeRows(ChunkRow),
           Effect.map((rows): Array<ChunkHit> =>
             rows.map((row) => ({ documentId: row.document_id, ordinal: row.ordinal, content: row.content }))
           )
@@ -164,15 +174,16 @@ export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/Docume
 
       /** Chunks whose vector another model made (or that have none yet), oldest documents first. */
       pendingReembed: (model: string, limit: number) =>
-        sql<PendingChunk>`
+        sql`
           SELECT c.document_id, c.ordinal, d.title, c.content
           FROM document_chunks c JOIN documents d ON d.id = c.document_id
           WHERE c.embedding_model <> ${model}
           ORDER BY d.created_at, c.document_id, c.ordinal
-          LIMIT ${limit}`,
+          LIMIT ${limit}`.pipe(decodeRows(PendingChunk)),
 
       countPending: (model: string) =>
-        sql<{ n: number }>`SELECT count(*)::int AS n FROM document_chunks WHERE embedding_model <> ${model}`.pipe(
+        sql`SELECT count(*)::int AS n FROM document_chunks WHERE embedding_model <> ${model}`.pipe(
+          decodeRows(Count),
           Effect.map((rows) => rows[0]?.n ?? 0)
         ),
 
@@ -195,15 +206,13 @@ export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/Docume
   })
 }) {}
 
-const toVectorHits = (
-  rows: ReadonlyArray<{ document_id: string; ordinal: number; content: string; similarity: number | string }>
-): Array<VectorHit> =>
+const toVectorHits = (rows: ReadonlyArray<typeof ScoredChunkRow.Type>): Array<VectorHit> =>
   rows
     .map((row) => ({
       documentId: row.document_id,
       ordinal: row.ordinal,
       content: row.content,
-      similarity: Number(row.similarity)
+      similarity: row.similarity
     }))
     // The iterative scan's relaxed order may return neighbours slightly out of order.
     .sort((a, b) => b.similarity - a.similarity)

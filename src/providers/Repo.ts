@@ -1,39 +1,33 @@
 /** SQL for the stored LLM providers. */
-import { repository } from "../db/Repository.ts"
+import { decodeRows, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
-
-export interface ProviderRow {
-  readonly id: string
-  readonly type: "openai"
-  readonly base_url: string
-  readonly api_key_encrypted: string | null
-  readonly extra_headers: Record<string, string>
-  readonly models: ReadonlyArray<{
-    readonly id: string
-    readonly input_price_per_million: number | null
-    readonly output_price_per_million: number | null
-  }>
-}
+import { Effect, Schema } from "effect"
 
 /** jsonb comes back parsed from PostgreSQL and as text from some paths; accept both. */
-const parsed = <A>(value: unknown): A => (typeof value === "string" ? JSON.parse(value) : value) as A
+const Json = <A, I>(schema: Schema.Schema<A, I>) => Schema.Union(schema, Schema.parseJson(schema))
 
-const decodeRow = (row: any): ProviderRow => ({
-  id: row.id,
-  type: row.type,
-  base_url: row.base_url,
-  api_key_encrypted: row.api_key_encrypted,
-  extra_headers: parsed(row.extra_headers),
-  models: parsed(row.models)
+const ModelPrice = Schema.Struct({
+  id: Schema.String,
+  input_price_per_million: Schema.NullOr(Schema.Number),
+  output_price_per_million: Schema.NullOr(Schema.Number)
 })
+
+export const ProviderRow = Schema.Struct({
+  id: Schema.String,
+  type: Schema.Literal("openai"),
+  base_url: Schema.String,
+  api_key_encrypted: Schema.NullOr(Schema.String),
+  extra_headers: Json(Schema.Record({ key: Schema.String, value: Schema.String })),
+  models: Json(Schema.Array(ModelPrice))
+})
+export type ProviderRow = typeof ProviderRow.Type
 
 export class ProvidersRepo extends Effect.Service<ProvidersRepo>()("cairn/ProvidersRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     return repository("ProvidersRepo", {
       all: sql`SELECT id, type, base_url, api_key_encrypted, extra_headers, models FROM llm_providers ORDER BY id`.pipe(
-        Effect.map((rows) => rows.map(decodeRow))
+        decodeRows(ProviderRow)
       ),
       /** false when the id is taken. */
       insert: (row: ProviderRow) =>

@@ -1,40 +1,49 @@
 /** SQL for sessions and messages. */
-import { repository } from "../db/Repository.ts"
+import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import type { NewMessage } from "./Model.ts"
 
-export interface SessionRow {
-  readonly id: string
-  readonly bot_id: string
-  readonly client_id: string
-  readonly channel_id: string | null
-  readonly dispatch_config: Record<string, unknown>
-  readonly created_at: Date
-  readonly updated_at: Date
-}
+export const SessionRow = Schema.Struct({
+  id: Schema.String,
+  bot_id: Schema.String,
+  client_id: Schema.String,
+  channel_id: Schema.NullOr(Schema.String),
+  dispatch_config: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  created_at: Schema.DateFromSelf,
+  updated_at: Schema.DateFromSelf
+})
+export type SessionRow = typeof SessionRow.Type
 
-export interface MessageRow {
-  readonly id: string
-  readonly session_id: string
-  readonly role: "system" | "user" | "assistant" | "tool"
-  readonly content: string | null
-  readonly tool_calls: ReadonlyArray<any> | null
-  readonly tool_call_id: string | null
-  readonly attachments: ReadonlyArray<unknown>
-  readonly metadata: Record<string, unknown>
-  readonly created_at: Date
-}
+const Role = Schema.Literal("system", "user", "assistant", "tool")
+/** Tool calls as the model sent them (OpenAI's shape); kept as stored. */
+const ToolCalls = Schema.NullOr(Schema.Array(Schema.Any))
+
+export const MessageRow = Schema.Struct({
+  id: Schema.String,
+  session_id: Schema.String,
+  role: Role,
+  content: Schema.NullOr(Schema.String),
+  tool_calls: ToolCalls,
+  tool_call_id: Schema.NullOr(Schema.String),
+  attachments: Schema.Array(Schema.Unknown),
+  metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  created_at: Schema.DateFromSelf
+})
+export type MessageRow = typeof MessageRow.Type
 
 /** A stored message as context assembly reads it. */
-export interface HistoryRow {
-  readonly role: MessageRow["role"]
-  readonly content: string | null
-  readonly tool_calls: ReadonlyArray<any> | null
-  readonly tool_call_id: string | null
-  readonly cancelled: boolean
-}
+export const HistoryRow = Schema.Struct({
+  role: Role,
+  content: Schema.NullOr(Schema.String),
+  tool_calls: ToolCalls,
+  tool_call_id: Schema.NullOr(Schema.String),
+  cancelled: Schema.Boolean
+})
+export type HistoryRow = typeof HistoryRow.Type
+
+const Inserted = Schema.Struct({ created_at: Schema.DateFromSelf })
 
 const sessionColumns = "id, bot_id, client_id, channel_id, dispatch_config, created_at, updated_at"
 const messageColumns = "id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata, created_at"
@@ -42,15 +51,15 @@ const messageColumns = "id, session_id, role, content, tool_calls, tool_call_id,
 export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/SessionsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const first = <A>(rows: ReadonlyArray<A>) => rows[0]
+    const sessionRows = decodeRows(SessionRow)
     return repository("SessionsRepo", {
       findDefault: (clientId: string, botId: string) =>
-        Effect.map(
-          sql<SessionRow>`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE default_for = ${`${clientId}\u0001${botId}`}`,
-          first
+        sql`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE default_for = ${`${clientId}\u0001${botId}`}`.pipe(
+          sessionRows,
+          Effect.map(firstRow)
         ),
       find: (id: string) =>
-        Effect.map(sql<SessionRow>`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE id = ${id}`, first),
+        sql`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE id = ${id}`.pipe(sessionRows, Effect.map(firstRow)),
       /** The session for (client_id, bot_id), created when missing; race-free across processes. */
       getOrCreateDefault: (clientId: string, botId: string, dispatchConfig: Record<string, unknown>, channelId: string | null) =>
         Effect.gen(function* () {
@@ -58,7 +67,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
           yield* sql`INSERT INTO sessions (id, bot_id, client_id, channel_id, default_for, dispatch_config)
                      VALUES (${randomUUID()}, ${botId}, ${clientId}, ${channelId}, ${key}, ${JSON.stringify(dispatchConfig)}::jsonb)
                      ON CONFLICT (default_for) DO NOTHING`
-          const rows = yield* sql<SessionRow>`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE default_for = ${key}`
+          const rows = yield* sessionRows(sql`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE default_for = ${key}`)
           return rows[0]!
         }),
       /** A session with a caller-chosen id (companion clients send ids the server has not seen). */
@@ -66,29 +75,31 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
         Effect.gen(function* () {
           yield* sql`INSERT INTO sessions (id, bot_id, client_id, channel_id) VALUES (${id}, ${botId}, ${clientId}, ${channelId})
                      ON CONFLICT (id) DO NOTHING`
-          const rows = yield* sql<SessionRow>`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE id = ${id}`
+          const rows = yield* sessionRows(sql`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE id = ${id}`)
           return rows[0]!
         }),
       list: (filter: { readonly botId?: string; readonly clientId?: string; readonly limit: number }) =>
-        sql<SessionRow>`SELECT ${sql.literal(sessionColumns)} FROM sessions
+        sql`SELECT ${sql.literal(sessionColumns)} FROM sessions
           WHERE (${filter.botId ?? null}::text IS NULL OR bot_id = ${filter.botId ?? null})
             AND (${filter.clientId ?? null}::text IS NULL OR client_id = ${filter.clientId ?? null})
-          ORDER BY updated_at DESC LIMIT ${filter.limit}`,
+          ORDER BY updated_at DESC LIMIT ${filter.limit}`.pipe(sessionRows),
       remove: (id: string) =>
-        Effect.map(sql<{ id: string }>`DELETE FROM sessions WHERE id = ${id} RETURNING id`, (rows) => rows.length === 1),
+        Effect.map(sql`DELETE FROM sessions WHERE id = ${id} RETURNING id`, (rows) => rows.length === 1),
       messages: (sessionId: string) =>
-        sql<MessageRow>`SELECT ${sql.literal(messageColumns)} FROM messages WHERE session_id = ${sessionId} ORDER BY seq`,
+        sql`SELECT ${sql.literal(messageColumns)} FROM messages WHERE session_id = ${sessionId} ORDER BY seq`.pipe(
+          decodeRows(MessageRow)
+        ),
       /**
        * The most recent messages, oldest first, with only what context assembly reads (every turn
        * reads up to the history limit, so the columns it does not need are not fetched or parsed).
        */
       recentMessages: (sessionId: string, limit: number) =>
-        Effect.map(
-          sql<HistoryRow>`SELECT role, content, tool_calls, tool_call_id,
-                                 coalesce((metadata->>'cancelled')::boolean, false) AS cancelled
-                          FROM messages WHERE session_id = ${sessionId}
-                          ORDER BY seq DESC LIMIT ${limit}`,
-          (rows) => [...rows].reverse()
+        sql`SELECT role, content, tool_calls, tool_call_id,
+                   coalesce((metadata->>'cancelled')::boolean, false) AS cancelled
+            FROM messages WHERE session_id = ${sessionId}
+            ORDER BY seq DESC LIMIT ${limit}`.pipe(
+          decodeRows(HistoryRow),
+          Effect.map((rows) => [...rows].reverse())
         ),
       /** One statement: the message and the session's activity time commit together. */
       append: (sessionId: string, message: NewMessage) =>
@@ -96,14 +107,14 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
           const id = randomUUID()
           // Only the time comes back: the rest of the row is what was sent (no JSON read back).
           return Effect.map(
-            sql<{ created_at: Date }>`WITH inserted AS (
+            decodeRows(Inserted)(sql`WITH inserted AS (
                 INSERT INTO messages (id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata)
                 VALUES (${id}, ${sessionId}, ${message.role}, ${message.content},
                         ${message.tool_calls ? JSON.stringify(message.tool_calls) : null}::jsonb, ${message.tool_call_id ?? null},
                         ${JSON.stringify(message.attachments ?? [])}::jsonb, ${JSON.stringify(message.metadata ?? {})}::jsonb)
                 RETURNING created_at
               ), touched AS (UPDATE sessions SET updated_at = now() WHERE id = ${sessionId})
-              SELECT created_at FROM inserted`,
+              SELECT created_at FROM inserted`),
             (rows): MessageRow => ({
               id,
               session_id: sessionId,

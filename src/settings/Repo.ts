@@ -1,13 +1,16 @@
 /** SQL for the settings table. */
-import { repository } from "../db/Repository.ts"
+import { decodeRows, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
+
+/** A stored value is checked against its setting's schema by the service, not here. */
+const SettingRow = Schema.Struct({ key: Schema.String, value: Schema.Unknown })
 
 export class SettingsRepo extends Effect.Service<SettingsRepo>()("cairn/SettingsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     return repository("SettingsRepo", {
-      all: sql<{ key: string; value: unknown }>`SELECT key, value FROM settings`,
+      all: sql`SELECT key, value FROM settings`.pipe(decodeRows(SettingRow)),
       upsertMany: (values: ReadonlyArray<readonly [string, unknown]>) =>
         sql.withTransaction(
           Effect.forEach(

@@ -1,7 +1,7 @@
 /** SQL for tasks, including the claim that lets several workers share one queue. */
-import { repository } from "../db/Repository.ts"
+import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { Duration } from "effect"
 import { staleAfter } from "../runs/Runs.ts"
@@ -12,54 +12,61 @@ const runStaleSeconds = Duration.toSeconds(staleAfter)
 /** A finished task's result waits for delivery unless nobody is to be told. */
 const deliveryAfterFinish = "CASE WHEN dispatch_type = 'none' THEN 'none' ELSE 'pending' END"
 
-export interface TaskRow {
-  readonly id: string
-  readonly status: "pending" | "running" | "complete" | "failed" | "cancelled"
-  readonly source: string
-  readonly bot_id: string
-  readonly session_id: string
-  readonly channel_id: string | null
-  readonly client_id: string
-  readonly prompt: string
-  readonly prompt_stored: boolean
-  readonly model_override: string | null
-  readonly result: string | null
-  readonly error: string | null
-  readonly client_actions: ReadonlyArray<unknown>
-  readonly dispatch_type: string
-  readonly dispatch_config: Record<string, unknown>
-  readonly execution_config: Record<string, unknown>
-  readonly attempts: number
-  readonly delivery_status: string
-  readonly delivery_error: string | null
-  readonly delivery_attempts: number
-  readonly created_at: Date
-  readonly started_at: Date | null
-  readonly completed_at: Date | null
-}
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/** A task as the services read it (`SELECT *` also returns the worker's lease columns, dropped here). */
+export const TaskRow = Schema.Struct({
+  id: Schema.String,
+  status: Schema.Literal("pending", "running", "complete", "failed", "cancelled"),
+  source: Schema.String,
+  bot_id: Schema.String,
+  session_id: Schema.String,
+  channel_id: Schema.NullOr(Schema.String),
+  client_id: Schema.String,
+  prompt: Schema.String,
+  prompt_stored: Schema.Boolean,
+  model_override: Schema.NullOr(Schema.String),
+  result: Schema.NullOr(Schema.String),
+  error: Schema.NullOr(Schema.String),
+  client_actions: Schema.Array(Schema.Unknown),
+  dispatch_type: Schema.String,
+  dispatch_config: JsonObject,
+  execution_config: JsonObject,
+  attempts: Schema.Number,
+  delivery_status: Schema.String,
+  delivery_error: Schema.NullOr(Schema.String),
+  delivery_attempts: Schema.Number,
+  created_at: Schema.DateFromSelf,
+  started_at: Schema.NullOr(Schema.DateFromSelf),
+  completed_at: Schema.NullOr(Schema.DateFromSelf)
+})
+export type TaskRow = typeof TaskRow.Type
+
+const IdRow = Schema.Struct({ id: Schema.String })
 
 export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const taskRows = decodeRows(TaskRow)
     return repository("TasksRepo", {
       insert: (task: NewTask) =>
         Effect.map(
-          sql<TaskRow>`INSERT INTO tasks (id, source, bot_id, session_id, channel_id, client_id, prompt, prompt_stored, model_override,
+          taskRows(sql`INSERT INTO tasks (id, source, bot_id, session_id, channel_id, client_id, prompt, prompt_stored, model_override,
                                           dispatch_type, dispatch_config, execution_config)
             VALUES (${randomUUID()}, ${task.source}, ${task.botId}, ${task.sessionId}, ${task.channelId}, ${task.clientId},
                     ${task.prompt}, ${task.promptStored ?? false}, ${task.modelOverride ?? null}, ${task.dispatchType ?? "none"},
                     ${JSON.stringify(task.dispatchConfig ?? {})}::jsonb, ${JSON.stringify(task.executionConfig ?? {})}::jsonb)
-            RETURNING *`,
+            RETURNING *`),
           (rows) => rows[0]!
         ),
-      find: (id: string) => Effect.map(sql<TaskRow>`SELECT * FROM tasks WHERE id = ${id}`, (rows) => rows[0]),
+      find: (id: string) => sql`SELECT * FROM tasks WHERE id = ${id}`.pipe(taskRows, Effect.map(firstRow)),
       /**
        * Claims the oldest pending task whose session has nothing running: one task per session at a
        * time, in order, and each task by one worker only.
        */
       claim: (worker: string, leaseSeconds: number) =>
         Effect.map(
-          sql<TaskRow>`UPDATE tasks SET status = 'running', started_at = now(), attempts = attempts + 1, worker = ${worker},
+          taskRows(sql`UPDATE tasks SET status = 'running', started_at = now(), attempts = attempts + 1, worker = ${worker},
                          lease_until = now() + make_interval(secs => ${leaseSeconds})
             WHERE id = (
               SELECT t.id FROM tasks t
@@ -72,8 +79,8 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
               LIMIT 1
               FOR UPDATE SKIP LOCKED
             ) AND status = 'pending'
-            RETURNING *`,
-          (rows) => rows[0]
+            RETURNING *`),
+          firstRow
         ),
       /** Gives a claimed task back (its session turned out busy). */
       release: (id: string) =>
@@ -84,7 +91,7 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
       /** Records the result; false when the task was no longer this worker's (its lease was taken over). */
       complete: (id: string, worker: string, result: string, clientActions: ReadonlyArray<unknown>) =>
         Effect.map(
-          sql<{ id: string }>`UPDATE tasks SET status = 'complete', result = ${result},
+          sql`UPDATE tasks SET status = 'complete', result = ${result},
               client_actions = ${JSON.stringify(clientActions)}::jsonb, completed_at = now(), lease_until = NULL,
               delivery_status = ${sql.literal(deliveryAfterFinish)}
             WHERE id = ${id} AND status = 'running' AND worker = ${worker} RETURNING id`,
@@ -92,7 +99,7 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
         ),
       fail: (id: string, error: string, worker?: string) =>
         Effect.map(
-          sql<{ id: string }>`UPDATE tasks SET status = 'failed', error = ${error}, completed_at = now(), lease_until = NULL,
+          sql`UPDATE tasks SET status = 'failed', error = ${error}, completed_at = now(), lease_until = NULL,
               delivery_status = ${sql.literal(deliveryAfterFinish)}
             WHERE id = ${id} AND status IN ('pending', 'running') ${worker === undefined ? sql`` : sql`AND worker = ${worker}`}
             RETURNING id`,
@@ -102,32 +109,32 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
         sql`UPDATE tasks SET status = 'cancelled', completed_at = now(), lease_until = NULL WHERE id = ${id}`.pipe(Effect.asVoid),
       cancelPending: (sessionId: string) =>
         Effect.map(
-          sql<{ id: string }>`UPDATE tasks SET status = 'cancelled', completed_at = now()
+          sql`UPDATE tasks SET status = 'cancelled', completed_at = now()
                               WHERE session_id = ${sessionId} AND status = 'pending' RETURNING id`,
           (rows) => rows.length
         ),
       /** Pending to cancelled; the row as it is now (undefined when there is no such task). */
       cancel: (id: string) =>
         Effect.gen(function* () {
-          const cancelled = yield* sql<TaskRow>`UPDATE tasks SET status = 'cancelled', completed_at = now()
-                                                WHERE id = ${id} AND status = 'pending' RETURNING *`
+          const cancelled = yield* taskRows(sql`UPDATE tasks SET status = 'cancelled', completed_at = now()
+                                                WHERE id = ${id} AND status = 'pending' RETURNING *`)
           if (cancelled[0]) return { cancelled: true, row: cancelled[0] } as const
-          const rows = yield* sql<TaskRow>`SELECT * FROM tasks WHERE id = ${id}`
+          const rows = yield* taskRows(sql`SELECT * FROM tasks WHERE id = ${id}`)
           return { cancelled: false, row: rows[0] } as const
         }),
       list: (filter: { readonly status?: string; readonly sessionId?: string; readonly botId?: string; readonly limit: number }) =>
-        sql<TaskRow>`SELECT * FROM tasks WHERE ${sql.and([
+        sql`SELECT * FROM tasks WHERE ${sql.and([
           filter.status === undefined ? sql`true` : sql`status = ${filter.status}`,
           filter.sessionId === undefined ? sql`true` : sql`session_id = ${filter.sessionId}`,
           filter.botId === undefined ? sql`true` : sql`bot_id = ${filter.botId}`
-        ])} ORDER BY created_at DESC LIMIT ${filter.limit}`,
+        ])} ORDER BY created_at DESC LIMIT ${filter.limit}`.pipe(taskRows),
       /** Takes the delivery of a finished task for `seconds`; the row when taken. */
       claimDelivery: (id: string, seconds: number) =>
         Effect.map(
-          sql<TaskRow>`UPDATE tasks SET delivery_lease_until = now() + make_interval(secs => ${seconds})
+          taskRows(sql`UPDATE tasks SET delivery_lease_until = now() + make_interval(secs => ${seconds})
             WHERE id = ${id} AND delivery_status = 'pending' AND (delivery_lease_until IS NULL OR delivery_lease_until < now())
-            RETURNING *`,
-          (rows) => rows[0]
+            RETURNING *`),
+          firstRow
         ),
       extendDelivery: (id: string, seconds: number) =>
         sql`UPDATE tasks SET delivery_lease_until = now() + make_interval(secs => ${seconds}) WHERE id = ${id}`.pipe(Effect.asVoid),
@@ -138,9 +145,9 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
       /** Deliveries left pending by a process that died (their lease ran out). */
       orphanedDeliveries: (limit: number) =>
         Effect.map(
-          sql<{ id: string }>`SELECT id FROM tasks WHERE delivery_status = 'pending'
+          decodeRows(IdRow)(sql`SELECT id FROM tasks WHERE delivery_status = 'pending'
             AND (delivery_lease_until IS NULL OR delivery_lease_until < now())
-            AND completed_at < now() - interval '5 seconds' ORDER BY completed_at LIMIT ${limit}`,
+            AND completed_at < now() - interval '5 seconds' ORDER BY completed_at LIMIT ${limit}`),
           (rows) => rows.map((row) => row.id)
         ),
       renewLeases: (worker: string, leaseSeconds: number) =>

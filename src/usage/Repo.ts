@@ -1,9 +1,9 @@
 /** SQL for the usage records. */
-import { repository } from "../db/Repository.ts"
+import { decodeRows, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, type Schema } from "effect"
 import * as crypto from "node:crypto"
-import type { UsageRecord, UsageTotals } from "./Model.ts"
+import { type UsageRecord, UsageReport, UsageTotals } from "./Model.ts"
 
 const totalsColumns = `
   count(*)::int AS calls,
@@ -18,13 +18,16 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("cairn/UsageRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    /** Totals grouped by the first `keyCount` selected columns. */
-    const grouped = <Row>(keys: string, keyCount: 1 | 2, from: Date, to: Date) =>
-      sql.unsafe<Row & UsageTotals>(
-        `SELECT ${keys}, ${totalsColumns} FROM llm_usage WHERE at >= $1 AND at < $2
-         GROUP BY ${keyCount === 1 ? "1" : "1, 2"} ORDER BY ${keyCount === 1 ? "1" : "1, 2"}`,
-        [from, to]
-      )
+    /** Totals grouped by the first `keyCount` selected columns; rows decoded as the report declares them. */
+    const grouped = <A, I>(row: Schema.Schema<A, I>, keys: string, keyCount: 1 | 2, from: Date, to: Date) =>
+      sql
+        .unsafe(
+          `SELECT ${keys}, ${totalsColumns} FROM llm_usage WHERE at >= $1 AND at < $2
+           GROUP BY ${keyCount === 1 ? "1" : "1, 2"} ORDER BY ${keyCount === 1 ? "1" : "1, 2"}`,
+          [from, to]
+        )
+        .pipe(decodeRows(row))
+    const report = UsageReport.fields
 
     return repository("UsageRepo", {
       insertMany: (records: ReadonlyArray<UsageRecord>) =>
@@ -52,14 +55,12 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("cairn/UsageRepo", {
             )}`.pipe(Effect.asVoid),
       totals: (from: Date, to: Date) =>
         sql
-          .unsafe<UsageTotals>(`SELECT ${totalsColumns} FROM llm_usage WHERE at >= $1 AND at < $2`, [from, to])
-          .pipe(Effect.map((rows) => rows[0]!)),
-      byModel: (from: Date, to: Date) => grouped<{ provider_id: string; model: string }>("provider_id, model", 2, from, to),
-      byBot: (from: Date, to: Date) => grouped<{ bot_id: string | null }>("bot_id", 1, from, to),
-      byKey: (from: Date, to: Date) =>
-        grouped<{ principal_kind: string | null; principal_id: string | null }>("principal_kind, principal_id", 2, from, to),
-      byDay: (from: Date, to: Date) =>
-        grouped<{ day: string }>(`to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day`, 1, from, to)
+          .unsafe(`SELECT ${totalsColumns} FROM llm_usage WHERE at >= $1 AND at < $2`, [from, to])
+          .pipe(decodeRows(UsageTotals), Effect.map((rows) => rows[0]!)),
+      byModel: (from: Date, to: Date) => grouped(report.by_model.value, "provider_id, model", 2, from, to),
+      byBot: (from: Date, to: Date) => grouped(report.by_bot.value, "bot_id", 1, from, to),
+      byKey: (from: Date, to: Date) => grouped(report.by_key.value, "principal_kind, principal_id", 2, from, to),
+      byDay: (from: Date, to: Date) => grouped(report.by_day.value, `to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day`, 1, from, to)
     })
   })
 }) {}
