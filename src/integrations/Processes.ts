@@ -142,6 +142,8 @@ export const ProcessesLive = Layer.scoped(
           })
         let delay = config.restartBaseMs
         let startedAt = 0
+        // A supervisor, not a retry: each round re-reads the settings, its backoff resets after a
+        // healthy run and a settings change cuts the wait short, which no Schedule expresses.
         for (;;) {
           const resolved = yield* settings.resolve(integration.id, integration.manifest)
           const values = new Map(resolved.filter((s) => s.value !== undefined).map((s) => [s.key, s.value!]))

@@ -4,7 +4,7 @@
  * and jitter (a provider's Retry-After wins), then tries the fallback models in order, and records
  * usage and cost for each model it tried. A stream that has already sent output is never retried.
  */
-import { Clock, Duration, Effect, Stream } from "effect"
+import { Clock, Duration, Effect, Schedule, Stream } from "effect"
 import { Usage as UsageService } from "../usage/Usage.ts"
 import { LlmConfig, layer as LlmConfigLayer, type LlmConfigShape } from "./LlmConfig.ts"
 import {
@@ -36,6 +36,20 @@ export const retryDelayMs = (config: LlmConfigShape, attempt: number, error: Llm
   const backoff = config.retryBaseMs * 2 ** attempt * (0.5 + random / 2)
   return Math.min(Math.round(backoff), config.retryMaxWaitMs)
 }
+
+/**
+ * The retry schedule of a blocking call: fed each failure, it waits what `retryDelayMs` says
+ * (Retry-After when the provider gave one, else backoff with jitter) and stops when that says no.
+ */
+export const llmRetries = (config: LlmConfigShape) =>
+  Schedule.identity<LlmError>().pipe(
+    Schedule.zipWith(Schedule.count, (error, attempt) => ({ error, delay: retryDelayMs(config, attempt, error) })),
+    Schedule.whileOutput(({ delay }) => delay !== undefined),
+    Schedule.addDelay(({ delay }) => Duration.millis(delay ?? 0)),
+    Schedule.tapOutput(({ error, delay }) =>
+      Effect.logDebug("Retrying an LLM call").pipe(Effect.annotateLogs({ kind: error.kind, status: error.status, delay_ms: delay }))
+    )
+  )
 
 /** Fallback follows any failure but a request the provider rejected as invalid. */
 const fallsBack = (error: LlmError) => error.kind !== "invalid_request"
@@ -77,18 +91,8 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
     const where = (target: Target) => ({ providerId: target.provider.id, model: target.model })
 
     /** Retries one provider call per the policy (blocking calls; streams retry in `streamModel`). */
-    const retrying = <A>(attemptOnce: Effect.Effect<A, LlmError>): Effect.Effect<A, LlmError> => {
-      const loop = (attempt: number): Effect.Effect<A, LlmError> =>
-        Effect.catchAll(attemptOnce, (error) => {
-          const delay = retryDelayMs(config, attempt, error)
-          if (delay === undefined) return Effect.fail(error)
-          return Effect.zipRight(
-            Effect.logDebug("Retrying an LLM call").pipe(Effect.annotateLogs({ kind: error.kind, status: error.status, delay_ms: delay })),
-            Effect.zipRight(Effect.sleep(Duration.millis(delay)), loop(attempt + 1))
-          )
-        })
-      return loop(0)
-    }
+    const retries = llmRetries(config)
+    const retrying = <A>(attemptOnce: Effect.Effect<A, LlmError>): Effect.Effect<A, LlmError> => Effect.retry(attemptOnce, retries)
 
     /** Candidate `i` with its retries; on failure the next candidate, until none is left. */
     const completeFrom = (request: ChatRequest, candidates: ReadonlyArray<string>, i: number): Effect.Effect<CompletionResult, LlmError> => {
@@ -123,7 +127,11 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
         Effect.withSpan("Llm.complete", { captureStackTrace: false })
       )
 
-    /** One model with retries; a retry only happens while nothing has been sent. */
+    /**
+     * One model with retries; a retry only happens while nothing has been sent. Not `llmRetries`:
+     * the stream announces a 429 wait (`RateLimitWait`) before it waits, and the decision depends
+     * on what was already streamed.
+     */
     const streamModel = (target: Target, request: ChatRequest, startedAt: number): Stream.Stream<LlmStreamEvent, LlmError> => {
       const attempt = (n: number): Stream.Stream<LlmStreamEvent, LlmError> =>
         Stream.suspend(() => {

@@ -6,7 +6,7 @@
  * failures with exponential backoff; the outcome is recorded on the task (delivery_status,
  * delivery_error, delivery_attempts) and never changes the task's own status.
  */
-import { Config, Duration, Effect, Option } from "effect"
+import { Config, Duration, Effect, Option, Schedule } from "effect"
 import { Injector } from "../Injection.ts"
 import { TasksRepo, type TaskRow } from "../Repo.ts"
 import { Tasks } from "../Tasks.ts"
@@ -28,6 +28,16 @@ export const builtinTypes = ["chatplatform", "webhook", "internal", "none"] as c
 
 const errorText = (error: unknown) =>
   (error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error)).slice(0, 1000)
+
+/**
+ * Delivery retries: backoff doubling from DISPATCH_RETRY_BASE_MS, DISPATCH_MAX_ATTEMPTS attempts in
+ * all, none after a refused target (retrying it only delays the verdict).
+ */
+const deliveryRetries = (settings: { readonly retryBaseMs: number; readonly maxAttempts: number }) =>
+  Schedule.exponential(Duration.millis(settings.retryBaseMs)).pipe(
+    Schedule.intersect(Schedule.recurs(settings.maxAttempts - 1)),
+    Schedule.whileInput((error: unknown) => !(error instanceof WebhookRefused))
+  )
 
 export class Dispatchers extends Effect.Service<Dispatchers>()("cairn/Dispatchers", {
   effect: Effect.gen(function* () {
@@ -111,18 +121,24 @@ export class Dispatchers extends Effect.Service<Dispatchers>()("cairn/Dispatcher
         const leaseSeconds = Math.ceil((settings.webhookTimeoutMs + settings.retryBaseMs * 2 ** settings.maxAttempts) / 1000) + 5
         const row = yield* repo.claimDelivery(taskId, leaseSeconds)
         if (!row) return
-        for (let n = 1; ; n++) {
-          const exit = yield* Effect.either(attempt(row))
-          if (exit._tag === "Right") return yield* repo.recordDeliveryAttempt(taskId, "delivered", null)
-          // A refused target stays refused: retrying it only delays the verdict.
-          const last = n >= settings.maxAttempts || exit.left instanceof WebhookRefused
-          const message = errorText(exit.left)
-          yield* repo.recordDeliveryAttempt(taskId, last ? "failed" : "pending", message)
-          yield* Effect.logWarning(`Delivery of task ${taskId} through ${row.dispatch_type} failed (attempt ${n}): ${message}`)
-          if (last) return
-          yield* Effect.sleep(Duration.millis(settings.retryBaseMs * 2 ** (n - 1)))
-          yield* repo.extendDelivery(taskId, leaseSeconds)
-        }
+        let n = 0
+        // Each failed attempt is recorded before the next is scheduled (or the delivery given up).
+        const recorded = Effect.suspend(() => {
+          n += 1
+          return attempt(row)
+        }).pipe(
+          Effect.tapError((error) => {
+            const last = n >= settings.maxAttempts || error instanceof WebhookRefused
+            const message = errorText(error)
+            return Effect.all([
+              repo.recordDeliveryAttempt(taskId, last ? "failed" : "pending", message),
+              Effect.logWarning(`Delivery of task ${taskId} through ${row.dispatch_type} failed (attempt ${n}): ${message}`),
+              last ? Effect.void : repo.extendDelivery(taskId, leaseSeconds)
+            ])
+          })
+        )
+        const delivered = yield* Effect.either(Effect.retry(recorded, deliveryRetries(settings)))
+        if (delivered._tag === "Right") yield* repo.recordDeliveryAttempt(taskId, "delivered", null)
       }).pipe(Effect.catchAllCause((cause) => Effect.logError(`Delivery of task ${taskId} could not run`, cause)))
 
     /** Picks up deliveries a dead process left pending. */
