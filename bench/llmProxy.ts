@@ -146,7 +146,7 @@ const measure = async (latencyMs: string) => {
     const viaBare = () => post(bare.url, PROVIDER_KEY, body)
     const proxied = () => post(proxyUrl, API_KEY, body)
     // The router's floor: an authenticated route answered from memory through the HttpApi router
-    // (the proxy itself takes its fast route), no upstream call.
+    // (the router the proxy goes through too), no upstream call.
     const floor = () => post(`${cairn!.baseUrl}/api/v1/admin/providers/default`, API_KEY, undefined)
 
     for (let i = 0; i < WARMUP; i++) {

@@ -3,7 +3,7 @@
  * audio transcription and the model list. The SDK does the wire (requests, headers, multipart,
  * server-sent events); this file configures it for an OpenAI-compatible server that may not be
  * OpenAI, and describes every failure as a `WireError` (what it means, a retry, a 429 or a 502, is
- * decided in `Upstream.ts`).
+ * decided in `Upstream.ts`), with the provider's own words from an error body.
  *
  * What the SDK is told, and why:
  * - `maxRetries: 0`: retries, Retry-After and fallbacks are `Llm`'s, across providers.
@@ -16,12 +16,46 @@
  * - the blocking timeout covers the whole answer (the SDK's own stops at the headers), and a
  *   stream's only its opening; the caller keeps an idle timer on the stream itself.
  */
-import { Effect, type Scope } from "effect"
+import { Data, Effect, type Scope } from "effect"
 import OpenAI, { toFile } from "openai"
 import { Stream as SseStream } from "openai/core/streaming"
-import { parseJson, providerMessage, WireError } from "./Wire.ts"
 
-export { providerMessage, WireError } from "./Wire.ts"
+/** A provider call that did not give a usable answer, described but not yet judged. */
+export class WireError extends Data.TaggedError("WireError")<{
+  readonly reason: "status" | "unreachable" | "timeout" | "malformed" | "stream_error"
+  /** The HTTP status (for `status`). */
+  readonly status?: number
+  readonly headers?: Readonly<Record<string, string>>
+  /** The provider's words (status, stream_error) or what went wrong (unreachable, malformed). */
+  readonly message: string
+}> {}
+
+const parseJson = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The provider's own message from an error body: OpenAI's `{"error": {"message"}}`, a bare
+ * `{"error": "..."}` or `{"message": "..."}`, else the text itself.
+ */
+export const providerMessage = (status: number | undefined, text: string): string => {
+  const parsed = parseJson(text) as { error?: unknown; message?: unknown } | undefined
+  const error = parsed && typeof parsed === "object" ? parsed.error : undefined
+  if (error && typeof error === "object" && typeof (error as { message?: unknown }).message === "string") {
+    const message = (error as { message: string }).message
+    if (message.length > 0) return message
+  }
+  if (typeof error === "string" && error.length > 0) return error
+  if (parsed && typeof parsed === "object" && typeof parsed.message === "string" && parsed.message.length > 0) return parsed.message
+  if (error !== undefined && error !== null) return JSON.stringify(error)
+  const trimmed = text.trim()
+  if (trimmed.length > 0) return trimmed.length > 1000 ? `${trimmed.slice(0, 1000)}…` : trimmed
+  return status === undefined ? "The provider sent an error without a message" : `${status} status code (no body)`
+}
 
 export interface Connection {
   /** The API root, e.g. `https://api.openai.com/v1`; paths are appended to it. */

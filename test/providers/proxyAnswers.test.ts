@@ -2,7 +2,7 @@
  * What the completion proxy answers, on the wire, for each kind of request: a completion in the
  * contract's shape, and every refusal in the spec's error shape with its status (and Retry-After
  * where it applies). One code path serves it (the fast route it once had left after
- * bench/fastRoute.ts); the request log must not change an answer, so each request also goes to a
+ * measuring, bench/README.md); the request log must not change an answer, so each request also goes to a
  * second server with the request log on and both answers must be equal.
  */
 import { Effect, Schema } from "effect"
