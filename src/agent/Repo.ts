@@ -4,13 +4,12 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { repository } from "../db/Repository.ts"
+import { IdRow, repository } from "../db/Repository.ts"
 
 export const ApprovalStatus = Schema.Literal("pending", "approved", "denied", "expired")
 export type ApprovalStatus = typeof ApprovalStatus.Type
 
 const StatusRow = Schema.Struct({ status: ApprovalStatus })
-const IdRow = Schema.Struct({ id: Schema.String })
 
 export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("cairn/ApprovalsRepo", {
   effect: Effect.gen(function* () {

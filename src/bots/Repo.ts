@@ -3,6 +3,7 @@
  * with `BotRow`; a database failure is a defect here (no endpoint's contract names it).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
+import { IdRow } from "../db/Repository.ts"
 import { Effect, Schema } from "effect"
 import type { BotConfig } from "./Model.ts"
 
@@ -14,7 +15,6 @@ export class BotRow extends Schema.Class<BotRow>("BotRow")({
   updated_at: Schema.DateFromSelf
 }) {}
 
-const Affected = Schema.Struct({ id: Schema.String })
 
 export class BotsRepo extends Effect.Service<BotsRepo>()("cairn/BotsRepo", {
   effect: Effect.gen(function* () {
@@ -35,7 +35,7 @@ export class BotsRepo extends Effect.Service<BotsRepo>()("cairn/BotsRepo", {
     })
     const insertRow = SqlSchema.findOne({
       Request: Schema.Struct({ config: Schema.Unknown, source: Schema.Literal("file", "api") }),
-      Result: Affected,
+      Result: IdRow,
       execute: ({ config, source }) => {
         const bot = config as BotConfig
         return sql`INSERT INTO bots (id, config, source) VALUES (${bot.id}, ${configJson(bot)}::jsonb, ${source})
@@ -44,7 +44,7 @@ export class BotsRepo extends Effect.Service<BotsRepo>()("cairn/BotsRepo", {
     })
     const updateRow = SqlSchema.findOne({
       Request: Schema.Unknown,
-      Result: Affected,
+      Result: IdRow,
       execute: (config) => {
         const bot = config as BotConfig
         return sql`UPDATE bots SET config = ${configJson(bot)}::jsonb, source = 'api', updated_at = now()
@@ -53,7 +53,7 @@ export class BotsRepo extends Effect.Service<BotsRepo>()("cairn/BotsRepo", {
     })
     const removeRow = SqlSchema.findOne({
       Request: Schema.String,
-      Result: Affected,
+      Result: IdRow,
       execute: (id) => sql`DELETE FROM bots WHERE id = ${id} RETURNING id`
     })
     return {

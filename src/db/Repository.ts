@@ -58,5 +58,11 @@ export const decodeRows = <A, I>(schema: Schema.Schema<A, I, never>) => {
   return <E, R>(query: Effect.Effect<ReadonlyArray<unknown>, E, R>) => Effect.flatMap(query, (rows) => decode(rows))
 }
 
+/** Rows that are only an id (`RETURNING id`, a list of ids). */
+export const IdRow = Schema.Struct({ id: Schema.String })
+
+/** A count: `SELECT count(*)::int AS n`. */
+export const CountRow = Schema.Struct({ n: Schema.Number })
+
 /** The first row, or undefined: for queries of one row by key. */
 export const firstRow = <A>(rows: ReadonlyArray<A>): A | undefined => rows[0]

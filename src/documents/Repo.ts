@@ -1,5 +1,5 @@
 /** SQL for documents and their chunks: storage, the two search legs and re-embedding. */
-import { decodeRows, firstRow, repository } from "../db/Repository.ts"
+import { CountRow, decodeRows, firstRow, IdRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Schema } from "effect"
@@ -44,8 +44,7 @@ const ChunkRow = Schema.Struct(chunkFields)
 /** A similarity is a float4/float8 expression: a number from PGlite, and from pg (node-postgres) too. */
 const ScoredChunkRow = Schema.Struct({ ...chunkFields, similarity: Schema.Union(Schema.Number, Schema.NumberFromString) })
 const Installed = Schema.Struct({ installed: Schema.Boolean })
-const IdRow = Schema.Struct({ id: Schema.String })
-const Count = Schema.Struct({ n: Schema.Number })
+
 
 /** pgvector's HNSW index takes up to 2000 dimensions; larger vectors are searched exactly. */
 export const MAX_INDEXED_DIMENSION = 2000
@@ -183,7 +182,7 @@ export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/Docume
 
       countPending: (model: string) =>
         sql`SELECT count(*)::int AS n FROM document_chunks WHERE embedding_model <> ${model}`.pipe(
-          decodeRows(Count),
+          decodeRows(CountRow),
           Effect.map((rows) => rows[0]?.n ?? 0)
         ),
 

@@ -5,7 +5,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Duration, Effect, Option, Schema } from "effect"
-import { repository } from "../db/Repository.ts"
+import { IdRow, repository } from "../db/Repository.ts"
 
 /** One event as the log stores it (the event as JSON, decoded by the event schema when read). */
 export interface StoredEventRow {
@@ -15,7 +15,6 @@ export interface StoredEventRow {
 
 export type RunStatus = "running" | "complete" | "failed" | "cancelled"
 
-const IdRow = Schema.Struct({ id: Schema.String })
 const HeartbeatRow = Schema.Struct({ id: Schema.String, cancel_requested: Schema.Boolean })
 const EventRow = Schema.Struct({ seq: Schema.Number, event: Schema.Unknown })
 const StatusRow = Schema.Struct({ status: Schema.String, stale: Schema.Boolean })

@@ -1,5 +1,5 @@
 /** SQL for tasks, including the claim that lets several workers share one queue. */
-import { decodeRows, firstRow, repository } from "../db/Repository.ts"
+import { decodeRows, firstRow, IdRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { randomUUID } from "node:crypto"
@@ -42,7 +42,6 @@ export const TaskRow = Schema.Struct({
 })
 export type TaskRow = typeof TaskRow.Type
 
-const IdRow = Schema.Struct({ id: Schema.String })
 
 export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
   effect: Effect.gen(function* () {

@@ -1,5 +1,5 @@
 /** SQL for users, refresh tokens and pending OpenID logins. */
-import { decodeRows, firstRow, repository } from "../../db/Repository.ts"
+import { CountRow, decodeRows, firstRow, repository } from "../../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { Role } from "./Model.ts"
@@ -35,7 +35,6 @@ export const OidcLoginRow = Schema.Struct({
 })
 export type OidcLoginRow = typeof OidcLoginRow.Type
 
-const Count = Schema.Struct({ n: Schema.Number })
 
 const userColumns =
   "id::text AS id, username, email, display_name, password_hash, role, oidc_issuer, oidc_subject, created_at"
@@ -48,7 +47,7 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("cairn/UsersRepo", {
     const userRows = decodeRows(UserRow)
     const oneUser = <E, R>(query: Effect.Effect<ReadonlyArray<unknown>, E, R>) => Effect.map(userRows(query), firstRow)
     return repository("UsersRepo", {
-      count: sql`SELECT count(*)::int AS n FROM users`.pipe(decodeRows(Count), Effect.map((rows) => rows[0]?.n ?? 0)),
+      count: sql`SELECT count(*)::int AS n FROM users`.pipe(decodeRows(CountRow), Effect.map((rows) => rows[0]?.n ?? 0)),
       list: userRows(sql`SELECT ${cols} FROM users ORDER BY created_at, username`),
       byId: (id: string) => oneUser(sql`SELECT ${cols} FROM users WHERE id = ${id}::uuid`),
       byIdForUpdate: (id: string) => oneUser(sql`SELECT ${cols} FROM users WHERE id = ${id}::uuid FOR UPDATE`),
