@@ -28,6 +28,7 @@ import { ShutdownSignal } from "./lifecycle/Shutdown.ts"
 import { IntegrationsHttpLive } from "./integrations/Http.ts"
 import { Integrations } from "./integrations/Integrations.ts"
 import { ListeningAddress, ProcessesLive } from "./integrations/Processes.ts"
+import { WorkersLive } from "./integrations/Workers.ts"
 import { withIntegrationRoutes } from "./integrations/Routes.ts"
 import { IntegrationSettings } from "./integrations/Settings.ts"
 import { LlmHttpLive, ProvidersHttpLive } from "./providers/Http.ts"
@@ -96,8 +97,8 @@ const ServicesLive = Layer.mergeAll(
   Integrations.Default
 )
 
-/** Work beside the handlers, started once the services are up: the task worker and integration processes. */
-const BackgroundLive = Layer.mergeAll(WorkerLive, ProcessesLive)
+/** Work beside the handlers, started once the services are up: the task worker, integration processes and workers. */
+const BackgroundLive = Layer.mergeAll(WorkerLive, ProcessesLive, WorkersLive)
 
 const HandlersLive = Layer.mergeAll(
   HealthHttpLive,

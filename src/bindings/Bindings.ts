@@ -58,19 +58,11 @@ export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
         if (!removed) return yield* new BindingNotFound({ detail: `Binding not found on channel ${channelId}: ${bindingId}` })
       })
 
-    /**
-     * The channels bound to a client id, each with its binding, oldest binding first; only the
-     * bindings of one integration type when given. A channel deleted meanwhile is left out.
-     */
-    const findChannelsByClientId = (
-      clientId: string,
-      integrationType?: string
-    ): Effect.Effect<ReadonlyArray<ChannelBinding>, never> =>
+    /** Rows joined with their channels, in order; a channel deleted meanwhile is left out. */
+    const withChannels = (rows: ReadonlyArray<BindingRow>): Effect.Effect<ReadonlyArray<ChannelBinding>, never> =>
       Effect.gen(function* () {
-        const rows = yield* repo.byClientId(clientId)
         const found: Array<ChannelBinding> = []
         for (const row of rows) {
-          if (integrationType !== undefined && row.integration_type !== integrationType) continue
           const channel = yield* channels.get(row.channel_id).pipe(
             Effect.map(Option.some),
             Effect.catchTag("ChannelNotFound", () => Effect.succeedNone)
@@ -80,11 +72,23 @@ export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
         return found
       })
 
+    /**
+     * The channels bound to a client id, each with its binding, oldest binding first; only the
+     * bindings of one integration type when given.
+     */
+    const findChannelsByClientId = (clientId: string, integrationType?: string): Effect.Effect<ReadonlyArray<ChannelBinding>, never> =>
+      Effect.flatMap(repo.byClientId(clientId), (rows) =>
+        withChannels(integrationType === undefined ? rows : rows.filter((row) => row.integration_type === integrationType))
+      )
+
+    /** The channels bound under an integration type, each with its binding, oldest binding first. */
+    const channelsOfType = (integrationType: string) => Effect.flatMap(repo.byIntegrationType(integrationType), withChannels)
+
     /** Every binding of an integration type (the bridge's diagnostics, the mailbox's deliveries). */
     const forIntegrationType = (integrationType: string) =>
       Effect.map(repo.byIntegrationType(integrationType), (rows) => rows.map(toBinding))
 
-    return traced("Bindings", { create, forChannel, remove, findChannelsByClientId, forIntegrationType } as const)
+    return traced("Bindings", { create, forChannel, remove, findChannelsByClientId, channelsOfType, forIntegrationType } as const)
   }),
   dependencies: [BindingsRepo.Default, Channels.Default]
 }) {}

@@ -32,22 +32,28 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
     const runs = yield* Runs
     const turns = yield* Turns
 
+    /** A channel's session: its active one, else its (client, bot) session, made active. */
+    const channelSession = (channelId: string) =>
+      Effect.gen(function* () {
+        const channel = yield* channels.get(channelId)
+        const session = channel.active_session_id
+          ? yield* sessions.get(channel.active_session_id).pipe(
+              Effect.catchTag("SessionNotFound", () =>
+                sessions.getOrCreate({ botId: channel.bot_id, clientId: channel.client_id, channelId: channel.id })
+              )
+            )
+          : yield* sessions.getOrCreate({ botId: channel.bot_id, clientId: channel.client_id, channelId: channel.id })
+        if (channel.active_session_id !== session.id) yield* channels.setActiveSession(channel.id, session.id)
+        return { session, channel }
+      })
+
     /** The session a request addresses: by channel, by explicit id, or by (client_id, bot_id). */
     const resolve = (request: ChatRequest) =>
       Effect.gen(function* () {
         if (request.channel_id) {
-          const channel = yield* channels
-            .get(request.channel_id)
-            .pipe(Effect.catchTag("ChannelNotFound", () => ValidationError.single(["body", "channel_id"], "Unknown channel")))
-          const session = channel.active_session_id
-            ? yield* sessions.get(channel.active_session_id).pipe(
-                Effect.catchTag("SessionNotFound", () =>
-                  sessions.getOrCreate({ botId: channel.bot_id, clientId: channel.client_id, channelId: channel.id })
-                )
-              )
-            : yield* sessions.getOrCreate({ botId: channel.bot_id, clientId: channel.client_id, channelId: channel.id })
-          if (channel.active_session_id !== session.id) yield* channels.setActiveSession(channel.id, session.id)
-          return { session, channel }
+          return yield* channelSession(request.channel_id).pipe(
+            Effect.catchTag("ChannelNotFound", () => ValidationError.single(["body", "channel_id"], "Unknown channel"))
+          )
         }
         if (request.session_id) {
           const session = yield* sessions.getOrCreateWithId(request.session_id, request.client_id, request.bot_id, null)
@@ -139,7 +145,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         return { cancelled, queued_tasks_cancelled: queued }
       })
 
-    return traced("Chat", { begin, cancel } as const)
+    return traced("Chat", { begin, cancel, channelSession } as const)
   }),
   dependencies: [Bots.Default, Channels.Default, Runs.Default, Sessions.Default, Settings.Default, Tasks.Default, Turns.Default]
 }) {}

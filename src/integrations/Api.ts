@@ -9,6 +9,20 @@ import { detailBody } from "../contract/Errors.ts"
 const Json = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 const idPath = pathParams({ id: Schema.String })
 
+export class WorkerStatusView extends Schema.Class<WorkerStatusView>("IntegrationWorkerStatus")({
+  name: Schema.String,
+  description: Schema.String,
+  singleton: Schema.Boolean,
+  state: Schema.Literal("waiting_for_settings", "starting", "running", "backing_off", "leader_elsewhere", "finished", "stopped"),
+  required_settings: Schema.Array(Schema.String),
+  missing_settings: Schema.Array(Schema.String),
+  restarts: Schema.Number,
+  last_error: Schema.NullOr(Schema.Struct({ message: Schema.String, at: Schema.String })),
+  next_attempt_at: Schema.NullOr(Schema.String),
+  started_at: Schema.NullOr(Schema.String),
+  detail: Json
+}) {}
+
 export class IntegrationSummary extends Schema.Class<IntegrationSummary>("IntegrationSummary")({
   id: Schema.String,
   name: Schema.String,
@@ -18,7 +32,9 @@ export class IntegrationSummary extends Schema.Class<IntegrationSummary>("Integr
   error: Schema.NullOr(Schema.String),
   dir: Schema.String,
   overrides: Schema.Array(Schema.String),
-  metadata: Schema.NullOr(Schema.Struct({ integration_type: Schema.String, client_id_prefix: Schema.String }))
+  metadata: Schema.NullOr(Schema.Struct({ integration_type: Schema.String, client_id_prefix: Schema.String })),
+  /** Its workers in this server process (a singleton led elsewhere shows `leader_elsewhere`). */
+  workers: Schema.Array(WorkerStatusView)
 }) {}
 
 export class SettingView extends Schema.Class<SettingView>("IntegrationSettingView")({
@@ -85,6 +101,13 @@ export class IntegrationsApi extends HttpApiGroup.make("integrations")
       .addSuccess(Schema.Unknown)
       .annotate(RequiredScope, "settings:read")
       .annotate(OpenApi.Description, "The state of an integration's background process")
+  )
+  .add(
+    HttpApiEndpoint.get("workers", "/api/v1/admin/integrations/:id/workers")
+      .setPath(idPath)
+      .addSuccess(Schema.Struct({ integration_id: Schema.String, workers: Schema.Array(WorkerStatusView) }))
+      .annotate(RequiredScope, "settings:read")
+      .annotate(OpenApi.Description, "The state of an integration's workers in this server process: running, waiting for settings, backing off (with the last error), leader elsewhere")
   )
   .add(
     HttpApiEndpoint.get("tools", "/api/v1/admin/tools")

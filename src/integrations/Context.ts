@@ -4,7 +4,8 @@
  * rejected promises with a readable message; nothing of Effect leaks into integration code.
  */
 import { Cause, Effect, Exit, Runtime } from "effect"
-import type { IntegrationContext, IntegrationMetadata } from "../sdk/index.ts"
+import type { IntegrationContext, IntegrationMetadata, LruSet, Worker } from "../sdk/index.ts"
+import { describe, type CallerIdentity, type IntegrationCapabilities } from "./Capabilities.ts"
 import type { IntegrationServicesShape } from "./Services.ts"
 
 export interface ContextServices {
@@ -20,20 +21,50 @@ export interface ContextServices {
   ) => Effect.Effect<{ message_id: string; session_id: string; task_id: string | null }, unknown>
   readonly workspace: IntegrationServicesShape["workspace"]
   readonly getBot: (botId: string) => Effect.Effect<{ id: string; name: string } | null, unknown>
+  readonly capabilities: IntegrationCapabilities
+  /** Who the integration is, as its capabilities need to know (type, dispatchers, configured hosts). */
+  readonly caller: (integrationId: string) => CallerIdentity
+  readonly registerWorker: (integrationId: string) => (worker: Worker) => void
 }
 
 /** An Effect failure as the Error an integration's `catch` sees. */
-const asError = (cause: Cause.Cause<unknown>): Error => {
-  const failure = Cause.squash(cause) as { detail?: unknown; message?: unknown }
-  const detail =
-    typeof failure?.detail === "string"
-      ? failure.detail
-      : Array.isArray(failure?.detail)
-        ? failure.detail.map((issue: { loc?: unknown; msg?: unknown }) => `${JSON.stringify(issue.loc)}: ${issue.msg}`).join("; ")
-        : typeof failure?.message === "string"
-          ? failure.message
-          : String(failure)
-  return new Error(detail)
+const asError = (cause: Cause.Cause<unknown>): Error => new Error(describe(Cause.squash(cause)))
+
+// Argument checks: a refused argument is a TypeError, before anything reaches the database.
+const maxKey = 512
+const maxMember = 1024
+const maxTtlMs = 10 * 365 * 24 * 3600 * 1000
+const maxCapacity = 1_000_000
+
+const checkText = (what: string, value: unknown, max: number): string => {
+  if (typeof value !== "string" || value.length === 0 || value.length > max || value.includes("\0")) {
+    throw new TypeError(`${what} must be a string of 1 to ${max} characters without NUL`)
+  }
+  return value
+}
+
+const checkContent = (what: string, value: unknown): string => {
+  if (typeof value !== "string" || value.includes("\0")) throw new TypeError(`${what} must be a string without NUL`)
+  return value
+}
+
+const checkTtl = (options: { readonly ttlMs?: number } | undefined): number | undefined => {
+  const ttl = options?.ttlMs
+  if (ttl === undefined) return undefined
+  if (!Number.isInteger(ttl) || ttl <= 0 || ttl > maxTtlMs) throw new TypeError(`ttlMs must be a whole number of milliseconds, 1 to ${maxTtlMs}`)
+  return ttl
+}
+
+/** A value as the store keeps it: its JSON text. */
+const jsonText = (what: string, value: unknown): string => {
+  let text: string | undefined
+  try {
+    text = JSON.stringify(value)
+  } catch (cause) {
+    throw new TypeError(`${what} cannot be stored as JSON: ${cause instanceof Error ? cause.message : String(cause)}`)
+  }
+  if (text === undefined) throw new TypeError(`${what} cannot be stored as JSON (undefined, a function or a symbol)`)
+  return text
 }
 
 export const makeContext = (
@@ -75,6 +106,100 @@ export const makeContext = (
       write: (channelId, path, content) => run(services.workspace.write(channelId, path, content)),
       remove: (channelId, path) => run(services.workspace.remove(channelId, path))
     },
-    getBot: (botId) => run(services.getBot(botId))
+    getBot: (botId) => run(services.getBot(botId)),
+    registerWorker: services.registerWorker(id),
+    ...capabilitiesOf(services.capabilities, services.caller(id), run)
+  }
+}
+
+type Capabilities = Pick<IntegrationContext, "store" | "llm" | "channels" | "runs" | "http">
+
+/** The promise face of the capabilities, bound to one caller. */
+const capabilitiesOf = (
+  capabilities: IntegrationCapabilities,
+  caller: CallerIdentity,
+  run: <A>(effect: Effect.Effect<A, unknown>) => Promise<A>
+): Capabilities => {
+  const id = caller.id
+  const call = <A>(check: () => Effect.Effect<A, unknown>): Promise<A> => {
+    try {
+      return run(check())
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+  const lru = (name: string, capacity: number): LruSet => {
+    checkText("An LRU set's name", name, maxKey)
+    if (!Number.isInteger(capacity) || capacity < 1 || capacity > maxCapacity) {
+      throw new TypeError(`An LRU set's capacity must be a whole number from 1 to ${maxCapacity}`)
+    }
+    return {
+      name,
+      capacity,
+      add: (member) => call(() => capabilities.store.lruAdd(id, name, checkText("A member", member, maxMember), capacity)),
+      has: (member) => call(() => capabilities.store.lruHas(id, name, checkText("A member", member, maxMember))),
+      remove: (member) => call(() => capabilities.store.lruRemove(id, name, checkText("A member", member, maxMember))),
+      members: () => call(() => capabilities.store.lruMembers(id, name, capacity))
+    }
+  }
+  return {
+    store: {
+      get: <T>(key: string) =>
+        call(() => Effect.map(capabilities.store.get(id, checkText("A key", key, maxKey)), (text) => (text === undefined ? undefined : (JSON.parse(text) as T)))),
+      set: (key, value, options) =>
+        call(() => capabilities.store.set(id, checkText("A key", key, maxKey), jsonText("The value", value), checkTtl(options))),
+      delete: (key) => call(() => capabilities.store.remove(id, checkText("A key", key, maxKey))),
+      compareAndSet: (key, expected, next, options) =>
+        call(() =>
+          capabilities.store.compareAndSet(
+            id,
+            checkText("A key", key, maxKey),
+            expected === undefined ? undefined : jsonText("The expected value", expected),
+            jsonText("The new value", next),
+            checkTtl(options)
+          )
+        ),
+      keys: (prefix = "") => call(() => capabilities.store.keys(id, typeof prefix === "string" ? prefix : "", 1000)),
+      lru
+    },
+    llm: {
+      complete: (options) =>
+        call(() => {
+          if (!options || !Array.isArray(options.messages) || options.messages.length === 0) throw new TypeError("complete needs messages (a non-empty list)")
+          options.messages.forEach((m, i) => checkContent(`messages[${i}].content`, m?.content))
+          return capabilities.complete(caller, options)
+        }),
+      transcribe: (options) =>
+        call(() => {
+          if (!(options?.audio instanceof Uint8Array) || options.audio.length === 0) throw new TypeError("transcribe needs audio (non-empty bytes)")
+          return capabilities.transcribe(caller, options)
+        })
+    },
+    channels: {
+      bound: (options) => call(() => capabilities.boundChannels(caller, options?.clientId)),
+      storePassive: (channelId, content, options) =>
+        call(() => capabilities.storePassive(caller, checkText("channelId", channelId, 64), checkContent("content", content), options?.metadata ?? {})),
+      writeFile: (channelId, path, content) =>
+        call(() => capabilities.writeFile(caller, checkText("channelId", channelId, 64), checkText("path", path, 1024), checkContent("content", content)))
+    },
+    runs: {
+      start: (options) =>
+        call(() => {
+          checkText("channelId", options?.channelId, 64)
+          checkContent("content", options.content)
+          return capabilities.startRun(caller, options)
+        }),
+      result: (taskId, options) => call(() => capabilities.runResult(checkText("taskId", taskId, 64), options?.timeoutMs)),
+      run: (options) =>
+        call(() => {
+          checkText("channelId", options?.channelId, 64)
+          checkContent("content", options.content)
+          return Effect.flatMap(capabilities.startRun(caller, options), (started) => capabilities.runResult(started.task_id, options.timeoutMs))
+        }),
+      cancelQueued: (options) => call(() => capabilities.cancelQueued(caller, options?.channelId))
+    },
+    http: {
+      request: (url, options = {}) => call(() => capabilities.request(caller, checkText("url", url, 8192), options))
+    }
   }
 }

@@ -3,9 +3,10 @@ import { Effect, Option } from "effect"
 import { ToolRegistry } from "../agent/Tools.ts"
 import { CairnApi } from "../Api.ts"
 import { IntegrationNotFound, ToolNotFound } from "./Errors.ts"
-import { IntegrationSettingsView, IntegrationSummary, SettingView, ToolResult, ToolView } from "./Api.ts"
+import { IntegrationSettingsView, IntegrationSummary, SettingView, ToolResult, ToolView, WorkerStatusView } from "./Api.ts"
 import { Integrations, type IntegrationState } from "./Integrations.ts"
 import { ProcessManager } from "./Processes.ts"
+import { WorkerManager } from "./Workers.ts"
 import { IntegrationSettings, shown, statusOf, type ResolvedSetting } from "./Settings.ts"
 
 export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations", (handlers) =>
@@ -13,6 +14,8 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations
     const integrations = yield* Integrations
     const settings = yield* IntegrationSettings
     const processes = yield* ProcessManager
+    const workers = yield* WorkerManager
+    const workerViews = (id: string) => workers.statuses(id).map((status) => new WorkerStatusView(status))
     const tools = yield* ToolRegistry
 
     const loadedOr404 = (id: string) =>
@@ -43,7 +46,8 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations
           overrides: state.overrides,
           metadata: state.metadata
             ? { integration_type: state.metadata.integration_type, client_id_prefix: state.metadata.client_id_prefix }
-            : null
+            : null,
+          workers: workerViews(state.id)
         })
       })
 
@@ -70,6 +74,9 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations
           onNone: () => Effect.fail(new IntegrationNotFound({ detail: `Integration not found: ${path.id}` })),
           onSome: (status) => Effect.succeed({ integration_id: path.id, ...status })
         })
+      )
+      .handle("workers", ({ path }) =>
+        Effect.map(loadedOr404(path.id), () => ({ integration_id: path.id, workers: workerViews(path.id) }))
       )
       .handle("tools", () =>
         Effect.succeed({

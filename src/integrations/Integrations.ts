@@ -10,12 +10,13 @@ import { CarapaceFilesSync } from "../carapaces/Carapaces.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Documents } from "../documents/Documents.ts"
 import { Hooks } from "../hooks/Hooks.ts"
-import type { IntegrationContext, IntegrationMetadata } from "../sdk/index.ts"
+import type { IntegrationContext, IntegrationMetadata, Worker } from "../sdk/index.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { readSkillDir, SkillLibrary, layer as SkillLibraryLive } from "../skills/Skills.ts"
 import { makeContext, type ContextServices } from "./Context.ts"
 import { discover, searchDirs } from "./Discovery.ts"
-import { load, type LoadedIntegration } from "./Loader.ts"
+import { IntegrationCapabilities } from "./Capabilities.ts"
+import { checkWorker, checkWorkerNames, load, type LoadedIntegration } from "./Loader.ts"
 import { uniqueSidebars, type NormalizedSidebar } from "./Manifest.ts"
 import { IntegrationSettings } from "./Settings.ts"
 import { IntegrationServices, layer as IntegrationServicesLive } from "./Services.ts"
@@ -30,6 +31,8 @@ export interface IntegrationState {
   readonly metadata: IntegrationMetadata | null
   readonly context: IntegrationContext | null
   readonly parts: ReadonlyArray<string>
+  /** From worker.ts and `registerWorker`. */
+  readonly workers: ReadonlyArray<Worker>
 }
 
 const partsOf = (integration: LoadedIntegration): Array<string> => [
@@ -37,6 +40,7 @@ const partsOf = (integration: LoadedIntegration): Array<string> => [
   ...(integration.dispatchers ? ["dispatcher"] : []),
   ...(integration.hooks ? ["hooks"] : []),
   ...(integration.process ? ["process"] : []),
+  ...(integration.workers.length > 0 ? ["worker"] : []),
   ...(integration.manifest.env_vars.length > 0 || integration.manifest.sidebar_section ? ["setup"] : []),
   ...(integration.hasConfig ? ["config"] : []),
   ...(integration.tools.length > 0 ? ["tools"] : []),
@@ -55,16 +59,38 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
     const documents = yield* Documents
     const bots = yield* Bots
     const extra = yield* IntegrationServices
+    const capabilities = yield* IntegrationCapabilities
     const runtime = yield* Effect.runtime<never>()
     const run = Runtime.runPromise(runtime)
 
     const states = new Map<string, IntegrationState>()
     const manifests = new Map<string, LoadedIntegration["manifest"]>()
+    /** What each integration registered while it loaded: its type, dispatch types and workers. */
+    const types = new Map<string, string>()
+    const dispatchTypes = new Map<string, Array<string>>()
+    const registeredWorkers = new Map<string, Array<Worker>>()
+    const loading = new Set<string>()
+
+    /** The hosts an integration's own non-secret `*_URL` settings name (an admin set them). */
+    const configuredHosts = (integrationId: string) =>
+      Effect.map(settings.resolve(integrationId, manifests.get(integrationId)!), (resolved) =>
+        resolved.flatMap((setting) => {
+          if (!setting.key.endsWith("_URL") || setting.secret || setting.value === undefined) return []
+          try {
+            return [new URL(setting.value).hostname.replace(/^\[(.*)\]$/, "$1")]
+          } catch {
+            return []
+          }
+        })
+      )
 
     const services: ContextServices = {
       runtime,
       registerHook: (event, callback) => hooks.registerHook(event, callback),
-      registerDispatcher: (integrationId) => (type, dispatcher) => extra.registerDispatcher(integrationId, type, dispatcher),
+      registerDispatcher: (integrationId) => (type, dispatcher) => {
+        extra.registerDispatcher(integrationId, type, dispatcher)
+        dispatchTypes.set(integrationId, [...(dispatchTypes.get(integrationId) ?? []), type])
+      },
       settings: (integrationId) => ({
         get: async (key) => {
           const resolved = await run(settings.resolve(integrationId, manifests.get(integrationId)!))
@@ -90,7 +116,18 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
         bots.get(botId).pipe(
           Effect.map((bot) => ({ id: bot.id, name: bot.name })),
           Effect.catchTag("BotNotFound", () => Effect.succeed(null))
-        )
+        ),
+      capabilities,
+      caller: (integrationId) => ({
+        id: integrationId,
+        integrationType: () => types.get(integrationId) ?? integrationId,
+        dispatchTypes: () => dispatchTypes.get(integrationId) ?? [],
+        configuredHosts: () => configuredHosts(integrationId)
+      }),
+      registerWorker: (integrationId) => (worker) => {
+        if (!loading.has(integrationId)) throw new TypeError("registerWorker is only available while the integration loads (in hooks.ts)")
+        registeredWorkers.set(integrationId, [...(registeredWorkers.get(integrationId) ?? []), checkWorker(worker, "registerWorker")])
+      }
     }
 
     const candidates = discover(searchDirs({ integrationDirs: config.integrationDirs, dataDir: config.dataDir }))
@@ -114,14 +151,22 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
                   return unregister
                 }
               },
-              (m) => (metadata = m)
+              (m) => {
+                metadata = m
+                types.set(candidate.id, m.integration_type)
+              }
             )
+            loading.add(candidate.id)
             try {
               if (integration.hooks) await integration.hooks(context)
               if (integration.dispatchers) await integration.dispatchers(context)
+              checkWorkerNames([...integration.workers, ...(registeredWorkers.get(candidate.id) ?? [])])
             } catch (error) {
               for (const unregister of undo) unregister()
+              types.delete(candidate.id)
               throw error
+            } finally {
+              loading.delete(candidate.id)
             }
             return { integration, context }
           },
@@ -138,11 +183,13 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
           error: attempt.left,
           metadata: null,
           context: null,
-          parts: []
+          parts: [],
+          workers: []
         })
         continue
       }
       const { integration, context } = attempt.right
+      const workers = [...integration.workers, ...(registeredWorkers.get(integration.id) ?? [])]
       for (const tool of integration.tools) {
         yield* tools.register({ ...tool, source: `integration:${integration.id}` })
         registered.push(tool.schema.function.name)
@@ -165,7 +212,8 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
         error: null,
         metadata,
         context,
-        parts: partsOf(integration)
+        parts: [...partsOf(integration), ...(workers.length > integration.workers.length && integration.workers.length === 0 ? ["worker"] : [])],
+        workers
       })
       yield* Effect.logInfo(
         `Integration ${integration.id}${integration.version ? ` ${integration.version}` : ""} loaded: ${partsOf(integration).join(", ") || "no parts"}`
@@ -186,5 +234,5 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
       sidebars.kept.map((entry) => ({ ...entry.section, integration_id: entry.integration }))
     return traced("Integrations", { get, list, loaded, sidebarSections } as const)
   }),
-  dependencies: [Bots.Default, Documents.Default, Hooks.Default, IntegrationServicesLive, IntegrationSettings.Default, Sessions.Default, SkillLibraryLive, ToolRegistryLive, BotFilesSync, CarapaceFilesSync]
+  dependencies: [IntegrationCapabilities.Default, Bots.Default, Documents.Default, Hooks.Default, IntegrationServicesLive, IntegrationSettings.Default, Sessions.Default, SkillLibraryLive, ToolRegistryLive, BotFilesSync, CarapaceFilesSync]
 }) {}

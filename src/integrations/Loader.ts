@@ -8,7 +8,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { isScope } from "../auth/Scopes.ts"
-import type { RouteDefinition, ToolDefinition } from "../sdk/index.ts"
+import type { RouteDefinition, ToolDefinition, Worker } from "../sdk/index.ts"
 import type { Candidate } from "./Discovery.ts"
 import { normalizeManifest, type NormalizedManifest } from "./Manifest.ts"
 
@@ -29,6 +29,8 @@ export interface LoadedIntegration {
   readonly hooks: Register | null
   readonly dispatchers: Register | null
   readonly process: ProcessManifest | null
+  /** From worker.ts; workers registered with `cairn.registerWorker` join them at load. */
+  readonly workers: ReadonlyArray<Worker>
   readonly manifest: NormalizedManifest
   readonly hasConfig: boolean
   readonly tools: ReadonlyArray<ToolDefinition>
@@ -81,6 +83,36 @@ const checkTool = (tool: unknown, file: string): ToolDefinition => {
   return t as ToolDefinition
 }
 
+const workerName = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
+
+/** A worker definition as the supervisor may rely on it; `where` names its origin in the message. */
+export const checkWorker = (worker: unknown, where: string): Worker => {
+  const w = worker as Partial<Worker>
+  const fail = (message: string) => {
+    throw new IntegrationLoadError({ message: `${where}: ${message}` })
+  }
+  if (typeof w !== "object" || w === null) return fail("a worker must be an object (defineWorker)")
+  if (typeof w.run !== "function") fail("run must be a function")
+  if (w.name !== undefined && (typeof w.name !== "string" || !workerName.test(w.name))) fail("name must be 1-64 letters, digits, '-' or '_'")
+  if (w.requiredSettings !== undefined && (!Array.isArray(w.requiredSettings) || !w.requiredSettings.every((k) => typeof k === "string" && k.length > 0))) {
+    fail("requiredSettings must be a list of setting names")
+  }
+  if (w.singleton !== undefined && typeof w.singleton !== "boolean") fail("singleton must be true or false")
+  if (w.startDelayMs !== undefined && (typeof w.startDelayMs !== "number" || !(w.startDelayMs >= 0) || w.startDelayMs > 3_600_000)) {
+    fail("startDelayMs must be a number of milliseconds from 0 to 3600000")
+  }
+  return { ...w, name: w.name ?? "worker" } as Worker
+}
+
+/** Two workers of one integration under one name would share a status and a leadership key. */
+export const checkWorkerNames = (workers: ReadonlyArray<Worker>) => {
+  const seen = new Set<string>()
+  for (const worker of workers) {
+    if (seen.has(worker.name!)) throw new IntegrationLoadError({ message: `worker: the name ${worker.name} is used twice` })
+    seen.add(worker.name!)
+  }
+}
+
 const stringList = (value: unknown, what: string): ReadonlyArray<string> => {
   if (value === undefined) return []
   if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) throw new IntegrationLoadError({ message: `process: ${what} must be a list of strings` })
@@ -131,6 +163,17 @@ export const load = async (candidate: Candidate): Promise<LoadedIntegration> => 
     }
   }
 
+  const workers: Array<Worker> = []
+  const workerFile = moduleFile(dir, "worker")
+  if (workerFile) {
+    const mod = await importFile(workerFile)
+    const exported = mod.default ?? mod.worker ?? mod.workers
+    for (const [i, worker] of (Array.isArray(exported) ? exported : [exported]).entries()) {
+      workers.push(checkWorker(worker, Array.isArray(exported) ? `worker: entry ${i}` : "worker"))
+    }
+    checkWorkerNames(workers)
+  }
+
   let manifest = normalizeManifest(undefined)
   const setupFile = moduleFile(dir, "setup")
   if (setupFile) {
@@ -163,6 +206,7 @@ export const load = async (candidate: Candidate): Promise<LoadedIntegration> => 
     hooks,
     dispatchers,
     process: processManifest,
+    workers,
     manifest,
     hasConfig: moduleFile(dir, "config") !== undefined,
     tools,

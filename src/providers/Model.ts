@@ -29,7 +29,7 @@ export interface ToolSchema {
 
 /** Who a call is for, so the usage record can say it. */
 export interface UsageContext {
-  readonly source: "proxy" | "agent" | "embedding"
+  readonly source: "proxy" | "agent" | "embedding" | "integration"
   readonly principalKind?: string
   readonly principalId?: string
   readonly botId?: string

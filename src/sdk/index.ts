@@ -10,6 +10,7 @@
  *   hooks.ts       `export default defineHooks((cairn) => { cairn.registerHook(...); cairn.registerMetadata(...) })`
  *   dispatcher.ts  `export default defineDispatchers((cairn) => cairn.registerDispatcher("type", {...}))`
  *   process.ts     `export const DESCRIPTION`, `CMD` (string[]), `REQUIRED_ENV` (string[])
+ *   worker.ts      `export default defineWorker({...})` (or a list of them): supervised long-running work
  *   setup.ts       `export const SETUP = defineSetup({...})`
  *   config.ts      the integration's own settings, read through `cairn.settings`
  *   tools/*.ts     `export default defineTool({...})`; files starting with `_` are not loaded
@@ -17,8 +18,30 @@
  *   carapaces/*.yaml  capability bundles
  */
 
+import type { IntegrationChannels, IntegrationHttp, IntegrationLlm, IntegrationRuns, IntegrationStore } from "./Capabilities.ts"
 import type { Dispatcher } from "./Dispatcher.ts"
 import type { HookCallback, HookEvent, Unregister } from "./Hooks.ts"
+import type { WorkerDefinition } from "./Worker.ts"
+
+export type {
+  BoundChannel,
+  Completion,
+  CompletionMessage,
+  CompletionOptions,
+  HttpRequestOptions,
+  HttpResponse,
+  IntegrationChannels,
+  IntegrationHttp,
+  IntegrationLlm,
+  IntegrationRuns,
+  IntegrationStore,
+  LruSet,
+  RunResult,
+  StartRunOptions,
+  StoreWriteOptions,
+  TranscriptionOptions
+} from "./Capabilities.ts"
+export type { WorkerContext, WorkerState } from "./Worker.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Hooks
@@ -231,7 +254,24 @@ export interface IntegrationContext {
   }
   /** Bot lookup, as the spec allows dispatchers. */
   readonly getBot: (botId: string) => Promise<{ readonly id: string; readonly name: string } | null>
+  /** Registers a worker (as `worker.ts` does); only while the integration loads (from `hooks.ts`). */
+  readonly registerWorker: (worker: Worker) => void
+  /** The integration's persisted key-value store and LRU sets. */
+  readonly store: IntegrationStore
+  /** Completions and transcription through the server's providers; usage recorded under the integration. */
+  readonly llm: IntegrationLlm
+  /** The channels bound to this integration: lookup, passive messages, workspace files. */
+  readonly channels: IntegrationChannels
+  /** Agent runs for channel messages, delivered through the integration's dispatcher. */
+  readonly runs: IntegrationRuns
+  /** Outbound HTTP with timeouts, retries of idempotent calls and the private-address guard. */
+  readonly http: IntegrationHttp
 }
+
+/** A worker of this SDK: its `run` receives the integration's `cairn` context. */
+export type Worker = WorkerDefinition<IntegrationContext>
+
+export const defineWorker = (worker: Worker): Worker => worker
 
 export const defineHooks = (register: (cairn: IntegrationContext) => void | Promise<void>) => register
 export const defineDispatchers = (register: (cairn: IntegrationContext) => void | Promise<void>) => register

@@ -112,6 +112,15 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
                               WHERE session_id = ${sessionId} AND status = 'pending' RETURNING id`,
           (rows) => rows.length
         ),
+      /** Cancels the pending tasks queued by one source (an integration), of one channel when given. */
+      cancelPendingBySource: (source: string, channelId: string | undefined) =>
+        Effect.map(
+          channelId === undefined
+            ? sql`UPDATE tasks SET status = 'cancelled', completed_at = now() WHERE source = ${source} AND status = 'pending' RETURNING id`
+            : sql`UPDATE tasks SET status = 'cancelled', completed_at = now()
+                  WHERE source = ${source} AND channel_id = ${channelId} AND status = 'pending' RETURNING id`,
+          (rows) => rows.length
+        ),
       /** Pending to cancelled; the row as it is now (undefined when there is no such task). */
       cancel: (id: string) =>
         Effect.gen(function* () {

@@ -68,6 +68,7 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
       cancel,
       awaitFinished,
       cancelPending: repo.cancelPending,
+      cancelPendingBySource: repo.cancelPendingBySource,
       openDispatchConfig: secrets.open,
       signalWork,
       /** Completes when work was signalled since the last take. */

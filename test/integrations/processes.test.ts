@@ -40,14 +40,14 @@ describe("integration background processes", () => {
     fs.mkdirSync(root, { recursive: true })
     fs.writeFileSync(
       path.join(root, "process.ts"),
-      'export const DESCRIPTION = "Calls back into Cairn"\nexport const CMD = [process.execPath, "worker.mjs"]\nexport const REQUIRED_ENV = ["PROBE_OUT"]\n'
+      'export const DESCRIPTION = "Calls back into Cairn"\nexport const CMD = [process.execPath, "child.mjs"]\nexport const REQUIRED_ENV = ["PROBE_OUT"]\n'
     )
     fs.writeFileSync(
       path.join(root, "setup.ts"),
       `export const SETUP = { env_vars: [{ key: "PROBE_OUT", required: true }, { key: "PROBE_MODE", default: "first" }, { key: "CRASH_MARKER", default: ${JSON.stringify(crashMarker)} }], api_key_preset: "read_only_monitor" }\n`
     )
     fs.writeFileSync(
-      path.join(root, "worker.mjs"),
+      path.join(root, "child.mjs"),
       `import fs from "node:fs"
 const response = await fetch(process.env.AGENT_BASE_URL + "/api/v1/admin/bots", { headers: { authorization: "Bearer " + process.env.AGENT_API_KEY } })
 fs.appendFileSync(process.env.PROBE_OUT, JSON.stringify({ pid: process.pid, status: response.status, mode: process.env.PROBE_MODE, key: process.env.AGENT_API_KEY.slice(0, 4) }) + "\\n")

@@ -4,7 +4,8 @@
 import { Effect, Runtime } from "effect"
 import type { Injector } from "../Injection.ts"
 import type { Dispatcher, DispatchTask, PostMessageOptions } from "../../sdk/Dispatcher.ts"
-import { postJson, type AllowList } from "./Webhook.ts"
+import type { AllowList } from "../../http/Outbound.ts"
+import { postJson } from "./Webhook.ts"
 
 export interface BuiltinSettings {
   readonly slackApiBaseUrl: string

@@ -13,7 +13,7 @@ import { Tasks } from "../Tasks.ts"
 import { internalDispatcher, noneDispatcher, slackDispatcher, webhookDispatcher } from "./Builtins.ts"
 import { checkDispatcher } from "./Contract.ts"
 import type { Dispatcher, DispatcherContractError, DispatchTask, PostMessageOptions } from "../../sdk/Dispatcher.ts"
-import { allowList, WebhookRefused } from "./Webhook.ts"
+import { allowList, OutboundRefused } from "../../http/Outbound.ts"
 import { traced } from "../../telemetry/Spans.ts"
 
 const dispatchSettings = Config.all({
@@ -36,7 +36,7 @@ const errorText = (error: unknown) =>
 const deliveryRetries = (settings: { readonly retryBaseMs: number; readonly maxAttempts: number }) =>
   Schedule.exponential(Duration.millis(settings.retryBaseMs)).pipe(
     Schedule.intersect(Schedule.recurs(settings.maxAttempts - 1)),
-    Schedule.whileInput((error: unknown) => !(error instanceof WebhookRefused))
+    Schedule.whileInput((error: unknown) => !(error instanceof OutboundRefused))
   )
 
 export class Dispatchers extends Effect.Service<Dispatchers>()("cairn/Dispatchers", {
@@ -128,7 +128,7 @@ export class Dispatchers extends Effect.Service<Dispatchers>()("cairn/Dispatcher
           return attempt(row)
         }).pipe(
           Effect.tapError((error) => {
-            const last = n >= settings.maxAttempts || error instanceof WebhookRefused
+            const last = n >= settings.maxAttempts || error instanceof OutboundRefused
             const message = errorText(error)
             return Effect.all([
               repo.recordDeliveryAttempt(taskId, last ? "failed" : "pending", message),

@@ -1,0 +1,282 @@
+/**
+ * The SDK's capabilities for long-running integrations, as effects over Cairn's services: the
+ * persisted store, LLM access, bound channels, agent runs and guarded HTTP. `Context.ts` turns them
+ * into the promises integration code sees; argument checks that need no service live there.
+ */
+import { Config, Data, Duration, Effect } from "effect"
+import { Bindings } from "../bindings/Bindings.ts"
+import { Chat } from "../chat/Chat.ts"
+import { allowList, guardedRequest, OutboundRefused, type AllowList } from "../http/Outbound.ts"
+import { Llm } from "../providers/Llm.ts"
+import type { LlmError, UsageContext } from "../providers/Model.ts"
+import type {
+  BoundChannel,
+  Completion,
+  CompletionOptions,
+  HttpRequestOptions,
+  HttpResponse,
+  RunResult,
+  StartRunOptions,
+  TranscriptionOptions
+} from "../sdk/Capabilities.ts"
+import { Sessions } from "../sessions/Sessions.ts"
+import { Injector } from "../tasks/Injection.ts"
+import { Tasks } from "../tasks/Tasks.ts"
+import { Workspaces } from "../workspaces/Workspaces.ts"
+import { IntegrationStoreRepo } from "./Repo.ts"
+
+/** A call an integration made that Cairn refuses or that failed; its message is what the integration's catch sees. */
+export class IntegrationCallFailed extends Data.TaggedError("IntegrationCallFailed")<{ readonly message: string }> {}
+
+const capabilitiesConfig = Config.all({
+  httpAllowedHosts: Config.string("INTEGRATION_HTTP_ALLOWED_HOSTS").pipe(Config.withDefault("")),
+  runResultTimeoutMs: Config.integer("INTEGRATION_RUN_TIMEOUT_MS").pipe(Config.withDefault(600_000))
+})
+
+/** Who is calling: the integration, as the capabilities need to know it. */
+export interface CallerIdentity {
+  readonly id: string
+  /** Its metadata's integration_type, else its id. */
+  readonly integrationType: () => string
+  /** The dispatch types it registered. */
+  readonly dispatchTypes: () => ReadonlyArray<string>
+  /** The hosts its own `*_URL` settings name (allowed through the HTTP guard). */
+  readonly configuredHosts: () => Effect.Effect<ReadonlyArray<string>, unknown>
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const idempotent = new Set(["GET", "HEAD", "PUT", "DELETE", "OPTIONS"])
+/** Backoff between retries of an idempotent HTTP call: 250 ms, 500 ms, 1 s, … with jitter. */
+const httpRetryDelay = (attempt: number) => Duration.millis(Math.round(250 * 2 ** attempt * (0.5 + Math.random() / 2)))
+
+const llmFailure = (error: LlmError) => new IntegrationCallFailed({ message: `LLM call failed (${error.kind}): ${error.detail}` })
+
+export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilities>()("cairn/IntegrationCapabilities", {
+  effect: Effect.gen(function* () {
+    const config = yield* capabilitiesConfig
+    const store = yield* IntegrationStoreRepo
+    const llm = yield* Llm
+    const bindings = yield* Bindings
+    const chat = yield* Chat
+    const sessions = yield* Sessions
+    const injector = yield* Injector
+    const tasks = yield* Tasks
+    const workspaces = yield* Workspaces
+    const serverAllowed = config.httpAllowedHosts.split(",")
+
+    const usageOf = (caller: CallerIdentity): UsageContext => ({ source: "integration", principalKind: "integration", principalId: caller.id })
+
+    const complete = (caller: CallerIdentity, options: CompletionOptions): Effect.Effect<Completion, IntegrationCallFailed> =>
+      llm
+        .complete({
+          ...(options.model !== undefined ? { model: options.model } : {}),
+          messages: options.messages.map((m) => ({ role: m.role, content: m.content })),
+          ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+          ...(options.maxTokens !== undefined ? { max_tokens: options.maxTokens } : {}),
+          ...(options.json ? { extra: { response_format: { type: "json_object" } } } : {}),
+          ...(options.fallbackModels !== undefined ? { fallbackModels: options.fallbackModels } : {}),
+          usage: usageOf(caller)
+        })
+        .pipe(
+          Effect.mapError(llmFailure),
+          Effect.flatMap((result) => {
+            const base = { content: result.content, model: result.model, usage: result.usage }
+            if (!options.json) return Effect.succeed(base)
+            return Effect.try({
+              try: () => ({ ...base, json: JSON.parse(result.content) as unknown }),
+              catch: () => new IntegrationCallFailed({ message: `The model's answer is not JSON: ${result.content.slice(0, 200)}` })
+            })
+          })
+        )
+
+    const transcribe = (caller: CallerIdentity, options: TranscriptionOptions) =>
+      llm
+        .transcribe({
+          ...(options.model !== undefined ? { model: options.model } : {}),
+          audio: options.audio,
+          fileName: options.fileName ?? "audio.wav",
+          mimeType: options.mimeType ?? "audio/wav",
+          usage: usageOf(caller)
+        })
+        .pipe(Effect.mapError(llmFailure))
+
+    const boundChannels = (caller: CallerIdentity, clientId: string | undefined): Effect.Effect<ReadonlyArray<BoundChannel>> =>
+      Effect.gen(function* () {
+        const type = caller.integrationType()
+        const found = clientId !== undefined ? yield* bindings.findChannelsByClientId(clientId, type) : yield* bindings.channelsOfType(type)
+        return found.map(({ channel, binding }) => ({
+          channel: {
+            id: channel.id,
+            name: channel.name,
+            bot_id: channel.bot_id,
+            client_id: channel.client_id,
+            require_mention: channel.require_mention,
+            passive_memory: channel.passive_memory,
+            workspace_enabled: channel.workspace_enabled
+          },
+          binding: {
+            id: binding.id,
+            integration_type: binding.integration_type,
+            client_id: binding.client_id,
+            wake_words: binding.wake_words,
+            use_bot_wake_word: binding.use_bot_wake_word,
+            hud_preset: binding.hud_preset
+          }
+        }))
+      })
+
+    const channelSession = (channelId: string) =>
+      UUID.test(channelId)
+        ? chat.channelSession(channelId).pipe(
+            Effect.catchTag("ChannelNotFound", () => new IntegrationCallFailed({ message: `Channel not found: ${channelId}` }))
+          )
+        : Effect.fail(new IntegrationCallFailed({ message: `Channel not found: ${channelId}` }))
+
+    /** Only a channel bound to the caller: another channel's workspace is not its to write. */
+    const requireBound = (caller: CallerIdentity, channelId: string) =>
+      Effect.flatMap(UUID.test(channelId) ? bindings.forChannel(channelId).pipe(Effect.orElseSucceed(() => [])) : Effect.succeed([]), (list) =>
+        list.some((binding) => binding.integration_type === caller.integrationType())
+          ? Effect.void
+          : Effect.fail(new IntegrationCallFailed({ message: `Channel ${channelId} is not bound to ${caller.integrationType()}` }))
+      )
+
+    const storePassive = (caller: CallerIdentity, channelId: string, content: string, metadata: Record<string, unknown>) =>
+      Effect.gen(function* () {
+        const { session } = yield* channelSession(channelId)
+        const message = yield* sessions.append(session.id, {
+          role: "user",
+          content,
+          metadata: { ...metadata, passive: true, source: `integration:${caller.id}` }
+        })
+        return { message_id: message.id, session_id: session.id }
+      })
+
+    const writeFile = (caller: CallerIdentity, channelId: string, path: string, content: string) =>
+      Effect.zipRight(
+        requireBound(caller, channelId),
+        workspaces.write(channelId, path, content).pipe(
+          Effect.asVoid,
+          Effect.mapError((error) => new IntegrationCallFailed({ message: describe(error) }))
+        )
+      )
+
+    /** The dispatcher a run's answer goes to when the caller names none. */
+    const defaultDispatch = (caller: CallerIdentity) => {
+      const types = caller.dispatchTypes()
+      if (types.length === 1) return types[0]!
+      return types.includes(caller.integrationType()) ? caller.integrationType() : "none"
+    }
+
+    const startRun = (caller: CallerIdentity, options: StartRunOptions) =>
+      Effect.gen(function* () {
+        const { session } = yield* channelSession(options.channelId)
+        const dispatchType = options.dispatchType ?? defaultDispatch(caller)
+        return yield* injector
+          .inject(session.id, {
+            content: options.content,
+            source: `integration:${caller.id}`,
+            runAgent: true,
+            notify: dispatchType !== "none",
+            executionConfig: options.executionConfig,
+            dispatchType,
+            dispatchConfig: options.dispatchConfig ?? {},
+            extraMetadata: options.metadata
+          })
+          .pipe(
+            Effect.map((injected) => ({ task_id: injected.task_id!, session_id: injected.session_id, message_id: injected.message_id })),
+            Effect.catchTag("SessionNotFound", (error) => new IntegrationCallFailed({ message: error.detail }))
+          )
+      })
+
+    const runResult = (taskId: string, timeoutMs: number | undefined): Effect.Effect<RunResult, IntegrationCallFailed> =>
+      tasks.awaitFinished(taskId).pipe(
+        Effect.timeoutFail({
+          duration: Duration.millis(timeoutMs ?? config.runResultTimeoutMs),
+          onTimeout: () => new IntegrationCallFailed({ message: `Run ${taskId} did not finish within ${timeoutMs ?? config.runResultTimeoutMs} ms` })
+        }),
+        Effect.catchTag("TaskNotFound", (error) => new IntegrationCallFailed({ message: error.detail })),
+        Effect.map((task) => ({
+          task_id: task.id,
+          session_id: task.session_id,
+          status: task.status as RunResult["status"],
+          result: task.result ?? null,
+          error: task.error ?? null
+        }))
+      )
+
+    const cancelQueued = (caller: CallerIdentity, channelId: string | undefined) =>
+      channelId !== undefined && !UUID.test(channelId) ? Effect.succeed(0) : tasks.cancelPendingBySource(`integration:${caller.id}`, channelId)
+
+    const request = (caller: CallerIdentity, url: string, options: HttpRequestOptions): Effect.Effect<HttpResponse, IntegrationCallFailed> =>
+      Effect.gen(function* () {
+        const hosts = yield* caller.configuredHosts().pipe(Effect.orElseSucceed(() => []))
+        const allowed: AllowList = allowList([...serverAllowed, ...hosts])
+        const method = options.method ?? "GET"
+        const retries = idempotent.has(method) ? Math.max(0, Math.min(options.retries ?? 2, 10)) : 0
+        const body = options.json !== undefined ? JSON.stringify(options.json) : options.body
+        const headers = {
+          "user-agent": `cairn-integration/${caller.id}`,
+          ...(options.json !== undefined ? { "content-type": "application/json" } : {}),
+          ...options.headers
+        }
+        const once = Effect.tryPromise({
+          try: (signal) =>
+            guardedRequest(url, {
+              method,
+              headers,
+              body,
+              timeoutMs: options.timeoutMs ?? 10_000,
+              allowed,
+              label: { what: "Integration HTTP", setting: "INTEGRATION_HTTP_ALLOWED_HOSTS" },
+              signal: options.signal ? AbortSignal.any([signal, options.signal]) : signal
+            }),
+          catch: (error) => error
+        })
+        for (let attempt = 0; ; attempt++) {
+          const outcome = yield* Effect.either(once)
+          const retryable =
+            outcome._tag === "Left"
+              ? !(outcome.left instanceof OutboundRefused) && !options.signal?.aborted
+              : outcome.right.status === 429 || outcome.right.status >= 500
+          if (attempt < retries && retryable) {
+            yield* Effect.sleep(httpRetryDelay(attempt))
+            continue
+          }
+          if (outcome._tag === "Left") return yield* new IntegrationCallFailed({ message: describe(outcome.left) })
+          const response = outcome.right
+          const text = response.body.toString("utf8")
+          return {
+            status: response.status,
+            ok: response.status >= 200 && response.status < 300,
+            headers: response.headers,
+            text,
+            json: <T>() => JSON.parse(text) as T
+          }
+        }
+      })
+
+    return {
+      store,
+      complete,
+      transcribe,
+      boundChannels,
+      storePassive,
+      writeFile,
+      startRun,
+      runResult,
+      cancelQueued,
+      request
+    } as const
+  }),
+  dependencies: [IntegrationStoreRepo.Default, Llm.Default, Bindings.Default, Chat.Default, Sessions.Default, Injector.Default, Tasks.Default, Workspaces.Default]
+}) {}
+
+/** A failure's readable message (`detail` of a tagged error, else `message`). */
+export const describe = (error: unknown): string => {
+  const failure = error as { detail?: unknown; message?: unknown }
+  if (typeof failure?.detail === "string") return failure.detail
+  if (Array.isArray(failure?.detail)) {
+    return failure.detail.map((issue: { loc?: unknown; msg?: unknown }) => `${JSON.stringify(issue.loc)}: ${issue.msg}`).join("; ")
+  }
+  return typeof failure?.message === "string" ? failure.message : String(error)
+}

@@ -1,0 +1,256 @@
+/**
+ * Integration workers (`worker.ts`, `cairn.registerWorker`): each runs as a supervised fiber in the
+ * application scope. It starts only when its required settings resolve (stored, environment,
+ * default), after its start delay; a failure is logged with the integration's name and the worker is
+ * started again after an exponential backoff with jitter; a settings change (announced in this
+ * process, or seen by a periodic re-read when another process made it) restarts it; shutdown stops
+ * it within WORKER_STOP_GRACE_MS. A singleton runs only in the process that leads its name
+ * (db/Leadership.ts).
+ */
+import { Config, Data, Duration, Effect, Layer, PubSub, Queue } from "effect"
+import { Leadership } from "../db/Leadership.ts"
+import type { IntegrationContext, Worker, WorkerContext, WorkerState } from "../sdk/index.ts"
+import { describe } from "./Capabilities.ts"
+import { Integrations } from "./Integrations.ts"
+import { IntegrationStoreRepo } from "./Repo.ts"
+import { IntegrationSettings } from "./Settings.ts"
+
+export interface WorkerStatus {
+  readonly name: string
+  readonly description: string
+  readonly singleton: boolean
+  readonly state: WorkerState
+  readonly required_settings: ReadonlyArray<string>
+  readonly missing_settings: ReadonlyArray<string>
+  readonly restarts: number
+  readonly last_error: { readonly message: string; readonly at: string } | null
+  readonly next_attempt_at: string | null
+  readonly started_at: string | null
+  /** What the worker last reported (`worker.report`). */
+  readonly detail: Record<string, unknown>
+}
+
+const workersConfig = Config.all({
+  restartBaseMs: Config.integer("WORKER_RESTART_BASE_MS").pipe(Config.withDefault(1000)),
+  restartMaxMs: Config.integer("WORKER_RESTART_MAX_MS").pipe(Config.withDefault(60_000)),
+  stopGraceMs: Config.integer("WORKER_STOP_GRACE_MS").pipe(Config.withDefault(5000)),
+  settingsPollMs: Config.integer("WORKER_SETTINGS_POLL_MS").pipe(Config.withDefault(10_000)),
+  storeSweepMs: Config.integer("STORE_SWEEP_MS").pipe(Config.withDefault(300_000))
+})
+
+/**
+ * The wait before restart `attempt` (0-based): exponential from `baseMs`, at most `maxMs`, with
+ * jitter in [50%, 100%] so workers failing together do not retry together.
+ */
+export const workerBackoffMs = (attempt: number, baseMs: number, maxMs: number, random = Math.random()): number =>
+  Math.round(Math.min(baseMs * 2 ** Math.min(attempt, 30), maxMs) * (0.5 + random / 2))
+
+/** A worker's run failed (threw, rejected, or its Effect failed). */
+class WorkerFailed extends Data.TaggedError("WorkerFailed")<{ readonly message: string }> {}
+
+export class WorkerManager extends Effect.Tag("cairn/WorkerManager")<
+  WorkerManager,
+  { readonly statuses: (integrationId: string) => ReadonlyArray<WorkerStatus> }
+>() {}
+
+const isEffect = (value: unknown): value is Effect.Effect<void, unknown> => Effect.isEffect(value)
+
+/** An abortable sleep for integration code: true after `ms`, false as soon as the signal aborts. */
+const abortableSleep = (signal: AbortSignal) => (ms: number) =>
+  new Promise<boolean>((resolve) => {
+    if (signal.aborted) return resolve(false)
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort)
+      resolve(true)
+    }, Math.max(0, ms))
+    const onAbort = () => {
+      clearTimeout(timer)
+      resolve(false)
+    }
+    signal.addEventListener("abort", onAbort, { once: true })
+  })
+
+export const WorkersLive = Layer.scoped(
+  WorkerManager,
+  Effect.gen(function* () {
+    const config = yield* workersConfig
+    const integrations = yield* Integrations
+    const settings = yield* IntegrationSettings
+    const leadership = yield* Leadership
+    const store = yield* IntegrationStoreRepo
+    const statuses = new Map<string, Map<string, WorkerStatus>>()
+    const wakeups = new Map<string, Array<Queue.Queue<void>>>()
+    const changes = yield* PubSub.subscribe(settings.changes)
+
+    // Each settings change wakes every worker of that integration.
+    yield* Effect.forkScoped(
+      Effect.forever(Effect.flatMap(Queue.take(changes), (id) => Effect.forEach(wakeups.get(id) ?? [], (queue) => Queue.offer(queue, undefined))))
+    )
+
+    const supervise = (integrationId: string, manifest: Parameters<IntegrationSettings["resolve"]>[1], context: IntegrationContext, worker: Worker) =>
+      Effect.gen(function* () {
+        const name = worker.name ?? "worker"
+        const required = worker.requiredSettings ?? []
+        const wake = yield* Queue.sliding<void>(1)
+        wakeups.set(integrationId, [...(wakeups.get(integrationId) ?? []), wake])
+        const byName = statuses.get(integrationId) ?? new Map<string, WorkerStatus>()
+        statuses.set(integrationId, byName)
+        let status: WorkerStatus = {
+          name,
+          description: worker.description ?? "",
+          singleton: worker.singleton === true,
+          state: "waiting_for_settings",
+          required_settings: required,
+          missing_settings: [],
+          restarts: 0,
+          last_error: null,
+          next_attempt_at: null,
+          started_at: null,
+          detail: {}
+        }
+        const set = (patch: Partial<WorkerStatus>) => Effect.sync(() => byName.set(name, (status = { ...status, ...patch })))
+        yield* set({})
+        const log = (message: string) => Effect.annotateLogs({ integration: integrationId, worker: name })(Effect.logInfo(message))
+
+        /** The integration's settings now, with each required name the manifest does not declare read from the environment. */
+        const values = Effect.gen(function* () {
+          const resolved = yield* settings.resolve(integrationId, manifest)
+          const all: Record<string, string | undefined> = Object.fromEntries(resolved.map((s) => [s.key, s.value]))
+          for (const key of required) if (all[key] === undefined) all[key] = yield* settings.environment(key)
+          return all
+        })
+        const fingerprint = (all: Record<string, string | undefined>) => JSON.stringify(Object.entries(all).sort(([a], [b]) => (a < b ? -1 : 1)))
+
+        /** Completes when the settings differ from `seen`: announced here, or found by the periodic re-read. */
+        const settingsChange = (seen: string) =>
+          Effect.raceFirst(
+            Queue.take(wake),
+            Effect.gen(function* () {
+              for (;;) {
+                yield* Effect.sleep(Duration.millis(config.settingsPollMs))
+                if (fingerprint(yield* Effect.orElseSucceed(values, () => ({}))) !== seen) return
+              }
+            })
+          )
+
+        /** One run of the worker, until it returns, fails, or is interrupted (then aborted and given the grace). */
+        const runOnce = (all: Record<string, string | undefined>) =>
+          Effect.gen(function* () {
+            const controller = new AbortController()
+            const workerContext: WorkerContext = {
+              name,
+              signal: controller.signal,
+              settings: Object.freeze({ ...all }),
+              sleep: abortableSleep(controller.signal),
+              report: (detail) => {
+                byName.set(name, (status = { ...status, detail: { ...detail } }))
+              }
+            }
+            yield* set({ state: "running", started_at: new Date().toISOString(), next_attempt_at: null })
+            const started = yield* Effect.try({
+              try: () => worker.run(context, workerContext),
+              catch: (error) => new WorkerFailed({ message: describe(error) })
+            })
+            if (isEffect(started)) {
+              return yield* started.pipe(
+                Effect.mapError((error) => new WorkerFailed({ message: describe(error) })),
+                Effect.ensuring(Effect.sync(() => controller.abort()))
+              )
+            }
+            const settled = Promise.resolve(started)
+            return yield* Effect.async<void, WorkerFailed>((resume) => {
+              settled.then(
+                () => resume(Effect.void),
+                (error) => resume(Effect.fail(new WorkerFailed({ message: describe(error) })))
+              )
+              // Interrupted: tell the worker, and give it the grace to finish what it is doing.
+              return Effect.promise(() => {
+                controller.abort()
+                return Promise.race([settled.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, config.stopGraceMs).unref())])
+              })
+            }).pipe(Effect.ensuring(Effect.sync(() => controller.abort())))
+          })
+
+        /**
+         * Runs and restarts after failures. A supervisor rather than `Effect.retry`: the backoff
+         * resets after a run that stayed up longer than the longest wait, and each wait shows in
+         * the status with its end.
+         */
+        const runWithRestarts = (all: Record<string, string | undefined>) =>
+          Effect.gen(function* () {
+            let attempt = 0
+            for (;;) {
+              const startedAt = Date.now()
+              const outcome = yield* Effect.either(runOnce(all))
+              if (outcome._tag === "Right") return
+              if (Date.now() - startedAt > config.restartMaxMs) attempt = 0
+              const delay = workerBackoffMs(attempt, config.restartBaseMs, config.restartMaxMs)
+              attempt += 1
+              const at = new Date()
+              yield* Effect.logError(`Integration ${integrationId} worker ${name} failed: ${outcome.left.message}; restarting in ${delay} ms`).pipe(
+                Effect.annotateLogs({ integration: integrationId, worker: name })
+              )
+              yield* set({
+                state: "backing_off",
+                restarts: status.restarts + 1,
+                last_error: { message: outcome.left.message, at: at.toISOString() },
+                next_attempt_at: new Date(at.getTime() + delay).toISOString()
+              })
+              yield* Effect.sleep(Duration.millis(delay))
+            }
+          })
+
+        for (;;) {
+          const all = yield* values
+          const missing = required.filter((key) => all[key] === undefined)
+          if (missing.length > 0) {
+            yield* set({ state: "waiting_for_settings", missing_settings: missing, started_at: null, next_attempt_at: null })
+            yield* settingsChange(fingerprint(all))
+            continue
+          }
+          const seen = fingerprint(all)
+          yield* set({ state: "starting", missing_settings: [] })
+          const body = Effect.zipRight(
+            Effect.sleep(Duration.millis(worker.startDelayMs ?? 0)),
+            worker.singleton
+              ? leadership.lead(`integration:${integrationId}/${name}`, runWithRestarts(all), {
+                  onFollowing: set({ state: "leader_elsewhere", started_at: null }),
+                  onLeading: log(`Worker ${name} of ${integrationId} leads; starting`)
+                })
+              : runWithRestarts(all)
+          )
+          const ended = yield* Effect.raceFirst(Effect.as(body, "finished" as const), Effect.as(settingsChange(seen), "settings" as const))
+          if (ended === "settings") {
+            yield* log(`Settings of ${integrationId} changed; restarting worker ${name}`)
+            continue
+          }
+          yield* set({ state: "finished" })
+          yield* settingsChange(seen)
+        }
+      }).pipe(
+        // The supervisor itself failing (the database, say) must not end the worker for good.
+        Effect.catchAllCause((cause) => Effect.logError(`Integration ${integrationId} worker supervisor failed; restarting it`, cause)),
+        Effect.zipRight(Effect.sleep(Duration.millis(config.restartBaseMs))),
+        Effect.forever
+      )
+
+    for (const state of integrations.loaded()) {
+      for (const worker of state.workers) yield* Effect.forkScoped(supervise(state.id, state.loaded.manifest, state.context, worker))
+    }
+    // Expired store entries are never read; this only reclaims their rows.
+    yield* Effect.forkScoped(
+      store.sweepExpired.pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("Integration store sweep failed", cause)),
+        Effect.zipRight(Effect.sleep(Duration.millis(config.storeSweepMs))),
+        Effect.forever
+      )
+    )
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const byName of statuses.values()) for (const [name, status] of byName) byName.set(name, { ...status, state: "stopped" })
+      })
+    )
+
+    return { statuses: (integrationId: string) => [...(statuses.get(integrationId)?.values() ?? [])] }
+  })
+).pipe(Layer.provide(Layer.mergeAll(Integrations.Default, IntegrationSettings.Default, Leadership.Default, IntegrationStoreRepo.Default)))
