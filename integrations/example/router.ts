@@ -35,6 +35,11 @@ export default defineRoutes([
     path: "/stats",
     description: "How many bot responses the example's hook has seen",
     scope: "settings:read",
-    handler: () => ({ responses_seen: stats.responsesSeen })
+    handler: async (_request, cairn) => ({
+      responses_seen: stats.responsesSeen,
+      // Written by the stats-snapshot worker (worker.ts).
+      latest_snapshot: (await cairn.store.get("snapshot:latest")) ?? null,
+      snapshot_times: await cairn.store.lru("snapshot-times", 24).members()
+    })
   }
 ])
