@@ -156,7 +156,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
         requireBound(caller, channelId),
         workspaces.write(channelId, path, content).pipe(
           Effect.asVoid,
-          Effect.mapError((error) => new IntegrationCallFailed({ message: describe(error) }))
+          Effect.mapError((error) => new IntegrationCallFailed({ message: failureMessage(error) }))
         )
       )
 
@@ -242,7 +242,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
             yield* Effect.sleep(httpRetryDelay(attempt))
             continue
           }
-          if (outcome._tag === "Left") return yield* new IntegrationCallFailed({ message: describe(outcome.left) })
+          if (outcome._tag === "Left") return yield* new IntegrationCallFailed({ message: failureMessage(outcome.left) })
           const response = outcome.right
           const text = response.body.toString("utf8")
           return {
@@ -272,7 +272,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
 }) {}
 
 /** A failure's readable message (`detail` of a tagged error, else `message`). */
-export const describe = (error: unknown): string => {
+export const failureMessage = (error: unknown): string => {
   const failure = error as { detail?: unknown; message?: unknown }
   if (typeof failure?.detail === "string") return failure.detail
   if (Array.isArray(failure?.detail)) {

@@ -5,7 +5,7 @@
  */
 import { Cause, Effect, Exit, Runtime } from "effect"
 import type { IntegrationContext, IntegrationMetadata, LruSet, Worker } from "../sdk/index.ts"
-import { describe, type CallerIdentity, type IntegrationCapabilities } from "./Capabilities.ts"
+import { failureMessage, type CallerIdentity, type IntegrationCapabilities } from "./Capabilities.ts"
 import type { IntegrationServicesShape } from "./Services.ts"
 
 export interface ContextServices {
@@ -28,7 +28,7 @@ export interface ContextServices {
 }
 
 /** An Effect failure as the Error an integration's `catch` sees. */
-const asError = (cause: Cause.Cause<unknown>): Error => new Error(describe(Cause.squash(cause)))
+const asError = (cause: Cause.Cause<unknown>): Error => new Error(failureMessage(Cause.squash(cause)))
 
 // Argument checks: a refused argument is a TypeError, before anything reaches the database.
 const maxKey = 512

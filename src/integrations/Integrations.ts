@@ -35,12 +35,13 @@ export interface IntegrationState {
   readonly workers: ReadonlyArray<Worker>
 }
 
-const partsOf = (integration: LoadedIntegration): Array<string> => [
+/** The contract parts an integration has; `workers` counts those registered from hooks.ts too. */
+const partsOf = (integration: LoadedIntegration, workers: number): Array<string> => [
   ...(integration.routes.length > 0 ? ["router"] : []),
   ...(integration.dispatchers ? ["dispatcher"] : []),
   ...(integration.hooks ? ["hooks"] : []),
   ...(integration.process ? ["process"] : []),
-  ...(integration.workers.length > 0 ? ["worker"] : []),
+  ...(workers > 0 ? ["worker"] : []),
   ...(integration.manifest.env_vars.length > 0 || integration.manifest.sidebar_section ? ["setup"] : []),
   ...(integration.hasConfig ? ["config"] : []),
   ...(integration.tools.length > 0 ? ["tools"] : []),
@@ -71,11 +72,13 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
     const registeredWorkers = new Map<string, Array<Worker>>()
     const loading = new Set<string>()
 
-    /** The hosts an integration's own non-secret `*_URL` settings name (an admin set them). */
+    /** The hosts an integration's own non-secret `*_URL` settings name, as stored or configured. */
     const configuredHosts = (integrationId: string) =>
       Effect.map(settings.resolve(integrationId, manifests.get(integrationId)!), (resolved) =>
         resolved.flatMap((setting) => {
+          // Only what an admin or the operator set: a manifest default is the author's, not theirs.
           if (!setting.key.endsWith("_URL") || setting.secret || setting.value === undefined) return []
+          if (setting.source !== "stored" && setting.source !== "environment") return []
           try {
             return [new URL(setting.value).hostname.replace(/^\[(.*)\]$/, "$1")]
           } catch {
@@ -212,11 +215,11 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
         error: null,
         metadata,
         context,
-        parts: [...partsOf(integration), ...(workers.length > integration.workers.length && integration.workers.length === 0 ? ["worker"] : [])],
+        parts: partsOf(integration, workers.length),
         workers
       })
       yield* Effect.logInfo(
-        `Integration ${integration.id}${integration.version ? ` ${integration.version}` : ""} loaded: ${partsOf(integration).join(", ") || "no parts"}`
+        `Integration ${integration.id}${integration.version ? ` ${integration.version}` : ""} loaded: ${partsOf(integration, workers.length).join(", ") || "no parts"}`
       )
     }
 

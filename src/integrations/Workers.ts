@@ -10,7 +10,7 @@
 import { Config, Data, Duration, Effect, Layer, PubSub, Queue } from "effect"
 import { Leadership } from "../db/Leadership.ts"
 import type { IntegrationContext, Worker, WorkerContext, WorkerState } from "../sdk/index.ts"
-import { describe } from "./Capabilities.ts"
+import { failureMessage } from "./Capabilities.ts"
 import { Integrations } from "./Integrations.ts"
 import { IntegrationStoreRepo } from "./Repo.ts"
 import { IntegrationSettings } from "./Settings.ts"
@@ -149,11 +149,11 @@ export const WorkersLive = Layer.scoped(
             yield* set({ state: "running", started_at: new Date().toISOString(), next_attempt_at: null })
             const started = yield* Effect.try({
               try: () => worker.run(context, workerContext),
-              catch: (error) => new WorkerFailed({ message: describe(error) })
+              catch: (error) => new WorkerFailed({ message: failureMessage(error) })
             })
             if (isEffect(started)) {
               return yield* started.pipe(
-                Effect.mapError((error) => new WorkerFailed({ message: describe(error) })),
+                Effect.mapError((error) => new WorkerFailed({ message: failureMessage(error) })),
                 Effect.ensuring(Effect.sync(() => controller.abort()))
               )
             }
@@ -161,7 +161,7 @@ export const WorkersLive = Layer.scoped(
             return yield* Effect.async<void, WorkerFailed>((resume) => {
               settled.then(
                 () => resume(Effect.void),
-                (error) => resume(Effect.fail(new WorkerFailed({ message: describe(error) })))
+                (error) => resume(Effect.fail(new WorkerFailed({ message: failureMessage(error) })))
               )
               // Interrupted: tell the worker, and give it the grace to finish what it is doing.
               return Effect.promise(() => {
