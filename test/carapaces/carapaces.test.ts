@@ -49,21 +49,22 @@ describe.each(backends)("carapaces (%s)", (backend) => {
     expect(mission.status).toBe(201)
     expect(await json(mission)).toMatchObject({ id: "mission-control", source: "api", origin: "api", description: "" })
     const feeds = await create({
-      id: "mailbox-feeds",
+      id: "demo-feeds",
       name: "Mailbox feeds",
       tools: ["check_mailbox_status", "trigger_mailbox_poll", "query_feed_store"],
       includes: ["mission-control"]
     })
     expect(feeds.status).toBe(201)
-    const resolved = await json(await server.request("/api/v1/carapaces/mailbox-feeds/resolved"))
+    const resolved = await json(await server.request("/api/v1/carapaces/demo-feeds/resolved"))
     expect(resolved).toEqual({
-      carapaces: ["mailbox-feeds", "mission-control", "basics"],
+      carapaces: ["demo-feeds", "mission-control", "basics"],
       tools: ["check_mailbox_status", "trigger_mailbox_poll", "query_feed_store", "list_tasks", "current_time"],
       skills: ["mission", "concise-answers"],
       missing: []
     })
     const list = (await json(await server.request("/api/v1/carapaces"))).carapaces.map((c: any) => c.id)
-    expect(list).toEqual(["basics", "mailbox-feeds", "mission-control"])
+    // mailbox-feeds comes from the bundled mailbox integration.
+    expect(list).toEqual(["basics", "demo-feeds", "mailbox-feeds", "mission-control"])
   })
 
   it("refuses include cycles at write time with 422 naming the cycle, and changes nothing", async () => {
@@ -74,11 +75,11 @@ describe.each(backends)("carapaces (%s)", (backend) => {
     ])
     expect((await server.request("/api/v1/carapaces/narcissus")).status).toBe(404)
 
-    const loop = await send("PUT", "/api/v1/carapaces/basics", { includes: ["mailbox-feeds"] })
+    const loop = await send("PUT", "/api/v1/carapaces/basics", { includes: ["demo-feeds"] })
     expect(loop.status).toBe(422)
     expect((await json(loop)).detail[0]).toEqual({
       loc: ["body", "includes"],
-      msg: "Carapace include cycle: basics -> mailbox-feeds -> mission-control -> basics",
+      msg: "Carapace include cycle: basics -> demo-feeds -> mission-control -> basics",
       type: "include_cycle"
     })
     expect(await json(await server.request("/api/v1/carapaces/basics"))).toMatchObject({ includes: [], source: "file" })
@@ -128,15 +129,15 @@ describe.each(backends)("carapaces (%s)", (backend) => {
   it("injects an integration's activated carapaces into channels bound to it", async () => {
     const bound = await makeChannel("Mail inbox")
     const unbound = await makeChannel("Not mail")
-    const binding = await send("POST", `/api/v1/channels/${bound}/integrations`, { integration_type: "mailbox", client_id: "mailbox:me@example.org" })
+    const binding = await send("POST", `/api/v1/channels/${bound}/integrations`, { integration_type: "demo", client_id: "demo:me@example.org" })
     expect(binding.status).toBe(201)
-    await carapaces((service) => service.activate("mailbox", ["mailbox-feeds"]))
+    await carapaces((service) => service.activate("demo", ["demo-feeds"]))
     const turn = await carapaces((service) => service.forTurn("default", bound))
-    expect(turn.carapaces).toEqual(["mailbox-feeds", "mission-control", "basics"])
+    expect(turn.carapaces).toEqual(["demo-feeds", "mission-control", "basics"])
     expect(turn.tools).toContain("query_feed_store")
     expect((await carapaces((service) => service.forTurn("default", unbound))).carapaces).toEqual([])
     // Activation replaces what the integration named before.
-    await carapaces((service) => service.activate("mailbox", ["basics"]))
+    await carapaces((service) => service.activate("demo", ["basics"]))
     expect((await carapaces((service) => service.forTurn("default", bound))).carapaces).toEqual(["basics"])
   })
 
@@ -177,12 +178,12 @@ describe.each(backends)("carapaces (%s)", (backend) => {
   it("deletes a carapace unless another includes it; its channel attachments go with it", async () => {
     const included = await send("DELETE", "/api/v1/carapaces/mission-control")
     expect(included.status).toBe(409)
-    expect((await json(included)).detail).toBe("Carapace mission-control is included by mailbox-feeds")
+    expect((await json(included)).detail).toBe("Carapace mission-control is included by demo-feeds")
     const channel = await makeChannel("Feeds")
-    expect((await send("PUT", `/api/v1/channels/${channel}/carapaces`, { carapaces: ["mailbox-feeds"] })).status).toBe(200)
-    expect((await send("DELETE", "/api/v1/carapaces/mailbox-feeds")).status).toBe(204)
-    expect((await send("GET", "/api/v1/carapaces/mailbox-feeds")).status).toBe(404)
-    expect((await send("DELETE", "/api/v1/carapaces/mailbox-feeds")).status).toBe(404)
+    expect((await send("PUT", `/api/v1/channels/${channel}/carapaces`, { carapaces: ["demo-feeds"] })).status).toBe(200)
+    expect((await send("DELETE", "/api/v1/carapaces/demo-feeds")).status).toBe(204)
+    expect((await send("GET", "/api/v1/carapaces/demo-feeds")).status).toBe(404)
+    expect((await send("DELETE", "/api/v1/carapaces/demo-feeds")).status).toBe(404)
     expect((await json(await server.request(`/api/v1/channels/${channel}/carapaces`))).carapaces).toEqual([])
   })
 
