@@ -99,7 +99,8 @@ export const WorkersLive = Layer.scoped(
           name,
           description: worker.description ?? "",
           singleton: worker.singleton === true,
-          state: "waiting_for_settings",
+          // Until its settings are first read.
+          state: "starting",
           required_settings: required,
           missing_settings: [],
           restarts: 0,

@@ -252,6 +252,19 @@ describe.each(backends)("integration framework (%s)", (backend) => {
         ],
         readiness_endpoint: "/integrations/example/ping",
         readiness_field: "status"
+      },
+      // The bundled mailbox integration's section.
+      {
+        integration_id: "mailbox",
+        id: "mailbox",
+        title: "Mailbox",
+        icon: "MessageSquare",
+        items: [
+          { label: "Status", href: "/integrations/mailbox/status", icon: "Activity" },
+          { label: "Quarantine", href: "/integrations/mailbox/quarantine", icon: "ShieldCheck" }
+        ],
+        readiness_endpoint: "/integrations/mailbox/ping",
+        readiness_field: "configured"
       }
     ])
   })

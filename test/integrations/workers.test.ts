@@ -78,9 +78,11 @@ describe.each(backends)("integration workers (%s)", (backend) => {
     server.request(`/api/v1/admin/integrations/${id}/settings`, { method: "PUT", body: JSON.stringify(values) })
 
   it("waits for its required settings, runs once they are set, and stops when they go", async () => {
-    expect(await workersOf("ticker")).toEqual([
-      expect.objectContaining({ name: "ticker", state: "waiting_for_settings", missing_settings: ["TICK_FILE"], singleton: false })
-    ])
+    const waiting = await waitFor(async () => {
+      const workers = await workersOf("ticker")
+      return workers[0]?.state === "starting" ? undefined : workers
+    }, "the first settings read")
+    expect(waiting).toEqual([expect.objectContaining({ name: "ticker", state: "waiting_for_settings", missing_settings: ["TICK_FILE"], singleton: false })])
     expect(linesOf(tickFile)).toEqual([])
 
     expect((await putSettings("ticker", { TICK_FILE: tickFile })).status).toBe(200)

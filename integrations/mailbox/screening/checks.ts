@@ -104,11 +104,15 @@ export const injectionPatterns: ReadonlyArray<{ readonly name: string; readonly 
     name: "prompt-leak",
     level: "high",
     pattern: lang(
-      String.raw`\b(reveal|print|show|repeat|output|display|share|tell\s+me|give\s+me|dump|leak|copy)\b[\s\S]{0,40}\b(your|the)\s+(full\s+|entire\s+|complete\s+|original\s+|initial\s+|hidden\s+|secret\s+|exact\s+)*(system\s+prompt|system\s+message|instructions|initial\s+prompt|hidden\s+prompt|prompt|configuration|rules)\b`,
-      String.raw`\bwhat\s+(is|are|were)\s+your\s+(system\s+prompt|original\s+instructions|initial\s+instructions|hidden\s+instructions)\b`,
-      String.raw`\b(zeige|gib|wiederhole)\b[\s\S]{0,30}\b(deinen|deine|den)\s+(system)?(prompt|anweisungen)\b`,
-      String.raw`\b(révèle|revele|affiche|répète|repete|montre)\b[\s\S]{0,30}\b(ton|tes|le|les)\s+(prompt|instructions)\b`,
-      String.raw`\b(revela|muestra|repite|imprime)\b[\s\S]{0,30}\b(tu|tus|el|las)\s+(prompt|instrucciones)\b`
+      String.raw`\b(reveal|print|show|repeat|output|display|share|tell\s+me|give\s+me|dump|leak|copy|paste|write\s+out)\b[^.!?\n]{0,40}\b(your|the\s+(?=(full|entire|complete|original|initial|hidden|secret|exact|system)\b))\s*(full\s+|entire\s+|complete\s+|original\s+|initial\s+|hidden\s+|secret\s+|exact\s+)*(system\s+prompt|system\s+message|instructions|initial\s+prompt|hidden\s+prompt|prompt|configuration|rules|guidelines)\b`,
+      String.raw`\bwhat\s+(is|are|were)\s+your\s+(system\s+prompt|initial\s+prompt|original\s+prompt|hidden\s+prompt|original\s+instructions|initial\s+instructions|hidden\s+instructions)\b`,
+      String.raw`\b(paste|type|write|copy|quote)\b[^.!?\n]{0,40}\b(initial|system|original|hidden|secret)\s+(prompt|instructions)\b[^.!?\n]{0,30}\bverbatim\b`,
+      String.raw`\b(zeige|gib|nenne|wiederhole|verrate)\b[^.!?\n]{0,30}\b(deinen|deine|den|die)\s+(system)?(prompt|anweisungen)\b`,
+      String.raw`\b(révèle|revele|affiche|répète|repete|montre|donne)\b[^.!?\n]{0,30}\b(ton|tes|le|les|votre|vos)\s+(prompt|instructions|consignes)\b`,
+      String.raw`\b(revela|muestra|repite|imprime)\b[^.!?\n]{0,30}\b(tu|tus|el|las|su|sus)\s+(prompt|instrucciones)\b`,
+      String.raw`\b(revele|mostre|repita|imprima)\b[^.!?\n]{0,30}\b(o\s+seu|seu|sua|o|as|suas)\s+(prompt|instruções|instrucoes)\b`,
+      String.raw`\b(rivela|mostra|ripeti|stampa)\b[^.!?\n]{0,30}\b(il\s+tuo|tuo|le\s+tue|il|le)\s+(prompt|istruzioni)\b`,
+      String.raw`\b(toon|geef|herhaal)\b[^.!?\n]{0,30}\b(je|jouw|de)\s+(systeem)?(prompt|instructies)\b`
     )
   },
   {
@@ -129,7 +133,9 @@ export const injectionPatterns: ReadonlyArray<{ readonly name: string; readonly 
     pattern: lang(
       String.raw`!\[[^\]]{0,200}\]\(\s*https?:\/\/[^)\s]*(\?|&)[^)\s]*=[^)\s]*\)`,
       String.raw`!\[[^\]]{0,200}\]\(\s*https?:\/\/[^)\s]*(\{|%7b|\$\{|<)[^)]*\)`,
-      String.raw`\b(render|display|include|embed|output|append)\b[\s\S]{0,60}\b(markdown\s+)?image\b[\s\S]{0,120}https?:\/\/`
+      String.raw`\b(render|display|include|embed|output|append)\b[\s\S]{0,60}\b(markdown\s+)?image\b[\s\S]{0,120}https?:\/\/`,
+      // A reference-style image whose definition carries a template for the data to send.
+      String.raw`\[[^\]\n]{1,40}\]:\s*https?:\/\/[^\s]*[?&][^\s]*=[^\s]*(\{|%7b|\$\{|<)`
     )
   },
   {
@@ -141,10 +147,29 @@ export const injectionPatterns: ReadonlyArray<{ readonly name: string; readonly 
       String.raw`\bwhen\s+(you\s+)?(summari[sz]e|summari[sz]ing|process|processing|read|reading|triag(e|ing))\s+(this|the)\s+(e-?mail|message|mail)\b[\s\S]{0,80}\b(also|instead|must|should|please|forward|send|include)\b`,
       String.raw`\b(if\s+you\s+are\s+an?\s+(ai|assistant|language\s+model|llm|bot))\b`,
       String.raw`\b(forward|send|email|exfiltrate|upload|post)\b[\s\S]{0,60}\b(all|every|the\s+user'?s?|their|your\s+user'?s?)\b[\s\S]{0,30}\b(files?|e-?mails?|messages|contacts|passwords?|credentials|api\s+keys?|secrets?|documents|data)\b[\s\S]{0,60}\b(to|at)\b[\s\S]{0,40}@`,
-      String.raw`\b(an\s+die\s+ki|hinweis\s+für\s+(die\s+)?ki|ki-assistent)\b|\b(à\s+l'ia|note\s+pour\s+l'ia|assistant\s+ia)\b|\b(para\s+la\s+ia|nota\s+para\s+la\s+ia|asistente\s+de\s+ia)\b`
+      String.raw`\b(an\s+die\s+ki|hinweis\s+für\s+(die\s+)?ki|ki-assistent)\b|\b(à\s+l'ia|note\s+pour\s+l'ia|assistant\s+ia)\b|\b(para\s+la\s+ia|nota\s+para\s+la\s+ia|asistente\s+de\s+ia)\b`,
+      String.raw`\b(nota\s+para\s+o\s+assistente|assistente\s+de\s+ia|nota\s+per\s+l'ia|assistente\s+ia|opmerking\s+voor\s+de\s+ai)\b`
     )
   }
 ]
+
+/**
+ * A request to send the reader's data somewhere. Ordinary mail asks this too ("please forward the
+ * invoice to accounting"), so it is medium on its own, and high where an honest sender would not
+ * put it: in hidden text, in only one of a mail's two parts, encoded, or behind invisible tricks.
+ */
+export const exfiltrationRequest = lang(
+  String.raw`\b(forward|send|e-?mail|reply(\s+to\s+this\s+(message|e-?mail))?\s+with|share|upload|post|transfer|export|paste|leak)\b[^.!?\n]{0,60}\b(contents?\s+of\s+(this|the|your|the\s+user'?s?)\s+(mailbox|inbox|account)|(all|every)\s+(the\s+)?(e-?mails|messages|attachments|files|documents|contacts|conversations)|(the\s+)?(user'?s?|their|his|her)\s+([\w-]+\s+){0,3}(credit\s+card|card\s+(number|details)|password|credentials|api\s+keys?|tokens?|contacts|contact\s+list|files|notes|address\s+book|calendar|e-?mails|inbox|billing|iban|bank)|full\s+contact\s+list|last\s+\w+\s+(e-?mail\s+)?(subjects|e-?mails|messages)|meeting\s+notes|attachments\s+received)`,
+  String.raw`\b(inoltra|invia|inoltrare|inviare)\b[^.!?\n]{0,60}\b(tutti|tutte|gli|le)\s+[^.!?\n]{0,20}\b(allegati|email|e-mail|messaggi|password|contatti|documenti)\b`,
+  String.raw`\b(reenvía|reenvia|envía|envia|reenviar|enviar)\b[^.!?\n]{0,60}\b(todos|todas|los|las)\s+[^.!?\n]{0,20}\b(correos|mensajes|archivos|adjuntos|contraseñas|contactos|documentos)\b`,
+  String.raw`\b(transfère|transférez|transferez|envoie|envoyez|transférer|envoyer)\b[^.!?\n]{0,60}\b(tous|toutes|les)\s+[^.!?\n]{0,20}\b(courriels|e-mails|emails|messages|pièces\s+jointes|fichiers|mots\s+de\s+passe|contacts)\b`,
+  String.raw`\b(leite|sende|schicke|weiterleiten|senden|schicken)\b[^.!?\n]{0,60}\b(alle|sämtliche)\s+[^.!?\n]{0,20}\b(e-?mails|nachrichten|anhänge|dateien|passwörter|kontakte|dokumente)\b`,
+  String.raw`\b(encaminhe|envie|encaminhar|enviar)\b[^.!?\n]{0,60}\b(todos|todas|os|as|dados)\s+[^.!?\n]{0,20}\b(e-mails|emails|mensagens|anexos|arquivos|senhas|contatos|cartão|cartao|documentos)\b`,
+  String.raw`\b(stuur|doorsturen|verstuur)\b[^.!?\n]{0,60}\b(alle)\s+[^.!?\n]{0,20}\b(e-?mails|berichten|bijlagen|bestanden|wachtwoorden|contacten)\b`
+)
+
+/** Where text was found that an honest sender would not hide: medium findings there are high. */
+const concealed = new Set(["hidden", "tags", "reversed", "base64"])
 
 /** Long base64 runs (40+ characters) and what they decode to, when that is text. */
 const base64Run = /(?:[A-Za-z0-9+/]{4}){10,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?/g
@@ -170,11 +195,15 @@ export const decodeTags = (run: string): string =>
   }).join("")
 
 /** Matches the injection patterns in one text; each match is a flag. */
-const matchPatterns = (text: string, where: string): Array<Flag> =>
-  injectionPatterns.flatMap(({ name, level, pattern }) => {
+const matchPatterns = (text: string, where: string): Array<Flag> => {
+  const flags = injectionPatterns.flatMap(({ name, level, pattern }) => {
     const match = pattern.exec(text)
     return match ? [{ check: name, level, where, detail: excerpt(text, match.index) }] : []
   })
+  const exfiltration = exfiltrationRequest.exec(text)
+  if (exfiltration) flags.push({ check: "exfiltration-request", level: concealed.has(where) ? "high" : "medium", where, detail: excerpt(text, exfiltration.index) })
+  return flags
+}
 
 export interface ScreenedText {
   /** The text with invisible characters removed and look-alikes folded (what the patterns saw). */
@@ -217,7 +246,7 @@ export const checkText = (text: string, where: string): ScreenedText => {
   for (const decoded of tagTexts) for (const flag of matchPatterns(decoded, "tags")) flags.push(flag)
 
   // A right-to-left override displays its run reversed: read it the way a person sees it too.
-  for (const run of text.matchAll(/\u202E([^\u202C\u2069\n]*)/g)) {
+  for (const run of text.matchAll(/[\u202A-\u202E\u2066-\u2068]+([^\u202C\u2069\n]*)/g)) {
     const shown = [...run[1]!].reverse().join("")
     for (const flag of matchPatterns(foldConfusables(shown.replace(invisiblePattern, "")), "reversed")) flags.push(flag)
   }

@@ -64,7 +64,13 @@ export const screenText = (mail: Pick<ParsedMail, "subject" | "text" | "html">):
     // The two parts of one mail should say the same thing; an instruction in only one is a trick.
     if (plainChecked && visible.cleaned.trim() && plainChecked.cleaned.trim()) {
       const shared = similarity(plainChecked.cleaned, visible.cleaned)
-      if (shared < 0.3) flags.push({ check: "plain-html-mismatch", level: "medium", where: "parts", detail: `plain and HTML parts share ${Math.round(shared * 100)}% of their words` })
+      if (shared < 0.3) {
+        flags.push({ check: "plain-html-mismatch", level: "medium", where: "parts", detail: `plain and HTML parts share ${Math.round(shared * 100)}% of their words` })
+        // What only one part says is shown to a filter or a person but not both: a request there is no accident.
+        for (const [i, flag] of flags.entries()) {
+          if (flag.level === "medium" && (flag.where === "plain" || flag.where === "visible") && flag.check !== "plain-html-mismatch") flags[i] = { ...flag, level: "high" }
+        }
+      }
     }
   }
   const body = plain.trim() ? plain : (markup?.visible ?? "")
