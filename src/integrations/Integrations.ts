@@ -207,6 +207,9 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
         const type = (metadata as IntegrationMetadata | null)?.integration_type ?? integration.id
         yield* extra.activateCarapaces(type, integration.manifest.activation.carapaces)
       }
+      if (integration.manifest.activation.templates.length > 0) {
+        yield* extra.declareCompatibleTemplates(integration.id, integration.manifest.activation.templates)
+      }
       states.set(integration.id, {
         id: integration.id,
         dir: integration.dir,

@@ -25,6 +25,7 @@ export interface IntegrationServicesShape {
   }
   readonly registerCarapaces: (integrationId: string, dir: string) => Effect.Effect<void, unknown>
   readonly activateCarapaces: (integrationId: string, carapaceIds: ReadonlyArray<string>) => Effect.Effect<void, unknown>
+  readonly declareCompatibleTemplates: (integrationId: string, templateIds: ReadonlyArray<string>) => Effect.Effect<void>
 }
 
 export class IntegrationServices extends Context.Tag("cairn/IntegrationServices")<IntegrationServices, IntegrationServicesShape>() {}
@@ -61,7 +62,8 @@ export const layer = Layer.effect(
         remove: (channelId, path) => Effect.asVoid(workspaces.remove(channelId, path))
       },
       registerCarapaces: (integrationId, dir) => carapaces.registerFromDirectory(dir, `integration:${integrationId}`),
-      activateCarapaces: (integrationId, ids) => carapaces.activate(integrationId, ids)
+      activateCarapaces: (integrationId, ids) => carapaces.activate(integrationId, ids),
+      declareCompatibleTemplates: (integrationId, ids) => workspaces.declareCompatibleTemplates(integrationId, ids)
     }
   })
 ).pipe(Layer.provide(Layer.mergeAll(Dispatchers.Default, Injector.Default, Workspaces.Default, Carapaces.Default)))

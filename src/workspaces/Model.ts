@@ -72,7 +72,9 @@ export class WorkspaceTemplate extends Schema.Class<WorkspaceTemplate>("Workspac
   description: Schema.String,
   /** Where it came from: `core` (workspace-templates/) or what registered it. */
   source: Schema.String,
-  files: Schema.Array(Schema.String)
+  files: Schema.Array(Schema.String),
+  /** The integrations whose activation manifest names this template as made for their channels. */
+  integrations: Schema.Array(Schema.String)
 }) {}
 
 export class WorkspaceTemplateList extends Schema.Class<WorkspaceTemplateList>("WorkspaceTemplateList")({

@@ -269,13 +269,25 @@ export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces",
         Effect.catchTags({ ChannelNotFound: () => Effect.succeed(""), WorkspaceConflict: () => Effect.succeed("") })
       )
 
+    // Integration id -> the template ids its activation manifest declares compatible.
+    const compatibility = new Map<string, ReadonlyArray<string>>()
+
     const toTemplate = ({ definition, source }: RegisteredTemplate) =>
       new WorkspaceTemplate({
         id: definition.id,
         name: definition.name,
         description: definition.description,
         source,
-        files: Object.keys(definition.files).sort()
+        files: Object.keys(definition.files).sort(),
+        integrations: [...compatibility].filter(([, ids]) => ids.includes(definition.id)).map(([integration]) => integration).sort()
+      })
+
+    /** Records the templates an integration is made to work with (replacing what it named before). */
+    const declareCompatibleTemplates = (integrationId: string, templateIds: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        const unknown = templateIds.filter((id) => !templates.has(id))
+        if (unknown.length > 0) yield* Effect.logWarning(`Integration ${integrationId} names unknown workspace templates: ${unknown.join(", ")}`)
+        compatibility.set(integrationId, [...templateIds])
       })
 
     /** Adds (or replaces, by id) a template; integrations call this at startup. */
@@ -317,7 +329,7 @@ export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces",
         return new AppliedTemplate({ template_id: templateId, written, skipped })
       })
 
-    return traced("Workspaces", { root, list, read, readBytes, write, remove, contextListing, registerTemplate, listTemplates, applyTemplate } as const)
+    return traced("Workspaces", { root, list, read, readBytes, write, remove, contextListing, registerTemplate, declareCompatibleTemplates, listTemplates, applyTemplate } as const)
   }),
   dependencies: [Channels.Default]
 }) {}

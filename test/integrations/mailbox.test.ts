@@ -221,6 +221,52 @@ describe.each(backends)("the mailbox integration (%s)", (backend) => {
     await dovecot.append("INBOX", mail("After the outage", "Back again.").raw)
     expect((await trigger()).items).toEqual([expect.objectContaining({ subject: "After the outage", outcome: "delivered" })])
   })
+
+  it("keeps passed mail while no channel is bound and delivers it once one is; the bot sees it by name and reaches the mailbox through its tools", async () => {
+    expect(await json(await server.request("/integrations/mailbox/ping"))).toMatchObject({ status: "ok" })
+    for (const channelId of channels) {
+      const { bindings } = await json(await server.request(`/api/v1/channels/${channelId}/integrations`))
+      for (const binding of bindings) expect((await server.request(`/api/v1/channels/${channelId}/integrations/${binding.id}`, { method: "DELETE" })).status).toBe(204)
+    }
+    await trigger() // past whatever came before (and the folder's first cycle when run alone)
+    await dovecot.append("INBOX", mail("While nobody listens", "Secret body text: the cake is in the fridge.").raw)
+    const unheard = await trigger()
+    expect(unheard.items).toEqual([expect.objectContaining({ subject: "While nobody listens", outcome: "pending", delivered_to: [] })])
+    expect(unheard.counts).toMatchObject({ passed: 1 })
+
+    const bound = await server.request(`/api/v1/channels/${channels[0]}/integrations`, {
+      method: "POST",
+      body: JSON.stringify({ integration_type: "mailbox", client_id: `mailbox:${dovecot.user}` })
+    })
+    expect(bound.status).toBe(201)
+    const heard = await trigger()
+    expect(heard.items).toEqual([expect.objectContaining({ subject: "While nobody listens", outcome: "delivered", delivered_to: [{ channel_id: channels[0], path: "data/INBOX/2026-11-23-while-nobody-listens.md" }] })])
+    const path = "data/INBOX/2026-11-23-while-nobody-listens.md"
+    expect(await files(channels[0]!)).toContain(path)
+    expect(await files(channels[1]!)).not.toContain(path)
+    // Once only: the next cycle has nothing pending.
+    expect((await trigger()).items).toEqual([])
+
+    // The email-digest template on the bound channel; the mailbox-feeds tools in its turns.
+    expect((await server.request(`/api/v1/channels/${channels[0]}/workspace/template`, { method: "POST", body: JSON.stringify({ template_id: "email-digest" }) })).status).toBe(200)
+    const before = llm.requestsTo("/v1/chat/completions").length
+    llm.script(
+      { toolCalls: [{ name: "query_feed_store", arguments: JSON.stringify({ action: "stats" }) }, { name: "check_mailbox_status", arguments: "{}" }] },
+      { text: "Triaged." }
+    )
+    const turn = await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "Triage the new mail", channel_id: channels[0] }) })
+    expect(turn.status).toBe(200)
+    expect((await json(turn)).response).toBe("Triaged.")
+    const [first, second] = llm.requestsTo("/v1/chat/completions").slice(before) as Array<{ body: any }>
+    expect(first!.body.tools.map((t: any) => t.function.name)).toEqual(expect.arrayContaining(["check_mailbox_status", "trigger_mailbox_poll", "query_feed_store"]))
+    const system = first!.body.messages.filter((m: any) => m.role === "system").map((m: any) => m.content).join("\n")
+    expect(system).toContain(path)
+    expect(system).toContain("Action Required")
+    expect(system).not.toContain("the cake is in the fridge")
+    const results = second!.body.messages.filter((m: any) => m.role === "tool").map((m: any) => JSON.parse(m.content))
+    expect(results[0]).toMatchObject({ mails: expect.any(Number), by_status: expect.objectContaining({ delivered: expect.any(Number) }) })
+    expect(results[1]).toMatchObject({ connected: true, address: dovecot.user })
+  })
 })
 
 describe.each(backends)("the mailbox poller across a crash (%s)", (backend) => {

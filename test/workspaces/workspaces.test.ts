@@ -246,10 +246,10 @@ describe.each(backends)("channel workspaces (%s)", (backend) => {
   })
 
   describe("templates", () => {
-    it("lists the email-digest template", async () => {
+    it("lists the email-digest template, made for the mailbox integration's channels", async () => {
       const { templates } = await json(await server.request("/api/v1/workspace-templates"))
       const digest = templates.find((t: any) => t.id === "email-digest")
-      expect(digest).toMatchObject({ name: "Email digest", source: "core", files: ["actions.md", "digest.md", "feeds.md", "triage.md"] })
+      expect(digest).toMatchObject({ name: "Email digest", source: "core", files: ["actions.md", "digest.md", "feeds.md", "triage.md"], integrations: ["mailbox"] })
     })
 
     it("applies email-digest without overwriting an existing file, then with overwrite", async () => {
