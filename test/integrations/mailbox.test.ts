@@ -37,7 +37,7 @@ describe.each(backends)("the mailbox integration (%s)", (backend) => {
   const channels: Array<string> = []
 
   beforeAll(async () => {
-    dovecot = await startDovecot()
+    dovecot = await startDovecot({ tls: true })
     llm = await startFakeLlm({ defaultReply: safe })
     server = await startServer({
       backend,
@@ -220,6 +220,26 @@ describe.each(backends)("the mailbox integration (%s)", (backend) => {
     await dovecot.start()
     await dovecot.append("INBOX", mail("After the outage", "Back again.").raw)
     expect((await trigger()).items).toEqual([expect.objectContaining({ subject: "After the outage", outcome: "delivered" })])
+  })
+
+  it("reaches a self-hosted server over TLS or STARTTLS with its private CA, and refuses a certificate it cannot verify", async () => {
+    const tls = dovecot.tls!
+    const status = async () => json(await server.request("/integrations/mailbox/status"))
+    await putSettings({ MAILBOX_IMAP_SECURITY: "tls", MAILBOX_IMAP_PORT: String(tls.port) })
+    expect(await status()).toMatchObject({ connected: false, last_error: expect.stringMatching(/certificate/i) })
+    await putSettings({ MAILBOX_IMAP_CA_FILE: tls.caFile })
+    expect(await status()).toMatchObject({ connected: true, address: dovecot.user })
+    await trigger() // past whatever came before (and the folder's first cycle when run alone)
+    await dovecot.append("INBOX", mail("Over TLS", "Sealed in transit.").raw)
+    expect((await trigger()).items).toEqual([expect.objectContaining({ subject: "Over TLS", outcome: "delivered" })])
+    await putSettings({ MAILBOX_IMAP_SECURITY: "starttls", MAILBOX_IMAP_PORT: String(dovecot.port) })
+    expect(await status()).toMatchObject({ connected: true })
+    await putSettings({ MAILBOX_IMAP_CA_FILE: null })
+    expect(await status()).toMatchObject({ connected: false, last_error: expect.stringMatching(/certificate/i) })
+    await putSettings({ MAILBOX_IMAP_CA_FILE: "/nonexistent/ca.pem" })
+    expect(await status()).toMatchObject({ connected: false, last_error: expect.stringMatching(/MAILBOX_IMAP_CA_FILE cannot be read/) })
+    await putSettings({ MAILBOX_IMAP_SECURITY: null, MAILBOX_IMAP_PORT: null, MAILBOX_IMAP_CA_FILE: null })
+    expect(await status()).toMatchObject({ connected: true })
   })
 
   it("keeps passed mail while no channel is bound and delivers it once one is; the bot sees it by name and reaches the mailbox through its tools", async () => {
