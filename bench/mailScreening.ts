@@ -9,48 +9,29 @@
  *               does), one mail at a time as the poller screens them
  * Interleaved rounds, median. Run: npx tsx bench/mailScreening.ts [rounds] [classifierDelayMs]
  */
-import * as fs from "node:fs"
 import * as path from "node:path"
-import { simpleParser, type ParsedMail as Parsed } from "mailparser"
-import { screen, screenText, type ParsedMail } from "../integrations/mailbox/screening/pipeline.ts"
+import { simpleParser } from "mailparser"
+import { screen, screenText } from "../integrations/mailbox/screening/pipeline.ts"
+import { alwaysSafe, readCorpus, screeningOptions as options } from "../test/support/mailCorpus.ts"
 
 const rounds = Number(process.argv[2] ?? 7)
 const delayMs = Number(process.argv[3] ?? 200)
-const dir = path.resolve(import.meta.dirname, "../test/fixtures/mail")
-const index: Array<{ file: string; kind: "injection" | "ordinary" }> = JSON.parse(fs.readFileSync(path.join(dir, "index.json"), "utf8"))
-const raws = index.map((entry) => fs.readFileSync(path.join(dir, entry.file)))
+const corpus = await readCorpus(path.resolve(import.meta.dirname, "../test/fixtures/mail"))
+const raws = corpus.map((entry) => entry.raw)
+const mails = corpus.map((entry) => entry.mail)
+const ordinary = corpus.filter((entry) => entry.kind === "ordinary").map((entry) => entry.mail)
+const classifier = alwaysSafe
 
-const toMail = (parsed: Parsed, i: number): ParsedMail => ({
-  folder: "INBOX",
-  uid: i + 1,
-  messageId: parsed.messageId ?? `<${i}@bench>`,
-  from: parsed.from?.text ?? "",
-  to: "agent@example.org",
-  date: (parsed.date ?? new Date()).toISOString(),
-  subject: parsed.subject ?? "",
-  text: parsed.text,
-  html: typeof parsed.html === "string" ? parsed.html : undefined,
-  attachments: []
-})
-const mails = await Promise.all(raws.map(async (raw, i) => toMail(await simpleParser(raw), i)))
-const ordinary = mails.filter((_, i) => index[i]!.kind === "ordinary")
+// The delayed case must measure the whole path: an ordinary mail passes all four layers.
+const probe = await screen(ordinary[0]!, options, classifier(0))
+if (probe.outcome !== "passed") throw new Error(`an ordinary mail was quarantined at layer ${probe.layer}: ${probe.reason}`)
 
-const classifier = (ms: number) => async () => {
-  if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms))
-  return { content: "", model: "fake", usage: null, json: { safe: true, reason: "fake", risk_level: "low" as const } }
-}
-const options = { quarantineLevel: "high" as const, classifier: { model: undefined, timeoutMs: 10_000, retryMs: 1, retries: 0 } }
-
-/** Mails per second for one pass over `count` mails. */
+/** Mails per second for `count` mails, one at a time. */
 const rate = async (count: number, work: (i: number) => unknown | Promise<unknown>) => {
   const started = process.hrtime.bigint()
   for (let i = 0; i < count; i++) await work(i % mails.length)
   return count / (Number(process.hrtime.bigint() - started) / 1e9)
 }
-
-// The delayed case must measure the whole path: an ordinary mail passes all four layers.
-const probe = await screen(ordinary[0]!, options, classifier(0))
-if (probe.outcome !== "passed") throw new Error(`an ordinary mail was quarantined at layer ${probe.layer}: ${probe.reason}`)
 
 const cases: Record<string, () => Promise<number>> = {
   parse: () => rate(raws.length, (i) => simpleParser(raws[i]!)),

@@ -4,13 +4,12 @@
  * test/fixtures/mail/: with a classifier that says "safe" to everything, layers 1-2 alone must
  * quarantine at least 90% of the injections and under 5% of the ordinary mails.
  */
-import * as fs from "node:fs"
 import * as path from "node:path"
-import { simpleParser } from "mailparser"
 import { describe, expect, it } from "vitest"
 import { atLeast, checkText, decodeTags, foldConfusables } from "../../integrations/mailbox/screening/checks.ts"
-import { screen, screenText } from "../../integrations/mailbox/screening/pipeline.ts"
+import { screenText } from "../../integrations/mailbox/screening/pipeline.ts"
 import { fromHtml } from "../../integrations/mailbox/screening/text.ts"
+import { describeRates, ratesOf, readCorpus } from "../support/mailCorpus.ts"
 
 const quarantines = (subject: string, text?: string, html?: string) => atLeast(screenText({ subject, text, html }).level, "high")
 const checksOf = (text: string) => checkText(text, "plain").flags.map((flag) => `${flag.check}:${flag.level}`)
@@ -98,50 +97,12 @@ describe("layer 2: deterministic checks", () => {
 })
 
 describe("the screening corpus (test/fixtures/mail)", () => {
-  const dir = path.resolve("test/fixtures/mail")
-  const index: Array<{ file: string; kind: "injection" | "ordinary"; techniques: Array<string> }> = JSON.parse(fs.readFileSync(path.join(dir, "index.json"), "utf8"))
-
   it("layers 1-2 alone quarantine at least 90% of the injections and under 5% of the ordinary mails", async () => {
-    const missed: Array<string> = []
-    const falseAlarms: Array<string> = []
-    const counts = { injection: 0, ordinary: 0, caught: 0, flagged: 0 }
-    const alwaysSafe = async () => ({ content: "", model: "fake", usage: null, json: { safe: true, reason: "fake", risk_level: "low" } })
-    for (const entry of index) {
-      const parsed = await simpleParser(fs.readFileSync(path.join(dir, entry.file)))
-      const decision = await screen(
-        {
-          folder: "INBOX",
-          uid: 1,
-          messageId: parsed.messageId ?? entry.file,
-          from: parsed.from?.text ?? "",
-          to: "agent@example.org",
-          date: (parsed.date ?? new Date()).toISOString(),
-          subject: parsed.subject ?? "",
-          text: parsed.text,
-          html: typeof parsed.html === "string" ? parsed.html : undefined,
-          attachments: []
-        },
-        { quarantineLevel: "high", classifier: { model: undefined, timeoutMs: 1000, retryMs: 1, retries: 0 } },
-        alwaysSafe
-      )
-      const quarantined = decision.outcome === "quarantined"
-      counts[entry.kind] += 1
-      if (entry.kind === "injection") {
-        if (quarantined) counts.caught += 1
-        else missed.push(`${entry.file} (${entry.techniques.join(", ")})`)
-      } else if (quarantined) {
-        counts.flagged += 1
-        falseAlarms.push(`${entry.file}: ${decision.outcome === "quarantined" ? decision.reason : ""}`)
-      }
-    }
-    const detection = counts.caught / counts.injection
-    const falsePositives = counts.flagged / counts.ordinary
-    console.info(`screening corpus: ${counts.caught}/${counts.injection} injections quarantined (${(detection * 100).toFixed(1)}%), ${counts.flagged}/${counts.ordinary} ordinary mails quarantined (${(falsePositives * 100).toFixed(1)}%)`)
-    if (missed.length) console.info(`missed:\n  ${missed.join("\n  ")}`)
-    if (falseAlarms.length) console.info(`false alarms:\n  ${falseAlarms.join("\n  ")}`)
-    expect(counts.injection).toBeGreaterThanOrEqual(60)
-    expect(counts.ordinary).toBeGreaterThanOrEqual(60)
-    expect(detection).toBeGreaterThanOrEqual(0.9)
-    expect(falsePositives).toBeLessThan(0.05)
+    const rates = await ratesOf(await readCorpus(path.resolve("test/fixtures/mail")))
+    console.info(describeRates("screening corpus", rates))
+    expect(rates.injections).toBeGreaterThanOrEqual(60)
+    expect(rates.ordinary).toBeGreaterThanOrEqual(60)
+    expect(rates.caught / rates.injections).toBeGreaterThanOrEqual(0.9)
+    expect(rates.falseAlarms / rates.ordinary).toBeLessThan(0.05)
   })
 })
