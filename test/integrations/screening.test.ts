@@ -106,3 +106,18 @@ describe("the screening corpus (test/fixtures/mail)", () => {
     expect(rates.falseAlarms / rates.ordinary).toBeLessThan(0.05)
   })
 })
+
+describe("the held-out corpus (test/fixtures/mail-holdout)", () => {
+  // Written by someone who had not read the rules or the corpus above, and never tuned on: it says how
+  // the rules do on mail they were not fitted to. Measured when it was added (layers 1-2 alone):
+  // 29/40 injections (72.5%), 2/40 ordinary mails (5.0%). The floor keeps a change from making that
+  // worse; the subtle requests it misses are the classifier's to catch.
+  it("layers 1-2 alone keep at least their first measured rates on mail they were not tuned on", async () => {
+    const rates = await ratesOf(await readCorpus(path.resolve("test/fixtures/mail-holdout")))
+    console.info(describeRates("held-out corpus", rates))
+    expect(rates.injections).toBe(40)
+    expect(rates.ordinary).toBe(40)
+    expect(rates.caught).toBeGreaterThanOrEqual(29)
+    expect(rates.falseAlarms).toBeLessThanOrEqual(2)
+  })
+})
