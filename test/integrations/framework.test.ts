@@ -265,6 +265,19 @@ describe.each(backends)("integration framework (%s)", (backend) => {
         ],
         readiness_endpoint: "/integrations/mailbox/ping",
         readiness_field: "configured"
+      },
+      // The bundled messaging bridge's.
+      {
+        integration_id: "msgbridge",
+        id: "msgbridge",
+        title: "Messages",
+        icon: "MessageSquare",
+        items: [
+          { label: "Diagnose", href: "/integrations/msgbridge/diagnose", icon: "Activity" },
+          { label: "Status", href: "/integrations/msgbridge/hud/status", icon: "Server" }
+        ],
+        readiness_endpoint: "/integrations/msgbridge/diagnose",
+        readiness_field: "ready"
       }
     ])
   })

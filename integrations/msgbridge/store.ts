@@ -1,0 +1,83 @@
+/**
+ * The bridge's state in the integration store (shared by every server process, kept across
+ * restarts):
+ *   guids (LRU set, 5,000)        message GUIDs handled, and those the bridge sent itself
+ *   state:paused                  true while paused
+ *   cursor                        {date}: the newest handled message's dateCreated (catch-up starts there)
+ *   echo:temp:<tempGuid>          a send in flight or just done (echo window)
+ *   echo:text:<hash>              a sent text in a chat (echo window)
+ *   sent:<tempGuid>               {guid}: a part of a reply that reached the chat server (7 days)
+ *   breaker:<chat guid>           {start, count, open_until}: the chat's reply circuit breaker
+ *   health                        {state, at, error}: the last ping, as the worker saw it
+ */
+import * as crypto from "node:crypto"
+import type { IntegrationStore } from "../../src/sdk/index.ts"
+
+export const DEDUP_CAPACITY = 5000
+const SENT_TTL_MS = 7 * 24 * 3_600_000
+
+export const TEMP_GUID_PREFIX = "cairn-"
+
+const textKey = (chatGuid: string, text: string) =>
+  `echo:text:${crypto.createHash("sha256").update(`${chatGuid}\n${text.trim().replace(/\s+/g, " ")}`).digest("hex").slice(0, 32)}`
+
+export interface Health {
+  readonly state: "up" | "down"
+  readonly at: string
+  readonly error: string | null
+}
+
+export const bridgeStore = (store: IntegrationStore) => {
+  const guids = store.lru("guids", DEDUP_CAPACITY)
+  return {
+    /** True when the GUID is new (it is now claimed); false for one seen before. */
+    claim: (guid: string) => guids.add(guid),
+    release: (guid: string) => guids.remove(guid),
+    seen: (guid: string) => guids.has(guid),
+    paused: async () => (await store.get<boolean>("state:paused")) === true,
+    setPaused: (paused: boolean) => store.set("state:paused", paused),
+    cursor: async () => (await store.get<{ date: number }>("cursor"))?.date,
+    /** Moves the cursor forward to `date` (never back, whoever else writes it). */
+    advanceCursor: async (date: number) => {
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const current = await store.get<{ date: number }>("cursor")
+        if (current && current.date >= date) return
+        if (await store.compareAndSet("cursor", current, { date })) return
+      }
+    },
+    /** Recorded before a send goes out, so its echo is recognised however fast it comes back. */
+    recordSend: async (chatGuid: string, text: string, tempGuid: string, windowMs: number) => {
+      await Promise.all([
+        store.set(`echo:temp:${tempGuid}`, true, { ttlMs: windowMs }),
+        store.set(textKey(chatGuid, text), true, { ttlMs: windowMs }),
+        guids.add(tempGuid)
+      ])
+    },
+    isEcho: async (chatGuid: string, text: string, tempGuid: string | null | undefined) => {
+      if (tempGuid && (tempGuid.startsWith(TEMP_GUID_PREFIX) || (await store.get(`echo:temp:${tempGuid}`)) !== undefined)) return true
+      return text.trim() !== "" && (await store.get(textKey(chatGuid, text))) !== undefined
+    },
+    sentPart: (tempGuid: string) => store.get<{ guid: string | null }>(`sent:${tempGuid}`),
+    markSent: async (tempGuid: string, guid: string | null) => {
+      await store.set(`sent:${tempGuid}`, { guid }, { ttlMs: SENT_TTL_MS })
+      if (guid) await guids.add(guid)
+    },
+    /** Counts a run for the chat; false when its breaker is open (too many runs in the window). */
+    allowRun: async (chatGuid: string, limit: number, windowMs: number, now = Date.now()): Promise<boolean> => {
+      const key = `breaker:${chatGuid}`
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const current = await store.get<{ start: number; count: number; open_until: number | null }>(key)
+        if (current?.open_until && current.open_until > now) return false
+        const fresh = !current || now - current.start >= windowMs || current.open_until !== null
+        const count = fresh ? 1 : current.count + 1
+        const next = count > limit ? { start: now, count, open_until: now + windowMs } : { start: fresh ? now : current!.start, count, open_until: null }
+        if (await store.compareAndSet(key, current, next, { ttlMs: windowMs * 4 })) return next.open_until === null
+      }
+      return true
+    },
+    health: () => store.get<Health>("health"),
+    setHealth: (health: Health) => store.set("health", health)
+  }
+}
+
+export type BridgeStore = ReturnType<typeof bridgeStore>
