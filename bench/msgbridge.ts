@@ -43,7 +43,7 @@ const server = await startServer({
   }
 })
 const headers = { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json" }
-const post = async (path: string, body: unknown) => {
+const post = async (path: string, body: unknown): Promise<any> => {
   const response = await fetch(`${server.baseUrl}${path}`, { method: "POST", headers, body: JSON.stringify(body) })
   const json = await response.json()
   if (response.status >= 300) throw new Error(`${path} answered ${response.status}: ${JSON.stringify(json)}`)
@@ -106,8 +106,8 @@ const viaChat = await absorb("POST /chat passive (baseline)", async (i) => {
   return response.status === 200
 })
 const stored = async (channelId: string, prefix: string) => {
-  const { active_session_id } = await (await fetch(`${server.baseUrl}/api/v1/channels/${channelId}`, { headers })).json()
-  const messages: Array<{ content: string }> = await (await fetch(`${server.baseUrl}/api/v1/sessions/${active_session_id}/messages`, { headers })).json()
+  const { active_session_id } = (await (await fetch(`${server.baseUrl}/api/v1/channels/${channelId}`, { headers })).json()) as { active_session_id: string }
+  const messages = (await (await fetch(`${server.baseUrl}/api/v1/sessions/${active_session_id}/messages`, { headers })).json()) as Array<{ content: string }>
   return new Set(messages.filter((m) => m.content.startsWith(prefix)).map((m) => m.content)).size
 }
 const kept = await stored(crowdChannel, "crowd ")
