@@ -80,7 +80,9 @@ export class CarapacesRepo extends Effect.Service<CarapacesRepo>()("cairn/Carapa
             Effect.forEach(
               ids,
               (id, position) =>
-                sql`INSERT INTO integration_carapaces (integration_id, carapace_id, position) VALUES (${integrationId}, ${id}, ${position})`,
+                // Two processes starting at once activate the same set: the later one's rows win.
+                sql`INSERT INTO integration_carapaces (integration_id, carapace_id, position) VALUES (${integrationId}, ${id}, ${position})
+                    ON CONFLICT (integration_id, carapace_id) DO UPDATE SET position = EXCLUDED.position`,
               { discard: true }
             )
           )
