@@ -38,7 +38,14 @@ const webhook = async (request: { query: Record<string, string | ReadonlyArray<s
   if (event.value.type !== "new-message") return { status: "ignored", reason: "event-type", type: event.value.type }
   const message = decodeOr(ChatMessage, event.value.data)
   if (!message.ok) return invalid(["body", "data"], message.error)
-  return handleMessage(cairn, message.value, "webhook")
+  try {
+    return await handleMessage(cairn, message.value, "webhook")
+  } catch (error) {
+    // Unless part of it was done (then never twice), the GUID was released for the next catch-up.
+    const why = error instanceof Error ? error.message : String(error)
+    cairn.logger.error(`Messaging bridge: message ${message.value.guid} could not be handled now: ${why}`)
+    return respond(503, { detail: `The message could not be handled now (${why}); the bridge's catch-up will try again` })
+  }
 }
 
 export default defineRoutes([
