@@ -51,7 +51,7 @@ export class Delegation extends Effect.Service<Delegation>()("cairn/Delegation",
         if (depth > maxDelegationDepth) return "Error: delegation is nested too deeply."
         const bot = yield* bots.get(target)
         const session = yield* sessions.getOrCreate({ botId: target, clientId: `delegation:${request.parent.sessionId}` })
-        yield* request.parent.emit({ type: "delegation_post", target_bot: target })
+        yield* request.parent.emit({ type: "delegation_post", target_bot: target, bot_id: target })
         const result = yield* request.runTurn({
           runId: request.parent.runId,
           sessionId: session.id,

@@ -38,7 +38,9 @@ export const ToolResult = event("tool_result", "A tool call completed", {
   result: Schema.String,
   duration_ms: Schema.Number,
   tool_call_id: Schema.String,
-  is_error: Schema.Boolean
+  is_error: Schema.Boolean,
+  /** The failure's message when the tool failed. */
+  error: Schema.optional(Schema.String)
 })
 export const ToolRequest = event("tool_request", "A client-side tool call: answer it with POST /chat/tool_result", {
   request_id: Schema.String,
@@ -56,13 +58,17 @@ export const ApprovalRequest = event("approval_request", "The run waits for a de
 export const ApprovalResolved = event("approval_resolved", "The decision on a tool call was received", {
   request_id: Schema.String,
   approval_id: Schema.String,
-  approved: Schema.Boolean
+  approved: Schema.Boolean,
+  tool: Schema.String,
+  verdict: Schema.Literal("approved", "denied")
 })
 export const DelegationPost = event("delegation_post", "The run delegated to another bot", {
-  target_bot: Schema.String
+  target_bot: Schema.String,
+  /** The same bot, under the name the companion clients read. */
+  bot_id: Schema.String
 })
 export const SecretWarning = event("secret_warning", "Secret-like patterns found in the input (their types, never the values)", {
-  patterns: Schema.Array(Schema.String)
+  patterns: Schema.Array(Schema.Struct({ type: Schema.String }))
 })
 export const RateLimitWait = event("rate_limit_wait", "Waiting on a model provider's rate limit", {
   wait_seconds: Schema.Number

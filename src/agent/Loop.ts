@@ -31,7 +31,7 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
       Effect.gen(function* () {
         if (input.userText === null) return
         const patterns = detectSecrets(input.userText)
-        if (patterns.length > 0) yield* input.emit({ type: "secret_warning", patterns })
+        if (patterns.length > 0) yield* input.emit({ type: "secret_warning", patterns: patterns.map((type) => ({ type })) })
         yield* sessions.append(input.sessionId, {
           role: "user",
           content: input.userText,

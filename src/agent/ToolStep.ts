@@ -76,7 +76,14 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
           arguments: args
         })
         const approved = yield* interactions.awaitDecision(approvalId, Duration.seconds(config.approvalTimeoutSeconds))
-        yield* input.emit({ type: "approval_resolved", request_id: approvalId, approval_id: approvalId, approved })
+        yield* input.emit({
+          type: "approval_resolved",
+          request_id: approvalId,
+          approval_id: approvalId,
+          approved,
+          tool: call.name,
+          verdict: approved ? "approved" : "denied"
+        })
         return approved
       })
 
@@ -143,7 +150,8 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
           result,
           duration_ms: duration,
           tool_call_id: call.id,
-          is_error: result.startsWith("Error:")
+          is_error: result.startsWith("Error:"),
+          ...(result.startsWith("Error:") ? { error: result.slice("Error:".length).trim() } : {})
         })
         yield* hooks.fire("after_tool_call", { ...turn.hookIds, extra: { tool_name: call.name, tool_args: args, duration_ms: duration } })
         return result

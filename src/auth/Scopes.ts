@@ -93,6 +93,13 @@ export const scopeGroups = [
       scope("operations:write", "Run operations (backups, repository pull, restart)")
     ]
   },
+  {
+    name: "Approvals",
+    scopes: [
+      scope("approvals:read", "See tool calls waiting for approval"),
+      scope("approvals:write", "Approve or deny a tool call (also granted by chat, for a client's own runs)")
+    ]
+  },
   { name: "Usage", scopes: [scope("usage:read", "Read LLM usage and cost")] },
   {
     name: "Capabilities",
@@ -118,9 +125,11 @@ export const isScope = (name: string): name is Scope => knownScopes.has(name)
 /**
  * Scopes a held scope grants beyond itself. `admin` grants everything (handled in `grants`);
  * `channels:write` grants every `channels.*:write` as the spec says, and by the same reading
- * `channels:read` grants every `channels.*:read`.
+ * `channels:read` grants every `channels.*:read`. `chat` grants `approvals:write`: a chat client
+ * decides the approvals its own runs ask for.
  */
 const implied = (held: string): ReadonlyArray<string> => {
+  if (held === "chat") return ["approvals:write"]
   if (held === "channels:write") return allScopes.filter((s) => s.startsWith("channels.") && s.endsWith(":write"))
   if (held === "channels:read") return allScopes.filter((s) => s.startsWith("channels.") && s.endsWith(":read"))
   return []

@@ -4,7 +4,7 @@ import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { idPath, queryParams } from "../contract/Params.ts"
-import { Channel, ChannelList, CreateChannel, defaultListLimit, EnsureChannel, maxListLimit, UpdateChannel } from "./Model.ts"
+import { Channel, ChannelList, ChannelPage, CreateChannel, defaultListLimit, EnsureChannel, maxListLimit, UpdateChannel } from "./Model.ts"
 import { ChannelConflict, ChannelNotFound } from "./Errors.ts"
 
 const channelId = idPath("Channel")
@@ -41,6 +41,22 @@ export class ChannelsApi extends HttpApiGroup.make("channels")
       .addSuccess(ChannelList)
       .annotate(RequiredScope, "channels:read")
       .annotate(OpenApi.Description, "List channels, oldest first, optionally only those of a bot_id or client_id")
+  )
+  .add(
+    HttpApiEndpoint.get("adminList", "/api/v1/admin/channels")
+      .setUrlParams(
+        queryParams({
+          bot_id: Schema.optionalWith(Schema.String, { exact: true }),
+          page: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.positive()), { default: () => 1, exact: true }),
+          page_size: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, maxListLimit)), {
+            default: () => 50,
+            exact: true
+          })
+        })
+      )
+      .addSuccess(ChannelPage)
+      .annotate(RequiredScope, "channels:read")
+      .annotate(OpenApi.Description, "A page of channels, oldest first, with the total (the companion clients' list); optionally only a bot's")
   )
   .add(
     HttpApiEndpoint.get("get", "/api/v1/channels/:id")

@@ -45,6 +45,13 @@ export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
 
     const list = (filter: ChannelFilter) => Effect.map(repo.list(filter), (rows) => rows.map(toChannel))
 
+    /** Page `page` (from 1) of `pageSize` channels, and how many there are. */
+    const page = (input: { readonly bot_id?: string | undefined; readonly page: number; readonly page_size: number }) =>
+      Effect.map(
+        Effect.all([list({ bot_id: input.bot_id, limit: input.page_size, offset: (input.page - 1) * input.page_size }), repo.count({ bot_id: input.bot_id })]),
+        ([channels, total]) => ({ channels, total, page: input.page, page_size: input.page_size })
+      )
+
     /** An explicit channel; a second one for the same (client_id, bot_id) is a conflict. */
     const create = (input: CreateChannel) =>
       Effect.gen(function* () {
@@ -117,7 +124,7 @@ export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
         updated ? Effect.void : Effect.fail(notFound(channelId))
       )
 
-    return traced("Channels", { get, findByClient, list, create, ensure, update, remove, setActiveSession } as const)
+    return traced("Channels", { get, findByClient, list, page, create, ensure, update, remove, setActiveSession } as const)
   }),
   dependencies: [ChannelsRepo.Default, Bots.Default]
 }) {}

@@ -17,6 +17,7 @@ export const ChannelsHttpLive = HttpApiBuilder.group(CairnApi, "channels", (hand
         channels.list(urlParams).pipe(
           Effect.map((list) => new ChannelList({ channels: list })))
       )
+      .handle("adminList", ({ urlParams }) => channels.page(urlParams))
       .handle("get", ({ path }) => channels.get(path.id))
       .handle("update", ({ path, payload }) => channels.update(path.id, payload))
       .handle("delete", ({ path }) => channels.remove(path.id))

@@ -36,6 +36,14 @@ export class Channel extends Schema.Class<Channel>("Channel")({
 
 export class ChannelList extends Schema.Class<ChannelList>("ChannelList")({ channels: Schema.Array(Channel) }) {}
 
+/** `GET /api/v1/admin/channels`: a page of channels as the companion clients read it. */
+export class ChannelPage extends Schema.Class<ChannelPage>("ChannelPage")({
+  channels: Schema.Array(Channel),
+  total: Schema.Number,
+  page: Schema.Number,
+  page_size: Schema.Number
+}) {}
+
 const flag = Schema.optionalWith(Schema.Boolean, { default: () => false, exact: true })
 
 /** `POST /api/v1/admin/channels`: an explicit channel; client_id defaults to `channel:<id>`. */

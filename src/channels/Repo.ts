@@ -1,5 +1,5 @@
 /** SQL for channels. */
-import { decodeRows, firstRow, repository } from "../db/Repository.ts"
+import { CountRow, decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import type { ChannelFilter } from "./Model.ts"
@@ -56,6 +56,13 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("cairn/Channels
             AND (${filter.client_id ?? null}::text IS NULL OR client_id = ${filter.client_id ?? null})
           ORDER BY created_at, id
           LIMIT ${filter.limit} OFFSET ${filter.offset}`.pipe(channelRows),
+      count: (filter: Pick<ChannelFilter, "bot_id" | "client_id">) =>
+        sql`SELECT count(*)::int AS n FROM channels
+          WHERE (${filter.bot_id ?? null}::text IS NULL OR bot_id = ${filter.bot_id ?? null})
+            AND (${filter.client_id ?? null}::text IS NULL OR client_id = ${filter.client_id ?? null})`.pipe(
+          decodeRows(CountRow),
+          Effect.map((rows) => rows[0]?.n ?? 0)
+        ),
       update: (id: string, changes: ChannelChanges) =>
         sql`UPDATE channels SET ${sql.update(changes)}, updated_at = now() WHERE id = ${id} RETURNING ${columns}`.pipe(
           channelRows,

@@ -53,10 +53,14 @@ export class IntegrationSettingsView extends Schema.Class<IntegrationSettingsVie
   settings: Schema.Array(SettingView)
 }) {}
 
+/** A tool as companion clients read it (`tool_name`, `source_integration`) and as it was (`name`, `source`). */
 export class ToolView extends Schema.Class<ToolView>("ToolView")({
+  tool_name: Schema.String,
   name: Schema.String,
   description: Schema.String,
   parameters: Json,
+  /** The integration that registered it; null for a core tool. */
+  source_integration: Schema.NullOr(Schema.String),
   source: Schema.String
 }) {}
 
@@ -64,6 +68,8 @@ export class ToolResult extends Schema.Class<ToolResult>("ToolResult")({
   name: Schema.String,
   result: Schema.String,
   is_error: Schema.Boolean,
+  /** The failure's message when `is_error`, else null. */
+  error: Schema.NullOr(Schema.String),
   duration_ms: Schema.Number
 }) {}
 
@@ -111,7 +117,7 @@ export class IntegrationsApi extends HttpApiGroup.make("integrations")
   )
   .add(
     HttpApiEndpoint.get("tools", "/api/v1/admin/tools")
-      .addSuccess(Schema.Struct({ tools: Schema.Array(ToolView) }))
+      .addSuccess(Schema.Array(ToolView))
       .annotate(RequiredScope, "tools:read")
       .annotate(OpenApi.Description, "Every tool bots can be given, core and from integrations")
   )

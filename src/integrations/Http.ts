@@ -79,17 +79,19 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations
         Effect.map(loadedOr404(path.id), () => ({ integration_id: path.id, workers: workerViews(path.id) }))
       )
       .handle("tools", () =>
-        Effect.succeed({
-          tools: tools.list().map(
+        Effect.succeed(
+          tools.list().map(
             (tool) =>
               new ToolView({
+                tool_name: tool.schema.function.name,
                 name: tool.schema.function.name,
                 description: tool.schema.function.description ?? "",
                 parameters: tool.schema.function.parameters,
+                source_integration: tool.source.startsWith("integration:") ? tool.source.slice("integration:".length) : null,
                 source: tool.source
               })
           )
-        })
+        )
       )
       .handle("execute", ({ path, payload }) =>
         Effect.gen(function* () {
@@ -108,6 +110,7 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations
             name: path.name,
             result: outcome._tag === "Right" ? outcome.right : `Error: ${outcome.left.message}`,
             is_error: outcome._tag === "Left",
+            error: outcome._tag === "Left" ? outcome.left.message : null,
             duration_ms: Date.now() - started
           })
         })

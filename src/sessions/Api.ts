@@ -5,6 +5,7 @@ import { RequiredScope } from "../auth/RequiredScope.ts"
 import { idPath, queryParams } from "../contract/Params.ts"
 import { CreateSession, Message, Session, SessionCreated, SessionWithMessages } from "./Model.ts"
 import { SessionNotFound } from "./Errors.ts"
+import { BotNotFound } from "../bots/Errors.ts"
 import { detailBody } from "../contract/Errors.ts"
 
 const sessionPath = idPath("Session")
@@ -51,5 +52,6 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
       .annotate(OpenApi.Description, "Delete a session and its messages (unversioned)")
   )
   .addError(detailBody(SessionNotFound))
+  .addError(detailBody(BotNotFound))
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Sessions") {}

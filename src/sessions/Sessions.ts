@@ -5,6 +5,7 @@ import { relaxed } from "../db/Commit.ts"
 import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConfig.ts"
 import { DatabaseInfo } from "../db/Database.ts"
 import { Bots } from "../bots/Bots.ts"
+import { BotNotFound } from "../bots/Errors.ts"
 import { ValidationError } from "../contract/Errors.ts"
 import { Message, Session, SessionWithMessages, type NewMessage } from "./Model.ts"
 import { SessionsRepo, type MessageRow, type SessionRow } from "./Repo.ts"
@@ -28,8 +29,8 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
     const relaxedCommit = relaxed(yield* SqlClient.SqlClient, (yield* DatabaseInfo).backend)
     const secrets = yield* makeDispatchSecrets
 
-    const requireBot = (botId: string) =>
-      Effect.mapError(bots.get(botId), () => ValidationError.single(["body", "bot_id"], `Unknown bot: ${botId}`))
+    // A bot the client names that does not exist is a 404, as the companion clients expect.
+    const requireBot = (botId: string) => Effect.mapError(bots.get(botId), () => new BotNotFound({ detail: `Unknown bot: ${botId}` }))
 
     const get = (id: string) =>
       UUID.test(id)

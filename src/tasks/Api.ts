@@ -44,6 +44,14 @@ export class TasksApi extends HttpApiGroup.make("tasks")
       .annotate(OpenApi.Description, "A task: status, result or error, and the delivery of its result")
   )
   .add(
+    // The companion clients read a task under the admin prefix, as the original server served it.
+    HttpApiEndpoint.get("adminGet", "/api/v1/admin/tasks/:id")
+      .setPath(taskPath)
+      .addSuccess(Task)
+      .annotate(RequiredScope, "tasks:read")
+      .annotate(OpenApi.Description, "The same as GET /api/v1/tasks/{id} (the companion clients' path)")
+  )
+  .add(
     HttpApiEndpoint.post("cancel", "/api/v1/tasks/:id/cancel")
       .setPath(taskPath)
       .addSuccess(Task)

@@ -122,9 +122,10 @@ describe.each(backends)("discover and scope enforcement (%s)", (backend) => {
     expect(catalogue.groups.length).toBe(scopeGroups.length)
     const names = catalogue.groups.flatMap((g: { scopes: Array<{ name: string }> }) => g.scopes.map((s) => s.name))
     expect(names).toEqual(allScopes)
-    // The spec's table: 51 scopes in 23 rows (its heading says 22 groups; the table is the list).
-    expect(names.length).toBe(51)
-    expect(catalogue.groups.length).toBe(23)
+    // The spec's table: 51 scopes in 23 rows (its heading says 22 groups; the table is the list),
+    // and the approvals group the companion clients need (approvals:read, approvals:write).
+    expect(names.length).toBe(53)
+    expect(catalogue.groups.length).toBe(24)
     for (const group of catalogue.groups) for (const scope of group.scopes) expect(scope.description.length).toBeGreaterThan(0)
     expect(catalogue.presets.map((p: { name: string }) => p.name)).toEqual([
       "Messaging Integration",

@@ -212,7 +212,8 @@ describe("widget token expiry (TestClock)", () => {
       yield* TestClock.adjust("14 minutes")
       const verified = yield* tokens.verify(signed.token)
       expect(verified.principal).toMatchObject({ kind: "widget", id: "bot-a" })
-      expect([...verified.principal.scopes]).toEqual(["chat"])
+      // chat grants approvals:write (the approvals of its own runs).
+      expect([...verified.principal.scopes]).toEqual(["chat", "approvals:write"])
       yield* TestClock.adjust("59 seconds")
       expect((yield* tokens.verify(signed.token)).principal.id).toBe("bot-a")
       yield* TestClock.adjust("1 second")

@@ -166,6 +166,7 @@ describe.each(backends)("chat (%s)", (backend) => {
     const result = events.find((e) => e.data.type === "tool_result")!
     expect(result.data.is_error).toBe(true)
     expect(result.data.result).toContain("the tool blew up")
+    expect(result.data.error).toContain("the tool blew up")
     expect(events.at(-1)!.data).toMatchObject({ type: "response", text: "That tool failed" })
   })
 
@@ -196,7 +197,13 @@ describe.each(backends)("chat (%s)", (backend) => {
       await server.call((client) => client.chat.decide(decide))
       await server.failsWith(ApprovalDecided, (client) => client.chat.decide(decide))
       const after = await sse.rest()
-      expect(after[0]!.data).toMatchObject({ type: "approval_resolved", approval_id: ask.approval_id, approved })
+      expect(after[0]!.data).toMatchObject({
+        type: "approval_resolved",
+        approval_id: ask.approval_id,
+        approved,
+        tool: "current_time",
+        verdict: approved ? "approved" : "denied"
+      })
       const result = after.find((e) => e.data.type === "tool_result")!.data.result as string
       if (approved) expect(result).toContain("time_zone")
       else expect(result).toContain("did not approve")
@@ -327,6 +334,7 @@ describe.each(backends)("chat (%s)", (backend) => {
     const events = await sse.rest()
     const warning = events.find((e) => e.data.type === "secret_warning")!
     expect(warning.data.patterns.length).toBeGreaterThan(0)
+    for (const pattern of warning.data.patterns) expect(Object.keys(pattern)).toEqual(["type"])
     expect(JSON.stringify(warning.data)).not.toContain(secret)
   })
 
@@ -338,11 +346,12 @@ describe.each(backends)("chat (%s)", (backend) => {
     expect(events.at(-2)!.data.message).toContain("bad request from provider")
   })
 
-  it("answers bad chat input with 422 and audio with a clear 422", async () => {
+  it("answers bad chat input with 422, an unknown bot with 404, and audio with a clear 422", async () => {
     const send = (body: typeof ChatRequest.Encoded) => (client: CairnClient) => client.chat.chat({ payload: chatRequest(body) })
     await server.failsWith(ValidationError, send({ message: "" }))
-    const badBot = await server.failsWith(ValidationError, send({ message: "x", bot_id: "ghost" }))
-    expect(badBot.detail[0]!.loc).toEqual(["body", "bot_id"])
+    // An unknown bot is a 404, as the companion clients expect.
+    const badBot = await server.failsWith(NotFound, send({ message: "x", bot_id: "ghost" }))
+    expect(badBot.detail).toBe("Unknown bot: ghost")
     const audio = await server.failsWith(ValidationError, send({ audio_data: "AAAA", audio_format: "wav" }))
     expect(audio.detail[0]!.type).toBe("audio_unsupported")
   })
@@ -355,7 +364,7 @@ describe.each(backends)("chat (%s)", (backend) => {
     )
     const sse = await stream({ message: "Ask the researcher", bot_id: "lead", client_id: client() })
     const events = await sse.rest()
-    expect(events.find((e) => e.data.type === "delegation_post")!.data).toEqual({ type: "delegation_post", target_bot: "researcher" })
+    expect(events.find((e) => e.data.type === "delegation_post")!.data).toEqual({ type: "delegation_post", target_bot: "researcher", bot_id: "researcher" })
     expect(events.find((e) => e.data.type === "tool_result")!.data.result).toBe("Oslo is the capital.")
     expect(events.at(-1)!.data).toMatchObject({ type: "response", text: "The researcher says: Oslo." })
     const [, nested] = llm.requestsTo("/v1/chat/completions")

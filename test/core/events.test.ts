@@ -36,9 +36,9 @@ const samples: { readonly [T in AgentEventType]: Extract<AgentEvent, { type: T }
     tool: "clock",
     arguments: { zone: "UTC" }
   },
-  approval_resolved: { type: "approval_resolved", request_id: "a1", approval_id: "a1", approved: true },
-  delegation_post: { type: "delegation_post", target_bot: "researcher" },
-  secret_warning: { type: "secret_warning", patterns: ["openai_api_key", "jwt"] },
+  approval_resolved: { type: "approval_resolved", request_id: "a1", approval_id: "a1", approved: true, tool: "clock", verdict: "approved" },
+  delegation_post: { type: "delegation_post", target_bot: "researcher", bot_id: "researcher" },
+  secret_warning: { type: "secret_warning", patterns: [{ type: "openai_api_key" }, { type: "jwt" }] },
   rate_limit_wait: { type: "rate_limit_wait", wait_seconds: 1.5 },
   fallback: { type: "fallback", original_model: "m1", fallback_model: "m2" },
   context_budget: { type: "context_budget", used: 1200, limit: 8000 },
@@ -200,13 +200,15 @@ describe("the OpenAPI document", () => {
     const content = operation?.responses[200]?.content as Record<string, { readonly schema: unknown }> | undefined
     const media = content?.["text/event-stream"]
     expect(media).toBeDefined()
-    const events = (media!.schema as { "x-event-schema"?: { anyOf: Array<{ properties: { type: { enum: Array<string> } }; required: Array<string> }> } })[
-      "x-event-schema"
-    ]
+    const events = (
+      media!.schema as { "x-event-schema"?: { anyOf: Array<{ properties: { type: { enum: Array<string> } } & Record<string, unknown>; required: Array<string> }> } }
+    )["x-event-schema"]
     expect(events).toBeDefined()
-    expect(events!.anyOf.map((member) => [member.properties.type.enum[0], member.required.filter((key) => key !== "type")])).toEqual(
+    // Every field, optional ones (tool_result's error) included; `type` is always required.
+    expect(events!.anyOf.map((member) => [member.properties.type.enum[0], Object.keys(member.properties).filter((key) => key !== "type")])).toEqual(
       schemaTable.map(([type, fields]) => [type, [...fields]])
     )
+    for (const member of events!.anyOf) expect(member.required).toContain("type")
     // Inlined: a $ref here would point into the OpenAPI document, where no such definition is.
     expect(JSON.stringify(events)).not.toContain("$ref")
   })

@@ -127,11 +127,12 @@ describe.each(backends)("integration framework (%s)", (backend) => {
   })
 
   it("lists integration tools beside core tools, skips _ files, and executes them", async () => {
-    const { tools } = await json(await server.request("/api/v1/admin/tools"))
+    const tools = await json(await server.request("/api/v1/admin/tools"))
     const names = tools.map((t: { name: string }) => t.name)
     expect(names).toEqual(expect.arrayContaining(["current_time", "example_word_count"]))
     expect(names.some((name: string) => name.includes("words"))).toBe(false)
-    expect(tools.find((t: { name: string }) => t.name === "example_word_count").source).toBe("integration:example")
+    expect(tools.find((t: { name: string }) => t.name === "example_word_count")).toMatchObject({ tool_name: "example_word_count", source: "integration:example", source_integration: "example" })
+    expect(tools.find((t: { name: string }) => t.name === "current_time")).toMatchObject({ source_integration: null })
     const run = await server.request("/api/v1/admin/tools/example_word_count/execute", {
       method: "POST",
       body: JSON.stringify({ arguments: { text: "the quick brownest fox" } })
@@ -139,7 +140,7 @@ describe.each(backends)("integration framework (%s)", (backend) => {
     expect(run.status).toBe(200)
     const result = await json(run)
     expect(JSON.parse(result.result)).toEqual({ words: 4, longest: "brownest" })
-    expect(result.is_error).toBe(false)
+    expect(result).toMatchObject({ is_error: false, error: null })
     expect((await server.request("/api/v1/admin/tools/nope/execute", { method: "POST", body: "{}" })).status).toBe(404)
   })
 

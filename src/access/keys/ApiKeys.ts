@@ -81,6 +81,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
           id: row.id,
           name: row.name,
           key,
+          full_key: key,
           prefix: row.display_prefix,
           scopes: row.scopes,
           created_at: row.created_at,

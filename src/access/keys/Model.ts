@@ -29,6 +29,8 @@ export class CreatedApiKey extends Schema.Class<CreatedApiKey>("CreatedApiKey")(
   name: Schema.String,
   /** The key value: shown in this response only, stored as a hash. */
   key: Schema.String,
+  /** The same value under the name the companion clients read. */
+  full_key: Schema.String,
   prefix: Schema.String,
   scopes: Schema.Array(Schema.String),
   created_at: Schema.Date,
