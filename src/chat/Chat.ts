@@ -134,15 +134,27 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         return { _tag: "started", sessionId: session.id, runId: started.value.runId, run: started.value.run } as const
       })
 
-    /** Cancels the addressed session's run and its queued tasks. */
+    /**
+     * Cancels the addressed session's run and its queued tasks. Without a session id: the session
+     * that client is talking to for that bot, the busy one (a run to stop), else the most recent;
+     * none is created when there is none.
+     */
     const cancel = (request: { client_id: string; bot_id: string; session_id?: string | undefined }) =>
       Effect.gen(function* () {
-        const session = request.session_id
-          ? yield* sessions.get(request.session_id)
-          : yield* sessions.getOrCreate({ botId: request.bot_id, clientId: request.client_id })
-        const queued = yield* tasks.cancelPending(session.id)
-        const cancelled = yield* runs.cancel(session.id)
-        return { cancelled, queued_tasks_cancelled: queued }
+        if (request.session_id) {
+          const session = yield* sessions.get(request.session_id)
+          const queued = yield* tasks.cancelPending(session.id)
+          return { cancelled: yield* runs.cancel(session.id), queued_tasks_cancelled: queued }
+        }
+        const candidates = yield* sessions.list({ botId: request.bot_id, clientId: request.client_id, limit: 50 })
+        if (candidates.length === 0) return { cancelled: false, queued_tasks_cancelled: 0 }
+        for (const session of candidates) {
+          // Queued tasks first, so none starts in the gap the cancelled run leaves.
+          const queued = yield* tasks.cancelPending(session.id)
+          if (yield* runs.cancel(session.id)) return { cancelled: true, queued_tasks_cancelled: queued }
+          if (queued > 0) return { cancelled: false, queued_tasks_cancelled: queued }
+        }
+        return { cancelled: false, queued_tasks_cancelled: 0 }
       })
 
     return traced("Chat", { begin, cancel, channelSession } as const)
