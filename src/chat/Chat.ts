@@ -2,7 +2,7 @@
  * A chat message's way in: find the bot, channel and session; store a passive message; queue the
  * message when the session is busy or the system paused; otherwise start a run.
  */
-import { Effect, Option } from "effect"
+import { Effect, FiberSet, Option } from "effect"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { Bots } from "../bots/Bots.ts"
 import { Channels } from "../channels/Channels.ts"
@@ -11,6 +11,7 @@ import { grants } from "../auth/Scopes.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { SystemPaused } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
+import { Dispatchers } from "../tasks/delivery/Dispatchers.ts"
 import { Tasks } from "../tasks/Tasks.ts"
 import type { ChatRequest } from "./Model.ts"
 import { Runs } from "../runs/Runs.ts"
@@ -23,8 +24,11 @@ export type ChatStart =
   | { readonly _tag: "started"; readonly sessionId: string; readonly runId: string; readonly run: Effect.Effect.Success<ReturnType<Runs["start"]>> }
 
 export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const bots = yield* Bots
+    const dispatchers = yield* Dispatchers
+    // Deliveries of runs that started at once outlive the request that started them.
+    const deliveries = yield* FiberSet.make()
     const channels = yield* Channels
     const sessions = yield* Sessions
     const settings = yield* Settings
@@ -131,6 +135,34 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
           })
         )
         if (Option.isNone(started)) return yield* queue("session_busy")
+        if (request.dispatch_type && request.dispatch_type !== "none") {
+          // Delivered exactly as a queued task's result: recorded as a finished task, then dispatched.
+          const { run, runId } = started.value
+          yield* FiberSet.run(
+            deliveries,
+            Effect.gen(function* () {
+              const outcome = yield* runs.awaitDone(run)
+              if (outcome._tag !== "complete" && outcome._tag !== "failed") return
+              const taskId = yield* tasks.recordFinished(
+                {
+                  source: "chat",
+                  botId: bot.id,
+                  sessionId: session.id,
+                  channelId: channel?.id ?? null,
+                  clientId: session.client_id,
+                  prompt: request.message,
+                  modelOverride: request.model_override ?? null,
+                  dispatchType: request.dispatch_type,
+                  dispatchConfig: request.dispatch_config
+                },
+                outcome._tag === "complete"
+                  ? { status: "complete", result: outcome.result.text, error: null, clientActions: outcome.result.clientActions, runId }
+                  : { status: "failed", result: null, error: outcome.message, clientActions: [], runId }
+              )
+              yield* dispatchers.deliver(taskId)
+            }).pipe(Effect.catchAllCause((cause) => Effect.logError("The result of a chat run could not be delivered", cause)))
+          )
+        }
         return { _tag: "started", sessionId: session.id, runId: started.value.runId, run: started.value.run } as const
       })
 
@@ -159,5 +191,5 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
 
     return traced("Chat", { begin, cancel, channelSession } as const)
   }),
-  dependencies: [Bots.Default, Channels.Default, Runs.Default, Sessions.Default, Settings.Default, Tasks.Default, Turns.Default]
+  dependencies: [Bots.Default, Channels.Default, Dispatchers.Default, Runs.Default, Sessions.Default, Settings.Default, Tasks.Default, Turns.Default]
 }) {}

@@ -9,6 +9,14 @@ import type { NewTask } from "./Model.ts"
 
 const runStaleSeconds = Duration.toSeconds(staleAfter)
 
+export interface FinishedOutcome {
+  readonly status: "complete" | "failed"
+  readonly result: string | null
+  readonly error: string | null
+  readonly clientActions: ReadonlyArray<unknown>
+  readonly runId: string
+}
+
 /** A finished task's result waits for delivery unless nobody is to be told. */
 const deliveryAfterFinish = "CASE WHEN dispatch_type = 'none' THEN 'none' ELSE 'pending' END"
 
@@ -55,6 +63,20 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
             VALUES (${randomUUID()}, ${task.source}, ${task.botId}, ${task.sessionId}, ${task.channelId}, ${task.clientId},
                     ${task.prompt}, ${task.promptStored ?? false}, ${task.modelOverride ?? null}, ${task.dispatchType ?? "none"},
                     ${JSON.stringify(task.dispatchConfig ?? {})}::jsonb, ${JSON.stringify(task.executionConfig ?? {})}::jsonb)
+            RETURNING *`),
+          (rows) => rows[0]!
+        ),
+      /** A run that was not queued (it started at once) recorded as a finished task, so its result is delivered like one. */
+      insertFinished: (task: NewTask, outcome: FinishedOutcome) =>
+        Effect.map(
+          taskRows(sql`INSERT INTO tasks (id, source, bot_id, session_id, channel_id, client_id, prompt, prompt_stored, model_override,
+                                          dispatch_type, dispatch_config, execution_config, status, result, error, client_actions,
+                                          run_id, attempts, started_at, completed_at, delivery_status)
+            VALUES (${randomUUID()}, ${task.source}, ${task.botId}, ${task.sessionId}, ${task.channelId}, ${task.clientId},
+                    ${task.prompt}, true, ${task.modelOverride ?? null}, ${task.dispatchType ?? "none"},
+                    ${JSON.stringify(task.dispatchConfig ?? {})}::jsonb, ${JSON.stringify(task.executionConfig ?? {})}::jsonb,
+                    ${outcome.status}, ${outcome.result}, ${outcome.error}, ${JSON.stringify(outcome.clientActions)}::jsonb,
+                    ${outcome.runId}, 1, now(), now(), ${task.dispatchType && task.dispatchType !== "none" ? "pending" : "none"})
             RETURNING *`),
           (rows) => rows[0]!
         ),

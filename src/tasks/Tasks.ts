@@ -2,7 +2,7 @@
 import { Duration, Effect, Queue, Schedule } from "effect"
 import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConfig.ts"
 import { Task, type NewTask } from "./Model.ts"
-import { TasksRepo, type TaskRow } from "./Repo.ts"
+import { TasksRepo, type FinishedOutcome, type TaskRow } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { TaskConflict, TaskNotFound } from "./Errors.ts"
 
@@ -32,6 +32,10 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
       Effect.map(repo.insert({ ...task, dispatchConfig: secrets.seal(task.dispatchConfig ?? {}) }), toTask).pipe(
         Effect.tap(() => signalWork)
       )
+
+    /** Records a run that started at once as a finished task (sealed like a queued one's); answers its id. */
+    const recordFinished = (task: NewTask, outcome: FinishedOutcome) =>
+      Effect.map(repo.insertFinished({ ...task, dispatchConfig: secrets.seal(task.dispatchConfig ?? {}) }, outcome), (row) => row.id)
 
     const list = (filter: { readonly status?: string; readonly sessionId?: string; readonly botId?: string; readonly limit?: number }) =>
       Effect.map(repo.list({ ...filter, limit: filter.limit ?? 50 }), (rows) => rows.map(toTask))
@@ -64,6 +68,7 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
     return traced("Tasks", {
       get,
       enqueue,
+      recordFinished,
       list,
       cancel,
       awaitFinished,
