@@ -51,20 +51,27 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         return { session, channel }
       })
 
-    /** The session a request addresses: by channel, by explicit id, or by (client_id, bot_id). */
+    /**
+     * The session a request addresses: by explicit id (it wins over a channel id; naming another
+     * bot moves the session to it), by channel, or by (client_id, bot_id).
+     */
     const resolve = (request: ChatRequest) =>
       Effect.gen(function* () {
+        if (request.session_id) {
+          let session = yield* sessions.getOrCreateWithId(request.session_id, request.client_id, request.bot_id ?? "default", null)
+          if (request.bot_id !== undefined && session.bot_id !== request.bot_id) session = yield* sessions.switchBot(session.id, request.bot_id)
+          const channel = session.channel_id
+            ? yield* channels.get(session.channel_id).pipe(Effect.catchTag("ChannelNotFound", () => Effect.succeed(null)))
+            : null
+          return { session, channel }
+        }
         if (request.channel_id) {
           return yield* channelSession(request.channel_id).pipe(
             Effect.catchTag("ChannelNotFound", () => ValidationError.single(["body", "channel_id"], "Unknown channel"))
           )
         }
-        if (request.session_id) {
-          const session = yield* sessions.getOrCreateWithId(request.session_id, request.client_id, request.bot_id, null)
-          return { session, channel: null }
-        }
         const session = yield* sessions.getOrCreate({
-          botId: request.bot_id,
+          botId: request.bot_id ?? "default",
           clientId: request.client_id,
           dispatchConfig: request.dispatch_config
         })

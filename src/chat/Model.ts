@@ -8,9 +8,10 @@ export const DispatchType = Schema.Literal("chatplatform", "webhook", "internal"
 export const ChatRequest = body({
   message: Schema.optionalWith(Schema.String, { default: () => "" }),
   channel_id: Schema.optional(Schema.UUID),
-  bot_id: Schema.optionalWith(Schema.String, { default: () => "default" }),
+  /** Default `default`; named with an existing session_id of another bot, it moves the session there. */
+  bot_id: Schema.optional(Schema.String),
   client_id: Schema.optionalWith(Schema.String.pipe(Schema.minLength(1)), { default: () => "default" }),
-  /** Companion clients address a session directly; an id the server has not seen is created. */
+  /** Companion clients address a session directly; an id the server has not seen is created. It wins over channel_id. */
   session_id: Schema.optional(Schema.UUID),
   audio_data: Schema.optional(Schema.String),
   audio_format: Schema.optional(Schema.Literal("m4a", "wav", "webm")),

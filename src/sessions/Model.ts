@@ -24,7 +24,8 @@ export class Message extends Schema.Class<Message>("Message")({
   id: Schema.UUID,
   session_id: Schema.UUID,
   role: Schema.Literal("system", "user", "assistant", "tool"),
-  content: Schema.NullOr(Schema.String),
+  /** Never null on the wire: an assistant message that only calls tools has "". */
+  content: Schema.String,
   created_at: Schema.Date,
   metadata: JsonObject,
   tool_calls: Schema.NullOr(Schema.Array(ToolCallRecord)),

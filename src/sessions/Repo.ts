@@ -83,6 +83,10 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
           WHERE (${filter.botId ?? null}::text IS NULL OR bot_id = ${filter.botId ?? null})
             AND (${filter.clientId ?? null}::text IS NULL OR client_id = ${filter.clientId ?? null})
           ORDER BY updated_at DESC LIMIT ${filter.limit}`.pipe(sessionRows),
+      setBot: (id: string, botId: string) =>
+        sessionRows(sql`UPDATE sessions SET bot_id = ${botId}, updated_at = now() WHERE id = ${id} RETURNING ${sql.literal(sessionColumns)}`).pipe(
+          Effect.map(firstRow)
+        ),
       remove: (id: string) =>
         Effect.map(sql`DELETE FROM sessions WHERE id = ${id} RETURNING id`, (rows) => rows.length === 1),
       messages: (sessionId: string) =>

@@ -18,7 +18,7 @@ export const toSession = (row: SessionRow) => new Session(row)
 export const shownSession = (session: Session): Session =>
   new Session({ ...session, dispatch_config: maskDispatchConfig(session.dispatch_config) })
 export const toMessage = (row: MessageRow) =>
-  new Message({ ...row, tool_calls: (row.tool_calls as Message["tool_calls"]) ?? null })
+  new Message({ ...row, content: row.content ?? "", tool_calls: (row.tool_calls as Message["tool_calls"]) ?? null })
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -65,6 +65,15 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
         return toSession(yield* repo.createWithId(id, clientId, botId, channelId))
       })
 
+    /** Moves a session to another bot (a client's "switch bot"); its history stays. */
+    const switchBot = (id: string, botId: string) =>
+      Effect.gen(function* () {
+        yield* requireBot(botId)
+        const row = yield* repo.setBot(id, botId)
+        if (!row) return yield* new SessionNotFound({ detail: `Session not found: ${id}` })
+        return toSession(row)
+      })
+
     const messages = (id: string) =>
       Effect.gen(function* () {
         yield* get(id)
@@ -94,6 +103,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
       get,
       getOrCreate,
       getOrCreateWithId,
+      switchBot,
       messages,
       withMessages,
       list,

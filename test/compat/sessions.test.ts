@@ -1,0 +1,78 @@
+/**
+ * Sessions as the companion clients use them: a session id the client chose wins over a channel id,
+ * naming another bot with an existing session id moves the session to it ("switch bot", history
+ * kept), and a session's history never has `content: null` (a tool-call message has "").
+ */
+import * as crypto from "node:crypto"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { backends } from "../support/database.ts"
+import { json, startServer, type TestServer } from "../support/server.ts"
+
+describe.each(backends)("companion-client sessions (%s)", (backend) => {
+  let server: TestServer
+  let llm: FakeLlm
+
+  beforeAll(async () => {
+    llm = await startFakeLlm({ defaultReply: { text: "Hello." } })
+    server = await startServer({
+      backend,
+      env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-test-fake-key-1234567890", DEFAULT_MODEL: "fake-model", LLM_MAX_RETRIES: "0" }
+    })
+    const bot = await server.request("/api/v1/admin/bots", {
+      method: "POST",
+      body: JSON.stringify({ id: "poet", name: "Poet", system_prompt: "You write verse.", tools: ["current_time"] })
+    })
+    expect(bot.status).toBe(201)
+  })
+  afterAll(async () => {
+    await server?.close()
+    await llm?.close()
+  })
+  const chat = async (body: Record<string, unknown>) => {
+    const response = await server.request("/chat", { method: "POST", body: JSON.stringify(body) })
+    expect(response.status).toBe(200)
+    return json(response)
+  }
+  const session = async (id: string) => json(await server.request(`/sessions/${id}`))
+
+  it("lets a session id win over a channel id", async () => {
+    const channel = await json(await server.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name: "elsewhere", bot_id: "default" }) }))
+    const chosen = crypto.randomUUID()
+    const answer = await chat({ message: "hi", client_id: "compat-sessions", session_id: chosen, channel_id: channel.id })
+    expect(answer.session_id).toBe(chosen)
+    expect((await json(await server.request(`/api/v1/channels/${channel.id}`))).active_session_id).toBeNull()
+  })
+
+  it("moves a session to another bot when a request names it, keeping the history", async () => {
+    const id = crypto.randomUUID()
+    await chat({ message: "first, to the default bot", client_id: "compat-switch", session_id: id })
+    expect((await session(id)).bot_id).toBe("default")
+    await chat({ message: "now to the poet", client_id: "compat-switch", session_id: id, bot_id: "poet" })
+    const moved = await session(id)
+    expect(moved.bot_id).toBe("poet")
+    expect(moved.messages.filter((m: any) => m.role === "user").map((m: any) => m.content)).toEqual(["first, to the default bot", "now to the poet"])
+    // The poet's own system prompt drove the second turn.
+    const last = llm.requestsTo("/v1/chat/completions").at(-1)!.body as any
+    expect(JSON.stringify(last.messages[0])).toContain("You write verse.")
+    // Without a bot_id the session stays where it is.
+    await chat({ message: "and again", client_id: "compat-switch", session_id: id })
+    expect((await session(id)).bot_id).toBe("poet")
+    const unknown = await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "x", session_id: id, bot_id: "nobody" }) })
+    expect(unknown.status).toBe(404)
+    expect((await session(id)).bot_id).toBe("poet")
+  })
+
+  it("never returns content null: a tool-call message has an empty string", async () => {
+    const id = crypto.randomUUID()
+    llm.script({ toolCalls: [{ name: "current_time", arguments: "{}" }] }, { text: "It is late." })
+    await chat({ message: "what time is it?", client_id: "compat-history", session_id: id, bot_id: "poet" })
+    const { messages } = await session(id)
+    const call = messages.find((m: any) => m.role === "assistant" && m.tool_calls?.length)
+    expect(call).toBeDefined()
+    expect(call.content).toBe("")
+    expect(messages.every((m: any) => typeof m.content === "string")).toBe(true)
+    const listed = await json(await server.request(`/api/v1/sessions/${id}/messages`))
+    expect(listed.every((m: any) => typeof m.content === "string")).toBe(true)
+  })
+})
