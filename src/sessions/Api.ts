@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { idPath, queryParams } from "../contract/Params.ts"
-import { CreateSession, Message, Session, SessionCreated, SessionWithMessages } from "./Model.ts"
+import { CreateSession, Message, Session, SessionCreated, SessionWithMessages, UpdateSession } from "./Model.ts"
 import { SessionNotFound } from "./Errors.ts"
 import { BotNotFound } from "../bots/Errors.ts"
 import { detailBody } from "../contract/Errors.ts"
@@ -43,6 +43,14 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
       .addSuccess(SessionWithMessages)
       .annotate(RequiredScope, "sessions:read")
       .annotate(OpenApi.Description, "A session with its messages (unversioned)")
+  )
+  .add(
+    HttpApiEndpoint.patch("legacyUpdate", "/sessions/:id")
+      .setPath(sessionPath)
+      .setPayload(UpdateSession)
+      .addSuccess(Session)
+      .annotate(RequiredScope, "sessions:write")
+      .annotate(OpenApi.Description, "Rename a session: {title} (unversioned)")
   )
   .add(
     HttpApiEndpoint.del("legacyDelete", "/sessions/:id")

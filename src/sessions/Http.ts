@@ -20,6 +20,7 @@ export const SessionsHttpLive = HttpApiBuilder.group(CairnApi, "sessions", (hand
           .pipe(Effect.map((list) => list.map(shownSession)))
       )
       .handle("legacyGet", ({ path }) => sessions.withMessages(path.id))
+      .handle("legacyUpdate", ({ path, payload }) => Effect.map(sessions.setTitle(path.id, payload.title), shownSession))
       .handle("legacyDelete", ({ path }) => sessions.remove(path.id))
   })
 )

@@ -10,9 +10,17 @@ export class Session extends Schema.Class<Session>("Session")({
   client_id: Schema.String,
   channel_id: Schema.NullOr(Schema.UUID),
   dispatch_config: JsonObject,
+  /** From the first user message, until someone edits it (`PATCH /sessions/{id}`); null before any. */
+  title: Schema.NullOr(Schema.String),
   created_at: Schema.Date,
-  updated_at: Schema.Date
+  updated_at: Schema.Date,
+  /** When the session last had a message (or changed bot). */
+  last_active: Schema.Date
 }) {}
+
+export const UpdateSession = body({
+  title: Schema.String.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(200))
+})
 
 export const ToolCallRecord = Schema.Struct({
   id: Schema.String,

@@ -11,6 +11,7 @@ export const SessionRow = Schema.Struct({
   client_id: Schema.String,
   channel_id: Schema.NullOr(Schema.String),
   dispatch_config: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  title: Schema.NullOr(Schema.String),
   created_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf
 })
@@ -45,7 +46,18 @@ export type HistoryRow = typeof HistoryRow.Type
 
 const Inserted = Schema.Struct({ created_at: Schema.DateFromSelf })
 
-const sessionColumns = "id, bot_id, client_id, channel_id, dispatch_config, created_at, updated_at"
+/** A title from a user message: its first 80 characters, whitespace folded, cut at a word. Null for any other message. */
+export const titleFrom = (message: { readonly role: string; readonly content: string | null; readonly metadata?: Record<string, unknown> | undefined }) => {
+  if (message.role !== "user" || !message.content) return null
+  const text = message.content.replace(/\s+/g, " ").trim()
+  if (!text) return null
+  if (text.length <= 80) return text
+  const cut = text.slice(0, 80)
+  const space = cut.lastIndexOf(" ")
+  return `${space > 40 ? cut.slice(0, space) : cut}…`
+}
+
+const sessionColumns = "id, bot_id, client_id, channel_id, dispatch_config, title, created_at, updated_at"
 const messageColumns = "id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata, created_at"
 
 export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/SessionsRepo", {
@@ -87,6 +99,8 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
         sessionRows(sql`UPDATE sessions SET bot_id = ${botId}, updated_at = now() WHERE id = ${id} RETURNING ${sql.literal(sessionColumns)}`).pipe(
           Effect.map(firstRow)
         ),
+      setTitle: (id: string, title: string) =>
+        sessionRows(sql`UPDATE sessions SET title = ${title} WHERE id = ${id} RETURNING ${sql.literal(sessionColumns)}`).pipe(Effect.map(firstRow)),
       remove: (id: string) =>
         Effect.map(sql`DELETE FROM sessions WHERE id = ${id} RETURNING id`, (rows) => rows.length === 1),
       messages: (sessionId: string) =>
@@ -117,7 +131,9 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
                         ${message.tool_calls ? JSON.stringify(message.tool_calls) : null}::jsonb, ${message.tool_call_id ?? null},
                         ${JSON.stringify(message.attachments ?? [])}::jsonb, ${JSON.stringify(message.metadata ?? {})}::jsonb)
                 RETURNING created_at
-              ), touched AS (UPDATE sessions SET updated_at = now() WHERE id = ${sessionId})
+              ), touched AS (
+                -- The first user message with text names an untitled session (the same statement: no extra round trip).
+                UPDATE sessions SET updated_at = now(), title = COALESCE(title, ${titleFrom(message)}) WHERE id = ${sessionId})
               SELECT created_at FROM inserted`),
             (rows): MessageRow => ({
               id,

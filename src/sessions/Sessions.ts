@@ -12,7 +12,7 @@ import { SessionsRepo, type MessageRow, type SessionRow } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { SessionNotFound } from "./Errors.ts"
 
-export const toSession = (row: SessionRow) => new Session(row)
+export const toSession = (row: SessionRow) => new Session({ ...row, last_active: row.updated_at })
 
 /** A session as a response shows it: dispatch secrets masked. */
 export const shownSession = (session: Session): Session =>
@@ -74,6 +74,13 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
         return toSession(row)
       })
 
+    const setTitle = (id: string, title: string) =>
+      Effect.gen(function* () {
+        const row = UUID.test(id) ? yield* repo.setTitle(id, title) : undefined
+        if (!row) return yield* new SessionNotFound({ detail: `Session not found: ${id}` })
+        return toSession(row)
+      })
+
     const messages = (id: string) =>
       Effect.gen(function* () {
         yield* get(id)
@@ -104,6 +111,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
       getOrCreate,
       getOrCreateWithId,
       switchBot,
+      setTitle,
       messages,
       withMessages,
       list,

@@ -75,4 +75,37 @@ describe.each(backends)("companion-client sessions (%s)", (backend) => {
     const listed = await json(await server.request(`/api/v1/sessions/${id}/messages`))
     expect(listed.every((m: any) => typeof m.content === "string")).toBe(true)
   })
+
+  it("lists sessions with a title from the first message, editable, and when each was last active", async () => {
+    const id = crypto.randomUUID()
+    const long = "Plan a three day walking trip through the Lake District in early spring, with pubs on the way and a rest day"
+    await chat({ message: long, client_id: "compat-titles", session_id: id })
+    const listed = (await json(await server.request("/sessions?client_id=compat-titles"))).find((s: any) => s.id === id)
+    expect(listed.title.endsWith("…")).toBe(true)
+    expect(listed.title.length).toBeLessThanOrEqual(81)
+    expect(long.startsWith(listed.title.slice(0, -1))).toBe(true)
+    expect(Date.parse(listed.last_active)).toBeGreaterThanOrEqual(Date.parse(listed.created_at))
+    const before = Date.parse(listed.last_active)
+
+    // The second message neither renames the session nor leaves last_active behind.
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    await chat({ message: "and a fourth day?", client_id: "compat-titles", session_id: id })
+    const again = await session(id)
+    expect(again.title).toBe(listed.title)
+    expect(Date.parse(again.last_active)).toBeGreaterThan(before)
+
+    const renamed = await server.request(`/sessions/${id}`, { method: "PATCH", body: JSON.stringify({ title: "Lake District trip" }) })
+    expect(renamed.status).toBe(200)
+    expect(await json(renamed)).toMatchObject({ id, title: "Lake District trip" })
+    await chat({ message: "one more", client_id: "compat-titles", session_id: id })
+    expect((await session(id)).title).toBe("Lake District trip")
+    expect((await server.request(`/sessions/${id}`, { method: "PATCH", body: JSON.stringify({ title: "  " }) })).status).toBe(422)
+    expect((await server.request(`/sessions/${crypto.randomUUID()}`, { method: "PATCH", body: JSON.stringify({ title: "x" }) })).status).toBe(404)
+    // Most recently active first.
+    const other = crypto.randomUUID()
+    await chat({ message: "short one", client_id: "compat-titles", session_id: other })
+    const order = (await json(await server.request("/sessions?client_id=compat-titles"))).map((s: any) => s.id)
+    expect(order.indexOf(other)).toBeLessThan(order.indexOf(id))
+    expect((await session(other)).title).toBe("short one")
+  })
 })
