@@ -39,6 +39,7 @@ import { Interactions } from "./agent/Interactions.ts"
 import { AgentLoop } from "./agent/Loop.ts"
 import * as Tools from "./agent/Tools.ts"
 import { Chat } from "./chat/Chat.ts"
+import { Summaries } from "./chat/Summaries.ts"
 import { ChatHttpLive } from "./chat/Http.ts"
 import { RunsHttpLive } from "./runs/Http.ts"
 import { Runs } from "./runs/Runs.ts"
@@ -90,6 +91,7 @@ const ServicesLive = Layer.mergeAll(
   Runs.Default,
   Turns.Default,
   Chat.Default,
+  Summaries.Default,
   Tasks.Default,
   Injector.Default,
   Dispatchers.Default,

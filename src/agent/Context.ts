@@ -112,6 +112,9 @@ export const assemble = (input: ContextInput): AssembledContext => {
   const system = systemPrompt(input)
   if (system) head.push({ role: "system", content: system })
   if (input.preamble?.trim()) head.push({ role: "system", content: input.preamble.trim() })
+  // A summarized session: the summary stands in for the messages it covers (they are not loaded).
+  const summary = input.history[0]?.summary
+  if (summary?.trim()) head.push({ role: "system", content: `Summary of the conversation so far:\n${summary.trim()}` })
   const history = repairToolSequence(
     input.history.filter((row) => !row.cancelled || row.content).map(toChatMessage)
   )

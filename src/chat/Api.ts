@@ -14,10 +14,12 @@ import {
   ChatRequest,
   ChatResponse,
   DecideRequest,
+  SessionSummary,
   ToolResultRequest
 } from "./Model.ts"
 import { ChannelNotFound } from "../channels/Errors.ts"
 import { SessionNotFound } from "../sessions/Errors.ts"
+import { ProviderFailed } from "../providers/Errors.ts"
 import { TaskNotFound } from "../tasks/Errors.ts"
 import { ApprovalDecided, ApprovalNotFound, ToolRequestNotFound } from "../agent/Errors.ts"
 import { RunCancelled, RunFailed, RunInterrupted } from "../runs/Errors.ts"
@@ -63,6 +65,17 @@ export class ChatApi extends HttpApiGroup.make("chat")
       .addSuccess(ApprovalDecision)
       .annotate(RequiredScope, "approvals:write")
       .annotate(OpenApi.Description, "Approve or deny a tool call a run is waiting on (approval_request event)")
+  )
+  .add(
+    HttpApiEndpoint.post("summarize", "/sessions/:id/summarize")
+      .setPath(idPath("Session"))
+      .addSuccess(SessionSummary)
+      .addError(detailBody(ProviderFailed))
+      .annotate(RequiredScope, "chat")
+      .annotate(
+        OpenApi.Description,
+        "The session's model writes a title and a summary of the conversation so far; the summary is stored and sent to the model in place of the messages it covers (unversioned, for companion clients)"
+      )
   )
   .addError(detailBody(BotNotFound))
   .addError(detailBody(ChannelNotFound))

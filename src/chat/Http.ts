@@ -6,7 +6,8 @@ import { Principal } from "../auth/Principal.ts"
 import { RunCancelled, RunFailed, RunInterrupted } from "../runs/Errors.ts"
 import { Tasks } from "../tasks/Tasks.ts"
 import { Chat } from "./Chat.ts"
-import { Acknowledged, ApprovalDecision, CancelResponse, ChatResponse } from "./Model.ts"
+import { Summaries } from "./Summaries.ts"
+import { Acknowledged, ApprovalDecision, CancelResponse, ChatResponse, SessionSummary } from "./Model.ts"
 import { Runs } from "../runs/Runs.ts"
 import * as Sse from "../runs/Sse.ts"
 
@@ -16,6 +17,7 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
     const runs = yield* Runs
     const tasks = yield* Tasks
     const interactions = yield* Interactions
+    const summaries = yield* Summaries
 
     const respond = (sessionId: string, text: string, clientActions: ReadonlyArray<unknown>) =>
       new ChatResponse({ session_id: sessionId, response: text, transcript: "", client_actions: clientActions })
@@ -73,6 +75,7 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
           .submitToolResult(payload.request_id, typeof payload.result === "string" ? payload.result : JSON.stringify(payload.result))
           .pipe(Effect.as(new Acknowledged({ ok: true })))
       )
+      .handle("summarize", ({ path }) => Effect.map(summaries.summarize(path.id), (summary) => new SessionSummary(summary)))
       .handle("decide", ({ path, payload }) =>
         interactions.decide(path.id, payload.approved).pipe(
           Effect.map((decision) => new ApprovalDecision(decision)))

@@ -54,3 +54,9 @@ export class ApprovalDecision extends Schema.Class<ApprovalDecision>("ApprovalDe
   approval_id: Schema.String,
   approved: Schema.Boolean
 }) {}
+
+/** `POST /sessions/{id}/summarize`: what the model wrote; the summary is stored with the session. */
+export class SessionSummary extends Schema.Class<SessionSummary>("SessionSummary")({
+  title: Schema.String,
+  summary: Schema.String
+}) {}

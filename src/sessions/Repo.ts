@@ -40,11 +40,15 @@ export const HistoryRow = Schema.Struct({
   content: Schema.NullOr(Schema.String),
   tool_calls: ToolCalls,
   tool_call_id: Schema.NullOr(Schema.String),
-  cancelled: Schema.Boolean
+  cancelled: Schema.Boolean,
+  /** The session's summary of the messages before these (the same on every row), if it has one. */
+  summary: Schema.optional(Schema.NullOr(Schema.String))
 })
 export type HistoryRow = typeof HistoryRow.Type
 
 const Inserted = Schema.Struct({ created_at: Schema.DateFromSelf })
+
+export const TranscriptRow = Schema.Struct({ seq: Schema.Number, role: Role, content: Schema.NullOr(Schema.String) })
 
 /** A title from a user message: its first 80 characters, whitespace folded, cut at a word. Null for any other message. */
 export const titleFrom = (message: { readonly role: string; readonly content: string | null; readonly metadata?: Record<string, unknown> | undefined }) => {
@@ -99,6 +103,15 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
         sessionRows(sql`UPDATE sessions SET bot_id = ${botId}, updated_at = now() WHERE id = ${id} RETURNING ${sql.literal(sessionColumns)}`).pipe(
           Effect.map(firstRow)
         ),
+      /** Stores a summary of the messages up to `through` (a seq); false when the session is gone. */
+      setSummary: (id: string, summary: string, through: number) =>
+        Effect.map(
+          sql`UPDATE sessions SET summary = ${summary}, summary_through = ${through} WHERE id = ${id} RETURNING id`,
+          (rows) => rows.length === 1
+        ),
+      /** Every message with its seq, for a summary. */
+      transcript: (sessionId: string) =>
+        sql`SELECT seq::int AS seq, role, content FROM messages WHERE session_id = ${sessionId} ORDER BY seq`.pipe(decodeRows(TranscriptRow)),
       setTitle: (id: string, title: string) =>
         sessionRows(sql`UPDATE sessions SET title = ${title} WHERE id = ${id} RETURNING ${sql.literal(sessionColumns)}`).pipe(Effect.map(firstRow)),
       remove: (id: string) =>
@@ -111,10 +124,13 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
        * The most recent messages, oldest first, with only what context assembly reads (every turn
        * reads up to the history limit, so the columns it does not need are not fetched or parsed).
        */
+      /** The newest messages after the session's summary (one statement: the summary comes on each row). */
       recentMessages: (sessionId: string, limit: number) =>
         sql`SELECT role, content, tool_calls, tool_call_id,
-                   coalesce((metadata->>'cancelled')::boolean, false) AS cancelled
+                   coalesce((metadata->>'cancelled')::boolean, false) AS cancelled,
+                   (SELECT summary FROM sessions WHERE id = ${sessionId}) AS summary
             FROM messages WHERE session_id = ${sessionId}
+              AND seq > coalesce((SELECT summary_through FROM sessions WHERE id = ${sessionId}), 0)
             ORDER BY seq DESC LIMIT ${limit}`.pipe(
           decodeRows(HistoryRow),
           Effect.map((rows) => [...rows].reverse())

@@ -81,6 +81,14 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
         return toSession(row)
       })
 
+    /** Every message's seq, role and text, for a summary; a session that does not exist is a 404. */
+    const transcript = (id: string) => Effect.zipRight(get(id), repo.transcript(id))
+
+    const setSummary = (id: string, summary: string, through: number) =>
+      Effect.flatMap(repo.setSummary(id, summary, through), (stored) =>
+        stored ? Effect.void : Effect.fail(new SessionNotFound({ detail: `Session not found: ${id}` }))
+      )
+
     const messages = (id: string) =>
       Effect.gen(function* () {
         yield* get(id)
@@ -112,6 +120,8 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
       getOrCreateWithId,
       switchBot,
       setTitle,
+      transcript,
+      setSummary,
       messages,
       withMessages,
       list,

@@ -108,4 +108,30 @@ describe.each(backends)("companion-client sessions (%s)", (backend) => {
     expect(order.indexOf(other)).toBeLessThan(order.indexOf(id))
     expect((await session(other)).title).toBe("short one")
   })
+
+  it("summarizes a session: answers {title, summary}, and later turns send the summary instead of the messages it covers", async () => {
+    const id = crypto.randomUUID()
+    await chat({ message: "My cat is called Biscuit and she is nine.", client_id: "compat-summary", session_id: id })
+    await chat({ message: "She likes tuna.", client_id: "compat-summary", session_id: id })
+    llm.script({ text: JSON.stringify({ title: "Biscuit the cat", summary: "The user has a nine-year-old cat, Biscuit, who likes tuna." }) })
+    const response = await server.request(`/sessions/${id}/summarize`, { method: "POST" })
+    expect(response.status).toBe(200)
+    expect(await json(response)).toEqual({ title: "Biscuit the cat", summary: "The user has a nine-year-old cat, Biscuit, who likes tuna." })
+    const asked = llm.requestsTo("/v1/chat/completions").at(-1)!.body as any
+    expect(asked).toMatchObject({ temperature: 0, response_format: { type: "json_object" } })
+    expect(asked.messages[1].content).toContain("User: She likes tuna.")
+
+    await chat({ message: "What should I feed her?", client_id: "compat-summary", session_id: id })
+    const next = llm.requestsTo("/v1/chat/completions").at(-1)!.body as any
+    const sent = JSON.stringify(next.messages)
+    expect(sent).toContain("Summary of the conversation so far:\\nThe user has a nine-year-old cat")
+    expect(sent).not.toContain("She likes tuna.")
+    expect(next.messages.at(-1)).toMatchObject({ role: "user", content: "What should I feed her?" })
+    // The history itself is all still there.
+    expect((await session(id)).messages.filter((m: any) => m.role === "user")).toHaveLength(3)
+
+    llm.script({ text: "not json at all" })
+    expect((await server.request(`/sessions/${id}/summarize`, { method: "POST" })).status).toBe(502)
+    expect((await server.request(`/sessions/${crypto.randomUUID()}/summarize`, { method: "POST" })).status).toBe(404)
+  })
 })
