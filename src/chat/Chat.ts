@@ -105,19 +105,21 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         if (!request.message.trim() && request.attachments.length === 0) {
           return yield* ValidationError.single(["body", "message"], "A message needs text or attachments", "missing")
         }
+        // The message as a task: queued when the run cannot start now, recorded finished when it ran at once.
+        const asTask = {
+          source: "chat",
+          botId: bot.id,
+          sessionId: session.id,
+          channelId: channel?.id ?? null,
+          clientId: session.client_id,
+          prompt: request.message,
+          modelOverride: request.model_override ?? null,
+          dispatchType: request.dispatch_type,
+          dispatchConfig: request.dispatch_config
+        }
         const queue = (reason: "session_busy" | "system_paused") =>
           Effect.map(
-            tasks.enqueue({
-              source: "chat",
-              botId: bot.id,
-              sessionId: session.id,
-              channelId: channel?.id ?? null,
-              clientId: session.client_id,
-              prompt: request.message,
-              modelOverride: request.model_override ?? null,
-              dispatchType: request.dispatch_type,
-              dispatchConfig: request.dispatch_config
-            }),
+            tasks.enqueue(asTask),
             (task) => ({ _tag: "queued", sessionId: session.id, taskId: task.id, reason }) as const
           )
         if (yield* settings.get(SystemPaused)) return yield* queue("system_paused")
@@ -151,17 +153,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
               const outcome = yield* runs.awaitDone(run)
               if (outcome._tag !== "complete" && outcome._tag !== "failed") return
               const taskId = yield* tasks.recordFinished(
-                {
-                  source: "chat",
-                  botId: bot.id,
-                  sessionId: session.id,
-                  channelId: channel?.id ?? null,
-                  clientId: session.client_id,
-                  prompt: request.message,
-                  modelOverride: request.model_override ?? null,
-                  dispatchType: request.dispatch_type,
-                  dispatchConfig: request.dispatch_config
-                },
+                asTask,
                 outcome._tag === "complete"
                   ? { status: "complete", result: outcome.result.text, error: null, clientActions: outcome.result.clientActions, runId }
                   : { status: "failed", result: null, error: outcome.message, clientActions: [], runId }
