@@ -32,7 +32,47 @@ export class ToolRegistry extends Context.Tag("cairn/ToolRegistry")<ToolRegistry
 
 export const defaultToolTimeoutMs = 30_000
 
+/** The actions the companion clients understand, which the `client_action` tool may ask for. */
+export const clientActions = ["new_session", "switch_bot", "switch_session", "toggle_tts", "list_sessions", "list_bots", "show_history"] as const
+
+const clientActionTool: ToolDefinition = {
+  source: "core",
+  schema: {
+    type: "function",
+    function: {
+      name: "client_action",
+      description:
+        "Ask the user's client to do something in its interface: start a new session, switch bot or session, toggle speech, list sessions or bots, show the history. The client acts after this answer.",
+      parameters: {
+        type: "object",
+        properties: {
+          action: { type: "string", enum: [...clientActions] },
+          bot_id: { type: "string", description: "For switch_bot: the bot to switch to" },
+          session_id: { type: "string", description: "For switch_session: the session to switch to" }
+        },
+        required: ["action"]
+      }
+    }
+  },
+  // The result carries the action; the turn collects it into the response's client_actions.
+  execute: (args) => {
+    const action = args.action
+    if (typeof action !== "string" || !(clientActions as ReadonlyArray<string>).includes(action)) {
+      return `Error: action must be one of ${clientActions.join(", ")}`
+    }
+    if (action === "switch_bot" && typeof args.bot_id !== "string") return "Error: switch_bot needs bot_id"
+    if (action === "switch_session" && typeof args.session_id !== "string") return "Error: switch_session needs session_id"
+    const clientAction = {
+      action,
+      ...(action === "switch_bot" ? { bot_id: args.bot_id } : {}),
+      ...(action === "switch_session" ? { session_id: args.session_id } : {})
+    }
+    return JSON.stringify({ status: "requested", client_action: clientAction })
+  }
+}
+
 const coreTools: ReadonlyArray<ToolDefinition> = [
+  clientActionTool,
   {
     source: "core",
     schema: {

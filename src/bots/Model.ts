@@ -1,5 +1,5 @@
 /** A bot: an LLM-driven agent with its prompt, model, tools, skills and policies. */
-import { Schema } from "effect"
+import { ParseResult, Schema } from "effect"
 import { bodyOptions } from "../contract/Params.ts"
 
 export const BotId = Schema.String.pipe(
@@ -20,13 +20,47 @@ export class ClientTool extends Schema.Class<ClientTool>("ClientTool")({
   })
 }) {}
 
+/** Client tools the companion clients implement, which a bot names without writing their schema. */
+export const builtInClientTools: ReadonlyMap<string, ClientTool> = new Map([
+  [
+    "shell_exec",
+    new ClientTool({
+      name: "shell_exec",
+      description: "Run a shell command on the user's machine (the client asks the user first) and return its output",
+      parameters: {
+        type: "object",
+        properties: {
+          command: { type: "string", description: "The command line to run" },
+          timeout: { type: "integer", description: "Seconds before the command is stopped (default 30)", minimum: 1 }
+        },
+        required: ["command"]
+      }
+    })
+  ]
+])
+
+/** A client tool as a bot lists it: a built-in one by name, or a whole schema. */
+const ClientToolEntry = Schema.Union(
+  ClientTool,
+  Schema.transformOrFail(Schema.String, Schema.typeSchema(ClientTool), {
+    strict: true,
+    decode: (name, _, ast) => {
+      const tool = builtInClientTools.get(name)
+      return tool
+        ? ParseResult.succeed(tool)
+        : ParseResult.fail(new ParseResult.Type(ast, name, `Unknown built-in client tool: ${name} (known: ${[...builtInClientTools.keys()].join(", ")})`))
+    },
+    encode: (tool) => ParseResult.succeed(tool.name)
+  })
+)
+
 const botFields = {
   name: Schema.String.pipe(Schema.minLength(1)),
   description: Schema.optionalWith(Schema.String, { default: () => "" }),
   model: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
   system_prompt: Schema.optionalWith(Schema.String, { default: () => "" }),
   tools: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
-  client_tools: Schema.optionalWith(Schema.Array(ClientTool), { default: () => [] }),
+  client_tools: Schema.optionalWith(Schema.Array(ClientToolEntry), { default: () => [] }),
   skills: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
   carapaces: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
   fallback_models: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
@@ -63,7 +97,7 @@ export class UpdateBot extends Schema.Class<UpdateBot>("UpdateBot")(
     model: Schema.optional(Schema.NullOr(Schema.String)),
     system_prompt: Schema.optional(Schema.String),
     tools: Schema.optional(Schema.Array(Schema.String)),
-    client_tools: Schema.optional(Schema.Array(ClientTool)),
+    client_tools: Schema.optional(Schema.Array(ClientToolEntry)),
     skills: Schema.optional(Schema.Array(Schema.String)),
     carapaces: Schema.optional(Schema.Array(Schema.String)),
     fallback_models: Schema.optional(Schema.Array(Schema.String)),
