@@ -133,6 +133,7 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
         const started = Date.now()
         const result = yield* execute(call, args, iteration, plan, runTurn)
         const duration = Date.now() - started
+        const failed = result.startsWith("Error:")
         yield* sessions.append(
           sessionId,
           {
@@ -150,8 +151,8 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
           result,
           duration_ms: duration,
           tool_call_id: call.id,
-          is_error: result.startsWith("Error:"),
-          ...(result.startsWith("Error:") ? { error: result.slice("Error:".length).trim() } : {})
+          is_error: failed,
+          ...(failed ? { error: result.slice("Error:".length).trim() } : {})
         })
         yield* hooks.fire("after_tool_call", { ...turn.hookIds, extra: { tool_name: call.name, tool_args: args, duration_ms: duration } })
         return result

@@ -35,6 +35,10 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("cairn/Channels
       "id, name, bot_id, client_id, require_mention, passive_memory, workspace_enabled, active_session_id, model_override, integration_config, created_at, updated_at"
     )
     const channelRows = decodeRows(ChannelRow)
+    /** The channels a list filter selects (a bot's, a client's, or all). */
+    const matching = (filter: Pick<ChannelFilter, "bot_id" | "client_id">) =>
+      sql`(${filter.bot_id ?? null}::text IS NULL OR bot_id = ${filter.bot_id ?? null})
+        AND (${filter.client_id ?? null}::text IS NULL OR client_id = ${filter.client_id ?? null})`
 
     return repository("ChannelsRepo", {
       /** Inserts unless (client_id, bot_id) is taken; answers the row, or undefined when taken. */
@@ -51,15 +55,11 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("cairn/Channels
           Effect.map(firstRow)
         ),
       list: (filter: ChannelFilter) =>
-        sql`SELECT ${columns} FROM channels
-          WHERE (${filter.bot_id ?? null}::text IS NULL OR bot_id = ${filter.bot_id ?? null})
-            AND (${filter.client_id ?? null}::text IS NULL OR client_id = ${filter.client_id ?? null})
+        sql`SELECT ${columns} FROM channels WHERE ${matching(filter)}
           ORDER BY created_at, id
           LIMIT ${filter.limit} OFFSET ${filter.offset}`.pipe(channelRows),
       count: (filter: Pick<ChannelFilter, "bot_id" | "client_id">) =>
-        sql`SELECT count(*)::int AS n FROM channels
-          WHERE (${filter.bot_id ?? null}::text IS NULL OR bot_id = ${filter.bot_id ?? null})
-            AND (${filter.client_id ?? null}::text IS NULL OR client_id = ${filter.client_id ?? null})`.pipe(
+        sql`SELECT count(*)::int AS n FROM channels WHERE ${matching(filter)}`.pipe(
           decodeRows(CountRow),
           Effect.map((rows) => rows[0]?.n ?? 0)
         ),

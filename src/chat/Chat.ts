@@ -178,7 +178,6 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
           return { cancelled: yield* runs.cancel(session.id), queued_tasks_cancelled: queued }
         }
         const candidates = yield* sessions.list({ botId: request.bot_id, clientId: request.client_id, limit: 50 })
-        if (candidates.length === 0) return { cancelled: false, queued_tasks_cancelled: 0 }
         for (const session of candidates) {
           // Queued tasks first, so none starts in the gap the cancelled run leaves.
           const queued = yield* tasks.cancelPending(session.id)

@@ -51,7 +51,7 @@ const Inserted = Schema.Struct({ created_at: Schema.DateFromSelf })
 export const TranscriptRow = Schema.Struct({ seq: Schema.Number, role: Role, content: Schema.NullOr(Schema.String) })
 
 /** A title from a user message: its first 80 characters, whitespace folded, cut at a word. Null for any other message. */
-export const titleFrom = (message: { readonly role: string; readonly content: string | null; readonly metadata?: Record<string, unknown> | undefined }) => {
+export const titleFrom = (message: { readonly role: string; readonly content: string | null }) => {
   if (message.role !== "user" || !message.content) return null
   const text = message.content.replace(/\s+/g, " ").trim()
   if (!text) return null
@@ -121,17 +121,16 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
           decodeRows(MessageRow)
         ),
       /**
-       * The most recent messages, oldest first, with only what context assembly reads (every turn
-       * reads up to the history limit, so the columns it does not need are not fetched or parsed).
+       * The most recent messages after the session's summary, oldest first, with only what context
+       * assembly reads (every turn reads up to the history limit, so the columns it does not need are
+       * not fetched or parsed); the summary comes on each row, in the same statement.
        */
-      /** The newest messages after the session's summary (one statement: the summary comes on each row). */
       recentMessages: (sessionId: string, limit: number) =>
-        sql`SELECT role, content, tool_calls, tool_call_id,
-                   coalesce((metadata->>'cancelled')::boolean, false) AS cancelled,
-                   (SELECT summary FROM sessions WHERE id = ${sessionId}) AS summary
-            FROM messages WHERE session_id = ${sessionId}
-              AND seq > coalesce((SELECT summary_through FROM sessions WHERE id = ${sessionId}), 0)
-            ORDER BY seq DESC LIMIT ${limit}`.pipe(
+        sql`SELECT m.role, m.content, m.tool_calls, m.tool_call_id,
+                   coalesce((m.metadata->>'cancelled')::boolean, false) AS cancelled, s.summary
+            FROM messages m JOIN sessions s ON s.id = m.session_id
+            WHERE m.session_id = ${sessionId} AND m.seq > coalesce(s.summary_through, 0)
+            ORDER BY m.seq DESC LIMIT ${limit}`.pipe(
           decodeRows(HistoryRow),
           Effect.map((rows) => [...rows].reverse())
         ),

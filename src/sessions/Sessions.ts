@@ -29,15 +29,17 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
     const relaxedCommit = relaxed(yield* SqlClient.SqlClient, (yield* DatabaseInfo).backend)
     const secrets = yield* makeDispatchSecrets
 
+    const notFound = (id: string) => new SessionNotFound({ detail: `Session not found: ${id}` })
+
     // A bot the client names that does not exist is a 404, as the companion clients expect.
     const requireBot = (botId: string) => Effect.mapError(bots.get(botId), () => new BotNotFound({ detail: `Unknown bot: ${botId}` }))
 
     const get = (id: string) =>
       UUID.test(id)
         ? Effect.flatMap(repo.find(id), (row) =>
-            row ? Effect.succeed(toSession(row)) : Effect.fail(new SessionNotFound({ detail: `Session not found: ${id}` }))
+            row ? Effect.succeed(toSession(row)) : Effect.fail(notFound(id))
           )
-        : Effect.fail(new SessionNotFound({ detail: `Session not found: ${id}` }))
+        : Effect.fail(notFound(id))
 
     /** Idempotent per (client_id, bot_id): creates the session or returns the existing one. */
     const getOrCreate = (input: {
@@ -70,23 +72,23 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
       Effect.gen(function* () {
         yield* requireBot(botId)
         const row = yield* repo.setBot(id, botId)
-        if (!row) return yield* new SessionNotFound({ detail: `Session not found: ${id}` })
+        if (!row) return yield* notFound(id)
         return toSession(row)
       })
 
     const setTitle = (id: string, title: string) =>
       Effect.gen(function* () {
         const row = UUID.test(id) ? yield* repo.setTitle(id, title) : undefined
-        if (!row) return yield* new SessionNotFound({ detail: `Session not found: ${id}` })
+        if (!row) return yield* notFound(id)
         return toSession(row)
       })
 
-    /** Every message's seq, role and text, for a summary; a session that does not exist is a 404. */
-    const transcript = (id: string) => Effect.zipRight(get(id), repo.transcript(id))
+    /** Every message's seq, role and text, for a summary (the caller has read the session). */
+    const transcript = (id: string) => repo.transcript(id)
 
     const setSummary = (id: string, summary: string, through: number) =>
       Effect.flatMap(repo.setSummary(id, summary, through), (stored) =>
-        stored ? Effect.void : Effect.fail(new SessionNotFound({ detail: `Session not found: ${id}` }))
+        stored ? Effect.void : Effect.fail(notFound(id))
       )
 
     const messages = (id: string) =>
@@ -107,7 +109,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
 
     const remove = (id: string) =>
       Effect.flatMap(repo.remove(UUID.test(id) ? id : "00000000-0000-0000-0000-000000000000"), (removed) =>
-        removed ? Effect.void : Effect.fail(new SessionNotFound({ detail: `Session not found: ${id}` }))
+        removed ? Effect.void : Effect.fail(notFound(id))
       )
 
     /** Stores a message; `durable: false` commits relaxed (see db/Commit.ts). */
