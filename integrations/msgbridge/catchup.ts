@@ -48,7 +48,7 @@ const run = async (cairn: IntegrationContext): Promise<CatchUpResult> => {
     for (const message of messages) {
       counts.fetched += 1
       // Bound chats only: the legacy client answers unbound chats live, never from history.
-      const result: InboundResult = await handleMessage(cairn, message, "catchup")
+      const result: InboundResult = await handleMessage(cairn, message, "catchup", { config })
       counts[result.status] += 1
       if (message.dateCreated) await store.advanceCursor(message.dateCreated)
     }

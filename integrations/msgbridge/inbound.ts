@@ -46,17 +46,21 @@ export const routeAll = async (
     })
   )
 
-/** What the bridge does with one message; `handleUnbound` takes chats no channel is bound to (the legacy client). */
-export const handleMessage = async (
-  cairn: IntegrationContext,
-  message: ChatMessage,
-  origin: Origin,
-  handleUnbound?: (message: ChatMessage, config: BridgeConfig) => Promise<InboundResult>
-): Promise<InboundResult> => {
-  const config = readConfig(await cairn.settings.all())
+export interface HandleOptions {
+  /** The settings, when the caller has read them already (read here otherwise). */
+  readonly config?: BridgeConfig
+  /** Whether the bridge is paused, when the caller has read it already (read here otherwise). */
+  readonly paused?: boolean
+  /** Takes chats no channel is bound to (the legacy client); without it they are `unbound`. */
+  readonly handleUnbound?: (message: ChatMessage, config: BridgeConfig) => Promise<InboundResult>
+}
+
+/** What the bridge does with one message. */
+export const handleMessage = async (cairn: IntegrationContext, message: ChatMessage, origin: Origin, options: HandleOptions = {}): Promise<InboundResult> => {
+  const config = options.config ?? readConfig(await cairn.settings.all())
   const store = bridgeStore(cairn.store)
   // Remembered, not stored: no later catch-up answers what came while paused or was an echo.
-  if (await store.paused()) {
+  if (options.paused ?? (await store.paused())) {
     await store.claim(message.guid)
     return { status: "ignored", reason: "paused", guid: message.guid }
   }
@@ -75,7 +79,7 @@ export const handleMessage = async (
 
   const channels = await boundChannels(cairn, chatGuid)
   if (channels.length === 0) {
-    if (handleUnbound) return handleUnbound(message, config)
+    if (options.handleUnbound) return options.handleUnbound(message, config)
     return { status: "ignored", reason: "unbound", guid: message.guid }
   }
   if (!(await store.claim(message.guid))) return { status: "ignored", reason: "duplicate", guid: message.guid }

@@ -70,7 +70,7 @@ export const legacyClient = defineWorker({
         const decoded = decodeOr(ChatMessage, data)
         if (!decoded.ok) return cairn.logger.warn(`Messaging bridge: a Socket.IO new-message did not decode: ${decoded.error}`)
         try {
-          await handleMessage(cairn, decoded.value, "socket", legacyUnbound(cairn))
+          await handleMessage(cairn, decoded.value, "socket", { handleUnbound: legacyUnbound(cairn) })
         } catch (error) {
           cairn.logger.error(`Messaging bridge: a Socket.IO message failed: ${error instanceof Error ? error.message : String(error)}`)
         }

@@ -11,7 +11,7 @@ import type { IntegrationContext } from "../../src/sdk/index.ts"
 import { ChatServerError, messagesAfter, sendText } from "./chatServer.ts"
 import { readConfig, type BridgeConfig } from "./config.ts"
 import { splitText } from "./routing.ts"
-import { bridgeStore, TEMP_GUID_PREFIX } from "./store.ts"
+import { bridgeStore, TEMP_GUID_PREFIX, type BridgeStore } from "./store.ts"
 
 /** How long after a failed send its message may take to show up in a query. */
 const VERIFY_ATTEMPTS = 3
@@ -24,8 +24,7 @@ const CLOCK_SKEW_MS = 2000
  * echo tempGuids) the same text, sent since the send began and not a message the bridge already
  * knows (an identical earlier reply is not this one).
  */
-const delivered = async (cairn: IntegrationContext, config: BridgeConfig, chatGuid: string, text: string, tempGuid: string, since: number) => {
-  const store = bridgeStore(cairn.store)
+const delivered = async (cairn: IntegrationContext, config: BridgeConfig, store: BridgeStore, chatGuid: string, text: string, tempGuid: string, since: number) => {
   for (let attempt = 0; attempt < VERIFY_ATTEMPTS; attempt++) {
     try {
       const { messages } = await messagesAfter(cairn, config, since - CLOCK_SKEW_MS, { chatGuid, limit: 50 })
@@ -75,7 +74,7 @@ export const sendReply = async (cairn: IntegrationContext, chatGuid: string, tex
       guids.push(sent?.guid ?? null)
     } catch (error) {
       if (error instanceof ChatServerError && error.unauthorized) throw error
-      const found = await delivered(cairn, config, chatGuid, part, tempGuid, started)
+      const found = await delivered(cairn, config, store, chatGuid, part, tempGuid, started)
       if (!found) throw error
       cairn.logger.warn(`Messaging bridge: a send to ${chatGuid} failed (${error instanceof Error ? error.message : String(error)}) but the chat server has it; not sending it again`)
       await store.markSent(tempGuid, found.guid)

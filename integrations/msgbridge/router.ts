@@ -28,10 +28,12 @@ const webhook = async (request: { query: Record<string, string | ReadonlyArray<s
     return respond(401, { detail: config.webhookToken ? "Invalid or missing webhook token" : "MSGBRIDGE_WEBHOOK_TOKEN is not set: every webhook is refused" })
   }
   const event = decodeOr(WebhookEvent, request.body)
-  if (await bridgeStore(cairn.store).paused()) {
+  const store = bridgeStore(cairn.store)
+  const paused = await store.paused()
+  if (paused) {
     // Nothing stored; a new message's GUID is remembered so no catch-up answers it after the pause.
     const message = event.ok && event.value.type === "new-message" ? decodeOr(ChatMessage, event.value.data) : undefined
-    if (message?.ok) await bridgeStore(cairn.store).claim(message.value.guid)
+    if (message?.ok) await store.claim(message.value.guid)
     return { status: "ignored", reason: "paused" }
   }
   if (!event.ok) return invalid(["body"], event.error)
@@ -39,7 +41,7 @@ const webhook = async (request: { query: Record<string, string | ReadonlyArray<s
   const message = decodeOr(ChatMessage, event.value.data)
   if (!message.ok) return invalid(["body", "data"], message.error)
   try {
-    return await handleMessage(cairn, message.value, "webhook")
+    return await handleMessage(cairn, message.value, "webhook", { config, paused })
   } catch (error) {
     // Unless part of it was done (then never twice), the GUID was released for the next catch-up.
     const why = error instanceof Error ? error.message : String(error)

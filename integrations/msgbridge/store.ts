@@ -11,7 +11,7 @@
  *   health                        {state, at, error}: the last ping, as the worker saw it
  */
 import * as crypto from "node:crypto"
-import type { IntegrationStore } from "../../src/sdk/index.ts"
+import type { IntegrationStore, StoreWriteOptions } from "../../src/sdk/index.ts"
 
 export const DEDUP_CAPACITY = 5000
 const SENT_TTL_MS = 7 * 24 * 3_600_000
@@ -27,8 +27,27 @@ export interface Health {
   readonly error: string | null
 }
 
+interface Breaker {
+  readonly start: number
+  readonly count: number
+  readonly open_until: number | null
+}
+
 export const bridgeStore = (store: IntegrationStore) => {
   const guids = store.lru("guids", DEDUP_CAPACITY)
+  /**
+   * Writes `step(current)` by compare-and-set, reading again when another writer got there first
+   * (a few tries); `step` answering undefined leaves the value as it is. Answers what was written.
+   */
+  const update = async <T>(key: string, step: (current: T | undefined) => T | undefined, options?: StoreWriteOptions): Promise<T | undefined> => {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const current = await store.get<T>(key)
+      const next = step(current)
+      if (next === undefined) return undefined
+      if (await store.compareAndSet(key, current, next, options)) return next
+    }
+    return undefined
+  }
   return {
     /** True when the GUID is new (it is now claimed); false for one seen before. */
     claim: (guid: string) => guids.add(guid),
@@ -39,11 +58,7 @@ export const bridgeStore = (store: IntegrationStore) => {
     cursor: async () => (await store.get<{ date: number }>("cursor"))?.date,
     /** Moves the cursor forward to `date` (never back, whoever else writes it). */
     advanceCursor: async (date: number) => {
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const current = await store.get<{ date: number }>("cursor")
-        if (current && current.date >= date) return
-        if (await store.compareAndSet("cursor", current, { date })) return
-      }
+      await update<{ date: number }>("cursor", (current) => (current && current.date >= date ? undefined : { date }))
     },
     /** Recorded before a send goes out, so its echo is recognised however fast it comes back. */
     recordSend: async (chatGuid: string, text: string, tempGuid: string, windowMs: number) => {
@@ -64,16 +79,20 @@ export const bridgeStore = (store: IntegrationStore) => {
     },
     /** Counts a run for the chat; false when its breaker is open (too many runs in the window). */
     allowRun: async (chatGuid: string, limit: number, windowMs: number, now = Date.now()): Promise<boolean> => {
-      const key = `breaker:${chatGuid}`
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const current = await store.get<{ start: number; count: number; open_until: number | null }>(key)
-        if (current?.open_until && current.open_until > now) return false
-        const fresh = !current || now - current.start >= windowMs || current.open_until !== null
-        const count = fresh ? 1 : current.count + 1
-        const next = count > limit ? { start: now, count, open_until: now + windowMs } : { start: fresh ? now : current!.start, count, open_until: null }
-        if (await store.compareAndSet(key, current, next, { ttlMs: windowMs * 4 })) return next.open_until === null
-      }
-      return true
+      let open = false
+      const written = await update<Breaker>(
+        `breaker:${chatGuid}`,
+        (current) => {
+          open = current?.open_until != null && current.open_until > now
+          if (open) return undefined
+          const fresh = !current || now - current.start >= windowMs || current.open_until !== null
+          const count = fresh ? 1 : current.count + 1
+          return count > limit ? { start: now, count, open_until: now + windowMs } : { start: fresh ? now : current!.start, count, open_until: null }
+        },
+        { ttlMs: windowMs * 4 }
+      )
+      if (open) return false
+      return written === undefined || written.open_until === null
     },
     health: () => store.get<Health>("health"),
     setHealth: (health: Health) => store.set("health", health)
