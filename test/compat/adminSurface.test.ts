@@ -5,25 +5,23 @@
  * routes that take one.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import type { FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
+import { startWithFakeLlm, stopWithFakeLlm } from "./harness.ts"
 import { waitFor } from "../support/integrations.ts"
-import { json, startServer, type TestServer } from "../support/server.ts"
+import { json, type TestServer } from "../support/server.ts"
 
 describe.each(backends)("the companion clients' admin surface (%s)", (backend) => {
   let server: TestServer
   let llm: FakeLlm
 
   beforeAll(async () => {
-    llm = await startFakeLlm({ defaultReply: { text: "Done." } })
-    server = await startServer({
-      backend,
-      env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-test-fake-key-1234567890", DEFAULT_MODEL: "fake-model", LLM_MAX_RETRIES: "0" }
-    })
+    const started = await startWithFakeLlm(backend, "Done.")
+    server = started.server
+    llm = started.llm
   })
   afterAll(async () => {
-    await server?.close()
-    await llm?.close()
+    await stopWithFakeLlm({ server, llm })
   })
   const post = (path: string, body: unknown, auth?: string) =>
     server.request(path, { method: "POST", body: JSON.stringify(body), ...(auth ? { auth } : {}) })

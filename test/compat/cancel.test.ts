@@ -5,9 +5,10 @@
  */
 import * as crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import type { FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
-import { json, startServer, type TestServer } from "../support/server.ts"
+import { startWithFakeLlm, stopWithFakeLlm } from "./harness.ts"
+import { json, type TestServer } from "../support/server.ts"
 import { readSse } from "../support/sse.ts"
 
 describe.each(backends)("cancel without a session id (%s)", (backend) => {
@@ -15,15 +16,12 @@ describe.each(backends)("cancel without a session id (%s)", (backend) => {
   let llm: FakeLlm
 
   beforeAll(async () => {
-    llm = await startFakeLlm({ defaultReply: { text: "Done." } })
-    server = await startServer({
-      backend,
-      env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-test-fake-key-1234567890", DEFAULT_MODEL: "fake-model", LLM_MAX_RETRIES: "0" }
-    })
+    const started = await startWithFakeLlm(backend, "Done.")
+    server = started.server
+    llm = started.llm
   })
   afterAll(async () => {
-    await server?.close()
-    await llm?.close()
+    await stopWithFakeLlm({ server, llm })
   })
   const post = (path: string, body: unknown) => server.request(path, { method: "POST", body: JSON.stringify(body) })
   const sessionsOf = async (clientId: string) =>

@@ -5,9 +5,10 @@
  * the response's client_actions, blocking and streaming.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import type { FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
-import { json, startServer, type TestServer } from "../support/server.ts"
+import { startWithFakeLlm, stopWithFakeLlm } from "./harness.ts"
+import { json, type TestServer } from "../support/server.ts"
 import { readSse } from "../support/sse.ts"
 
 describe.each(backends)("client tools and client actions (%s)", (backend) => {
@@ -15,11 +16,9 @@ describe.each(backends)("client tools and client actions (%s)", (backend) => {
   let llm: FakeLlm
 
   beforeAll(async () => {
-    llm = await startFakeLlm({ defaultReply: { text: "Done." } })
-    server = await startServer({
-      backend,
-      env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-test-fake-key-1234567890", DEFAULT_MODEL: "fake-model", LLM_MAX_RETRIES: "0" }
-    })
+    const started = await startWithFakeLlm(backend, "Done.")
+    server = started.server
+    llm = started.llm
     const bot = await server.request("/api/v1/admin/bots", {
       method: "POST",
       body: JSON.stringify({ id: "helper", name: "Helper", tools: ["client_action"], client_tools: ["shell_exec"] })
@@ -27,8 +26,7 @@ describe.each(backends)("client tools and client actions (%s)", (backend) => {
     expect(bot.status).toBe(201)
   })
   afterAll(async () => {
-    await server?.close()
-    await llm?.close()
+    await stopWithFakeLlm({ server, llm })
   })
 
   it("expands a built-in client tool named by a bot, and refuses an unknown name", async () => {

@@ -4,11 +4,12 @@
  * recorded as a task whose delivery can be read.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import type { FakeLlm } from "../fixtures/fakeLlm.ts"
 import { startReceiver, type WebhookReceiver } from "../hooks/webhookReceiver.ts"
 import { backends } from "../support/database.ts"
+import { startWithFakeLlm, stopWithFakeLlm } from "./harness.ts"
 import { waitFor } from "../support/integrations.ts"
-import { json, startServer, type TestServer } from "../support/server.ts"
+import { json, type TestServer } from "../support/server.ts"
 import { readSse } from "../support/sse.ts"
 
 describe.each(backends)("dispatch on a chat that runs at once (%s)", (backend) => {
@@ -17,24 +18,14 @@ describe.each(backends)("dispatch on a chat that runs at once (%s)", (backend) =
   let receiver: WebhookReceiver
 
   beforeAll(async () => {
-    llm = await startFakeLlm({ defaultReply: { text: "The report is ready." } })
     receiver = await startReceiver({ status: 204 })
-    server = await startServer({
-      backend,
-      env: {
-        OPENAI_BASE_URL: llm.url,
-        OPENAI_API_KEY: "sk-test-fake-key-1234567890",
-        DEFAULT_MODEL: "fake-model",
-        LLM_MAX_RETRIES: "0",
-        WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
-        DISPATCH_RETRY_BASE_MS: "50"
-      }
-    })
+    const started = await startWithFakeLlm(backend, "The report is ready.", { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", DISPATCH_RETRY_BASE_MS: "50" })
+    server = started.server
+    llm = started.llm
   })
   afterAll(async () => {
-    await server?.close()
     await receiver?.close()
-    await llm?.close()
+    await stopWithFakeLlm({ server, llm })
   })
 
   it("delivers a blocking /chat's answer to its webhook once, and records it as a delivered task", async () => {

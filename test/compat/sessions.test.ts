@@ -5,20 +5,19 @@
  */
 import * as crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import type { FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
-import { json, startServer, type TestServer } from "../support/server.ts"
+import { startWithFakeLlm, stopWithFakeLlm } from "./harness.ts"
+import { json, type TestServer } from "../support/server.ts"
 
 describe.each(backends)("companion-client sessions (%s)", (backend) => {
   let server: TestServer
   let llm: FakeLlm
 
   beforeAll(async () => {
-    llm = await startFakeLlm({ defaultReply: { text: "Hello." } })
-    server = await startServer({
-      backend,
-      env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-test-fake-key-1234567890", DEFAULT_MODEL: "fake-model", LLM_MAX_RETRIES: "0" }
-    })
+    const started = await startWithFakeLlm(backend, "Hello.")
+    server = started.server
+    llm = started.llm
     const bot = await server.request("/api/v1/admin/bots", {
       method: "POST",
       body: JSON.stringify({ id: "poet", name: "Poet", system_prompt: "You write verse.", tools: ["current_time"] })
@@ -26,8 +25,7 @@ describe.each(backends)("companion-client sessions (%s)", (backend) => {
     expect(bot.status).toBe(201)
   })
   afterAll(async () => {
-    await server?.close()
-    await llm?.close()
+    await stopWithFakeLlm({ server, llm })
   })
   const chat = async (body: Record<string, unknown>) => {
     const response = await server.request("/chat", { method: "POST", body: JSON.stringify(body) })
