@@ -112,8 +112,16 @@ export class Tokens extends Effect.Service<Tokens>()("cairn/Tokens", {
           (s): s is string => typeof s === "string" && knownScopes.has(s)
         )
         const tokenId = typeof payload.jti === "string" && payload.jti.length > 0 ? payload.jti : undefined
+        // A widget's sessions belong to its identity (`wid`), which its re-mints keep.
+        const widgetId = kind === "widget" ? (typeof payload.wid === "string" && payload.wid ? payload.wid : tokenId) : undefined
         return {
-          principal: { kind, id: payload.sub, scopes: expandScopes(scopes), ...(tokenId ? { tokenId } : {}) },
+          principal: {
+            kind,
+            id: payload.sub,
+            scopes: expandScopes(scopes),
+            ...(tokenId ? { tokenId } : {}),
+            ...(widgetId ? { owner: `widget:${widgetId}` } : {})
+          },
           claims: payload
         }
       })

@@ -11,6 +11,11 @@ export interface PrincipalShape {
   readonly scopes: ReadonlySet<string>
   /** The `jti` of a signed token (widget or user), when it carries one. */
   readonly tokenId?: string
+  /**
+   * Whose sessions these are, when it is not `kind:id`: a widget token's identity, which outlives
+   * its re-mints (see sessions/Access.ts).
+   */
+  readonly owner?: string
 }
 
 export class Principal extends Context.Tag("cairn/Principal")<Principal, PrincipalShape>() {}

@@ -9,6 +9,7 @@ import { Channels } from "../channels/Channels.ts"
 import { Forbidden, ValidationError } from "../contract/Errors.ts"
 import { grants } from "../auth/Scopes.ts"
 import { Sessions } from "../sessions/Sessions.ts"
+import { confinedBot, requireBotAllowed } from "../sessions/Access.ts"
 import { SystemPaused } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { Dispatchers } from "../tasks/delivery/Dispatchers.ts"
@@ -36,17 +37,20 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
     const runs = yield* Runs
     const turns = yield* Turns
 
-    /** A channel's session: its active one, else its (client, bot) session, made active. */
-    const channelSession = (channelId: string) =>
+    /**
+     * A channel's session: its active one, else its (client, bot) session, made active. With a
+     * caller (a chat request), the caller must reach that session; the server's own callers pass none.
+     */
+    const channelSession = (channelId: string, principal?: PrincipalShape) =>
       Effect.gen(function* () {
         const channel = yield* channels.get(channelId)
+        if (principal) yield* requireBotAllowed(principal, channel.bot_id)
+        const fresh = sessions.getOrCreate({ botId: channel.bot_id, clientId: channel.client_id, channelId: channel.id, principal })
         const session = channel.active_session_id
-          ? yield* sessions.get(channel.active_session_id).pipe(
-              Effect.catchTag("SessionNotFound", () =>
-                sessions.getOrCreate({ botId: channel.bot_id, clientId: channel.client_id, channelId: channel.id })
-              )
+          ? yield* (principal ? sessions.reach(principal, channel.active_session_id) : sessions.get(channel.active_session_id)).pipe(
+              Effect.catchTag("SessionNotFound", () => fresh)
             )
-          : yield* sessions.getOrCreate({ botId: channel.bot_id, clientId: channel.client_id, channelId: channel.id })
+          : yield* fresh
         if (channel.active_session_id !== session.id) yield* channels.setActiveSession(channel.id, session.id)
         return { session, channel }
       })
@@ -55,10 +59,11 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
      * The session a request addresses: by explicit id (it wins over a channel id; naming another
      * bot moves the session to it), by channel, or by (client_id, bot_id).
      */
-    const resolve = (request: ChatRequest) =>
+    const resolve = (request: ChatRequest, principal: PrincipalShape) =>
       Effect.gen(function* () {
+        if (request.bot_id !== undefined) yield* requireBotAllowed(principal, request.bot_id)
         if (request.session_id) {
-          let session = yield* sessions.getOrCreateWithId(request.session_id, request.client_id, request.bot_id ?? "default", null)
+          let session = yield* sessions.getOrCreateWithId(principal, request.session_id, request.client_id, request.bot_id ?? confinedBot(principal) ?? "default", null)
           if (request.bot_id !== undefined && session.bot_id !== request.bot_id) session = yield* sessions.switchBot(session.id, request.bot_id)
           const channel = session.channel_id
             ? yield* channels.get(session.channel_id).pipe(Effect.catchTag("ChannelNotFound", () => Effect.succeed(null)))
@@ -66,14 +71,15 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
           return { session, channel }
         }
         if (request.channel_id) {
-          return yield* channelSession(request.channel_id).pipe(
+          return yield* channelSession(request.channel_id, principal).pipe(
             Effect.catchTag("ChannelNotFound", () => ValidationError.single(["body", "channel_id"], "Unknown channel"))
           )
         }
         const session = yield* sessions.getOrCreate({
-          botId: request.bot_id ?? "default",
+          botId: request.bot_id ?? confinedBot(principal) ?? "default",
           clientId: request.client_id,
-          dispatchConfig: request.dispatch_config
+          dispatchConfig: request.dispatch_config,
+          principal
         })
         return { session, channel: null }
       })
@@ -91,7 +97,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         if (request.dispatch_type === "internal" && !grants(principal.scopes, "sessions:write")) {
           return yield* new Forbidden({ detail: "Missing required scope: sessions:write" })
         }
-        const { session, channel } = yield* resolve(request)
+        const { session, channel } = yield* resolve(request, principal)
         const bot = yield* bots.get(session.bot_id)
         if (request.passive) {
           yield* sessions.append(session.id, {
@@ -170,14 +176,15 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
      * that client is talking to for that bot, the busy one (a run to stop), else the most recent;
      * none is created when there is none.
      */
-    const cancel = (request: { client_id: string; bot_id: string; session_id?: string | undefined }) =>
+    const cancel = (request: { client_id: string; bot_id: string; session_id?: string | undefined }, principal: PrincipalShape) =>
       Effect.gen(function* () {
         if (request.session_id) {
-          const session = yield* sessions.get(request.session_id)
+          const session = yield* sessions.reach(principal, request.session_id)
           const queued = yield* tasks.cancelPending(session.id)
           return { cancelled: yield* runs.cancel(session.id), queued_tasks_cancelled: queued }
         }
-        const candidates = yield* sessions.list({ botId: request.bot_id, clientId: request.client_id, limit: 50 })
+        yield* requireBotAllowed(principal, request.bot_id)
+        const candidates = yield* sessions.list(principal, { botId: request.bot_id, clientId: request.client_id, limit: 50 })
         for (const session of candidates) {
           // Queued tasks first, so none starts in the gap the cancelled run leaves.
           const queued = yield* tasks.cancelPending(session.id)

@@ -67,7 +67,7 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
         })
       )
       .handle("cancel", ({ payload }) =>
-        chat.cancel(payload).pipe(
+        Effect.flatMap(Principal, (principal) => chat.cancel(payload, principal)).pipe(
           Effect.map((result) => new CancelResponse(result)))
       )
       .handle("toolResult", ({ payload }) =>
@@ -75,7 +75,9 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
           .submitToolResult(payload.request_id, typeof payload.result === "string" ? payload.result : JSON.stringify(payload.result))
           .pipe(Effect.as(new Acknowledged({ ok: true })))
       )
-      .handle("summarize", ({ path }) => Effect.map(summaries.summarize(path.id), (summary) => new SessionSummary(summary)))
+      .handle("summarize", ({ path }) =>
+        Effect.flatMap(Principal, (principal) => Effect.map(summaries.summarize(principal, path.id), (summary) => new SessionSummary(summary)))
+      )
       .handle("decide", ({ path, payload }) =>
         interactions.decide(path.id, payload.approved).pipe(
           Effect.map((decision) => new ApprovalDecision(decision)))

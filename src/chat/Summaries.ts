@@ -3,6 +3,7 @@
  * conversation so far; the summary is stored and context assembly sends it in place of the messages
  * it covers, so a long session keeps its gist within the model's window.
  */
+import type { PrincipalShape } from "../auth/Principal.ts"
 import { Effect, Schema } from "effect"
 import { Bots } from "../bots/Bots.ts"
 import { ValidationError } from "../contract/Errors.ts"
@@ -29,9 +30,9 @@ export class Summaries extends Effect.Service<Summaries>()("cairn/Summaries", {
     const bots = yield* Bots
     const llm = yield* Llm
 
-    const summarize = (sessionId: string) =>
+    const summarize = (principal: PrincipalShape, sessionId: string) =>
       Effect.gen(function* () {
-        const session = yield* sessions.get(sessionId)
+        const session = yield* sessions.reach(principal, sessionId)
         const all = yield* sessions.transcript(sessionId)
         const rows = all.filter((row) => (row.role === "user" || row.role === "assistant") && row.content?.trim())
         if (rows.length === 0) return yield* ValidationError.single(["path", "id"], "The session has no messages to summarize", "empty_session")

@@ -1,6 +1,7 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { CairnApi } from "../Api.ts"
+import { Principal } from "../auth/Principal.ts"
 import { RunNotFound } from "./Errors.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { Runs } from "./Runs.ts"
@@ -12,7 +13,7 @@ export const RunsHttpLive = HttpApiBuilder.group(CairnApi, "runs", (handlers) =>
     const sessions = yield* Sessions
     return handlers.handle("rejoin", ({ path, urlParams }) =>
       Effect.gen(function* () {
-        const session = yield* sessions.get(path.id)
+        const session = yield* sessions.reach(yield* Principal, path.id)
         const request = yield* HttpServerRequest.HttpServerRequest
         const lastEventId = Number(request.headers["last-event-id"])
         const after = urlParams.after ?? (Number.isInteger(lastEventId) && lastEventId >= 0 ? lastEventId : 0)

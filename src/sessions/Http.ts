@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
+import { Principal } from "../auth/Principal.ts"
 import { SessionCreated } from "./Model.ts"
 import { Sessions, shownSession } from "./Sessions.ts"
 
@@ -9,18 +10,20 @@ export const SessionsHttpLive = HttpApiBuilder.group(CairnApi, "sessions", (hand
     const sessions = yield* Sessions
     return handlers
       .handle("create", ({ payload }) =>
-        sessions
-          .getOrCreate({ botId: payload.bot_id, clientId: payload.client_id, dispatchConfig: payload.dispatch_config })
-          .pipe(Effect.map((session) => new SessionCreated({ session_id: session.id })))
+        Effect.flatMap(Principal, (principal) =>
+          sessions.getOrCreate({ botId: payload.bot_id, clientId: payload.client_id, dispatchConfig: payload.dispatch_config, principal })
+        ).pipe(Effect.map((session) => new SessionCreated({ session_id: session.id })))
       )
-      .handle("messages", ({ path }) => sessions.messages(path.id))
+      .handle("messages", ({ path }) => Effect.flatMap(Principal, (principal) => sessions.messages(principal, path.id)))
       .handle("legacyList", ({ urlParams }) =>
-        sessions
-          .list({ botId: urlParams.bot_id, clientId: urlParams.client_id, limit: urlParams.limit })
-          .pipe(Effect.map((list) => list.map(shownSession)))
+        Effect.flatMap(Principal, (principal) =>
+          sessions.list(principal, { botId: urlParams.bot_id, clientId: urlParams.client_id, limit: urlParams.limit })
+        ).pipe(Effect.map((list) => list.map(shownSession)))
       )
-      .handle("legacyGet", ({ path }) => sessions.withMessages(path.id))
-      .handle("legacyUpdate", ({ path, payload }) => Effect.map(sessions.setTitle(path.id, payload.title), shownSession))
-      .handle("legacyDelete", ({ path }) => sessions.remove(path.id))
+      .handle("legacyGet", ({ path }) => Effect.flatMap(Principal, (principal) => sessions.withMessages(principal, path.id)))
+      .handle("legacyUpdate", ({ path, payload }) =>
+        Effect.flatMap(Principal, (principal) => Effect.map(sessions.setTitle(principal, path.id, payload.title), shownSession))
+      )
+      .handle("legacyDelete", ({ path }) => Effect.flatMap(Principal, (principal) => sessions.remove(principal, path.id)))
   })
 )

@@ -12,6 +12,7 @@ export const SessionRow = Schema.Struct({
   channel_id: Schema.NullOr(Schema.String),
   dispatch_config: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   title: Schema.NullOr(Schema.String),
+  owner: Schema.NullOr(Schema.String),
   created_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf
 })
@@ -61,7 +62,7 @@ export const titleFrom = (message: { readonly role: string; readonly content: st
   return `${space > 40 ? cut.slice(0, space) : cut}…`
 }
 
-const sessionColumns = "id, bot_id, client_id, channel_id, dispatch_config, title, created_at, updated_at"
+const sessionColumns = "id, bot_id, client_id, channel_id, dispatch_config, title, owner, created_at, updated_at"
 const messageColumns = "id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata, created_at"
 
 export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/SessionsRepo", {
@@ -69,35 +70,40 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
     const sql = yield* SqlClient.SqlClient
     const sessionRows = decodeRows(SessionRow)
     return repository("SessionsRepo", {
-      findDefault: (clientId: string, botId: string) =>
-        sql`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE default_for = ${`${clientId}\u0001${botId}`}`.pipe(
-          sessionRows,
-          Effect.map(firstRow)
-        ),
+      findDefault: (key: string) =>
+        sql`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE default_for = ${key}`.pipe(sessionRows, Effect.map(firstRow)),
       find: (id: string) =>
         sql`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE id = ${id}`.pipe(sessionRows, Effect.map(firstRow)),
-      /** The session for (client_id, bot_id), created when missing; race-free across processes. */
-      getOrCreateDefault: (clientId: string, botId: string, dispatchConfig: Record<string, unknown>, channelId: string | null) =>
+      /** The session under a default key (see `defaultKey`), created when missing; race-free across processes. */
+      getOrCreateDefault: (
+        key: string,
+        clientId: string,
+        botId: string,
+        dispatchConfig: Record<string, unknown>,
+        channelId: string | null,
+        owner: string | null
+      ) =>
         Effect.gen(function* () {
-          const key = `${clientId}\u0001${botId}`
-          yield* sql`INSERT INTO sessions (id, bot_id, client_id, channel_id, default_for, dispatch_config)
-                     VALUES (${randomUUID()}, ${botId}, ${clientId}, ${channelId}, ${key}, ${JSON.stringify(dispatchConfig)}::jsonb)
+          yield* sql`INSERT INTO sessions (id, bot_id, client_id, channel_id, default_for, dispatch_config, owner)
+                     VALUES (${randomUUID()}, ${botId}, ${clientId}, ${channelId}, ${key}, ${JSON.stringify(dispatchConfig)}::jsonb, ${owner})
                      ON CONFLICT (default_for) DO NOTHING`
           const rows = yield* sessionRows(sql`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE default_for = ${key}`)
           return rows[0]!
         }),
       /** A session with a caller-chosen id (companion clients send ids the server has not seen). */
-      createWithId: (id: string, clientId: string, botId: string, channelId: string | null) =>
+      createWithId: (id: string, clientId: string, botId: string, channelId: string | null, owner: string | null) =>
         Effect.gen(function* () {
-          yield* sql`INSERT INTO sessions (id, bot_id, client_id, channel_id) VALUES (${id}, ${botId}, ${clientId}, ${channelId})
+          yield* sql`INSERT INTO sessions (id, bot_id, client_id, channel_id, owner) VALUES (${id}, ${botId}, ${clientId}, ${channelId}, ${owner})
                      ON CONFLICT (id) DO NOTHING`
           const rows = yield* sessionRows(sql`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE id = ${id}`)
           return rows[0]!
         }),
-      list: (filter: { readonly botId?: string; readonly clientId?: string; readonly limit: number }) =>
+      /** `owner` set: only that owner's sessions. */
+      list: (filter: { readonly botId?: string; readonly clientId?: string; readonly owner?: string; readonly limit: number }) =>
         sql`SELECT ${sql.literal(sessionColumns)} FROM sessions
           WHERE (${filter.botId ?? null}::text IS NULL OR bot_id = ${filter.botId ?? null})
             AND (${filter.clientId ?? null}::text IS NULL OR client_id = ${filter.clientId ?? null})
+            AND (${filter.owner ?? null}::text IS NULL OR owner = ${filter.owner ?? null})
           ORDER BY updated_at DESC LIMIT ${filter.limit}`.pipe(sessionRows),
       setBot: (id: string, botId: string) =>
         sessionRows(sql`UPDATE sessions SET bot_id = ${botId}, updated_at = now() WHERE id = ${id} RETURNING ${sql.literal(sessionColumns)}`).pipe(

@@ -11,6 +11,8 @@ import { Message, Session, SessionWithMessages, type NewMessage } from "./Model.
 import { SessionsRepo, type MessageRow, type SessionRow } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { SessionNotFound } from "./Errors.ts"
+import type { PrincipalShape } from "../auth/Principal.ts"
+import { mayReach, ownerOf, reachesEverySession, requireBotAllowed, requireReach } from "./Access.ts"
 
 export const toSession = (row: SessionRow) => new Session({ ...row, last_active: row.updated_at })
 
@@ -34,37 +36,57 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
     // A bot the client names that does not exist is a 404, as the companion clients expect.
     const requireBot = (botId: string) => Effect.mapError(bots.get(botId), () => new BotNotFound({ detail: `Unknown bot: ${botId}` }))
 
-    const get = (id: string) =>
+    const findRow = (id: string) =>
       UUID.test(id)
-        ? Effect.flatMap(repo.find(id), (row) =>
-            row ? Effect.succeed(toSession(row)) : Effect.fail(notFound(id))
-          )
+        ? Effect.flatMap(repo.find(id), (row) => (row ? Effect.succeed(row) : Effect.fail(notFound(id))))
         : Effect.fail(notFound(id))
 
-    /** Idempotent per (client_id, bot_id): creates the session or returns the existing one. */
+    const get = (id: string) => Effect.map(findRow(id), toSession)
+
+    /** The session, when the caller reaches it (403 otherwise; see Access.ts). */
+    const reach = (principal: PrincipalShape, id: string) =>
+      Effect.flatMap(findRow(id), (row) => Effect.as(requireReach(principal, row), toSession(row)))
+
+    /**
+     * Idempotent per (client_id, bot_id): creates the session or returns the existing one. A caller
+     * that does not reach every session has its own (client_id, bot_id) sessions, so a client id
+     * another caller chose is never a way into that caller's conversation.
+     */
     const getOrCreate = (input: {
       readonly botId: string
       readonly clientId: string
       readonly dispatchConfig?: Record<string, unknown> | undefined
       readonly channelId?: string | null
+      /** The caller; none for sessions the server makes itself. */
+      readonly principal?: PrincipalShape | undefined
     }) =>
       Effect.gen(function* () {
-        const existing = yield* repo.findDefault(input.clientId, input.botId)
+        const { principal } = input
+        if (principal) yield* requireBotAllowed(principal, input.botId)
+        const owner = principal ? ownerOf(principal) : null
+        const key =
+          principal && !reachesEverySession(principal)
+            ? `${input.clientId}\u0001${input.botId}\u0001${owner}`
+            : `${input.clientId}\u0001${input.botId}`
+        const existing = yield* repo.findDefault(key)
         if (existing) return toSession(existing)
         yield* requireBot(input.botId)
         // Tokens in a dispatch_config are stored sealed, like a task's (responses mask them).
-        const row = yield* repo.getOrCreateDefault(input.clientId, input.botId, secrets.seal(input.dispatchConfig ?? {}), input.channelId ?? null)
-        return toSession(row)
+        const sealed = secrets.seal(input.dispatchConfig ?? {})
+        return toSession(yield* repo.getOrCreateDefault(key, input.clientId, input.botId, sealed, input.channelId ?? null, owner))
       })
 
-    /** A session under an id the client chose; created on first use. */
-    const getOrCreateWithId = (id: string, clientId: string, botId: string, channelId: string | null) =>
+    /** A session under an id the client chose; created on first use, owned by its creator. */
+    const getOrCreateWithId = (principal: PrincipalShape, id: string, clientId: string, botId: string, channelId: string | null) =>
       Effect.gen(function* () {
         if (!UUID.test(id)) return yield* ValidationError.single(["body", "session_id"], "Expected a UUID")
         const existing = yield* repo.find(id)
-        if (existing) return toSession(existing)
+        if (existing) return yield* Effect.as(requireReach(principal, existing), toSession(existing))
+        yield* requireBotAllowed(principal, botId)
         yield* requireBot(botId)
-        return toSession(yield* repo.createWithId(id, clientId, botId, channelId))
+        const row = yield* repo.createWithId(id, clientId, botId, channelId, ownerOf(principal))
+        // Two callers creating the same id at once: the one that lost the insert reaches it only if it owns it.
+        return yield* Effect.as(requireReach(principal, row), toSession(row))
       })
 
     /** Moves a session to another bot (a client's "switch bot"); its history stays. */
@@ -76,9 +98,10 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
         return toSession(row)
       })
 
-    const setTitle = (id: string, title: string) =>
+    const setTitle = (principal: PrincipalShape, id: string, title: string) =>
       Effect.gen(function* () {
-        const row = UUID.test(id) ? yield* repo.setTitle(id, title) : undefined
+        yield* reach(principal, id)
+        const row = yield* repo.setTitle(id, title)
         if (!row) return yield* notFound(id)
         return toSession(row)
       })
@@ -91,26 +114,40 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
         stored ? Effect.void : Effect.fail(notFound(id))
       )
 
-    const messages = (id: string) =>
+    const messages = (principal: PrincipalShape, id: string) =>
       Effect.gen(function* () {
-        yield* get(id)
+        yield* reach(principal, id)
         return (yield* repo.messages(id)).map(toMessage)
       })
 
-    const withMessages = (id: string) =>
+    const withMessages = (principal: PrincipalShape, id: string) =>
       Effect.gen(function* () {
-        const session = yield* get(id)
+        const session = yield* reach(principal, id)
         const list = (yield* repo.messages(id)).map(toMessage)
         return new SessionWithMessages({ ...session, dispatch_config: maskDispatchConfig(session.dispatch_config), messages: list })
       })
 
-    const list = (filter: { readonly botId?: string; readonly clientId?: string; readonly limit?: number }) =>
-      Effect.map(repo.list({ ...filter, limit: filter.limit ?? 100 }), (rows) => rows.map(toSession))
-
-    const remove = (id: string) =>
-      Effect.flatMap(repo.remove(UUID.test(id) ? id : "00000000-0000-0000-0000-000000000000"), (removed) =>
-        removed ? Effect.void : Effect.fail(notFound(id))
+    /** The sessions the caller reaches, most recently active first. */
+    const list = (
+      principal: PrincipalShape | null,
+      filter: { readonly botId?: string | undefined; readonly clientId?: string | undefined; readonly limit?: number | undefined }
+    ) =>
+      Effect.map(
+        repo.list({
+          ...(filter.botId !== undefined ? { botId: filter.botId } : {}),
+          ...(filter.clientId !== undefined ? { clientId: filter.clientId } : {}),
+          ...(principal && !reachesEverySession(principal) ? { owner: ownerOf(principal) } : {}),
+          limit: filter.limit ?? 100
+        }),
+        // A widget's sessions are all on its bot; the filter keeps a switched one out all the same.
+        (rows) => rows.filter((row) => principal === null || mayReach(principal, row)).map(toSession)
       )
+
+    const remove = (principal: PrincipalShape, id: string) =>
+      Effect.gen(function* () {
+        yield* reach(principal, id)
+        if (!(yield* repo.remove(id))) return yield* notFound(id)
+      })
 
     /** Stores a message; `durable: false` commits relaxed (see db/Commit.ts). */
     const append = (sessionId: string, message: NewMessage, options: { readonly durable?: boolean } = {}) =>
@@ -118,6 +155,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
 
     return traced("Sessions", {
       get,
+      reach,
       getOrCreate,
       getOrCreateWithId,
       switchBot,

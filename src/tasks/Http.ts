@@ -1,6 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { CairnApi } from "../Api.ts"
+import { Principal } from "../auth/Principal.ts"
+import { Sessions } from "../sessions/Sessions.ts"
 import { Dispatchers } from "./delivery/Dispatchers.ts"
 import { ValidationError } from "../contract/Errors.ts"
 import { Injector } from "./Injection.ts"
@@ -11,8 +13,10 @@ export const InjectionHttpLive = HttpApiBuilder.group(CairnApi, "injection", (ha
   Effect.gen(function* () {
     const injector = yield* Injector
     const dispatchers = yield* Dispatchers
+    const sessions = yield* Sessions
     return handlers.handle("inject", ({ path, payload }) =>
       Effect.gen(function* () {
+        yield* sessions.reach(yield* Principal, path.id)
         if (payload.dispatch_type !== undefined && Option.isNone(dispatchers.get(payload.dispatch_type))) {
           return yield* ValidationError.single(
             ["body", "dispatch_type"],

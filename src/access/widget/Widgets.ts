@@ -6,6 +6,7 @@
  * A revoked key stops new mints at once; tokens already minted lapse within their 15 minutes.
  */
 import { Clock, Effect } from "effect"
+import * as crypto from "node:crypto"
 import { Bots } from "../../bots/Bots.ts"
 import { Forbidden } from "../../contract/Errors.ts"
 import { ApiKeys } from "../keys/ApiKeys.ts"
@@ -17,6 +18,13 @@ import { traced } from "../../telemetry/Spans.ts"
 import { WidgetKeyUnusable } from "./Errors.ts"
 
 export const widgetLifetimeSeconds = 15 * 60
+
+/**
+ * A widget's identity: who minted it, for which bot and pin. A renderer re-minting for the same
+ * pin keeps it, so the widget keeps its sessions; another minter or pin is another widget.
+ */
+const widgetIdentity = (caller: PrincipalShape, botId: string, pinId: string | null) =>
+  crypto.createHash("sha256").update(`${caller.kind}:${caller.id}\u0001${botId}\u0001${pinId ?? ""}`).digest("hex").slice(0, 32)
 
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -53,6 +61,7 @@ export class Widgets extends Effect.Service<Widgets>()("cairn/Widgets", {
         const signed = yield* tokens.sign("widget", bot.id, key.scopes, lifetime, {
           bot_name: bot.name,
           api_key_id: key.id,
+          wid: widgetIdentity(caller, bot.id, input.pin_id ?? null),
           ...(input.pin_id ? { pin_id: input.pin_id } : {})
         })
         return new WidgetToken({
