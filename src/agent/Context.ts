@@ -6,12 +6,21 @@
 import type { Bot } from "../bots/Model.ts"
 import type { ChatMessage } from "../providers/Model.ts"
 import type { HistoryRow } from "../sessions/Repo.ts"
+import { imageUrlOf } from "../sessions/Attachments.ts"
 import type { Skill } from "../skills/Skills.ts"
 
 export const estimateTokens = (text: string | null | undefined) => Math.ceil((text?.length ?? 0) / 4)
 
+/** What an image costs in a context, about: a high-detail image of a few tiles at OpenAI's rates. */
+export const imageTokens = 1_000
+
+const contentTokens = (content: ChatMessage["content"]) =>
+  typeof content === "string" || content === null
+    ? estimateTokens(content)
+    : content.reduce((n, part) => n + (part.type === "text" ? estimateTokens(part.text) : imageTokens), 0)
+
 const messageTokens = (message: ChatMessage) =>
-  4 + estimateTokens(message.content) + (message.tool_calls ?? []).reduce((n, call) => n + estimateTokens(call.function.arguments) + 8, 0)
+  4 + contentTokens(message.content) + (message.tool_calls ?? []).reduce((n, call) => n + estimateTokens(call.function.arguments) + 8, 0)
 
 /** Known context windows; anything else gets the default. */
 const contextWindows: ReadonlyArray<readonly [RegExp, number]> = [
@@ -47,9 +56,22 @@ export interface AssembledContext {
   readonly droppedMessages: number
 }
 
+/** A stored message's text and images as content parts; its text alone when it has no image. */
+const contentOf = (row: HistoryRow): ChatMessage["content"] => {
+  const images = row.role === "user" ? (row.attachments ?? []).map(imageUrlOf).filter((url) => url !== null) : []
+  if (images.length === 0) return row.content
+  return [
+    ...(row.content ? [{ type: "text" as const, text: row.content }] : []),
+    ...images.map((url) => ({ type: "image_url" as const, image_url: { url } }))
+  ]
+}
+
+/** Whether a message carries an image part. */
+export const hasImage = (message: ChatMessage) => Array.isArray(message.content) && message.content.some((part) => part.type === "image_url")
+
 export const toChatMessage = (row: HistoryRow): ChatMessage => ({
   role: row.role,
-  content: row.content,
+  content: contentOf(row),
   ...(row.tool_calls && row.tool_calls.length > 0 ? { tool_calls: row.tool_calls as ChatMessage["tool_calls"] } : {}),
   ...(row.tool_call_id ? { tool_call_id: row.tool_call_id } : {})
 })

@@ -10,7 +10,8 @@ import { Forbidden, ValidationError } from "../contract/Errors.ts"
 import { grants } from "../auth/Scopes.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { confinedBot, requireBotAllowed } from "../sessions/Access.ts"
-import { SystemPaused } from "../settings/Model.ts"
+import { AttachmentMaxBytes, AttachmentMaxCount, SystemPaused } from "../settings/Model.ts"
+import { decodedBytes } from "../sessions/Attachments.ts"
 import { Settings } from "../settings/Settings.ts"
 import { Dispatchers } from "../tasks/delivery/Dispatchers.ts"
 import { Tasks } from "../tasks/Tasks.ts"
@@ -84,6 +85,27 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         return { session, channel: null }
       })
 
+    /** The size and count limits of image attachments (runtime settings): 422 past them. */
+    const checkAttachments = (attachments: ChatRequest["attachments"]) =>
+      Effect.gen(function* () {
+        if (attachments.length === 0) return
+        const maxCount = yield* settings.get(AttachmentMaxCount)
+        if (attachments.length > maxCount) {
+          return yield* ValidationError.single(["body", "attachments"], `At most ${maxCount} attachments per message (ATTACHMENT_MAX_COUNT)`, "too_many_attachments")
+        }
+        const maxBytes = yield* settings.get(AttachmentMaxBytes)
+        for (const [index, attachment] of attachments.entries()) {
+          const bytes = attachment.data === undefined ? 0 : decodedBytes(attachment.data)
+          if (bytes > maxBytes) {
+            return yield* ValidationError.single(
+              ["body", "attachments", index, "data"],
+              `${attachment.name} is ${bytes} bytes; the limit is ${maxBytes} (ATTACHMENT_MAX_BYTES)`,
+              "attachment_too_large"
+            )
+          }
+        }
+      })
+
     const begin = (request: ChatRequest, principal: PrincipalShape) =>
       Effect.gen(function* () {
         if (request.audio_data !== undefined) {
@@ -97,6 +119,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         if (request.dispatch_type === "internal" && !grants(principal.scopes, "sessions:write")) {
           return yield* new Forbidden({ detail: "Missing required scope: sessions:write" })
         }
+        yield* checkAttachments(request.attachments)
         const { session, channel } = yield* resolve(request, principal)
         const bot = yield* bots.get(session.bot_id)
         if (request.passive) {
@@ -176,15 +199,16 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
      * that client is talking to for that bot, the busy one (a run to stop), else the most recent;
      * none is created when there is none.
      */
-    const cancel = (request: { client_id: string; bot_id: string; session_id?: string | undefined }, principal: PrincipalShape) =>
+    const cancel = (request: { client_id: string; bot_id?: string | undefined; session_id?: string | undefined }, principal: PrincipalShape) =>
       Effect.gen(function* () {
         if (request.session_id) {
           const session = yield* sessions.reach(principal, request.session_id)
           const queued = yield* tasks.cancelPending(session.id)
           return { cancelled: yield* runs.cancel(session.id), queued_tasks_cancelled: queued }
         }
-        yield* requireBotAllowed(principal, request.bot_id)
-        const candidates = yield* sessions.list(principal, { botId: request.bot_id, clientId: request.client_id, limit: 50 })
+        const botId = request.bot_id ?? confinedBot(principal) ?? "default"
+        yield* requireBotAllowed(principal, botId)
+        const candidates = yield* sessions.list(principal, { botId, clientId: request.client_id, limit: 50 })
         for (const session of candidates) {
           // Queued tasks first, so none starts in the gap the cancelled run leaves.
           const queued = yield* tasks.cancelPending(session.id)

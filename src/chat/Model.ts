@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { body } from "../contract/Params.ts"
 import { JsonObject } from "../sessions/Model.ts"
+import { ImageAttachment } from "../sessions/Attachments.ts"
 
 export const DispatchType = Schema.Literal("chatplatform", "webhook", "internal", "none")
 
@@ -15,7 +16,8 @@ export const ChatRequest = body({
   session_id: Schema.optional(Schema.UUID),
   audio_data: Schema.optional(Schema.String),
   audio_format: Schema.optional(Schema.Literal("m4a", "wav", "webm")),
-  attachments: Schema.optionalWith(Schema.Array(Schema.Unknown), { default: () => [] }),
+  /** Images for the model (see sessions/Attachments.ts); their size and count are runtime settings. */
+  attachments: Schema.optionalWith(Schema.Array(ImageAttachment), { default: () => [] }),
   dispatch_type: Schema.optional(DispatchType),
   dispatch_config: Schema.optional(JsonObject),
   model_override: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
@@ -32,7 +34,8 @@ export class ChatResponse extends Schema.Class<ChatResponse>("ChatResponse")({
 
 export const CancelRequest = body({
   client_id: Schema.optionalWith(Schema.String, { default: () => "default" }),
-  bot_id: Schema.optionalWith(Schema.String, { default: () => "default" }),
+  /** Default `default` (a widget token's own bot). */
+  bot_id: Schema.optional(Schema.String),
   session_id: Schema.optional(Schema.UUID)
 })
 

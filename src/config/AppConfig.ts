@@ -22,6 +22,9 @@ export interface AppConfigShape {
   readonly rateLimitEnabled: boolean
   readonly rateLimitDefault: RateExpression
   readonly rateLimitChat: RateExpression
+  /** Defaults of the runtime settings ATTACHMENT_MAX_BYTES and ATTACHMENT_MAX_COUNT. */
+  readonly attachmentMaxBytes: number
+  readonly attachmentMaxCount: number
   readonly integrationDirs: ReadonlyArray<string>
   /** Extra directories of bot YAML files, read after the project's bots/. */
   readonly botsDirs: ReadonlyArray<string>
@@ -59,6 +62,12 @@ const rate = (name: string, fallback: string) =>
     Config.mapOrFail((raw) =>
       Either.mapLeft(parseRate(raw), (message) => ConfigError.InvalidData([name], message))
     )
+  )
+
+const positiveInt = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: "Expected a positive integer", validation: (n) => n > 0 })
   )
 
 const isHttpUrl = (value: string) => /^https?:\/\/[^\s]+$/.test(value)
@@ -101,6 +110,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   rateLimitEnabled: Config.boolean("RATE_LIMIT_ENABLED").pipe(Config.withDefault(false)),
   rateLimitDefault: rate("RATE_LIMIT_DEFAULT", "100/minute"),
   rateLimitChat: rate("RATE_LIMIT_CHAT", "30/minute"),
+  attachmentMaxBytes: positiveInt("ATTACHMENT_MAX_BYTES", 10 * 1024 * 1024),
+  attachmentMaxCount: positiveInt("ATTACHMENT_MAX_COUNT", 8),
   integrationDirs: commaList("INTEGRATION_DIRS"),
   botsDirs: commaList("BOTS_DIR"),
   hookWebhookUrls: commaList("HOOK_WEBHOOK_URLS").pipe(

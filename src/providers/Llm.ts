@@ -18,7 +18,7 @@ import {
   type Usage,
   type UsageContext
 } from "./Model.ts"
-import { costOf, priceOf, Providers, type Target } from "./Providers.ts"
+import { acceptsImages, costOf, priceOf, Providers, type Target } from "./Providers.ts"
 import { chatOnce, chatStreamOnce, embedOnce, isRetryable, transcribeOnce } from "./Upstream.ts"
 import { traced } from "../telemetry/Spans.ts"
 
@@ -50,6 +50,27 @@ export const llmRetries = (config: LlmConfigShape) =>
       Effect.logDebug("Retrying an LLM call").pipe(Effect.annotateLogs({ kind: error.kind, status: error.status, delay_ms: delay }))
     )
   )
+
+const carriesImages = (request: ChatRequest) =>
+  request.messages.some((message) => Array.isArray(message.content) && message.content.some((part) => part.type === "image_url"))
+
+/**
+ * A request with images for a model that takes none fails before it is sent, and a provider's
+ * refusal of one says so: the run reports it instead of the images being dropped unseen.
+ */
+const imagesChecked = (target: Target, request: ChatRequest) => {
+  if (!carriesImages(request)) return null
+  if (!acceptsImages(target)) {
+    return new LlmError({
+      kind: "invalid_request",
+      detail: `The model ${target.id} does not take images: send the message without attachments, or use a vision model (a provider's model entry can set vision: true)`
+    })
+  }
+  return (error: LlmError) =>
+    error.kind === "invalid_request"
+      ? new LlmError({ ...error, detail: `The model ${target.id} did not accept the image attachments: ${error.detail}` })
+      : error
+}
 
 /** Fallback follows any failure but a request the provider rejected as invalid. */
 const fallsBack = (error: LlmError) => error.kind !== "invalid_request"
@@ -99,8 +120,11 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
       const modelId = candidates[i]!
       // Combinators rather than a generator: the proxy runs this on every call.
       const attempt = Effect.flatMap(Clock.currentTimeMillis, (startedAt) =>
-        Effect.flatMap(providers.resolve(modelId), (target) =>
-          retrying(chatOnce(target, request)).pipe(
+        Effect.flatMap(providers.resolve(modelId), (target) => {
+          const images = imagesChecked(target, request)
+          if (images instanceof LlmError) return Effect.fail(images)
+          return retrying(chatOnce(target, request)).pipe(
+            Effect.mapError((error) => (images ? images(error) : error)),
             Effect.tapBoth({
               onSuccess: (result) =>
                 record(request.usage, where(target), startedAt, { usage: result.usage, cost: costOf(priceOf(target), result.usage) }),
@@ -111,7 +135,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
               return i === 0 ? result : { ...result, fallback: { originalModel: candidates[0]!, fallbackModel: modelId } }
             })
           )
-        )
+        })
       )
       return Effect.catchAll(attempt, (error) => {
         if (!fallsBack(error) || i === candidates.length - 1) return Effect.fail(error)
@@ -174,7 +198,10 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
             Effect.gen(function* () {
               const startedAt = yield* Clock.currentTimeMillis
               const target = yield* providers.resolve(modelId)
-              return streamModel(target, request, startedAt)
+              const images = imagesChecked(target, request)
+              if (images instanceof LlmError) return yield* images
+              const stream = streamModel(target, request, startedAt)
+              return images ? Stream.mapError(stream, images) : stream
             })
           ).pipe(
             Stream.tap((event) =>

@@ -10,9 +10,15 @@ import { bodyOptions } from "../contract/Params.ts"
 
 export type ChatRole = "system" | "user" | "assistant" | "tool"
 
+/** A part of a multimodal message, in OpenAI's chat shape (what OpenAI-compatible servers take). */
+export type ContentPart =
+  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "image_url"; readonly image_url: { readonly url: string } }
+
 export interface ChatMessage {
   readonly role: ChatRole
-  readonly content: string | null
+  /** Text, or parts when the message carries images. */
+  readonly content: string | null | ReadonlyArray<ContentPart>
   readonly name?: string
   readonly tool_calls?: ReadonlyArray<{
     readonly id: string
@@ -155,7 +161,9 @@ export class ProviderModel extends Schema.Class<ProviderModel>("ProviderModel")(
   /** USD per million prompt tokens; overrides the shipped price table. */
   input_price_per_million: Schema.optionalWith(Schema.NullOr(Price), { default: () => null }),
   /** USD per million completion tokens. */
-  output_price_per_million: Schema.optionalWith(Schema.NullOr(Price), { default: () => null })
+  output_price_per_million: Schema.optionalWith(Schema.NullOr(Price), { default: () => null }),
+  /** Whether the model takes images; null: known models by name, any other is let try. */
+  vision: Schema.optionalWith(Schema.NullOr(Schema.Boolean), { default: () => null })
 }) {}
 
 const ExtraHeaders = Schema.Record({ key: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/)), value: Schema.String })

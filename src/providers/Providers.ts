@@ -64,6 +64,25 @@ export const priceOf = (target: Target): Price | undefined => {
   }
 }
 
+/**
+ * Models known to take text only, by name (a provider's prefix such as `deepseek/` allowed). Any
+ * other model is let try: a provider that refuses the images answers an error the run reports.
+ */
+const textOnlyModels: ReadonlyArray<RegExp> = [
+  /(^|\/)gpt-3\.5/,
+  /(^|\/)gpt-4-(0314|0613|32k)/,
+  /(^|\/)o1-mini/,
+  /(^|\/)o3-mini/,
+  /(^|\/)deepseek-(chat|reasoner|coder)/,
+  /(^|\/)(text-|davinci|babbage)/
+]
+
+/** Whether a target takes images: its configured `vision`, else false for the known text-only models. */
+export const acceptsImages = (target: Target): boolean => {
+  const configured = target.provider.models.find((m) => m.id === target.model)?.vision
+  return configured ?? !textOnlyModels.some((pattern) => pattern.test(target.model))
+}
+
 export { costOf }
 
 const defaultReadOnly = () =>
@@ -364,5 +383,6 @@ const unmaskHeaders = (sent: Readonly<Record<string, string>>, stored: Readonly<
 const modelRow = (m: ProviderModel) => ({
   id: m.id,
   input_price_per_million: m.input_price_per_million,
-  output_price_per_million: m.output_price_per_million
+  output_price_per_million: m.output_price_per_million,
+  vision: m.vision
 })

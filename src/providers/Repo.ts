@@ -9,7 +9,9 @@ const Json = <A, I>(schema: Schema.Schema<A, I>) => Schema.Union(schema, Schema.
 const ModelPrice = Schema.Struct({
   id: Schema.String,
   input_price_per_million: Schema.NullOr(Schema.Number),
-  output_price_per_million: Schema.NullOr(Schema.Number)
+  output_price_per_million: Schema.NullOr(Schema.Number),
+  /** Absent in rows stored before models could say whether they take images. */
+  vision: Schema.optionalWith(Schema.NullOr(Schema.Boolean), { default: () => null })
 })
 
 export const ProviderRow = Schema.Struct({

@@ -4,6 +4,7 @@ import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
 import { SessionCreated } from "./Model.ts"
 import { Sessions, shownSession } from "./Sessions.ts"
+import { confinedBot } from "./Access.ts"
 
 export const SessionsHttpLive = HttpApiBuilder.group(CairnApi, "sessions", (handlers) =>
   Effect.gen(function* () {
@@ -11,7 +12,7 @@ export const SessionsHttpLive = HttpApiBuilder.group(CairnApi, "sessions", (hand
     return handlers
       .handle("create", ({ payload }) =>
         Effect.flatMap(Principal, (principal) =>
-          sessions.getOrCreate({ botId: payload.bot_id, clientId: payload.client_id, dispatchConfig: payload.dispatch_config, principal })
+          sessions.getOrCreate({ botId: payload.bot_id ?? confinedBot(principal) ?? "default", clientId: payload.client_id, dispatchConfig: payload.dispatch_config, principal })
         ).pipe(Effect.map((session) => new SessionCreated({ session_id: session.id })))
       )
       .handle("messages", ({ path }) => Effect.flatMap(Principal, (principal) => sessions.messages(principal, path.id)))

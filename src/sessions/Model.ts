@@ -42,7 +42,8 @@ export class Message extends Schema.Class<Message>("Message")({
 }) {}
 
 export const CreateSession = body({
-  bot_id: Schema.optionalWith(Schema.String, { default: () => "default" }),
+  /** Default `default` (a widget token's own bot). */
+  bot_id: Schema.optional(Schema.String),
   client_id: Schema.optionalWith(Schema.String.pipe(Schema.minLength(1)), { default: () => "default" }),
   dispatch_config: Schema.optional(JsonObject)
 })

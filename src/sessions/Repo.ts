@@ -42,6 +42,8 @@ export const HistoryRow = Schema.Struct({
   tool_calls: ToolCalls,
   tool_call_id: Schema.NullOr(Schema.String),
   cancelled: Schema.Boolean,
+  /** The message's image attachments; null when it has none. */
+  attachments: Schema.optional(Schema.NullOr(Schema.Array(Schema.Unknown))),
   /** The session's summary of the messages before these (the same on every row), if it has one. */
   summary: Schema.optional(Schema.NullOr(Schema.String))
 })
@@ -133,7 +135,8 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
        */
       recentMessages: (sessionId: string, limit: number) =>
         sql`SELECT m.role, m.content, m.tool_calls, m.tool_call_id,
-                   coalesce((m.metadata->>'cancelled')::boolean, false) AS cancelled, s.summary
+                   coalesce((m.metadata->>'cancelled')::boolean, false) AS cancelled, s.summary,
+                   CASE WHEN m.attachments = '[]'::jsonb THEN NULL ELSE m.attachments END AS attachments
             FROM messages m JOIN sessions s ON s.id = m.session_id
             WHERE m.session_id = ${sessionId} AND m.seq > coalesce(s.summary_through, 0)
             ORDER BY m.seq DESC LIMIT ${limit}`.pipe(

@@ -59,8 +59,32 @@ export const SystemPaused = setting({
   fromConfig: () => false
 })
 
+const PositiveInt = Schema.Number.pipe(
+  Schema.filter((n) => (Number.isInteger(n) && n > 0) || "Expected a positive integer")
+)
+
+export const AttachmentMaxBytes = setting({
+  key: "ATTACHMENT_MAX_BYTES",
+  description: "Largest image attachment a chat message may carry, in bytes of the decoded file (422 past it)",
+  schema: PositiveInt,
+  fromConfig: (config) => config.attachmentMaxBytes
+})
+export const AttachmentMaxCount = setting({
+  key: "ATTACHMENT_MAX_COUNT",
+  description: "Most image attachments one chat message may carry (422 past it)",
+  schema: PositiveInt,
+  fromConfig: (config) => config.attachmentMaxCount
+})
+
 /** Every runtime setting (a list of different value types; typed reads go through the constants above). */
-export const settingDefinitions: ReadonlyArray<SettingDefinition<any>> = [RateLimitEnabled, RateLimitDefault, RateLimitChat, SystemPaused]
+export const settingDefinitions: ReadonlyArray<SettingDefinition<any>> = [
+  RateLimitEnabled,
+  RateLimitDefault,
+  RateLimitChat,
+  SystemPaused,
+  AttachmentMaxBytes,
+  AttachmentMaxCount
+]
 
 /** Checks a candidate value against its setting's schema: the normalised value, or a message. */
 export const validateSetting = <A>(definition: SettingDefinition<A>, value: unknown): Either.Either<A, string> =>

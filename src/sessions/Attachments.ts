@@ -1,0 +1,47 @@
+/**
+ * Image attachments of a chat message (the spec's `attachments`, vision): the shape a client sends,
+ * stored with the message and sent to the model as image content parts. Part of the contract.
+ */
+import { Schema } from "effect"
+
+/** The image types vision models take (OpenAI's, Anthropic's and Gemini's common set). */
+export const ImageMimeType = Schema.Literal("image/png", "image/jpeg", "image/gif", "image/webp")
+
+const Base64 = Schema.String.pipe(
+  Schema.filter((text) =>
+    (text.length > 0 && text.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(text)) ||
+    "Expected standard base64 (no `data:` prefix, no line breaks)"
+  )
+)
+
+const ImageUrl = Schema.String.pipe(
+  Schema.filter((text) => /^https?:\/\/[^\s]+$/.test(text) || "Expected an http(s) URL")
+)
+
+/**
+ * One image: `data` (base64 of the file) or `url` (fetched by the model's provider), never both.
+ * `type` defaults to "image", the only kind there is.
+ */
+export const ImageAttachment = Schema.Struct({
+  type: Schema.optionalWith(Schema.Literal("image"), { default: () => "image" as const }),
+  mime_type: ImageMimeType,
+  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)),
+  data: Schema.optionalWith(Base64, { exact: true }),
+  url: Schema.optionalWith(ImageUrl, { exact: true })
+}).pipe(
+  Schema.filter((image) => (image.data === undefined) !== (image.url === undefined) || "Give the image as exactly one of `data` (base64) and `url`")
+)
+export type ImageAttachment = typeof ImageAttachment.Type
+
+/** The size of the file a base64 text holds. */
+export const decodedBytes = (base64: string): number =>
+  (base64.length / 4) * 3 - (base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0)
+
+/** A stored attachment as the model receives it (a data URL or the image's URL); null for anything not an image. */
+export const imageUrlOf = (attachment: unknown): string | null => {
+  if (typeof attachment !== "object" || attachment === null) return null
+  const image = attachment as Partial<Record<"type" | "mime_type" | "data" | "url", unknown>>
+  if (image.type !== "image") return null
+  if (typeof image.data === "string" && typeof image.mime_type === "string") return `data:${image.mime_type};base64,${image.data}`
+  return typeof image.url === "string" ? image.url : null
+}
