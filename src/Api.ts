@@ -21,6 +21,7 @@ import { ErrorResponses } from "./contract/Errors.ts"
 import { LlmApi, ProvidersApi } from "./providers/Api.ts"
 import { SessionsApi } from "./sessions/Api.ts"
 import { SettingsApi } from "./settings/Api.ts"
+import { SpeechApi } from "./speech/Api.ts"
 import { InjectionApi, TasksApi } from "./tasks/Api.ts"
 import { UsageApi } from "./usage/Api.ts"
 import { WorkspacesApi } from "./workspaces/Api.ts"
@@ -38,6 +39,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .add(SessionsApi)
   .add(ChatApi)
   .add(RunsApi)
+  .add(SpeechApi)
   .add(IntegrationsApi)
   .add(ProvidersApi)
   .add(LlmApi)

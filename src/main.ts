@@ -58,6 +58,8 @@ import * as Logging from "./telemetry/Logging.ts"
 import * as Tracing from "./telemetry/Tracing.ts"
 import { UsageHttpLive } from "./usage/Http.ts"
 import { WorkspacesHttpLive } from "./workspaces/Http.ts"
+import { SpeechHttpLive } from "./speech/Http.ts"
+import { Speech } from "./speech/Speech.ts"
 import { Workspaces } from "./workspaces/Workspaces.ts"
 
 /** The database, with every migration applied before anything else may use it. */
@@ -83,6 +85,7 @@ const ServicesLive = Layer.mergeAll(
   Carapaces.Default,
   Providers.Default,
   Llm.Default,
+  Speech.Default,
   Documents.Default,
   Tools.layer,
   Skills.layer,
@@ -110,6 +113,7 @@ const HandlersLive = Layer.mergeAll(
   SessionsHttpLive,
   ChatHttpLive,
   RunsHttpLive,
+  SpeechHttpLive,
   AccessHttpLive,
   ProvidersHttpLive,
   LlmHttpLive,

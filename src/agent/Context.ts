@@ -6,7 +6,7 @@
 import type { Bot } from "../bots/Model.ts"
 import type { ChatMessage } from "../providers/Model.ts"
 import type { HistoryRow } from "../sessions/Repo.ts"
-import { imageUrlOf } from "../sessions/Attachments.ts"
+import { imageUrlOf, modelAudioOf } from "../sessions/Attachments.ts"
 import type { Skill } from "../skills/Skills.ts"
 
 export const estimateTokens = (text: string | null | undefined) => Math.ceil((text?.length ?? 0) / 4)
@@ -14,10 +14,16 @@ export const estimateTokens = (text: string | null | undefined) => Math.ceil((te
 /** What an image costs in a context, about: a high-detail image of a few tiles at OpenAI's rates. */
 export const imageTokens = 1_000
 
+/** Audio costs about 25 tokens a second; a second of compressed speech is about 20 kB of base64. */
+const audioTokens = (base64: string) => Math.ceil(base64.length / 800)
+
 const contentTokens = (content: ChatMessage["content"]) =>
   typeof content === "string" || content === null
     ? estimateTokens(content)
-    : content.reduce((n, part) => n + (part.type === "text" ? estimateTokens(part.text) : imageTokens), 0)
+    : content.reduce(
+        (n, part) => n + (part.type === "text" ? estimateTokens(part.text) : part.type === "image_url" ? imageTokens : audioTokens(part.input_audio.data)),
+        0
+      )
 
 const messageTokens = (message: ChatMessage) =>
   4 + contentTokens(message.content) + (message.tool_calls ?? []).reduce((n, call) => n + estimateTokens(call.function.arguments) + 8, 0)
@@ -56,22 +62,28 @@ export interface AssembledContext {
   readonly droppedMessages: number
 }
 
-/** A stored message's text and images as content parts; its text alone when it has no image. */
-const contentOf = (row: HistoryRow): ChatMessage["content"] => {
-  const images = row.role === "user" ? (row.attachments ?? []).map(imageUrlOf).filter((url) => url !== null) : []
-  if (images.length === 0) return row.content
+/**
+ * A stored message's text, images and (when `hear`) voice as content parts; its text alone when it
+ * has neither. Voice is heard once, in its own turn: later turns have its transcript.
+ */
+const contentOf = (row: HistoryRow, hear: boolean): ChatMessage["content"] => {
+  const attachments = row.role === "user" ? (row.attachments ?? []) : []
+  const images = attachments.map(imageUrlOf).filter((url) => url !== null)
+  const voice = hear ? attachments.map(modelAudioOf).filter((audio) => audio !== null) : []
+  if (images.length === 0 && voice.length === 0) return row.content
   return [
     ...(row.content ? [{ type: "text" as const, text: row.content }] : []),
-    ...images.map((url) => ({ type: "image_url" as const, image_url: { url } }))
+    ...images.map((url) => ({ type: "image_url" as const, image_url: { url } })),
+    ...voice.map((audio) => ({ type: "input_audio" as const, input_audio: audio }))
   ]
 }
 
 /** Whether a message carries an image part. */
 export const hasImage = (message: ChatMessage) => Array.isArray(message.content) && message.content.some((part) => part.type === "image_url")
 
-export const toChatMessage = (row: HistoryRow): ChatMessage => ({
+const toChatMessage = (row: HistoryRow, hear: boolean): ChatMessage => ({
   role: row.role,
-  content: contentOf(row),
+  content: contentOf(row, hear),
   ...(row.tool_calls && row.tool_calls.length > 0 ? { tool_calls: row.tool_calls as ChatMessage["tool_calls"] } : {}),
   ...(row.tool_call_id ? { tool_call_id: row.tool_call_id } : {})
 })
@@ -137,9 +149,9 @@ export const assemble = (input: ContextInput): AssembledContext => {
   // A summarized session: the summary stands in for the messages it covers (they are not loaded).
   const summary = input.history[0]?.summary
   if (summary?.trim()) head.push({ role: "system", content: `Summary of the conversation so far:\n${summary.trim()}` })
-  const history = repairToolSequence(
-    input.history.filter((row) => !row.cancelled || row.content).map(toChatMessage)
-  )
+  const rows = input.history.filter((row) => !row.cancelled || row.content)
+  const newestUser = rows.findLastIndex((row) => row.role === "user")
+  const history = repairToolSequence(rows.map((row, index) => toChatMessage(row, index === newestUser)))
   const budget = limit - input.reserve - head.reduce((n, m) => n + messageTokens(m), 0)
   let start = 0
   let used = history.reduce((n, m) => n + messageTokens(m), 0)

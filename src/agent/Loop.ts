@@ -29,6 +29,7 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
     /** Stores the user's message (warning about secrets in it) unless it is stored already. */
     const acceptUserText = (input: TurnInput) =>
       Effect.gen(function* () {
+        if (input.transcript !== undefined) yield* input.emit({ type: "transcript", text: input.transcript })
         if (input.userText === null) return
         const patterns = detectSecrets(input.userText)
         if (patterns.length > 0) yield* input.emit({ type: "secret_warning", patterns: patterns.map((type) => ({ type })) })
@@ -36,7 +37,7 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
           role: "user",
           content: input.userText,
           attachments: input.attachments ?? [],
-          metadata: { run_id: input.runId }
+          metadata: { run_id: input.runId, ...(input.transcript !== undefined ? { voice: true } : {}) }
         })
       })
 

@@ -30,6 +30,8 @@ export interface TurnInput {
   /** The user's message; null when it is already stored (a queued task's message). */
   readonly userText: string | null
   readonly attachments?: ReadonlyArray<unknown>
+  /** What the voice input said: the run's first event, before anything else of the turn. */
+  readonly transcript?: string | undefined
   readonly modelOverride?: string | undefined
   readonly executionConfig?: ExecutionConfig | undefined
   readonly principal?: { readonly kind: string; readonly id: string } | undefined

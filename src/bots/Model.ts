@@ -54,6 +54,8 @@ const ClientToolEntry = Schema.Union(
   })
 )
 
+export const AudioInput = Schema.Literal("transcribe", "native", "disabled")
+
 const botFields = {
   name: Schema.String.pipe(Schema.minLength(1)),
   description: Schema.optionalWith(Schema.String, { default: () => "" }),
@@ -68,8 +70,11 @@ const botFields = {
   tool_policies: Schema.optionalWith(Schema.Record({ key: Schema.String, value: ToolPolicy }), { default: () => ({}) }),
   /** The scoped key whose scopes widget tokens for this bot copy. */
   api_key_id: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
-  /** How voice input reaches the bot: transcribed to text first, or not accepted. */
-  audio_input: Schema.optionalWith(Schema.Literal("transcribe", "disabled"), { default: () => "transcribe" as const }),
+  /**
+   * How voice input reaches the bot: transcribed to text first; `native`, the model hears the audio
+   * itself (an input_audio part; a transcript is still made when it can be); or not accepted.
+   */
+  audio_input: Schema.optionalWith(AudioInput, { default: () => "transcribe" as const }),
   max_iterations: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 50)), { default: () => 10 }),
   temperature: Schema.optionalWith(Schema.NullOr(Schema.Number.pipe(Schema.between(0, 2))), { default: () => null })
 }
@@ -104,7 +109,7 @@ export class UpdateBot extends Schema.Class<UpdateBot>("UpdateBot")(
     delegate_bots: Schema.optional(Schema.Array(Schema.String)),
     tool_policies: Schema.optional(Schema.Record({ key: Schema.String, value: ToolPolicy })),
     api_key_id: Schema.optional(Schema.NullOr(Schema.String)),
-    audio_input: Schema.optional(Schema.Literal("transcribe", "disabled")),
+    audio_input: Schema.optional(AudioInput),
     max_iterations: Schema.optional(Schema.Int.pipe(Schema.between(1, 50))),
     temperature: Schema.optional(Schema.NullOr(Schema.Number.pipe(Schema.between(0, 2))))
   },

@@ -70,7 +70,6 @@ export class ChatApi extends HttpApiGroup.make("chat")
     HttpApiEndpoint.post("summarize", "/sessions/:id/summarize")
       .setPath(idPath("Session"))
       .addSuccess(SessionSummary)
-      .addError(detailBody(ProviderFailed))
       .annotate(RequiredScope, "chat")
       .annotate(
         OpenApi.Description,
@@ -84,5 +83,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
   .addError(detailBody(ToolRequestNotFound))
   .addError(detailBody(ApprovalNotFound))
   .addError(detailBody(ApprovalDecided))
+  // A speech engine's failure on voice input, or a summary the model did not write.
+  .addError(detailBody(ProviderFailed))
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Chat") {}

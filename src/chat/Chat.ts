@@ -16,14 +16,19 @@ import { Settings } from "../settings/Settings.ts"
 import { Dispatchers } from "../tasks/delivery/Dispatchers.ts"
 import { Tasks } from "../tasks/Tasks.ts"
 import type { ChatRequest } from "./Model.ts"
+import { spokenText, Voice } from "./Voice.ts"
 import { Runs } from "../runs/Runs.ts"
 import { turnChannel, Turns } from "../runs/Turns.ts"
 import { traced } from "../telemetry/Spans.ts"
 
-export type ChatStart =
+/** How a message went in; `transcript` is what its voice said (null without voice input). */
+export type ChatStart = (
   | { readonly _tag: "passive"; readonly sessionId: string }
   | { readonly _tag: "queued"; readonly sessionId: string; readonly taskId: string; readonly reason: "session_busy" | "system_paused" }
   | { readonly _tag: "started"; readonly sessionId: string; readonly runId: string; readonly run: Effect.Effect.Success<ReturnType<Runs["start"]>> }
+  /** Voice input in which no speech was recognised, and no other content: nothing was stored or run. */
+  | { readonly _tag: "unheard"; readonly sessionId: string; readonly message: string }
+) & { readonly transcript: string | null }
 
 export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
   scoped: Effect.gen(function* () {
@@ -37,6 +42,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
     const tasks = yield* Tasks
     const runs = yield* Runs
     const turns = yield* Turns
+    const voice = yield* Voice
 
     /**
      * A channel's session: its active one, else its (client, bot) session, made active. With a
@@ -108,30 +114,33 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
 
     const begin = (request: ChatRequest, principal: PrincipalShape) =>
       Effect.gen(function* () {
-        if (request.audio_data !== undefined) {
-          return yield* ValidationError.single(
-            ["body", "audio_data"],
-            "Audio input is not available on this server yet: send text in `message`",
-            "audio_unsupported"
-          )
-        }
         // Internal dispatch writes into another session: that takes sessions:write, not only chat.
         if (request.dispatch_type === "internal" && !grants(principal.scopes, "sessions:write")) {
           return yield* new Forbidden({ detail: "Missing required scope: sessions:write" })
         }
         yield* checkAttachments(request.attachments)
+        const audio = yield* voice.prepare(request)
         const { session, channel } = yield* resolve(request, principal)
         const bot = yield* bots.get(session.bot_id)
+        const heard = audio
+          ? yield* voice.hear(audio, request, bot, { sessionId: session.id, channelId: channel?.id ?? null, clientId: session.client_id }, principal)
+          : null
+        const transcript = heard?.transcript ?? null
+        const text = heard ? spokenText(request.message, heard.transcript) : request.message
+        const attachments = heard?.attachment ? [...request.attachments, heard.attachment] : request.attachments
+        if (heard && !text && request.attachments.length === 0 && !heard.attachment?.for_model) {
+          return { _tag: "unheard", sessionId: session.id, message: "No speech was recognised in the audio", transcript: "" } as const
+        }
         if (request.passive) {
           yield* sessions.append(session.id, {
             role: "user",
-            content: request.message,
-            attachments: request.attachments,
-            metadata: { passive: true }
+            content: text,
+            attachments,
+            metadata: { passive: true, ...(heard ? { voice: true } : {}) }
           })
-          return { _tag: "passive", sessionId: session.id } as const
+          return { _tag: "passive", sessionId: session.id, transcript } as const
         }
-        if (!request.message.trim() && request.attachments.length === 0) {
+        if (!text.trim() && attachments.length === 0) {
           return yield* ValidationError.single(["body", "message"], "A message needs text or attachments", "missing")
         }
         // The message as a task: queued when the run cannot start now, recorded finished when it ran at once.
@@ -141,7 +150,8 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
           sessionId: session.id,
           channelId: channel?.id ?? null,
           clientId: session.client_id,
-          prompt: request.message,
+          prompt: text,
+          attachments,
           modelOverride: request.model_override ?? null,
           dispatchType: request.dispatch_type,
           dispatchConfig: request.dispatch_config
@@ -149,7 +159,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         const queue = (reason: "session_busy" | "system_paused") =>
           Effect.map(
             tasks.enqueue(asTask),
-            (task) => ({ _tag: "queued", sessionId: session.id, taskId: task.id, reason }) as const
+            (task) => ({ _tag: "queued", sessionId: session.id, taskId: task.id, reason, transcript }) as const
           )
         if (yield* settings.get(SystemPaused)) return yield* queue("system_paused")
         // Taking the lock and starting the run happen together (a client that goes away in
@@ -164,8 +174,9 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
           clientId: session.client_id,
           bot,
           channel: channel ? turnChannel(channel) : null,
-          userText: request.message,
-          attachments: request.attachments,
+          userText: text,
+          attachments,
+          transcript: transcript ?? undefined,
           modelOverride: request.model_override,
           principal: { kind: principal.kind, id: principal.id }
         }).pipe(Effect.onError(() => runs.release(lock.value).pipe(Effect.ignore)))
@@ -191,7 +202,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
             }).pipe(Effect.catchAllCause((cause) => Effect.logError("The result of a chat run could not be delivered", cause)))
           )
         }
-        return { _tag: "started", sessionId: session.id, runId: started.value.runId, run: started.value.run } as const
+        return { _tag: "started", sessionId: session.id, runId: started.value.runId, run: started.value.run, transcript } as const
       })
 
     /**
@@ -220,5 +231,5 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
 
     return traced("Chat", { begin, cancel, channelSession } as const)
   }),
-  dependencies: [Bots.Default, Channels.Default, Dispatchers.Default, Runs.Default, Sessions.Default, Settings.Default, Tasks.Default, Turns.Default]
+  dependencies: [Bots.Default, Channels.Default, Dispatchers.Default, Runs.Default, Sessions.Default, Settings.Default, Tasks.Default, Turns.Default, Voice.Default]
 }) {}

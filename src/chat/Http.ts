@@ -5,7 +5,9 @@ import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
 import { RunCancelled, RunFailed, RunInterrupted } from "../runs/Errors.ts"
 import { Tasks } from "../tasks/Tasks.ts"
-import { Chat } from "./Chat.ts"
+import { Chat, type ChatStart } from "./Chat.ts"
+import { ValidationError } from "../contract/Errors.ts"
+import type { SequencedEvent } from "../agent/Events.ts"
 import { Summaries } from "./Summaries.ts"
 import { Acknowledged, ApprovalDecision, CancelResponse, ChatResponse, SessionSummary } from "./Model.ts"
 import { Runs } from "../runs/Runs.ts"
@@ -19,8 +21,12 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
     const interactions = yield* Interactions
     const summaries = yield* Summaries
 
-    const respond = (sessionId: string, text: string, clientActions: ReadonlyArray<unknown>) =>
-      new ChatResponse({ session_id: sessionId, response: text, transcript: "", client_actions: clientActions })
+    const respond = (started: ChatStart, text: string, clientActions: ReadonlyArray<unknown>) =>
+      new ChatResponse({ session_id: started.sessionId, response: text, transcript: started.transcript ?? "", client_actions: clientActions })
+
+    /** What a voice message said comes first, before whatever else the answer streams. */
+    const heard = (started: ChatStart): ReadonlyArray<SequencedEvent["event"]> =>
+      started.transcript === null ? [] : [{ type: "transcript", text: started.transcript }]
 
     return handlers
       .handle("chat", ({ payload }) =>
@@ -29,18 +35,20 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
           const started = yield* chat.begin(payload, principal)
           switch (started._tag) {
             case "passive":
-              return respond(started.sessionId, "", [])
+              return respond(started, "", [])
+            case "unheard":
+              return yield* ValidationError.single(["body", "audio_data"], started.message, "empty_speech")
             case "queued": {
               // The blocking call waits for its queued turn, so the client still gets the answer.
               const task = yield* tasks.awaitFinished(started.taskId)
-              if (task.status === "complete") return respond(started.sessionId, task.result ?? "", task.client_actions)
+              if (task.status === "complete") return respond(started, task.result ?? "", task.client_actions)
               if (task.status === "cancelled") return yield* new RunCancelled({ detail: "The queued message was cancelled" })
               return yield* new RunFailed({ detail: task.error ?? "The run failed" })
             }
             case "started": {
               const outcome = yield* runs.awaitDone(started.run)
               if (outcome._tag === "complete") {
-                return respond(started.sessionId, outcome.result.text, outcome.result.clientActions)
+                return respond(started, outcome.result.text, outcome.result.clientActions)
               }
               if (outcome._tag === "cancelled") return yield* new RunCancelled({ detail: "The run was cancelled" })
               if (outcome._tag === "interrupted") return yield* new RunInterrupted({ detail: outcome.message })
@@ -55,10 +63,21 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
           const started = yield* chat.begin(payload, principal)
           switch (started._tag) {
             case "passive":
-              return Sse.response(Sse.single({ type: "passive_stored", session_id: started.sessionId }), started.sessionId)
+              return Sse.response(Sse.fixed(...heard(started), { type: "passive_stored", session_id: started.sessionId }), started.sessionId)
             case "queued":
               return Sse.response(
-                Sse.single({ type: "queued", session_id: started.sessionId, task_id: started.taskId, reason: started.reason }),
+                Sse.fixed(...heard(started), { type: "queued", session_id: started.sessionId, task_id: started.taskId, reason: started.reason }),
+                started.sessionId
+              )
+            case "unheard":
+              return Sse.response(
+                Sse.fixed(...heard(started), { type: "error", message: started.message }, {
+                  type: "response",
+                  text: "",
+                  tools_used: [],
+                  client_actions: [],
+                  session_id: started.sessionId
+                }),
                 started.sessionId
               )
             case "started":

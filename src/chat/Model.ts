@@ -2,7 +2,7 @@
 import { Schema } from "effect"
 import { body } from "../contract/Params.ts"
 import { JsonObject } from "../sessions/Model.ts"
-import { ImageAttachment } from "../sessions/Attachments.ts"
+import { Base64, ImageAttachment } from "../sessions/Attachments.ts"
 
 export const DispatchType = Schema.Literal("chatplatform", "webhook", "internal", "none")
 
@@ -14,7 +14,8 @@ export const ChatRequest = body({
   client_id: Schema.optionalWith(Schema.String.pipe(Schema.minLength(1)), { default: () => "default" }),
   /** Companion clients address a session directly; an id the server has not seen is created. It wins over channel_id. */
   session_id: Schema.optional(Schema.UUID),
-  audio_data: Schema.optional(Schema.String),
+  /** Voice input: base64 of an audio file in `audio_format`, transcribed into the message. */
+  audio_data: Schema.optional(Base64),
   audio_format: Schema.optional(Schema.Literal("m4a", "wav", "webm")),
   /** Images for the model (see sessions/Attachments.ts); their size and count are runtime settings. */
   attachments: Schema.optionalWith(Schema.Array(ImageAttachment), { default: () => [] }),

@@ -68,7 +68,7 @@ export interface HookStats {
 }
 
 interface Entry {
-  readonly callback: (context: HookContext<any>) => unknown
+  readonly callback: (context: HookContext<any> & { readonly audio?: Uint8Array }) => unknown
   readonly name: string
 }
 
@@ -307,13 +307,14 @@ export const makeHooks = (options: HookOptions) =>
      * `overrideTimeout`; the first string wins; null or undefined, a failure or a timeout falls
      * through. None: use the default. Webhooks receive the event as for any other.
      */
-    const override = (event: OverrideEvent, context: HookContext<OverrideEvent>): Effect.Effect<Option.Option<string>> =>
+    const override = (event: OverrideEvent, context: HookContext<OverrideEvent>, audio: Uint8Array): Effect.Effect<Option.Option<string>> =>
       Effect.gen(function* () {
+        // Each callback gets its own copy of the audio: one cannot change what the next one hears.
         const frozen = snapshot(context)
         yield* enqueue(event, context, false)
         for (const entry of registry.get(event) ?? []) {
           const outcome = yield* Effect.tryPromise({
-            try: async () => entry.callback(frozen),
+            try: async () => entry.callback({ ...frozen, audio: audio.slice() }),
             catch: (error) => error
           }).pipe(Effect.timeout(options.overrideTimeout), Effect.either)
           if (outcome._tag === "Left") {

@@ -7,6 +7,8 @@ import { Config, Data, Duration, Effect } from "effect"
 import { Bindings } from "../bindings/Bindings.ts"
 import { Chat } from "../chat/Chat.ts"
 import { allowList, guardedRequest, OutboundRefused, type AllowList } from "../http/Outbound.ts"
+import { Speech } from "../speech/Speech.ts"
+import { formatOfFileName, formatOfMimeType, prepareFile } from "../speech/Audio.ts"
 import { Llm } from "../providers/Llm.ts"
 import type { LlmError, UsageContext } from "../providers/Model.ts"
 import type {
@@ -56,6 +58,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
     const config = yield* capabilitiesConfig
     const store = yield* IntegrationStoreRepo
     const llm = yield* Llm
+    const speech = yield* Speech
     const bindings = yield* Bindings
     const chat = yield* Chat
     const sessions = yield* Sessions
@@ -89,16 +92,18 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
           })
         )
 
+    /** Through the speech service, as `/transcribe` is: the hook first (source = the integration's id), the same checks. */
     const transcribe = (caller: CallerIdentity, options: TranscriptionOptions) =>
-      llm
-        .transcribe({
-          ...(options.model !== undefined ? { model: options.model } : {}),
-          audio: options.audio,
-          fileName: options.fileName ?? "audio.wav",
-          mimeType: options.mimeType ?? "audio/wav",
-          usage: usageOf(caller)
-        })
-        .pipe(Effect.mapError(llmFailure))
+      Effect.gen(function* () {
+        const format = formatOfMimeType(options.mimeType ?? "") ?? formatOfFileName(options.fileName ?? "audio.wav")
+        if (!format) return yield* new IntegrationCallFailed({ message: `Unknown audio type: ${options.mimeType ?? options.fileName}` })
+        const audio = prepareFile(options.audio, format, speech.limits)
+        if (typeof audio === "string") return yield* new IntegrationCallFailed({ message: audio })
+        const result = yield* speech
+          .transcribe({ audio, source: caller.id, usage: usageOf(caller), model: options.model })
+          .pipe(Effect.mapError(llmFailure))
+        return { text: result.text }
+      })
 
     const boundChannels = (caller: CallerIdentity, clientId: string | undefined): Effect.Effect<ReadonlyArray<BoundChannel>> =>
       Effect.gen(function* () {
@@ -268,7 +273,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
       request
     } as const
   }),
-  dependencies: [IntegrationStoreRepo.Default, Llm.Default, Bindings.Default, Chat.Default, Sessions.Default, Injector.Default, Tasks.Default, Workspaces.Default]
+  dependencies: [IntegrationStoreRepo.Default, Llm.Default, Speech.Default, Bindings.Default, Chat.Default, Sessions.Default, Injector.Default, Tasks.Default, Workspaces.Default]
 }) {}
 
 /** A failure's readable message (`detail` of a tagged error, else `message`). */

@@ -19,8 +19,9 @@ import {
   type UsageContext
 } from "./Model.ts"
 import { acceptsImages, costOf, priceOf, Providers, type Target } from "./Providers.ts"
-import { chatOnce, chatStreamOnce, embedOnce, isRetryable, transcribeOnce } from "./Upstream.ts"
+import { chatOnce, chatStreamOnce, embedOnce, isRetryable, transcribeOnce, type Transcribed } from "./Upstream.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { audioCostOf } from "../usage/Prices.ts"
 
 /**
  * How long to wait before retry `attempt` (0-based), or undefined to give up: exponential from
@@ -85,7 +86,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
       context: UsageContext,
       target: { readonly providerId: string; readonly model: string },
       startedAt: number,
-      outcome: { readonly usage: Usage | null; readonly cost: number | null } | LlmError
+      outcome: { readonly usage: Usage | null; readonly cost: number | null; readonly audioSeconds?: number | null } | LlmError
     ) =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const ok = !(outcome instanceof LlmError)
@@ -102,6 +103,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
           promptTokens: tokens?.prompt_tokens ?? 0,
           completionTokens: tokens?.completion_tokens ?? 0,
           totalTokens: tokens?.total_tokens ?? 0,
+          audioSeconds: ok ? (outcome.audioSeconds ?? 0) : 0,
           costUsd: ok ? outcome.cost : null,
           durationMs: now - startedAt,
           outcome: ok ? "ok" : "error",
@@ -233,12 +235,16 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
         return { model: target.id, embeddings: result.embeddings, usage: result.usage }
       }).pipe(Effect.withSpan("Llm.embed", { captureStackTrace: false }))
 
-    const transcribe = (request: TranscribeRequest): Effect.Effect<{ text: string }, LlmError> =>
+    /** Speech to text; usage counts the audio's seconds (the caller's, else what the provider reports). */
+    const transcribe = (request: TranscribeRequest): Effect.Effect<Transcribed, LlmError> =>
       Effect.gen(function* () {
         const startedAt = yield* Clock.currentTimeMillis
         const target = yield* providers.resolve(request.model, config.transcriptionModel)
         return yield* retrying(transcribeOnce(target, request.audio, request.fileName, request.mimeType)).pipe(
-          Effect.tap(() => record(request.usage, where(target), startedAt, { usage: null, cost: null })),
+          Effect.tap((result) => {
+            const seconds = request.audioSeconds ?? result.durationSeconds
+            return record(request.usage, where(target), startedAt, { usage: null, cost: audioCostOf(target.model, seconds), audioSeconds: seconds })
+          }),
           Effect.tapError((error) => record(request.usage, where(target), startedAt, error))
         )
       }).pipe(Effect.withSpan("Llm.transcribe", { captureStackTrace: false }))

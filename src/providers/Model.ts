@@ -14,6 +14,7 @@ export type ChatRole = "system" | "user" | "assistant" | "tool"
 export type ContentPart =
   | { readonly type: "text"; readonly text: string }
   | { readonly type: "image_url"; readonly image_url: { readonly url: string } }
+  | { readonly type: "input_audio"; readonly input_audio: { readonly data: string; readonly format: string } }
 
 export interface ChatMessage {
   readonly role: ChatRole
@@ -35,7 +36,7 @@ export interface ToolSchema {
 
 /** Who a call is for, so the usage record can say it. */
 export interface UsageContext {
-  readonly source: "proxy" | "agent" | "embedding" | "integration"
+  readonly source: "proxy" | "agent" | "embedding" | "integration" | "speech"
   readonly principalKind?: string
   readonly principalId?: string
   readonly botId?: string
@@ -117,6 +118,8 @@ export interface TranscribeRequest {
   readonly audio: Uint8Array
   readonly fileName: string
   readonly mimeType: string
+  /** The audio's length when the caller knows it: usage and cost are counted in it. */
+  readonly audioSeconds?: number | null
   readonly usage: UsageContext
 }
 

@@ -270,10 +270,22 @@ export const embedOnce = (target: Target, input: ReadonlyArray<string>) =>
     })
   )
 
+/** What a speech-to-text engine answered: the text, and the language and length when it says them. */
+export interface Transcribed {
+  readonly text: string
+  readonly language: string | null
+  readonly durationSeconds: number | null
+}
+
 export const transcribeOnce = (target: Target, audio: Uint8Array, fileName: string, mimeType: string) =>
-  target.provider.client
-    .transcribe(target.model, audio, fileName, mimeType)
-    .pipe(
-      Effect.mapError(toLlmError(target)),
-      Effect.map((reply) => ({ text: typeof (reply as { text?: unknown })?.text === "string" ? (reply as { text: string }).text : "" }))
-    )
+  target.provider.client.transcribe(target.model, audio, fileName, mimeType).pipe(
+    Effect.mapError(toLlmError(target)),
+    Effect.map((reply): Transcribed => {
+      const fields = reply as { text?: unknown; language?: unknown; duration?: unknown }
+      return {
+        text: typeof fields.text === "string" ? fields.text : "",
+        language: typeof fields.language === "string" && fields.language ? fields.language : null,
+        durationSeconds: typeof fields.duration === "number" && Number.isFinite(fields.duration) && fields.duration >= 0 ? fields.duration : null
+      }
+    })
+  )

@@ -49,5 +49,6 @@ export const response = <E>(events: Stream.Stream<SequencedEvent, E>, sessionId?
   })
 }
 
-/** A stream of one event, for answers that need no run (passive, queued). */
-export const single = (event: SequencedEvent["event"]) => Stream.make({ seq: 1, event } satisfies SequencedEvent)
+/** A few events, numbered from 1, for answers that need no run (passive, queued, unheard voice). */
+export const fixed = (...events: ReadonlyArray<SequencedEvent["event"]>) =>
+  Stream.fromIterable(events.map((event, index): SequencedEvent => ({ seq: index + 1, event })))

@@ -27,6 +27,7 @@ export interface TurnStart {
   readonly channel: TurnInput["channel"]
   readonly userText: string | null
   readonly attachments?: ReadonlyArray<unknown>
+  readonly transcript?: string | undefined
   readonly modelOverride?: string | undefined
   readonly executionConfig?: ExecutionConfig | undefined
   readonly principal?: { readonly kind: string; readonly id: string } | undefined

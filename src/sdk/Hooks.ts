@@ -45,7 +45,7 @@ export const hookExtras = {
   before_transcription: Schema.Struct({
     audio_format: Schema.String,
     audio_size_bytes: Count,
-    /** Who sent the audio: "transcribe", "chat", an integration name, ... */
+    /** Who sent the audio: "api" (POST /transcribe), "chat", or the integration's id. */
     source: Schema.String
   })
 } as const
@@ -80,9 +80,15 @@ export interface HookContext<E extends HookEvent = HookEvent> extends HookIds {
 /** A broadcast callback: sync or async; its result is ignored, its failure logged. */
 export type BroadcastCallback<E extends HookEvent> = (context: HookContext<E>) => unknown
 
+/** What an override callback receives: the event's context and the audio to transcribe. */
+export interface OverrideContext<E extends HookEvent = OverrideEvent> extends HookContext<E> {
+  /** The audio file, as the default engine would be sent it (raw PCM already wrapped as WAV). */
+  readonly audio: Uint8Array
+}
+
 /** An override callback: a string replaces the default; null or undefined falls through. */
 export type OverrideCallback<E extends HookEvent> = (
-  context: HookContext<E>
+  context: OverrideContext<E>
 ) => string | null | undefined | PromiseLike<string | null | undefined>
 
 export type HookCallback<E extends HookEvent> = E extends OverrideEvent ? OverrideCallback<E> : BroadcastCallback<E>

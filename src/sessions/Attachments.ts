@@ -7,7 +7,7 @@ import { Schema } from "effect"
 /** The image types vision models take (OpenAI's, Anthropic's and Gemini's common set). */
 export const ImageMimeType = Schema.Literal("image/png", "image/jpeg", "image/gif", "image/webp")
 
-const Base64 = Schema.String.pipe(
+export const Base64 = Schema.String.pipe(
   Schema.filter((text) =>
     (text.length > 0 && text.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(text)) ||
     "Expected standard base64 (no `data:` prefix, no line breaks)"
@@ -36,6 +36,26 @@ export type ImageAttachment = typeof ImageAttachment.Type
 /** The size of the file a base64 text holds. */
 export const decodedBytes = (base64: string): number =>
   (base64.length / 4) * 3 - (base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0)
+
+/**
+ * The voice a chat message was spoken as (kept with its transcript, within AUDIO_ATTACHMENT_MAX_BYTES).
+ * `for_model`: the bot takes audio natively, so the model hears it in that turn.
+ */
+export interface AudioAttachment {
+  readonly type: "audio"
+  readonly mime_type: string
+  readonly name: string
+  readonly data: string
+  readonly for_model?: boolean
+}
+
+/** A stored attachment the model hears: its base64 and format, or null. */
+export const modelAudioOf = (attachment: unknown): { readonly data: string; readonly format: string } | null => {
+  if (typeof attachment !== "object" || attachment === null) return null
+  const audio = attachment as Partial<Record<keyof AudioAttachment, unknown>>
+  if (audio.type !== "audio" || audio.for_model !== true || typeof audio.data !== "string" || typeof audio.name !== "string") return null
+  return { data: audio.data, format: audio.name.split(".").at(-1) ?? "wav" }
+}
 
 /** A stored attachment as the model receives it (a data URL or the image's URL); null for anything not an image. */
 export const imageUrlOf = (attachment: unknown): string | null => {

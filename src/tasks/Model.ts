@@ -38,6 +38,8 @@ export interface NewTask {
   readonly prompt: string
   /** The prompt is already stored in the session (an injected message): the turn adds none. */
   readonly promptStored?: boolean
+  /** Stored with the prompt (a queued chat message's images or voice). */
+  readonly attachments?: ReadonlyArray<unknown>
   readonly modelOverride?: string | null
   readonly dispatchType?: string
   readonly dispatchConfig?: Record<string, unknown>

@@ -33,6 +33,8 @@ export const TaskRow = Schema.Struct({
   client_id: Schema.String,
   prompt: Schema.String,
   prompt_stored: Schema.Boolean,
+  /** The message's attachments, stored with it when its turn comes. */
+  attachments: Schema.optionalWith(Schema.Array(Schema.Unknown), { default: () => [] }),
   model_override: Schema.NullOr(Schema.String),
   result: Schema.NullOr(Schema.String),
   error: Schema.NullOr(Schema.String),
@@ -59,10 +61,11 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
       insert: (task: NewTask) =>
         Effect.map(
           taskRows(sql`INSERT INTO tasks (id, source, bot_id, session_id, channel_id, client_id, prompt, prompt_stored, model_override,
-                                          dispatch_type, dispatch_config, execution_config)
+                                          dispatch_type, dispatch_config, execution_config, attachments)
             VALUES (${randomUUID()}, ${task.source}, ${task.botId}, ${task.sessionId}, ${task.channelId}, ${task.clientId},
                     ${task.prompt}, ${task.promptStored ?? false}, ${task.modelOverride ?? null}, ${task.dispatchType ?? "none"},
-                    ${JSON.stringify(task.dispatchConfig ?? {})}::jsonb, ${JSON.stringify(task.executionConfig ?? {})}::jsonb)
+                    ${JSON.stringify(task.dispatchConfig ?? {})}::jsonb, ${JSON.stringify(task.executionConfig ?? {})}::jsonb,
+                    ${JSON.stringify(task.attachments ?? [])}::jsonb)
             RETURNING *`),
           (rows) => rows[0]!
         ),

@@ -59,7 +59,12 @@ export const WorkerLive = Layer.scopedDiscard(
         if (!task.prompt_stored) {
           yield* transaction(
             Effect.zipRight(
-              sessions.append(session.id, { role: "user", content: task.prompt, metadata: { task_id: task.id, source: task.source } }),
+              sessions.append(session.id, {
+                role: "user",
+                content: task.prompt,
+                attachments: task.attachments,
+                metadata: { task_id: task.id, source: task.source }
+              }),
               repo.markPromptStored(task.id)
             )
           )

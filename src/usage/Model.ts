@@ -15,6 +15,8 @@ export interface UsageRecord {
   readonly promptTokens: number
   readonly completionTokens: number
   readonly totalTokens: number
+  /** Seconds of audio a speech-to-text call took in (0 for every other call). */
+  readonly audioSeconds?: number
   readonly costUsd: number | null
   readonly durationMs: number
   /** "ok", or "error" with `errorKind` (an LlmError kind). */
@@ -38,7 +40,9 @@ const totalsFields = {
   /** USD; calls with an unknown price add nothing. */
   cost_usd: Schema.Number,
   /** Calls whose price is unknown (so cost_usd leaves them out). */
-  unpriced_calls: Schema.Int
+  unpriced_calls: Schema.Int,
+  /** Seconds of audio transcribed. */
+  audio_seconds: Schema.Number
 }
 
 export const UsageTotals = Schema.Struct(totalsFields)

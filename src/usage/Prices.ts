@@ -33,6 +33,19 @@ export const shippedPrices: ReadonlyMap<string, Price> = new Map([
   ["deepseek-reasoner", p(0.55, 2.19)]
 ])
 
+/** USD per minute of audio of the common speech-to-text models (local engines cost nothing we know of). */
+export const shippedAudioPricesPerMinute: ReadonlyMap<string, number> = new Map([
+  ["whisper-1", 0.006],
+  ["gpt-4o-transcribe", 0.006],
+  ["gpt-4o-mini-transcribe", 0.003]
+])
+
+/** Cost in USD of transcribing `seconds` of audio with `model`, or null when its price is unknown. */
+export const audioCostOf = (model: string, seconds: number | null): number | null => {
+  const perMinute = shippedAudioPricesPerMinute.get(model) ?? shippedAudioPricesPerMinute.get(model.slice(model.lastIndexOf("/") + 1))
+  return perMinute !== undefined && seconds !== null ? (perMinute * seconds) / 60 : null
+}
+
 export const shippedPrice = (model: string): Price | undefined =>
   shippedPrices.get(model) ?? shippedPrices.get(model.slice(model.lastIndexOf("/") + 1))
 

@@ -12,7 +12,8 @@ const totalsColumns = `
   coalesce(sum(completion_tokens), 0)::int AS completion_tokens,
   coalesce(sum(total_tokens), 0)::int AS total_tokens,
   coalesce(sum(cost_usd), 0)::float8 AS cost_usd,
-  (count(*) FILTER (WHERE cost_usd IS NULL AND outcome = 'ok'))::int AS unpriced_calls`
+  (count(*) FILTER (WHERE cost_usd IS NULL AND outcome = 'ok'))::int AS unpriced_calls,
+  coalesce(sum(audio_seconds), 0)::float8 AS audio_seconds`
 
 export class UsageRepo extends Effect.Service<UsageRepo>()("cairn/UsageRepo", {
   effect: Effect.gen(function* () {
@@ -47,6 +48,7 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("cairn/UsageRepo", {
                 prompt_tokens: r.promptTokens,
                 completion_tokens: r.completionTokens,
                 total_tokens: r.totalTokens,
+                audio_seconds: r.audioSeconds ?? 0,
                 cost_usd: r.costUsd,
                 duration_ms: r.durationMs,
                 outcome: r.outcome,

@@ -346,14 +346,15 @@ describe.each(backends)("chat (%s)", (backend) => {
     expect(events.at(-2)!.data.message).toContain("bad request from provider")
   })
 
-  it("answers bad chat input with 422, an unknown bot with 404, and audio with a clear 422", async () => {
+  it("answers bad chat input with 422, an unknown bot with 404, and audio that is not what it says with a clear 422", async () => {
     const send = (body: typeof ChatRequest.Encoded) => (client: CairnClient) => client.chat.chat({ payload: chatRequest(body) })
     await server.failsWith(ValidationError, send({ message: "" }))
     // An unknown bot is a 404, as the companion clients expect.
     const badBot = await server.failsWith(NotFound, send({ message: "x", bot_id: "ghost" }))
     expect(badBot.detail).toBe("Unknown bot: ghost")
     const audio = await server.failsWith(ValidationError, send({ audio_data: "AAAA", audio_format: "wav" }))
-    expect(audio.detail[0]!.type).toBe("audio_unsupported")
+    expect(audio.detail[0]).toMatchObject({ loc: ["body", "audio_data"], type: "invalid_audio" })
+    expect(audio.detail[0]!.msg).toMatch(/not a wav file/)
   })
 
   it("delegates to another bot and reports delegation_post", async () => {

@@ -262,10 +262,11 @@ describe("lifecycle hook callbacks", () => {
 
 describe("the before_transcription override chain", () => {
   const context = contextFor("before_transcription")
+  const audio = new Uint8Array([82, 73, 70, 70])
 
   it("answers none when no callback is registered", async () => {
     const { hooks, run } = await harness()
-    expect(await run(hooks.override("before_transcription", context))).toEqual(Option.none())
+    expect(await run(hooks.override("before_transcription", context, audio))).toEqual(Option.none())
   })
 
   it("falls through null, undefined, failures and non-strings; the first string wins and ends the chain", async () => {
@@ -289,14 +290,14 @@ describe("the before_transcription override chain", () => {
     }) as unknown as () => string)
     hooks.registerHook("before_transcription", async (ctx) => {
       called.push("wins")
-      return `transcribed ${ctx.extra.audio_size_bytes} bytes of ${ctx.extra.audio_format}`
+      return `transcribed ${ctx.extra.audio_size_bytes} bytes of ${ctx.extra.audio_format} starting ${String.fromCharCode(...ctx.audio)}`
     })
     hooks.registerHook("before_transcription", () => {
       called.push("never")
       return "too late"
     })
-    const result = await run(hooks.override("before_transcription", context))
-    expect(result).toEqual(Option.some("transcribed 32000 bytes of wav"))
+    const result = await run(hooks.override("before_transcription", context, audio))
+    expect(result).toEqual(Option.some("transcribed 32000 bytes of wav starting RIFF"))
     expect(called).toEqual(["null", "undefined", "throws", "number", "wins"])
     expect(logs.some((l) => l.message === "Hook callback failed: stt plugin down")).toBe(true)
   })
@@ -305,7 +306,7 @@ describe("the before_transcription override chain", () => {
     const { hooks, run } = await harness()
     hooks.registerHook("before_transcription", () => null)
     hooks.registerHook("before_transcription", async () => null)
-    expect(await run(hooks.override("before_transcription", context))).toEqual(Option.none())
+    expect(await run(hooks.override("before_transcription", context, audio))).toEqual(Option.none())
   })
 
   it("moves on from a callback that does not answer within the override timeout", async () => {
@@ -313,7 +314,7 @@ describe("the before_transcription override chain", () => {
     hooks.registerHook("before_transcription", () => new Promise<string>(() => undefined))
     hooks.registerHook("before_transcription", () => "second")
     const started = performance.now()
-    expect(await run(hooks.override("before_transcription", context))).toEqual(Option.some("second"))
+    expect(await run(hooks.override("before_transcription", context, audio))).toEqual(Option.some("second"))
     expect(performance.now() - started).toBeGreaterThanOrEqual(90)
   })
 })
@@ -327,7 +328,7 @@ describe("hook webhooks (HOOK_WEBHOOK_URLS)", () => {
     const { hooks, run } = await harness({ webhookUrls: [`${first.url}/hooks`, `${second.url}/in?token=s3cret`] })
     const before = Date.now()
     for (const event of broadcastEvents) await run(hooks.fire(event, contextFor(event)))
-    await run(hooks.override("before_transcription", contextFor("before_transcription")))
+    await run(hooks.override("before_transcription", contextFor("before_transcription"), new Uint8Array([1, 2, 3])))
     const events = [...broadcastEvents, "before_transcription"] as const
     for (const r of [first, second]) {
       const requests = await r.waitFor(events.length)

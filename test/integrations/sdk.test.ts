@@ -13,6 +13,7 @@ import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends, tempDir } from "../support/database.ts"
 import { waitFor, writeIntegration } from "../support/integrations.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
+import { toneWav } from "../support/speech.ts"
 
 const helper = {
   "setup.ts": `export const SETUP = { env_vars: [{ key: "HELPER_SERVER_URL", description: "A server the admin points the helper at" }] }\n`,
@@ -35,7 +36,7 @@ const guarded = (f) => async (request, cairn) => {
 const route = (method, path, f) => ({ method, path, description: path, handler: guarded(f) })
 export default [
   route("POST", "/complete", (b, c) => c.llm.complete(b)),
-  route("POST", "/transcribe", (b, c) => c.llm.transcribe({ audio: new TextEncoder().encode(b.audio), fileName: "note.wav" })),
+  route("POST", "/transcribe", (b, c) => c.llm.transcribe({ audio: new Uint8Array(Buffer.from(b.audio, "base64")), fileName: "note.wav" })),
   route("GET", "/bound", async (_b, c, r) => ({ channels: await c.channels.bound(r.query.clientId ? { clientId: r.query.clientId } : undefined) })),
   route("POST", "/passive", (b, c) => c.channels.storePassive(b.channelId, b.content, { metadata: { from: "someone" } })),
   route("POST", "/run", (b, c) => c.runs.run(b)),
@@ -135,7 +136,10 @@ describe.each(backends)("the integration SDK's capabilities (%s)", (backend) => 
     expect(await call("/complete", { messages: [] })).toEqual({ detail: expect.stringMatching(/needs messages/) })
 
     llm.scriptTranscriptions({ text: "the spoken words" })
-    expect(await call("/transcribe", { audio: "RIFF....WAVE" })).toEqual({ text: "the spoken words" })
+    expect(await call("/transcribe", { audio: Buffer.from(toneWav(0.5)).toString("base64") })).toEqual({ text: "the spoken words" })
+    // Through the speech service, as /transcribe is: audio that is not what it says never reaches the engine.
+    const refused = await call("/transcribe", { audio: Buffer.from("RIFF....WAVE").toString("base64") })
+    expect(refused.detail, JSON.stringify(refused)).toMatch(/The WAV file cannot be read/)
 
     const usage = await json(await server.request("/api/v1/admin/usage"))
     const mine = usage.by_key.find((row: any) => row.principal_kind === "integration" && row.principal_id === "helper")

@@ -119,11 +119,12 @@ describe("fake LLM fixture", () => {
 
   it("transcribes multipart audio and lists models", async () => {
     llm.scriptTranscriptions({ text: "hello world" })
-    const file = new File([new Uint8Array([1, 2, 3, 4])], "note.ogg", { type: "audio/ogg" })
+    // An Ogg page header: the fake, like a real engine, reads the format before it listens.
+    const file = new File([new Uint8Array([0x4f, 0x67, 0x67, 0x53, ...new Uint8Array(28)])], "note.ogg", { type: "audio/ogg" })
     const result = await client.audio.transcriptions.create({ model: "whisper-1", file })
     expect(result.text).toBe("hello world")
     const recorded = llm.requestsTo("/v1/audio/transcriptions")[0]!
-    expect(recorded.body).toMatchObject({ fields: { model: "whisper-1" }, file: { name: "note.ogg", size: 4 } })
+    expect(recorded.body).toMatchObject({ fields: { model: "whisper-1" }, file: { name: "note.ogg", size: 32 } })
     const models = await client.models.list()
     expect(models.data.map((m) => m.id)).toContain("fake-model")
   })

@@ -197,15 +197,17 @@ describe.each(backends)("Llm service (%s)", (backend) => {
 
   it("transcribes audio through the provider", async () => {
     llm.scriptTranscriptions({ text: "hello from audio" })
+    // An EBML header, as a WebM file begins: the fake reads the format before it listens.
+    const webm = new Uint8Array([0x1a, 0x45, 0xdf, 0xa3, ...new Uint8Array(12)])
     const result = await run(
       Effect.flatMap(Llm, (s) =>
-        s.transcribe({ audio: new Uint8Array([1, 2, 3]), fileName: "voice.webm", mimeType: "audio/webm", usage: context })
+        s.transcribe({ audio: webm, fileName: "voice.webm", mimeType: "audio/webm", usage: context })
       )
     )
-    expect(result).toEqual({ text: "hello from audio" })
+    expect(result).toEqual({ text: "hello from audio", language: null, durationSeconds: null })
     expect(llm.requestsTo("/v1/audio/transcriptions")[0]!.body).toMatchObject({
       fields: { model: "whisper-1" },
-      file: { name: "voice.webm", size: 3 }
+      file: { name: "voice.webm", size: 16 }
     })
   })
 
