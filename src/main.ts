@@ -38,6 +38,7 @@ import { Usage } from "./usage/Usage.ts"
 import { Interactions } from "./agent/Interactions.ts"
 import { AgentLoop } from "./agent/Loop.ts"
 import * as Tools from "./agent/Tools.ts"
+import { BuiltinToolsLive } from "./agent/builtins/Builtins.ts"
 import { Chat } from "./chat/Chat.ts"
 import { Summaries } from "./chat/Summaries.ts"
 import { ChatHttpLive } from "./chat/Http.ts"
@@ -88,6 +89,7 @@ const ServicesLive = Layer.mergeAll(
   Speech.Default,
   Documents.Default,
   Tools.layer,
+  BuiltinToolsLive,
   Skills.layer,
   Interactions.Default,
   AgentLoop.Default,

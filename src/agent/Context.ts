@@ -53,7 +53,17 @@ export interface ContextInput {
   readonly reserve: number
   /** Overrides the model's window (tests, small local models). */
   readonly limit?: number | undefined
+  /** A tool result longer than this reaches the model cut, with a note (it is stored whole). */
+  readonly toolResultLimit?: number | undefined
 }
+
+export const defaultToolResultLimit = 16_000
+
+/** A tool result as the model sees it: whole, or cut at `limit` characters with a note saying so. */
+export const forModel = (result: string, limit: number) =>
+  result.length <= limit
+    ? result
+    : `${result.slice(0, limit)}\n[Tool result cut for the model: ${result.length} characters, the first ${limit} shown. The whole result is stored in the session.]`
 
 export interface AssembledContext {
   readonly messages: ReadonlyArray<ChatMessage>
@@ -81,9 +91,9 @@ const contentOf = (row: HistoryRow, hear: boolean): ChatMessage["content"] => {
 /** Whether a message carries an image part. */
 export const hasImage = (message: ChatMessage) => Array.isArray(message.content) && message.content.some((part) => part.type === "image_url")
 
-const toChatMessage = (row: HistoryRow, hear: boolean): ChatMessage => ({
+const toChatMessage = (row: HistoryRow, hear: boolean, toolResultLimit: number): ChatMessage => ({
   role: row.role,
-  content: contentOf(row, hear),
+  content: row.role === "tool" && row.content !== null ? forModel(row.content, toolResultLimit) : contentOf(row, hear),
   ...(row.tool_calls && row.tool_calls.length > 0 ? { tool_calls: row.tool_calls as ChatMessage["tool_calls"] } : {}),
   ...(row.tool_call_id ? { tool_call_id: row.tool_call_id } : {})
 })
@@ -151,7 +161,8 @@ export const assemble = (input: ContextInput): AssembledContext => {
   if (summary?.trim()) head.push({ role: "system", content: `Summary of the conversation so far:\n${summary.trim()}` })
   const rows = input.history.filter((row) => !row.cancelled || row.content)
   const newestUser = rows.findLastIndex((row) => row.role === "user")
-  const history = repairToolSequence(rows.map((row, index) => toChatMessage(row, index === newestUser)))
+  const toolResultLimit = input.toolResultLimit ?? defaultToolResultLimit
+  const history = repairToolSequence(rows.map((row, index) => toChatMessage(row, index === newestUser, toolResultLimit)))
   const budget = limit - input.reserve - head.reduce((n, m) => n + messageTokens(m), 0)
   let start = 0
   let used = history.reduce((n, m) => n + messageTokens(m), 0)

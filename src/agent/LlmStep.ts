@@ -8,7 +8,7 @@ import { Hooks } from "../hooks/Hooks.ts"
 import { Llm } from "../providers/Llm.ts"
 import type { ChatMessage, LlmStreamEvent } from "../providers/Model.ts"
 import { Sessions } from "../sessions/Sessions.ts"
-import { assemble } from "./Context.ts"
+import { assemble, defaultToolResultLimit } from "./Context.ts"
 import { StreamUnfinished } from "./Errors.ts"
 import type { TurnPlan } from "./Plan.ts"
 import { CurrentTurn } from "./Turn.ts"
@@ -27,7 +27,8 @@ export interface LlmAnswer {
 const contextConfig = Config.all({
   answerReserveTokens: Config.integer("ANSWER_RESERVE_TOKENS").pipe(Config.withDefault(4096)),
   historyLimit: Config.integer("HISTORY_MESSAGES").pipe(Config.withDefault(200)),
-  contextWindow: Config.option(Config.integer("CONTEXT_WINDOW"))
+  contextWindow: Config.option(Config.integer("CONTEXT_WINDOW")),
+  toolResultLimit: Config.integer("TOOL_RESULT_MAX_CHARS").pipe(Config.withDefault(defaultToolResultLimit))
 })
 
 const providerOf = (model: string | undefined) => (model && model.includes("/") ? model.split("/", 1)[0]! : null)
@@ -64,7 +65,8 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
           preamble: plan.preamble,
           channel: turn.input.channel ?? undefined,
           reserve: config.answerReserveTokens,
-          limit: Option.getOrUndefined(config.contextWindow)
+          limit: Option.getOrUndefined(config.contextWindow),
+          toolResultLimit: config.toolResultLimit
         })
         yield* emit({ type: "context_budget", used: context.used, limit: context.limit })
         const offered = finalPass ? [] : plan.toolSchemas

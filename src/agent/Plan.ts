@@ -13,7 +13,7 @@ import type { ToolSchema } from "../providers/Model.ts"
 import { layer as SkillLibraryLive, SkillLibrary, type Skill } from "../skills/Skills.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
 import { delegateToolSchema } from "./Delegation.ts"
-import { ToolRegistry, layer as ToolRegistryLive } from "./Tools.ts"
+import { expandToolNames, ToolRegistry, layer as ToolRegistryLive } from "./Tools.ts"
 import { SkillNotFound } from "./Errors.ts"
 import type { TurnInput } from "./Turn.ts"
 import { traced } from "../telemetry/Spans.ts"
@@ -90,7 +90,7 @@ export class TurnPlanner extends Effect.Service<TurnPlanner>()("cairn/TurnPlanne
         const parts = yield* Effect.forEach(contributors, (contributor) => contributor.contribute(input))
         const turnSkills = yield* resolveSkills(parts.flatMap((part) => part.skills ?? []))
         const toolSchemas: Array<ToolSchema> = []
-        for (const name of new Set(parts.flatMap((part) => part.tools ?? []))) {
+        for (const name of expandToolNames(parts.flatMap((part) => part.tools ?? []))) {
           const tool = tools.get(name)
           if (tool) toolSchemas.push(tool.schema)
           else yield* Effect.logWarning(`Bot ${bot.id} names an unknown tool: ${name}`)

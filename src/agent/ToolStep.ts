@@ -91,6 +91,10 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
       Effect.gen(function* () {
         const turn = yield* CurrentTurn
         const { bot, emit } = turn.input
+        // Only what this turn offered runs: a model naming any other registered tool gets nothing.
+        if (!plan.toolSchemas.some((schema) => schema.function.name === call.name)) {
+          return `Error: the tool ${call.name} is not available in this conversation.`
+        }
         const policy = bot.tool_policies[call.name] ?? "allow"
         if (policy === "deny") return `Error: the tool ${call.name} is not allowed for this bot.`
         if (policy === "require_approval" && !(yield* approve(call, args))) {

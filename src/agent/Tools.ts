@@ -32,6 +32,21 @@ export class ToolRegistry extends Context.Tag("cairn/ToolRegistry")<ToolRegistry
 
 export const defaultToolTimeoutMs = 30_000
 
+/** Groups a bot or carapace can name with `@<group>` in its tools. */
+export const toolGroups: ReadonlyMap<string, ReadonlyArray<string>> = new Map([
+  ["files", ["list_files", "read_file", "write_file", "append_file", "search_files"]],
+  ["documents", ["search_documents"]],
+  ["memory", ["remember", "recall"]],
+  ["todos", ["todos"]],
+  ["web", ["fetch_url"]]
+])
+
+/** A tools list with its groups expanded, in order, each name once. */
+export const expandToolNames = (names: ReadonlyArray<string>): Array<string> => [
+  ...new Set(names.flatMap((name) => (name.startsWith("@") ? (toolGroups.get(name.slice(1)) ?? [name]) : [name])))
+]
+
+
 /** The actions the companion clients understand, which the `client_action` tool may ask for. */
 export const clientActions = ["new_session", "switch_bot", "switch_session", "toggle_tts", "list_sessions", "list_bots", "show_history"] as const
 

@@ -106,12 +106,16 @@ export interface GuardedRequest {
   readonly allowed: AllowList
   readonly label?: GuardLabel
   readonly signal?: AbortSignal | undefined
+  /** The most of the answer's body read; a longer body is cut there and the answer says so. */
+  readonly maxBytes?: number
 }
 
 export interface GuardedResponse {
   readonly status: number
   readonly headers: Record<string, string>
   readonly body: Buffer
+  /** The body was longer than `maxBytes` and was cut. */
+  readonly truncated?: boolean
 }
 
 /** One request to a checked target; the whole exchange (answer included) within `timeoutMs`. */
@@ -142,16 +146,34 @@ export const guardedRequest = async (target: string, options: GuardedRequest): P
       },
       (response) => {
         const chunks: Array<Buffer> = []
-        response.on("data", (chunk: Buffer) => chunks.push(chunk))
-        response.on("error", reject)
-        response.on("end", () => {
+        let received = 0
+        let truncated = false
+        const finish = () => {
           clearTimeout(timer)
           const headers: Record<string, string> = {}
           for (const [name, value] of Object.entries(response.headers)) {
             if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value
           }
-          resolve({ status: response.statusCode ?? 0, headers, body: Buffer.concat(chunks) })
+          const body = Buffer.concat(chunks)
+          resolve({
+            status: response.statusCode ?? 0,
+            headers,
+            body: options.maxBytes !== undefined ? body.subarray(0, options.maxBytes) : body,
+            ...(truncated ? { truncated } : {})
+          })
+        }
+        response.on("data", (chunk: Buffer) => {
+          chunks.push(chunk)
+          received += chunk.length
+          // Enough read: the rest is never downloaded.
+          if (options.maxBytes !== undefined && received > options.maxBytes && !truncated) {
+            truncated = true
+            finish()
+            request.destroy()
+          }
         })
+        response.on("error", (error) => (truncated ? undefined : reject(error)))
+        response.on("end", () => (truncated ? undefined : finish()))
       }
     )
     const timer = setTimeout(() => request.destroy(new Error(`${label.what} did not answer within ${options.timeoutMs} ms`)), options.timeoutMs)
@@ -159,6 +181,8 @@ export const guardedRequest = async (target: string, options: GuardedRequest): P
       clearTimeout(timer)
       reject(error)
     })
+    // A cut body destroys the request; that is not a failure.
+    request.on("close", () => clearTimeout(timer))
     request.end(options.body)
   })
 }

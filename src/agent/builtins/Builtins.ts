@@ -1,0 +1,23 @@
+/**
+ * The built-in tools, registered into the tool registry at startup. A bot gets only the tools it
+ * lists (`tools`), by name or by group (`@files`, see Tools.ts); carapaces can add either.
+ */
+import { Effect, Layer } from "effect"
+import { Documents } from "../../documents/Documents.ts"
+import { TodosRepo } from "../../todos/Repo.ts"
+import { Workspaces } from "../../workspaces/Workspaces.ts"
+import { ToolRegistry, layer as ToolRegistryLive } from "../Tools.ts"
+import { fileTools } from "./Files.ts"
+import { memoryTools } from "./Memory.ts"
+import { todoTools } from "./Todos.ts"
+import { effectTool } from "./Tool.ts"
+import { webTools } from "./Web.ts"
+
+export const BuiltinToolsLive = Layer.effectDiscard(
+  Effect.gen(function* () {
+    const registry = yield* ToolRegistry
+    const runtime = yield* Effect.runtime<never>()
+    const tools = [...(yield* fileTools), ...(yield* memoryTools), ...(yield* todoTools), ...(yield* webTools)]
+    for (const tool of tools) yield* registry.register(effectTool(runtime, tool))
+  })
+).pipe(Layer.provide(Layer.mergeAll(ToolRegistryLive, Workspaces.Default, Documents.Default, TodosRepo.Default)))

@@ -1,0 +1,103 @@
+/**
+ * What a bot knows beyond the conversation: `search_documents` over the document store, and the
+ * bot's long-term notes, `remember` and `recall`.
+ *
+ * Notes are documents, under the integration id `notes:<bot>` (or `notes:<bot>:<channel>` for a
+ * channel's own): the document store already embeds, persists and searches them with the same
+ * hybrid (vector + full-text) ranking, so notes need no second store, survive restarts, and an
+ * operator can list or delete them through the documents API. `search_documents` never returns
+ * notes; only their bot recalls them.
+ */
+import { Effect } from "effect"
+import { Documents } from "../../documents/Documents.ts"
+import type { SearchResult } from "../../documents/Model.ts"
+import type { ToolCallContext } from "../../sdk/index.ts"
+import { count, text, type EffectTool } from "./Tool.ts"
+
+export const notesPrefix = "notes:"
+const botNotes = (context: ToolCallContext) => `${notesPrefix}${context.botId}`
+const channelNotes = (context: ToolCallContext) => (context.channelId ? `${notesPrefix}${context.botId}:${context.channelId}` : null)
+
+const listed = (hits: ReadonlyArray<SearchResult>, empty: string) =>
+  hits.length === 0
+    ? empty
+    : hits
+        .map((hit, index) => `[${index + 1}] ${hit.title} (${hit.integration_id}, score ${hit.score.toFixed(3)})\n${hit.snippet}`)
+        .join("\n\n")
+
+export const memoryTools = Effect.gen(function* () {
+  const documents = yield* Documents
+
+  const searchDocuments: EffectTool = {
+    name: "search_documents",
+    description: "Search the stored documents (hybrid semantic and full-text search); answers the best passages with their titles and sources.",
+    parameters: {
+      type: "object",
+      properties: {
+        query: { type: "string" },
+        integration_id: { type: "string", description: "Only documents stored by this integration" },
+        limit: { type: "integer", minimum: 1, maximum: 20 }
+      },
+      required: ["query"]
+    },
+    run: (args) =>
+      Effect.gen(function* () {
+        const limit = count(args, "limit", 5, 20)
+        const integrationId = typeof args.integration_id === "string" && args.integration_id ? args.integration_id : undefined
+        if (integrationId?.startsWith(notesPrefix)) return yield* Effect.fail(new Error("Notes are read with recall, not search_documents"))
+        // Over-fetched so that notes, which are left out, do not shorten the answer.
+        const hits = yield* documents.search({ q: yield* text(args, "query"), ...(integrationId ? { integration_id: integrationId } : {}), limit: limit * 3 })
+        return listed(hits.filter((hit) => !hit.integration_id.startsWith(notesPrefix)).slice(0, limit), "No document matches.")
+      })
+  }
+
+  const remember: EffectTool = {
+    name: "remember",
+    description:
+      "Write a long-term note for yourself, kept across conversations (a fact, a preference, a decision). scope: bot (default, every conversation) or channel (this channel only).",
+    parameters: {
+      type: "object",
+      properties: {
+        note: { type: "string" },
+        title: { type: "string", description: "A short title; default: the note's start" },
+        scope: { type: "string", enum: ["bot", "channel"] }
+      },
+      required: ["note"]
+    },
+    run: (args, context) =>
+      Effect.gen(function* () {
+        const note = (yield* text(args, "note")).trim()
+        if (!note) return yield* Effect.fail(new Error("note must not be empty"))
+        const channel = channelNotes(context)
+        if (args.scope === "channel" && !channel) return yield* Effect.fail(new Error("This conversation has no channel; remember with scope bot"))
+        const integrationId = args.scope === "channel" ? channel! : botNotes(context)
+        const date = new Date().toISOString().slice(0, 10)
+        const title = typeof args.title === "string" && args.title.trim() ? args.title.trim() : note.split("\n", 1)[0]!.slice(0, 80)
+        const stored = yield* documents.ingest({
+          integration_id: integrationId,
+          title: `${date}: ${title}`,
+          content: note,
+          session_id: context.sessionId,
+          metadata: { kind: "note", bot_id: context.botId, channel_id: context.channelId, written: new Date().toISOString() }
+        })
+        return `Remembered (${args.scope === "channel" ? "this channel" : "every conversation"}): note ${stored.id}`
+      })
+  }
+
+  const recall: EffectTool = {
+    name: "recall",
+    description: "Search your long-term notes (this bot's, and this channel's own) for what you wrote about something.",
+    parameters: { type: "object", properties: { query: { type: "string" }, limit: { type: "integer", minimum: 1, maximum: 20 } }, required: ["query"] },
+    run: (args, context) =>
+      Effect.gen(function* () {
+        const q = yield* text(args, "query")
+        const limit = count(args, "limit", 5, 20)
+        const scopes = [botNotes(context), channelNotes(context)].filter((id): id is string => id !== null)
+        const found = yield* Effect.forEach(scopes, (integrationId) => documents.search({ q, integration_id: integrationId, limit }))
+        const hits = found.flat().sort((a, b) => b.score - a.score).slice(0, limit)
+        return listed(hits, "No note matches.")
+      })
+  }
+
+  return [searchDocuments, remember, recall]
+})
