@@ -6,9 +6,9 @@
  *
  * Besides the spec's fields, companion clients get `tool` beside `name` on tool events,
  * `approval_id` beside `request_id` on approval events, and the full text so far in `text` on
- * `assistant_text` (with the new part in `delta`). The spec's `rag_rerank` is not declared: Cairn
- * has no reranking step and the spec gives it no fields, so nothing could send one. `tool_request`
- * (a client-side tool) is Cairn's own.
+ * `assistant_text` (with the new part in `delta`). The spec names `rag_rerank` without fields;
+ * Cairn's are the query, the passages found and those kept, who ranked them and how long it took.
+ * `tool_request` (a client-side tool) is Cairn's own.
  *
  * This file is part of the browser-safe contract: it imports only `effect`.
  */
@@ -79,7 +79,27 @@ export const Fallback = event("fallback", "A fallback model took over", {
 })
 export const ContextBudget = event("context_budget", "Context window use, in estimated tokens", {
   used: Schema.Number,
-  limit: Schema.Number
+  limit: Schema.Number,
+  /** Of `used`, what retrieved passages and notes take; 0 without retrieval (and in runs logged before it). */
+  retrieval: Schema.optionalWith(Schema.Number, { default: () => 0 })
+})
+
+/** A passage retrieval found: its document, where it comes from, and its scores. */
+const Passage = Schema.Struct({
+  document_id: Schema.String,
+  title: Schema.String,
+  source: Schema.String,
+  score: Schema.Number,
+  similarity: Schema.NullOr(Schema.Number)
+})
+
+export const RagRerank = event("rag_rerank", "Retrieval before the model call: the passages found, and those kept for the context", {
+  query: Schema.String,
+  candidates: Schema.Array(Passage),
+  kept: Schema.Array(Passage),
+  /** `hybrid`: the vector and full-text fusion alone; `llm`: the model reordered and filtered it. */
+  reranker: Schema.Literal("hybrid", "llm"),
+  duration_ms: Schema.Number
 })
 export const Transcript = event("transcript", "What audio input said, once transcribed", {
   text: Schema.String
@@ -115,6 +135,7 @@ const storedAsSent = [
   RateLimitWait,
   Fallback,
   ContextBudget,
+  RagRerank,
   Transcript,
   ErrorEvent,
   Cancelled,

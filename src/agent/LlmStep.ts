@@ -68,7 +68,7 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
           limit: Option.getOrUndefined(config.contextWindow),
           toolResultLimit: config.toolResultLimit
         })
-        yield* emit({ type: "context_budget", used: context.used, limit: context.limit })
+        yield* emit({ type: "context_budget", used: context.used, limit: context.limit, retrieval: plan.retrievalTokens })
         const offered = finalPass ? [] : plan.toolSchemas
         yield* hooks.fire("before_llm_call", {
           ...turn.hookIds,

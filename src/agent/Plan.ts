@@ -15,7 +15,8 @@ import { Workspaces } from "../workspaces/Workspaces.ts"
 import { delegateToolSchema } from "./Delegation.ts"
 import { expandToolNames, ToolRegistry, layer as ToolRegistryLive } from "./Tools.ts"
 import { SkillNotFound } from "./Errors.ts"
-import type { TurnInput } from "./Turn.ts"
+import { Retrieval } from "./Retrieval.ts"
+import type { CurrentTurn, TurnInput } from "./Turn.ts"
 import { traced } from "../telemetry/Spans.ts"
 
 /** What one contributor adds to a turn. */
@@ -38,7 +39,13 @@ export interface TurnPlan {
   /** Tools the client runs, by name. */
   readonly clientTools: ReadonlyMap<string, ClientTool>
   readonly preamble: string | undefined
+  /** Of the preamble, the estimated tokens that retrieval added (passages and notes). */
+  readonly retrievalTokens: number
 }
+
+/** The model that answers a turn: the request's override, the task's, the channel's, the bot's, the default. */
+export const turnModel = (input: TurnInput, defaultModel: string) =>
+  input.modelOverride ?? input.executionConfig?.model_override ?? input.channel?.model_override ?? input.bot.model ?? defaultModel
 
 const nothing: PlanContribution = {}
 
@@ -48,6 +55,7 @@ export class TurnPlanner extends Effect.Service<TurnPlanner>()("cairn/TurnPlanne
     const skills = yield* SkillLibrary
     const carapaces = yield* Carapaces
     const workspaces = yield* Workspaces
+    const retrieval = yield* Retrieval
     const { defaultModel } = yield* AppConfig
 
     const contributors: ReadonlyArray<PlanContributor> = [
@@ -84,7 +92,7 @@ export class TurnPlanner extends Effect.Service<TurnPlanner>()("cairn/TurnPlanne
         return skill ? Effect.succeed(skill) : Effect.fail(new SkillNotFound({ message: `Unknown skill: ${id}` }))
       })
 
-    const plan = (input: TurnInput): Effect.Effect<TurnPlan, SkillNotFound> =>
+    const plan = (input: TurnInput): Effect.Effect<TurnPlan, SkillNotFound, CurrentTurn> =>
       Effect.gen(function* () {
         const { bot } = input
         const parts = yield* Effect.forEach(contributors, (contributor) => contributor.contribute(input))
@@ -99,10 +107,13 @@ export class TurnPlanner extends Effect.Service<TurnPlanner>()("cairn/TurnPlanne
           toolSchemas.push({ type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } })
         }
         if (bot.delegate_bots.length > 0) toolSchemas.push(delegateToolSchema(bot.delegate_bots))
-        const preamble = parts.flatMap((part) => (part.preamble ? [part.preamble] : [])).join("\n\n")
+        const model = turnModel(input, defaultModel)
+        // Retrieval runs once a turn, on the user's message, after the plan's own parts.
+        const retrieved = yield* retrieval.retrieve(input, model)
+        const preamble = [...parts.flatMap((part) => (part.preamble ? [part.preamble] : [])), ...(retrieved.preamble ? [retrieved.preamble] : [])].join("\n\n")
         return {
-          model:
-            input.modelOverride ?? input.executionConfig?.model_override ?? input.channel?.model_override ?? bot.model ?? defaultModel,
+          model,
+          retrievalTokens: retrieved.tokens,
           skills: turnSkills,
           toolSchemas,
           clientTools: new Map(bot.client_tools.map((tool) => [tool.name, tool])),
@@ -112,5 +123,5 @@ export class TurnPlanner extends Effect.Service<TurnPlanner>()("cairn/TurnPlanne
 
     return traced("TurnPlanner", { plan } as const)
   }),
-  dependencies: [Carapaces.Default, SkillLibraryLive, ToolRegistryLive, Workspaces.Default]
+  dependencies: [Carapaces.Default, Retrieval.Default, SkillLibraryLive, ToolRegistryLive, Workspaces.Default]
 }) {}

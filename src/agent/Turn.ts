@@ -3,7 +3,7 @@
  * stores the result. In a file of their own so none of those has to import another for its types.
  */
 import { Context, type Effect } from "effect"
-import type { Bot } from "../bots/Model.ts"
+import type { Bot, RetrievalOverride } from "../bots/Model.ts"
 import type { HookIds } from "../hooks/Model.ts"
 import type { UsageContext } from "../providers/Model.ts"
 import type { ToolCallContext } from "../sdk/index.ts"
@@ -26,6 +26,7 @@ export interface TurnInput {
     readonly name: string
     readonly model_override: string | null
     readonly workspace_enabled?: boolean
+    readonly retrieval?: RetrievalOverride | null
   } | null
   /** The user's message; null when it is already stored (a queued task's message). */
   readonly userText: string | null

@@ -54,6 +54,30 @@ const ClientToolEntry = Schema.Union(
   })
 )
 
+/**
+ * Retrieval in the turn: before the model is called, the user's message is searched over the
+ * documents (and, up to `notes_top_k`, the bot's own notes); the passages kept go into the context.
+ */
+export const RetrievalSettings = Schema.Struct({
+  enabled: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /** Passages kept at most. */
+  top_k: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 20)), { default: () => 4 }),
+  /** The least cosine similarity to the message a passage needs (0: full-text-only hits pass too). */
+  min_score: Schema.optionalWith(Schema.Number.pipe(Schema.between(0, 1)), { default: () => 0 }),
+  /** Only documents of these integrations; default every document (never another bot's notes). */
+  integration_ids: Schema.optionalWith(Schema.Array(Schema.String.pipe(Schema.minLength(1))), { default: () => [] }),
+  /** The bot's own notes injected at most (the cap on what memory adds by itself). */
+  notes_top_k: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 20)), { default: () => 2 }),
+  /** `llm`: the model reorders and filters the hybrid ranking's first `rerank_candidates`. */
+  rerank: Schema.optionalWith(Schema.Literal("none", "llm"), { default: () => "none" as const }),
+  rerank_candidates: Schema.optionalWith(Schema.Int.pipe(Schema.between(2, 50)), { default: () => 12 })
+})
+export type RetrievalSettings = typeof RetrievalSettings.Type
+
+/** A channel's override: the fields it sets replace the bot's. */
+export const RetrievalOverride = Schema.partial(RetrievalSettings.pipe(Schema.typeSchema))
+export type RetrievalOverride = typeof RetrievalOverride.Type
+
 export const AudioInput = Schema.Literal("transcribe", "native", "disabled")
 
 const botFields = {
@@ -75,6 +99,7 @@ const botFields = {
    * itself (an input_audio part; a transcript is still made when it can be); or not accepted.
    */
   audio_input: Schema.optionalWith(AudioInput, { default: () => "transcribe" as const }),
+  retrieval: Schema.optionalWith(RetrievalSettings, { default: () => Schema.decodeSync(RetrievalSettings)({}) }),
   max_iterations: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 50)), { default: () => 10 }),
   temperature: Schema.optionalWith(Schema.NullOr(Schema.Number.pipe(Schema.between(0, 2))), { default: () => null })
 }
@@ -110,6 +135,7 @@ export class UpdateBot extends Schema.Class<UpdateBot>("UpdateBot")(
     tool_policies: Schema.optional(Schema.Record({ key: Schema.String, value: ToolPolicy })),
     api_key_id: Schema.optional(Schema.NullOr(Schema.String)),
     audio_input: Schema.optional(AudioInput),
+    retrieval: Schema.optional(RetrievalSettings),
     max_iterations: Schema.optional(Schema.Int.pipe(Schema.between(1, 50))),
     temperature: Schema.optional(Schema.NullOr(Schema.Number.pipe(Schema.between(0, 2))))
   },

@@ -14,8 +14,9 @@ import { ChannelConflict, ChannelNotFound } from "./Errors.ts"
 const toChannel = (row: ChannelRow): Channel =>
   new Channel({
     ...row,
-    // Both drivers parse jsonb; an object is all this column ever holds.
-    integration_config: (row.integration_config ?? {}) as Record<string, unknown>
+    // Both drivers parse jsonb; an object is all these columns ever hold.
+    integration_config: (row.integration_config ?? {}) as Record<string, unknown>,
+    retrieval: (row.retrieval ?? null) as Channel["retrieval"]
   })
 
 const notFound = (id: string) => new ChannelNotFound({ detail: `Channel not found: ${id}` })
@@ -110,6 +111,7 @@ export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
         if (input.passive_memory !== undefined) changes.passive_memory = input.passive_memory
         if (input.workspace_enabled !== undefined) changes.workspace_enabled = input.workspace_enabled
         if (input.model_override !== undefined) changes.model_override = input.model_override
+        if (input.retrieval !== undefined) changes.retrieval = input.retrieval === null ? null : JSON.stringify(input.retrieval)
         if (Object.keys(changes).length === 0) return yield* get(id)
         const row = yield* repo.update(id, changes)
         return row ? toChannel(row) : yield* Effect.fail(notFound(id))

@@ -1,6 +1,7 @@
 /** A channel: where a client talks to a bot, with its per-channel settings. */
 import { Schema } from "effect"
 import { bodyOptions } from "../contract/Params.ts"
+import { RetrievalOverride } from "../bots/Model.ts"
 
 const nonBlank = (what: string) =>
   Schema.String.pipe(
@@ -28,6 +29,8 @@ export class Channel extends Schema.Class<Channel>("Channel")({
   /** The session new messages on this channel go to; null until one is made. */
   active_session_id: Schema.NullOr(Schema.UUID),
   model_override: Schema.NullOr(Schema.String),
+  /** Retrieval settings over the bot's (see bots' `retrieval`); null: the bot's. */
+  retrieval: Schema.NullOr(RetrievalOverride),
   /** Free-form settings of the integrations bound to the channel. */
   integration_config: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   created_at: Timestamp,
@@ -81,7 +84,8 @@ export class UpdateChannel extends Schema.Class<UpdateChannel>("UpdateChannel")(
     require_mention: Schema.optionalWith(Schema.Boolean, { exact: true }),
     passive_memory: Schema.optionalWith(Schema.Boolean, { exact: true }),
     workspace_enabled: Schema.optionalWith(Schema.Boolean, { exact: true }),
-    model_override: Schema.optionalWith(ModelOverride, { exact: true })
+    model_override: Schema.optionalWith(ModelOverride, { exact: true }),
+    retrieval: Schema.optionalWith(Schema.NullOr(RetrievalOverride), { exact: true })
   },
   [undefined, undefined, { parseOptions: { errors: "all", onExcessProperty: "error" } }]
 ) {}

@@ -14,6 +14,7 @@ export const ChannelRow = Schema.Struct({
   workspace_enabled: Schema.Boolean,
   active_session_id: Schema.NullOr(Schema.String),
   model_override: Schema.NullOr(Schema.String),
+  retrieval: Schema.Unknown,
   integration_config: Schema.Unknown,
   created_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf
@@ -21,18 +22,21 @@ export const ChannelRow = Schema.Struct({
 export type ChannelRow = typeof ChannelRow.Type
 
 /** A row as created: what the database fills in or a later change sets is left out. */
-export type NewChannel = Omit<ChannelRow, "active_session_id" | "integration_config" | "created_at" | "updated_at">
+export type NewChannel = Omit<ChannelRow, "active_session_id" | "integration_config" | "retrieval" | "created_at" | "updated_at">
 
 /** The settable columns of an update; absent keys are left alone. */
 export type ChannelChanges = Partial<
-  Pick<NewChannel, "name" | "require_mention" | "passive_memory" | "workspace_enabled" | "model_override">
+  Pick<NewChannel, "name" | "require_mention" | "passive_memory" | "workspace_enabled" | "model_override"> & {
+    /** JSON text of the override, or null to clear it. */
+    readonly retrieval: string | null
+  }
 >
 
 export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("cairn/ChannelsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const columns = sql.literal(
-      "id, name, bot_id, client_id, require_mention, passive_memory, workspace_enabled, active_session_id, model_override, integration_config, created_at, updated_at"
+      "id, name, bot_id, client_id, require_mention, passive_memory, workspace_enabled, active_session_id, model_override, retrieval, integration_config, created_at, updated_at"
     )
     const channelRows = decodeRows(ChannelRow)
     /** The channels a list filter selects (a bot's, a client's, or all). */

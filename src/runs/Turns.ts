@@ -2,7 +2,7 @@
 import { Effect } from "effect"
 import { AgentLoop } from "../agent/Loop.ts"
 import type { ExecutionConfig, TurnInput } from "../agent/Turn.ts"
-import type { Bot } from "../bots/Model.ts"
+import type { Bot, RetrievalOverride } from "../bots/Model.ts"
 import { Runs } from "./Runs.ts"
 import { traced } from "../telemetry/Spans.ts"
 
@@ -12,11 +12,13 @@ export const turnChannel = (channel: {
   readonly name: string
   readonly model_override: string | null
   readonly workspace_enabled: boolean
+  readonly retrieval?: RetrievalOverride | null
 }): NonNullable<TurnInput["channel"]> => ({
   id: channel.id,
   name: channel.name,
   model_override: channel.model_override,
-  workspace_enabled: channel.workspace_enabled
+  workspace_enabled: channel.workspace_enabled,
+  retrieval: channel.retrieval ?? null
 })
 
 export interface TurnStart {

@@ -19,6 +19,7 @@ const channelKeys = [
   "name",
   "passive_memory",
   "require_mention",
+  "retrieval",
   "updated_at",
   "workspace_enabled"
 ]
@@ -56,6 +57,7 @@ describe.each(backends)("channels (%s)", (backend) => {
         workspace_enabled: false,
         active_session_id: null,
         model_override: null,
+        retrieval: null,
         integration_config: {}
       })
       expect(channel.created_at).toMatch(iso)

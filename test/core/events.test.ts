@@ -41,7 +41,18 @@ const samples: { readonly [T in AgentEventType]: Extract<AgentEvent, { type: T }
   secret_warning: { type: "secret_warning", patterns: [{ type: "openai_api_key" }, { type: "jwt" }] },
   rate_limit_wait: { type: "rate_limit_wait", wait_seconds: 1.5 },
   fallback: { type: "fallback", original_model: "m1", fallback_model: "m2" },
-  context_budget: { type: "context_budget", used: 1200, limit: 8000 },
+  context_budget: { type: "context_budget", used: 1200, limit: 8000, retrieval: 300 },
+  rag_rerank: {
+    type: "rag_rerank",
+    query: "lighthouses",
+    candidates: [
+      { document_id: "d1", title: "Keepers", source: "library", score: 0.03, similarity: 0.8 },
+      { document_id: "d2", title: "Lamps", source: "library", score: 0.02, similarity: null }
+    ],
+    kept: [{ document_id: "d1", title: "Keepers", source: "library", score: 0.03, similarity: 0.8 }],
+    reranker: "hybrid",
+    duration_ms: 4
+  },
   transcript: { type: "transcript", text: "What time is it?" },
   error: { type: "error", message: "The model call failed: boom" },
   cancelled: { type: "cancelled" },
@@ -81,9 +92,9 @@ const body = (response: ReturnType<typeof Sse.response>) =>
   )
 
 describe("the SSE event schema", () => {
-  it("declares the 18 event types the server sends", () => {
+  it("declares the 19 event types the server sends", () => {
     expect(schemaTable.map(([type]) => type).sort()).toEqual(Object.keys(samples).sort())
-    expect(schemaTable).toHaveLength(18)
+    expect(schemaTable).toHaveLength(19)
   })
 
   it("is what the event table in docs/api.md lists: each type with its fields, in order", () => {
