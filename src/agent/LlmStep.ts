@@ -8,7 +8,8 @@ import { Hooks } from "../hooks/Hooks.ts"
 import { Llm } from "../providers/Llm.ts"
 import type { ChatMessage, LlmStreamEvent } from "../providers/Model.ts"
 import { Sessions } from "../sessions/Sessions.ts"
-import { assemble, defaultToolResultLimit } from "./Context.ts"
+import { assemble, contextWindowFor, defaultToolResultLimit } from "./Context.ts"
+import { Compaction } from "./Compaction.ts"
 import { StreamUnfinished } from "./Errors.ts"
 import type { TurnPlan } from "./Plan.ts"
 import { CurrentTurn } from "./Turn.ts"
@@ -24,7 +25,7 @@ export interface LlmAnswer {
   readonly fallbackModel: string | null
 }
 
-const contextConfig = Config.all({
+export const contextConfig = Config.all({
   answerReserveTokens: Config.integer("ANSWER_RESERVE_TOKENS").pipe(Config.withDefault(4096)),
   historyLimit: Config.integer("HISTORY_MESSAGES").pipe(Config.withDefault(200)),
   contextWindow: Config.option(Config.integer("CONTEXT_WINDOW")),
@@ -40,6 +41,7 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
   effect: Effect.gen(function* () {
     const llm = yield* Llm
     const sessions = yield* Sessions
+    const compaction = yield* Compaction
     const hooks = yield* Hooks
     const config = yield* contextConfig
 
@@ -56,7 +58,15 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
       Effect.gen(function* () {
         const turn = yield* CurrentTurn
         const { bot, emit, sessionId } = turn.input
-        const history = yield* sessions.recent(sessionId, config.historyLimit)
+        let history = yield* sessions.recent(sessionId, config.historyLimit)
+        if (iteration === 1) {
+          // Past the threshold, the oldest turns become the summary before the turn's first call.
+          const window = Option.getOrElse(config.contextWindow, () => contextWindowFor(plan.model)) - config.answerReserveTokens
+          const compacted = yield* compaction
+            .compactIfNeeded(sessionId, bot, history, window, turn.input.channel?.passive_memory ?? false)
+            .pipe(Effect.catchAll((error) => Effect.as(Effect.logWarning("Compaction failed; the oldest turns are cut instead", error), false)))
+          if (compacted) history = yield* sessions.recent(sessionId, config.historyLimit)
+        }
         const context = assemble({
           bot,
           model: plan.model,
@@ -140,5 +150,5 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
 
     return traced("LlmStep", { call } as const)
   }),
-  dependencies: [Hooks.Default, Llm.Default, Sessions.Default]
+  dependencies: [Compaction.Default, Hooks.Default, Llm.Default, Sessions.Default]
 }) {}

@@ -27,6 +27,8 @@ export interface TurnInput {
     readonly model_override: string | null
     readonly workspace_enabled?: boolean
     readonly retrieval?: RetrievalOverride | null
+    /** Passive messages join the session's summaries. */
+    readonly passive_memory?: boolean
   } | null
   /** The user's message; null when it is already stored (a queued task's message). */
   readonly userText: string | null

@@ -1,4 +1,5 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { ChatRateLimited } from "../auth/ChatRateLimited.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
@@ -15,6 +16,7 @@ import {
   ChatResponse,
   DecideRequest,
   SessionSummary,
+  SummaryVersion,
   ToolResultRequest
 } from "./Model.ts"
 import { ChannelNotFound } from "../channels/Errors.ts"
@@ -75,6 +77,23 @@ export class ChatApi extends HttpApiGroup.make("chat")
         OpenApi.Description,
         "The session's model writes a title and a summary of the conversation so far; the summary is stored and sent to the model in place of the messages it covers (unversioned, for companion clients)"
       )
+  )
+  .add(
+    HttpApiEndpoint.post("compact", "/api/v1/admin/sessions/:id/compact")
+      .setPath(idPath("Session"))
+      .addSuccess(SummaryVersion)
+      .annotate(RequiredScope, "sessions:write")
+      .annotate(
+        OpenApi.Description,
+        "Compact the session now: its oldest turns become its next summary version, the newest (COMPACTION_KEEP of the model's window) stay; 422 when there is nothing to compact"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("summaries", "/api/v1/admin/sessions/:id/summaries")
+      .setPath(idPath("Session"))
+      .addSuccess(Schema.Array(SummaryVersion))
+      .annotate(RequiredScope, "sessions:read")
+      .annotate(OpenApi.Description, "The session's summaries, oldest first: each version with the message range it covers and what made it")
   )
   .addError(detailBody(BotNotFound))
   .addError(detailBody(ChannelNotFound))

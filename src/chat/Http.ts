@@ -9,7 +9,8 @@ import { Chat, type ChatStart } from "./Chat.ts"
 import { ValidationError } from "../contract/Errors.ts"
 import type { SequencedEvent } from "../agent/Events.ts"
 import { Summaries } from "./Summaries.ts"
-import { Acknowledged, ApprovalDecision, CancelResponse, ChatResponse, SessionSummary } from "./Model.ts"
+import { Acknowledged, ApprovalDecision, CancelResponse, ChatResponse, SessionSummary, SummaryVersion } from "./Model.ts"
+import { Sessions } from "../sessions/Sessions.ts"
 import { Runs } from "../runs/Runs.ts"
 import * as Sse from "../runs/Sse.ts"
 
@@ -20,6 +21,7 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
     const tasks = yield* Tasks
     const interactions = yield* Interactions
     const summaries = yield* Summaries
+    const sessions = yield* Sessions
 
     const respond = (started: ChatStart, text: string, clientActions: ReadonlyArray<unknown>) =>
       new ChatResponse({ session_id: started.sessionId, response: text, transcript: started.transcript ?? "", client_actions: clientActions })
@@ -96,6 +98,18 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
       )
       .handle("summarize", ({ path }) =>
         Effect.flatMap(Principal, (principal) => Effect.map(summaries.summarize(principal, path.id), (summary) => new SessionSummary(summary)))
+      )
+      .handle("compact", ({ path }) =>
+        Effect.gen(function* () {
+          yield* sessions.reach(yield* Principal, path.id)
+          return new SummaryVersion(yield* summaries.compact(path.id))
+        })
+      )
+      .handle("summaries", ({ path }) =>
+        Effect.gen(function* () {
+          yield* sessions.reach(yield* Principal, path.id)
+          return (yield* sessions.summaries(path.id)).map((row) => new SummaryVersion(row))
+        })
       )
       .handle("decide", ({ path, payload }) =>
         interactions.decide(path.id, payload.approved).pipe(

@@ -59,6 +59,17 @@ export class ApprovalDecision extends Schema.Class<ApprovalDecision>("ApprovalDe
   approved: Schema.Boolean
 }) {}
 
+/** One of a session's stored summaries: what it says, the messages it covers, and what made it. */
+export class SummaryVersion extends Schema.Class<SummaryVersion>("SummaryVersion")({
+  version: Schema.Number,
+  summary: Schema.String,
+  from_seq: Schema.Number,
+  through_seq: Schema.Number,
+  /** `summarize` (the companion route), `compaction` (a turn past its threshold) or `admin`. */
+  trigger: Schema.String,
+  created_at: Schema.Date
+}) {}
+
 /** `POST /sessions/{id}/summarize`: what the model wrote; the summary is stored with the session. */
 export class SessionSummary extends Schema.Class<SessionSummary>("SessionSummary")({
   title: Schema.String,

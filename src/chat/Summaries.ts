@@ -1,67 +1,74 @@
 /**
- * `POST /sessions/{id}/summarize`: the session's model writes a title and a summary of the
- * conversation so far; the summary is stored and context assembly sends it in place of the messages
- * it covers, so a long session keeps its gist within the model's window.
+ * `POST /sessions/{id}/summarize` and the admin's compaction: the session's model writes a title and
+ * a summary, stored as the session's next summary version; context assembly sends the current one
+ * in place of the messages it covers (see agent/Compaction.ts).
  */
 import type { PrincipalShape } from "../auth/Principal.ts"
-import { Effect, Schema } from "effect"
+import { Effect, Option } from "effect"
+import { contextConfig } from "../agent/LlmStep.ts"
+import { contextWindowFor } from "../agent/Context.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { Compaction, type SummaryUnwritten } from "../agent/Compaction.ts"
 import { Bots } from "../bots/Bots.ts"
+import { Channels } from "../channels/Channels.ts"
 import { ValidationError } from "../contract/Errors.ts"
 import { ProviderFailed } from "../providers/Errors.ts"
 import { httpError } from "../providers/Http.ts"
-import { Llm } from "../providers/Llm.ts"
 import { Sessions } from "../sessions/Sessions.ts"
+import type { Session } from "../sessions/Model.ts"
 import { traced } from "../telemetry/Spans.ts"
 
-/** What the model is asked to answer. */
-const SummaryAnswer = Schema.Struct({ title: Schema.String.pipe(Schema.minLength(1)), summary: Schema.String.pipe(Schema.minLength(1)) })
-const decodeAnswer = Schema.decodeUnknownEither(Schema.parseJson(SummaryAnswer))
-
-/** The transcript the model reads is cut to its newest part past this many characters. */
-const maxTranscriptChars = 60_000
-
-const instructions =
-  "Summarize the conversation below for the assistant that continues it. Keep facts, decisions, open questions, names and numbers; " +
-  'leave out greetings. Answer with JSON only: {"title": "<at most 8 words>", "summary": "<at most 200 words>"}.'
+/** No summary written is the provider's failure: a 502. */
+const unwritten = (error: SummaryUnwritten) => new ProviderFailed({ detail: error.detail })
 
 export class Summaries extends Effect.Service<Summaries>()("cairn/Summaries", {
   effect: Effect.gen(function* () {
     const sessions = yield* Sessions
     const bots = yield* Bots
-    const llm = yield* Llm
+    const channels = yield* Channels
+    const compaction = yield* Compaction
+    const context = yield* contextConfig
+    const { defaultModel } = yield* AppConfig
 
+    /** Whether the session's passive messages join its summaries (its channel's passive_memory). */
+    const passiveMemoryOf = (session: Session) =>
+      session.channel_id
+        ? channels.get(session.channel_id).pipe(
+            Effect.map((channel) => channel.passive_memory),
+            Effect.catchTag("ChannelNotFound", () => Effect.succeed(false))
+          )
+        : Effect.succeed(false)
+
+    /** The whole conversation so far, summarised (the companion clients' summarize). */
     const summarize = (principal: PrincipalShape, sessionId: string) =>
       Effect.gen(function* () {
         const session = yield* sessions.reach(principal, sessionId)
-        const all = yield* sessions.transcript(sessionId)
-        const rows = all.filter((row) => (row.role === "user" || row.role === "assistant") && row.content?.trim())
-        if (rows.length === 0) return yield* ValidationError.single(["path", "id"], "The session has no messages to summarize", "empty_session")
         const bot = yield* bots.get(session.bot_id)
-        let transcript = rows.map((row) => `${row.role === "user" ? "User" : "Assistant"}: ${row.content!.trim()}`).join("\n\n")
-        if (transcript.length > maxTranscriptChars) transcript = transcript.slice(-maxTranscriptChars)
-        const answer = yield* llm
-          .complete({
-            ...(bot.model ? { model: bot.model } : {}),
-            messages: [
-              { role: "system", content: instructions },
-              { role: "user", content: transcript }
-            ],
-            temperature: 0,
-            extra: { response_format: { type: "json_object" } },
-            usage: { source: "agent", botId: bot.id, sessionId }
-          })
-          .pipe(Effect.mapError(httpError))
-        const decoded = decodeAnswer(answer.content)
-        if (decoded._tag === "Left") {
-          return yield* new ProviderFailed({ detail: "The model did not answer with a title and a summary; try again" })
-        }
-        const { title, summary } = decoded.right
-        // Everything up to the newest message read is covered, tool messages included.
-        yield* sessions.setSummary(sessionId, summary.trim(), all.at(-1)!.seq)
-        return { title: title.trim(), summary: summary.trim() }
+        const passiveMemory = yield* passiveMemoryOf(session)
+        const stored = yield* compaction
+          .summarize(sessionId, bot, { passiveMemory, trigger: "summarize", foldPrevious: false })
+          .pipe(Effect.catchTags({ SummaryUnwritten: unwritten, LlmError: httpError }))
+        if (!stored) return yield* ValidationError.single(["path", "id"], "The session has no messages to summarize", "empty_session")
+        return { title: stored.title, summary: stored.summary }
       })
 
-    return traced("Summaries", { summarize } as const)
+    /** Compacts now, as the turn would past its threshold: the oldest turns into the summary. */
+    const compact = (sessionId: string) =>
+      Effect.gen(function* () {
+        const session = yield* sessions.get(sessionId)
+        const bot = yield* bots.get(session.bot_id)
+        const window =
+          Option.getOrElse(context.contextWindow, () => contextWindowFor(bot.model ?? defaultModel)) - context.answerReserveTokens
+        const passiveMemory = yield* passiveMemoryOf(session)
+        const history = yield* sessions.recent(sessionId, 10_000)
+        const compacted = yield* compaction
+          .compactIfNeeded(sessionId, bot, history, window, passiveMemory, "admin")
+          .pipe(Effect.catchTags({ SummaryUnwritten: unwritten, LlmError: httpError }))
+        if (!compacted) return yield* ValidationError.single(["path", "id"], "Nothing to compact: the history is one turn or less", "nothing_to_compact")
+        return (yield* sessions.summaries(sessionId)).at(-1)!
+      })
+
+    return traced("Summaries", { summarize, compact } as const)
   }),
-  dependencies: [Sessions.Default, Bots.Default, Llm.Default]
+  dependencies: [Sessions.Default, Bots.Default, Channels.Default, Compaction.Default]
 }) {}

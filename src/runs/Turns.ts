@@ -13,12 +13,14 @@ export const turnChannel = (channel: {
   readonly model_override: string | null
   readonly workspace_enabled: boolean
   readonly retrieval?: RetrievalOverride | null
+  readonly passive_memory?: boolean
 }): NonNullable<TurnInput["channel"]> => ({
   id: channel.id,
   name: channel.name,
   model_override: channel.model_override,
   workspace_enabled: channel.workspace_enabled,
-  retrieval: channel.retrieval ?? null
+  retrieval: channel.retrieval ?? null,
+  passive_memory: channel.passive_memory ?? false
 })
 
 export interface TurnStart {

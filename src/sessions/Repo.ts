@@ -37,6 +37,10 @@ export type MessageRow = typeof MessageRow.Type
 
 /** A stored message as context assembly reads it. */
 export const HistoryRow = Schema.Struct({
+  /** The message's place in the session (compaction cuts by it). */
+  seq: Schema.optional(Schema.Number),
+  /** Stored passively (not addressed to the bot). */
+  passive: Schema.optional(Schema.Boolean),
   role: Role,
   content: Schema.NullOr(Schema.String),
   tool_calls: ToolCalls,
@@ -51,7 +55,24 @@ export type HistoryRow = typeof HistoryRow.Type
 
 const Inserted = Schema.Struct({ created_at: Schema.DateFromSelf })
 
-export const TranscriptRow = Schema.Struct({ seq: Schema.Number, role: Role, content: Schema.NullOr(Schema.String) })
+export const TranscriptRow = Schema.Struct({
+  seq: Schema.Number,
+  role: Role,
+  content: Schema.NullOr(Schema.String),
+  passive: Schema.Boolean,
+  tool_name: Schema.NullOr(Schema.String)
+})
+
+/** One stored summary of a session. */
+export const SummaryRow = Schema.Struct({
+  version: Schema.Number,
+  summary: Schema.String,
+  from_seq: Schema.Number,
+  through_seq: Schema.Number,
+  trigger: Schema.String,
+  created_at: Schema.DateFromSelf
+})
+export type SummaryRow = typeof SummaryRow.Type
 
 /** A title from a user message: its first 80 characters, whitespace folded, cut at a word. Null for any other message. */
 export const titleFrom = (message: { readonly role: string; readonly content: string | null }) => {
@@ -111,15 +132,41 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
         sessionRows(sql`UPDATE sessions SET bot_id = ${botId}, updated_at = now() WHERE id = ${id} RETURNING ${sql.literal(sessionColumns)}`).pipe(
           Effect.map(firstRow)
         ),
-      /** Stores a summary of the messages up to `through` (a seq); false when the session is gone. */
-      setSummary: (id: string, summary: string, through: number) =>
-        Effect.map(
-          sql`UPDATE sessions SET summary = ${summary}, summary_through = ${through} WHERE id = ${id} RETURNING id`,
-          (rows) => rows.length === 1
+      /**
+       * Stores a summary of the messages from `from` through `through` (seqs) as the session's next
+       * version, and as its current one unless a newer summary already covers more. Undefined when
+       * the session is gone.
+       */
+      setSummary: (id: string, summary: string, from: number, through: number, trigger: string) =>
+        sql`WITH current AS (
+              UPDATE sessions SET summary = ${summary}, summary_through = ${through}
+              WHERE id = ${id} AND coalesce(summary_through, 0) <= ${through} RETURNING id
+            )
+            INSERT INTO session_summaries (session_id, version, summary, from_seq, through_seq, trigger)
+            SELECT s.id, coalesce((SELECT max(version) FROM session_summaries WHERE session_id = s.id), 0) + 1,
+                   ${summary}, ${from}, ${through}, ${trigger}
+            FROM sessions s WHERE s.id = ${id}
+            ON CONFLICT (session_id, version) DO NOTHING
+            RETURNING version, summary, from_seq::int AS from_seq, through_seq::int AS through_seq, trigger, created_at`.pipe(
+          decodeRows(SummaryRow),
+          Effect.map(firstRow)
         ),
-      /** Every message with its seq, for a summary. */
-      transcript: (sessionId: string) =>
-        sql`SELECT seq::int AS seq, role, content FROM messages WHERE session_id = ${sessionId} ORDER BY seq`.pipe(decodeRows(TranscriptRow)),
+      currentSummary: (id: string) =>
+        sql`SELECT summary, coalesce(summary_through, 0)::int AS through FROM sessions WHERE id = ${id}`.pipe(
+          decodeRows(Schema.Struct({ summary: Schema.NullOr(Schema.String), through: Schema.Number })),
+          Effect.map(firstRow)
+        ),
+      /** The session's summaries, oldest first. */
+      summaries: (id: string) =>
+        sql`SELECT version, summary, from_seq::int AS from_seq, through_seq::int AS through_seq, trigger, created_at
+            FROM session_summaries WHERE session_id = ${id} ORDER BY version`.pipe(decodeRows(SummaryRow)),
+      /** The messages in a seq range, with what a summary needs of them. */
+      transcript: (sessionId: string, range: { readonly after?: number; readonly through?: number } = {}) =>
+        sql`SELECT seq::int AS seq, role, content, coalesce((metadata->>'passive')::boolean, false) AS passive,
+                   metadata->>'tool_name' AS tool_name
+            FROM messages WHERE session_id = ${sessionId}
+              AND seq > ${range.after ?? 0} AND seq <= ${range.through ?? Number.MAX_SAFE_INTEGER}
+            ORDER BY seq`.pipe(decodeRows(TranscriptRow)),
       setTitle: (id: string, title: string) =>
         sessionRows(sql`UPDATE sessions SET title = ${title} WHERE id = ${id} RETURNING ${sql.literal(sessionColumns)}`).pipe(Effect.map(firstRow)),
       remove: (id: string) =>
@@ -134,7 +181,8 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
        * not fetched or parsed); the summary comes on each row, in the same statement.
        */
       recentMessages: (sessionId: string, limit: number) =>
-        sql`SELECT m.role, m.content, m.tool_calls, m.tool_call_id,
+        sql`SELECT m.seq::int AS seq, coalesce((m.metadata->>'passive')::boolean, false) AS passive,
+                   m.role, m.content, m.tool_calls, m.tool_call_id,
                    coalesce((m.metadata->>'cancelled')::boolean, false) AS cancelled, s.summary,
                    CASE WHEN m.attachments = '[]'::jsonb THEN NULL ELSE m.attachments END AS attachments
             FROM messages m JOIN sessions s ON s.id = m.session_id

@@ -107,12 +107,18 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
       })
 
     /** Every message's seq, role and text, for a summary (the caller has read the session). */
-    const transcript = (id: string) => repo.transcript(id)
+    const transcript = (id: string, range?: { readonly after?: number; readonly through?: number }) => repo.transcript(id, range)
 
-    const setSummary = (id: string, summary: string, through: number) =>
-      Effect.flatMap(repo.setSummary(id, summary, through), (stored) =>
-        stored ? Effect.void : Effect.fail(notFound(id))
+    /** Stores the session's next summary version (see the repository). */
+    const setSummary = (id: string, summary: string, range: { readonly from: number; readonly through: number }, trigger: "summarize" | "compaction" | "admin") =>
+      Effect.flatMap(repo.setSummary(id, summary, range.from, range.through, trigger), (stored) =>
+        stored ? Effect.succeed(stored) : Effect.fail(notFound(id))
       )
+
+    const summaries = (id: string) => Effect.zipRight(get(id), repo.summaries(id))
+
+    /** The session's current summary and what it covers. */
+    const currentSummary = (id: string) => repo.currentSummary(id)
 
     const messages = (principal: PrincipalShape, id: string) =>
       Effect.gen(function* () {
@@ -162,6 +168,8 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
       setTitle,
       transcript,
       setSummary,
+      summaries,
+      currentSummary,
       messages,
       withMessages,
       list,
