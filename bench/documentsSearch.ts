@@ -21,9 +21,9 @@ import { DocumentsRepo, MAX_INDEXED_DIMENSION } from "../src/documents/Repo.ts"
 import * as EmbeddingConfig from "../src/embeddings/Config.ts"
 import { Embedder } from "../src/embeddings/Embedder.ts"
 import * as Glove from "../src/embeddings/Glove.ts"
-import { toPgArray } from "../src/embeddings/Vector.ts"
 import { DatabaseLive } from "../src/main.ts"
 import { createTestDatabase, type Backend } from "../test/support/database.ts"
+import { INTEGRATIONS, fill, percentile, random, sentence, vectors } from "./corpus.ts"
 
 const arg = (name: string, fallback: string) => {
   const at = process.argv.indexOf(`--${name}`)
@@ -33,27 +33,7 @@ const BACKENDS: ReadonlyArray<Backend> = arg("backend", "both") === "both" ? ["p
 const SIZES = arg("sizes", "1000,10000,100000").split(",").map(Number)
 const QUERIES = Number(arg("queries", "200"))
 const INGEST = Number(arg("ingest", "300"))
-const CHUNKS_PER_DOCUMENT = 10
-const WORDS_PER_CHUNK = 60
-const INTEGRATIONS = 10
 
-// A seeded generator, so every run searches the same corpus with the same queries.
-let seed = 12345
-const random = () => {
-  seed ^= seed << 13
-  seed ^= seed >>> 17
-  seed ^= seed << 5
-  return (seed >>> 0) / 0xffffffff
-}
-
-const vectors = await Glove.wordVectors()
-const vocabulary = [...vectors.index.keys()].slice(0, 30_000).filter((word) => /^[a-z]{3,}$/.test(word))
-/** Zipf-like draw: frequent words often, rare words sometimes, as in real text. */
-const word = (from = 0) => vocabulary[Math.min(vocabulary.length - 1, from + Math.floor(Math.exp(random() * Math.log(vocabulary.length - from))))]!
-const sentence = (n: number, from = 0) => Array.from({ length: n }, () => word(from)).join(" ")
-const quote = (text: string) => `'${text.replace(/'/g, "''")}'`
-
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!
 const summarise = (samples: Array<number>) => {
   const sorted = [...samples].sort((a, b) => a - b)
   return { p50: percentile(sorted, 0.5), p95: percentile(sorted, 0.95), n: sorted.length }
@@ -72,36 +52,6 @@ const runtimeFor = (dataDir: string, databaseUrl: string | undefined) => {
   )
   return ManagedRuntime.make(layer)
 }
-
-/** Adds synthetic documents until the store holds `target` chunks. */
-const fill = (from: number, target: number) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const documentsPerBatch = 100
-    for (let chunk = from; chunk < target; chunk += documentsPerBatch * CHUNKS_PER_DOCUMENT) {
-      const docs: Array<string> = []
-      const chunks: Array<string> = []
-      for (let d = 0; d < documentsPerBatch && chunk + d * CHUNKS_PER_DOCUMENT < target; d++) {
-        const id = crypto.randomUUID()
-        const integration = `int-${Math.floor(random() * INTEGRATIONS)}`
-        const title = sentence(4, 500)
-        const pieces = Array.from({ length: CHUNKS_PER_DOCUMENT }, () => sentence(WORDS_PER_CHUNK))
-        docs.push(`(${quote(id)}, ${quote(integration)}, ${quote(title)}, ${quote(pieces.join(" "))})`)
-        pieces.forEach((piece, ordinal) => {
-          const embedding = Glove.embedText(vectors, `${title}\n${piece}`)
-          chunks.push(
-            `(${quote(id)}, ${ordinal}, ${quote(integration)}, ${quote(piece)}, ` +
-              `setweight(to_tsvector('english', ${quote(title)}), 'A') || to_tsvector('english', ${quote(piece)}), ` +
-              `${quote(toPgArray(embedding))}::real[], ${quote(Glove.GLOVE_MODEL)}, ${embedding.length})`
-          )
-        })
-      }
-      yield* sql.unsafe(`INSERT INTO documents (id, integration_id, title, content) VALUES ${docs.join(",")}`)
-      yield* sql.unsafe(
-        `INSERT INTO document_chunks (document_id, ordinal, integration_id, content, search, embedding, embedding_model, dimension) VALUES ${chunks.join(",")}`
-      )
-    }
-  })
 
 const time = async (f: () => Promise<unknown>) => {
   const started = performance.now()

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
-import { readSse } from "../support/sse.ts"
+import { streamedEvents } from "../support/sse.ts"
 
 const library = [
   { title: "Lighthouse keeping", content: "Lighthouse keepers trimmed the wicks of the lamps every night so the light burned bright." },
@@ -42,12 +42,7 @@ describe.each(backends)("retrieval in the turn (%s)", (backend) => {
     await llm?.close()
   })
 
-  const streamed = async (body: Record<string, unknown>) => {
-    const controller = new AbortController()
-    const response = await server.request("/chat/stream", { method: "POST", body: JSON.stringify(body), signal: controller.signal })
-    expect(response.status).toBe(200)
-    return (await readSse(response, controller).rest()).map((event) => event.data)
-  }
+  const streamed = (body: Record<string, unknown>) => streamedEvents(server, body)
   const lastPrompt = () => JSON.stringify(llm.requestsTo("/v1/chat/completions").at(-1)!.body.messages)
   const question = "How did lighthouse keepers look after the lamps?"
 

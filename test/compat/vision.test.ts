@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, type TestServer } from "../support/server.ts"
-import { readSse } from "../support/sse.ts"
+import { streamedEvents } from "../support/sse.ts"
 import { startWithFakeLlm, stopWithFakeLlm } from "./harness.ts"
 
 const image = (bytes = 300, name = "photo.png") => ({
@@ -71,12 +71,7 @@ describe.each(backends)("image attachments (%s)", (backend) => {
     expect(userParts(lastModelCall()).at(-1)).toEqual([{ type: "image_url", image_url: { url: "https://images.example.org/cat.jpg" } }])
   })
 
-  const streamed = async (body: Record<string, unknown>) => {
-    const controller = new AbortController()
-    const response = await server.request("/chat/stream", { method: "POST", body: JSON.stringify(body), signal: controller.signal })
-    expect(response.status).toBe(200)
-    return (await readSse(response, controller).rest()).map((event) => event.data)
-  }
+  const streamed = (body: Record<string, unknown>) => streamedEvents(server, body)
 
   it("ends the run with a clear error when the provider refuses the image", async () => {
     const calls = llm.requestsTo("/v1/chat/completions").length

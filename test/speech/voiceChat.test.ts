@@ -12,7 +12,7 @@ import type { FakeLlm } from "../fixtures/fakeLlm.ts"
 import { startWithFakeLlm, stopWithFakeLlm } from "../compat/harness.ts"
 import { backends } from "../support/database.ts"
 import { json, type TestServer } from "../support/server.ts"
-import { readSse } from "../support/sse.ts"
+import { streamedEvents } from "../support/sse.ts"
 import { silentWav, spokenWav } from "../support/speech.ts"
 
 const sentence = "What time is it in Tokyo"
@@ -47,12 +47,7 @@ describe.each(backends)("voice input in chat (%s)", (backend) => {
   })
   const post = (path: string, body: unknown) => server.request(path, { method: "POST", body: JSON.stringify(body) })
   const completions = () => llm.requestsTo("/v1/chat/completions")
-  const streamed = async (body: Record<string, unknown>) => {
-    const controller = new AbortController()
-    const response = await server.request("/chat/stream", { method: "POST", body: JSON.stringify(body), signal: controller.signal })
-    expect(response.status).toBe(200)
-    return (await readSse(response, controller).rest()).map((event) => event.data)
-  }
+  const streamed = (body: Record<string, unknown>) => streamedEvents(server, body)
 
   it("answers a spoken message blocking, with its transcript, stored as the user message with the audio", async () => {
     llm.scriptTranscriptions({ text: sentence })

@@ -81,3 +81,14 @@ export const readSse = (response: Response, controller?: AbortController): SseRe
     }
   }
 }
+
+/** A whole `/chat/stream` answer to `body` (which must be 200): each event's data, in order. */
+export const streamedEvents = async (
+  server: { readonly request: (path: string, init?: RequestInit) => Promise<Response> },
+  body: Record<string, unknown>
+): Promise<Array<any>> => {
+  const controller = new AbortController()
+  const response = await server.request("/chat/stream", { method: "POST", body: JSON.stringify(body), signal: controller.signal })
+  if (response.status !== 200) throw new Error(`/chat/stream answered ${response.status}: ${await response.text()}`)
+  return (await readSse(response, controller).rest()).map((event) => event.data)
+}
