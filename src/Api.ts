@@ -24,6 +24,7 @@ import { SettingsApi } from "./settings/Api.ts"
 import { SpeechApi } from "./speech/Api.ts"
 import { InjectionApi, TasksApi } from "./tasks/Api.ts"
 import { UsageApi } from "./usage/Api.ts"
+import { TodosApi } from "./todos/Api.ts"
 import { WorkspacesApi } from "./workspaces/Api.ts"
 
 export class CairnApi extends HttpApi.make("cairn")
@@ -50,6 +51,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .add(BindingsApi)
   .add(WorkspacesApi)
   .add(CarapacesApi)
+  .add(TodosApi)
   .addError(ErrorResponses.validation)
   .addError(ErrorResponses.unauthorized)
   .addError(ErrorResponses.forbidden)

@@ -61,6 +61,8 @@ import { UsageHttpLive } from "./usage/Http.ts"
 import { WorkspacesHttpLive } from "./workspaces/Http.ts"
 import { SpeechHttpLive } from "./speech/Http.ts"
 import { Speech } from "./speech/Speech.ts"
+import { TodosHttpLive } from "./todos/Http.ts"
+import { Todos } from "./todos/Todos.ts"
 import { Workspaces } from "./workspaces/Workspaces.ts"
 
 /** The database, with every migration applied before anything else may use it. */
@@ -87,6 +89,7 @@ const ServicesLive = Layer.mergeAll(
   Providers.Default,
   Llm.Default,
   Speech.Default,
+  Todos.Default,
   Documents.Default,
   Tools.layer,
   BuiltinToolsLive,
@@ -116,6 +119,7 @@ const HandlersLive = Layer.mergeAll(
   ChatHttpLive,
   RunsHttpLive,
   SpeechHttpLive,
+  TodosHttpLive,
   AccessHttpLive,
   ProvidersHttpLive,
   LlmHttpLive,

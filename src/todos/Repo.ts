@@ -17,7 +17,8 @@ export const TodoRow = Schema.Struct({
   due_at: Schema.NullOr(Schema.DateFromSelf),
   created_at: Schema.DateFromSelf,
   updated_at: Schema.DateFromSelf,
-  completed_at: Schema.NullOr(Schema.DateFromSelf)
+  completed_at: Schema.NullOr(Schema.DateFromSelf),
+  created_by: Schema.String
 })
 export type TodoRow = typeof TodoRow.Type
 
@@ -28,6 +29,7 @@ export interface NewTodo {
   readonly title: string
   readonly notes: string
   readonly dueAt: Date | null
+  readonly createdBy: string
 }
 
 export interface TodoChange {
@@ -37,7 +39,7 @@ export interface TodoChange {
   readonly dueAt?: Date | null | undefined
 }
 
-const columns = "id, bot_id, channel_id, session_id, title, notes, status, due_at, created_at, updated_at, completed_at"
+const columns = "id, bot_id, channel_id, session_id, title, notes, status, due_at, created_at, updated_at, completed_at, created_by"
 
 export class TodosRepo extends Effect.Service<TodosRepo>()("cairn/TodosRepo", {
   effect: Effect.gen(function* () {
@@ -45,13 +47,19 @@ export class TodosRepo extends Effect.Service<TodosRepo>()("cairn/TodosRepo", {
     const rows = decodeRows(TodoRow)
     return repository("TodosRepo", {
       insert: (todo: NewTodo) =>
-        rows(sql`INSERT INTO todos (id, bot_id, channel_id, session_id, title, notes, due_at)
-                 VALUES (${randomUUID()}, ${todo.botId}, ${todo.channelId}, ${todo.sessionId}, ${todo.title}, ${todo.notes}, ${todo.dueAt})
+        rows(sql`INSERT INTO todos (id, bot_id, channel_id, session_id, title, notes, due_at, created_by)
+                 VALUES (${randomUUID()}, ${todo.botId}, ${todo.channelId}, ${todo.sessionId}, ${todo.title}, ${todo.notes}, ${todo.dueAt}, ${todo.createdBy})
                  RETURNING ${sql.literal(columns)}`).pipe(Effect.map((list) => list[0]!)),
       /** A bot's todos, open ones first, oldest first. */
-      list: (filter: { readonly botId?: string; readonly status?: typeof TodoStatus.Type; readonly limit: number }) =>
+      list: (filter: {
+        readonly botId?: string | undefined
+        readonly channelId?: string | undefined
+        readonly status?: typeof TodoStatus.Type | undefined
+        readonly limit: number
+      }) =>
         rows(sql`SELECT ${sql.literal(columns)} FROM todos
                  WHERE (${filter.botId ?? null}::text IS NULL OR bot_id = ${filter.botId ?? null})
+                   AND (${filter.channelId ?? null}::uuid IS NULL OR channel_id = ${filter.channelId ?? null}::uuid)
                    AND (${filter.status ?? null}::text IS NULL OR status = ${filter.status ?? null})
                  ORDER BY status = 'done', created_at LIMIT ${filter.limit}`),
       find: (id: string) => rows(sql`SELECT ${sql.literal(columns)} FROM todos WHERE id = ${id}`).pipe(Effect.map(firstRow)),

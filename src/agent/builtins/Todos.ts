@@ -55,7 +55,8 @@ export const todoTools = Effect.gen(function* () {
               sessionId: context.sessionId,
               title,
               notes: yield* text(args, "notes", { optional: true }),
-              dueAt: yield* dueOf(args.due)
+              dueAt: yield* dueOf(args.due),
+              createdBy: `bot:${context.botId}`
             })
             return `Created ${shown(todo)}`
           }
