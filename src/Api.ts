@@ -10,7 +10,7 @@ import { WidgetApi } from "./access/widget/Api.ts"
 import { BindingsApi } from "./bindings/Api.ts"
 import { BotsApi } from "./bots/Api.ts"
 import { CarapacesApi } from "./carapaces/Api.ts"
-import { ChatApi } from "./chat/Api.ts"
+import { ChannelMessagesApi, ChatApi } from "./chat/Api.ts"
 import { RunsApi } from "./runs/Api.ts"
 import { ChannelsApi } from "./channels/Api.ts"
 import { HealthApi } from "./health/Api.ts"
@@ -37,6 +37,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .add(WidgetApi)
   .add(BotsApi)
   .add(ChannelsApi)
+  .add(ChannelMessagesApi)
   .add(SessionsApi)
   .add(ChatApi)
   .add(RunsApi)

@@ -62,6 +62,7 @@ import { WorkspacesHttpLive } from "./workspaces/Http.ts"
 import { SpeechHttpLive } from "./speech/Http.ts"
 import { Speech } from "./speech/Speech.ts"
 import { TodosHttpLive } from "./todos/Http.ts"
+import { ChannelMessagesHttpLive } from "./chat/ChannelMessagesHttp.ts"
 import { Todos } from "./todos/Todos.ts"
 import { Workspaces } from "./workspaces/Workspaces.ts"
 
@@ -119,6 +120,7 @@ const HandlersLive = Layer.mergeAll(
   ChatHttpLive,
   RunsHttpLive,
   SpeechHttpLive,
+  ChannelMessagesHttpLive,
   TodosHttpLive,
   AccessHttpLive,
   ProvidersHttpLive,

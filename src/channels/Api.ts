@@ -4,7 +4,7 @@ import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { idPath, queryParams } from "../contract/Params.ts"
-import { Channel, ChannelList, ChannelPage, CreateChannel, defaultListLimit, EnsureChannel, maxListLimit, UpdateChannel } from "./Model.ts"
+import { Channel, ChannelConfig, ChannelList, ChannelPage, CreateChannel, defaultListLimit, EnsureChannel, maxListLimit, UpdateChannel } from "./Model.ts"
 import { ChannelConflict, ChannelNotFound } from "./Errors.ts"
 
 const channelId = idPath("Channel")
@@ -64,6 +64,13 @@ export class ChannelsApi extends HttpApiGroup.make("channels")
       .addSuccess(Channel)
       .annotate(RequiredScope, "channels:read")
       .annotate(OpenApi.Description, "Get one channel")
+  )
+  .add(
+    HttpApiEndpoint.get("config", "/api/v1/channels/:id/config")
+      .setPath(channelId)
+      .addSuccess(ChannelConfig)
+      .annotate(RequiredScope, "channels.config:read")
+      .annotate(OpenApi.Description, "A channel's settings: require_mention, passive_memory, workspace_enabled, model_override, retrieval, integration_config")
   )
   .add(
     HttpApiEndpoint.patch("update", "/api/v1/channels/:id")

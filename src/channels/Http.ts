@@ -2,7 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
 import { Channels } from "./Channels.ts"
-import { ChannelList } from "./Model.ts"
+import { ChannelConfig, ChannelList } from "./Model.ts"
 
 export const ChannelsHttpLive = HttpApiBuilder.group(CairnApi, "channels", (handlers) =>
   Effect.gen(function* () {
@@ -19,6 +19,7 @@ export const ChannelsHttpLive = HttpApiBuilder.group(CairnApi, "channels", (hand
       )
       .handle("adminList", ({ urlParams }) => channels.page(urlParams))
       .handle("get", ({ path }) => channels.get(path.id))
+      .handle("config", ({ path }) => Effect.map(channels.get(path.id), (channel) => new ChannelConfig(channel)))
       .handle("update", ({ path, payload }) => channels.update(path.id, payload))
       .handle("delete", ({ path }) => channels.remove(path.id))
   })

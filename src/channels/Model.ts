@@ -37,6 +37,16 @@ export class Channel extends Schema.Class<Channel>("Channel")({
   updated_at: Timestamp
 }) {}
 
+/** `GET /api/v1/channels/{id}/config`: a channel's settings alone. */
+export class ChannelConfig extends Schema.Class<ChannelConfig>("ChannelConfig")({
+  require_mention: Schema.Boolean,
+  passive_memory: Schema.Boolean,
+  workspace_enabled: Schema.Boolean,
+  model_override: Schema.NullOr(Schema.String),
+  retrieval: Schema.NullOr(RetrievalOverride),
+  integration_config: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+}) {}
+
 export class ChannelList extends Schema.Class<ChannelList>("ChannelList")({ channels: Schema.Array(Channel) }) {}
 
 /** `GET /api/v1/admin/channels`: a page of channels as the companion clients read it. */

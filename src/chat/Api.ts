@@ -5,7 +5,9 @@ import { ChatRateLimited } from "../auth/ChatRateLimited.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { BotNotFound } from "../bots/Errors.ts"
-import { idPath } from "../contract/Params.ts"
+import { idPath, queryParams } from "../contract/Params.ts"
+import { Message } from "../sessions/Model.ts"
+import { InjectMessage, MessageInjected } from "../tasks/Model.ts"
 import { EventStream } from "../runs/Model.ts"
 import {
   Acknowledged,
@@ -106,3 +108,31 @@ export class ChatApi extends HttpApiGroup.make("chat")
   .addError(detailBody(ProviderFailed))
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Chat") {}
+
+/** A channel's conversation (its active session): read it, or post into it as the integrations do. */
+export class ChannelMessagesApi extends HttpApiGroup.make("channelMessages")
+  .add(
+    HttpApiEndpoint.get("list", "/api/v1/channels/:id/messages")
+      .setPath(idPath("Channel"))
+      .setUrlParams(queryParams({ limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000))) }))
+      .addSuccess(Schema.Array(Message))
+      .annotate(RequiredScope, "channels.messages:read")
+      .annotate(OpenApi.Description, "The newest messages (limit 1-1000, default 100) of the channel's active session, oldest first; none before it has one")
+  )
+  .add(
+    HttpApiEndpoint.post("post", "/api/v1/channels/:id/messages")
+      .setPath(idPath("Channel"))
+      .setPayload(InjectMessage)
+      .addSuccess(MessageInjected)
+      .annotate(RequiredScope, "channels.messages:write")
+      .annotate(
+        OpenApi.Description,
+        "Store a user message in the channel's active session (made when missing); with run_agent, queue a task that runs the agent on it"
+      )
+  )
+  .addError(detailBody(ChannelNotFound))
+  // A channel whose bot or session vanished under it.
+  .addError(detailBody(BotNotFound))
+  .addError(detailBody(SessionNotFound))
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Channels") {}

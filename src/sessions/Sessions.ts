@@ -126,6 +126,9 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
         return (yield* repo.messages(id)).map(toMessage)
       })
 
+    /** A channel's conversation, for callers the channel's own scopes let in (no owner check here). */
+    const channelMessages = (id: string, limit: number) => Effect.map(repo.messages(id), (rows) => rows.slice(-limit).map(toMessage))
+
     const withMessages = (principal: PrincipalShape, id: string) =>
       Effect.gen(function* () {
         const session = yield* reach(principal, id)
@@ -171,6 +174,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
       summaries,
       currentSummary,
       messages,
+      channelMessages,
       withMessages,
       list,
       remove,

@@ -1,0 +1,61 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { CairnApi } from "../Api.ts"
+import { Principal } from "../auth/Principal.ts"
+import { Channels } from "../channels/Channels.ts"
+import { ValidationError } from "../contract/Errors.ts"
+import { requireBotAllowed } from "../sessions/Access.ts"
+import { Sessions } from "../sessions/Sessions.ts"
+import { Dispatchers } from "../tasks/delivery/Dispatchers.ts"
+import { Injector } from "../tasks/Injection.ts"
+import { MessageInjected } from "../tasks/Model.ts"
+import { Chat } from "./Chat.ts"
+
+export const ChannelMessagesHttpLive = HttpApiBuilder.group(CairnApi, "channelMessages", (handlers) =>
+  Effect.gen(function* () {
+    const channels = yield* Channels
+    const sessions = yield* Sessions
+    const chat = yield* Chat
+    const injector = yield* Injector
+    const dispatchers = yield* Dispatchers
+
+    /** The channel, when the caller may use its bot (a widget token only its own). */
+    const allowed = (channelId: string) =>
+      Effect.gen(function* () {
+        const channel = yield* channels.get(channelId)
+        yield* requireBotAllowed(yield* Principal, channel.bot_id)
+        return channel
+      })
+
+    return handlers
+      .handle("list", ({ path, urlParams }) =>
+        Effect.gen(function* () {
+          const channel = yield* allowed(path.id)
+          if (!channel.active_session_id) return []
+          return yield* sessions.channelMessages(channel.active_session_id, urlParams.limit ?? 100)
+        })
+      )
+      .handle("post", ({ path, payload }) =>
+        Effect.gen(function* () {
+          yield* allowed(path.id)
+          if (payload.dispatch_type !== undefined && Option.isNone(dispatchers.get(payload.dispatch_type))) {
+            return yield* ValidationError.single(
+              ["body", "dispatch_type"],
+              `Unknown dispatch_type: ${payload.dispatch_type} (registered: ${dispatchers.types().join(", ")})`
+            )
+          }
+          const { session } = yield* chat.channelSession(path.id)
+          const injected = yield* injector.inject(session.id, {
+            content: payload.content,
+            source: payload.source,
+            runAgent: payload.run_agent,
+            notify: payload.notify,
+            executionConfig: payload.execution_config,
+            dispatchType: payload.dispatch_type,
+            dispatchConfig: payload.dispatch_config
+          })
+          return new MessageInjected(injected)
+        })
+      )
+  })
+)
