@@ -1,13 +1,12 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
 import { Channels } from "../channels/Channels.ts"
-import { ValidationError } from "../contract/Errors.ts"
 import { requireBotAllowed } from "../sessions/Access.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { Dispatchers } from "../tasks/delivery/Dispatchers.ts"
-import { Injector } from "../tasks/Injection.ts"
+import { injectionOf, Injector } from "../tasks/Injection.ts"
 import { MessageInjected } from "../tasks/Model.ts"
 import { Chat } from "./Chat.ts"
 
@@ -38,23 +37,9 @@ export const ChannelMessagesHttpLive = HttpApiBuilder.group(CairnApi, "channelMe
       .handle("post", ({ path, payload }) =>
         Effect.gen(function* () {
           yield* allowed(path.id)
-          if (payload.dispatch_type !== undefined && Option.isNone(dispatchers.get(payload.dispatch_type))) {
-            return yield* ValidationError.single(
-              ["body", "dispatch_type"],
-              `Unknown dispatch_type: ${payload.dispatch_type} (registered: ${dispatchers.types().join(", ")})`
-            )
-          }
+          yield* dispatchers.requireKnown(payload.dispatch_type)
           const { session } = yield* chat.channelSession(path.id)
-          const injected = yield* injector.inject(session.id, {
-            content: payload.content,
-            source: payload.source,
-            runAgent: payload.run_agent,
-            notify: payload.notify,
-            executionConfig: payload.execution_config,
-            dispatchType: payload.dispatch_type,
-            dispatchConfig: payload.dispatch_config
-          })
-          return new MessageInjected(injected)
+          return new MessageInjected(yield* injector.inject(session.id, injectionOf(payload)))
         })
       )
   })

@@ -1,11 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { Dispatchers } from "./delivery/Dispatchers.ts"
-import { ValidationError } from "../contract/Errors.ts"
-import { Injector } from "./Injection.ts"
+import { injectionOf, Injector } from "./Injection.ts"
 import { MessageInjected } from "./Model.ts"
 import { Tasks } from "./Tasks.ts"
 
@@ -17,22 +16,8 @@ export const InjectionHttpLive = HttpApiBuilder.group(CairnApi, "injection", (ha
     return handlers.handle("inject", ({ path, payload }) =>
       Effect.gen(function* () {
         yield* sessions.reach(yield* Principal, path.id)
-        if (payload.dispatch_type !== undefined && Option.isNone(dispatchers.get(payload.dispatch_type))) {
-          return yield* ValidationError.single(
-            ["body", "dispatch_type"],
-            `Unknown dispatch_type: ${payload.dispatch_type} (registered: ${dispatchers.types().join(", ")})`
-          )
-        }
-        const injected = yield* injector.inject(path.id, {
-          content: payload.content,
-          source: payload.source,
-          runAgent: payload.run_agent,
-          notify: payload.notify,
-          executionConfig: payload.execution_config,
-          dispatchType: payload.dispatch_type,
-          dispatchConfig: payload.dispatch_config
-        })
-        return new MessageInjected(injected)
+        yield* dispatchers.requireKnown(payload.dispatch_type)
+        return new MessageInjected(yield* injector.inject(path.id, injectionOf(payload)))
       })
     )
   })

@@ -7,7 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { transactions } from "../db/Repository.ts"
 import { Effect } from "effect"
 import { Sessions } from "../sessions/Sessions.ts"
-import type { ExecutionConfig } from "./Model.ts"
+import type { ExecutionConfig, InjectMessage } from "./Model.ts"
 import { Tasks } from "./Tasks.ts"
 import { traced } from "../telemetry/Spans.ts"
 
@@ -22,6 +22,17 @@ export interface Injection {
   readonly dispatchConfig?: Record<string, unknown> | undefined
   readonly extraMetadata?: Record<string, unknown> | undefined
 }
+
+/** An injection as the API's request body gives it. */
+export const injectionOf = (payload: InjectMessage): Injection => ({
+  content: payload.content,
+  source: payload.source,
+  runAgent: payload.run_agent,
+  notify: payload.notify,
+  executionConfig: payload.execution_config,
+  dispatchType: payload.dispatch_type,
+  dispatchConfig: payload.dispatch_config
+})
 
 /**
  * Where a notified result goes when the request names no dispatch_type: the session's

@@ -6,7 +6,8 @@
  * failures with exponential backoff; the outcome is recorded on the task (delivery_status,
  * delivery_error, delivery_attempts) and never changes the task's own status.
  */
-import { Config, Duration, Effect, Option, Schedule } from "effect"
+import { Config, Duration, Effect, Schedule } from "effect"
+import { ValidationError } from "../../contract/Errors.ts"
 import { Injector } from "../Injection.ts"
 import { TasksRepo, type TaskRow } from "../Repo.ts"
 import { Tasks } from "../Tasks.ts"
@@ -68,8 +69,13 @@ export class Dispatchers extends Effect.Service<Dispatchers>()("cairn/Dispatcher
         catch: (error) => error as DispatcherContractError
       })
 
-    const get = (type: string) => Option.fromNullable(registry.get(type))
     const types = () => [...registry.keys()]
+
+    /** A request's dispatch_type, when it names one, must be registered: 422 otherwise. */
+    const requireKnown = (type: string | undefined): Effect.Effect<void, ValidationError> =>
+      type === undefined || registry.has(type)
+        ? Effect.void
+        : Effect.fail(ValidationError.single(["body", "dispatch_type"], `Unknown dispatch_type: ${type} (registered: ${types().join(", ")})`))
 
     /** A message outside a task (delegation, heartbeat) through a dispatch type; false when it was not posted. */
     const postMessage = (type: string, dispatchConfig: Record<string, unknown>, text: string, options: PostMessageOptions = {}) =>
@@ -146,7 +152,7 @@ export class Dispatchers extends Effect.Service<Dispatchers>()("cairn/Dispatcher
       Effect.forEach(ids, deliver, { concurrency: 4, discard: true })
     )
 
-    return traced("Dispatchers", { register, get, types, postMessage, deliver, deliverOrphans } as const)
+    return traced("Dispatchers", { register, types, requireKnown, postMessage, deliver, deliverOrphans } as const)
   }),
   dependencies: [TasksRepo.Default, Injector.Default, Tasks.Default]
 }) {}
