@@ -73,13 +73,7 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
               )
             case "unheard":
               return Sse.response(
-                Sse.fixed(...heard(started), { type: "error", message: started.message }, {
-                  type: "response",
-                  text: "",
-                  tools_used: [],
-                  client_actions: [],
-                  session_id: started.sessionId
-                }),
+                Sse.fixed(...heard(started), ...Sse.endedWithError(started.message, started.sessionId)),
                 started.sessionId
               )
             case "started":

@@ -17,6 +17,12 @@ export const frame = (item: SequencedEvent) => `id: ${item.seq}\ndata: ${JSON.st
 
 const encoder = new TextEncoder()
 
+/** How a stream ends that could not answer: the reason, then the (empty) `response` that always comes last. */
+export const endedWithError = (message: string, sessionId: string): readonly [SequencedEvent["event"], SequencedEvent["event"]] => [
+  { type: "error", message },
+  { type: "response", text: "", tools_used: [], client_actions: [], session_id: sessionId }
+]
+
 /** An SSE response from a stream of events; a failure becomes a final `error` event. */
 export const response = <E>(events: Stream.Stream<SequencedEvent, E>, sessionId?: string) => {
   let last = 0
@@ -28,8 +34,9 @@ export const response = <E>(events: Stream.Stream<SequencedEvent, E>, sessionId?
         Effect.as(
           Effect.logError("Event stream failed", cause),
           // `response` is always last, even when the stream itself fails.
-          frame({ seq: last + 1, event: { type: "error", message: "The event stream failed" } }) +
-            frame({ seq: last + 2, event: { type: "response", text: "", tools_used: [], client_actions: [], session_id: sessionId ?? "" } })
+          endedWithError("The event stream failed", sessionId ?? "")
+            .map((event, index) => frame({ seq: last + 1 + index, event }))
+            .join("")
         )
       )
     )
