@@ -11,7 +11,7 @@ import { Documents } from "../documents/Documents.ts"
 import type { SearchResult } from "../documents/Model.ts"
 import { Llm } from "../providers/Llm.ts"
 import { traced } from "../telemetry/Spans.ts"
-import { notesPrefix } from "./builtins/Memory.ts"
+import { searchDocumentsOnly, searchNotes } from "./builtins/Memory.ts"
 import { estimateTokens } from "./Context.ts"
 import { CurrentTurn, type TurnInput } from "./Turn.ts"
 
@@ -55,26 +55,6 @@ export class Retrieval extends Effect.Service<Retrieval>()("cairn/Retrieval", {
     const documents = yield* Documents
     const llm = yield* Llm
 
-    /** Documents the bot may see: the integrations it names, else all but notes (every bot's). */
-    const searchDocuments = (q: string, settings: RetrievalSettings, limit: number) =>
-      Effect.gen(function* () {
-        const ids = settings.integration_ids.filter((id) => !id.startsWith(notesPrefix))
-        if (ids.length > 0) {
-          const found = yield* Effect.forEach(ids, (integrationId) => documents.search({ q, integration_id: integrationId, limit }))
-          return found.flat().sort((a, b) => b.score - a.score).slice(0, limit)
-        }
-        const hits = yield* documents.search({ q, limit: Math.min(limit * 3, 100) })
-        return hits.filter((hit) => !hit.integration_id.startsWith(notesPrefix)).slice(0, limit)
-      })
-
-    const searchNotes = (q: string, input: TurnInput, limit: number) =>
-      Effect.gen(function* () {
-        if (limit === 0) return []
-        const scopes = [`${notesPrefix}${input.bot.id}`, ...(input.channel ? [`${notesPrefix}${input.bot.id}:${input.channel.id}`] : [])]
-        const found = yield* Effect.forEach(scopes, (integrationId) => documents.search({ q, integration_id: integrationId, limit }))
-        return found.flat().sort((a, b) => b.score - a.score).slice(0, limit)
-      })
-
     /** The model's reordering of the candidates; the hybrid order when it answers none. */
     const rerankByModel = (q: string, candidates: ReadonlyArray<SearchResult>, model: string) =>
       Effect.gen(function* () {
@@ -102,7 +82,7 @@ export class Retrieval extends Effect.Service<Retrieval>()("cairn/Retrieval", {
         if (!settings.enabled || !q) return none
         const started = Date.now()
         const pool = settings.rerank === "llm" ? settings.rerank_candidates : settings.top_k * 3
-        const candidates = yield* searchDocuments(q, settings, pool)
+        const candidates = yield* searchDocumentsOnly(documents, q, settings.integration_ids, pool)
         const passing = candidates.filter((hit) => settings.min_score === 0 || (hit.similarity ?? 0) >= settings.min_score)
         let reranker: "hybrid" | "llm" = "hybrid"
         let ranked: ReadonlyArray<SearchResult> = passing
@@ -116,7 +96,7 @@ export class Retrieval extends Effect.Service<Retrieval>()("cairn/Retrieval", {
           }
         }
         const kept = ranked.slice(0, settings.top_k)
-        const notes = yield* searchNotes(q, input, settings.notes_top_k)
+        const notes = yield* searchNotes(documents, q, { botId: input.bot.id, channelId: input.channel?.id ?? null }, settings.notes_top_k)
         yield* input.emit({
           type: "rag_rerank",
           query: q,

@@ -10,13 +10,37 @@
  */
 import { Effect } from "effect"
 import { Documents } from "../../documents/Documents.ts"
-import type { SearchResult } from "../../documents/Model.ts"
+import { MAX_SEARCH_LIMIT, type SearchResult } from "../../documents/Model.ts"
 import type { ToolCallContext } from "../../sdk/index.ts"
 import { count, text, type EffectTool } from "./Tool.ts"
 
 export const notesPrefix = "notes:"
-const botNotes = (context: ToolCallContext) => `${notesPrefix}${context.botId}`
-const channelNotes = (context: ToolCallContext) => (context.channelId ? `${notesPrefix}${context.botId}:${context.channelId}` : null)
+const botNotes = (context: Pick<ToolCallContext, "botId">) => `${notesPrefix}${context.botId}`
+const channelNotes = (context: Pick<ToolCallContext, "botId" | "channelId">) =>
+  context.channelId ? `${notesPrefix}${context.botId}:${context.channelId}` : null
+
+/** Integration ids searched one by one, their hits merged best first. */
+const searchEach = (documents: Documents, q: string, integrationIds: ReadonlyArray<string>, limit: number) =>
+  Effect.map(
+    Effect.forEach(integrationIds, (integrationId) => documents.search({ q, integration_id: integrationId, limit })),
+    (found) => found.flat().sort((a, b) => b.score - a.score).slice(0, limit)
+  )
+
+/** The documents a bot may see, best first: those of the integrations named (all when none), never notes. */
+export const searchDocumentsOnly = (documents: Documents, q: string, integrationIds: ReadonlyArray<string>, limit: number) => {
+  const ids = integrationIds.filter((id) => !id.startsWith(notesPrefix))
+  if (ids.length > 0) return searchEach(documents, q, ids, limit)
+  // Over-fetched so that notes, which are left out, do not shorten the answer.
+  return Effect.map(documents.search({ q, limit: Math.min(limit * 3, MAX_SEARCH_LIMIT) }), (hits) =>
+    hits.filter((hit) => !hit.integration_id.startsWith(notesPrefix)).slice(0, limit)
+  )
+}
+
+/** A bot's notes, and its channel's own, best first. */
+export const searchNotes = (documents: Documents, q: string, owner: Pick<ToolCallContext, "botId" | "channelId">, limit: number) =>
+  limit === 0
+    ? Effect.succeed([])
+    : searchEach(documents, q, [botNotes(owner), channelNotes(owner)].filter((id): id is string => id !== null), limit)
 
 const listed = (hits: ReadonlyArray<SearchResult>, empty: string) =>
   hits.length === 0
@@ -42,12 +66,10 @@ export const memoryTools = Effect.gen(function* () {
     },
     run: (args) =>
       Effect.gen(function* () {
-        const limit = count(args, "limit", 5, 20)
         const integrationId = typeof args.integration_id === "string" && args.integration_id ? args.integration_id : undefined
         if (integrationId?.startsWith(notesPrefix)) return yield* Effect.fail(new Error("Notes are read with recall, not search_documents"))
-        // Over-fetched so that notes, which are left out, do not shorten the answer.
-        const hits = yield* documents.search({ q: yield* text(args, "query"), ...(integrationId ? { integration_id: integrationId } : {}), limit: limit * 3 })
-        return listed(hits.filter((hit) => !hit.integration_id.startsWith(notesPrefix)).slice(0, limit), "No document matches.")
+        const hits = yield* searchDocumentsOnly(documents, yield* text(args, "query"), integrationId ? [integrationId] : [], count(args, "limit", 5, 20))
+        return listed(hits, "No document matches.")
       })
   }
 
@@ -90,11 +112,7 @@ export const memoryTools = Effect.gen(function* () {
     parameters: { type: "object", properties: { query: { type: "string" }, limit: { type: "integer", minimum: 1, maximum: 20 } }, required: ["query"] },
     run: (args, context) =>
       Effect.gen(function* () {
-        const q = yield* text(args, "query")
-        const limit = count(args, "limit", 5, 20)
-        const scopes = [botNotes(context), channelNotes(context)].filter((id): id is string => id !== null)
-        const found = yield* Effect.forEach(scopes, (integrationId) => documents.search({ q, integration_id: integrationId, limit }))
-        const hits = found.flat().sort((a, b) => b.score - a.score).slice(0, limit)
+        const hits = yield* searchNotes(documents, yield* text(args, "query"), context, count(args, "limit", 5, 20))
         return listed(hits, "No note matches.")
       })
   }
