@@ -14,7 +14,7 @@ import type { UsageContext } from "../providers/Model.ts"
 import type { HistoryRow } from "../sessions/Repo.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { traced } from "../telemetry/Spans.ts"
-import { estimateTokens } from "./Context.ts"
+import { messageTokens } from "./Context.ts"
 
 export const compactionConfig = Config.all({
   threshold: Config.number("COMPACTION_THRESHOLD").pipe(
@@ -43,12 +43,6 @@ const instructions =
 
 export class SummaryUnwritten extends Schema.TaggedError<SummaryUnwritten>()("SummaryUnwritten", { detail: Schema.String }) {}
 
-/** What a message costs in the context, as assembly counts it (text and tool-call arguments). */
-const rowTokens = (row: Pick<HistoryRow, "content" | "tool_calls">) =>
-  4 +
-  estimateTokens(row.content) +
-  (row.tool_calls ?? []).reduce((n: number, call: { function?: { arguments?: string } }) => n + estimateTokens(call?.function?.arguments ?? "") + 8, 0)
-
 /**
  * Where to cut a history so its newest part fits `keepTokens`: the seq of the last message to
  * summarise, or null when nothing can be (the kept part must begin with a user message, and at
@@ -58,7 +52,7 @@ export const compactionCut = (rows: ReadonlyArray<Pick<HistoryRow, "seq" | "role
   let kept = 0
   let cut: number | null = null
   for (let index = rows.length - 1; index > 0; index--) {
-    kept += rowTokens(rows[index]!)
+    kept += messageTokens(rows[index]!)
     if (kept > keepTokens) break
     if (rows[index]!.role === "user") cut = index
   }
@@ -147,7 +141,7 @@ export class Compaction extends Effect.Service<Compaction>()("cairn/Compaction",
       trigger: "compaction" | "admin" = "compaction"
     ) =>
       Effect.gen(function* () {
-        const used = history.reduce((n, row) => n + rowTokens(row), 0)
+        const used = history.reduce((n, row) => n + messageTokens(row), 0)
         if (trigger === "compaction" && used <= window * config.threshold) return false
         const through = compactionCut(history, window * config.keep)
         if (through === null) return false

@@ -25,8 +25,11 @@ const contentTokens = (content: ChatMessage["content"]) =>
         0
       )
 
-const messageTokens = (message: ChatMessage) =>
-  4 + contentTokens(message.content) + (message.tool_calls ?? []).reduce((n, call) => n + estimateTokens(call.function.arguments) + 8, 0)
+/** What a message costs in the context: its content and its tool calls' arguments (a stored row counts the same). */
+export const messageTokens = (message: {
+  readonly content: ChatMessage["content"]
+  readonly tool_calls?: ReadonlyArray<{ readonly function: { readonly arguments: string } }> | null | undefined
+}) => 4 + contentTokens(message.content) + (message.tool_calls ?? []).reduce((n, call) => n + estimateTokens(call.function.arguments) + 8, 0)
 
 /** Known context windows; anything else gets the default. */
 const contextWindows: ReadonlyArray<readonly [RegExp, number]> = [
