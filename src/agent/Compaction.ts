@@ -130,7 +130,7 @@ export class Compaction extends Effect.Service<Compaction>()("cairn/Compaction",
 
     /**
      * Compacts the history when it passes the threshold of `window` (tokens available for history):
-     * the oldest turns into the summary, the newest kept. Answers whether it compacted.
+     * the oldest turns into the summary, the newest kept. Answers the version it stored, or null.
      */
     const compactIfNeeded = (
       sessionId: string,
@@ -142,11 +142,11 @@ export class Compaction extends Effect.Service<Compaction>()("cairn/Compaction",
     ) =>
       Effect.gen(function* () {
         const used = history.reduce((n, row) => n + messageTokens(row), 0)
-        if (trigger === "compaction" && used <= window * config.threshold) return false
+        if (trigger === "compaction" && used <= window * config.threshold) return null
         const through = compactionCut(history, window * config.keep)
-        if (through === null) return false
+        if (through === null) return null
         const stored = yield* summarize(sessionId, bot, { through, passiveMemory, trigger, foldPrevious: true })
-        return stored !== null
+        return stored
       })
 
     return traced("Compaction", { summarize, compactIfNeeded } as const)

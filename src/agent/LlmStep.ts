@@ -64,7 +64,7 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
           const window = Option.getOrElse(config.contextWindow, () => contextWindowFor(plan.model)) - config.answerReserveTokens
           const compacted = yield* compaction
             .compactIfNeeded(sessionId, bot, history, window, turn.input.channel?.passive_memory ?? false)
-            .pipe(Effect.catchAll((error) => Effect.as(Effect.logWarning("Compaction failed; the oldest turns are cut instead", error), false)))
+            .pipe(Effect.catchAll((error) => Effect.as(Effect.logWarning("Compaction failed; the oldest turns are cut instead", error), null)))
           if (compacted) history = yield* sessions.recent(sessionId, config.historyLimit)
         }
         const context = assemble({

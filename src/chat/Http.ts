@@ -94,16 +94,12 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
         Effect.flatMap(Principal, (principal) => Effect.map(summaries.summarize(principal, path.id), (summary) => new SessionSummary(summary)))
       )
       .handle("compact", ({ path }) =>
-        Effect.gen(function* () {
-          yield* sessions.reach(yield* Principal, path.id)
-          return new SummaryVersion(yield* summaries.compact(path.id))
-        })
+        Effect.flatMap(Principal, (principal) => Effect.map(summaries.compact(principal, path.id), (row) => new SummaryVersion(row)))
       )
       .handle("summaries", ({ path }) =>
-        Effect.gen(function* () {
-          yield* sessions.reach(yield* Principal, path.id)
-          return (yield* sessions.summaries(path.id)).map((row) => new SummaryVersion(row))
-        })
+        Effect.flatMap(Principal, (principal) =>
+          Effect.map(sessions.summaries(principal, path.id), (rows) => rows.map((row) => new SummaryVersion(row)))
+        )
       )
       .handle("decide", ({ path, payload }) =>
         interactions.decide(path.id, payload.approved).pipe(

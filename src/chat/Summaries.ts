@@ -53,9 +53,9 @@ export class Summaries extends Effect.Service<Summaries>()("cairn/Summaries", {
       })
 
     /** Compacts now, as the turn would past its threshold: the oldest turns into the summary. */
-    const compact = (sessionId: string) =>
+    const compact = (principal: PrincipalShape, sessionId: string) =>
       Effect.gen(function* () {
-        const session = yield* sessions.get(sessionId)
+        const session = yield* sessions.reach(principal, sessionId)
         const bot = yield* bots.get(session.bot_id)
         const window =
           Option.getOrElse(context.contextWindow, () => contextWindowFor(bot.model ?? defaultModel)) - context.answerReserveTokens
@@ -65,7 +65,7 @@ export class Summaries extends Effect.Service<Summaries>()("cairn/Summaries", {
           .compactIfNeeded(sessionId, bot, history, window, passiveMemory, "admin")
           .pipe(Effect.catchTags({ SummaryUnwritten: unwritten, LlmError: httpError }))
         if (!compacted) return yield* ValidationError.single(["path", "id"], "Nothing to compact: the history is one turn or less", "nothing_to_compact")
-        return (yield* sessions.summaries(sessionId)).at(-1)!
+        return compacted
       })
 
     return traced("Summaries", { summarize, compact } as const)

@@ -175,6 +175,12 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
         sql`SELECT ${sql.literal(messageColumns)} FROM messages WHERE session_id = ${sessionId} ORDER BY seq`.pipe(
           decodeRows(MessageRow)
         ),
+      /** The newest `limit` messages, oldest first (only those are read). */
+      latestMessages: (sessionId: string, limit: number) =>
+        sql`SELECT ${sql.literal(messageColumns)} FROM messages WHERE session_id = ${sessionId} ORDER BY seq DESC LIMIT ${limit}`.pipe(
+          decodeRows(MessageRow),
+          Effect.map((rows) => [...rows].reverse())
+        ),
       /**
        * The most recent messages after the session's summary, oldest first, with only what context
        * assembly reads (every turn reads up to the history limit, so the columns it does not need are

@@ -115,7 +115,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
         stored ? Effect.succeed(stored) : Effect.fail(notFound(id))
       )
 
-    const summaries = (id: string) => Effect.zipRight(get(id), repo.summaries(id))
+    const summaries = (principal: PrincipalShape, id: string) => Effect.zipRight(reach(principal, id), repo.summaries(id))
 
     /** The session's current summary and what it covers. */
     const currentSummary = (id: string) => repo.currentSummary(id)
@@ -127,7 +127,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
       })
 
     /** A channel's conversation, for callers the channel's own scopes let in (no owner check here). */
-    const channelMessages = (id: string, limit: number) => Effect.map(repo.messages(id), (rows) => rows.slice(-limit).map(toMessage))
+    const channelMessages = (id: string, limit: number) => Effect.map(repo.latestMessages(id, limit), (rows) => rows.map(toMessage))
 
     const withMessages = (principal: PrincipalShape, id: string) =>
       Effect.gen(function* () {
