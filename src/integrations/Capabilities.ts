@@ -8,7 +8,7 @@ import { Bindings } from "../bindings/Bindings.ts"
 import { Chat } from "../chat/Chat.ts"
 import { allowList, guardedRequest, OutboundRefused, type AllowList } from "../http/Outbound.ts"
 import { Speech } from "../speech/Speech.ts"
-import { formatOfFileName, formatOfMimeType, prepareFile } from "../speech/Audio.ts"
+import { formatOfUpload, prepareFile } from "../speech/Audio.ts"
 import { Llm } from "../providers/Llm.ts"
 import type { LlmError, UsageContext } from "../providers/Model.ts"
 import type {
@@ -95,7 +95,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
     /** Through the speech service, as `/transcribe` is: the hook first (source = the integration's id), the same checks. */
     const transcribe = (caller: CallerIdentity, options: TranscriptionOptions) =>
       Effect.gen(function* () {
-        const format = formatOfMimeType(options.mimeType ?? "") ?? formatOfFileName(options.fileName ?? "audio.wav")
+        const format = formatOfUpload(options.mimeType ?? "", options.fileName ?? "audio.wav")
         if (!format) return yield* new IntegrationCallFailed({ message: `Unknown audio type: ${options.mimeType ?? options.fileName}` })
         const audio = prepareFile(options.audio, format, speech.limits)
         if (typeof audio === "string") return yield* new IntegrationCallFailed({ message: audio })

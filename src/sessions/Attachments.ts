@@ -3,13 +3,14 @@
  * stored with the message and sent to the model as image content parts. Part of the contract.
  */
 import { Schema } from "effect"
+import { base64Pattern } from "../contract/Base64.ts"
 
 /** The image types vision models take (OpenAI's, Anthropic's and Gemini's common set). */
 export const ImageMimeType = Schema.Literal("image/png", "image/jpeg", "image/gif", "image/webp")
 
 export const Base64 = Schema.String.pipe(
   Schema.filter((text) =>
-    (text.length > 0 && text.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(text)) ||
+    (text.length > 0 && base64Pattern.test(text)) ||
     "Expected standard base64 (no `data:` prefix, no line breaks)"
   )
 )

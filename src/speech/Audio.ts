@@ -55,6 +55,9 @@ export const formatOfFileName = (name: string): AudioFormat | undefined => {
   return audioFormats.find((f) => f.extension === extension || (extension === "mp4" && f.extension === "m4a"))
 }
 
+/** An uploaded file's format: by its type when that names one, else by its name. */
+export const formatOfUpload = (mimeType: string, fileName: string): AudioFormat | undefined => formatOfMimeType(mimeType) ?? formatOfFileName(fileName)
+
 export const formatByExtension = (extension: string): AudioFormat => audioFormats.find((f) => f.extension === extension)!
 
 export interface WavInfo {

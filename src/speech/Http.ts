@@ -3,7 +3,7 @@ import { Effect, Option, Stream } from "effect"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
 import { ValidationError } from "../contract/Errors.ts"
-import { audioFormats, formatOfFileName, formatOfMimeType, prepareFile, preparePcm, type AudioFormat, type PreparedAudio } from "./Audio.ts"
+import { audioFormats, formatOfMimeType, formatOfUpload, prepareFile, preparePcm, type AudioFormat, type PreparedAudio } from "./Audio.ts"
 import { TranscriptionResponse } from "./Model.ts"
 import { Speech, speechFailure } from "./Speech.ts"
 
@@ -34,7 +34,7 @@ export const SpeechHttpLive = HttpApiBuilder.group(CairnApi, "speech", (handlers
             : part.key === "file" && file === null
               ? Effect.map(part.contentEffect, (bytes) => ({
                   bytes,
-                  format: formatOfMimeType(part.contentType) ?? formatOfFileName(part.name),
+                  format: formatOfUpload(part.contentType, part.name),
                   name: part.name
                 }))
               : Effect.as(Stream.runDrain(part.content), file)

@@ -9,6 +9,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { Channels } from "../channels/Channels.ts"
 import { AppConfig } from "../config/AppConfig.ts"
+import { base64Pattern } from "../contract/Base64.ts"
 import { ValidationError } from "../contract/Errors.ts"
 import { buildContextListing } from "./Context.ts"
 import {
@@ -49,7 +50,6 @@ const isText = (bytes: Uint8Array) => {
   }
 }
 
-const base64Pattern = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
 
 /** Known file-system failures in the spec's terms; anything else is a defect (500, logged). */
 const fsFailure = (rel: string) => (error: unknown): Effect.Effect<never, FileError> => {
