@@ -91,9 +91,6 @@ const contentOf = (row: HistoryRow, hear: boolean): ChatMessage["content"] => {
   ]
 }
 
-/** Whether a message carries an image part. */
-export const hasImage = (message: ChatMessage) => Array.isArray(message.content) && message.content.some((part) => part.type === "image_url")
-
 const toChatMessage = (row: HistoryRow, hear: boolean, toolResultLimit: number): ChatMessage => ({
   role: row.role,
   content: row.role === "tool" && row.content !== null ? forModel(row.content, toolResultLimit) : contentOf(row, hear),
