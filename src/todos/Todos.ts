@@ -9,7 +9,7 @@ import { ownerOf } from "../sessions/Access.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { TodoNotFound } from "./Errors.ts"
 import { Todo, type CreateTodo, type UpdateTodo } from "./Model.ts"
-import { TodosRepo, type TodoRow } from "./Repo.ts"
+import { TodosRepo, type NewTodo, type TodoRow } from "./Repo.ts"
 
 const toTodo = (row: TodoRow) => new Todo(row)
 
@@ -25,23 +25,24 @@ export class Todos extends Effect.Service<Todos>()("cairn/Todos", {
     const list = (filter: { readonly botId?: string | undefined; readonly channelId?: string | undefined; readonly status?: "open" | "done" | undefined; readonly limit?: number | undefined }) =>
       Effect.map(repo.list({ ...filter, limit: filter.limit ?? 100 }), (rows) => rows.map(toTodo))
 
+    /** Stores a todo as given (the bot's tool, or `create` once it has checked the request). */
+    const add = (todo: NewTodo) => Effect.map(repo.insert(todo), toTodo)
+
     const create = (input: CreateTodo, principal: PrincipalShape) =>
       Effect.gen(function* () {
         yield* Effect.mapError(bots.get(input.bot_id), () => new BotNotFound({ detail: `Unknown bot: ${input.bot_id}` }))
         if (input.channel_id) {
           yield* channels.get(input.channel_id).pipe(Effect.catchTag("ChannelNotFound", () => ValidationError.single(["body", "channel_id"], "Unknown channel")))
         }
-        return toTodo(
-          yield* repo.insert({
-            botId: input.bot_id,
-            channelId: input.channel_id,
-            sessionId: null,
-            title: input.title,
-            notes: input.notes,
-            dueAt: input.due_at,
-            createdBy: ownerOf(principal)
-          })
-        )
+        return yield* add({
+          botId: input.bot_id,
+          channelId: input.channel_id,
+          sessionId: null,
+          title: input.title,
+          notes: input.notes,
+          dueAt: input.due_at,
+          createdBy: ownerOf(principal)
+        })
       })
 
     const update = (id: string, change: Pick<UpdateTodo, "title" | "notes" | "status" | "due_at">) =>
@@ -57,7 +58,7 @@ export class Todos extends Effect.Service<Todos>()("cairn/Todos", {
 
     const remove = (id: string) => Effect.flatMap(repo.remove(id), (removed) => (removed ? Effect.void : Effect.fail(notFound(id))))
 
-    return traced("Todos", { get, list, create, update, complete: (id: string) => update(id, { status: "done" }), remove } as const)
+    return traced("Todos", { get, list, add, create, update, complete: (id: string) => update(id, { status: "done" }), remove } as const)
   }),
   dependencies: [TodosRepo.Default, Bots.Default, Channels.Default]
 }) {}

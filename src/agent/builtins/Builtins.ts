@@ -4,7 +4,7 @@
  */
 import { Effect, Layer } from "effect"
 import { Documents } from "../../documents/Documents.ts"
-import { TodosRepo } from "../../todos/Repo.ts"
+import { Todos } from "../../todos/Todos.ts"
 import { Workspaces } from "../../workspaces/Workspaces.ts"
 import { ToolRegistry, layer as ToolRegistryLive } from "../Tools.ts"
 import { fileTools } from "./Files.ts"
@@ -20,4 +20,4 @@ export const BuiltinToolsLive = Layer.effectDiscard(
     const tools = [...(yield* fileTools), ...(yield* memoryTools), ...(yield* todoTools), ...(yield* webTools)]
     for (const tool of tools) yield* registry.register(effectTool(runtime, tool))
   })
-).pipe(Layer.provide(Layer.mergeAll(ToolRegistryLive, Workspaces.Default, Documents.Default, TodosRepo.Default)))
+).pipe(Layer.provide(Layer.mergeAll(ToolRegistryLive, Workspaces.Default, Documents.Default, Todos.Default)))

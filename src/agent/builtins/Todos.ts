@@ -1,11 +1,12 @@
-/** `todos`: the bot's own to-do list (the `todos` table the operator resource shares). */
+/** `todos`: the bot's own to-do list, through the same service as `/api/v1/todos`. */
 import { Effect } from "effect"
-import { TodosRepo, type TodoRow } from "../../todos/Repo.ts"
+import type { Todo } from "../../todos/Model.ts"
+import { Todos } from "../../todos/Todos.ts"
 import { count, text, type EffectTool } from "./Tool.ts"
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-const shown = (todo: TodoRow) =>
+const shown = (todo: Todo) =>
   `${todo.id} [${todo.status}] ${todo.title}${todo.due_at ? ` (due ${todo.due_at.toISOString()})` : ""}${todo.notes ? `: ${todo.notes}` : ""}`
 
 const dueOf = (value: unknown) =>
@@ -16,14 +17,14 @@ const dueOf = (value: unknown) =>
       : Effect.fail(new Error("due must be an ISO 8601 date or date-time"))
 
 export const todoTools = Effect.gen(function* () {
-  const repo = yield* TodosRepo
+  const service = yield* Todos
 
-  /** The bot's own todo, by id; another bot's is not found. */
+  /** The bot's own todo's id; another bot's todo is not found. */
   const own = (id: unknown, botId: string) =>
     Effect.gen(function* () {
-      const found = typeof id === "string" && uuid.test(id) ? yield* repo.find(id) : undefined
-      if (!found || found.bot_id !== botId) return yield* Effect.fail(new Error(`No todo ${String(id)}`))
-      return found
+      const found = typeof id === "string" && uuid.test(id) ? yield* Effect.option(service.get(id)) : undefined
+      if (found?._tag !== "Some" || found.value.bot_id !== botId) return yield* Effect.fail(new Error(`No todo ${String(id)}`))
+      return found.value.id
     })
 
   const todos: EffectTool = {
@@ -49,7 +50,7 @@ export const todoTools = Effect.gen(function* () {
           case "create": {
             const title = (yield* text(args, "title")).trim()
             if (!title) return yield* Effect.fail(new Error("title must not be empty"))
-            const todo = yield* repo.insert({
+            const todo = yield* service.add({
               botId: context.botId,
               channelId: context.channelId,
               sessionId: context.sessionId,
@@ -62,23 +63,23 @@ export const todoTools = Effect.gen(function* () {
           }
           case "list": {
             const status = args.status === "done" || args.status === "all" ? args.status : "open"
-            const list = yield* repo.list({ botId: context.botId, ...(status !== "all" ? { status } : {}), limit: count(args, "limit", 50, 100) })
+            const list = yield* service.list({ botId: context.botId, status: status === "all" ? undefined : status, limit: count(args, "limit", 50, 100) })
             return list.length === 0 ? `No ${status === "all" ? "" : `${status} `}todos.` : list.map(shown).join("\n")
           }
           case "update": {
-            yield* own(args.id, context.botId)
-            const updated = yield* repo.update(args.id, {
+            const id = yield* own(args.id, context.botId)
+            const updated = yield* service.update(id, {
               title: typeof args.title === "string" && args.title.trim() ? args.title.trim() : undefined,
               notes: typeof args.notes === "string" ? args.notes : undefined,
-              ...(args.due !== undefined ? { dueAt: yield* dueOf(args.due) } : {})
+              due_at: args.due !== undefined ? yield* dueOf(args.due) : undefined
             })
-            return `Updated ${shown(updated!)}`
+            return `Updated ${shown(updated)}`
           }
           case "complete":
           case "reopen": {
-            yield* own(args.id, context.botId)
-            const updated = yield* repo.update(args.id, { status: args.action === "complete" ? "done" : "open" })
-            return `${args.action === "complete" ? "Completed" : "Reopened"} ${shown(updated!)}`
+            const id = yield* own(args.id, context.botId)
+            const updated = yield* service.update(id, { status: args.action === "complete" ? "done" : "open" })
+            return `${args.action === "complete" ? "Completed" : "Reopened"} ${shown(updated)}`
           }
           default:
             return yield* Effect.fail(new Error("action must be create, list, update, complete or reopen"))
