@@ -32,6 +32,10 @@ export const contextConfig = Config.all({
   toolResultLimit: Config.integer("TOOL_RESULT_MAX_CHARS").pipe(Config.withDefault(defaultToolResultLimit))
 })
 
+/** The tokens a model's window leaves for the history and prompt: CONTEXT_WINDOW or the model's, less the answer's reserve. */
+export const historyWindow = (config: Config.Config.Success<typeof contextConfig>, model: string) =>
+  Option.getOrElse(config.contextWindow, () => contextWindowFor(model)) - config.answerReserveTokens
+
 const providerOf = (model: string | undefined) => (model && model.includes("/") ? model.split("/", 1)[0]! : null)
 
 /** What the model is told when the iteration guard ends tool use. */
@@ -61,7 +65,7 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
         let history = yield* sessions.recent(sessionId, config.historyLimit)
         if (iteration === 1) {
           // Past the threshold, the oldest turns become the summary before the turn's first call.
-          const window = Option.getOrElse(config.contextWindow, () => contextWindowFor(plan.model)) - config.answerReserveTokens
+          const window = historyWindow(config, plan.model)
           const compacted = yield* compaction
             .compactIfNeeded(sessionId, bot, history, window, turn.input.channel?.passive_memory ?? false)
             .pipe(Effect.catchAll((error) => Effect.as(Effect.logWarning("Compaction failed; the oldest turns are cut instead", error), null)))

@@ -4,9 +4,8 @@
  * in place of the messages it covers (see agent/Compaction.ts).
  */
 import type { PrincipalShape } from "../auth/Principal.ts"
-import { Effect, Option } from "effect"
-import { contextConfig } from "../agent/LlmStep.ts"
-import { contextWindowFor } from "../agent/Context.ts"
+import { Effect } from "effect"
+import { contextConfig, historyWindow } from "../agent/LlmStep.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Compaction, type SummaryUnwritten } from "../agent/Compaction.ts"
 import { Bots } from "../bots/Bots.ts"
@@ -57,8 +56,7 @@ export class Summaries extends Effect.Service<Summaries>()("cairn/Summaries", {
       Effect.gen(function* () {
         const session = yield* sessions.reach(principal, sessionId)
         const bot = yield* bots.get(session.bot_id)
-        const window =
-          Option.getOrElse(context.contextWindow, () => contextWindowFor(bot.model ?? defaultModel)) - context.answerReserveTokens
+        const window = historyWindow(context, bot.model ?? defaultModel)
         const passiveMemory = yield* passiveMemoryOf(session)
         const history = yield* sessions.recent(sessionId, 10_000)
         const compacted = yield* compaction
