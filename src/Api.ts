@@ -25,6 +25,7 @@ import { SpeechApi } from "./speech/Api.ts"
 import { InjectionApi, TasksApi } from "./tasks/Api.ts"
 import { UsageApi } from "./usage/Api.ts"
 import { TodosApi } from "./todos/Api.ts"
+import { LogsApi } from "./logs/Api.ts"
 import { WorkspacesApi } from "./workspaces/Api.ts"
 
 export class CairnApi extends HttpApi.make("cairn")
@@ -53,6 +54,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .add(WorkspacesApi)
   .add(CarapacesApi)
   .add(TodosApi)
+  .add(LogsApi)
   .addError(ErrorResponses.validation)
   .addError(ErrorResponses.unauthorized)
   .addError(ErrorResponses.forbidden)

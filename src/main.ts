@@ -64,6 +64,8 @@ import { Speech } from "./speech/Speech.ts"
 import { TodosHttpLive } from "./todos/Http.ts"
 import { ChannelMessagesHttpLive } from "./chat/ChannelMessagesHttp.ts"
 import { Todos } from "./todos/Todos.ts"
+import { Journal } from "./logs/Journal.ts"
+import { LogsHttpLive } from "./logs/Http.ts"
 import { Workspaces } from "./workspaces/Workspaces.ts"
 
 /** The database, with every migration applied before anything else may use it. */
@@ -80,6 +82,7 @@ const ServicesLive = Layer.mergeAll(
   Settings.Default,
   Hooks.Default,
   Usage.Default,
+  Journal.Default,
   AuthServicesLive,
   Bots.Default,
   Channels.Default,
@@ -122,6 +125,7 @@ const HandlersLive = Layer.mergeAll(
   SpeechHttpLive,
   ChannelMessagesHttpLive,
   TodosHttpLive,
+  LogsHttpLive,
   AccessHttpLive,
   ProvidersHttpLive,
   LlmHttpLive,

@@ -4,7 +4,7 @@
  * the scope. Identity, rate limit and scope live together here because one HttpApi middleware
  * cannot see what another provides.
  */
-import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import { HttpApp, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { EndpointCatalogue } from "../auth/Catalogue.ts"
 import { Authentication } from "../auth/Authentication.ts"
@@ -12,7 +12,7 @@ import { Forbidden, type TooManyRequests, Unauthorized } from "../contract/Error
 import { Authenticator } from "./Authenticator.ts"
 import { anonymous, type PrincipalShape } from "../auth/Principal.ts"
 import { RateLimiter } from "./RateLimit.ts"
-import { AUTHENTICATED, grants, PUBLIC } from "../auth/Scopes.ts"
+import { AUTHENTICATED, deprecationDate, grantedAsDeprecated, grants, PUBLIC } from "../auth/Scopes.ts"
 
 
 /**
@@ -24,6 +24,19 @@ export const rateSubject = (principal: PrincipalShape, address: string): string 
   if (principal.kind === "widget") return principal.tokenId ? `widget-token:${principal.tokenId}` : `widget-ip:${address}`
   return `${principal.kind}:${principal.id}`
 }
+
+/**
+ * An answer given under a deprecated scope says so (RFC 9745 `Deprecation`, with a `Link` to the
+ * documentation), so a client's maintainer notices before the scope goes.
+ */
+const markDeprecated = HttpApp.appendPreResponseHandler((_request, response) =>
+  Effect.succeed(
+    HttpServerResponse.setHeaders(response, {
+      deprecation: `@${Math.floor(deprecationDate.getTime() / 1000)}`,
+      link: '</docs/api.md#deprecated-scopes>; rel="deprecation"'
+    })
+  )
+)
 
 /**
  * The whole check for one request: the route's scope from the catalogue, the bearer token to a
@@ -46,9 +59,13 @@ export const makeAuthorize = Effect.gen(function* () {
       Effect.flatMap((principal) =>
         Effect.zipRight(
           limiter.check(rateSubject(principal, address), entry),
-          required !== AUTHENTICATED && !grants(principal.scopes, required)
-            ? Effect.fail(new Forbidden({ detail: `Missing required scope: ${required}` }))
-            : Effect.succeed(principal)
+          required === AUTHENTICATED
+            ? Effect.succeed(principal)
+            : !grants(principal.scopes, required)
+              ? Effect.fail(new Forbidden({ detail: `Missing required scope: ${required}` }))
+              : grantedAsDeprecated(principal.scopes, required)
+                ? Effect.as(markDeprecated, principal)
+                : Effect.succeed(principal)
         )
       )
     )

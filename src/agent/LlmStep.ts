@@ -7,6 +7,7 @@ import { Config, Effect, Option, Ref, Stream } from "effect"
 import { Hooks } from "../hooks/Hooks.ts"
 import { Llm } from "../providers/Llm.ts"
 import type { ChatMessage, LlmStreamEvent } from "../providers/Model.ts"
+import { Journal } from "../logs/Journal.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { assemble, contextWindowFor, defaultToolResultLimit } from "./Context.ts"
 import { Compaction } from "./Compaction.ts"
@@ -48,6 +49,7 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
     const compaction = yield* Compaction
     const hooks = yield* Hooks
     const config = yield* contextConfig
+    const journal = yield* Journal
 
     /**
      * One model call. `finalPass` offers no tools and asks for an answer; `partial` follows the
@@ -99,7 +101,7 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
         let reasoning = ""
         let fallbackModel: string | null = null
         yield* Ref.set(partial, "")
-        const finished = yield* llm
+        const streamed = llm
           .stream({
             model: plan.model,
             messages: finalPass ? [...context.messages, finalPassNotice] : context.messages,
@@ -133,6 +135,30 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
               }
             })
           )
+        const finished = yield* journal.span(
+          {
+            correlationId: turn.input.runId,
+            kind: "llm",
+            name: plan.model,
+            botId: bot.id,
+            sessionId,
+            attributes: { iteration, messages: context.messages.length, tools_offered: offered.length }
+          },
+          streamed,
+          (done) => ({
+            attributes: done
+              ? {
+                  model: done.model,
+                  prompt_tokens: done.usage?.prompt_tokens ?? 0,
+                  completion_tokens: done.usage?.completion_tokens ?? 0,
+                  total_tokens: done.usage?.total_tokens ?? 0,
+                  tool_calls: done.toolCalls.length,
+                  ...(fallbackModel ? { fallback_model: fallbackModel } : {})
+                }
+              : {},
+            error: done ? null : "The model's stream ended without finishing"
+          })
+        )
         if (!finished) return yield* new StreamUnfinished({ message: "The model's stream ended without finishing" })
         yield* hooks.fire("after_llm_call", {
           ...turn.hookIds,
@@ -154,5 +180,5 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
 
     return traced("LlmStep", { call } as const)
   }),
-  dependencies: [Compaction.Default, Hooks.Default, Llm.Default, Sessions.Default]
+  dependencies: [Compaction.Default, Hooks.Default, Journal.Default, Llm.Default, Sessions.Default]
 }) {}

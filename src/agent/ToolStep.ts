@@ -7,7 +7,9 @@ import { Config, Duration, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { Hooks } from "../hooks/Hooks.ts"
 import type { ToolCall } from "../providers/Model.ts"
+import { Journal } from "../logs/Journal.ts"
 import { Sessions } from "../sessions/Sessions.ts"
+import { maskArguments } from "./secrets.ts"
 import { Delegation, delegateToolName } from "./Delegation.ts"
 import { Interactions } from "./Interactions.ts"
 import type { TurnPlan } from "./Plan.ts"
@@ -56,6 +58,7 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
     const interactions = yield* Interactions
     const delegation = yield* Delegation
     const config = yield* waitConfig
+    const journal = yield* Journal
 
     /** Asks the user when the policy says so; answers whether the call may run. */
     const approve = (call: ToolCall, args: Record<string, unknown>) =>
@@ -135,7 +138,18 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
         const args = parseArgs(call.arguments)
         yield* emit({ type: "tool_start", tool: call.name, name: call.name, args, tool_call_id: call.id })
         const started = Date.now()
-        const result = yield* execute(call, args, iteration, plan, runTurn)
+        const result = yield* journal.span(
+          {
+            correlationId: runId,
+            kind: "tool",
+            name: call.name,
+            botId: turn.input.bot.id,
+            sessionId,
+            attributes: { tool_call_id: call.id, iteration, arguments: maskArguments(args) }
+          },
+          execute(call, args, iteration, plan, runTurn),
+          (text) => ({ attributes: { result_chars: text.length }, error: text.startsWith("Error:") ? text.slice("Error:".length).trim() : null })
+        )
         const duration = Date.now() - started
         const failed = result.startsWith("Error:")
         yield* sessions.append(
@@ -164,5 +178,5 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
 
     return traced("ToolStep", { run } as const)
   }),
-  dependencies: [Delegation.Default, Hooks.Default, Interactions.Default, Sessions.Default, ToolRegistryLive]
+  dependencies: [Delegation.Default, Hooks.Default, Interactions.Default, Journal.Default, Sessions.Default, ToolRegistryLive]
 }) {}

@@ -143,13 +143,9 @@ const valueOf = (match: RegExpExecArray, groups: ReadonlyArray<number> | undefin
 /** Input longer than this is only scanned up to here: detection stays bounded in time. */
 export const maxScannedLength = 200_000
 
-/**
- * The pattern types found in `text`, each once, in a fixed order (vendor-specific first). The
- * matched values never leave this function.
- */
-export const detectSecrets = (text: string): ReadonlyArray<SecretPatternType> => {
-  const input = text.length > maxScannedLength ? text.slice(0, maxScannedLength) : text
-  const found = new Set<SecretPatternType>()
+/** Every secret-like value in `text` (the scanned part), with its type and where it is. */
+const findSecrets = (input: string): ReadonlyArray<{ readonly type: SecretPatternType; readonly span: Span }> => {
+  const found: Array<{ type: SecretPatternType; span: Span }> = []
   const claimed: Array<Span> = []
   const scan = (patterns: ReadonlyArray<Pattern>, skipClaimed: boolean) => {
     for (const pattern of patterns) {
@@ -160,11 +156,45 @@ export const detectSecrets = (text: string): ReadonlyArray<SecretPatternType> =>
         if (pattern.accept && !pattern.accept(hit.value, match)) continue
         if (skipClaimed && overlaps(claimed, hit.span)) continue
         claimed.push(hit.span)
-        found.add(pattern.type)
+        found.push({ type: pattern.type, span: hit.span })
       }
     }
   }
   scan(specific, false)
   scan(generic, true)
-  return [...found]
+  return found
+}
+
+const scanned = (text: string) => (text.length > maxScannedLength ? text.slice(0, maxScannedLength) : text)
+
+/**
+ * The pattern types found in `text`, each once, in a fixed order (vendor-specific first). The
+ * matched values never leave this function.
+ */
+export const detectSecrets = (text: string): ReadonlyArray<SecretPatternType> => [
+  ...new Set(findSecrets(scanned(text)).map((hit) => hit.type))
+]
+
+/** `text` with every secret-like value replaced by `****` (for audit logs; the rest stays readable). */
+export const redactSecrets = (text: string): string => {
+  const hits = [...findSecrets(scanned(text))].sort((a, b) => b.span.start - a.span.start)
+  let out = text
+  for (const { span } of hits) out = out.slice(0, span.start) + "****" + out.slice(span.end)
+  return out
+}
+
+/** Argument names whose values are credentials whatever they look like. */
+const secretName = /pass(?:word|wd|phrase)?$|secret|token|api[_-]?key|apikey|authorization|credential|private[_-]?key|cookie/i
+
+/**
+ * A tool call's arguments as an audit log may keep them: values under credential-like names are
+ * masked whole, and secret-like values anywhere else are redacted in place.
+ */
+export const maskArguments = (value: unknown, name = ""): unknown => {
+  if (typeof value === "string") return name && secretName.test(name) ? "****" : redactSecrets(value)
+  if (Array.isArray(value)) return value.map((item) => maskArguments(item, name))
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, secretName.test(key) && inner !== null && typeof inner !== "object" ? "****" : maskArguments(inner, key)]))
+  }
+  return value
 }

@@ -145,9 +145,34 @@ export const expandScopes = (held: Iterable<string>): ReadonlySet<string> => {
   return out
 }
 
-/** Whether an expanded scope set satisfies a required scope. */
+/**
+ * Deprecated scopes and the scope each still stands in for: the knowledge scopes grant the document
+ * routes, and an answer given under one carries a `Deprecation` header (see `grantedAsDeprecated`).
+ */
+export const deprecatedScopes = {
+  "knowledge:read": "documents:read",
+  "knowledge:write": "documents:write"
+} as const satisfies Partial<Record<Scope, Scope>>
+
+/** When the deprecated scopes were deprecated, for the `Deprecation` header. */
+export const deprecationDate = new Date("2026-06-01T00:00:00Z")
+
+type DeprecatedScope = keyof typeof deprecatedScopes
+
+const deprecatedFor = new Map<string, DeprecatedScope>(
+  Object.entries(deprecatedScopes).map(([old, current]) => [current, old as DeprecatedScope])
+)
+
+/** Whether an expanded scope set satisfies a required scope (directly, or through a deprecated alias). */
 export const grants = (expanded: ReadonlySet<string>, required: string): boolean =>
-  expanded.has("admin") || expanded.has(required)
+  expanded.has("admin") || expanded.has(required) || expanded.has(deprecatedFor.get(required) ?? "")
+
+/** The deprecated scope a grant of `required` rests on, when no current scope grants it. */
+export const grantedAsDeprecated = (expanded: ReadonlySet<string>, required: string): DeprecatedScope | undefined => {
+  if (expanded.has("admin") || expanded.has(required)) return undefined
+  const old = deprecatedFor.get(required)
+  return old !== undefined && expanded.has(old) ? old : undefined
+}
 
 export interface ScopePreset {
   readonly id: string

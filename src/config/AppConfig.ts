@@ -3,9 +3,9 @@
  * optional `.env` file beneath it). An invalid value fails startup with a message naming the key.
  */
 import { Config, ConfigError, Context, Either, Layer, Option, Redacted } from "effect"
+import { logLevels, type LogLevelName } from "../contract/LogLevels.ts"
 import { RateExpression, parseRate } from "./Rate.ts"
 
-export type LogLevelName = "trace" | "debug" | "info" | "warning" | "error" | "fatal" | "none"
 
 export interface AppConfigShape {
   readonly port: number
@@ -25,6 +25,12 @@ export interface AppConfigShape {
   /** Defaults of the runtime settings ATTACHMENT_MAX_BYTES and ATTACHMENT_MAX_COUNT. */
   readonly attachmentMaxBytes: number
   readonly attachmentMaxCount: number
+  /** Defaults of the runtime settings of the same names (logs, uploads, backups). */
+  readonly logRetentionDays: number
+  readonly uploadMaxBytes: number
+  readonly uploadAllowedTypes: ReadonlyArray<string>
+  readonly backupRetention: number
+  readonly backupIntervalHours: number
   readonly integrationDirs: ReadonlyArray<string>
   /** Extra directories of bot YAML files, read after the project's bots/. */
   readonly botsDirs: ReadonlyArray<string>
@@ -75,8 +81,6 @@ const isHttpUrl = (value: string) => /^https?:\/\/[^\s]+$/.test(value)
 const httpUrl = (name: string) =>
   Config.string(name).pipe(Config.validate({ message: "Expected an http(s) URL", validation: isHttpUrl }))
 
-const logLevels: ReadonlyArray<LogLevelName> = ["trace", "debug", "info", "warning", "error", "fatal", "none"]
-
 /** The whole configuration as one `Config`, so every key is checked and named on failure. */
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
   port: Config.integer("PORT").pipe(
@@ -112,6 +116,14 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   rateLimitChat: rate("RATE_LIMIT_CHAT", "30/minute"),
   attachmentMaxBytes: positiveInt("ATTACHMENT_MAX_BYTES", 10 * 1024 * 1024),
   attachmentMaxCount: positiveInt("ATTACHMENT_MAX_COUNT", 8),
+  logRetentionDays: positiveInt("LOG_RETENTION_DAYS", 30),
+  uploadMaxBytes: positiveInt("UPLOAD_MAX_BYTES", 25 * 1024 * 1024),
+  uploadAllowedTypes: commaList("UPLOAD_ALLOWED_TYPES"),
+  backupRetention: positiveInt("BACKUP_RETENTION", 7),
+  backupIntervalHours: Config.integer("BACKUP_INTERVAL_HOURS").pipe(
+    Config.withDefault(0),
+    Config.validate({ message: "Expected a whole number of hours (0: no scheduled backups)", validation: (n) => n >= 0 })
+  ),
   integrationDirs: commaList("INTEGRATION_DIRS"),
   botsDirs: commaList("BOTS_DIR"),
   hookWebhookUrls: commaList("HOOK_WEBHOOK_URLS").pipe(

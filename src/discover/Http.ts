@@ -2,26 +2,44 @@ import { HttpApiBuilder, HttpServerResponse, OpenApi } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
-import { AUTHENTICATED, expandScopes, grants, memberScopes, presets, PUBLIC, scopeGroups, allScopes } from "../auth/Scopes.ts"
+import { AUTHENTICATED, deprecatedScopes, expandScopes, grants, memberScopes, presets, PUBLIC, scopeGroups, allScopes } from "../auth/Scopes.ts"
 import { EndpointCatalogue, type CatalogueEntry } from "../auth/Catalogue.ts"
 import { EndpointEntry, ScopeCatalogue } from "./Model.ts"
 import { renderReference } from "./Reference.ts"
 
+const standsInFor = (scope: string): string | undefined => (deprecatedScopes as Record<string, string>)[scope]
+
 const implications = allScopes
-  .map((scope) => ({ scope, implies: [...expandScopes([scope])].filter((s) => s !== scope) }))
+  .map((scope) => ({
+    scope,
+    implies: [...expandScopes([scope]), ...(standsInFor(scope) ? [standsInFor(scope)!] : [])].filter((s) => s !== scope)
+  }))
   .filter((entry) => entry.implies.length > 0)
 
-const scopeCatalogue = new ScopeCatalogue({
-  groups: scopeGroups.map((group) => ({ name: group.name, scopes: group.scopes.map((s) => ({ ...s })) })),
-  implications: [{ scope: "admin", implies: allScopes.filter((s) => s !== "admin") }, ...implications],
-  presets: presets.map((preset) => ({ ...preset })),
-  member_scopes: memberScopes
-})
+/** The scope catalogue with the routes each scope opens, read off the endpoint catalogue: one source for both. */
+const scopeCatalogueOf = (entries: ReadonlyArray<CatalogueEntry>) => {
+  const routesOf = (scope: string) =>
+    entries.filter((entry) => entry.scope === (standsInFor(scope) ?? scope)).map((entry) => `${entry.method} ${entry.path}`)
+  return new ScopeCatalogue({
+    groups: scopeGroups.map((group) => ({
+      name: group.name,
+      scopes: group.scopes.map((s) => ({
+        ...s,
+        routes: s.name === "admin" ? entries.filter((entry) => entry.scope === "admin").map((entry) => `${entry.method} ${entry.path}`) : routesOf(s.name),
+        ...(standsInFor(s.name) ? { deprecated_for: standsInFor(s.name) } : {})
+      }))
+    })),
+    implications: [{ scope: "admin", implies: allScopes.filter((s) => s !== "admin") }, ...implications],
+    presets: presets.map((preset) => ({ ...preset })),
+    member_scopes: memberScopes
+  })
+}
 
 export const DiscoverHttpLive = HttpApiBuilder.group(CairnApi, "discover", (handlers) =>
   Effect.gen(function* () {
     const catalogue = yield* EndpointCatalogue
     const spec = OpenApi.fromApi(CairnApi)
+    const scopeCatalogue = scopeCatalogueOf(catalogue.entries)
     const usable = (scopes: ReadonlySet<string>): ReadonlyArray<CatalogueEntry> =>
       catalogue.entries.filter(
         (entry) => entry.scope === PUBLIC || entry.scope === AUTHENTICATED || grants(scopes, entry.scope)

@@ -9,7 +9,14 @@ export class EndpointEntry extends Schema.Class<EndpointEntry>("EndpointEntry")(
   scope: Schema.String
 }) {}
 
-const ScopeInfo = Schema.Struct({ name: Schema.String, description: Schema.String })
+const ScopeInfo = Schema.Struct({
+  name: Schema.String,
+  description: Schema.String,
+  /** The endpoints this scope opens, as `METHOD /path` (a deprecated scope: those of the scope it stands in for). */
+  routes: Schema.Array(Schema.String),
+  /** The current scope a deprecated one stands in for. */
+  deprecated_for: Schema.optional(Schema.String)
+})
 
 export class ScopeCatalogue extends Schema.Class<ScopeCatalogue>("ScopeCatalogue")({
   groups: Schema.Array(Schema.Struct({ name: Schema.String, scopes: Schema.Array(ScopeInfo) })),

@@ -138,6 +138,14 @@ const describeFailure = (cause: unknown): string => {
   return String(cause)
 }
 
+/** Who listened to a fired event. */
+export interface HookListening {
+  readonly callbacks: number
+  readonly webhooks: number
+}
+
+export type HookObserver = (event: HookEvent, context: HookContext, listening: HookListening) => Effect.Effect<void>
+
 export const makeHooks = (options: HookOptions) =>
   Effect.gen(function* () {
     const scope = yield* Effect.scope
@@ -293,14 +301,25 @@ export const makeHooks = (options: HookOptions) =>
         }
       })
 
+    /** Told of each event somebody listens to, in the firing fiber (the trace journal records it there). */
+    const observers: Array<HookObserver> = []
+    const observe = (observer: HookObserver) =>
+      Effect.sync(() => {
+        observers.push(observer)
+      })
+
     /** Broadcasts a fire-and-forget event: returns at once, whatever the callbacks do. */
     const fire = <E extends BroadcastEvent>(event: E, context: HookContext<E>): Effect.Effect<void> =>
-      Effect.suspend(() =>
+      Effect.suspend(() => {
+        const callbacks = registry.get(event)?.length ?? 0
         // Nobody listening: nothing is copied or serialised.
-        (registry.get(event)?.length ?? 0) > 0 || options.webhookUrls.length > 0
-          ? enqueue(event, context, true)
-          : Effect.void
-      ).pipe(Effect.catchAllCause((cause) => Effect.logError("Hook fire failed", cause)))
+        if (callbacks === 0 && options.webhookUrls.length === 0) return Effect.void
+        const listening = { callbacks, webhooks: options.webhookUrls.length }
+        return Effect.zipRight(
+          Effect.forEach(observers, (observer) => observer(event, context, listening), { discard: true }),
+          enqueue(event, context, true)
+        )
+      }).pipe(Effect.catchAllCause((cause) => Effect.logError("Hook fire failed", cause)))
 
     /**
      * Runs the override chain: callbacks in registration order, each awaited up to
@@ -332,6 +351,7 @@ export const makeHooks = (options: HookOptions) =>
 
     return traced("Hooks", {
       registerHook,
+      observe,
       fire,
       override,
       /** How many callbacks are registered for an event. */

@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { AgentLoop } from "../agent/Loop.ts"
 import type { ExecutionConfig, TurnInput } from "../agent/Turn.ts"
 import type { Bot, RetrievalOverride } from "../bots/Model.ts"
+import { Journal } from "../logs/Journal.ts"
 import { Runs } from "./Runs.ts"
 import { traced } from "../telemetry/Spans.ts"
 
@@ -41,8 +42,23 @@ export class Turns extends Effect.Service<Turns>()("cairn/Turns", {
   effect: Effect.gen(function* () {
     const runs = yield* Runs
     const loop = yield* AgentLoop
-    const start = (turn: TurnStart) => runs.start(turn.runId, turn.sessionId, (emit) => loop.runTurn({ ...turn, emit }))
+    const journal = yield* Journal
+    const start = (turn: TurnStart) =>
+      runs.start(turn.runId, turn.sessionId, (emit) =>
+        journal.span(
+          {
+            correlationId: turn.runId,
+            kind: "turn",
+            name: "turn",
+            botId: turn.bot.id,
+            sessionId: turn.sessionId,
+            attributes: { channel_id: turn.channel?.id ?? null, client_id: turn.clientId, ...(turn.transcript !== undefined ? { voice: true } : {}) }
+          },
+          loop.runTurn({ ...turn, emit }),
+          (result) => ({ attributes: { response_chars: result.text.length, client_actions: result.clientActions.length } })
+        )
+      )
     return traced("Turns", { start } as const)
   }),
-  dependencies: [AgentLoop.Default, Runs.Default]
+  dependencies: [AgentLoop.Default, Journal.Default, Runs.Default]
 }) {}

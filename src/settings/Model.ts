@@ -76,6 +76,13 @@ export const AttachmentMaxCount = setting({
   fromConfig: (config) => config.attachmentMaxCount
 })
 
+export const LogRetentionDays = setting({
+  key: "LOG_RETENTION_DAYS",
+  description: "Days the agent's trace spans (turn logs, tool-call audit, traces) are kept",
+  schema: PositiveInt,
+  fromConfig: (config) => config.logRetentionDays
+})
+
 /** Every runtime setting (a list of different value types; typed reads go through the constants above). */
 export const settingDefinitions: ReadonlyArray<SettingDefinition<any>> = [
   RateLimitEnabled,
@@ -83,7 +90,8 @@ export const settingDefinitions: ReadonlyArray<SettingDefinition<any>> = [
   RateLimitChat,
   SystemPaused,
   AttachmentMaxBytes,
-  AttachmentMaxCount
+  AttachmentMaxCount,
+  LogRetentionDays
 ]
 
 /** Checks a candidate value against its setting's schema: the normalised value, or a message. */

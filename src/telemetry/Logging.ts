@@ -1,9 +1,13 @@
 /**
- * Structured logs at LOG_LEVEL: JSON lines when output is not a terminal (services, CI), a readable
- * format on a terminal. Secrets never reach a log line because they travel as `Redacted` values.
+ * Structured logs: JSON lines when output is not a terminal (services, CI), a readable format on a
+ * terminal. Secrets never reach a log line because they travel as `Redacted` values.
+ *
+ * The level is LOG_LEVEL at start and can be changed while running (`PUT /api/v1/admin/log-level`):
+ * a fiber-ref minimum would stay as it was in every fiber already forked, so the minimum is left
+ * open and the logger itself drops what is below the current level.
  */
-import { Layer, Logger, LogLevel } from "effect"
-import type { LogLevelName } from "../config/AppConfig.ts"
+import { Context, Effect, FiberRef, HashSet, Layer, Logger, LogLevel } from "effect"
+import type { LogLevelName } from "../contract/LogLevels.ts"
 
 const levels: Record<LogLevelName, LogLevel.LogLevel> = {
   trace: LogLevel.Trace,
@@ -15,8 +19,40 @@ const levels: Record<LogLevelName, LogLevel.LogLevel> = {
   none: LogLevel.None
 }
 
-export const layer = (level: LogLevelName, pretty = process.stdout.isTTY === true) =>
-  Layer.merge(
-    Logger.minimumLogLevel(levels[level]),
-    pretty ? Logger.pretty : Logger.replace(Logger.defaultLogger, Logger.jsonLogger)
+export interface LogLevelControlShape {
+  readonly get: Effect.Effect<LogLevelName>
+  readonly set: (level: LogLevelName) => Effect.Effect<void>
+}
+
+/** The running log level of this process. */
+export class LogLevelControl extends Context.Tag("cairn/LogLevelControl")<LogLevelControl, LogLevelControlShape>() {}
+
+/**
+ * The console logger (JSON lines, or pretty on a terminal) in place of Effect's default and of the
+ * pretty one the platform's `runMain` installs; every logger (an embedder's too) goes through the
+ * level filter.
+ */
+export const layer = (initial: LogLevelName, pretty = process.stdout.isTTY === true) => {
+  let current = initial
+  const atLevel = <M, O>(logger: Logger.Logger<M, O>) =>
+    Logger.filterLogLevel(logger, (level) => LogLevel.greaterThanEqual(level, levels[current]))
+  const output = pretty ? Logger.prettyLoggerDefault : Logger.withConsoleLog(Logger.jsonLogger)
+  const loggers = Layer.scopedDiscard(
+    Effect.locallyScopedWith(FiberRef.currentLoggers, (installed) =>
+      HashSet.map(installed, (logger: Logger.Logger<unknown, any>): Logger.Logger<unknown, any> =>
+        logger === Logger.defaultLogger || logger === Logger.prettyLoggerDefault ? atLevel(output) : atLevel(logger)
+      )
+    )
   )
+  return Layer.mergeAll(
+    Logger.minimumLogLevel(LogLevel.All),
+    loggers,
+    Layer.succeed(LogLevelControl, {
+      get: Effect.sync(() => current),
+      set: (level) =>
+        Effect.sync(() => {
+          current = level
+        })
+    })
+  )
+}

@@ -1,9 +1,9 @@
 /**
- * Usage of LLM calls. Records are queued in memory and written in batches every `flushMs` by a
- * background fiber, so recording adds nothing to a call's latency; a report writes what is queued
- * first, and shutdown writes the rest. The queue is bounded by `flushMs` of traffic.
+ * Usage of LLM calls. Records are written in batches every `flushMs` (db/BatchWriter.ts), so
+ * recording adds nothing to a call's latency; a report writes what is queued first.
  */
-import { Clock, Duration, Effect, Schedule } from "effect"
+import { Clock, Effect } from "effect"
+import { makeBatchWriter } from "../db/BatchWriter.ts"
 import { UsageReport, type UsageRecord } from "./Model.ts"
 import { UsageRepo } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
@@ -14,38 +14,9 @@ const defaultRangeMs = 30 * 24 * 3600 * 1000
 export class Usage extends Effect.Service<Usage>()("cairn/Usage", {
   scoped: Effect.gen(function* () {
     const repo = yield* UsageRepo
-    let pending: Array<UsageRecord> = []
-    const lock = yield* Effect.makeSemaphore(1)
-
-    /** Writes everything queued so far; a failed batch goes back to the queue for the next try. */
-    const flush = lock.withPermits(1)(
-      Effect.suspend(() => {
-        if (pending.length === 0) return Effect.void
-        const batch = pending
-        pending = []
-        return repo.insertMany(batch).pipe(
-          Effect.tapError(() =>
-            Effect.sync(() => {
-              pending = batch.concat(pending)
-            })
-          )
-        )
-      })
-    )
-
-    yield* flush.pipe(
-      Effect.catchAllCause((cause) => Effect.logError("Writing LLM usage records failed", cause)),
-      Effect.repeat(Schedule.spaced(Duration.millis(flushMs))),
-      Effect.forkScoped
-    )
-    yield* Effect.addFinalizer(() =>
-      flush.pipe(Effect.catchAllCause((cause) => Effect.logError("Writing LLM usage records at shutdown failed", cause)))
-    )
-
-    const record = (entry: UsageRecord) =>
-      Effect.sync(() => {
-        pending.push(entry)
-      })
+    const writer = yield* makeBatchWriter("LLM usage records", repo.insertMany, flushMs)
+    const { flush } = writer
+    const record = (entry: UsageRecord) => writer.push(entry)
 
     const report = (range: { readonly from?: Date; readonly to?: Date }) =>
       Effect.gen(function* () {

@@ -1,6 +1,6 @@
 /** Secret-like input detection: each pattern type found, ordinary prose left alone, values never returned. */
 import { describe, expect, it } from "vitest"
-import { detectSecrets, maxScannedLength } from "../../src/agent/secrets.ts"
+import { detectSecrets, maskArguments, redactSecrets, maxScannedLength } from "../../src/agent/secrets.ts"
 
 // Built at runtime so no credential-shaped literal sits in the repository for scanners to flag.
 const rand = (length: number, alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") => {
@@ -134,5 +134,37 @@ describe("detectSecrets bounds", () => {
     const started = performance.now()
     detectSecrets(`Bearer ${run} api_key=${run} sk-${run} eyJ${run}.eyJ${run}`)
     expect(performance.now() - started).toBeLessThan(1000)
+  })
+})
+
+describe("redactSecrets and maskArguments", () => {
+  it("replaces each secret-like value and keeps the prose around it", () => {
+    const key = "sk-proj-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    expect(redactSecrets(`use ${key} for the call`)).toBe("use **** for the call")
+    expect(redactSecrets("postgres://app:hunter2x@db:5432/x")).toBe("postgres://app:****@db:5432/x")
+    expect(redactSecrets("nothing secret here")).toBe("nothing secret here")
+  })
+
+  it("masks values under credential-like names whole, and redacts secrets found elsewhere", () => {
+    const token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    expect(
+      maskArguments({
+        url: "https://example.com",
+        api_key: "short",
+        headers: { Authorization: "Bearer whatever", Accept: "text/plain" },
+        note: `token is ${token}`,
+        password: 1234,
+        list: ["plain", token],
+        nested: { credentials: { user: "ann", pass: "pw" } }
+      })
+    ).toEqual({
+      url: "https://example.com",
+      api_key: "****",
+      headers: { Authorization: "****", Accept: "text/plain" },
+      note: "token is ****",
+      password: "****",
+      list: ["plain", "****"],
+      nested: { credentials: { user: "ann", pass: "****" } }
+    })
   })
 })

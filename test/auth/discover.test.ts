@@ -139,6 +139,46 @@ describe.each(backends)("discover and scope enforcement (%s)", (backend) => {
     expect(channelsWrite.implies.sort()).toEqual(allScopes.filter((s) => /^channels\..*:write$/.test(s)).sort())
   })
 
+  it("backs every scope of the catalogue with at least one endpoint (the automation groups' aside), each listing its routes", async () => {
+    const { key } = await createKey(server, [])
+    const catalogue = await json(await server.request("/api/v1/scopes", { auth: key }))
+    // Covered by the automation issue: heartbeats, workflows and mission control.
+    const automation = new Set(["channels.heartbeat:read", "channels.heartbeat:write", "workflows:read", "workflows:write", "mission_control:read", "mission_control:write"])
+    const listed = new Set(entries.map((e) => `${e.method} ${e.path}`))
+    const unbacked: Array<string> = []
+    for (const group of catalogue.groups) {
+      for (const scope of group.scopes as Array<{ name: string; routes: Array<string> }>) {
+        if (automation.has(scope.name)) continue
+        if (scope.routes.length === 0) unbacked.push(scope.name)
+        for (const route of scope.routes) expect(listed).toContain(route)
+      }
+    }
+    expect(unbacked).toEqual([])
+    const byName = new Map(catalogue.groups.flatMap((g: { scopes: Array<{ name: string }> }) => g.scopes.map((s) => [s.name, s])))
+    const knowledge = byName.get("knowledge:read") as { routes: Array<string>; deprecated_for: string }
+    expect(knowledge.deprecated_for).toBe("documents:read")
+    expect(knowledge.routes).toEqual((byName.get("documents:read") as { routes: Array<string> }).routes)
+    expect(knowledge.routes).toContain("GET /api/v1/documents/search")
+  })
+
+  it("knowledge scopes (deprecated) reach the document routes with a Deprecation header", async () => {
+    const knowledgeRead = await createKey(server, ["knowledge:read"])
+    const old = await server.request("/api/v1/documents/search?q=old", { auth: knowledgeRead.key })
+    expect(old.status).toBe(200)
+    expect(old.headers.get("deprecation")).toMatch(/^@\d+$/)
+    expect(old.headers.get("link")).toContain('rel="deprecation"')
+    const refused = await server.request("/api/v1/documents", { method: "POST", auth: knowledgeRead.key, body: JSON.stringify({ title: "t", content: "c" }) })
+    expect(refused.status).toBe(403)
+    const knowledgeWrite = await createKey(server, ["knowledge:write"])
+    const created = await server.request("/api/v1/documents", { method: "POST", auth: knowledgeWrite.key, body: JSON.stringify({ title: "Old client", content: "Written under knowledge:write", integration_id: "legacy" }) })
+    expect(created.status).toBeLessThan(300)
+    expect(created.headers.get("deprecation")).not.toBeNull()
+    const current = await createKey(server, ["documents:read"])
+    const now = await server.request("/api/v1/documents/search?q=old", { auth: current.key })
+    expect(now.status).toBe(200)
+    expect(now.headers.get("deprecation")).toBeNull()
+  })
+
   it("channels:write grants every channels.*:write scope", async () => {
     const { key } = await createKey(server, ["channels:write"])
     const me = await json(await server.request("/auth/me", { auth: key }))

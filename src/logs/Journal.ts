@@ -1,0 +1,131 @@
+/**
+ * The agent's own trace: every turn, LLM call, tool call and hook as a span kept in the database
+ * (whatever OTLP does), so an operator can read what a bot did without a tracing backend. Spans
+ * are queued and written in batches (db/BatchWriter.ts); nothing waits on them. A span's parent is
+ * the span it ran inside, carried in a fiber ref, so a hook fired by a tool call nests under it.
+ * Spans older than LOG_RETENTION_DAYS are dropped hourly.
+ */
+import { Cause, Duration, Effect, Exit, FiberRef, Schedule } from "effect"
+import { randomUUID } from "node:crypto"
+import { makeBatchWriter } from "../db/BatchWriter.ts"
+import { Hooks } from "../hooks/Hooks.ts"
+import { LogRetentionDays } from "../settings/Model.ts"
+import { Settings } from "../settings/Settings.ts"
+import type { SpanKind } from "./Model.ts"
+import { LogsRepo, type SpanRecord } from "./Repo.ts"
+
+export const flushMs = 500
+
+/** How often old spans are pruned. */
+const pruneCadence = Schedule.spaced(Duration.hours(1))
+
+/** The span the current fiber runs inside, for its children's `parent_id`. */
+const currentSpan = FiberRef.unsafeMake<string | null>(null)
+
+export interface SpanMeta {
+  readonly correlationId: string
+  readonly kind: SpanKind
+  readonly name: string
+  readonly botId: string | null
+  readonly sessionId: string | null
+  readonly attributes?: Record<string, unknown>
+}
+
+/** What a finished span adds: attributes read off the result, and an error when the result is one. */
+export interface SpanOutcome {
+  readonly attributes?: Record<string, unknown>
+  readonly error?: string | null
+}
+
+const failureText = (cause: Cause.Cause<unknown>): string => {
+  const error = Cause.squash(cause) as { message?: unknown; detail?: unknown; _tag?: unknown } | null
+  if (error && typeof error === "object") {
+    if (typeof error.message === "string" && error.message.length > 0) return error.message
+    if (typeof error.detail === "string" && error.detail.length > 0) return error.detail
+    if (typeof error._tag === "string") return error._tag
+  }
+  return String(error)
+}
+
+export class Journal extends Effect.Service<Journal>()("cairn/Journal", {
+  scoped: Effect.gen(function* () {
+    const repo = yield* LogsRepo
+    const settings = yield* Settings
+    const writer = yield* makeBatchWriter("trace spans", repo.insertMany, flushMs)
+    const hooks = yield* Hooks
+
+    // A hook's callbacks and webhooks run on their own, after the turn moves on: its span marks
+    // when it fired, within the span that fired it, and who was listening.
+    yield* hooks.observe((event, context, listening) =>
+      context.correlation_id === null
+        ? Effect.void
+        : Effect.flatMap(FiberRef.get(currentSpan), (parentId) =>
+            writer.push({
+              id: randomUUID(),
+              correlationId: context.correlation_id!,
+              parentId,
+              kind: "hook",
+              name: event,
+              botId: context.bot_id,
+              sessionId: context.session_id,
+              startedAt: new Date(),
+              durationMs: 0,
+              status: "ok",
+              error: null,
+              attributes: { ...listening }
+            })
+          )
+    )
+
+    yield* Effect.gen(function* () {
+      const days = yield* settings.get(LogRetentionDays)
+      const dropped = yield* repo.prune(new Date(Date.now() - days * 24 * 3600 * 1000))
+      if (dropped > 0) yield* Effect.logInfo(`Dropped ${dropped} trace spans older than ${days} days (LOG_RETENTION_DAYS)`)
+    }).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("Pruning old trace spans failed", cause)),
+      Effect.repeat(pruneCadence),
+      Effect.forkScoped
+    )
+
+    /**
+     * `effect` as a span: timed, recorded with its outcome (`ok`, `error` with the failure's
+     * message, or `cancelled` when interrupted), and the parent of the spans it runs.
+     */
+    const span = <A, E, R>(meta: SpanMeta, effect: Effect.Effect<A, E, R>, outcome?: (value: A) => SpanOutcome): Effect.Effect<A, E, R> =>
+      Effect.flatMap(FiberRef.get(currentSpan), (parentId) => {
+        const id = randomUUID()
+        const startedAt = new Date()
+        const record = (exit: Exit.Exit<A, E>) => {
+          const after = Exit.isSuccess(exit) && outcome ? outcome(exit.value) : {}
+          const error = Exit.isSuccess(exit) ? (after.error ?? null) : Cause.isInterruptedOnly(exit.cause) ? null : failureText(exit.cause)
+          return writer.push({
+            id,
+            correlationId: meta.correlationId,
+            parentId,
+            kind: meta.kind,
+            name: meta.name,
+            botId: meta.botId,
+            sessionId: meta.sessionId,
+            startedAt,
+            durationMs: Date.now() - startedAt.getTime(),
+            status: Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) ? "cancelled" : error !== null ? "error" : "ok",
+            error,
+            attributes: { ...meta.attributes, ...after.attributes }
+          } satisfies SpanRecord)
+        }
+        return effect.pipe(Effect.locally(currentSpan, id), Effect.onExit(record))
+      })
+
+    const list = <A>(read: Effect.Effect<A>) => Effect.zipRight(writer.flush, read)
+
+    return {
+      span,
+      /** Writes what is queued now (the routes call it before they read, so a turn just ended shows). */
+      flush: writer.flush,
+      turns: (filter: Parameters<typeof repo.turns>[0]) => list(repo.turns(filter)),
+      toolCalls: (filter: Parameters<typeof repo.toolCalls>[0]) => list(repo.toolCalls(filter)),
+      trace: (correlationId: string) => list(repo.trace(correlationId))
+    } as const
+  }),
+  dependencies: [Hooks.Default, LogsRepo.Default, Settings.Default]
+}) {}

@@ -1,0 +1,112 @@
+/** What the logs and traces routes answer: agent turns, the tool-call audit, a turn's spans, the log level. */
+import { Schema } from "effect"
+import { logLevels } from "../contract/LogLevels.ts"
+import { queryParams } from "../contract/Params.ts"
+
+export const SpanKind = Schema.Literal("turn", "llm", "tool", "hook")
+export type SpanKind = typeof SpanKind.Type
+
+export const SpanStatus = Schema.Literal("ok", "error", "cancelled")
+export type SpanStatus = typeof SpanStatus.Type
+
+/** How a turn ended, as the logs name it. */
+export const TurnOutcome = Schema.Literal("complete", "failed", "cancelled")
+export const outcomeOfStatus = { ok: "complete", error: "failed", cancelled: "cancelled" } as const satisfies Record<SpanStatus, typeof TurnOutcome.Type>
+
+const Limit = (max: number) => Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, max)))
+const Offset = Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 1_000_000)))
+const Since = Schema.optional(Schema.DateFromString.pipe(Schema.validDate()))
+
+export const TurnLogQuery = queryParams({
+  bot_id: Schema.optional(Schema.String),
+  session_id: Schema.optional(Schema.String),
+  outcome: Schema.optional(TurnOutcome),
+  since: Since,
+  until: Since,
+  limit: Limit(500),
+  offset: Offset
+})
+
+export class TurnLog extends Schema.Class<TurnLog>("TurnLog")({
+  correlation_id: Schema.String,
+  bot_id: Schema.NullOr(Schema.String),
+  session_id: Schema.NullOr(Schema.String),
+  /** The model of the turn's last LLM call (null when none was made). */
+  model: Schema.NullOr(Schema.String),
+  llm_calls: Schema.Number,
+  prompt_tokens: Schema.Number,
+  completion_tokens: Schema.Number,
+  total_tokens: Schema.Number,
+  /** The tools the turn called, in order. */
+  tools_used: Schema.Array(Schema.String),
+  duration_ms: Schema.Number,
+  outcome: TurnOutcome,
+  error: Schema.NullOr(Schema.String),
+  started_at: Schema.String
+}) {}
+
+export class TurnLogPage extends Schema.Class<TurnLogPage>("TurnLogPage")({
+  items: Schema.Array(TurnLog),
+  /** The offset of the next page; null on the last. */
+  next_offset: Schema.NullOr(Schema.Number)
+}) {}
+
+export const ToolCallQuery = queryParams({
+  tool: Schema.optional(Schema.String),
+  bot_id: Schema.optional(Schema.String),
+  session_id: Schema.optional(Schema.String),
+  correlation_id: Schema.optional(Schema.String),
+  /** `true`: only the calls that failed. */
+  errors: Schema.optional(Schema.BooleanFromString),
+  since: Since,
+  until: Since,
+  limit: Limit(500),
+  offset: Offset
+})
+
+export class ToolCallLog extends Schema.Class<ToolCallLog>("ToolCallLog")({
+  id: Schema.String,
+  correlation_id: Schema.String,
+  bot_id: Schema.NullOr(Schema.String),
+  session_id: Schema.NullOr(Schema.String),
+  tool: Schema.String,
+  tool_call_id: Schema.NullOr(Schema.String),
+  /** As the model sent them, with credential-like values masked. */
+  arguments: Schema.Unknown,
+  result_chars: Schema.Number,
+  duration_ms: Schema.Number,
+  error: Schema.NullOr(Schema.String),
+  started_at: Schema.String
+}) {}
+
+export class ToolCallPage extends Schema.Class<ToolCallPage>("ToolCallPage")({
+  items: Schema.Array(ToolCallLog),
+  next_offset: Schema.NullOr(Schema.Number)
+}) {}
+
+export class TraceSpan extends Schema.Class<TraceSpan>("TraceSpan")({
+  id: Schema.String,
+  parent_id: Schema.NullOr(Schema.String),
+  kind: SpanKind,
+  name: Schema.String,
+  started_at: Schema.String,
+  duration_ms: Schema.Number,
+  status: SpanStatus,
+  error: Schema.NullOr(Schema.String),
+  attributes: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+}) {}
+
+export class Trace extends Schema.Class<Trace>("Trace")({
+  correlation_id: Schema.String,
+  bot_id: Schema.NullOr(Schema.String),
+  session_id: Schema.NullOr(Schema.String),
+  /** Every span of the turn, in the order they started; `parent_id` nests them. */
+  spans: Schema.Array(TraceSpan)
+}) {}
+
+export const LogLevelName = Schema.Literal(...logLevels)
+
+export class LogLevelBody extends Schema.Class<LogLevelBody>("LogLevelBody")(
+  { level: LogLevelName },
+  [undefined, undefined, { parseOptions: { errors: "all", onExcessProperty: "error" } }]
+) {}
