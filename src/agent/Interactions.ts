@@ -8,6 +8,7 @@
 import { Deferred, Duration, Effect, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import { ApprovalsRepo } from "./Repo.ts"
+import { maskArguments } from "./secrets.ts"
 import { ApprovalDecided, ApprovalNotFound, ToolRequestNotFound } from "./Errors.ts"
 
 /** A waiting run looks for a decision made in another process every 250 ms until there is one. */
@@ -77,7 +78,12 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
         return { approval_id: id, approved }
       })
 
+    /** What waits for a person (or was decided), with secret-looking arguments masked as in the audit. */
+    const approvals = (filter: Parameters<typeof repo.list>[0]) =>
+      Effect.map(repo.list(filter), (rows) => rows.map((row) => ({ ...row, arguments: maskArguments(row.arguments) })))
+
     return {
+      approvals: Effect.fn("Interactions.approvals")(approvals),
       awaitToolResult: Effect.fn("Interactions.awaitToolResult")(awaitToolResult),
       submitToolResult: Effect.fn("Interactions.submitToolResult")(submitToolResult),
       createApproval: Effect.fn("Interactions.createApproval")(createApproval),

@@ -4,12 +4,23 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { IdRow, repository } from "../db/Repository.ts"
+import { decodeRows, IdRow, repository } from "../db/Repository.ts"
 
 export const ApprovalStatus = Schema.Literal("pending", "approved", "denied", "expired")
 export type ApprovalStatus = typeof ApprovalStatus.Type
 
 const StatusRow = Schema.Struct({ status: ApprovalStatus })
+
+export const ApprovalRow = Schema.Struct({
+  id: Schema.String,
+  run_id: Schema.String,
+  session_id: Schema.String,
+  tool_name: Schema.String,
+  arguments: Schema.Unknown,
+  status: ApprovalStatus,
+  created_at: Schema.DateFromSelf,
+  decided_at: Schema.NullOr(Schema.DateFromSelf)
+})
 
 export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("cairn/ApprovalsRepo", {
   effect: Effect.gen(function* () {
@@ -31,7 +42,14 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("cairn/Approv
       execute: ({ id, status }) =>
         sql`UPDATE approvals SET status = ${status}, decided_at = now() WHERE id = ${id} AND status = 'pending' RETURNING id`
     })
+    const rows = decodeRows(ApprovalRow)
     return repository("ApprovalsRepo", {
+      /** Approvals, newest first; by default the pending ones. */
+      list: (filter: { readonly status?: ApprovalStatus | undefined; readonly sessionId?: string | undefined; readonly limit: number }) =>
+        rows(sql`SELECT id, run_id, session_id, tool_name, arguments, status, created_at, decided_at FROM approvals
+                 WHERE status = ${filter.status ?? "pending"}
+                   AND (${filter.sessionId ?? null}::uuid IS NULL OR session_id = ${filter.sessionId ?? null}::uuid)
+                 ORDER BY created_at DESC LIMIT ${filter.limit}`),
       insert: (input: { readonly id: string; readonly runId: string; readonly sessionId: string; readonly toolName: string; readonly args: unknown }) =>
         sql`INSERT INTO approvals (id, run_id, session_id, tool_name, arguments)
             VALUES (${input.id}, ${input.runId}, ${input.sessionId}, ${input.toolName}, ${JSON.stringify(input.args ?? {})}::jsonb)`.pipe(

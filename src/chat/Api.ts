@@ -12,6 +12,8 @@ import { EventStream } from "../runs/Model.ts"
 import {
   Acknowledged,
   ApprovalDecision,
+  ApprovalQuery,
+  ApprovalView,
   CancelRequest,
   CancelResponse,
   ChatRequest,
@@ -61,6 +63,16 @@ export class ChatApi extends HttpApiGroup.make("chat")
       .addSuccess(Acknowledged)
       .annotate(RequiredScope, "chat")
       .annotate(OpenApi.Description, "Answer a client-side tool request (tool_request event)")
+  )
+  .add(
+    HttpApiEndpoint.get("approvals", "/api/v1/approvals")
+      .setUrlParams(ApprovalQuery)
+      .addSuccess(Schema.Array(ApprovalView))
+      .annotate(RequiredScope, "approvals:read")
+      .annotate(
+        OpenApi.Description,
+        "Tool calls waiting for a decision (status pending, the default) or decided (approved, denied, expired), newest first; filter by session_id; limit 1-500 (default 100)"
+      )
   )
   .add(
     HttpApiEndpoint.post("decide", "/api/v1/approvals/:id/decide")

@@ -9,7 +9,7 @@ import { Chat, type ChatStart } from "./Chat.ts"
 import { ValidationError } from "../contract/Errors.ts"
 import type { SequencedEvent } from "../agent/Events.ts"
 import { Summaries } from "./Summaries.ts"
-import { Acknowledged, ApprovalDecision, CancelResponse, ChatResponse, SessionSummary, SummaryVersion } from "./Model.ts"
+import { Acknowledged, ApprovalDecision, ApprovalView, CancelResponse, ChatResponse, SessionSummary, SummaryVersion } from "./Model.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { Runs } from "../runs/Runs.ts"
 import * as Sse from "../runs/Sse.ts"
@@ -99,6 +99,25 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
       .handle("summaries", ({ path }) =>
         Effect.flatMap(Principal, (principal) =>
           Effect.map(sessions.summaries(principal, path.id), (rows) => rows.map((row) => new SummaryVersion(row)))
+        )
+      )
+      .handle("approvals", ({ urlParams }) =>
+        Effect.map(
+          interactions.approvals({ status: urlParams.status, sessionId: urlParams.session_id, limit: urlParams.limit ?? 100 }),
+          (rows) =>
+            rows.map(
+              (row) =>
+                new ApprovalView({
+                  approval_id: row.id,
+                  run_id: row.run_id,
+                  session_id: row.session_id,
+                  tool: row.tool_name,
+                  arguments: row.arguments,
+                  status: row.status,
+                  created_at: row.created_at.toISOString(),
+                  decided_at: row.decided_at?.toISOString() ?? null
+                })
+            )
         )
       )
       .handle("decide", ({ path, payload }) =>

@@ -1,6 +1,6 @@
 /** The chat request and responses of `/chat` and `/chat/stream`, as the spec gives them. */
 import { Schema } from "effect"
-import { body } from "../contract/Params.ts"
+import { body, queryParams } from "../contract/Params.ts"
 import { JsonObject } from "../sessions/Model.ts"
 import { Base64, ImageAttachment } from "../sessions/Attachments.ts"
 
@@ -57,6 +57,25 @@ export const DecideRequest = body({ approved: Schema.Boolean })
 export class ApprovalDecision extends Schema.Class<ApprovalDecision>("ApprovalDecision")({
   approval_id: Schema.String,
   approved: Schema.Boolean
+}) {}
+
+export const ApprovalQuery = queryParams({
+  status: Schema.optional(Schema.Literal("pending", "approved", "denied", "expired")),
+  session_id: Schema.optional(Schema.UUID),
+  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500)))
+})
+
+/** A tool call that waited (or waits) for a person's decision. */
+export class ApprovalView extends Schema.Class<ApprovalView>("ApprovalView")({
+  approval_id: Schema.String,
+  run_id: Schema.String,
+  session_id: Schema.String,
+  tool: Schema.String,
+  /** The call's arguments, credential-like values masked. */
+  arguments: Schema.Unknown,
+  status: Schema.Literal("pending", "approved", "denied", "expired"),
+  created_at: Schema.String,
+  decided_at: Schema.NullOr(Schema.String)
 }) {}
 
 /** One of a session's stored summaries: what it says, the messages it covers, and what made it. */

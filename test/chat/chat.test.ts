@@ -193,8 +193,14 @@ describe.each(backends)("chat (%s)", (backend) => {
       const ask = before.at(-1)!.data
       expect(ask).toMatchObject({ tool_name: "current_time", tool: "current_time" })
       expect(ask.approval_id).toBe(ask.request_id)
+      // Listed while it waits (approvals:read), then under its decision.
+      const pending = await server.call((client) => client.chat.approvals({ urlParams: {} }))
+      expect(pending.find((a) => a.approval_id === ask.approval_id)).toMatchObject({ tool: "current_time", status: "pending", decided_at: null })
       const decide = { path: { id: ask.approval_id }, payload: { approved } }
       await server.call((client) => client.chat.decide(decide))
+      const decided = await server.call((client) => client.chat.approvals({ urlParams: { status: approved ? "approved" : "denied" } }))
+      expect(decided.map((a) => a.approval_id)).toContain(ask.approval_id)
+      expect((await server.call((client) => client.chat.approvals({ urlParams: {} }))).map((a) => a.approval_id)).not.toContain(ask.approval_id)
       await server.failsWith(ApprovalDecided, (client) => client.chat.decide(decide))
       const after = await sse.rest()
       expect(after[0]!.data).toMatchObject({
