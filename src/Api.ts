@@ -26,6 +26,7 @@ import { InjectionApi, TasksApi } from "./tasks/Api.ts"
 import { UsageApi } from "./usage/Api.ts"
 import { TodosApi } from "./todos/Api.ts"
 import { LogsApi } from "./logs/Api.ts"
+import { AttachmentsApi } from "./attachments/Api.ts"
 import { WorkspacesApi } from "./workspaces/Api.ts"
 
 export class CairnApi extends HttpApi.make("cairn")
@@ -55,6 +56,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .add(CarapacesApi)
   .add(TodosApi)
   .add(LogsApi)
+  .add(AttachmentsApi)
   .addError(ErrorResponses.validation)
   .addError(ErrorResponses.unauthorized)
   .addError(ErrorResponses.forbidden)

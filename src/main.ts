@@ -66,6 +66,8 @@ import { ChannelMessagesHttpLive } from "./chat/ChannelMessagesHttp.ts"
 import { Todos } from "./todos/Todos.ts"
 import { Journal } from "./logs/Journal.ts"
 import { LogsHttpLive } from "./logs/Http.ts"
+import { Attachments } from "./attachments/Attachments.ts"
+import { AttachmentsHttpLive } from "./attachments/Http.ts"
 import { Workspaces } from "./workspaces/Workspaces.ts"
 
 /** The database, with every migration applied before anything else may use it. */
@@ -83,6 +85,7 @@ const ServicesLive = Layer.mergeAll(
   Hooks.Default,
   Usage.Default,
   Journal.Default,
+  Attachments.Default,
   AuthServicesLive,
   Bots.Default,
   Channels.Default,
@@ -126,6 +129,7 @@ const HandlersLive = Layer.mergeAll(
   ChannelMessagesHttpLive,
   TodosHttpLive,
   LogsHttpLive,
+  AttachmentsHttpLive,
   AccessHttpLive,
   ProvidersHttpLive,
   LlmHttpLive,

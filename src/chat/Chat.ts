@@ -11,7 +11,8 @@ import { grants } from "../auth/Scopes.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { confinedBot, requireBotAllowed } from "../sessions/Access.ts"
 import { AttachmentMaxBytes, AttachmentMaxCount, SystemPaused } from "../settings/Model.ts"
-import { decodedBytes } from "../sessions/Attachments.ts"
+import { decodedBytes, isReference, type ImageAttachment } from "../sessions/Attachments.ts"
+import { Attachments } from "../attachments/Attachments.ts"
 import { Settings } from "../settings/Settings.ts"
 import { Dispatchers } from "../tasks/delivery/Dispatchers.ts"
 import { Tasks } from "../tasks/Tasks.ts"
@@ -43,6 +44,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
     const runs = yield* Runs
     const turns = yield* Turns
     const voice = yield* Voice
+    const uploads = yield* Attachments
 
     /**
      * A channel's session: its active one, else its (client, bot) session, made active. With a
@@ -92,7 +94,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
       })
 
     /** The size and count limits of image attachments (runtime settings): 422 past them. */
-    const checkAttachments = (attachments: ChatRequest["attachments"]) =>
+    const checkAttachments = (attachments: ReadonlyArray<ImageAttachment>) =>
       Effect.gen(function* () {
         if (attachments.length === 0) return
         const maxCount = yield* settings.get(AttachmentMaxCount)
@@ -112,12 +114,32 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         }
       })
 
-    const begin = (request: ChatRequest, principal: PrincipalShape) =>
+    /**
+     * The message with its references to uploads made whole: images inline (as if sent with
+     * `data`), text files added to the message after its text, each in an `<attachment>` block.
+     */
+    const withUploads = (request: ChatRequest, principal: PrincipalShape) =>
+      Effect.gen(function* () {
+        const given = request.attachments.filter((attachment): attachment is ImageAttachment => !isReference(attachment))
+        const references = request.attachments.flatMap((attachment, index) => (isReference(attachment) ? [{ index, id: attachment.attachment_id }] : []))
+        if (references.length === 0) return { ...request, attachments: given }
+        const { images, texts } = yield* uploads.resolve(principal, references)
+        const maxBytes = yield* settings.get(AttachmentMaxBytes)
+        const tooLong = texts.find((file) => Buffer.byteLength(file.text) > maxBytes)
+        if (tooLong) {
+          return yield* ValidationError.single(["body", "attachments"], `${tooLong.name} is longer than ${maxBytes} bytes (ATTACHMENT_MAX_BYTES)`, "attachment_too_large")
+        }
+        const blocks = texts.map((file) => `<attachment name="${file.name.replace(/"/g, "'")}" type="${file.type}">\n${file.text}\n</attachment>`)
+        return { ...request, message: [request.message, ...blocks].filter((part) => part.length > 0).join("\n\n"), attachments: [...given, ...images] }
+      })
+
+    const begin = (sent: ChatRequest, principal: PrincipalShape) =>
       Effect.gen(function* () {
         // Internal dispatch writes into another session: that takes sessions:write, not only chat.
-        if (request.dispatch_type === "internal" && !grants(principal.scopes, "sessions:write")) {
+        if (sent.dispatch_type === "internal" && !grants(principal.scopes, "sessions:write")) {
           return yield* new Forbidden({ detail: "Missing required scope: sessions:write" })
         }
+        const request = yield* withUploads(sent, principal)
         yield* checkAttachments(request.attachments)
         const audio = yield* voice.prepare(request)
         const { session, channel } = yield* resolve(request, principal)
@@ -231,5 +253,5 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
 
     return traced("Chat", { begin, cancel, channelSession } as const)
   }),
-  dependencies: [Bots.Default, Channels.Default, Dispatchers.Default, Runs.Default, Sessions.Default, Settings.Default, Tasks.Default, Turns.Default, Voice.Default]
+  dependencies: [Attachments.Default, Bots.Default, Channels.Default, Dispatchers.Default, Runs.Default, Sessions.Default, Settings.Default, Tasks.Default, Turns.Default, Voice.Default]
 }) {}

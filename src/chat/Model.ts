@@ -2,7 +2,7 @@
 import { Schema } from "effect"
 import { body, queryParams } from "../contract/Params.ts"
 import { JsonObject } from "../sessions/Model.ts"
-import { Base64, ImageAttachment } from "../sessions/Attachments.ts"
+import { Base64, MessageAttachment } from "../sessions/Attachments.ts"
 
 export const DispatchType = Schema.Literal("chatplatform", "webhook", "internal", "none")
 
@@ -17,8 +17,11 @@ export const ChatRequest = body({
   /** Voice input: base64 of an audio file in `audio_format`, transcribed into the message. */
   audio_data: Schema.optional(Base64),
   audio_format: Schema.optional(Schema.Literal("m4a", "wav", "webm")),
-  /** Images for the model (see sessions/Attachments.ts); their size and count are runtime settings. */
-  attachments: Schema.optionalWith(Schema.Array(ImageAttachment), { default: () => [] }),
+  /**
+   * Images for the model, or `{attachment_id}` references to uploads (see sessions/Attachments.ts);
+   * their size and count are runtime settings.
+   */
+  attachments: Schema.optionalWith(Schema.Array(MessageAttachment), { default: () => [] }),
   dispatch_type: Schema.optional(DispatchType),
   dispatch_config: Schema.optional(JsonObject),
   model_override: Schema.optional(Schema.String.pipe(Schema.minLength(1))),

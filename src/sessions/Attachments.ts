@@ -34,6 +34,16 @@ export const ImageAttachment = Schema.Struct({
 )
 export type ImageAttachment = typeof ImageAttachment.Type
 
+/** A file uploaded with `POST /api/v1/attachments/upload`, by id: an image goes to the model, a text file into the message. */
+export const AttachmentReference = Schema.Struct({ attachment_id: Schema.UUID })
+export type AttachmentReference = typeof AttachmentReference.Type
+
+/** What a chat message's `attachments` holds: images given whole, or references to uploads. */
+export const MessageAttachment = Schema.Union(ImageAttachment, AttachmentReference)
+export type MessageAttachment = typeof MessageAttachment.Type
+
+export const isReference = (attachment: MessageAttachment): attachment is AttachmentReference => "attachment_id" in attachment
+
 /** The size of the file a base64 text holds. */
 export const decodedBytes = (base64: string): number =>
   (base64.length / 4) * 3 - (base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0)

@@ -83,6 +83,25 @@ export const LogRetentionDays = setting({
   fromConfig: (config) => config.logRetentionDays
 })
 
+export const UploadMaxBytes = setting({
+  key: "UPLOAD_MAX_BYTES",
+  description: "Largest file POST /api/v1/attachments/upload takes, in bytes (413 past it)",
+  schema: PositiveInt,
+  fromConfig: (config) => config.uploadMaxBytes
+})
+
+const MediaTypePattern = Schema.String.pipe(
+  Schema.filter((text) => /^[a-z]+\/(?:[a-z0-9][a-z0-9.+-]*|\*)$/.test(text) || "Expected a media type like image/png or image/*")
+)
+
+export const UploadAllowedTypes = setting({
+  key: "UPLOAD_ALLOWED_TYPES",
+  description:
+    "Types an upload may be, as sniffed from its bytes (image/png, image/*, application/pdf, text/plain, audio/*, ...); empty: every type Cairn recognises (415 otherwise)",
+  schema: Schema.Array(MediaTypePattern),
+  fromConfig: (config) => config.uploadAllowedTypes
+})
+
 /** Every runtime setting (a list of different value types; typed reads go through the constants above). */
 export const settingDefinitions: ReadonlyArray<SettingDefinition<any>> = [
   RateLimitEnabled,
@@ -91,7 +110,9 @@ export const settingDefinitions: ReadonlyArray<SettingDefinition<any>> = [
   SystemPaused,
   AttachmentMaxBytes,
   AttachmentMaxCount,
-  LogRetentionDays
+  LogRetentionDays,
+  UploadMaxBytes,
+  UploadAllowedTypes
 ]
 
 /** Checks a candidate value against its setting's schema: the normalised value, or a message. */

@@ -1,9 +1,10 @@
-import { HttpApiBuilder, HttpIncomingMessage, HttpServerRequest, Multipart } from "@effect/platform"
-import { Effect, Option, Stream } from "effect"
+import { HttpApiBuilder, HttpIncomingMessage, HttpServerRequest } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { multipartFile } from "../http/Upload.ts"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
 import { ValidationError } from "../contract/Errors.ts"
-import { audioFormats, formatOfMimeType, formatOfUpload, prepareFile, preparePcm, type AudioFormat, type PreparedAudio } from "./Audio.ts"
+import { audioFormats, formatOfMimeType, formatOfUpload, prepareFile, preparePcm, type PreparedAudio } from "./Audio.ts"
 import { TranscriptionResponse } from "./Model.ts"
 import { Speech, speechFailure } from "./Speech.ts"
 
@@ -25,23 +26,13 @@ export const SpeechHttpLive = HttpApiBuilder.group(CairnApi, "speech", (handlers
       )
 
     /** The `file` field of a multipart body, with the format its type or name gives. */
-    const multipartFile = (request: HttpServerRequest.HttpServerRequest) =>
+    const fileOf = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function* () {
-        const parts = Multipart.withLimitsStream(request.multipartStream, { maxFileSize: Option.some(limits.maxBytes), maxParts: Option.some(16) })
-        const found = yield* Stream.runFoldEffect(parts, null as { bytes: Uint8Array; format: AudioFormat | undefined; name: string } | null, (file, part) =>
-          !Multipart.isFile(part)
-            ? Effect.succeed(file)
-            : part.key === "file" && file === null
-              ? Effect.map(part.contentEffect, (bytes) => ({
-                  bytes,
-                  format: formatOfUpload(part.contentType, part.name),
-                  name: part.name
-                }))
-              : Effect.as(Stream.runDrain(part.content), file)
-        ).pipe(Effect.catchAll(() => tooLarge))
+        const found = yield* multipartFile(request, { field: "file", maxBytes: limits.maxBytes }).pipe(Effect.catchAll(() => tooLarge))
         if (!found) return yield* refuse(["body", "file"], "A multipart body needs the audio in a `file` field", "missing")
-        if (!found.format) return yield* refuse(["body", "file"], `Unknown audio type for ${found.name}: send one of ${acceptedTypes}`, "unsupported_audio_type")
-        return yield* checked(prepareFile(found.bytes, found.format, limits))
+        const format = formatOfUpload(found.contentType, found.name)
+        if (!format) return yield* refuse(["body", "file"], `Unknown audio type for ${found.name}: send one of ${acceptedTypes}`, "unsupported_audio_type")
+        return yield* checked(prepareFile(found.bytes, format, limits))
       })
 
     const checked = (prepared: PreparedAudio | string) =>
@@ -51,7 +42,7 @@ export const SpeechHttpLive = HttpApiBuilder.group(CairnApi, "speech", (handlers
     const audioOf = (request: HttpServerRequest.HttpServerRequest) =>
       Effect.gen(function* () {
         const contentType = (request.headers["content-type"] ?? "application/octet-stream").toLowerCase()
-        if (contentType.startsWith("multipart/form-data")) return yield* multipartFile(request)
+        if (contentType.startsWith("multipart/form-data")) return yield* fileOf(request)
         if (contentType.startsWith("application/octet-stream")) return yield* checked(preparePcm(yield* rawBody(request), limits))
         const format = formatOfMimeType(contentType)
         if (!format) {
