@@ -27,6 +27,7 @@ import { UsageApi } from "./usage/Api.ts"
 import { TodosApi } from "./todos/Api.ts"
 import { LogsApi } from "./logs/Api.ts"
 import { AttachmentsApi } from "./attachments/Api.ts"
+import { OperationsApi } from "./operations/Api.ts"
 import { WorkspacesApi } from "./workspaces/Api.ts"
 
 export class CairnApi extends HttpApi.make("cairn")
@@ -57,6 +58,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .add(TodosApi)
   .add(LogsApi)
   .add(AttachmentsApi)
+  .add(OperationsApi)
   .addError(ErrorResponses.validation)
   .addError(ErrorResponses.unauthorized)
   .addError(ErrorResponses.forbidden)

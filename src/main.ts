@@ -68,6 +68,8 @@ import { Journal } from "./logs/Journal.ts"
 import { LogsHttpLive } from "./logs/Http.ts"
 import { Attachments } from "./attachments/Attachments.ts"
 import { AttachmentsHttpLive } from "./attachments/Http.ts"
+import { Backups } from "./operations/Backups.ts"
+import { OperationsHttpLive } from "./operations/Http.ts"
 import { Workspaces } from "./workspaces/Workspaces.ts"
 
 /** The database, with every migration applied before anything else may use it. */
@@ -86,6 +88,7 @@ const ServicesLive = Layer.mergeAll(
   Usage.Default,
   Journal.Default,
   Attachments.Default,
+  Backups.Default,
   AuthServicesLive,
   Bots.Default,
   Channels.Default,
@@ -130,6 +133,7 @@ const HandlersLive = Layer.mergeAll(
   TodosHttpLive,
   LogsHttpLive,
   AttachmentsHttpLive,
+  OperationsHttpLive,
   AccessHttpLive,
   ProvidersHttpLive,
   LlmHttpLive,

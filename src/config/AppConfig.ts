@@ -31,6 +31,13 @@ export interface AppConfigShape {
   readonly uploadAllowedTypes: ReadonlyArray<string>
   readonly backupRetention: number
   readonly backupIntervalHours: number
+  /** Where backup archives are written (default DATA_DIR/backups); shared storage for several processes. */
+  readonly backupDir: Option.Option<string>
+  /**
+   * What starts the server again when it exits (POST /admin/operations/restart): systemd
+   * (INVOCATION_ID), pm2 (pm_id), "configured" (SUPERVISED=true), or null for none.
+   */
+  readonly supervisor: string | null
   readonly integrationDirs: ReadonlyArray<string>
   /** Extra directories of bot YAML files, read after the project's bots/. */
   readonly botsDirs: ReadonlyArray<string>
@@ -120,6 +127,16 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   uploadMaxBytes: positiveInt("UPLOAD_MAX_BYTES", 25 * 1024 * 1024),
   uploadAllowedTypes: commaList("UPLOAD_ALLOWED_TYPES"),
   backupRetention: positiveInt("BACKUP_RETENTION", 7),
+  backupDir: Config.option(Config.string("BACKUP_DIR")),
+  supervisor: Config.all({
+    systemd: Config.option(Config.string("INVOCATION_ID")),
+    pm2: Config.option(Config.string("pm_id")),
+    configured: Config.boolean("SUPERVISED").pipe(Config.withDefault(false))
+  }).pipe(
+    Config.map(({ systemd, pm2, configured }) =>
+      Option.isSome(systemd) ? "systemd" : Option.isSome(pm2) ? "pm2" : configured ? "configured" : null
+    )
+  ),
   backupIntervalHours: Config.integer("BACKUP_INTERVAL_HOURS").pipe(
     Config.withDefault(0),
     Config.validate({ message: "Expected a whole number of hours (0: no scheduled backups)", validation: (n) => n >= 0 })

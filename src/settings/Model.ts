@@ -102,6 +102,20 @@ export const UploadAllowedTypes = setting({
   fromConfig: (config) => config.uploadAllowedTypes
 })
 
+export const BackupRetention = setting({
+  key: "BACKUP_RETENTION",
+  description: "Backup archives kept: after each backup, older ones are deleted (their history stays, marked expired)",
+  schema: PositiveInt,
+  fromConfig: (config) => config.backupRetention
+})
+
+export const BackupIntervalHours = setting({
+  key: "BACKUP_INTERVAL_HOURS",
+  description: "Hours between scheduled backups (0: none); one process makes each",
+  schema: Schema.Number.pipe(Schema.filter((n) => (Number.isInteger(n) && n >= 0) || "Expected a whole number of hours, 0 for none")),
+  fromConfig: (config) => config.backupIntervalHours
+})
+
 /** Every runtime setting (a list of different value types; typed reads go through the constants above). */
 export const settingDefinitions: ReadonlyArray<SettingDefinition<any>> = [
   RateLimitEnabled,
@@ -112,7 +126,9 @@ export const settingDefinitions: ReadonlyArray<SettingDefinition<any>> = [
   AttachmentMaxCount,
   LogRetentionDays,
   UploadMaxBytes,
-  UploadAllowedTypes
+  UploadAllowedTypes,
+  BackupRetention,
+  BackupIntervalHours
 ]
 
 /** Checks a candidate value against its setting's schema: the normalised value, or a message. */

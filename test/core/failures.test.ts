@@ -1,29 +1,8 @@
 /** What the server says when things go wrong: database loss, bad configuration, no PostgreSQL. */
-import { spawn } from "node:child_process"
-import * as path from "node:path"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { adminUrl, createTestDatabase, tempDir } from "../support/database.ts"
-import { json, startServer, type TestServer } from "../support/server.ts"
-
-const root = path.resolve(import.meta.dirname, "../..")
-
-const runCli = (args: Array<string>, env: Record<string, string>) =>
-  new Promise<{ code: number | null; output: string }>((resolve) => {
-    const child = spawn(process.execPath, [path.join(root, "bin/cairn.mjs"), ...args], {
-      cwd: tempDir(),
-      env: { ...process.env, DATA_DIR: tempDir(), LOG_LEVEL: "info", ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let output = ""
-    child.stdout.on("data", (chunk) => (output += chunk))
-    child.stderr.on("data", (chunk) => (output += chunk))
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000)
-    child.on("exit", (code) => {
-      clearTimeout(timer)
-      resolve({ code, output })
-    })
-  })
+import { adminUrl, createTestDatabase } from "../support/database.ts"
+import { json, runCli, startServer, type TestServer } from "../support/server.ts"
 
 describe("when the database goes away (postgres)", () => {
   let server: TestServer

@@ -11,7 +11,7 @@ import * as path from "node:path"
 import * as AppConfig from "../../src/config/AppConfig.ts"
 import { AppLive } from "../../src/main.ts"
 import { clientCalls, type ClientCalls } from "./client.ts"
-import { createTestDatabase, type Backend, type TestDatabase } from "./database.ts"
+import { createTestDatabase, tempDir, type Backend, type TestDatabase } from "./database.ts"
 
 export const API_KEY = "test-static-key-0123456789"
 
@@ -181,6 +181,24 @@ export const spawnServer = async (
     }
   }
 }
+
+/** `cairn <args>` as a child process to its end (killed after 60 s): its exit code and output. */
+export const runCli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  new Promise<{ code: number | null; output: string }>((resolve) => {
+    const child = spawn(process.execPath, [path.join(root, "bin/cairn.mjs"), ...args], {
+      cwd: tempDir(),
+      env: { ...process.env, DATA_DIR: tempDir(), LOG_LEVEL: "info", ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let output = ""
+    child.stdout!.on("data", (chunk) => (output += chunk))
+    child.stderr!.on("data", (chunk) => (output += chunk))
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000)
+    child.on("exit", (code) => {
+      clearTimeout(timer)
+      resolve({ code, output })
+    })
+  })
 
 /** A response body as JSON, loosely typed for assertions. */
 export const json = async (response: Response): Promise<any> => response.json()

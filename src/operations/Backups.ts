@@ -1,0 +1,164 @@
+/**
+ * Backups of the whole installation, made while the server serves: the database (Dump.ts) and the
+ * data directory's files into one archive (Archive.ts) under BACKUP_DIR, with progress kept in the
+ * history as it goes. At most one runs at a time across every process; BACKUP_RETENTION archives
+ * are kept; BACKUP_INTERVAL_HOURS schedules them (whichever process sees one is due first makes it).
+ */
+import { SqlClient } from "@effect/sql"
+import { Cause, Duration, Effect, FiberSet, Option, Schedule } from "effect"
+import { randomUUID } from "node:crypto"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { AppConfig } from "../config/AppConfig.ts"
+import { DatabaseInfo } from "../db/Database.ts"
+import { BackupIntervalHours, BackupRetention } from "../settings/Model.ts"
+import { Settings } from "../settings/Settings.ts"
+import { traced } from "../telemetry/Spans.ts"
+import { copyDataFiles, excludedFromFiles, pack, writeManifest } from "./Archive.ts"
+import { dumpDatabase } from "./Dump.ts"
+import { BackupNotFound, BackupRunning } from "./Errors.ts"
+import { Backup } from "./Model.ts"
+import { BackupsRepo, type BackupRow } from "./Repo.ts"
+
+/** How often the schedule looks whether a backup is due. */
+const scheduleCheck = Schedule.spaced(Duration.minutes(1))
+
+/** A backup still `running` after this long was left by a process that stopped. */
+const abandonedAfterMs = 6 * 3600 * 1000
+
+export const toBackup = (row: BackupRow) =>
+  new Backup({
+    id: row.id,
+    status: row.status,
+    trigger: row.trigger,
+    file_name: row.file_name,
+    size_bytes: row.size_bytes,
+    tables_done: row.tables_done,
+    tables_total: row.tables_total,
+    rows_written: row.rows_written,
+    files_written: row.files_written,
+    schema_version: row.schema_version,
+    error: row.error,
+    started_at: row.started_at.toISOString(),
+    finished_at: row.finished_at?.toISOString() ?? null,
+    download_url: row.status === "complete" ? `/api/v1/admin/operations/backup/${row.id}/download` : null
+  })
+
+/** What went wrong, in a line: the error's message, and the database's own words under a SQL failure. */
+const failureOf = (cause: Cause.Cause<unknown>): string => {
+  const error = Cause.squash(cause) as { message?: unknown; cause?: { message?: unknown } }
+  const message = typeof error?.message === "string" ? error.message : String(error)
+  const inner = typeof error?.cause?.message === "string" ? `: ${error.cause.message}` : ""
+  return `${message}${inner}`.slice(0, 2000)
+}
+
+const archiveName = (at: Date) => `cairn-backup-${at.toISOString().replace(/[:.]/g, "-")}.tar.gz`
+
+export class Backups extends Effect.Service<Backups>()("cairn/Backups", {
+  scoped: Effect.gen(function* () {
+    const config = yield* AppConfig
+    const repo = yield* BackupsRepo
+    const settings = yield* Settings
+    const info = yield* DatabaseInfo
+    const sql = yield* SqlClient.SqlClient
+    const dataDir = path.resolve(config.dataDir)
+    const backupDir = path.resolve(Option.getOrElse(config.backupDir, () => path.join(dataDir, "backups")))
+    // Backups outlive the request that started them; closing the service interrupts them.
+    const running = yield* FiberSet.make()
+    const progress = new Map<string, { readonly done: number; readonly total: number; readonly rows: number }>()
+    const stagingOf = new Map<string, string>()
+    /** A running backup's row with the progress this process knows of it. */
+    const withProgress = (row: BackupRow): BackupRow => {
+      const known = progress.get(row.id)
+      return known && row.status === "running" ? { ...row, tables_done: known.done, tables_total: known.total, rows_written: known.rows } : row
+    }
+
+    const make = (row: BackupRow) =>
+      Effect.gen(function* () {
+        // Outside the data directory: its files are copied in (a copy may not go into itself).
+        const staging = fs.mkdtempSync(path.join(os.tmpdir(), "cairn-backup-"))
+        stagingOf.set(row.id, staging)
+        // Progress is kept here while the dump's transaction holds the connection (PGlite has one),
+        // and written with the result.
+        const { schemaVersion, tables } = yield* dumpDatabase(path.join(staging, "database"), (done, total, rows) =>
+          Effect.sync(() => progress.set(row.id, { done, total, rows }))
+        ).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        const files = copyDataFiles(dataDir, path.join(staging, "files"), excludedFromFiles(dataDir, backupDir))
+        writeManifest(staging, {
+          format: "cairn-backup",
+          version: 1,
+          created_at: row.started_at.toISOString(),
+          backend: info.backend,
+          schema_version: schemaVersion,
+          tables,
+          files
+        })
+        const archive = path.join(backupDir, row.file_name)
+        yield* pack(staging, archive)
+        const rows = tables.reduce((n, t) => n + t.rows, 0)
+        yield* repo.complete(row.id, { sizeBytes: fs.statSync(archive).size, files, schemaVersion, tables: tables.length, rows })
+        yield* Effect.logInfo(`Backup ${row.file_name} made: ${rows} rows, ${files} files`)
+        for (const expired of yield* repo.expire(yield* settings.get(BackupRetention))) {
+          fs.rmSync(path.join(backupDir, expired.file_name), { force: true })
+        }
+      }).pipe(
+        Effect.catchAllCause((cause) =>
+          Effect.zipRight(Effect.logError("Backup failed", cause), repo.fail(row.id, failureOf(cause)))
+        ),
+        Effect.onInterrupt(() => repo.fail(row.id, "The server stopped while the backup ran")),
+        Effect.ensuring(
+          Effect.sync(() => {
+            const staging = stagingOf.get(row.id)
+            if (staging) fs.rmSync(staging, { recursive: true, force: true })
+            stagingOf.delete(row.id)
+            progress.delete(row.id)
+          })
+        )
+      )
+
+    /** Starts a backup in the background; answers it as it starts (its progress is in the history). */
+    const start = (trigger: "manual" | "scheduled") =>
+      Effect.gen(function* () {
+        fs.mkdirSync(backupDir, { recursive: true })
+        const now = new Date()
+        const row = yield* repo.begin(randomUUID(), trigger, archiveName(now))
+        if (!row) return yield* new BackupRunning({ detail: "A backup is already running; its progress is in GET /api/v1/admin/operations/backup/history" })
+        yield* FiberSet.run(running, make(row))
+        return toBackup(row)
+      })
+
+    const get = (id: string) =>
+      Effect.flatMap(repo.find(id), (row) => (row ? Effect.succeed(toBackup(withProgress(row))) : Effect.fail(new BackupNotFound({ detail: `Backup not found: ${id}` }))))
+
+    const history = (limit: number) => Effect.map(repo.history(limit), (rows) => rows.map((row) => toBackup(withProgress(row))))
+
+    /** The archive of a complete backup, when this process's BACKUP_DIR holds it. */
+    const archive = (id: string) =>
+      Effect.gen(function* () {
+        const row = yield* repo.find(id)
+        const file = row ? path.join(backupDir, row.file_name) : ""
+        if (!row || row.status !== "complete" || !fs.existsSync(file)) {
+          return yield* new BackupNotFound({ detail: `No archive kept here for backup ${id}` })
+        }
+        return { file, name: row.file_name }
+      })
+
+    yield* repo.abandon(new Date(Date.now() - abandonedAfterMs))
+    // The schedule: a backup when the newest one (that did not fail) is older than the interval.
+    yield* Effect.gen(function* () {
+      const hours = yield* settings.get(BackupIntervalHours)
+      if (hours === 0) return
+      const last = yield* repo.lastStarted
+      if (last && Date.now() - last.getTime() < hours * 3600 * 1000) return
+      yield* start("scheduled").pipe(Effect.catchTag("BackupRunning", () => Effect.void))
+    }).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("Scheduled backup check failed", cause)),
+      Effect.repeat(scheduleCheck),
+      Effect.forkScoped
+    )
+
+    return traced("Backups", { start, get, history, archive, backupDir } as const)
+  }),
+  dependencies: [BackupsRepo.Default, Settings.Default]
+}) {}

@@ -1,0 +1,185 @@
+/**
+ * The database as files and back, the same on PGlite and PostgreSQL: each data table as JSON lines
+ * (`row_to_json`, read through a cursor inside one repeatable-read, read-only transaction, so every
+ * table is of the same instant while the server keeps serving), loaded back with
+ * `json_populate_recordset` in foreign-key order inside one transaction, sequences set after. Plain
+ * SQL on purpose: `pg_dump` is not there for PGlite, and a logical dump restores across backends
+ * and into a schema of the same release the backup was made by.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { StringDecoder } from "node:string_decoder"
+
+/** Tables not in a backup: the migrations' own record (a restore replays them) and the backup history. */
+const notBackedUp = ["cairn_migrations", "backups"]
+
+export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`
+
+export interface TableDump {
+  readonly name: string
+  readonly rows: number
+}
+
+/** Rows read per cursor fetch and written per insert. */
+const batchRows = 1000
+/** An insert's JSON stays under this many characters, whatever the rows weigh. */
+const batchChars = 8 * 1024 * 1024
+
+const dataTables = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(
+    sql.unsafe<{ name: string }>(
+      `SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`
+    ),
+    (rows) => rows.map((row) => row.name).filter((name) => !notBackedUp.includes(name))
+  )
+)
+
+/** The newest migration applied: the schema a dump belongs to. */
+export const schemaVersion = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(sql.unsafe<{ version: number | null }>(`SELECT max(migration_id)::int AS version FROM cairn_migrations`), (rows) => rows[0]?.version ?? 0)
+)
+
+/**
+ * Writes every data table into `dir` as `<table>.jsonl`; `progress` hears after each table.
+ * Answers the schema version and the tables with their row counts.
+ */
+export const dumpDatabase = (dir: string, progress: (done: number, total: number, rows: number) => Effect.Effect<void>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(
+      Effect.gen(function* () {
+        yield* sql.unsafe(`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`)
+        const version = yield* schemaVersion
+        const tables = yield* dataTables
+        fs.mkdirSync(dir, { recursive: true })
+        const dumped: Array<TableDump> = []
+        let total = 0
+        for (const [index, name] of tables.entries()) {
+          const fd = fs.openSync(path.join(dir, `${name}.jsonl`), "w")
+          let rows = 0
+          try {
+            yield* sql.unsafe(`DECLARE cairn_backup NO SCROLL CURSOR FOR SELECT row_to_json(t)::text AS j FROM ${quoteIdent(name)} t`)
+            for (;;) {
+              const batch = yield* sql.unsafe<{ j: string }>(`FETCH ${batchRows} FROM cairn_backup`)
+              if (batch.length === 0) break
+              fs.writeSync(fd, batch.map((row) => row.j).join("\n") + "\n")
+              rows += batch.length
+            }
+            yield* sql.unsafe(`CLOSE cairn_backup`)
+          } finally {
+            fs.closeSync(fd)
+          }
+          dumped.push({ name, rows })
+          total += rows
+          yield* progress(index + 1, tables.length, total)
+        }
+        return { schemaVersion: version, tables: dumped }
+      })
+    )
+  )
+
+/** The lines of a file in batches (by count and by size), read a megabyte at a time. */
+function* lineBatches(file: string): Generator<Array<string>> {
+  const fd = fs.openSync(file, "r")
+  const buffer = Buffer.alloc(1024 * 1024)
+  const decoder = new StringDecoder("utf8")
+  let rest = ""
+  let batch: Array<string> = []
+  let chars = 0
+  try {
+    for (let read = fs.readSync(fd, buffer); read > 0; read = fs.readSync(fd, buffer)) {
+      const lines = (rest + decoder.write(buffer.subarray(0, read))).split("\n")
+      rest = lines.pop()!
+      for (const line of lines) {
+        if (line.length === 0) continue
+        batch.push(line)
+        chars += line.length
+        if (batch.length >= batchRows || chars >= batchChars) {
+          yield batch
+          batch = []
+          chars = 0
+        }
+      }
+    }
+    rest += decoder.end()
+    if (rest.length > 0) batch.push(rest)
+    if (batch.length > 0) yield batch
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+/** Tables ordered so each comes after the tables its foreign keys point to (self-references aside). */
+const inDependencyOrder = (tables: ReadonlyArray<string>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql.unsafe<{ child: string; parent: string }>(
+        `SELECT child.relname AS child, parent.relname AS parent
+           FROM pg_constraint c
+           JOIN pg_class child ON child.oid = c.conrelid
+           JOIN pg_class parent ON parent.oid = c.confrelid
+          WHERE c.contype = 'f' AND child.relnamespace = current_schema()::regnamespace`
+      ),
+      (edges) => {
+        const pending = new Set(tables)
+        const ordered: Array<string> = []
+        while (pending.size > 0) {
+          const ready = [...pending].filter((table) => !edges.some((e) => e.child === table && e.parent !== table && pending.has(e.parent)))
+          // A cycle of foreign keys (none today): the rest in name order; a superuser load skips the checks anyway.
+          const next = ready.length > 0 ? ready : [...pending]
+          for (const table of next) {
+            ordered.push(table)
+            pending.delete(table)
+          }
+        }
+        return ordered
+      }
+    )
+  )
+
+/**
+ * Loads `<table>.jsonl` files from `dir` into the (empty) tables of the current schema, in one
+ * transaction the caller provides. Answers the rows loaded.
+ */
+export const loadDatabase = (dir: string, tables: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const [role] = yield* sql.unsafe<{ superuser: boolean }>(`SELECT rolsuper AS superuser FROM pg_roles WHERE rolname = current_user`)
+    // Rows go in as they were, foreign keys included; a superuser can skip their triggers too.
+    if (role?.superuser) yield* sql.unsafe(`SET LOCAL session_replication_role = replica`)
+    let loaded = 0
+    for (const name of yield* inDependencyOrder(tables)) {
+      const file = path.join(dir, `${name}.jsonl`)
+      if (!fs.existsSync(file)) continue
+      const columns = yield* sql.unsafe<{ name: string }>(
+        `SELECT column_name AS name FROM information_schema.columns
+          WHERE table_schema = current_schema() AND table_name = $1 AND is_generated = 'NEVER' ORDER BY ordinal_position`,
+        [name]
+      )
+      if (columns.length === 0) return yield* Effect.dieMessage(`The backup has a table ${name} this schema does not`)
+      const list = columns.map((column) => quoteIdent(column.name)).join(", ")
+      for (const batch of lineBatches(file)) {
+        yield* sql.unsafe(
+          `INSERT INTO ${quoteIdent(name)} (${list}) SELECT ${list} FROM json_populate_recordset(NULL::${quoteIdent(name)}, $1::json)`,
+          [`[${batch.join(",")}]`]
+        )
+        loaded += batch.length
+      }
+    }
+    if (role?.superuser) yield* sql.unsafe(`SET LOCAL session_replication_role = origin`)
+    // Serial and identity columns go on from the highest value restored.
+    const serials = yield* sql.unsafe<{ table_name: string; column_name: string }>(
+      `SELECT table_name, column_name FROM information_schema.columns
+        WHERE table_schema = current_schema() AND (column_default LIKE 'nextval(%' OR is_identity = 'YES')`
+    )
+    for (const { table_name, column_name } of serials) {
+      const table = quoteIdent(table_name)
+      const column = quoteIdent(column_name)
+      yield* sql.unsafe(
+        `SELECT setval(pg_get_serial_sequence($1, $2), GREATEST(coalesce(max(${column}), 0), 1), max(${column}) IS NOT NULL) FROM ${table}`,
+        [table, column_name]
+      )
+    }
+    return loaded
+  })
