@@ -13,11 +13,18 @@ const statusOfOutcome = Object.fromEntries(Object.entries(outcomeOfStatus).map((
   SpanStatus
 >
 
-/** One more row than asked tells whether a next page exists. */
-const paged = <A>(rows: ReadonlyArray<A>, limit: number, offset: number) => ({
-  items: rows.slice(0, limit),
-  next_offset: rows.length > limit ? offset + limit : null
-})
+/** A page of `load`: one more row than asked tells whether a next page exists. */
+const page = <A, R>(
+  query: { readonly limit?: number | undefined; readonly offset?: number | undefined },
+  load: (window: { readonly limit: number; readonly offset: number }) => Effect.Effect<ReadonlyArray<A>, never, R>
+) => {
+  const limit = query.limit ?? defaultLimit
+  const offset = query.offset ?? 0
+  return Effect.map(load({ limit: limit + 1, offset }), (rows) => ({
+    items: rows.slice(0, limit),
+    next_offset: rows.length > limit ? offset + limit : null
+  }))
+}
 
 export const LogsHttpLive = HttpApiBuilder.group(CairnApi, "logs", (handlers) =>
   Effect.gen(function* () {
@@ -26,21 +33,19 @@ export const LogsHttpLive = HttpApiBuilder.group(CairnApi, "logs", (handlers) =>
     return handlers
       .handle("turns", ({ urlParams: q }) =>
         Effect.gen(function* () {
-          const limit = q.limit ?? defaultLimit
-          const offset = q.offset ?? 0
-          const rows = yield* journal.turns({
-            botId: q.bot_id,
-            sessionId: q.session_id,
-            status: q.outcome ? statusOfOutcome[q.outcome] : undefined,
-            since: q.since,
-            until: q.until,
-            limit: limit + 1,
-            offset
-          })
-          const page = paged(rows, limit, offset)
+          const found = yield* page(q, (window) =>
+            journal.turns({
+              ...window,
+              botId: q.bot_id,
+              sessionId: q.session_id,
+              status: q.outcome ? statusOfOutcome[q.outcome] : undefined,
+              since: q.since,
+              until: q.until
+            })
+          )
           return new TurnLogPage({
-            next_offset: page.next_offset,
-            items: page.items.map(
+            next_offset: found.next_offset,
+            items: found.items.map(
               (row) =>
                 new TurnLog({
                   correlation_id: row.correlation_id,
@@ -63,23 +68,21 @@ export const LogsHttpLive = HttpApiBuilder.group(CairnApi, "logs", (handlers) =>
       )
       .handle("toolCalls", ({ urlParams: q }) =>
         Effect.gen(function* () {
-          const limit = q.limit ?? defaultLimit
-          const offset = q.offset ?? 0
-          const rows = yield* journal.toolCalls({
-            tool: q.tool,
-            botId: q.bot_id,
-            sessionId: q.session_id,
-            correlationId: q.correlation_id,
-            errorsOnly: q.errors === true,
-            since: q.since,
-            until: q.until,
-            limit: limit + 1,
-            offset
-          })
-          const page = paged(rows, limit, offset)
+          const found = yield* page(q, (window) =>
+            journal.toolCalls({
+              ...window,
+              tool: q.tool,
+              botId: q.bot_id,
+              sessionId: q.session_id,
+              correlationId: q.correlation_id,
+              errorsOnly: q.errors === true,
+              since: q.since,
+              until: q.until
+            })
+          )
           return new ToolCallPage({
-            next_offset: page.next_offset,
-            items: page.items.map(
+            next_offset: found.next_offset,
+            items: found.items.map(
               (row) =>
                 new ToolCallLog({
                   id: row.id,

@@ -1,12 +1,10 @@
 /** Migrations bring a database made by an older release forward and keep its data. */
 import { SqlClient } from "@effect/sql"
-import { ConfigProvider, Effect, Layer } from "effect"
+import { Effect } from "effect"
 import * as fs from "node:fs"
 import { afterEach, describe, expect, it } from "vitest"
-import * as AppConfig from "../../src/config/AppConfig.ts"
-import * as Database from "../../src/db/Database.ts"
 import * as Migrations from "../../src/db/Migrations.ts"
-import { backends, createTestDatabase, type TestDatabase } from "../support/database.ts"
+import { backends, createTestDatabase, withDatabase, type TestDatabase } from "../support/database.ts"
 
 const ids = fs
   .readdirSync(Migrations.migrationsDir)
@@ -20,32 +18,24 @@ describe.each(backends)("migrations (%s)", (backend) => {
     await db?.drop()
   })
 
-  const withDatabase = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => {
-    const env = new Map([["DATA_DIR", db!.dataDir], ...(db!.databaseUrl ? [["DATABASE_URL", db!.databaseUrl] as [string, string]] : [])])
-    return Effect.runPromise(
-      Effect.scoped(effect).pipe(
-        Effect.provide(Database.layer().pipe(Layer.provide(AppConfig.layer))),
-        Effect.withConfigProvider(ConfigProvider.fromMap(env))
-      )
-    )
-  }
+  const run = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => withDatabase(db!, effect)
 
   it("upgrades a database of the first release, keeping its rows", async () => {
     db = await createTestDatabase(backend)
-    const first = await withDatabase(Migrations.run({ upTo: ids[0]! }))
+    const first = await run(Migrations.run({ upTo: ids[0]! }))
     expect(first.map(([id]) => id)).toEqual([ids[0]])
-    await withDatabase(
+    await run(
       Effect.flatMap(SqlClient.SqlClient, (sql) => sql`INSERT INTO settings (key, value) VALUES ('SYSTEM_PAUSED', 'true'::jsonb)`)
     )
-    const rest = await withDatabase(Migrations.run())
+    const rest = await run(Migrations.run())
     expect(rest.map(([id]) => id)).toEqual(ids.slice(1))
-    const rows = await withDatabase(
+    const rows = await run(
       Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ value: unknown }>`SELECT value FROM settings WHERE key = 'SYSTEM_PAUSED'`)
     )
     expect(rows).toEqual([{ value: true }])
-    const again = await withDatabase(Migrations.run())
+    const again = await run(Migrations.run())
     expect(again).toEqual([])
-    const applied = await withDatabase(
+    const applied = await run(
       Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ id: number }>`SELECT migration_id AS id FROM cairn_migrations ORDER BY 1`)
     )
     expect(applied.map((row) => row.id)).toEqual(ids)

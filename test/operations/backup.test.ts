@@ -6,32 +6,21 @@
  * Restart: refused without a supervisor, a graceful exit with code 75 under one.
  */
 import { SqlClient } from "@effect/sql"
-import { ConfigProvider, Effect, Layer } from "effect"
+import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import * as AppConfig from "../../src/config/AppConfig.ts"
-import * as Database from "../../src/db/Database.ts"
 import * as Migrations from "../../src/db/Migrations.ts"
 import { pack, writeManifest } from "../../src/operations/Archive.ts"
 import { dumpDatabase } from "../../src/operations/Dump.ts"
 import { createKey } from "../auth/helpers.ts"
 import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
-import { backends, createTestDatabase, tempDir, type Backend, type TestDatabase } from "../support/database.ts"
+import { backends, createTestDatabase, tempDir, withDatabase, type Backend, type TestDatabase } from "../support/database.ts"
 import { json, runCli, spawnServer, startServer, type TestServer } from "../support/server.ts"
 
 const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64")
 
 const dbEnv = (db: TestDatabase): Record<string, string> => ({ DATA_DIR: db.dataDir, ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}) })
-
-/** Runs an effect against a test database directly (no server): for building an older release's database. */
-const withDatabase = <A, E>(db: TestDatabase, effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
-  Effect.runPromise(
-    Effect.scoped(effect).pipe(
-      Effect.provide(Database.layer().pipe(Layer.provide(AppConfig.layer))),
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(dbEnv(db)))))
-    )
-  )
 
 const waitForBackup = async (server: TestServer, id: string) => {
   for (let i = 0; i < 200; i++) {

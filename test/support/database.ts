@@ -6,7 +6,11 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import type { SqlClient } from "@effect/sql"
+import { ConfigProvider, Effect, Layer } from "effect"
 import pg from "pg"
+import * as AppConfig from "../../src/config/AppConfig.ts"
+import * as Database from "../../src/db/Database.ts"
 
 export type Backend = "pglite" | "postgres"
 export const backends: ReadonlyArray<Backend> = ["pglite", "postgres"]
@@ -65,3 +69,14 @@ export const createTestDatabase = async (backend: Backend): Promise<TestDatabase
     }
   }
 }
+
+/** Runs an effect on a test database directly, with no server (migrations as the test chooses). */
+export const withDatabase = <A, E>(db: TestDatabase, effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+  Effect.runPromise(
+    Effect.scoped(effect).pipe(
+      Effect.provide(Database.layer().pipe(Layer.provide(AppConfig.layer))),
+      Effect.withConfigProvider(
+        ConfigProvider.fromMap(new Map([["DATA_DIR", db.dataDir], ...(db.databaseUrl ? [["DATABASE_URL", db.databaseUrl] as [string, string]] : [])]))
+      )
+    )
+  )
