@@ -28,6 +28,7 @@ import { TodosApi } from "./todos/Api.ts"
 import { LogsApi } from "./logs/Api.ts"
 import { AttachmentsApi } from "./attachments/Api.ts"
 import { OperationsApi } from "./operations/Api.ts"
+import { HeartbeatsApi } from "./heartbeats/Api.ts"
 import { WorkspacesApi } from "./workspaces/Api.ts"
 
 export class CairnApi extends HttpApi.make("cairn")
@@ -59,6 +60,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .add(LogsApi)
   .add(AttachmentsApi)
   .add(OperationsApi)
+  .add(HeartbeatsApi)
   .addError(ErrorResponses.validation)
   .addError(ErrorResponses.unauthorized)
   .addError(ErrorResponses.forbidden)

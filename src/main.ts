@@ -70,6 +70,9 @@ import { Attachments } from "./attachments/Attachments.ts"
 import { AttachmentsHttpLive } from "./attachments/Http.ts"
 import { Backups } from "./operations/Backups.ts"
 import { OperationsHttpLive } from "./operations/Http.ts"
+import { Heartbeats } from "./heartbeats/Heartbeats.ts"
+import { HeartbeatsHttpLive } from "./heartbeats/Http.ts"
+import { HeartbeatSchedulerLive } from "./heartbeats/Scheduler.ts"
 import { Workspaces } from "./workspaces/Workspaces.ts"
 
 /** The database, with every migration applied before anything else may use it. */
@@ -89,6 +92,7 @@ const ServicesLive = Layer.mergeAll(
   Journal.Default,
   Attachments.Default,
   Backups.Default,
+  Heartbeats.Default,
   AuthServicesLive,
   Bots.Default,
   Channels.Default,
@@ -117,8 +121,8 @@ const ServicesLive = Layer.mergeAll(
   Integrations.Default
 )
 
-/** Work beside the handlers, started once the services are up: the task worker, integration processes and workers. */
-const BackgroundLive = Layer.mergeAll(WorkerLive, ProcessesLive, WorkersLive)
+/** Work beside the handlers, started once the services are up: the task worker, integration processes and workers, the heartbeat scheduler. */
+const BackgroundLive = Layer.mergeAll(WorkerLive, ProcessesLive, WorkersLive, HeartbeatSchedulerLive)
 
 const HandlersLive = Layer.mergeAll(
   HealthHttpLive,
@@ -134,6 +138,7 @@ const HandlersLive = Layer.mergeAll(
   LogsHttpLive,
   AttachmentsHttpLive,
   OperationsHttpLive,
+  HeartbeatsHttpLive,
   AccessHttpLive,
   ProvidersHttpLive,
   LlmHttpLive,

@@ -1,0 +1,56 @@
+/**
+ * The heartbeat scheduler: one across every server process (the leader of `heartbeats`, see
+ * db/Leadership.ts). Every HEARTBEAT_TICK_MS it fires the heartbeats whose slot has come (moving
+ * each to its next slot first, so a slot is taken once) and settles the runs whose task finished.
+ * A slot missed while no server ran (older than `missedAfter` when leadership begins) fires once,
+ * as `catch_up`, where the heartbeat says so; otherwise the schedule goes on from now.
+ */
+import { Config, Duration, Effect, Layer, Schedule } from "effect"
+import { Leadership } from "../db/Leadership.ts"
+import { Heartbeats, slotAfter } from "./Heartbeats.ts"
+import { HeartbeatsRepo } from "./Repo.ts"
+
+const tickMs = Config.integer("HEARTBEAT_TICK_MS").pipe(Config.withDefault(1000))
+
+/** How late a slot may be at the start of leadership and still count as on time (a takeover, a restart). */
+const missedAfterMs = 60_000
+
+export const HeartbeatSchedulerLive = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const heartbeats = yield* Heartbeats
+    const repo = yield* HeartbeatsRepo
+    const leadership = yield* Leadership
+    const cadence = Schedule.spaced(Duration.millis(yield* tickMs))
+
+    /** Fires what is due; on the first pass of a leadership, a slot long past is a missed one. */
+    const fireDue = (firstPass: boolean) =>
+      Effect.gen(function* () {
+        const now = new Date()
+        for (const row of yield* repo.due(now)) {
+          const slot = row.next_at!
+          if (!(yield* repo.advance(row.channel_id, slot, slotAfter(row, now)))) continue
+          const missed = firstPass && now.getTime() - slot.getTime() > missedAfterMs
+          if (missed && !row.catch_up) continue
+          yield* heartbeats.fire(row, slot, missed ? "catch_up" : "schedule").pipe(
+            Effect.catchAllCause((cause) => Effect.logWarning(`Heartbeat of channel ${row.channel_id} did not fire`, cause))
+          )
+        }
+      })
+
+    const lead = Effect.gen(function* () {
+      let firstPass = true
+      yield* Effect.gen(function* () {
+        yield* fireDue(firstPass)
+        firstPass = false
+        yield* heartbeats.settle
+      }).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("Heartbeat scheduler tick failed", cause)),
+        Effect.repeat(cadence)
+      )
+    })
+
+    yield* leadership
+      .lead("heartbeats", lead, { onFollowing: Effect.void, onLeading: Effect.logDebug("Leading the heartbeat scheduler") })
+      .pipe(Effect.forkScoped)
+  })
+).pipe(Layer.provide(Layer.mergeAll(Heartbeats.Default, HeartbeatsRepo.Default, Leadership.Default)))
