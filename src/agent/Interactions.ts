@@ -8,7 +8,7 @@
 import { Deferred, Duration, Effect, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import { ApprovalsRepo } from "./Repo.ts"
-import { maskArguments } from "./secrets.ts"
+import { maskArguments } from "../secrets/Patterns.ts"
 import { ApprovalDecided, ApprovalNotFound, ToolRequestNotFound } from "./Errors.ts"
 
 /** A waiting run looks for a decision made in another process every 250 ms until there is one. */

@@ -110,16 +110,27 @@ export class Attachments extends Effect.Service<Attachments>()("cairn/Attachment
      * A message's `{attachment_id}` references, each one the caller reaches: images inline (as if
      * sent with `data`), text files as text; any other type is refused (422), as is an unknown id.
      */
-    const resolve = (principal: PrincipalShape, references: ReadonlyArray<{ readonly index: number; readonly id: string }>) =>
+    const resolve = (principal: PrincipalShape, references: ReadonlyArray<{ readonly index: number; readonly id: string }>, maxBytes: number) =>
       Effect.gen(function* () {
         const images: Array<ImageAttachment> = []
         const texts: Array<{ name: string; type: string; text: string }> = []
+        const rows: Array<{ readonly index: number; readonly row: AttachmentRow }> = []
+        // Every reference is checked (reached, a usable type, within the size) before any file is read.
         for (const { index, id } of references) {
           const loc = ["body", "attachments", index, "attachment_id"]
-          const found = yield* file(principal, id).pipe(
-            Effect.catchTag("AttachmentNotFound", (error) => ValidationError.single(loc, error.detail, "not_found"))
-          )
-          const { row, bytes } = found
+          const row = yield* reach(principal, id).pipe(Effect.catchTag("AttachmentNotFound", (error) => ValidationError.single(loc, error.detail, "not_found")))
+          if (!imageTypes.includes(row.type) && !isText(row.type)) {
+            return yield* ValidationError.single(loc, `${row.name} is ${row.type}: a chat message takes images and text files`, "unsupported_attachment")
+          }
+          if (row.size_bytes > maxBytes) {
+            return yield* ValidationError.single(loc, `${row.name} is ${row.size_bytes} bytes; the limit is ${maxBytes} (ATTACHMENT_MAX_BYTES)`, "attachment_too_large")
+          }
+          rows.push({ index, row })
+        }
+        for (const { index, row } of rows) {
+          const loc = ["body", "attachments", index, "attachment_id"]
+          const bytes = yield* repo.bytes(row.id)
+          if (!bytes) return yield* ValidationError.single(loc, `Attachment not found: ${row.id}`, "not_found")
           if (imageTypes.includes(row.type)) {
             images.push({
               type: "image",
@@ -127,10 +138,8 @@ export class Attachments extends Effect.Service<Attachments>()("cairn/Attachment
               name: row.name,
               data: Buffer.from(bytes).toString("base64")
             })
-          } else if (isText(row.type)) {
-            texts.push({ name: row.name, type: row.type, text: Buffer.from(bytes).toString("utf8") })
           } else {
-            return yield* ValidationError.single(loc, `${row.name} is ${row.type}: a chat message takes images and text files`, "unsupported_attachment")
+            texts.push({ name: row.name, type: row.type, text: Buffer.from(bytes).toString("utf8") })
           }
         }
         return { images, texts } satisfies ResolvedReferences

@@ -121,14 +121,18 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
     const withUploads = (request: ChatRequest, principal: PrincipalShape) =>
       Effect.gen(function* () {
         const given = request.attachments.filter((attachment): attachment is ImageAttachment => !isReference(attachment))
-        const references = request.attachments.flatMap((attachment, index) => (isReference(attachment) ? [{ index, id: attachment.attachment_id }] : []))
+        const seen = new Set<string>()
+        const references = request.attachments.flatMap((attachment, index) =>
+          isReference(attachment) && !seen.has(attachment.attachment_id) && seen.add(attachment.attachment_id) ? [{ index, id: attachment.attachment_id }] : []
+        )
         if (references.length === 0) return { ...request, attachments: given }
-        const { images, texts } = yield* uploads.resolve(principal, references)
-        const maxBytes = yield* settings.get(AttachmentMaxBytes)
-        const tooLong = texts.find((file) => Buffer.byteLength(file.text) > maxBytes)
-        if (tooLong) {
-          return yield* ValidationError.single(["body", "attachments"], `${tooLong.name} is longer than ${maxBytes} bytes (ATTACHMENT_MAX_BYTES)`, "attachment_too_large")
+        // Counted and sized before any file is read: a request naming one large upload many times reads nothing.
+        const maxCount = yield* settings.get(AttachmentMaxCount)
+        if (given.length + references.length > maxCount) {
+          return yield* ValidationError.single(["body", "attachments"], `At most ${maxCount} attachments per message (ATTACHMENT_MAX_COUNT)`, "too_many_attachments")
         }
+        const maxBytes = yield* settings.get(AttachmentMaxBytes)
+        const { images, texts } = yield* uploads.resolve(principal, references, maxBytes)
         const blocks = texts.map((file) => `<attachment name="${file.name.replace(/"/g, "'")}" type="${file.type}">\n${file.text}\n</attachment>`)
         return { ...request, message: [request.message, ...blocks].filter((part) => part.length > 0).join("\n\n"), attachments: [...given, ...images] }
       })

@@ -8,6 +8,7 @@
 import { Cause, Duration, Effect, Exit, FiberRef, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import { makeBatchWriter } from "../db/BatchWriter.ts"
+import { auditedText } from "../secrets/Patterns.ts"
 import { Hooks } from "../hooks/Hooks.ts"
 import { LogRetentionDays } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
@@ -97,7 +98,9 @@ export class Journal extends Effect.Service<Journal>()("cairn/Journal", {
         const startedAt = new Date()
         const record = (exit: Exit.Exit<A, E>) => {
           const after = Exit.isSuccess(exit) && outcome ? outcome(exit.value) : {}
-          const error = Exit.isSuccess(exit) ? (after.error ?? null) : Cause.isInterruptedOnly(exit.cause) ? null : failureText(exit.cause)
+          const failure = Exit.isSuccess(exit) ? (after.error ?? null) : Cause.isInterruptedOnly(exit.cause) ? null : failureText(exit.cause)
+          // Error texts may quote what failed (a URL with a password in it): redacted like arguments.
+          const error = failure === null ? null : auditedText(failure)
           return writer.push({
             id,
             correlationId: meta.correlationId,

@@ -15,7 +15,13 @@ export const outcomeOfStatus = { ok: "complete", error: "failed", cancelled: "ca
 
 const Limit = (max: number) => Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, max)))
 const Offset = Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 1_000_000)))
-const Since = Schema.optional(Schema.DateFromString.pipe(Schema.validDate()))
+/** A date-time PostgreSQL can compare (years 1 to 9999). */
+const Since = Schema.optional(
+  Schema.DateFromString.pipe(
+    Schema.validDate(),
+    Schema.filter((date) => (date.getUTCFullYear() >= 1 && date.getUTCFullYear() <= 9999) || "Expected a date between the years 1 and 9999")
+  )
+)
 
 export const TurnLogQuery = queryParams({
   bot_id: Schema.optional(Schema.String),

@@ -80,14 +80,15 @@ export class LogsRepo extends Effect.Service<LogsRepo>()("cairn/LogsRepo", {
                 correlation_id: r.correlationId,
                 parent_id: r.parentId,
                 kind: r.kind,
-                name: r.name,
+                name: r.name.replace(/\u0000/g, ""),
                 bot_id: r.botId,
                 session_id: r.sessionId,
                 started_at: r.startedAt,
                 duration_ms: Math.round(r.durationMs),
                 status: r.status,
-                error: r.error,
-                attributes: JSON.stringify(r.attributes)
+                // PostgreSQL text and jsonb take no NUL character.
+                error: r.error?.replace(/\u0000/g, "") ?? null,
+                attributes: JSON.stringify(r.attributes).replace(/\\u0000/g, "")
               }))
             )} ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid),
       /** Turns, newest first, each with the tokens of its LLM calls and the names of its tools. */

@@ -39,8 +39,9 @@ export class OperationsApi extends HttpApiGroup.make("operations")
     HttpApiEndpoint.get("download", "/api/v1/admin/operations/backup/:id/download")
       .setPath(backupPath)
       .addSuccess(HttpApiSchema.Uint8Array({ contentType: "application/gzip" }))
-      .annotate(RequiredScope, "operations:read")
-      .annotate(OpenApi.Description, "The archive of a complete backup, from the process whose BACKUP_DIR holds it")
+      // The archive holds every secret of the installation (the server secret, sealed keys): admin only.
+      .annotate(RequiredScope, "admin")
+      .annotate(OpenApi.Description, "The archive of a complete backup (admin only: it holds the server secret and every sealed key), from the process whose BACKUP_DIR holds it")
   )
   .add(
     HttpApiEndpoint.post("restart", "/api/v1/admin/operations/restart")

@@ -68,6 +68,7 @@ export class Backups extends Effect.Service<Backups>()("cairn/Backups", {
     const running = yield* FiberSet.make()
     const progress = new Map<string, { readonly done: number; readonly total: number; readonly rows: number }>()
     const stagingOf = new Map<string, string>()
+    const partialOf = new Map<string, string>()
     /** A running backup's row with the progress this process knows of it. */
     const withProgress = (row: BackupRow): BackupRow => {
       const known = progress.get(row.id)
@@ -94,8 +95,15 @@ export class Backups extends Effect.Service<Backups>()("cairn/Backups", {
           tables,
           files
         })
+        // Written beside its name and renamed when whole: no half archive ever carries the name. It
+        // holds every secret of the installation, so it is readable by this user alone.
         const archive = path.join(backupDir, row.file_name)
-        yield* pack(staging, archive)
+        const partial = `${archive}.partial`
+        fs.closeSync(fs.openSync(partial, "w", 0o600))
+        partialOf.set(row.id, partial)
+        yield* pack(staging, partial)
+        fs.renameSync(partial, archive)
+        partialOf.delete(row.id)
         const rows = tables.reduce((n, t) => n + t.rows, 0)
         yield* repo.complete(row.id, { sizeBytes: fs.statSync(archive).size, files, schemaVersion, tables: tables.length, rows })
         yield* Effect.logInfo(`Backup ${row.file_name} made: ${rows} rows, ${files} files`)
@@ -112,6 +120,9 @@ export class Backups extends Effect.Service<Backups>()("cairn/Backups", {
             const staging = stagingOf.get(row.id)
             if (staging) fs.rmSync(staging, { recursive: true, force: true })
             stagingOf.delete(row.id)
+            const partial = partialOf.get(row.id)
+            if (partial) fs.rmSync(partial, { force: true })
+            partialOf.delete(row.id)
             progress.delete(row.id)
           })
         )
@@ -120,7 +131,7 @@ export class Backups extends Effect.Service<Backups>()("cairn/Backups", {
     /** Starts a backup in the background; answers it as it starts (its progress is in the history). */
     const start = (trigger: "manual" | "scheduled") =>
       Effect.gen(function* () {
-        fs.mkdirSync(backupDir, { recursive: true })
+        fs.mkdirSync(backupDir, { recursive: true, mode: 0o700 })
         const now = new Date()
         const row = yield* repo.begin(randomUUID(), trigger, archiveName(now))
         if (!row) return yield* new BackupRunning({ detail: "A backup is already running; its progress is in GET /api/v1/admin/operations/backup/history" })
@@ -144,8 +155,10 @@ export class Backups extends Effect.Service<Backups>()("cairn/Backups", {
         return { file, name: row.file_name }
       })
 
-    yield* repo.abandon(new Date(Date.now() - abandonedAfterMs))
-    // The schedule: a backup when the newest one (that did not fail) is older than the interval.
+    // On PGlite this is the only process: a backup still running was left by the last one.
+    yield* repo.abandon(info.backend === "pglite" ? new Date() : new Date(Date.now() - abandonedAfterMs))
+    // The schedule: a backup when the newest one is older than the interval (a failed one counts,
+    // so a backup that keeps failing is tried once an interval, not every minute).
     yield* Effect.gen(function* () {
       const hours = yield* settings.get(BackupIntervalHours)
       if (hours === 0) return

@@ -56,20 +56,29 @@ export const dumpDatabase = (dir: string, progress: (done: number, total: number
         const dumped: Array<TableDump> = []
         let total = 0
         for (const [index, name] of tables.entries()) {
-          const fd = fs.openSync(path.join(dir, `${name}.jsonl`), "w")
-          let rows = 0
-          try {
-            yield* sql.unsafe(`DECLARE cairn_backup NO SCROLL CURSOR FOR SELECT row_to_json(t)::text AS j FROM ${quoteIdent(name)} t`)
-            for (;;) {
-              const batch = yield* sql.unsafe<{ j: string }>(`FETCH ${batchRows} FROM cairn_backup`)
-              if (batch.length === 0) break
-              fs.writeSync(fd, batch.map((row) => row.j).join("\n") + "\n")
-              rows += batch.length
-            }
-            yield* sql.unsafe(`CLOSE cairn_backup`)
-          } finally {
-            fs.closeSync(fd)
-          }
+          // A table of files (bytea) is read a row at a time: one row may be tens of megabytes.
+          const [binary] = yield* sql.unsafe<{ n: number }>(
+            `SELECT count(*)::int AS n FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 AND data_type = 'bytea'`,
+            [name]
+          )
+          const fetchRows = (binary?.n ?? 0) > 0 ? 1 : batchRows
+          const rows = yield* Effect.acquireUseRelease(
+            Effect.sync(() => fs.openSync(path.join(dir, `${name}.jsonl`), "w")),
+            (fd) =>
+              Effect.gen(function* () {
+                let rows = 0
+                yield* sql.unsafe(`DECLARE cairn_backup NO SCROLL CURSOR FOR SELECT row_to_json(t)::text AS j FROM ${quoteIdent(name)} t`)
+                for (;;) {
+                  const batch = yield* sql.unsafe<{ j: string }>(`FETCH ${fetchRows} FROM cairn_backup`)
+                  if (batch.length === 0) break
+                  for (const row of batch) fs.writeSync(fd, row.j + "\n")
+                  rows += batch.length
+                }
+                yield* sql.unsafe(`CLOSE cairn_backup`)
+                return rows
+              }),
+            (fd) => Effect.sync(() => fs.closeSync(fd))
+          )
           dumped.push({ name, rows })
           total += rows
           yield* progress(index + 1, tables.length, total)
@@ -79,35 +88,30 @@ export const dumpDatabase = (dir: string, progress: (done: number, total: number
     )
   )
 
-/** The lines of a file in batches (by count and by size), read a megabyte at a time. */
-function* lineBatches(file: string): Generator<Array<string>> {
-  const fd = fs.openSync(file, "r")
+/** The lines of an open file in batches (by count and by size), read a megabyte at a time; the caller closes it. */
+function* lineBatches(fd: number): Generator<Array<string>> {
   const buffer = Buffer.alloc(1024 * 1024)
   const decoder = new StringDecoder("utf8")
   let rest = ""
   let batch: Array<string> = []
   let chars = 0
-  try {
-    for (let read = fs.readSync(fd, buffer); read > 0; read = fs.readSync(fd, buffer)) {
-      const lines = (rest + decoder.write(buffer.subarray(0, read))).split("\n")
-      rest = lines.pop()!
-      for (const line of lines) {
-        if (line.length === 0) continue
-        batch.push(line)
-        chars += line.length
-        if (batch.length >= batchRows || chars >= batchChars) {
-          yield batch
-          batch = []
-          chars = 0
-        }
+  for (let read = fs.readSync(fd, buffer); read > 0; read = fs.readSync(fd, buffer)) {
+    const lines = (rest + decoder.write(buffer.subarray(0, read))).split("\n")
+    rest = lines.pop()!
+    for (const line of lines) {
+      if (line.length === 0) continue
+      batch.push(line)
+      chars += line.length
+      if (batch.length >= batchRows || chars >= batchChars) {
+        yield batch
+        batch = []
+        chars = 0
       }
     }
-    rest += decoder.end()
-    if (rest.length > 0) batch.push(rest)
-    if (batch.length > 0) yield batch
-  } finally {
-    fs.closeSync(fd)
   }
+  rest += decoder.end()
+  if (rest.length > 0) batch.push(rest)
+  if (batch.length > 0) yield batch
 }
 
 /** Tables ordered so each comes after the tables its foreign keys point to (self-references aside). */
@@ -159,13 +163,22 @@ export const loadDatabase = (dir: string, tables: ReadonlyArray<string>) =>
       )
       if (columns.length === 0) return yield* Effect.dieMessage(`The backup has a table ${name} this schema does not`)
       const list = columns.map((column) => quoteIdent(column.name)).join(", ")
-      for (const batch of lineBatches(file)) {
-        yield* sql.unsafe(
-          `INSERT INTO ${quoteIdent(name)} (${list}) SELECT ${list} FROM json_populate_recordset(NULL::${quoteIdent(name)}, $1::json)`,
-          [`[${batch.join(",")}]`]
-        )
-        loaded += batch.length
-      }
+      loaded += yield* Effect.acquireUseRelease(
+        Effect.sync(() => fs.openSync(file, "r")),
+        (fd) =>
+          Effect.gen(function* () {
+            let rows = 0
+            for (const batch of lineBatches(fd)) {
+              yield* sql.unsafe(
+                `INSERT INTO ${quoteIdent(name)} (${list}) SELECT ${list} FROM json_populate_recordset(NULL::${quoteIdent(name)}, $1::json)`,
+                [`[${batch.join(",")}]`]
+              )
+              rows += batch.length
+            }
+            return rows
+          }),
+        (fd) => Effect.sync(() => fs.closeSync(fd))
+      )
     }
     if (role?.superuser) yield* sql.unsafe(`SET LOCAL session_replication_role = origin`)
     // Serial and identity columns go on from the highest value restored.

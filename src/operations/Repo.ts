@@ -55,9 +55,9 @@ export class BackupsRepo extends Effect.Service<BackupsRepo>()("cairn/BackupsRep
                  RETURNING ${sql.literal(columns)}`),
       find: (id: string) => rows(sql`SELECT ${sql.literal(columns)} FROM backups WHERE id = ${id}`).pipe(Effect.map(firstRow)),
       history: (limit: number) => rows(sql`SELECT ${sql.literal(columns)} FROM backups ORDER BY started_at DESC, id LIMIT ${limit}`),
-      /** When the newest backup that did not fail started. */
+      /** When the newest backup started. */
       lastStarted: Effect.map(
-        sql<{ at: Date | null }>`SELECT max(started_at) AS at FROM backups WHERE status <> 'failed'`,
+        sql<{ at: Date | null }>`SELECT max(started_at) AS at FROM backups`,
         (found) => found[0]?.at ?? null
       )
     })

@@ -82,6 +82,23 @@ describe.each(backends)("attachments (%s)", (backend) => {
     expect(user[1]).toEqual({ type: "image_url", image_url: { url: `data:image/png;base64,${png.toString("base64")}` } })
   })
 
+  it("reads a file named many times once, and refuses one past ATTACHMENT_MAX_BYTES before reading it", async () => {
+    const notes = await json(await upload("tide tables", "tides.txt"))
+    const repeated = await server.request("/chat", {
+      method: "POST",
+      body: JSON.stringify({ message: "once", client_id: "uploads", attachments: Array.from({ length: 20 }, () => ({ attachment_id: notes.id })) })
+    })
+    expect(repeated.status).toBe(200)
+    const text = (llm.requestsTo("/v1/chat/completions").at(-1)!.body as any).messages.filter((m: any) => m.role === "user").at(-1).content
+    expect(text.split("tide tables").length - 1).toBe(1)
+    const big = await json(await upload("x".repeat(3000), "big.txt"))
+    expect((await settings({ ATTACHMENT_MAX_BYTES: 1000 })).status).toBe(200)
+    const refused = await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "look", client_id: "uploads", attachments: [{ attachment_id: big.id }] }) })
+    expect((await settings({ ATTACHMENT_MAX_BYTES: 10 * 1024 * 1024 })).status).toBe(200)
+    expect(refused.status).toBe(422)
+    expect((await json(refused)).detail[0]).toMatchObject({ loc: ["body", "attachments", 0, "attachment_id"], type: "attachment_too_large" })
+  })
+
   it("refuses a reference it cannot use with 422: an unknown id, a PDF", async () => {
     const pdf = await json(await upload("%PDF-1.4\n%\xe2\xe3\n1 0 obj\n<<>>\nendobj\n", "report.bin"))
     expect(pdf.type).toBe("application/pdf")

@@ -100,6 +100,8 @@ describe.each(backends)("logs, tool-call audit and traces (%s)", (backend) => {
     const second = await json(await server.request(`/api/v1/admin/logs?session_id=${sessionId}&limit=1&offset=1`))
     expect(second.items[0].correlation_id).not.toBe(first.items[0].correlation_id)
     expect(second.next_offset).toBeNull()
+    const ancient = await server.request(`/api/v1/admin/tool-calls?since=-100000-01-01T00:00:00Z`)
+    expect(ancient.status).toBe(422)
     const bad = await server.request(`/api/v1/admin/logs?outcome=exploded&limit=0`)
     expect(bad.status).toBe(422)
     expect([...new Set((await json(bad)).detail.map((issue: { loc: Array<string> }) => issue.loc[1]))].sort()).toEqual(["limit", "outcome"])

@@ -186,15 +186,27 @@ export const redactSecrets = (text: string): string => {
 /** Argument names whose values are credentials whatever they look like. */
 const secretName = /pass(?:word|wd|phrase)?$|secret|token|api[_-]?key|apikey|authorization|credential|private[_-]?key|cookie/i
 
+/** A string longer than this is cut in an audit: the rest is not kept (nor left unscanned). */
+export const auditedLength = 2_000
+
+const masked = (value: unknown): unknown =>
+  value === null || value === undefined ? value : Array.isArray(value) ? value.map(masked) : typeof value === "object" ? Object.fromEntries(Object.keys(value).map((key) => [key, "****"])) : "****"
+
+/** Text as an audit keeps it: secret-like values redacted, cut to `auditedLength`. */
+export const auditedText = (text: string): string => {
+  const clean = redactSecrets(text.length > auditedLength ? text.slice(0, auditedLength) : text)
+  return text.length > auditedLength ? `${clean}… [${text.length} characters]` : clean
+}
+
 /**
- * A tool call's arguments as an audit log may keep them: values under credential-like names are
- * masked whole, and secret-like values anywhere else are redacted in place.
+ * A tool call's arguments as an audit log may keep them: everything under a credential-like name
+ * masked (a nested object's values too), secret-like values anywhere else redacted, long strings cut.
  */
-export const maskArguments = (value: unknown, name = ""): unknown => {
-  if (typeof value === "string") return name && secretName.test(name) ? "****" : redactSecrets(value)
-  if (Array.isArray(value)) return value.map((item) => maskArguments(item, name))
+export const maskArguments = (value: unknown): unknown => {
+  if (typeof value === "string") return auditedText(value)
+  if (Array.isArray(value)) return value.map(maskArguments)
   if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, secretName.test(key) && inner !== null && typeof inner !== "object" ? "****" : maskArguments(inner, key)]))
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, secretName.test(key) ? masked(inner) : maskArguments(inner)]))
   }
   return value
 }

@@ -1,6 +1,6 @@
 /** Secret-like input detection: each pattern type found, ordinary prose left alone, values never returned. */
 import { describe, expect, it } from "vitest"
-import { detectSecrets, maskArguments, redactSecrets, maxScannedLength } from "../../src/agent/secrets.ts"
+import { detectSecrets, maskArguments, redactSecrets, maxScannedLength } from "../../src/secrets/Patterns.ts"
 
 // Built at runtime so no credential-shaped literal sits in the repository for scanners to flag.
 const rand = (length: number, alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") => {
@@ -155,7 +155,9 @@ describe("redactSecrets and maskArguments", () => {
         note: `token is ${token}`,
         password: 1234,
         list: ["plain", token],
-        nested: { credentials: { user: "ann", pass: "pw" } }
+        nested: { credentials: { user: "ann", pass: "pw" } },
+        secrets: { X: "hunter2" },
+        long: `${"a".repeat(3000)} ${token}`
       })
     ).toEqual({
       url: "https://example.com",
@@ -164,7 +166,9 @@ describe("redactSecrets and maskArguments", () => {
       note: "token is ****",
       password: "****",
       list: ["plain", "****"],
-      nested: { credentials: { user: "ann", pass: "****" } }
+      nested: { credentials: { user: "****", pass: "****" } },
+      secrets: { X: "****" },
+      long: `${"a".repeat(2000)}… [${3001 + token.length} characters]`
     })
   })
 })
