@@ -3,7 +3,7 @@
  * persisted store, LLM access, bound channels, agent runs and guarded HTTP. `Context.ts` turns them
  * into the promises integration code sees; argument checks that need no service live there.
  */
-import { Config, Data, Duration, Effect } from "effect"
+import { Config, Data, Duration, Effect, Schema } from "effect"
 import { Bindings } from "../bindings/Bindings.ts"
 import { Chat } from "../chat/Chat.ts"
 import { allowList, guardedRequest, OutboundRefused, type AllowList } from "../http/Outbound.ts"
@@ -17,8 +17,11 @@ import type {
   CompletionOptions,
   HttpRequestOptions,
   HttpResponse,
+  IntegrationTodos,
+  Overview,
   RunResult,
   StartRunOptions,
+  TodoItem,
   TranscriptionOptions
 } from "../sdk/Capabilities.ts"
 import { Sessions } from "../sessions/Sessions.ts"
@@ -26,6 +29,9 @@ import { Injector } from "../tasks/Injection.ts"
 import { Tasks } from "../tasks/Tasks.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
 import { IntegrationStoreRepo } from "./Repo.ts"
+import { OverviewRepo } from "./OverviewRepo.ts"
+import { CreateTodo } from "../todos/Model.ts"
+import { Todos } from "../todos/Todos.ts"
 
 /** A call an integration made that Cairn refuses or that failed; its message is what the integration's catch sees. */
 export class IntegrationCallFailed extends Data.TaggedError("IntegrationCallFailed")<{ readonly message: string }> {}
@@ -44,6 +50,8 @@ export interface CallerIdentity {
   readonly dispatchTypes: () => ReadonlyArray<string>
   /** The hosts its own `*_URL` settings name (allowed through the HTTP guard). */
   readonly configuredHosts: () => Effect.Effect<ReadonlyArray<string>, unknown>
+  /** Every integration found at startup with its status (ready, partial, not_configured, failed). */
+  readonly integrationStatuses: () => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly status: string }>, unknown>
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -65,6 +73,8 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
     const injector = yield* Injector
     const tasks = yield* Tasks
     const workspaces = yield* Workspaces
+    const overviewRepo = yield* OverviewRepo
+    const todoList = yield* Todos
     const serverAllowed = config.httpAllowedHosts.split(",")
 
     const usageOf = (caller: CallerIdentity): UsageContext => ({ source: "integration", principalKind: "integration", principalId: caller.id })
@@ -209,6 +219,60 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
         }))
       )
 
+    /** The overview of mission control's dashboard: every channel, run, task, todo, heartbeat, integration. */
+    const overview = (caller: CallerIdentity): Effect.Effect<Overview, unknown> =>
+      Effect.gen(function* () {
+        const [channels, activeRuns, counts, failed, todos, heartbeats, integrations] = yield* Effect.all(
+          [
+            overviewRepo.channels,
+            overviewRepo.activeRuns,
+            overviewRepo.taskCounts,
+            overviewRepo.failedTasks,
+            todoList.list({ status: "open", limit: 200 }),
+            overviewRepo.heartbeats,
+            caller.integrationStatuses()
+          ],
+          { concurrency: 1 }
+        )
+        return {
+          channels,
+          active_runs: activeRuns,
+          tasks: { ...counts, failed },
+          todos: todos.map((todo) => ({ id: todo.id, title: todo.title, bot_id: todo.bot_id, channel_id: todo.channel_id, due_at: todo.due_at?.toISOString() ?? null })),
+          heartbeats,
+          integrations
+        }
+      })
+
+    const todoItem = (todo: Effect.Effect.Success<ReturnType<typeof todoList.get>>): TodoItem => ({
+      id: todo.id,
+      title: todo.title,
+      notes: todo.notes,
+      status: todo.status,
+      bot_id: todo.bot_id,
+      channel_id: todo.channel_id,
+      due_at: todo.due_at?.toISOString() ?? null,
+      created_by: todo.created_by
+    })
+    const todoFailure = Effect.mapError((error: unknown) => new IntegrationCallFailed({ message: failureMessage(error) }))
+
+    const todos = {
+      list: (filter: Parameters<IntegrationTodos["list"]>[0]) =>
+        Effect.map(todoList.list({ ...filter, limit: Math.min(filter?.limit ?? 100, 500) }), (rows) => rows.map(todoItem)),
+      add: (caller: CallerIdentity, todo: Parameters<IntegrationTodos["add"]>[0]) =>
+        Effect.gen(function* () {
+          const input = yield* Schema.decodeUnknown(CreateTodo)({
+            title: todo.title,
+            ...(todo.notes !== undefined ? { notes: todo.notes } : {}),
+            ...(todo.botId !== undefined ? { bot_id: todo.botId } : {}),
+            ...(todo.channelId !== undefined ? { channel_id: todo.channelId } : {}),
+            ...(todo.dueAt !== undefined ? { due_at: todo.dueAt } : {})
+          }).pipe(Effect.mapError((error) => new IntegrationCallFailed({ message: `Invalid todo: ${error.message}` })))
+          return todoItem(yield* todoList.createBy(input, `integration:${caller.id}`).pipe(todoFailure))
+        }),
+      complete: (id: string) => (UUID.test(id) ? Effect.map(todoList.complete(id).pipe(todoFailure), todoItem) : Effect.fail(new IntegrationCallFailed({ message: `Todo not found: ${id}` })))
+    }
+
     const cancelQueued = (caller: CallerIdentity, channelId: string | undefined) =>
       channelId !== undefined && !UUID.test(channelId) ? Effect.succeed(0) : tasks.cancelPendingBySource(`integration:${caller.id}`, channelId)
 
@@ -270,10 +334,24 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
       startRun,
       runResult,
       cancelQueued,
-      request
+      request,
+      overview,
+      todos
     } as const
   }),
-  dependencies: [IntegrationStoreRepo.Default, Llm.Default, Speech.Default, Bindings.Default, Chat.Default, Sessions.Default, Injector.Default, Tasks.Default, Workspaces.Default]
+  dependencies: [
+    IntegrationStoreRepo.Default,
+    Llm.Default,
+    Speech.Default,
+    Bindings.Default,
+    Chat.Default,
+    Sessions.Default,
+    Injector.Default,
+    Tasks.Default,
+    Workspaces.Default,
+    OverviewRepo.Default,
+    Todos.Default
+  ]
 }) {}
 
 /** A failure's readable message (`detail` of a tagged error, else `message`). */

@@ -112,7 +112,7 @@ export const makeContext = (
   }
 }
 
-type Capabilities = Pick<IntegrationContext, "store" | "llm" | "channels" | "runs" | "http">
+type Capabilities = Pick<IntegrationContext, "store" | "llm" | "channels" | "runs" | "http" | "overview" | "todos">
 
 /** The promise face of the capabilities, bound to one caller. */
 const capabilitiesOf = (
@@ -200,6 +200,16 @@ const capabilitiesOf = (
     },
     http: {
       request: (url, options = {}) => call(() => capabilities.request(caller, checkText("url", url, 8192), options))
+    },
+    overview: () => call(() => capabilities.overview(caller)),
+    todos: {
+      list: (filter) => call(() => capabilities.todos.list(filter)),
+      add: (todo) =>
+        call(() => {
+          checkText("title", todo?.title, 1000)
+          return capabilities.todos.add(caller, todo)
+        }),
+      complete: (id) => call(() => capabilities.todos.complete(checkText("id", id, 64)))
     }
   }
 }

@@ -18,7 +18,7 @@ import { discover, searchDirs } from "./Discovery.ts"
 import { IntegrationCapabilities } from "./Capabilities.ts"
 import { checkWorker, checkWorkerNames, load, type LoadedIntegration } from "./Loader.ts"
 import { uniqueSidebars, type NormalizedSidebar } from "./Manifest.ts"
-import { IntegrationSettings } from "./Settings.ts"
+import { IntegrationSettings, statusOf } from "./Settings.ts"
 import { IntegrationServices, layer as IntegrationServicesLive } from "./Services.ts"
 import { traced } from "../telemetry/Spans.ts"
 
@@ -125,7 +125,13 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
         id: integrationId,
         integrationType: () => types.get(integrationId) ?? integrationId,
         dispatchTypes: () => dispatchTypes.get(integrationId) ?? [],
-        configuredHosts: () => configuredHosts(integrationId)
+        configuredHosts: () => configuredHosts(integrationId),
+        integrationStatuses: () =>
+          Effect.forEach([...states.values()], (state) =>
+            state.loaded
+              ? Effect.map(settings.resolve(state.id, state.loaded.manifest), (resolved) => ({ id: state.id, status: statusOf(resolved) }))
+              : Effect.succeed({ id: state.id, status: "failed" })
+          )
       }),
       registerWorker: (integrationId) => (worker) => {
         if (!loading.has(integrationId)) throw new TypeError("registerWorker is only available while the integration loads (in hooks.ts)")

@@ -228,3 +228,45 @@ export interface HttpResponse {
 export interface IntegrationHttp {
   readonly request: (url: string, options?: HttpRequestOptions) => Promise<HttpResponse>
 }
+
+// ---------------------------------------------------------------------------------------------
+// Overview and todos (mission control)
+
+/** What the server is doing, for a dashboard: read-only, across every channel. */
+export interface Overview {
+  readonly channels: ReadonlyArray<{
+    readonly id: string
+    readonly name: string
+    readonly bot_id: string
+    /** The newest message in any of the channel's sessions. */
+    readonly last_activity_at: string | null
+  }>
+  readonly active_runs: ReadonlyArray<{ readonly run_id: string; readonly session_id: string; readonly bot_id: string; readonly channel_id: string | null; readonly started_at: string }>
+  readonly tasks: {
+    readonly queued: number
+    readonly running: number
+    /** The newest failed tasks (at most 20). */
+    readonly failed: ReadonlyArray<{ readonly id: string; readonly bot_id: string; readonly channel_id: string | null; readonly error: string | null; readonly completed_at: string | null }>
+  }
+  readonly todos: ReadonlyArray<{ readonly id: string; readonly title: string; readonly bot_id: string; readonly channel_id: string | null; readonly due_at: string | null }>
+  readonly heartbeats: ReadonlyArray<{ readonly channel_id: string; readonly next_at: string }>
+  readonly integrations: ReadonlyArray<{ readonly id: string; readonly status: string }>
+}
+
+export interface TodoItem {
+  readonly id: string
+  readonly title: string
+  readonly notes: string
+  readonly status: "open" | "done"
+  readonly bot_id: string
+  readonly channel_id: string | null
+  readonly due_at: string | null
+  readonly created_by: string
+}
+
+/** The bots' todos (the table the `todos` tool and /api/v1/todos use). */
+export interface IntegrationTodos {
+  readonly list: (filter?: { readonly botId?: string; readonly channelId?: string; readonly status?: "open" | "done"; readonly limit?: number }) => Promise<ReadonlyArray<TodoItem>>
+  readonly add: (todo: { readonly title: string; readonly notes?: string; readonly botId?: string; readonly channelId?: string; readonly dueAt?: string }) => Promise<TodoItem>
+  readonly complete: (id: string) => Promise<TodoItem>
+}

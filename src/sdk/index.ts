@@ -18,7 +18,7 @@
  *   carapaces/*.yaml  capability bundles
  */
 
-import type { IntegrationChannels, IntegrationHttp, IntegrationLlm, IntegrationRuns, IntegrationStore } from "./Capabilities.ts"
+import type { IntegrationChannels, IntegrationHttp, IntegrationLlm, IntegrationRuns, IntegrationStore, IntegrationTodos, Overview } from "./Capabilities.ts"
 import type { Dispatcher } from "./Dispatcher.ts"
 import type { HookCallback, HookEvent, Unregister } from "./Hooks.ts"
 import type { WorkerDefinition } from "./Worker.ts"
@@ -35,10 +35,13 @@ export type {
   IntegrationLlm,
   IntegrationRuns,
   IntegrationStore,
+  IntegrationTodos,
   LruSet,
+  Overview,
   RunResult,
   StartRunOptions,
   StoreWriteOptions,
+  TodoItem,
   TranscriptionOptions
 } from "./Capabilities.ts"
 export type { WorkerContext, WorkerState } from "./Worker.ts"
@@ -266,6 +269,10 @@ export interface IntegrationContext {
   readonly runs: IntegrationRuns
   /** Outbound HTTP with timeouts, retries of idempotent calls and the private-address guard. */
   readonly http: IntegrationHttp
+  /** What the server is doing across every channel (runs, tasks, todos, heartbeats, integrations). */
+  readonly overview: () => Promise<Overview>
+  /** The bots' todos. */
+  readonly todos: IntegrationTodos
 }
 
 /** A worker of this SDK: its `run` receives the integration's `cairn` context. */

@@ -28,7 +28,8 @@ export class Todos extends Effect.Service<Todos>()("cairn/Todos", {
     /** Stores a todo as given (the bot's tool, or `create` once it has checked the request). */
     const add = (todo: NewTodo) => Effect.map(repo.insert(todo), toTodo)
 
-    const create = (input: CreateTodo, principal: PrincipalShape) =>
+    /** Checks the bot and channel a request names, then stores the todo as made by `createdBy`. */
+    const createBy = (input: CreateTodo, createdBy: string) =>
       Effect.gen(function* () {
         yield* Effect.mapError(bots.get(input.bot_id), () => new BotNotFound({ detail: `Unknown bot: ${input.bot_id}` }))
         if (input.channel_id) {
@@ -41,9 +42,11 @@ export class Todos extends Effect.Service<Todos>()("cairn/Todos", {
           title: input.title,
           notes: input.notes,
           dueAt: input.due_at,
-          createdBy: ownerOf(principal)
+          createdBy
         })
       })
+
+    const create = (input: CreateTodo, principal: PrincipalShape) => createBy(input, ownerOf(principal))
 
     const update = (id: string, change: Pick<UpdateTodo, "title" | "notes" | "status" | "due_at">) =>
       Effect.gen(function* () {
@@ -58,7 +61,7 @@ export class Todos extends Effect.Service<Todos>()("cairn/Todos", {
 
     const remove = (id: string) => Effect.flatMap(repo.remove(id), (removed) => (removed ? Effect.void : Effect.fail(notFound(id))))
 
-    return traced("Todos", { get, list, add, create, update, complete: (id: string) => update(id, { status: "done" }), remove } as const)
+    return traced("Todos", { get, list, add, create, createBy, update, complete: (id: string) => update(id, { status: "done" }), remove } as const)
   }),
   dependencies: [TodosRepo.Default, Bots.Default, Channels.Default]
 }) {}
