@@ -15,7 +15,8 @@ import { traced } from "../telemetry/Spans.ts"
 import { HeartbeatNotFound } from "./Errors.ts"
 import { Heartbeat, HeartbeatRun, type HeartbeatBody } from "./Model.ts"
 import { HeartbeatsRepo, type HeartbeatRow, type RunRow } from "./Repo.ts"
-import { hasSomethingToSay, inQuietHours, nextSlot, nothingToReport } from "./Slots.ts"
+import { cronProblem, hasSomethingToSay, inQuietHours, nextSlot, nothingToReport } from "./Slots.ts"
+import { ValidationError } from "../contract/Errors.ts"
 
 const cadenceOf = (row: Pick<HeartbeatRow, "interval_seconds" | "cron" | "timezone">) => ({
   intervalSeconds: row.interval_seconds,
@@ -85,6 +86,8 @@ export class Heartbeats extends Effect.Service<Heartbeats>()("cairn/Heartbeats",
     const put = (channelId: string, body: HeartbeatBody) =>
       Effect.gen(function* () {
         yield* channels.get(channelId)
+        const problem = body.cron === null ? null : cronProblem(body.cron, body.timezone)
+        if (problem !== null) return yield* ValidationError.single(["body", "cron"], `Invalid cron expression: ${problem}`, "invalid_cron")
         yield* dispatchers.requireKnown(body.dispatch_type === "none" ? undefined : body.dispatch_type)
         const now = new Date()
         const settings = { ...body, channel_id: channelId, ends_at: body.ends_at === null ? null : new Date(body.ends_at), dispatch_config: secrets.seal(body.dispatch_config) }

@@ -4,6 +4,9 @@
  * answer has anything to say.
  */
 import { CronExpressionParser } from "cron-parser"
+import { clockPattern } from "./Model.ts"
+
+export { validTimezone } from "./Model.ts"
 
 export interface Cadence {
   readonly intervalSeconds: number | null
@@ -21,14 +24,6 @@ export const cronProblem = (expression: string, timezone: string): string | null
   }
 }
 
-export const validTimezone = (timezone: string): boolean => {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: timezone })
-    return true
-  } catch {
-    return false
-  }
-}
 
 /**
  * The first slot strictly after `after`. An interval's slots are `anchor + k × interval`, so a
@@ -52,7 +47,6 @@ const localMinutes = (at: Date, timezone: string): number => {
   return hour * 60 + minute
 }
 
-export const clockPattern = /^([01]\d|2[0-3]):([0-5]\d)$/
 
 const minutesOf = (clock: string) => {
   const match = clockPattern.exec(clock)!

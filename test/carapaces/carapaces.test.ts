@@ -45,26 +45,26 @@ describe.each(backends)("carapaces (%s)", (backend) => {
   })
 
   it("creates carapaces and flattens their includes", async () => {
-    const mission = await create({ id: "mission-control", name: "Mission control", tools: ["list_tasks"], skills: ["mission"], includes: ["basics"] })
+    const mission = await create({ id: "ops-control", name: "Mission control", tools: ["list_tasks"], skills: ["mission"], includes: ["basics"] })
     expect(mission.status).toBe(201)
-    expect(await json(mission)).toMatchObject({ id: "mission-control", source: "api", origin: "api", description: "" })
+    expect(await json(mission)).toMatchObject({ id: "ops-control", source: "api", origin: "api", description: "" })
     const feeds = await create({
       id: "demo-feeds",
       name: "Mailbox feeds",
       tools: ["check_mailbox_status", "trigger_mailbox_poll", "query_feed_store"],
-      includes: ["mission-control"]
+      includes: ["ops-control"]
     })
     expect(feeds.status).toBe(201)
     const resolved = await json(await server.request("/api/v1/carapaces/demo-feeds/resolved"))
     expect(resolved).toEqual({
-      carapaces: ["demo-feeds", "mission-control", "basics"],
+      carapaces: ["demo-feeds", "ops-control", "basics"],
       tools: ["check_mailbox_status", "trigger_mailbox_poll", "query_feed_store", "list_tasks", "current_time"],
       skills: ["mission", "concise-answers"],
       missing: []
     })
     const list = (await json(await server.request("/api/v1/carapaces"))).carapaces.map((c: any) => c.id)
     // mailbox-feeds comes from the bundled mailbox integration.
-    expect(list).toEqual(["basics", "demo-feeds", "mailbox-feeds", "mission-control"])
+    expect(list).toEqual(["basics", "demo-feeds", "mailbox-feeds", "mission-control", "ops-control"])
   })
 
   it("refuses include cycles at write time with 422 naming the cycle, and changes nothing", async () => {
@@ -79,7 +79,7 @@ describe.each(backends)("carapaces (%s)", (backend) => {
     expect(loop.status).toBe(422)
     expect((await json(loop)).detail[0]).toEqual({
       loc: ["body", "includes"],
-      msg: "Carapace include cycle: basics -> demo-feeds -> mission-control -> basics",
+      msg: "Carapace include cycle: basics -> demo-feeds -> ops-control -> basics",
       type: "include_cycle"
     })
     expect(await json(await server.request("/api/v1/carapaces/basics"))).toMatchObject({ includes: [], source: "file" })
@@ -98,7 +98,7 @@ describe.each(backends)("carapaces (%s)", (backend) => {
   })
 
   it("updates only the fields sent; a file carapace edited through the API becomes an api one", async () => {
-    const updated = await send("PUT", "/api/v1/carapaces/mission-control", { description: "Tasks and todos" })
+    const updated = await send("PUT", "/api/v1/carapaces/ops-control", { description: "Tasks and todos" })
     expect(updated.status).toBe(200)
     expect(await json(updated)).toMatchObject({ description: "Tasks and todos", tools: ["list_tasks"], includes: ["basics"] })
   })
@@ -106,23 +106,23 @@ describe.each(backends)("carapaces (%s)", (backend) => {
   it("attaches carapaces to a bot and a channel, and forTurn unions them", async () => {
     const channel = await makeChannel("Ops")
     expect((await send("PUT", "/api/v1/admin/bots/helper", { carapaces: ["basics"] })).status).toBe(200)
-    const bad = await send("PUT", `/api/v1/channels/${channel}/carapaces`, { carapaces: ["mission-control", "ghost"] })
+    const bad = await send("PUT", `/api/v1/channels/${channel}/carapaces`, { carapaces: ["ops-control", "ghost"] })
     expect(bad.status).toBe(422)
     expect((await json(bad)).detail).toEqual([{ loc: ["body", "carapaces", 1], msg: "Unknown carapace: ghost", type: "unknown_carapace" }])
-    const set = await send("PUT", `/api/v1/channels/${channel}/carapaces`, { carapaces: ["mission-control"] })
+    const set = await send("PUT", `/api/v1/channels/${channel}/carapaces`, { carapaces: ["ops-control"] })
     expect(set.status).toBe(200)
-    expect(await json(set)).toEqual({ channel_id: channel, carapaces: ["mission-control"] })
-    expect(await json(await server.request(`/api/v1/channels/${channel}/carapaces`))).toEqual({ channel_id: channel, carapaces: ["mission-control"] })
+    expect(await json(set)).toEqual({ channel_id: channel, carapaces: ["ops-control"] })
+    expect(await json(await server.request(`/api/v1/channels/${channel}/carapaces`))).toEqual({ channel_id: channel, carapaces: ["ops-control"] })
 
     const botOnly = await carapaces((service) => service.forTurn("helper"))
     expect(botOnly).toEqual({ carapaces: ["basics"], tools: ["current_time"], skills: ["concise-answers"] })
     const withChannel = await carapaces((service) => service.forTurn("helper", channel))
     expect(withChannel).toEqual({
-      carapaces: ["basics", "mission-control"],
+      carapaces: ["basics", "ops-control"],
       tools: ["current_time", "list_tasks"],
       skills: ["concise-answers", "mission"]
     })
-    expect(await carapaces((service) => service.forTurn("default", channel))).toMatchObject({ carapaces: ["mission-control", "basics"] })
+    expect(await carapaces((service) => service.forTurn("default", channel))).toMatchObject({ carapaces: ["ops-control", "basics"] })
     expect((await send("GET", "/api/v1/channels/00000000-0000-4000-8000-000000000000/carapaces")).status).toBe(404)
   })
 
@@ -133,7 +133,7 @@ describe.each(backends)("carapaces (%s)", (backend) => {
     expect(binding.status).toBe(201)
     await carapaces((service) => service.activate("demo", ["demo-feeds"]))
     const turn = await carapaces((service) => service.forTurn("default", bound))
-    expect(turn.carapaces).toEqual(["demo-feeds", "mission-control", "basics"])
+    expect(turn.carapaces).toEqual(["demo-feeds", "ops-control", "basics"])
     expect(turn.tools).toContain("query_feed_store")
     expect((await carapaces((service) => service.forTurn("default", unbound))).carapaces).toEqual([])
     // Activation replaces what the integration named before.
@@ -176,9 +176,9 @@ describe.each(backends)("carapaces (%s)", (backend) => {
   })
 
   it("deletes a carapace unless another includes it; its channel attachments go with it", async () => {
-    const included = await send("DELETE", "/api/v1/carapaces/mission-control")
+    const included = await send("DELETE", "/api/v1/carapaces/ops-control")
     expect(included.status).toBe(409)
-    expect((await json(included)).detail).toBe("Carapace mission-control is included by demo-feeds")
+    expect((await json(included)).detail).toBe("Carapace ops-control is included by demo-feeds")
     const channel = await makeChannel("Feeds")
     expect((await send("PUT", `/api/v1/channels/${channel}/carapaces`, { carapaces: ["demo-feeds"] })).status).toBe(200)
     expect((await send("DELETE", "/api/v1/carapaces/demo-feeds")).status).toBe(204)
