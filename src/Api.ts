@@ -29,6 +29,7 @@ import { LogsApi } from "./logs/Api.ts"
 import { AttachmentsApi } from "./attachments/Api.ts"
 import { OperationsApi } from "./operations/Api.ts"
 import { HeartbeatsApi } from "./heartbeats/Api.ts"
+import { WorkflowsApi } from "./workflows/Api.ts"
 import { WorkspacesApi } from "./workspaces/Api.ts"
 
 export class CairnApi extends HttpApi.make("cairn")
@@ -61,6 +62,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .add(AttachmentsApi)
   .add(OperationsApi)
   .add(HeartbeatsApi)
+  .add(WorkflowsApi)
   .addError(ErrorResponses.validation)
   .addError(ErrorResponses.unauthorized)
   .addError(ErrorResponses.forbidden)

@@ -73,6 +73,9 @@ import { OperationsHttpLive } from "./operations/Http.ts"
 import { Heartbeats } from "./heartbeats/Heartbeats.ts"
 import { HeartbeatsHttpLive } from "./heartbeats/Http.ts"
 import { HeartbeatSchedulerLive } from "./heartbeats/Scheduler.ts"
+import { Workflows } from "./workflows/Workflows.ts"
+import { WorkflowsHttpLive } from "./workflows/Http.ts"
+import { WorkflowEngineLive } from "./workflows/Engine.ts"
 import { Workspaces } from "./workspaces/Workspaces.ts"
 
 /** The database, with every migration applied before anything else may use it. */
@@ -93,6 +96,7 @@ const ServicesLive = Layer.mergeAll(
   Attachments.Default,
   Backups.Default,
   Heartbeats.Default,
+  Workflows.Default,
   AuthServicesLive,
   Bots.Default,
   Channels.Default,
@@ -121,8 +125,8 @@ const ServicesLive = Layer.mergeAll(
   Integrations.Default
 )
 
-/** Work beside the handlers, started once the services are up: the task worker, integration processes and workers, the heartbeat scheduler. */
-const BackgroundLive = Layer.mergeAll(WorkerLive, ProcessesLive, WorkersLive, HeartbeatSchedulerLive)
+/** Work beside the handlers, started once the services are up: the task worker, integration processes and workers, the heartbeat scheduler, the workflow engine. */
+const BackgroundLive = Layer.mergeAll(WorkerLive, ProcessesLive, WorkersLive, HeartbeatSchedulerLive, WorkflowEngineLive)
 
 const HandlersLive = Layer.mergeAll(
   HealthHttpLive,
@@ -139,6 +143,7 @@ const HandlersLive = Layer.mergeAll(
   AttachmentsHttpLive,
   OperationsHttpLive,
   HeartbeatsHttpLive,
+  WorkflowsHttpLive,
   AccessHttpLive,
   ProvidersHttpLive,
   LlmHttpLive,

@@ -23,7 +23,7 @@ const newestMigration = () =>
 /** Every table of the schema (it was empty before the restore began). */
 const dropTables = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   Effect.flatMap(sql.unsafe<{ name: string }>(`SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()`), (tables) =>
-    tables.length === 0 ? Effect.void : sql.unsafe(`DROP TABLE IF EXISTS ${tables.map((t) => quoteIdent(t.name)).join(", ")} CASCADE`)
+    tables.length === 0 ? Effect.void : Effect.asVoid(sql.unsafe(`DROP TABLE IF EXISTS ${tables.map((t) => quoteIdent(t.name)).join(", ")} CASCADE`))
   )
 ).pipe(Effect.ignore)
 

@@ -1,0 +1,66 @@
+/**
+ * Startup and the engine: the workflow files (`workflows/` of the project, then each directory of
+ * WORKFLOWS_DIR) are synced into the database and the tool triggers registered; then one engine
+ * across every server process (the leader of `workflows`) moves every running run on each
+ * WORKFLOW_TICK_MS. An API call (run, approve, skip, retry) moves its run at once as well.
+ */
+import { Config, Duration, Effect, Layer, Schedule } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import YAML from "yaml"
+import { Leadership } from "../db/Leadership.ts"
+import { Schema } from "effect"
+import { WorkflowDefinition } from "./Definition.ts"
+import { WorkflowsRepo } from "./Repo.ts"
+import { Workflows } from "./Workflows.ts"
+
+const engineConfig = Config.all({
+  tickMs: Config.integer("WORKFLOW_TICK_MS").pipe(Config.withDefault(500)),
+  dirs: Config.string("WORKFLOWS_DIR").pipe(
+    Config.withDefault(""),
+    Config.map((raw) => raw.split(",").map((dir) => dir.trim()).filter((dir) => dir.length > 0))
+  )
+})
+
+export const projectWorkflowsDir = fileURLToPath(new URL("../../workflows", import.meta.url))
+
+/** The definitions in a directory's `.yaml`, `.yml` and `.json` files; a file that is not one is logged and left out. */
+const readDir = (dir: string) =>
+  Effect.gen(function* () {
+    if (!fs.existsSync(dir)) return []
+    const found: Array<{ readonly definition: WorkflowDefinition; readonly file: string }> = []
+    for (const name of fs.readdirSync(dir).sort()) {
+      if (!/\.(ya?ml|json)$/.test(name)) continue
+      const file = path.join(dir, name)
+      const parsed = yield* Effect.try(() => (name.endsWith(".json") ? JSON.parse(fs.readFileSync(file, "utf8")) : YAML.parse(fs.readFileSync(file, "utf8")))).pipe(
+        Effect.flatMap((raw) => Schema.decodeUnknown(WorkflowDefinition, { errors: "all", onExcessProperty: "error" })(raw)),
+        Effect.either
+      )
+      if (parsed._tag === "Left") yield* Effect.logWarning(`Workflow file ${file} was not loaded: ${String(parsed.left)}`)
+      else found.push({ definition: parsed.right, file })
+    }
+    return found
+  })
+
+export const WorkflowEngineLive = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const config = yield* engineConfig
+    const repo = yield* WorkflowsRepo
+    const workflows = yield* Workflows
+    const leadership = yield* Leadership
+    for (const dir of [projectWorkflowsDir, ...config.dirs]) {
+      for (const { definition, file } of yield* readDir(dir)) {
+        yield* repo.syncFromFile(definition.id, Schema.encodeSync(WorkflowDefinition)(definition), file)
+      }
+    }
+    yield* workflows.registerTools
+    const tick = Effect.gen(function* () {
+      for (const runId of yield* repo.activeRunIds) yield* workflows.advance(runId)
+    }).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("Workflow engine tick failed", cause)),
+      Effect.repeat(Schedule.spaced(Duration.millis(config.tickMs)))
+    )
+    yield* leadership.lead("workflows", tick, { onFollowing: Effect.void, onLeading: Effect.logDebug("Leading the workflow engine") }).pipe(Effect.forkScoped)
+  })
+).pipe(Layer.provide(Layer.mergeAll(Workflows.Default, WorkflowsRepo.Default, Leadership.Default)))
