@@ -5,6 +5,7 @@
  * and conditions have no effects.
  */
 import { Either, ParseResult, Schema } from "effect"
+import { cronProblem, validTimezone } from "../heartbeats/Slots.ts"
 
 const Id = Schema.String.pipe(Schema.pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: () => "Expected an id of lowercase letters, digits, - and _ (at most 64)" }))
 
@@ -45,6 +46,14 @@ export type StepSpec = typeof StepSpec.Type
 export const Triggers = Schema.Struct({
   /** POST /api/v1/admin/workflows/{id}/run. */
   api: Schema.optionalWith(Schema.Boolean, { default: () => true }),
+  /** A run on each slot of a cron expression (5 fields, or 6 with seconds) in `timezone`, with `params`. */
+  schedule: Schema.optional(
+    Schema.Struct({
+      cron: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
+      timezone: Schema.optionalWith(Schema.String, { default: () => "UTC" }),
+      params: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean) }), { default: () => ({}) })
+    })
+  ),
   /** A tool bots may call to start the workflow with its params (`workflow_<id>` unless named). */
   tool: Schema.optional(Schema.Struct({ name: Schema.optional(Id), description: Schema.optional(Schema.String) }))
 })
@@ -66,8 +75,16 @@ const references = (template: string) => [...template.matchAll(/\{\{\s*([\w.-]+)
 function structureProblems(definition: {
   readonly params: Readonly<Record<string, ParamSpec>>
   readonly steps: ReadonlyArray<StepSpec>
+  readonly triggers: { readonly schedule?: { readonly cron: string; readonly timezone: string; readonly params: Readonly<Record<string, unknown>> } | undefined }
 }): ReadonlyArray<ParseResult.ParseIssue> | true {
   const problems: Array<string> = []
+  const schedule = definition.triggers.schedule
+  if (schedule) {
+    if (!validTimezone(schedule.timezone)) problems.push(`triggers.schedule.timezone: ${schedule.timezone} is not an IANA time zone`)
+    else if (cronProblem(schedule.cron, schedule.timezone) !== null) problems.push(`triggers.schedule.cron: ${cronProblem(schedule.cron, schedule.timezone)}`)
+    const params = resolveParams(definition, schedule.params)
+    if (Either.isLeft(params)) for (const problem of params.left) problems.push(`triggers.schedule.params.${problem.name}: ${problem.message}`)
+  }
   const seen = new Set<string>()
   for (const [index, step] of definition.steps.entries()) {
     if (seen.has(step.id)) problems.push(`steps[${index}]: the step id ${step.id} is used twice`)

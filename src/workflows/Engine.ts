@@ -1,8 +1,9 @@
 /**
  * Startup and the engine: the workflow files (`workflows/` of the project, then each directory of
  * WORKFLOWS_DIR) are synced into the database and the tool triggers registered; then one engine
- * across every server process (the leader of `workflows`) moves every running run on each
- * WORKFLOW_TICK_MS. An API call (run, approve, skip, retry) moves its run at once as well.
+ * across every server process (the leader of `workflows`) starts the scheduled runs that are due
+ * (slots missed while no server ran start one run, then the schedule goes on from now) and moves
+ * every running run on, each WORKFLOW_TICK_MS. An API call (run, approve, skip, retry) moves its run at once as well.
  */
 import { Config, Duration, Effect, Layer, Schedule } from "effect"
 import * as fs from "node:fs"
@@ -11,6 +12,7 @@ import { fileURLToPath } from "node:url"
 import YAML from "yaml"
 import { Leadership } from "../db/Leadership.ts"
 import { Schema } from "effect"
+import { nextSlot } from "../heartbeats/Slots.ts"
 import { WorkflowDefinition } from "./Definition.ts"
 import { WorkflowsRepo } from "./Repo.ts"
 import { Workflows } from "./Workflows.ts"
@@ -55,7 +57,27 @@ export const WorkflowEngineLive = Layer.scopedDiscard(
       }
     }
     yield* workflows.registerTools
+    /** Starts a run for each schedule whose slot has come (once: the slot moves on first), and sets new schedules' first slot. */
+    const fireSchedules = Effect.gen(function* () {
+      const now = new Date()
+      for (const row of yield* repo.scheduled) {
+        const definition = yield* Effect.either(Schema.decodeUnknown(WorkflowDefinition)(row.definition))
+        if (definition._tag === "Left" || !definition.right.triggers.schedule) continue
+        const schedule = definition.right.triggers.schedule
+        const next = nextSlot({ intervalSeconds: null, cron: schedule.cron, timezone: schedule.timezone }, now, now)
+        if (row.next_at === null) {
+          yield* repo.moveSchedule(row.id, null, next)
+          continue
+        }
+        if (row.next_at > now || !(yield* repo.moveSchedule(row.id, row.next_at, next))) continue
+        yield* workflows
+          .start(row.id, schedule.params, `schedule:${row.next_at.toISOString()}`)
+          .pipe(Effect.catchAllCause((cause) => Effect.logWarning(`The scheduled run of workflow ${row.id} did not start`, cause)))
+      }
+    })
+
     const tick = Effect.gen(function* () {
+      yield* fireSchedules
       for (const runId of yield* repo.activeRunIds) yield* workflows.advance(runId)
     }).pipe(
       Effect.catchAllCause((cause) => Effect.logWarning("Workflow engine tick failed", cause)),

@@ -76,6 +76,19 @@ export class WorkflowsRepo extends Effect.Service<WorkflowsRepo>()("cairn/Workfl
           sql`UPDATE workflows SET definition = ${JSON.stringify(definition)}::jsonb, source = 'api', updated_at = now() WHERE id = ${id} RETURNING id`,
           (rows) => rows.length === 1
         ),
+      /** Workflows with a schedule trigger, with their next slot. */
+      scheduled: Effect.map(
+        sql<{ id: string; definition: unknown; next_at: Date | null }>`SELECT id, definition, next_at FROM workflows WHERE definition->'triggers'->'schedule' IS NOT NULL`,
+        (rows) => rows
+      ),
+      /** Moves a schedule's next slot from what was read (to the millisecond) to `to`; false when another process moved it. */
+      moveSchedule: (id: string, from: Date | null, to: Date) =>
+        Effect.map(
+          sql`UPDATE workflows SET next_at = ${to}
+               WHERE id = ${id} AND (CASE WHEN ${from === null} THEN next_at IS NULL ELSE date_trunc('milliseconds', next_at) = date_trunc('milliseconds', ${from}::timestamptz) END)
+               RETURNING id`,
+          (rows) => rows.length === 1
+        ),
       remove: (id: string) => Effect.map(sql`DELETE FROM workflows WHERE id = ${id} RETURNING id`, (rows) => rows.length === 1),
       /** A run and its steps, all pending, in one statement each within the caller's transaction. */
       insertRun: (run: { readonly id: string; readonly workflowId: string; readonly definition: unknown; readonly params: unknown; readonly triggeredBy: string; readonly sessionId: string; readonly stepIds: ReadonlyArray<string> }) =>

@@ -40,6 +40,10 @@ describe("workflow definitions", () => {
     expect(problems({ ...base, params: { n: { type: "integer", default: "two" } } })).toContain("the default is not a integer")
     expect(problems({ ...base, steps: [{ id: "a", prompt: "x", when: { step: "later", status: "complete" } }] })).toContain("no earlier step later")
     expect(problems({ ...base, steps: [] })).not.toBe("")
+    expect(problems({ ...base, triggers: { schedule: { cron: "at dawn", params: { topic: "x" } } } })).toContain("triggers.schedule.cron")
+    expect(problems({ ...base, triggers: { schedule: { cron: "0 9 * * *", timezone: "Mars/Olympus", params: { topic: "x" } } } })).toContain("triggers.schedule.timezone")
+    expect(problems({ ...base, triggers: { schedule: { cron: "0 9 * * *" } } })).toContain("triggers.schedule.params.topic: The param topic is required")
+    expect(problems({ ...base, triggers: { schedule: { cron: "0 9 * * *", params: { topic: "tides" } } } })).toBe("")
   })
 
   it("checks params against their types, fills defaults, and names every problem", () => {

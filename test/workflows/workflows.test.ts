@@ -128,6 +128,35 @@ describe.each(backends)("workflows (%s)", (backend) => {
   })
 })
 
+describe.each(backends)("a workflow's schedule trigger (%s)", (backend) => {
+  it("starts one run per slot with the schedule's params", async () => {
+    const llm = await startFakeLlm({ defaultReply: { text: "Tick." } })
+    const server = await startServer({ backend, env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-wf", DEFAULT_MODEL: "fake-model", WORKFLOW_TICK_MS: "100" } })
+    try {
+      const created = await server.request("/api/v1/admin/workflows", {
+        method: "POST",
+        body: JSON.stringify({
+          id: "every-second",
+          name: "Every second",
+          params: { label: { type: "string", required: true } },
+          steps: [{ id: "tick", prompt: "Tick for {{label}}" }],
+          triggers: { schedule: { cron: "* * * * * *", params: { label: "the clock" } } }
+        })
+      })
+      expect(created.status).toBe(201)
+      await new Promise((resolve) => setTimeout(resolve, 3500))
+      expect((await server.request("/api/v1/admin/workflows/every-second", { method: "DELETE" })).status).toBe(204)
+      const runs = (await json(await server.request("/api/v1/admin/workflow-runs?workflow_id=every-second"))) as Array<any>
+      expect(runs.length).toBeGreaterThanOrEqual(2)
+      expect(runs.every((run) => run.triggered_by.startsWith("schedule:") && run.params.label === "the clock")).toBe(true)
+      expect(new Set(runs.map((run) => run.triggered_by)).size).toBe(runs.length)
+    } finally {
+      await server.close()
+      await llm.close()
+    }
+  }, 30_000)
+})
+
 describe("a workflow run across a server killed mid-run (postgres)", () => {
   it("finishes after the restart, each step done once", async () => {
     const llm = await startFakeLlm({ defaultReply: { text: "ok" } })
