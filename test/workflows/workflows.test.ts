@@ -114,6 +114,21 @@ describe.each(backends)("workflows (%s)", (backend) => {
     expect((await server.request(`/api/v1/admin/workflow-runs/${another.id}/cancel`, { method: "POST" })).status).toBe(409)
   })
 
+  it("fails a step that runs past its timeout", async () => {
+    const created = await server.request("/api/v1/admin/workflows", {
+      method: "POST",
+      body: JSON.stringify({ id: "hasty", name: "Hasty", steps: [{ id: "wait", prompt: "Take your time", timeout_seconds: 1 }] })
+    })
+    expect(created.status).toBe(201)
+    llm.script({ text: "Finally.", delayMs: 4000 })
+    const run = await json(await server.request("/api/v1/admin/workflows/hasty/run", { method: "POST", body: "{}" }))
+    const failed = await waitFor(server, run.id, (r) => r.status === "failed")
+    expect(failed.steps[0]).toMatchObject({ status: "failed", error: "Timed out after 1 s", attempts: 1 })
+    // The cut-off answer arrives later and is not used.
+    await new Promise((resolve) => setTimeout(resolve, 3500))
+    expect((await json(await server.request(`/api/v1/admin/workflow-runs/${run.id}`))).steps[0].result).toBeNull()
+  })
+
   it("exports YAML and starts a run from a bot's tool call", async () => {
     const exported = await server.request("/api/v1/admin/workflows/harbour-report/export")
     expect(exported.headers.get("content-type")).toContain("yaml")
