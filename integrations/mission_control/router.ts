@@ -40,11 +40,15 @@ export default defineRoutes([
     scope: "mission_control:read",
     handler: async (request, cairn) => {
       const status = request.query.status === "done" ? "done" : "open"
-      return cairn.todos.list({
-        status,
-        ...(typeof request.query.bot_id === "string" ? { botId: request.query.bot_id } : {}),
-        ...(typeof request.query.channel_id === "string" ? { channelId: request.query.channel_id } : {})
-      })
+      try {
+        return await cairn.todos.list({
+          status,
+          ...(typeof request.query.bot_id === "string" ? { botId: request.query.bot_id } : {}),
+          ...(typeof request.query.channel_id === "string" ? { channelId: request.query.channel_id } : {})
+        })
+      } catch (error) {
+        return invalid(["query"], messageOf(error))
+      }
     }
   },
   {
@@ -86,7 +90,8 @@ export default defineRoutes([
     method: "GET",
     path: "/channels/:id/workspace/files/content",
     description: "Read a channel workspace file (?path=) through the proxy",
-    scope: "mission_control:read",
+    // Any channel's files: the workspace's own scope, not only mission control's.
+    scope: "workspaces.files:read",
     handler: async (request, cairn) => {
       const path = pathOf(request)
       if (!path) return invalid(["query", "path"], "A path is required")
@@ -101,7 +106,7 @@ export default defineRoutes([
     method: "PUT",
     path: "/channels/:id/workspace/files/content",
     description: "Write a channel workspace file (?path=; the body is the text, or JSON {content}) for an external process, under the workspace path rules",
-    scope: "mission_control:write",
+    scope: "workspaces.files:write",
     handler: async (request, cairn) => {
       const path = pathOf(request)
       if (!path) return invalid(["query", "path"], "A path is required")

@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto"
 import { Channels } from "../channels/Channels.ts"
 import { Chat } from "../chat/Chat.ts"
 import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConfig.ts"
+import { isMaskOf, MASK } from "../secrets/Mask.ts"
 import { Dispatchers } from "../tasks/delivery/Dispatchers.ts"
 import { Injector } from "../tasks/Injection.ts"
 import { traced } from "../telemetry/Spans.ts"
@@ -90,7 +91,15 @@ export class Heartbeats extends Effect.Service<Heartbeats>()("cairn/Heartbeats",
         if (problem !== null) return yield* ValidationError.single(["body", "cron"], `Invalid cron expression: ${problem}`, "invalid_cron")
         yield* dispatchers.requireKnown(body.dispatch_type === "none" ? undefined : body.dispatch_type)
         const now = new Date()
-        const settings = { ...body, channel_id: channelId, ends_at: body.ends_at === null ? null : new Date(body.ends_at), dispatch_config: secrets.seal(body.dispatch_config) }
+        // A secret sent back as the mask a GET showed keeps its stored value.
+        const stored = (yield* repo.find(channelId))?.dispatch_config ?? {}
+        const opened = secrets.open(stored)
+        const sent = Object.fromEntries(
+          Object.entries(body.dispatch_config).map(([key, value]) =>
+            typeof value === "string" && typeof opened[key] === "string" && (value === MASK || isMaskOf(value, opened[key] as string)) ? [key, opened[key]] : [key, value]
+          )
+        )
+        const settings = { ...body, channel_id: channelId, ends_at: body.ends_at === null ? null : new Date(body.ends_at), dispatch_config: secrets.seal(sent) }
         const nextAt = slotAfter({ ...settings, anchor: now }, now)
         return toHeartbeat(yield* repo.upsert({ ...settings, nextAt }, now))
       })
@@ -104,6 +113,8 @@ export class Heartbeats extends Effect.Service<Heartbeats>()("cairn/Heartbeats",
     /** Fires a slot: quiet hours record it as quiet; otherwise the prompt goes to the bot as a task. */
     const fire = (row: HeartbeatRow, slot: Date, trigger: "schedule" | "catch_up" | "manual") =>
       Effect.gen(function* () {
+        // A slot that comes while the last answer is still being written is let go: runs never pile up.
+        if (trigger !== "manual" && (yield* repo.hasRunning(row.channel_id))) return undefined
         const quiet = trigger !== "manual" && inQuietHours(slot, row.timezone, row.quiet_start, row.quiet_end)
         const run = yield* repo.beginRun({ id: randomUUID(), channelId: row.channel_id, slot, trigger, status: quiet ? "quiet" : "running" })
         if (!run || quiet) return run
@@ -129,7 +140,8 @@ export class Heartbeats extends Effect.Service<Heartbeats>()("cairn/Heartbeats",
         const row = yield* repo.find(channelId)
         if (!row) return yield* notFound(channelId)
         const run = yield* fire(row, new Date(), "manual")
-        return toRun(run!)
+        if (!run) return yield* notFound(channelId)
+        return toRun(run)
       })
 
     /** Ends the runs whose task finished: posts an answer with something to say (once), records the rest. */

@@ -16,7 +16,12 @@ export const validTimezone = (timezone: string): boolean => {
 
 const Clock = Schema.String.pipe(Schema.filter((text) => clockPattern.test(text) || "Expected a local time HH:MM (00:00 to 23:59)"))
 const Timezone = Schema.String.pipe(Schema.filter((text) => validTimezone(text) || "Expected an IANA time zone such as Europe/Oslo"))
-const Timestamp = Schema.String.pipe(Schema.filter((text) => !Number.isNaN(Date.parse(text)) || "Expected an ISO 8601 date-time"))
+const Timestamp = Schema.String.pipe(
+  Schema.filter((text) => {
+    const at = Date.parse(text)
+    return (!Number.isNaN(at) && new Date(at).getUTCFullYear() >= 1 && new Date(at).getUTCFullYear() <= 9999) || "Expected an ISO 8601 date-time (years 1 to 9999)"
+  })
+)
 
 /** `PUT /api/v1/channels/{id}/heartbeat`: the whole heartbeat (every field but the prompt and the cadence has a default). */
 export const HeartbeatBody = Schema.Struct({

@@ -90,12 +90,18 @@ export class HeartbeatsRepo extends Effect.Service<HeartbeatsRepo>()("cairn/Hear
         runs(sql`INSERT INTO heartbeat_runs (id, channel_id, slot, trigger, status, finished_at)
                  VALUES (${run.id}, ${run.channelId}, ${run.slot}, ${run.trigger}, ${run.status}, ${run.status === "quiet" ? new Date() : null})
                  ON CONFLICT (channel_id, slot) DO NOTHING RETURNING ${sql.literal(runColumns)}`).pipe(Effect.map(firstRow)),
+      /** Whether the channel's heartbeat has a run still going (the next slot waits for it). */
+      hasRunning: (channelId: string) =>
+        Effect.map(sql`SELECT 1 FROM heartbeat_runs WHERE channel_id = ${channelId} AND status = 'running' LIMIT 1`, (rows) => rows.length > 0),
       attachTask: (runId: string, taskId: string) => sql`UPDATE heartbeat_runs SET task_id = ${taskId} WHERE id = ${runId}`.pipe(Effect.asVoid),
       /** Running runs whose task has finished. */
       settling: settling(sql`SELECT ${sql.literal(runColumns.split(", ").map((c) => `r.${c}`).join(", "))},
                                     t.status AS task_status, t.result AS task_result, t.error AS task_error
                                FROM heartbeat_runs r LEFT JOIN tasks t ON t.id = r.task_id
-                              WHERE r.status = 'running' AND (t.id IS NULL OR t.status IN ('complete', 'failed', 'cancelled'))
+                              WHERE r.status = 'running'
+                                AND (t.status IN ('complete', 'failed', 'cancelled')
+                                     -- No task a minute on: the process firing it stopped before it made one.
+                                     OR (r.task_id IS NULL AND r.created_at < now() - interval '1 minute'))
                               ORDER BY r.created_at LIMIT 100`),
       /** Ends a running run; false when another process ended it first (so it posts only once). */
       finish: (runId: string, status: "posted" | "silent" | "failed", result: string | null, error: string | null) =>

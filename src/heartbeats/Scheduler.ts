@@ -28,12 +28,15 @@ export const HeartbeatSchedulerLive = Layer.scopedDiscard(
         const now = new Date()
         for (const row of yield* repo.due(now)) {
           const slot = row.next_at!
-          if (!(yield* repo.advance(row.channel_id, slot, slotAfter(row, now)))) continue
           const missed = firstPass && now.getTime() - slot.getTime() > missedAfterMs
-          if (missed && !row.catch_up) continue
-          yield* heartbeats.fire(row, slot, missed ? "catch_up" : "schedule").pipe(
-            Effect.catchAllCause((cause) => Effect.logWarning(`Heartbeat of channel ${row.channel_id} did not fire`, cause))
-          )
+          // Fired before the slot moves on: the run's unique slot keeps a second try from firing it
+          // again, and a crash in between cannot lose it.
+          if (!missed || row.catch_up) {
+            yield* heartbeats.fire(row, slot, missed ? "catch_up" : "schedule").pipe(
+              Effect.catchAllCause((cause) => Effect.logWarning(`Heartbeat of channel ${row.channel_id} did not fire`, cause))
+            )
+          }
+          yield* repo.advance(row.channel_id, slot, slotAfter(row, now))
         }
       })
 

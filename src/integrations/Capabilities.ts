@@ -258,7 +258,9 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
 
     const todos = {
       list: (filter: Parameters<IntegrationTodos["list"]>[0]) =>
-        Effect.map(todoList.list({ ...filter, limit: Math.min(filter?.limit ?? 100, 500) }), (rows) => rows.map(todoItem)),
+        filter?.channelId !== undefined && !UUID.test(filter.channelId)
+          ? Effect.fail(new IntegrationCallFailed({ message: `Not a channel id: ${filter.channelId}` }))
+          : Effect.map(todoList.list({ ...filter, limit: Math.min(filter?.limit ?? 100, 500) }), (rows) => rows.map(todoItem)),
       add: (caller: CallerIdentity, todo: Parameters<IntegrationTodos["add"]>[0]) =>
         Effect.gen(function* () {
           const input = yield* Schema.decodeUnknown(CreateTodo)({

@@ -4,13 +4,13 @@ import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { detailBody } from "../contract/Errors.ts"
-import { pathParams } from "../contract/Params.ts"
+import { idPath, pathParams } from "../contract/Params.ts"
 import { WorkflowConflict, WorkflowNotFound } from "./Errors.ts"
 import { RunQuery, RunRequest, Workflow, WorkflowRun } from "./Model.ts"
 
 const workflowPath = pathParams({ id: Schema.String })
-const runPath = pathParams({ id: Schema.String })
-const stepPath = pathParams({ id: Schema.String, step: Schema.String })
+const runPath = idPath("Workflow run")
+const stepPath = idPath("Workflow run", { step: Schema.String })
 
 export class WorkflowsApi extends HttpApiGroup.make("workflows")
   .add(HttpApiEndpoint.get("list", "/api/v1/admin/workflows").addSuccess(Schema.Array(Workflow)).annotate(RequiredScope, "workflows:read").annotate(OpenApi.Description, "Every workflow, from files and from the API"))

@@ -5,6 +5,7 @@
  * (slots missed while no server ran start one run, then the schedule goes on from now) and moves
  * every running run on, each WORKFLOW_TICK_MS. An API call (run, approve, skip, retry) moves its run at once as well.
  */
+import { SqlClient } from "@effect/sql"
 import { Config, Duration, Effect, Layer, Schedule } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -51,6 +52,7 @@ export const WorkflowEngineLive = Layer.scopedDiscard(
     const repo = yield* WorkflowsRepo
     const workflows = yield* Workflows
     const leadership = yield* Leadership
+    const sql = yield* SqlClient.SqlClient
     for (const dir of [projectWorkflowsDir, ...config.dirs]) {
       for (const { definition, file } of yield* readDir(dir)) {
         yield* repo.syncFromFile(definition.id, Schema.encodeSync(WorkflowDefinition)(definition), file)
@@ -69,9 +71,16 @@ export const WorkflowEngineLive = Layer.scopedDiscard(
           yield* repo.moveSchedule(row.id, null, next)
           continue
         }
-        if (row.next_at > now || !(yield* repo.moveSchedule(row.id, row.next_at, next))) continue
-        yield* workflows
-          .start(row.id, schedule.params, `schedule:${row.next_at.toISOString()}`)
+        if (row.next_at > now) continue
+        const slot = row.next_at
+        // The slot moves on and its run starts together: neither without the other, whatever stops.
+        yield* sql
+          .withTransaction(
+            Effect.gen(function* () {
+              if (!(yield* repo.moveSchedule(row.id, slot, next))) return
+              yield* workflows.start(row.id, schedule.params, `schedule:${slot.toISOString()}`, "schedule")
+            })
+          )
           .pipe(Effect.catchAllCause((cause) => Effect.logWarning(`The scheduled run of workflow ${row.id} did not start`, cause)))
       }
     })

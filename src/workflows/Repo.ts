@@ -126,6 +126,16 @@ export class WorkflowsRepo extends Effect.Service<WorkflowsRepo>()("cairn/Workfl
               WHERE run_id = ${runId} AND ordinal = ${ordinal} AND status IN ${sql.in(from)} RETURNING run_id`,
           (rows) => rows.length === 1
         ),
+      /** Cancels every step not done; answers their tasks (a queued one is cancelled too). */
+      cancelSteps: (runId: string) =>
+        Effect.map(
+          // The task id as the row is when cancelled (an attempt started meanwhile included).
+          sql<{ task_id: string | null }>`
+            UPDATE workflow_steps SET status = 'cancelled', finished_at = now()
+             WHERE run_id = ${runId} AND status IN ('pending', 'waiting_approval', 'running')
+            RETURNING task_id`,
+          (rows) => rows.flatMap((row) => (row.task_id ? [row.task_id] : []))
+        ),
       /** Moves a run between statuses; false when it was not in `from`. */
       moveRun: (runId: string, from: ReadonlyArray<string>, to: string, error: string | null = null) =>
         Effect.map(

@@ -78,10 +78,15 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
     const get = (id: string) => Effect.flatMap(repo.find(id), (row) => (row ? Effect.succeed(toWorkflow(row)) : Effect.fail(notFound(`Workflow ${id}`))))
     const list = Effect.map(repo.list, (rows) => rows.map(toWorkflow))
 
-    /** A definition sent to the API: checked whole (422), its bots known. */
+    /** A definition sent to the API: checked whole (422), its bots known, its tool name its own. */
     const check = (body: unknown) =>
       Effect.gen(function* () {
         const definition = yield* Schema.decodeUnknown(WorkflowDefinition, { errors: "all", onExcessProperty: "error" })(body).pipe(Effect.catchAll(invalidDefinition))
+        const toolName = toolNameOf(definition)
+        const taken = toolName ? tools.get(toolName) : undefined
+        if (toolName && taken && taken.source !== `workflow:${definition.id}`) {
+          return yield* ValidationError.single(["body", "triggers", "tool", "name"], `A tool named ${toolName} exists already (${taken.source})`, "tool_name_taken")
+        }
         for (const bot of new Set([definition.bot, ...definition.steps.flatMap((step) => (step.bot ? [step.bot] : []))])) {
           yield* bots.get(bot).pipe(Effect.catchTag("BotNotFound", () => ValidationError.single(["body", "bot"], `Unknown bot: ${bot}`, "unknown_bot")))
         }
@@ -104,8 +109,7 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
         if (definition.id !== id) return yield* ValidationError.single(["body", "id"], `The id is ${id}, as in the path`, "id_mismatch")
         const before = yield* repo.find(id)
         if (!before || !(yield* repo.update(id, encodeDefinition(definition)))) return yield* notFound(`Workflow ${id}`)
-        const previousTool = toolNameOf(definitionOf(before))
-        if (previousTool) yield* tools.unregister(previousTool)
+        yield* unregisterTool(definitionOf(before))
         yield* registerTool(definition)
         return yield* get(id)
       })
@@ -114,8 +118,7 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
       Effect.gen(function* () {
         const row = yield* repo.find(id)
         if (!row || !(yield* repo.remove(id))) return yield* notFound(`Workflow ${id}`)
-        const tool = toolNameOf(definitionOf(row))
-        if (tool) yield* tools.unregister(tool)
+        yield* unregisterTool(definitionOf(row))
       })
 
     /** The workflow as YAML, as a file in workflows/ would hold it. */
@@ -148,11 +151,12 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
       )
 
     /** Starts a run with checked params (422 at `params.<name>` otherwise), and moves it on at once. */
-    const start = (workflowId: string, given: Readonly<Record<string, unknown>>, triggeredBy: string) =>
+    const start = (workflowId: string, given: Readonly<Record<string, unknown>>, triggeredBy: string, through: "api" | "tool" | "schedule" = "api") =>
       Effect.gen(function* () {
         const row = yield* repo.find(workflowId)
         if (!row) return yield* notFound(`Workflow ${workflowId}`)
         const definition = definitionOf(row)
+        if (through === "api" && !definition.triggers.api) return yield* conflict(`The workflow ${workflowId} is not started through the API (triggers.api is false)`)
         const params = resolveParams(definition, given)
         if (Either.isLeft(params)) {
           return yield* new ValidationError({
@@ -161,15 +165,18 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
         }
         const runId = randomUUID()
         const sessionId = yield* sessionFor({ id: runId }, definition.bot)
-        yield* repo.insertRun({
-          id: runId,
-          workflowId,
-          definition: row.definition,
-          params: params.right,
-          triggeredBy,
-          sessionId,
-          stepIds: definition.steps.map((step) => step.id)
-        })
+        // The run and its steps together: never a run without steps.
+        yield* sql.withTransaction(
+          repo.insertRun({
+            id: runId,
+            workflowId,
+            definition: row.definition,
+            params: params.right,
+            triggeredBy,
+            sessionId,
+            stepIds: definition.steps.map((step) => step.id)
+          })
+        ).pipe(Effect.orDie)
         yield* advance(runId)
         return yield* view(runId)
       })
@@ -195,9 +202,10 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
         })
       ).pipe(
         Effect.catchIf((error) => error === "moved", () => Effect.void),
-        // A step that cannot start (its bot was deleted) fails, and with it the run.
-        Effect.catchAll((error) => {
-          const message = typeof error === "object" && error !== null && "detail" in error ? String(JSON.stringify(error.detail)) : String(error)
+        // A step that cannot start (its bot was deleted) fails, and with it the run; any other
+        // failure (the database away) leaves it pending for the next move.
+        Effect.catchTag("ValidationError", (error) => {
+          const message = error.detail.map((issue) => issue.msg).join("; ")
           return Effect.zipRight(
             repo.moveStep(run.id, ordinal, ["pending"], "failed", { error: message }),
             repo.moveRun(run.id, ["running"], "failed", `A step could not start: ${message}`)
@@ -297,7 +305,8 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
     /** Skips a step not yet done (or failed); the run goes on without it. */
     const skip = (runId: string, stepId: string) =>
       Effect.gen(function* () {
-        const { step } = yield* stepOf(runId, stepId)
+        const { run, step } = yield* stepOf(runId, stepId)
+        if (run.status === "complete" || run.status === "cancelled") return yield* conflict(`The run is ${run.status}`)
         if (!(yield* repo.moveStep(runId, step.ordinal, ["pending", "waiting_approval", "failed"], "skipped"))) {
           return yield* conflict(`Step ${stepId} is ${step.status}; only a pending, waiting or failed step can be skipped`)
         }
@@ -309,7 +318,8 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
     /** Runs a failed step again, with its attempts counted afresh; the run resumes. */
     const retry = (runId: string, stepId: string) =>
       Effect.gen(function* () {
-        const { step } = yield* stepOf(runId, stepId)
+        const { run, step } = yield* stepOf(runId, stepId)
+        if (run.status !== "failed") return yield* conflict(`The run is ${run.status}; a step is retried in a failed run`)
         if (!(yield* repo.moveStep(runId, step.ordinal, ["failed"], "pending", { resetAttempts: true, error: null }))) {
           return yield* conflict(`Step ${stepId} is ${step.status}; only a failed step can be retried`)
         }
@@ -323,24 +333,30 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
       Effect.gen(function* () {
         const run = yield* runOf(runId)
         if (!(yield* repo.moveRun(runId, ["running", "waiting"], "cancelled"))) return yield* conflict(`The run is ${run.status}`)
-        for (const step of yield* repo.steps(runId)) {
-          if (yield* repo.moveStep(runId, step.ordinal, ["pending", "waiting_approval", "running"], "cancelled")) {
-            if (step.task_id && step.status === "running") yield* tasks.cancel(step.task_id).pipe(Effect.ignore)
-          }
-        }
+        for (const taskId of yield* repo.cancelSteps(runId)) yield* tasks.cancel(taskId).pipe(Effect.ignore)
         return yield* view(runId)
       })
+
+    /** Takes back a workflow's tool, only when it is that workflow's (never a tool of another source). */
+    const unregisterTool = (definition: WorkflowDefinition) => {
+      const name = toolNameOf(definition)
+      return name && tools.get(name)?.source === `workflow:${definition.id}` ? tools.unregister(name) : Effect.void
+    }
 
     /** The tool a workflow's tool trigger gives bots: its params are the tool's, the answer names the run. */
     const registerTool = (definition: WorkflowDefinition) => {
       const name = toolNameOf(definition)
       if (!name) return Effect.void
+      const taken = tools.get(name)
+      if (taken && taken.source !== `workflow:${definition.id}`) {
+        return Effect.logWarning(`The tool of workflow ${definition.id} is not registered: ${name} is ${taken.source}'s`)
+      }
       const properties = Object.fromEntries(
         Object.entries(definition.params).map(([param, spec]) => [param, { type: spec.type, ...(spec.description ? { description: spec.description } : {}) }])
       )
       const required = Object.entries(definition.params).flatMap(([param, spec]) => (spec.required && spec.default === undefined ? [param] : []))
       return tools.register({
-        source: "workflow",
+        source: `workflow:${definition.id}`,
         schema: {
           type: "function",
           function: {
@@ -351,7 +367,7 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
         },
         execute: (args, context) =>
           Effect.runPromise(
-            start(definition.id, args, `tool:${context.botId}`).pipe(
+            start(definition.id, args, `tool:${context.botId}`, "tool").pipe(
               Effect.map((run) => JSON.stringify({ workflow_run_id: run.id, status: run.status })),
               Effect.catchAll((error) => Effect.succeed(`Error: ${"detail" in error && typeof error.detail === "string" ? error.detail : JSON.stringify(error.detail)}`))
             )

@@ -74,6 +74,18 @@ describe.each(backends)("heartbeats (%s)", (backend) => {
     expect((await json(await server.request(`/api/v1/channels/${id}/heartbeat`))).next_at).toBeNull()
   })
 
+  it("keeps a stored secret when a client sends back the mask it was shown", async () => {
+    const id = await channel("masked")
+    await put(id, { prompt: "Ping", interval_seconds: 3600, dispatch_type: "pager", dispatch_config: { room: "ops", token: "kept-secret-token-123" } })
+    const shown = await json(await server.request(`/api/v1/channels/${id}/heartbeat`))
+    expect(shown.dispatch_config).toEqual({ room: "ops", token: "****" })
+    expect((await put(id, { prompt: "Ping again", interval_seconds: 3600, dispatch_type: "pager", dispatch_config: shown.dispatch_config })).status).toBe(200)
+    llm.script({ text: "Pong." })
+    await server.request(`/api/v1/channels/${id}/heartbeat/run`, { method: "POST" })
+    await expect.poll(() => posts.filter((p) => p.extra?.channel_id === id).length, { timeout: 10_000 }).toBe(1)
+    expect(posts.find((p) => p.extra?.channel_id === id)!.config).toEqual({ room: "ops", token: "kept-secret-token-123" })
+  })
+
   it("does not post an answer with nothing to report", async () => {
     const id = await channel("quiet-sea")
     llm.script({ text: "NOTHING_TO_REPORT" })

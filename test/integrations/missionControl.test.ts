@@ -47,8 +47,8 @@ describe.each(backends)("mission control (%s)", (backend) => {
     expect(dashboard.integrations.map((i: { id: string }) => i.id)).toEqual(expect.arrayContaining(["mission_control", "mailbox"]))
     expect(dashboard.tasks).toMatchObject({ queued: expect.any(Number), running: expect.any(Number), failed: expect.any(Array) })
     await stream.rest()
-    const after = await json(await mc("/dashboard"))
-    expect(after.active_runs.map((run: { channel_id: string }) => run.channel_id)).not.toContain(channelId)
+    // The run's row is closed just after its stream ends.
+    await expect.poll(async () => (await json(await mc("/dashboard"))).active_runs.map((run: { channel_id: string }) => run.channel_id)).not.toContain(channelId)
     const done = await mc(`/todos/${made.id}/complete`, { method: "POST" })
     expect((await json(done)).status).toBe("done")
     expect((await json(await mc("/dashboard"))).todos.map((t: { id: string }) => t.id)).not.toContain(made.id)
@@ -103,7 +103,10 @@ describe.each(backends)("mission control (%s)", (backend) => {
     ] as const) {
       expect((await server.request(path, { ...init, auth: key })).status).toBe(403)
     }
-    const reader = await createKey(server, ["mission_control:read"])
-    expect((await server.request(`/integrations/mission_control/channels/${channelId}/workspace/files/content?path=a.md`, { method: "PUT", body: "{}", auth: reader.key })).status).toBe(403)
+    // The file proxy reaches every channel's files: it takes the workspace's scope, not mission control's alone.
+    const controlOnly = await createKey(server, ["mission_control:read", "mission_control:write"], { name: "control only" })
+    expect((await server.request(`/integrations/mission_control/channels/${channelId}/workspace/files/content?path=a.md`, { method: "PUT", body: JSON.stringify({ content: "x" }), auth: controlOnly.key })).status).toBe(403)
+    expect((await server.request(`/integrations/mission_control/dashboard`, { auth: controlOnly.key })).status).toBe(200)
+    expect((await server.request(`/integrations/mission_control/todos?channel_id=not-a-uuid`, { auth: key })).status).toBe(422)
   })
 })

@@ -89,6 +89,15 @@ describe.each(backends)("workflows (%s)", (backend) => {
     const bad = await server.request("/api/v1/admin/workflows", { method: "POST", body: JSON.stringify({ ...pipeline, id: "broken", steps: [{ id: "a", prompt: "{{missing}}" }] }) })
     expect(bad.status).toBe(422)
     expect((await server.request("/api/v1/admin/workflows", { method: "POST", body: JSON.stringify(pipeline) })).status).toBe(409)
+    // A tool trigger may not take the name of a tool it does not own.
+    const stolen = await server.request("/api/v1/admin/workflows", { method: "POST", body: JSON.stringify({ ...pipeline, id: "thief", triggers: { tool: { name: "current_time" } } }) })
+    expect(stolen.status).toBe(422)
+    expect((await json(stolen)).detail[0]).toMatchObject({ loc: ["body", "triggers", "tool", "name"], type: "tool_name_taken" })
+    const internal = await server.request("/api/v1/admin/workflows", { method: "POST", body: JSON.stringify({ ...pipeline, id: "internal-only", triggers: { api: false } }) })
+    expect(internal.status).toBe(201)
+    expect((await server.request("/api/v1/admin/workflows/internal-only/run", { method: "POST", body: JSON.stringify({ params: { topic: "x" } }) })).status).toBe(409)
+    expect((await server.request("/api/v1/admin/workflow-runs/aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa")).status).toBe(404)
+    expect((await server.request("/api/v1/admin/workflow-runs/not-a-run/cancel", { method: "POST" })).status).toBe(404)
   })
 
   it("fails a run when a step fails past its retries, then retries, skips and cancels by hand", async () => {
