@@ -181,10 +181,10 @@ describe.each(backends)("a workflow's schedule trigger (%s)", (backend) => {
   }, 30_000)
 })
 
-describe("a workflow run across a server killed mid-run (postgres)", () => {
+describe.each(backends)("a workflow run across a server killed mid-run (%s)", (backend) => {
   it("finishes after the restart, each step done once", async () => {
     const llm = await startFakeLlm({ defaultReply: { text: "ok" } })
-    const db = await createTestDatabase("postgres")
+    const db = await createTestDatabase(backend)
     const dir = tempDir("cairn-workflows-")
     fs.writeFileSync(
       path.join(dir, "slow.json"),
