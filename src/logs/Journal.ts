@@ -9,6 +9,7 @@ import { Cause, Duration, Effect, Exit, FiberRef, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import { makeBatchWriter } from "../db/BatchWriter.ts"
 import { auditedText } from "../secrets/Patterns.ts"
+import { failureText } from "../telemetry/Failure.ts"
 import { Hooks } from "../hooks/Hooks.ts"
 import { LogRetentionDays } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
@@ -36,16 +37,6 @@ export interface SpanMeta {
 export interface SpanOutcome {
   readonly attributes?: Record<string, unknown>
   readonly error?: string | null
-}
-
-const failureText = (cause: Cause.Cause<unknown>): string => {
-  const error = Cause.squash(cause) as { message?: unknown; detail?: unknown; _tag?: unknown } | null
-  if (error && typeof error === "object") {
-    if (typeof error.message === "string" && error.message.length > 0) return error.message
-    if (typeof error.detail === "string" && error.detail.length > 0) return error.detail
-    if (typeof error._tag === "string") return error._tag
-  }
-  return String(error)
 }
 
 export class Journal extends Effect.Service<Journal>()("cairn/Journal", {

@@ -5,7 +5,7 @@
  * are kept; BACKUP_INTERVAL_HOURS schedules them (whichever process sees one is due first makes it).
  */
 import { SqlClient } from "@effect/sql"
-import { Cause, Duration, Effect, FiberSet, Option, Schedule } from "effect"
+import { Duration, Effect, FiberSet, Option, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -14,6 +14,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { DatabaseInfo } from "../db/Database.ts"
 import { BackupIntervalHours, BackupRetention } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
+import { failureText } from "../telemetry/Failure.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { copyDataFiles, excludedFromFiles, pack, writeManifest } from "./Archive.ts"
 import { dumpDatabase } from "./Dump.ts"
@@ -44,14 +45,6 @@ export const toBackup = (row: BackupRow) =>
     finished_at: row.finished_at?.toISOString() ?? null,
     download_url: row.status === "complete" ? `/api/v1/admin/operations/backup/${row.id}/download` : null
   })
-
-/** What went wrong, in a line: the error's message, and the database's own words under a SQL failure. */
-const failureOf = (cause: Cause.Cause<unknown>): string => {
-  const error = Cause.squash(cause) as { message?: unknown; cause?: { message?: unknown } }
-  const message = typeof error?.message === "string" ? error.message : String(error)
-  const inner = typeof error?.cause?.message === "string" ? `: ${error.cause.message}` : ""
-  return `${message}${inner}`.slice(0, 2000)
-}
 
 const archiveName = (at: Date) => `cairn-backup-${at.toISOString().replace(/[:.]/g, "-")}.tar.gz`
 
@@ -112,7 +105,7 @@ export class Backups extends Effect.Service<Backups>()("cairn/Backups", {
         }
       }).pipe(
         Effect.catchAllCause((cause) =>
-          Effect.zipRight(Effect.logError("Backup failed", cause), repo.fail(row.id, failureOf(cause)))
+          Effect.zipRight(Effect.logError("Backup failed", cause), repo.fail(row.id, failureText(cause).slice(0, 2000)))
         ),
         Effect.onInterrupt(() => repo.fail(row.id, "The server stopped while the backup ran")),
         Effect.ensuring(

@@ -69,7 +69,10 @@ export const WorkflowDefinition = Schema.Struct({
 }).pipe(Schema.filter((definition) => structureProblems(definition)))
 export type WorkflowDefinition = typeof WorkflowDefinition.Type
 
-const references = (template: string) => [...template.matchAll(/\{\{\s*([\w.-]+)\s*\}\}/g)].map((match) => match[1]!)
+/** A `{{name}}` in a prompt: a param, or `steps.<id>.result`. */
+const placeholder = /\{\{\s*([\w.-]+)\s*\}\}/g
+
+const references = (template: string) => [...template.matchAll(placeholder)].map((match) => match[1]!)
 
 /** What makes a well-typed workflow wrong: duplicate steps, references to unknown or later things. */
 function structureProblems(definition: {
@@ -132,7 +135,7 @@ export const resolveParams = (
 
 /** A prompt with its `{{param}}` and `{{steps.<id>.result}}` filled in (an unset optional param is empty). */
 export const render = (template: string, params: Readonly<Record<string, ParamValue>>, results: Readonly<Record<string, string | null>>) =>
-  template.replace(/\{\{\s*([\w.-]+)\s*\}\}/g, (_, name: string) => {
+  template.replace(placeholder, (_, name: string) => {
     const earlier = /^steps\.([\w-]+)\.result$/.exec(name)
     return earlier ? (results[earlier[1]!] ?? "") : String(params[name] ?? "")
   })
