@@ -6,6 +6,7 @@
  * answers the process whose stream asked, and an unknown id is a 404.
  */
 import { Deferred, Duration, Effect, Option, Schedule } from "effect"
+import { isUuid } from "../contract/Params.ts"
 import { randomUUID } from "node:crypto"
 import { ApprovalsRepo } from "./Repo.ts"
 import { maskArguments } from "../secrets/Patterns.ts"
@@ -67,7 +68,7 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
 
     const decide = (id: string, approved: boolean) =>
       Effect.gen(function* () {
-        const uuid = /^[0-9a-f-]{36}$/i.test(id) ? id : "00000000-0000-0000-0000-000000000000"
+        const uuid = isUuid(id) ? id : "00000000-0000-0000-0000-000000000000"
         if (!(yield* repo.decide(uuid, approved))) {
           const existing = yield* repo.status(uuid)
           if (Option.isNone(existing)) return yield* new ApprovalNotFound({ detail: `Approval not found: ${id}` })

@@ -5,6 +5,7 @@
  * the model as vision input, text files into the message.
  */
 import { Effect } from "effect"
+import { isUuid } from "../contract/Params.ts"
 import { createHash, randomUUID } from "node:crypto"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { ValidationError } from "../contract/Errors.ts"
@@ -37,7 +38,6 @@ export interface ResolvedReferences {
   readonly texts: ReadonlyArray<{ readonly name: string; readonly type: string; readonly text: string }>
 }
 
-const isUuid = (id: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)
 
 export class Attachments extends Effect.Service<Attachments>()("cairn/Attachments", {
   effect: Effect.gen(function* () {

@@ -1,7 +1,7 @@
 /** Uploaded attachments as the API shows them (never their bytes: `GET …/{id}/file` serves those). */
 import { Multipart } from "@effect/platform"
 import { Schema } from "effect"
-import { queryParams } from "../contract/Params.ts"
+import { limitParam, queryParams } from "../contract/Params.ts"
 
 export class Attachment extends Schema.Class<Attachment>("Attachment")({
   id: Schema.UUID,
@@ -20,7 +20,7 @@ export const AttachmentQuery = queryParams({
   /** A type (`image/png`) or a family (`image/*`). */
   type: Schema.optional(Schema.String.pipe(Schema.pattern(/^[a-z]+\/(?:[a-z0-9][a-z0-9.+-]*|\*)$/))),
   session_id: Schema.optional(Schema.UUID),
-  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500)))
+  limit: limitParam()
 })
 
 export const UploadQuery = queryParams({

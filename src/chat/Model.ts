@@ -1,6 +1,6 @@
 /** The chat request and responses of `/chat` and `/chat/stream`, as the spec gives them. */
 import { Schema } from "effect"
-import { body, queryParams } from "../contract/Params.ts"
+import { body, limitParam, queryParams } from "../contract/Params.ts"
 import { JsonObject } from "../sessions/Model.ts"
 import { Base64, MessageAttachment } from "../sessions/Attachments.ts"
 
@@ -65,7 +65,7 @@ export class ApprovalDecision extends Schema.Class<ApprovalDecision>("ApprovalDe
 export const ApprovalQuery = queryParams({
   status: Schema.optional(Schema.Literal("pending", "approved", "denied", "expired")),
   session_id: Schema.optional(Schema.UUID),
-  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500)))
+  limit: limitParam()
 })
 
 /** A tool call that waited (or waits) for a person's decision. */

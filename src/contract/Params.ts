@@ -44,3 +44,14 @@ export const body = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
   Schema.Struct(fields).annotations({ parseOptions: all })
 
 export const bodyOptions = [undefined, undefined, { parseOptions: all }] as const
+
+/** A list's `limit` query parameter: a whole number from 1 to `max`, optional. */
+export const limitParam = (max = 500) => Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, max)))
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** Whether an id from outside (a path, a tool's argument) is a UUID, before it meets a uuid column. */
+export const isUuid = (id: string): boolean => uuidPattern.test(id)
+
+/** Whether a date is one PostgreSQL stores and compares (years 1 to 9999). */
+export const storableDate = (date: Date): boolean => date.getUTCFullYear() >= 1 && date.getUTCFullYear() <= 9999

@@ -1,6 +1,6 @@
 /** A channel's heartbeat and its runs, as the API shows them. */
 import { Schema } from "effect"
-import { queryParams } from "../contract/Params.ts"
+import { limitParam, queryParams, storableDate } from "../contract/Params.ts"
 
 /** A local wall-clock time, HH:MM. */
 export const clockPattern = /^([01]\d|2[0-3]):([0-5]\d)$/
@@ -19,7 +19,7 @@ const Timezone = Schema.String.pipe(Schema.filter((text) => validTimezone(text) 
 const Timestamp = Schema.String.pipe(
   Schema.filter((text) => {
     const at = Date.parse(text)
-    return (!Number.isNaN(at) && new Date(at).getUTCFullYear() >= 1 && new Date(at).getUTCFullYear() <= 9999) || "Expected an ISO 8601 date-time (years 1 to 9999)"
+    return (!Number.isNaN(at) && storableDate(new Date(at))) || "Expected an ISO 8601 date-time (years 1 to 9999)"
   })
 )
 
@@ -86,5 +86,5 @@ export class HeartbeatRun extends Schema.Class<HeartbeatRun>("HeartbeatRun")({
 }) {}
 
 export const HeartbeatRunsQuery = queryParams({
-  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500)))
+  limit: limitParam()
 })

@@ -4,6 +4,7 @@
  * into the promises integration code sees; argument checks that need no service live there.
  */
 import { Config, Data, Duration, Effect, Schema } from "effect"
+import { isUuid } from "../contract/Params.ts"
 import { Bindings } from "../bindings/Bindings.ts"
 import { Chat } from "../chat/Chat.ts"
 import { allowList, guardedRequest, OutboundRefused, type AllowList } from "../http/Outbound.ts"
@@ -54,7 +55,6 @@ export interface CallerIdentity {
   readonly integrationStatuses: () => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly status: string }>, unknown>
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const idempotent = new Set(["GET", "HEAD", "PUT", "DELETE", "OPTIONS"])
 /** Backoff between retries of an idempotent HTTP call: 250 ms, 500 ms, 1 s, … with jitter. */
 const httpRetryDelay = (attempt: number) => Duration.millis(Math.round(250 * 2 ** attempt * (0.5 + Math.random() / 2)))
@@ -141,7 +141,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
       })
 
     const channelSession = (channelId: string) =>
-      UUID.test(channelId)
+      isUuid(channelId)
         ? chat.channelSession(channelId).pipe(
             Effect.catchTag("ChannelNotFound", () => new IntegrationCallFailed({ message: `Channel not found: ${channelId}` }))
           )
@@ -149,7 +149,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
 
     /** Only a channel bound to the caller: another channel's workspace is not its to write. */
     const requireBound = (caller: CallerIdentity, channelId: string) =>
-      Effect.flatMap(UUID.test(channelId) ? bindings.forChannel(channelId).pipe(Effect.orElseSucceed(() => [])) : Effect.succeed([]), (list) =>
+      Effect.flatMap(isUuid(channelId) ? bindings.forChannel(channelId).pipe(Effect.orElseSucceed(() => [])) : Effect.succeed([]), (list) =>
         list.some((binding) => binding.integration_type === caller.integrationType())
           ? Effect.void
           : Effect.fail(new IntegrationCallFailed({ message: `Channel ${channelId} is not bound to ${caller.integrationType()}` }))
@@ -258,7 +258,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
 
     const todos = {
       list: (filter: Parameters<IntegrationTodos["list"]>[0]) =>
-        filter?.channelId !== undefined && !UUID.test(filter.channelId)
+        filter?.channelId !== undefined && !isUuid(filter.channelId)
           ? Effect.fail(new IntegrationCallFailed({ message: `Not a channel id: ${filter.channelId}` }))
           : Effect.map(todoList.list({ ...filter, limit: Math.min(filter?.limit ?? 100, 500) }), (rows) => rows.map(todoItem)),
       add: (caller: CallerIdentity, todo: Parameters<IntegrationTodos["add"]>[0]) =>
@@ -272,11 +272,11 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
           }).pipe(Effect.mapError((error) => new IntegrationCallFailed({ message: `Invalid todo: ${error.message}` })))
           return todoItem(yield* todoList.createBy(input, `integration:${caller.id}`).pipe(todoFailure))
         }),
-      complete: (id: string) => (UUID.test(id) ? Effect.map(todoList.complete(id).pipe(todoFailure), todoItem) : Effect.fail(new IntegrationCallFailed({ message: `Todo not found: ${id}` })))
+      complete: (id: string) => (isUuid(id) ? Effect.map(todoList.complete(id).pipe(todoFailure), todoItem) : Effect.fail(new IntegrationCallFailed({ message: `Todo not found: ${id}` })))
     }
 
     const cancelQueued = (caller: CallerIdentity, channelId: string | undefined) =>
-      channelId !== undefined && !UUID.test(channelId) ? Effect.succeed(0) : tasks.cancelPendingBySource(`integration:${caller.id}`, channelId)
+      channelId !== undefined && !isUuid(channelId) ? Effect.succeed(0) : tasks.cancelPendingBySource(`integration:${caller.id}`, channelId)
 
     const request = (caller: CallerIdentity, url: string, options: HttpRequestOptions): Effect.Effect<HttpResponse, IntegrationCallFailed> =>
       Effect.gen(function* () {

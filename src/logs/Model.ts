@@ -1,7 +1,7 @@
 /** What the logs and traces routes answer: agent turns, the tool-call audit, a turn's spans, the log level. */
 import { Schema } from "effect"
 import { logLevels } from "../contract/LogLevels.ts"
-import { queryParams } from "../contract/Params.ts"
+import { limitParam, queryParams, storableDate } from "../contract/Params.ts"
 
 export const SpanKind = Schema.Literal("turn", "llm", "tool", "hook")
 export type SpanKind = typeof SpanKind.Type
@@ -13,13 +13,12 @@ export type SpanStatus = typeof SpanStatus.Type
 export const TurnOutcome = Schema.Literal("complete", "failed", "cancelled")
 export const outcomeOfStatus = { ok: "complete", error: "failed", cancelled: "cancelled" } as const satisfies Record<SpanStatus, typeof TurnOutcome.Type>
 
-const Limit = (max: number) => Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, max)))
 const Offset = Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 1_000_000)))
 /** A date-time PostgreSQL can compare (years 1 to 9999). */
 const Since = Schema.optional(
   Schema.DateFromString.pipe(
     Schema.validDate(),
-    Schema.filter((date) => (date.getUTCFullYear() >= 1 && date.getUTCFullYear() <= 9999) || "Expected a date between the years 1 and 9999")
+    Schema.filter((date) => storableDate(date) || "Expected a date between the years 1 and 9999")
   )
 )
 
@@ -29,7 +28,7 @@ export const TurnLogQuery = queryParams({
   outcome: Schema.optional(TurnOutcome),
   since: Since,
   until: Since,
-  limit: Limit(500),
+  limit: limitParam(),
   offset: Offset
 })
 
@@ -66,7 +65,7 @@ export const ToolCallQuery = queryParams({
   errors: Schema.optional(Schema.BooleanFromString),
   since: Since,
   until: Since,
-  limit: Limit(500),
+  limit: limitParam(),
   offset: Offset
 })
 

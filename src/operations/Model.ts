@@ -1,6 +1,6 @@
 /** What the operations routes answer: backups with their progress, and a restart's acknowledgement. */
 import { Schema } from "effect"
-import { queryParams } from "../contract/Params.ts"
+import { limitParam, queryParams } from "../contract/Params.ts"
 
 export const BackupStatus = Schema.Literal("running", "complete", "failed", "expired")
 
@@ -26,7 +26,7 @@ export class Backup extends Schema.Class<Backup>("Backup")({
 }) {}
 
 export const BackupHistoryQuery = queryParams({
-  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500)))
+  limit: limitParam()
 })
 
 export class RestartAccepted extends Schema.Class<RestartAccepted>("RestartAccepted")({

@@ -1,5 +1,6 @@
 /** Sessions: the conversation a client has with a bot, and its stored messages. */
 import { SqlClient } from "@effect/sql"
+import { isUuid } from "../contract/Params.ts"
 import { Effect } from "effect"
 import { relaxed } from "../db/Commit.ts"
 import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConfig.ts"
@@ -22,7 +23,6 @@ export const shownSession = (session: Session): Session =>
 export const toMessage = (row: MessageRow) =>
   new Message({ ...row, content: row.content ?? "", tool_calls: (row.tool_calls as Message["tool_calls"]) ?? null })
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
   effect: Effect.gen(function* () {
@@ -37,7 +37,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
     const requireBot = (botId: string) => Effect.mapError(bots.get(botId), () => new BotNotFound({ detail: `Unknown bot: ${botId}` }))
 
     const findRow = (id: string) =>
-      UUID.test(id)
+      isUuid(id)
         ? Effect.flatMap(repo.find(id), (row) => (row ? Effect.succeed(row) : Effect.fail(notFound(id))))
         : Effect.fail(notFound(id))
 
@@ -79,7 +79,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
     /** A session under an id the client chose; created on first use, owned by its creator. */
     const getOrCreateWithId = (principal: PrincipalShape, id: string, clientId: string, botId: string, channelId: string | null) =>
       Effect.gen(function* () {
-        if (!UUID.test(id)) return yield* ValidationError.single(["body", "session_id"], "Expected a UUID")
+        if (!isUuid(id)) return yield* ValidationError.single(["body", "session_id"], "Expected a UUID")
         const existing = yield* repo.find(id)
         if (existing) return yield* Effect.as(requireReach(principal, existing), toSession(existing))
         yield* requireBotAllowed(principal, botId)

@@ -1,6 +1,6 @@
 /** Tasks: background agent work, its state and its result. */
 import { Schema } from "effect"
-import { body, queryParams } from "../contract/Params.ts"
+import { body, limitParam, queryParams } from "../contract/Params.ts"
 import { JsonObject } from "../sessions/Model.ts"
 
 export const TaskStatus = Schema.Literal("pending", "running", "complete", "failed", "cancelled")
@@ -77,5 +77,5 @@ export const TaskListQuery = queryParams({
   status: Schema.optional(TaskStatus),
   session_id: Schema.optional(Schema.UUID),
   bot_id: Schema.optional(Schema.String),
-  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500)))
+  limit: limitParam()
 })

@@ -1,5 +1,6 @@
 /** Tasks: enqueue, read, list, wait for, cancel. The worker (Worker.ts) runs them. */
 import { Duration, Effect, Queue, Schedule } from "effect"
+import { isUuid } from "../contract/Params.ts"
 import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConfig.ts"
 import { Task, type NewTask } from "./Model.ts"
 import { TasksRepo, type FinishedOutcome, type TaskRow } from "./Repo.ts"
@@ -9,7 +10,6 @@ import { TaskConflict, TaskNotFound } from "./Errors.ts"
 /** A task as responses show it: secrets in its dispatch_config masked. */
 export const toTask = (row: TaskRow) => new Task({ ...row, dispatch_config: maskDispatchConfig(row.dispatch_config) })
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
   effect: Effect.gen(function* () {
@@ -23,7 +23,7 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
     const notFound = (id: string) => new TaskNotFound({ detail: `Task not found: ${id}` })
 
     const get = (id: string) =>
-      UUID.test(id)
+      isUuid(id)
         ? Effect.flatMap(repo.find(id), (row) => (row ? Effect.succeed(toTask(row)) : Effect.fail(notFound(id))))
         : Effect.fail(notFound(id))
 
@@ -43,7 +43,7 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
     /** Cancels a pending task; a running or finished one is a conflict. */
     const cancel = (id: string) =>
       Effect.gen(function* () {
-        if (!UUID.test(id)) return yield* notFound(id)
+        if (!isUuid(id)) return yield* notFound(id)
         const { cancelled, row } = yield* repo.cancel(id)
         if (!row) return yield* notFound(id)
         if (cancelled) return toTask(row)

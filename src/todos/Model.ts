@@ -1,6 +1,6 @@
 /** Todos as the API shows and takes them. */
 import { Schema } from "effect"
-import { queryParams } from "../contract/Params.ts"
+import { limitParam, queryParams } from "../contract/Params.ts"
 
 const Timestamp = Schema.Date.annotations({ jsonSchema: { type: "string", format: "date-time" } })
 const Status = Schema.Literal("open", "done")
@@ -27,7 +27,7 @@ export const TodoQuery = queryParams({
   bot_id: Schema.optional(Schema.String),
   channel_id: Schema.optional(Schema.UUID),
   status: Schema.optional(Status),
-  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500)))
+  limit: limitParam()
 })
 
 /** Unknown fields are refused: a typo never looks like a success. */

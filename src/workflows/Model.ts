@@ -1,6 +1,6 @@
 /** Workflows and their runs as the API shows them. */
 import { Schema } from "effect"
-import { queryParams } from "../contract/Params.ts"
+import { limitParam, queryParams } from "../contract/Params.ts"
 
 export const RunStatus = Schema.Literal("running", "waiting", "complete", "failed", "cancelled")
 export const StepStatusSchema = Schema.Literal("pending", "waiting_approval", "running", "complete", "failed", "skipped", "cancelled")
@@ -45,5 +45,5 @@ export const RunRequest = Schema.Struct({
 export const RunQuery = queryParams({
   workflow_id: Schema.optional(Schema.String),
   status: Schema.optional(RunStatus),
-  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500)))
+  limit: limitParam()
 })

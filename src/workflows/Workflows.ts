@@ -127,7 +127,8 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
 
     const runOf = (runId: string) =>
       Effect.gen(function* () {
-        const run = /^[0-9a-f-]{36}$/i.test(runId) ? yield* repo.run(runId) : undefined
+        // Run ids reach here as UUIDs: the routes' paths are checked (idPath), the rest are our own.
+        const run = yield* repo.run(runId)
         if (!run) return yield* notFound(`Workflow run ${runId}`)
         return run
       })
