@@ -25,7 +25,7 @@ const scopeCatalogueOf = (entries: ReadonlyArray<CatalogueEntry>) => {
       name: group.name,
       scopes: group.scopes.map((s) => ({
         ...s,
-        routes: s.name === "admin" ? entries.filter((entry) => entry.scope === "admin").map((entry) => `${entry.method} ${entry.path}`) : routesOf(s.name),
+        routes: routesOf(s.name),
         ...(standsInFor(s.name) ? { deprecated_for: standsInFor(s.name) } : {})
       }))
     })),
