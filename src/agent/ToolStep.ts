@@ -47,6 +47,9 @@ export const clientActionsOf = (result: string): ReadonlyArray<unknown> => {
   return []
 }
 
+/** A tool result's failure message, when the result is a failure (`Error: …`); else null. */
+const toolFailure = (result: string): string | null => (result.startsWith("Error:") ? result.slice("Error:".length).trim() : null)
+
 /** How a nested turn is started; the loop passes itself, so delegation needs no import of it. */
 export type RunTurn = (input: TurnInput) => Effect.Effect<TurnResult, unknown>
 
@@ -148,10 +151,10 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
             attributes: { tool_call_id: call.id, iteration, arguments: maskArguments(args) }
           },
           execute(call, args, iteration, plan, runTurn),
-          (text) => ({ attributes: { result_chars: text.length }, error: text.startsWith("Error:") ? text.slice("Error:".length).trim() : null })
+          (text) => ({ attributes: { result_chars: text.length }, error: toolFailure(text) })
         )
         const duration = Date.now() - started
-        const failed = result.startsWith("Error:")
+        const failure = toolFailure(result)
         yield* sessions.append(
           sessionId,
           {
@@ -169,8 +172,8 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
           result,
           duration_ms: duration,
           tool_call_id: call.id,
-          is_error: failed,
-          ...(failed ? { error: result.slice("Error:".length).trim() } : {})
+          is_error: failure !== null,
+          ...(failure !== null ? { error: failure } : {})
         })
         yield* hooks.fire("after_tool_call", { ...turn.hookIds, extra: { tool_name: call.name, tool_args: args, duration_ms: duration } })
         return result
