@@ -3,16 +3,13 @@ import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
 import { ValidationError } from "../contract/Errors.ts"
+import { contentDisposition } from "../http/ContentDisposition.ts"
 import { multipartFile } from "../http/Upload.ts"
 import { UploadMaxBytes } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { Attachments } from "./Attachments.ts"
 import { AttachmentTooLarge } from "./Errors.ts"
 import { imageTypes } from "./FileTypes.ts"
-
-/** `filename` for old clients (ASCII), `filename*` with the name as it is. */
-const disposition = (kind: "inline" | "attachment", name: string) =>
-  `${kind}; filename="${name.replace(/[^\x20-\x7e]/g, "_")}"; filename*=UTF-8''${encodeURIComponent(name)}`
 
 export const AttachmentsHttpLive = HttpApiBuilder.group(CairnApi, "attachments", (handlers) =>
   Effect.gen(function* () {
@@ -52,7 +49,7 @@ export const AttachmentsHttpLive = HttpApiBuilder.group(CairnApi, "attachments",
           return HttpServerResponse.uint8Array(bytes, {
             contentType: row.type,
             headers: {
-              "content-disposition": disposition(image ? "inline" : "attachment", row.name),
+              "content-disposition": contentDisposition(image ? "inline" : "attachment", row.name),
               "x-content-type-options": "nosniff",
               // Even opened directly, nothing in it runs: no scripts, no plugins, no requests.
               "content-security-policy": "default-src 'none'; sandbox",

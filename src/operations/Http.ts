@@ -2,6 +2,7 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
 import { AppConfig } from "../config/AppConfig.ts"
+import { contentDisposition } from "../http/ContentDisposition.ts"
 import { Backups } from "./Backups.ts"
 import { NoSupervisor } from "./Errors.ts"
 import { RestartAccepted } from "./Model.ts"
@@ -17,7 +18,7 @@ export const OperationsHttpLive = HttpApiBuilder.group(CairnApi, "operations", (
       .handle("getBackup", ({ path }) => backups.get(path.id))
       .handleRaw("download", ({ path }) =>
         Effect.flatMap(backups.archive(path.id), ({ file, name }) =>
-          HttpServerResponse.file(file, { contentType: "application/gzip", headers: { "content-disposition": `attachment; filename="${name}"` } }).pipe(
+          HttpServerResponse.file(file, { contentType: "application/gzip", headers: { "content-disposition": contentDisposition("attachment", name) } }).pipe(
             Effect.orDie
           )
         )
