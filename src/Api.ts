@@ -4,6 +4,7 @@
  * from it.
  */
 import { HttpApi, OpenApi } from "@effect/platform"
+import { cairnVersion } from "./contract/Version.ts"
 import { ApiKeysApi } from "./access/keys/Api.ts"
 import { AuthApi, UsersApi } from "./access/users/Api.ts"
 import { WidgetApi } from "./access/widget/Api.ts"
@@ -69,7 +70,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .addError(ErrorResponses.notFound)
   .addError(ErrorResponses.tooManyRequests)
   .annotate(OpenApi.Title, "Cairn")
-  .annotate(OpenApi.Version, "0.1.0")
+  .annotate(OpenApi.Version, cairnVersion)
   .annotate(
     OpenApi.Description,
     "Self-hosted agent server. Authenticate with `Authorization: Bearer <key>`; each operation names its scope in `x-required-scope`."

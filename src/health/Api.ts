@@ -4,7 +4,9 @@ import { RequiredScope } from "../auth/RequiredScope.ts"
 import { PUBLIC } from "../auth/Scopes.ts"
 
 export class HealthStatus extends Schema.Class<HealthStatus>("HealthStatus")({
-  status: Schema.Literal("ok")
+  status: Schema.Literal("ok"),
+  /** The server's release, for clients and `cairn status`. */
+  version: Schema.String
 }) {}
 
 /** 503 with `{"status":"error","detail":...}` when the database does not answer. */

@@ -2,6 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import type { SqlClient } from "@effect/sql"
 import { Duration, Effect } from "effect"
 import { CairnApi } from "../Api.ts"
+import { cairnVersion } from "../contract/Version.ts"
 import { ping } from "../db/Database.ts"
 import { HealthStatus, Unhealthy } from "./Api.ts"
 
@@ -9,7 +10,7 @@ export const HealthHttpLive = HttpApiBuilder.group(CairnApi, "health", (handlers
   Effect.gen(function* () {
     // The client is captured once, so the handler needs nothing per request.
     const databasePing = Effect.provide(ping, yield* Effect.context<SqlClient.SqlClient>())
-    const ok = new HealthStatus({ status: "ok" })
+    const ok = new HealthStatus({ status: "ok", version: cairnVersion })
     return handlers.handle("health", () =>
       databasePing.pipe(
         Effect.timeoutFail({

@@ -146,7 +146,7 @@ const inDependencyOrder = (tables: ReadonlyArray<string>) =>
  * Loads `<table>.jsonl` files from `dir` into the (empty) tables of the current schema, in one
  * transaction the caller provides. Answers the rows loaded.
  */
-export const loadDatabase = (dir: string, tables: ReadonlyArray<string>) =>
+export const loadDatabase = (dir: string, tables: ReadonlyArray<string>, onRows: (rows: number) => void = () => {}) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const [role] = yield* sql.unsafe<{ superuser: boolean }>(`SELECT rolsuper AS superuser FROM pg_roles WHERE rolname = current_user`)
@@ -174,6 +174,7 @@ export const loadDatabase = (dir: string, tables: ReadonlyArray<string>) =>
                 [`[${batch.join(",")}]`]
               )
               rows += batch.length
+              onRows(batch.length)
             }
             return rows
           }),

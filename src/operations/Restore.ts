@@ -35,7 +35,13 @@ export interface RestoreSummary {
   readonly migrationsApplied: ReadonlyArray<number>
 }
 
-export const restore = (archive: string) =>
+/** What a restore reports as it goes: the rows it will load, then each batch loaded. */
+export interface RestoreProgress {
+  readonly started: (totalRows: number) => void
+  readonly loaded: (rows: number) => void
+}
+
+export const restore = (archive: string, progress?: RestoreProgress) =>
   Effect.gen(function* () {
     const config = yield* AppConfig
     const sql = yield* SqlClient.SqlClient
@@ -61,7 +67,10 @@ export const restore = (archive: string) =>
       yield* Effect.logInfo(`Restoring ${archive}: ${manifest.tables.length} tables of schema ${manifest.schema_version}, made ${manifest.created_at}`)
       const { rows, applied } = yield* Effect.gen(function* () {
         yield* Migrations.run({ upTo: manifest.schema_version })
-        const rows = yield* sql.withTransaction(loadDatabase(path.join(staging, "database"), manifest.tables.map((table) => table.name)))
+        progress?.started(manifest.tables.reduce((sum, table) => sum + table.rows, 0))
+        const rows = yield* sql.withTransaction(
+          loadDatabase(path.join(staging, "database"), manifest.tables.map((table) => table.name), progress?.loaded)
+        )
         const applied = yield* Migrations.run()
         return { rows, applied: applied.map(([id]) => id) }
       }).pipe(Effect.tapErrorCause(() => dropTables))

@@ -2,7 +2,9 @@
  * The house's two structural rules, checked on the import graph of `src/` as it is:
  * - dependencies between the folders of `src/` run one way (no folder cycle);
  * - the contract (`src/client.ts`, which imports `src/Api.ts`, and the SSE event schema) imports
- *   only `effect` and `@effect/platform`, so a browser or a thin CLI can use it.
+ *   only `effect`, `@effect/platform` and `@effect/experimental` (its SSE reader), so a browser or
+ *   a thin CLI can use it;
+ * - the command-line client (`src/cli/`) stands on the contract alone: no server module.
  * Each rule also has a probe: the same check over the real tree with one import added, which must fail.
  */
 import * as fs from "node:fs"
@@ -12,7 +14,7 @@ import { closure, cycles, folderGraph, root } from "../support/imports.ts"
 
 const srcDir = path.join(root, "src")
 const contractEntries = [path.join(srcDir, "client.ts"), path.join(srcDir, "agent", "Events.ts")]
-const contractPackages = new Set(["effect", "@effect/platform"])
+const contractPackages = new Set(["effect", "@effect/platform", "@effect/experimental"])
 
 const read = (file: string) => fs.readFileSync(file, "utf8")
 /** The real tree, with one extra import line at the top of one file. */
@@ -55,5 +57,27 @@ describe("the contract (typed client and SSE event schema)", () => {
   it("a server import is found wherever it enters (probe: a model file importing the database)", () => {
     const probe = withImport(path.join(srcDir, "bots", "Model.ts"), "../db/Database.ts")
     expect(foreignPackages(probe)).toEqual(expect.arrayContaining([expect.stringMatching(/^@effect\/sql via src\/db\//)]))
+  })
+})
+
+describe("the command-line client (src/cli/)", () => {
+  const cliDir = path.join(srcDir, "cli")
+  const cliEntries = fs.readdirSync(cliDir).map((file) => path.join(cliDir, file))
+  const clientPackages = new Set([...contractPackages, "@effect/cli", "yaml"])
+  const serverFiles = (read_: (file: string) => string) => {
+    const contract = closure(contractEntries, read_).files
+    return [...closure(cliEntries, read_).files].filter((file) => !file.startsWith(cliDir) && !contract.has(file)).map((file) => path.relative(srcDir, file))
+  }
+
+  it("imports only the contract and client-side packages", () => {
+    expect(cliEntries.length).toBeGreaterThan(5)
+    expect(serverFiles(read)).toEqual([])
+    const { packages } = closure(cliEntries)
+    expect([...packages.keys()].filter((pkg) => !clientPackages.has(pkg) && !pkg.startsWith("node:"))).toEqual([])
+  })
+
+  it("a server import is found (probe: the chat importing the database)", () => {
+    const probe = withImport(path.join(cliDir, "Chat.ts"), "../db/Database.ts")
+    expect(serverFiles(probe)).toEqual(expect.arrayContaining(["db/Database.ts"]))
   })
 })

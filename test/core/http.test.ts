@@ -1,6 +1,7 @@
 /** Server core over HTTP, on both database backends: health, docs, error shapes, settings. */
 import { Validator } from "@seriousme/openapi-schema-validator"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { cairnVersion } from "../../src/contract/Version.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 
@@ -16,7 +17,7 @@ describe.each(backends)("server core (%s)", (backend) => {
   it("answers /health without credentials", async () => {
     const response = await server.request("/health", { auth: null })
     expect(response.status).toBe(200)
-    expect(await json(response)).toEqual({ status: "ok" })
+    expect(await json(response)).toEqual({ status: "ok", version: cairnVersion })
   })
 
   it("serves an OpenAPI 3 document that validates, admin routes included", async () => {

@@ -183,20 +183,22 @@ export const spawnServer = async (
 }
 
 /** `cairn <args>` as a child process to its end (killed after 60 s): its exit code and output. */
-export const runCli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
-  new Promise<{ code: number | null; output: string }>((resolve) => {
+export const runCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  new Promise<{ code: number | null; output: string; stdout: string; stderr: string }>((resolve) => {
     const child = spawn(process.execPath, [path.join(root, "bin/cairn.mjs"), ...args], {
       cwd: tempDir(),
       env: { ...process.env, DATA_DIR: tempDir(), LOG_LEVEL: "info", ...env },
       stdio: ["ignore", "pipe", "pipe"]
     })
     let output = ""
-    child.stdout!.on("data", (chunk) => (output += chunk))
-    child.stderr!.on("data", (chunk) => (output += chunk))
+    let stdout = ""
+    let stderr = ""
+    child.stdout!.on("data", (chunk) => ((output += chunk), (stdout += chunk)))
+    child.stderr!.on("data", (chunk) => ((output += chunk), (stderr += chunk)))
     const timer = setTimeout(() => child.kill("SIGKILL"), 60_000)
-    child.on("exit", (code) => {
+    child.on("close", (code) => {
       clearTimeout(timer)
-      resolve({ code, output })
+      resolve({ code, output, stdout, stderr })
     })
   })
 

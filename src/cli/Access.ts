@@ -1,0 +1,89 @@
+/** `cairn login` (where and with which key the client commands connect) and `cairn keys`. */
+import { Args, Command, Options, Prompt } from "@effect/cli"
+import { Console, Effect, Option, Redacted } from "effect"
+import { connect, connectionOptions, readConfigFile, resolveConnection, writeConfigFile } from "./Connection.ts"
+import { fail, jsonOption, printJson, style, table } from "./Output.ts"
+
+export const loginCommand = Command.make(
+  "login",
+  { ...connectionOptions, bot: Options.text("bot").pipe(Options.withDescription("The bot `cairn chat` talks to by default"), Options.optional) },
+  (flags) =>
+    Effect.gen(function* () {
+      const resolved = yield* resolveConnection(flags)
+      const keyText = resolved.apiKey ?? Redacted.value(yield* Prompt.password({ message: `API key for ${resolved.baseUrl}` }))
+      const { client } = yield* connect({ url: Option.some(resolved.baseUrl), key: Option.some(keyText) })
+      // The key is checked before it is written: a wrong one is refused here, not at the next chat.
+      const me = yield* client.auth.me()
+      const previous = yield* readConfigFile
+      const file = yield* writeConfigFile({ ...previous, url: resolved.baseUrl, key: keyText, ...(Option.isSome(flags.bot) ? { bot: flags.bot.value } : {}) })
+      yield* Console.log(`Logged in to ${resolved.baseUrl} with a ${me.kind.replace("_", " ")} (${me.scopes.length} scopes); saved to ${file}`)
+    })
+).pipe(Command.withDescription("Check a key against a server and save both for the other commands"))
+
+const splitList = (text: string) =>
+  text
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0)
+
+const keysCreate = Command.make(
+  "create",
+  {
+    ...connectionOptions,
+    name: Options.text("name").pipe(Options.withDescription("What the key is for"), Options.optional),
+    preset: Options.text("preset").pipe(Options.withDescription("A scope preset, by name or id (`Chat Client`, `chat_client`, …)"), Options.optional),
+    scopes: Options.text("scopes").pipe(Options.withDescription("Scopes, comma-separated (added to the preset's)"), Options.optional),
+    expires: Options.date("expires").pipe(Options.withDescription("When the key stops working (ISO date)"), Options.optional),
+    json: jsonOption
+  },
+  (flags) =>
+    Effect.gen(function* () {
+      const { client } = yield* connect(flags)
+      const scopes = new Set(Option.match(flags.scopes, { onNone: () => [], onSome: splitList }))
+      let presetName: string | undefined
+      if (Option.isSome(flags.preset)) {
+        const wanted = flags.preset.value.toLowerCase()
+        const { presets } = yield* client.discover.scopes()
+        const preset = presets.find((p) => p.id.toLowerCase() === wanted || p.name.toLowerCase() === wanted)
+        if (preset === undefined) return yield* fail(`no preset ${flags.preset.value} (there are: ${presets.map((p) => p.name).join(", ")})`)
+        presetName = preset.name
+        for (const scope of preset.scopes) scopes.add(scope)
+      }
+      if (scopes.size === 0) return yield* fail("give --preset or --scopes: a key with no scope can do nothing")
+      const name = Option.getOrElse(flags.name, () => presetName ?? "cairn CLI key")
+      const created = yield* client.apiKeys.create({
+        payload: { name, scopes: [...scopes], ...(Option.isSome(flags.expires) ? { expires_at: flags.expires.value } : {}) }
+      })
+      if (flags.json) return yield* printJson(created)
+      yield* Console.log(`${style.green("Created")} ${created.name} (${created.id})\n  scopes: ${created.scopes.join(", ")}\n\n  ${style.bold(created.key)}\n\n${style.yellow("  The key is shown this once; it is stored only as a hash.")}`)
+    })
+).pipe(Command.withDescription("Create a scoped API key (printed once)"))
+
+const keysList = Command.make("list", { ...connectionOptions, json: jsonOption }, (flags) =>
+  Effect.gen(function* () {
+    const { client } = yield* connect(flags)
+    const { keys } = yield* client.apiKeys.list()
+    if (flags.json) return yield* printJson(keys)
+    if (keys.length === 0) return yield* Console.log("No keys.")
+    yield* Console.log(
+      table(
+        ["ID", "NAME", "PREFIX", "STATUS", "LAST USED", "SCOPES"],
+        keys.map((key) => [key.id, key.name, key.prefix, key.status, key.last_used_at?.toISOString().slice(0, 16) ?? "never", key.scopes.join(",")])
+      )
+    )
+  })
+).pipe(Command.withDescription("List the API keys (never their values)"))
+
+const keysRevoke = Command.make("revoke", { ...connectionOptions, id: Args.text({ name: "id" }), json: jsonOption }, (flags) =>
+  Effect.gen(function* () {
+    const { client } = yield* connect(flags)
+    const revoked = yield* client.apiKeys.revoke({ path: { id: flags.id } })
+    if (flags.json) return yield* printJson(revoked)
+    yield* Console.log(`Revoked ${revoked.name} (${revoked.id})`)
+  })
+).pipe(Command.withDescription("Revoke an API key at once"))
+
+export const keysCommand = Command.make("keys").pipe(
+  Command.withDescription("Scoped API keys: create, list, revoke"),
+  Command.withSubcommands([keysCreate, keysList, keysRevoke])
+)
