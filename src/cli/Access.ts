@@ -1,7 +1,7 @@
 /** `cairn login` (where and with which key the client commands connect) and `cairn keys`. */
 import { Args, Command, Options, Prompt } from "@effect/cli"
 import { Console, Effect, Option, Redacted } from "effect"
-import { connect, connectionOptions, readConfigFile, resolveConnection, writeConfigFile } from "./Connection.ts"
+import { answerCommand, connect, connectionOptions, readConfigFile, resolveFrom, writeConfigFile, type ConfigFile } from "./Connection.ts"
 import { fail, jsonOption, printJson, style, table } from "./Output.ts"
 
 export const loginCommand = Command.make(
@@ -9,12 +9,14 @@ export const loginCommand = Command.make(
   { ...connectionOptions, bot: Options.text("bot").pipe(Options.withDescription("The bot `cairn chat` talks to by default"), Options.optional) },
   (flags) =>
     Effect.gen(function* () {
-      const resolved = yield* resolveConnection(flags)
-      const keyText = resolved.apiKey ?? Redacted.value(yield* Prompt.password({ message: `API key for ${resolved.baseUrl}` }))
+      // The server as the other commands find it; the key only from --key or asked for, never an old one.
+      // A file that does not parse is replaced.
+      const previous = yield* readConfigFile.pipe(Effect.orElseSucceed((): ConfigFile => ({})))
+      const resolved = resolveFrom({ ...flags, key: Option.none() }, previous)
+      const keyText = Option.isSome(flags.key) ? flags.key.value : Redacted.value(yield* Prompt.password({ message: `API key for ${resolved.baseUrl}` }))
       const { client } = yield* connect({ url: Option.some(resolved.baseUrl), key: Option.some(keyText) })
       // The key is checked before it is written: a wrong one is refused here, not at the next chat.
       const me = yield* client.auth.me()
-      const previous = yield* readConfigFile
       const file = yield* writeConfigFile({ ...previous, url: resolved.baseUrl, key: keyText, ...(Option.isSome(flags.bot) ? { bot: flags.bot.value } : {}) })
       yield* Console.log(`Logged in to ${resolved.baseUrl} with a ${me.kind.replace("_", " ")} (${me.scopes.length} scopes); saved to ${file}`)
     })
@@ -59,28 +61,24 @@ const keysCreate = Command.make(
     })
 ).pipe(Command.withDescription("Create a scoped API key (printed once)"))
 
-const keysList = Command.make("list", { ...connectionOptions, json: jsonOption }, (flags) =>
-  Effect.gen(function* () {
-    const { client } = yield* connect(flags)
-    const { keys } = yield* client.apiKeys.list()
-    if (flags.json) return yield* printJson(keys)
-    if (keys.length === 0) return yield* Console.log("No keys.")
-    yield* Console.log(
-      table(
-        ["ID", "NAME", "PREFIX", "STATUS", "LAST USED", "SCOPES"],
-        keys.map((key) => [key.id, key.name, key.prefix, key.status, key.last_used_at?.toISOString().slice(0, 16) ?? "never", key.scopes.join(",")])
-      )
-    )
-  })
+const keysList = answerCommand(
+  "list",
+  {},
+  (client) => Effect.map(client.apiKeys.list(), ({ keys }) => keys),
+  (keys) =>
+    keys.length === 0
+      ? "No keys."
+      : table(
+          ["ID", "NAME", "PREFIX", "STATUS", "LAST USED", "SCOPES"],
+          keys.map((key) => [key.id, key.name, key.prefix, key.status, key.last_used_at?.toISOString().slice(0, 16) ?? "never", key.scopes.join(",")])
+        )
 ).pipe(Command.withDescription("List the API keys (never their values)"))
 
-const keysRevoke = Command.make("revoke", { ...connectionOptions, id: Args.text({ name: "id" }), json: jsonOption }, (flags) =>
-  Effect.gen(function* () {
-    const { client } = yield* connect(flags)
-    const revoked = yield* client.apiKeys.revoke({ path: { id: flags.id } })
-    if (flags.json) return yield* printJson(revoked)
-    yield* Console.log(`Revoked ${revoked.name} (${revoked.id})`)
-  })
+const keysRevoke = answerCommand(
+  "revoke",
+  { id: Args.text({ name: "id" }) },
+  (client, { id }) => client.apiKeys.revoke({ path: { id } }),
+  (revoked) => `Revoked ${revoked.name} (${revoked.id})`
 ).pipe(Command.withDescription("Revoke an API key at once"))
 
 export const keysCommand = Command.make("keys").pipe(

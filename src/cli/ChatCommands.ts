@@ -18,6 +18,8 @@ export interface ChatState {
   bot: string
   sessionId: string
   channelId: string | undefined
+  /** In a channel with no active session yet: the first message makes it (sessionId is a placeholder). */
+  channelSessionPending: boolean
   model: string | undefined
   readonly yes: boolean
   readonly noShell: boolean
@@ -27,6 +29,14 @@ export interface ChatState {
   listed: ReadonlyArray<Session>
   /** Text to put in the next prompt (a voice transcript, to edit before sending). */
   prefill: string | undefined
+  /** Stops the local command a client tool runs, while one runs. */
+  stopLocal: (() => void) | undefined
+}
+
+/** A session of the chat's own making: no longer the channel's. */
+const leaveChannel = (state: ChatState) => {
+  state.channelId = undefined
+  state.channelSessionPending = false
 }
 
 export const helpText = `Commands:
@@ -80,7 +90,7 @@ const switchSession = (state: ChatState, target: string) =>
     if (session === undefined) return yield* say(state, style.red(`  no session ${target} (see /sessions)`))
     state.sessionId = session.id
     state.bot = session.bot_id
-    state.channelId = undefined
+    leaveChannel(state)
     yield* say(state, style.dim(`  session ${session.id.slice(0, 8)} · ${session.title ?? "(untitled)"} · bot ${session.bot_id}`))
   })
 
@@ -114,7 +124,7 @@ const switchBot = (state: ChatState, botId: string | undefined) =>
     if (!bots.some((bot) => bot.id === botId)) return yield* say(state, style.red(`  no bot ${botId} (see /bot)`))
     state.bot = botId
     state.sessionId = randomUUID()
-    state.channelId = undefined
+    leaveChannel(state)
     yield* say(state, style.dim(`  now talking to ${botId}, in a new session ${state.sessionId.slice(0, 8)}`))
   })
 
@@ -161,7 +171,7 @@ export const runSlashCommand = (state: ChatState, line: string): Effect.Effect<"
     switch (command) {
       case "/new":
         state.sessionId = randomUUID()
-        state.channelId = undefined
+        leaveChannel(state)
         return say(state, style.dim(`  new session ${state.sessionId.slice(0, 8)} with ${state.bot}`))
       case "/sessions":
         return listSessions(state)

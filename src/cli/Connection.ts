@@ -3,11 +3,12 @@
  * config file `cairn login` writes (`$XDG_CONFIG_HOME/cairn/config.json`, or `~/.config/...`),
  * else http://localhost:8000 with no key.
  */
-import { Options } from "@effect/cli"
+import { Command, Options } from "@effect/cli"
 import { FetchHttpClient, FileSystem, Path } from "@effect/platform"
-import { Effect, Option, Schema } from "effect"
+import { Console, Effect, Option, Schema } from "effect"
 import * as os from "node:os"
 import { makeClient, makeStreamingClient, type CairnClient, type StreamingClient } from "../client.ts"
+import { jsonOption, printJson } from "./Output.ts"
 
 export const defaultUrl = "http://localhost:8000"
 
@@ -69,21 +70,24 @@ export interface Connection {
 
 const fromEnv = (name: string) => Option.fromNullable(process.env[name]).pipe(Option.filter((value) => value.length > 0))
 
-export const resolveConnection = (flags: ConnectionFlags) =>
-  Effect.gen(function* () {
-    const file = yield* readConfigFile
+/** Where and with which key, from the flags, the environment and the config file, in that order. */
+export const resolveFrom = (flags: ConnectionFlags, file: ConfigFile) => {
     const baseUrl = flags.url.pipe(
       Option.orElse(() => fromEnv("CAIRN_URL")),
       Option.orElse(() => Option.fromNullable(file.url)),
       Option.getOrElse(() => defaultUrl)
     ).replace(/\/+$/, "")
+    // The saved key goes only to the server it was saved for.
+    const savedKey = file.url === undefined || file.url.replace(/\/+$/, "") === baseUrl ? file.key : undefined
     const apiKey = flags.key.pipe(
       Option.orElse(() => fromEnv("CAIRN_API_KEY")),
-      Option.orElse(() => Option.fromNullable(file.key)),
+      Option.orElse(() => Option.fromNullable(savedKey)),
       Option.getOrUndefined
     )
     return { baseUrl, apiKey, defaultBot: file.bot }
-  })
+}
+
+export const resolveConnection = (flags: ConnectionFlags) => Effect.map(readConfigFile, (file) => resolveFrom(flags, file))
 
 export const connect = (flags: ConnectionFlags) =>
   Effect.gen(function* () {
@@ -93,3 +97,21 @@ export const connect = (flags: ConnectionFlags) =>
     const streams = yield* makeStreamingClient(options)
     return { baseUrl, apiKey, client, streams, defaultBot } satisfies Connection
   }).pipe(Effect.provide(FetchHttpClient.layer))
+
+/**
+ * A client command that makes its call and prints the answer: the API's own object with `--json`,
+ * else as `render` writes it for a person.
+ */
+export const answerCommand = <Name extends string, const Config extends Command.Command.Config, A, E, R>(
+  name: Name,
+  config: Config,
+  call: (client: CairnClient, flags: Command.Command.ParseConfig<Config>) => Effect.Effect<A, E, R>,
+  render: (answer: A) => string
+) =>
+  Command.make(name, { ...connectionOptions, json: jsonOption, args: config }, ({ args, json, key, url }) =>
+    Effect.gen(function* () {
+      const { client } = yield* connect({ key, url })
+      const answer = yield* call(client, args as Command.Command.ParseConfig<Config>)
+      yield* json ? printJson(answer) : Console.log(render(answer))
+    })
+  )

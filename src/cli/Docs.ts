@@ -3,7 +3,7 @@ import { Args, Command, Options } from "@effect/cli"
 import { FileSystem, Path } from "@effect/platform"
 import { Console, Effect, Option } from "effect"
 import { MAX_CONTENT_CHARS } from "../documents/Model.ts"
-import { connect, connectionOptions } from "./Connection.ts"
+import { answerCommand, connect, connectionOptions } from "./Connection.ts"
 import { clip, columns, describeFailure, inline, jsonOption, printJson, style } from "./Output.ts"
 import { makeProgress } from "./Progress.ts"
 
@@ -83,33 +83,27 @@ const docsIngest = Command.make(
     })
 ).pipe(Command.withDescription("Store files (or every file under folders) as searchable documents"))
 
-const docsSearch = Command.make(
+const docsSearch = answerCommand(
   "search",
   {
-    ...connectionOptions,
     query: Args.text({ name: "query" }).pipe(Args.repeated),
     limit: Options.integer("limit").pipe(Options.optional),
-    integration: Options.text("integration").pipe(Options.optional),
-    json: jsonOption
+    integration: Options.text("integration").pipe(Options.optional)
   },
-  (flags) =>
-    Effect.gen(function* () {
-      const { client } = yield* connect(flags)
-      const results = yield* client.documents.search({
-        urlParams: {
-          q: flags.query.join(" "),
-          ...(Option.isSome(flags.limit) ? { limit: flags.limit.value } : {}),
-          ...(Option.isSome(flags.integration) ? { integration_id: flags.integration.value } : {})
-        }
-      })
-      if (flags.json) return yield* printJson(results)
-      if (results.length === 0) return yield* Console.log("Nothing found.")
-      yield* Console.log(
-        results
+  (client, flags) =>
+    client.documents.search({
+      urlParams: {
+        q: flags.query.join(" "),
+        ...(Option.isSome(flags.limit) ? { limit: flags.limit.value } : {}),
+        ...(Option.isSome(flags.integration) ? { integration_id: flags.integration.value } : {})
+      }
+    }),
+  (results) =>
+    results.length === 0
+      ? "Nothing found."
+      : results
           .map((result, i) => `${style.bold(`${i + 1}. ${clip(result.title, columns() - 20)}`)} ${style.dim(result.score.toFixed(3))}\n   ${inline(result.snippet, columns() - 4)}`)
           .join("\n")
-      )
-    })
 ).pipe(Command.withDescription("Search the documents (vector and full text)"))
 
 export const docsCommand = Command.make("docs").pipe(Command.withDescription("Documents: ingest, search"), Command.withSubcommands([docsIngest, docsSearch]))

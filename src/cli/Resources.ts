@@ -5,29 +5,25 @@ import { Console, Effect, Option, Schema } from "effect"
 import * as Yaml from "yaml"
 import { BotConfig, CreateBot, UpdateBot } from "../bots/Model.ts"
 import { TaskStatus } from "../tasks/Model.ts"
-import { connect, connectionOptions } from "./Connection.ts"
+import { answerCommand, connect, connectionOptions } from "./Connection.ts"
 import { fail, inline, jsonOption, printJson, style, table } from "./Output.ts"
 
-const botsList = Command.make("list", { ...connectionOptions, json: jsonOption }, (flags) =>
-  Effect.gen(function* () {
-    const { client } = yield* connect(flags)
-    const { bots } = yield* client.bots.list()
-    if (flags.json) return yield* printJson(bots)
-    yield* Console.log(table(["ID", "NAME", "MODEL", "SOURCE", "TOOLS"], bots.map((bot) => [bot.id, bot.name, bot.model ?? "(default)", bot.source, bot.tools.join(",")])))
-  })
+const botsList = answerCommand(
+  "list",
+  {},
+  (client) => Effect.map(client.bots.list(), ({ bots }) => bots),
+  (bots) => table(["ID", "NAME", "MODEL", "SOURCE", "TOOLS"], bots.map((bot) => [bot.id, bot.name, bot.model ?? "(default)", bot.source, bot.tools.join(",")]))
 ).pipe(Command.withDescription("List the bots"))
 
-const botsShow = Command.make("show", { ...connectionOptions, id: Args.text({ name: "id" }), json: jsonOption }, (flags) =>
-  Effect.gen(function* () {
-    const { client } = yield* connect(flags)
-    const bot = yield* client.bots.get({ path: { id: flags.id } })
-    if (flags.json) return yield* printJson(bot)
-    // YAML, in the shape `cairn bots apply` and bots/*.yaml take back: the configuration part only.
-    yield* Console.log(Yaml.stringify(yield* encodeConfig(bot)).trimEnd())
-  })
+// YAML, in the shape `cairn bots apply` and bots/*.yaml take back: the configuration part only.
+const botsShow = answerCommand(
+  "show",
+  { id: Args.text({ name: "id" }) },
+  (client, { id }) => client.bots.get({ path: { id } }),
+  (bot) => Yaml.stringify(encodeConfig(bot)).trimEnd()
 ).pipe(Command.withDescription("Show a bot as YAML (the form `bots apply` reads)"))
 
-const encodeConfig = Schema.encode(BotConfig, { onExcessProperty: "ignore" })
+const encodeConfig = Schema.encodeSync(BotConfig, { onExcessProperty: "ignore" })
 const decodeCreate = Schema.decodeUnknown(CreateBot, { errors: "all", onExcessProperty: "error" })
 const decodeUpdate = Schema.decodeUnknown(UpdateBot, { errors: "all", onExcessProperty: "error" })
 
@@ -64,39 +60,32 @@ const taskRow = (task: { id: string; status: string; bot_id: string; source: str
   inline(task.prompt, 200)
 ]
 
-const tasksList = Command.make(
+const tasksList = answerCommand(
   "list",
   {
-    ...connectionOptions,
     status: Options.choice("status", TaskStatus.literals).pipe(Options.optional),
     bot: Options.text("bot").pipe(Options.optional),
     session: Options.text("session").pipe(Options.optional),
-    limit: Options.integer("limit").pipe(Options.withDefault(50)),
-    json: jsonOption
+    limit: Options.integer("limit").pipe(Options.withDefault(50))
   },
-  (flags) =>
-    Effect.gen(function* () {
-      const { client } = yield* connect(flags)
-      const tasks = yield* client.tasks.list({
-        urlParams: {
-          limit: flags.limit,
-          ...(Option.isSome(flags.status) ? { status: flags.status.value } : {}),
-          ...(Option.isSome(flags.bot) ? { bot_id: flags.bot.value } : {}),
-          ...(Option.isSome(flags.session) ? { session_id: flags.session.value } : {})
-        }
-      })
-      if (flags.json) return yield* printJson(tasks)
-      if (tasks.length === 0) return yield* Console.log("No tasks.")
-      yield* Console.log(table(["ID", "STATUS", "BOT", "SOURCE", "CREATED", "PROMPT"], tasks.map(taskRow)))
-    })
+  (client, flags) =>
+    client.tasks.list({
+      urlParams: {
+        limit: flags.limit,
+        ...(Option.isSome(flags.status) ? { status: flags.status.value } : {}),
+        ...(Option.isSome(flags.bot) ? { bot_id: flags.bot.value } : {}),
+        ...(Option.isSome(flags.session) ? { session_id: flags.session.value } : {})
+      }
+    }),
+  (tasks) => (tasks.length === 0 ? "No tasks." : table(["ID", "STATUS", "BOT", "SOURCE", "CREATED", "PROMPT"], tasks.map(taskRow)))
 ).pipe(Command.withDescription("List tasks, newest first"))
 
-const tasksShow = Command.make("show", { ...connectionOptions, id: Args.text({ name: "id" }), json: jsonOption }, (flags) =>
-  Effect.gen(function* () {
-    const { client } = yield* connect(flags)
-    const task = yield* client.tasks.get({ path: { id: flags.id } })
-    if (flags.json) return yield* printJson(task)
-    const lines = [
+const tasksShow = answerCommand(
+  "show",
+  { id: Args.text({ name: "id" }) },
+  (client, { id }) => client.tasks.get({ path: { id } }),
+  (task) =>
+    [
       `${style.bold("task")}      ${task.id}`,
       `${style.bold("status")}    ${task.status} (attempts ${task.attempts})`,
       `${style.bold("bot")}       ${task.bot_id} · session ${task.session_id}`,
@@ -105,18 +94,14 @@ const tasksShow = Command.make("show", { ...connectionOptions, id: Args.text({ n
       `${style.bold("prompt")}    ${task.prompt}`,
       ...(task.result !== null ? [`${style.bold("result")}    ${task.result}`] : []),
       ...(task.error !== null ? [`${style.bold("error")}     ${style.red(task.error)}`] : [])
-    ]
-    yield* Console.log(lines.join("\n"))
-  })
+    ].join("\n")
 ).pipe(Command.withDescription("Show a task: its prompt, status and result"))
 
-const tasksCancel = Command.make("cancel", { ...connectionOptions, id: Args.text({ name: "id" }), json: jsonOption }, (flags) =>
-  Effect.gen(function* () {
-    const { client } = yield* connect(flags)
-    const task = yield* client.tasks.cancel({ path: { id: flags.id } })
-    if (flags.json) return yield* printJson(task)
-    yield* Console.log(`Cancelled task ${task.id}`)
-  })
+const tasksCancel = answerCommand(
+  "cancel",
+  { id: Args.text({ name: "id" }) },
+  (client, { id }) => client.tasks.cancel({ path: { id } }),
+  (task) => `Cancelled task ${task.id}`
 ).pipe(Command.withDescription("Cancel a pending task"))
 
 export const tasksCommand = Command.make("tasks").pipe(Command.withDescription("Tasks: list, show, cancel"), Command.withSubcommands([tasksList, tasksShow, tasksCancel]))

@@ -3,8 +3,8 @@
  * call with its arguments, duration and error, quiet notices, and the run's questions to the user:
  * an approval (y/n) and a client tool to run (`shell_exec`, confirmed unless `--yes`).
  */
-import { Command } from "@effect/platform"
-import { Chunk, Duration, Effect, Option, Stream } from "effect"
+import { Command as PlatformCommand, HttpClientError } from "@effect/platform"
+import { Chunk, Duration, Effect, Schedule, Stream } from "effect"
 import type { AgentEvent, SequencedEvent } from "../agent/Events.ts"
 import type { CairnClient } from "../client.ts"
 import { clip, columns, describeFailure, inline, style } from "./Output.ts"
@@ -18,6 +18,8 @@ export interface RunViewOptions {
   readonly yes: boolean
   /** Refuse `shell_exec` altogether. */
   readonly noShell: boolean
+  /** Told of a way to stop the local command while one runs (Ctrl+C), and of its end (undefined). */
+  readonly onLocalCommand: (stop: (() => void) | undefined) => void
 }
 
 type ResponseEvent = Extract<AgentEvent, { type: "response" }>
@@ -25,9 +27,20 @@ type ResponseEvent = Extract<AgentEvent, { type: "response" }>
 /** The most a command's output sends back to the model. */
 const maxToolOutput = 16_000
 
+/**
+ * The longest a command may run: under the server's wait for a client tool's result
+ * (CLIENT_TOOL_TIMEOUT_SECONDS, 120 by default), which also covers the user's answer.
+ */
+export const maxShellSeconds = 110
+
+/** An answer to the server (a tool result, a decision) is sent again after a network failure. */
+const answerRetry = Schedule.exponential("200 millis").pipe(Schedule.intersect(Schedule.recurs(4)))
+
 /** What `shell_exec` answers the model: the exit status, then the output (stderr marked), cut to size. */
-export const shellResult = (exitCode: number | "timeout", stdout: string, stderr: string) => {
-  const parts = [exitCode === "timeout" ? "Stopped: the command ran past its timeout" : `Exit status ${exitCode}`]
+export const shellResult = (exitCode: number | "timeout" | "stopped", stdout: string, stderr: string) => {
+  const parts = [
+    exitCode === "timeout" ? "Stopped: the command ran past its timeout" : exitCode === "stopped" ? "Stopped by the user" : `Exit status ${exitCode}`
+  ]
   if (stdout.length > 0) parts.push(stdout.trimEnd())
   if (stderr.length > 0) parts.push(`[stderr]\n${stderr.trimEnd()}`)
   const text = parts.join("\n")
@@ -41,7 +54,7 @@ const collect = <E>(stream: Stream.Stream<Uint8Array, E>) =>
 export const runShell = (commandLine: string, timeoutSeconds: number) =>
   Effect.scoped(
     Effect.gen(function* () {
-      const process_ = yield* Command.start(Command.make("sh", "-c", commandLine))
+      const process_ = yield* PlatformCommand.start(PlatformCommand.make("sh", "-c", commandLine))
       const [stdout, stderr, exitCode] = yield* Effect.all([collect(process_.stdout), collect(process_.stderr), process_.exitCode], { concurrency: 3 })
       return shellResult(exitCode, stdout, stderr)
     })
@@ -49,8 +62,6 @@ export const runShell = (commandLine: string, timeoutSeconds: number) =>
     Effect.timeoutTo({ duration: Duration.seconds(timeoutSeconds), onTimeout: () => shellResult("timeout", "", ""), onSuccess: (text) => text }),
     Effect.catchAll((error) => Effect.succeed(`Error: the command could not be started (${describeFailure(error)})`))
   )
-
-const yes = (answer: string) => /^\s*y(es)?\s*$/i.test(answer)
 
 export const makeRunView = (options: RunViewOptions) => {
   const { client, terminal } = options
@@ -87,23 +98,31 @@ export const makeRunView = (options: RunViewOptions) => {
         note(style.yellow(`refused to run: ${args.command} (--no-shell)`))
       } else {
         note(`${style.cyan("$")} ${args.command}`)
-        const allowed = options.yes || yes(Option.getOrElse(yield* terminal.ask(style.bold("  Run this command on this machine? [y/N] ")), () => ""))
+        const allowed = options.yes || (yield* terminal.confirm(style.bold("  Run this command on this machine? [y/N] ")))
         if (!allowed) {
           result = "The user declined to run this command."
         } else {
-          const timeout = typeof args.timeout === "number" && args.timeout > 0 ? Math.min(args.timeout, 3600) : 30
-          result = yield* runShell(args.command, timeout)
+          const timeout = typeof args.timeout === "number" && args.timeout > 0 ? Math.min(args.timeout, maxShellSeconds) : 30
+          // Ctrl+C stops the command (the chat also stops the run).
+          const stopped = Effect.async<string>((resume) => {
+            options.onLocalCommand(() => resume(Effect.succeed(shellResult("stopped", "", ""))))
+            return Effect.sync(() => options.onLocalCommand(undefined))
+          })
+          result = yield* Effect.raceFirst(runShell(args.command, timeout), stopped).pipe(Effect.ensuring(Effect.sync(() => options.onLocalCommand(undefined))))
           for (const line of result.split("\n").slice(0, 12)) terminal.write(`  ${style.dim(clip(line, width()))}\n`)
         }
       }
-      yield* client.chat.toolResult({ payload: { request_id: event.request_id, result } })
+      yield* client.chat.toolResult({ payload: { request_id: event.request_id, result } }).pipe(
+        Effect.retry({ schedule: answerRetry, while: HttpClientError.isHttpClientError })
+      )
     })
 
   const decideApproval = (event: Extract<AgentEvent, { type: "approval_request" }>) =>
     Effect.gen(function* () {
       note(`${style.yellow("approval needed:")} ${event.tool_name} ${style.dim(inline(event.arguments, width() - event.tool_name.length - 20))}`)
-      const approved = yes(Option.getOrElse(yield* terminal.ask(style.bold("  Allow this tool call? [y/N] ")), () => ""))
+      const approved = yield* terminal.confirm(style.bold("  Allow this tool call? [y/N] "))
       yield* client.chat.decide({ path: { id: event.approval_id }, payload: { approved } }).pipe(
+        Effect.retry({ schedule: answerRetry, while: HttpClientError.isHttpClientError }),
         Effect.catchAll((error) => Effect.sync(() => note(style.red(`the decision was not taken: ${describeFailure(error)}`))))
       )
     })

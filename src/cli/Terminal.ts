@@ -10,6 +10,11 @@ import * as readline from "node:readline"
 export interface Terminal {
   /** A line the user typed; None when input ended (Ctrl+D, or the end of piped input). */
   readonly ask: (prompt: string, prefill?: string) => Effect.Effect<Option.Option<string>>
+  /**
+   * A yes/no question before something runs (an approval, a shell command): lines typed ahead do
+   * not answer it, and without a terminal there is no one to ask, so it is no.
+   */
+  readonly confirm: (prompt: string) => Effect.Effect<boolean>
   readonly write: (text: string) => void
   /** Ctrl+C: the chat decides what it means (stop the run, or quit). */
   readonly onInterrupt: (handler: () => void) => void
@@ -55,6 +60,15 @@ export const makeTerminal = Effect.acquireRelease(
           return Effect.sync(() => {
             waiting = undefined
           })
+        }),
+      confirm: (prompt) =>
+        Effect.suspend(() => {
+          if (!interactive) {
+            process.stdout.write(`${prompt}no (no terminal to ask; --yes runs commands without asking)\n`)
+            return Effect.succeed(false)
+          }
+          lines.length = 0
+          return Effect.map(terminal.ask(prompt), Option.exists((answer) => /^\s*y(es)?\s*$/i.test(answer)))
         }),
       write: (text) => {
         process.stdout.write(text)

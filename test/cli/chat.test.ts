@@ -5,6 +5,7 @@
  * `shell_exec` client tool confirmed and its output returned to the model, a voice file transcribed
  * into the prompt, and a key made by `cairn keys create --preset "Chat Client"` used to chat.
  */
+import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as net from "node:net"
@@ -16,7 +17,7 @@ import { tempDir } from "../support/database.ts"
 import { runCli, type TestServer } from "../support/server.ts"
 import { spokenWav } from "../support/speech.ts"
 import { readSse } from "../support/sse.ts"
-import { startPty, type Pty } from "../support/terminal.ts"
+import { cairnBin, startPty, type Pty } from "../support/terminal.ts"
 
 describe("cairn chat in a terminal", () => {
   let server: TestServer
@@ -39,7 +40,7 @@ describe("cairn chat in a terminal", () => {
       { id: "guarded", name: "Guarded", tools: ["current_time"], tool_policies: { current_time: "require_approval" } },
       { id: "helper", name: "Helper", client_tools: ["shell_exec"] },
       // Its own bot, so /sessions lists only that test's sessions.
-      { id: "keeper", name: "Keeper" }
+      { id: "keeper", name: "Keeper", tools: ["client_action"] }
     ]) {
       expect((await server.request("/api/v1/admin/bots", { method: "POST", body: JSON.stringify(bot) })).status).toBe(201)
     }
@@ -209,5 +210,82 @@ describe("cairn chat in a terminal", () => {
     await pty.waitFor("default› Hello, scoped client.")
     pty.typeLine("/sessions")
     await pty.waitFor(/\*\s+1\s+[0-9a-f]{8}/)
+  })
+
+  it("waits for a message queued behind a busy session, and shows its answer", async () => {
+    // Another client's run holds the session for a few seconds; then the queued message runs.
+    llm.script({ text: "The first answer.", delayMs: 4000 }, { textChunks: ["Your queued ", "answer."], chunkDelayMs: 100 })
+    const sessionId = randomUUID()
+    const busy = server.request("/chat", { method: "POST", body: JSON.stringify({ message: "hold the session", session_id: sessionId }) })
+    for (let i = 0; i < 100 && llm.requestsTo("/v1/chat/completions").at(-1)?.body.messages.at(-1)?.content !== "hold the session"; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    const pty = chat("--session", sessionId)
+    await pty.waitFor("you›")
+    pty.typeLine("and then this")
+    await pty.waitFor(/queued \(session_busy\) as task [0-9a-f-]{36}/)
+    // Its run is followed once it starts: the answer streams in like any other.
+    await pty.waitFor("default› Your queued answer.", 20_000)
+    expect((await busy).status).toBe(200)
+  })
+
+  it("carries out /bot, /model, /attach, /summarize and a client action the server sends", async () => {
+    const png = path.join(home, "dot.png")
+    fs.writeFileSync(png, Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64"))
+    const pty = chat()
+    await pty.waitFor("you›")
+    pty.typeLine("/bot")
+    await pty.waitFor(/\* default\s+Cairn/)
+    expect(pty.screen()).toMatch(/ keeper\s+Keeper/)
+    pty.typeLine("/bot keeper")
+    await pty.waitFor("now talking to keeper")
+    pty.typeLine("/model fake-large")
+    await pty.waitFor("model: fake-large")
+    pty.typeLine(`/attach ${png}`)
+    await pty.waitFor("attached dot.png (image/png")
+    llm.script({ text: "A single dot." })
+    pty.typeLine("look at this")
+    await pty.waitFor("keeper› A single dot.")
+    const sent = lastCompletion() as unknown as { model: string; messages: Array<{ role: string; content: unknown }> }
+    expect(sent.model).toBe("fake-large")
+    expect(JSON.stringify(sent.messages.at(-1)!.content)).toContain("data:image/png;base64,")
+
+    llm.script({ text: JSON.stringify({ title: "A dot", summary: "The user showed a one-pixel image." }) })
+    pty.typeLine("/summarize")
+    await pty.waitFor("A dot\nThe user showed a one-pixel image.")
+
+    llm.script({ toolCalls: [{ name: "client_action", arguments: JSON.stringify({ action: "new_session" }) }] }, { text: "A fresh start." })
+    pty.typeLine("start over")
+    await pty.waitFor("keeper› A fresh start.")
+    // The client action was carried out: a new session began.
+    await pty.waitFor(/A fresh start\.\n  new session [0-9a-f]{8} with keeper/)
+  })
+
+  it("resumes a session with its own bot when --session is given without --bot", async () => {
+    const sessionId = randomUUID()
+    llm.script({ text: "Kept." })
+    await server.call((client) => client.chat.chat({ payload: { message: "remember me", bot_id: "keeper", session_id: sessionId, client_id: "cli", attachments: [], passive: false } }))
+    const pty = chat("--session", sessionId)
+    await pty.waitFor(`bot keeper · session ${sessionId.slice(0, 8)}`)
+    pty.typeLine("/history")
+    await pty.waitFor("keeper› Kept.")
+  })
+
+  it("reads piped input line by line, and never runs a shell command it cannot ask about", async () => {
+    llm.script({ toolCalls: [{ name: "shell_exec", arguments: JSON.stringify({ command: "touch piped-should-not-exist" }) }] }, { text: "Understood." }, { text: "Second line answered." })
+    const child = spawn(process.execPath, [cairnBin, "chat", "--bot", "helper", "--url", server.baseUrl, "--key", server.apiKey], {
+      env: { ...process.env, NO_COLOR: "1", XDG_CONFIG_HOME: home },
+      cwd: home,
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    let output = ""
+    child.stdout.on("data", (chunk) => (output += chunk))
+    child.stdin.end("make a file\nsay something else\n")
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve))
+    expect(code).toBe(0)
+    expect(output).toContain("Run this command on this machine? [y/N] no (no terminal to ask")
+    expect(output).toMatch(/you› make a file\n[\s\S]*helper› Understood\.\nyou› say something else\nhelper› Second line answered\./)
+    expect(llm.requestsTo("/v1/chat/completions").at(-2)!.body.messages.find((m: { role: string }) => m.role === "tool").content).toBe("The user declined to run this command.")
+    expect(fs.existsSync(path.join(home, "piped-should-not-exist"))).toBe(false)
   })
 })
