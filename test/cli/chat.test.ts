@@ -14,7 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { startWithFakeLlm, stopWithFakeLlm } from "../compat/harness.ts"
 import type { FakeLlm } from "../fixtures/fakeLlm.ts"
 import { tempDir } from "../support/database.ts"
-import { runCli, type TestServer } from "../support/server.ts"
+import { json, runCli, type TestServer } from "../support/server.ts"
 import { spokenWav } from "../support/speech.ts"
 import { readSse } from "../support/sse.ts"
 import { cairnBin, startPty, type Pty } from "../support/terminal.ts"
@@ -287,5 +287,20 @@ describe("cairn chat in a terminal", () => {
     expect(output).toMatch(/you› make a file\n[\s\S]*helper› Understood\.\nyou› say something else\nhelper› Second line answered\./)
     expect(llm.requestsTo("/v1/chat/completions").at(-2)!.body.messages.find((m: { role: string }) => m.role === "tool").content).toBe("The user declined to run this command.")
     expect(fs.existsSync(path.join(home, "piped-should-not-exist"))).toBe(false)
+  })
+
+  it("talks in a channel: its bot, and the active session its first message makes", async () => {
+    const channel = await json(await server.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name: "cli-room", bot_id: "keeper" }) }))
+    llm.script({ text: "Welcome to the room." })
+    const pty = chat("--channel", channel.id)
+    await pty.waitFor("bot keeper · session (the channel's, at the first message)")
+    pty.typeLine("hello room")
+    await pty.waitFor("keeper› Welcome to the room.")
+    const active = (await json(await server.request(`/api/v1/channels/${channel.id}`))).active_session_id
+    expect(active).toMatch(/^[0-9a-f-]{36}$/)
+    pty.typeLine("/history")
+    await pty.waitFor(/\/history\nyou› hello room\nkeeper› Welcome to the room\./)
+    const messages = await json(await server.request(`/api/v1/channels/${channel.id}/messages`))
+    expect(messages.map((m: { content: string }) => m.content)).toEqual(["hello room", "Welcome to the room."])
   })
 })
