@@ -34,6 +34,9 @@ const isDrop = (error: unknown) =>
   HttpClientError.isHttpClientError(error) ||
   (error instanceof StreamRefused && error.status >= 500)
 
+/** How long a started task's run may take to appear. */
+const runRecorded = Schedule.spaced("300 millis").pipe(Schedule.intersect(Schedule.recurs(10)))
+
 /** How often a queued message's task is asked whether it has started. */
 const pollTask = Schedule.spaced("500 millis").pipe(Schedule.upTo("10 minutes"))
 
@@ -107,6 +110,8 @@ const followTask = (state: ChatState, streams: StreamingClient, view: RunView, t
         if (task.status === "running") {
           const taskView = viewFor(state)
           return rejoinUntilEnd(taskView, streams, task.session_id).pipe(
+            // A task marked running a moment before its run is recorded: asked again shortly.
+            Effect.retry({ schedule: runRecorded, while: (error) => error instanceof StreamRefused && error.status === 404 }),
             Effect.zipRight(finishRun(state, taskView)),
             Effect.catchAll((error) => Effect.sync(() => taskView.note(style.red(`error: ${describeFailure(error)}`))))
           )
