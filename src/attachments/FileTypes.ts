@@ -3,21 +3,15 @@
  * name and the declared type are never trusted for that; the name only refines text (`.md` is
  * markdown, `.csv` CSV, `.json` JSON when it parses). Anything else is not recognised.
  */
+import { asciiAt, ImageMimeType, imageSignatures } from "../sessions/Attachments.ts"
 import { audioFormats } from "../speech/Audio.ts"
 
-export const imageTypes: ReadonlyArray<string> = ["image/png", "image/jpeg", "image/gif", "image/webp"]
-
-const startsWith = (bytes: Uint8Array, ...prefix: ReadonlyArray<number>) => prefix.every((byte, i) => bytes[i] === byte)
-const ascii = (bytes: Uint8Array, offset: number, text: string) =>
-  bytes.length >= offset + text.length && [...text].every((char, i) => bytes[offset + i] === char.charCodeAt(0))
+export const imageTypes: ReadonlyArray<string> = ImageMimeType.literals
 
 /** Byte signatures, most specific first (audio's MPEG frame check is loose, so it comes last). */
 const signatures: ReadonlyArray<readonly [string, (bytes: Uint8Array) => boolean]> = [
-  ["image/png", (b) => startsWith(b, 0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)],
-  ["image/jpeg", (b) => startsWith(b, 0xff, 0xd8, 0xff)],
-  ["image/gif", (b) => ascii(b, 0, "GIF87a") || ascii(b, 0, "GIF89a")],
-  ["image/webp", (b) => ascii(b, 0, "RIFF") && ascii(b, 8, "WEBP")],
-  ["application/pdf", (b) => ascii(b, 0, "%PDF-")],
+  ...imageSignatures,
+  ["application/pdf", (b) => asciiAt(b, 0, "%PDF-")],
   ...audioFormats.map((format) => [format.mimeType, format.looksLike] as const)
 ]
 

@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import type { CairnClient } from "../client.ts"
 import type { Session } from "../sessions/Model.ts"
-import type { ImageAttachment } from "../sessions/Attachments.ts"
+import { sniffImage, type ImageAttachment } from "../sessions/Attachments.ts"
 import { clip, columns, describeFailure, style } from "./Output.ts"
 import type { Terminal } from "./Terminal.ts"
 
@@ -52,15 +52,6 @@ export const helpText = `Commands:
   /help                this list
   /quit                leave (also Ctrl+D, or Ctrl+C twice)`
 
-const imageTypes: ReadonlyArray<readonly [ImageAttachment["mime_type"], (bytes: Uint8Array) => boolean]> = [
-  ["image/png", (b) => b[0] === 0x89 && b[1] === 0x50 && b[2] === 0x4e && b[3] === 0x47],
-  ["image/jpeg", (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff],
-  ["image/gif", (b) => b[0] === 0x47 && b[1] === 0x49 && b[2] === 0x46 && b[3] === 0x38],
-  ["image/webp", (b) => String.fromCharCode(...b.slice(0, 4)) === "RIFF" && String.fromCharCode(...b.slice(8, 12)) === "WEBP"]
-]
-
-/** An image's type read from its first bytes; the file's name is not trusted. */
-export const sniffImage = (bytes: Uint8Array) => imageTypes.find(([, matches]) => matches(bytes))?.[0]
 
 const audioTypes: Readonly<Record<string, string>> = { ".wav": "audio/wav", ".m4a": "audio/mp4", ".mp3": "audio/mpeg", ".ogg": "audio/ogg", ".webm": "audio/webm", ".flac": "audio/flac" }
 

@@ -7,6 +7,22 @@ import { base64Pattern } from "../contract/Base64.ts"
 
 /** The image types vision models take (OpenAI's, Anthropic's and Gemini's common set). */
 export const ImageMimeType = Schema.Literal("image/png", "image/jpeg", "image/gif", "image/webp")
+export type ImageMimeType = typeof ImageMimeType.Type
+
+const startsWith = (bytes: Uint8Array, ...prefix: ReadonlyArray<number>) => prefix.every((byte, i) => bytes[i] === byte)
+export const asciiAt = (bytes: Uint8Array, offset: number, text: string) =>
+  bytes.length >= offset + text.length && [...text].every((char, i) => bytes[offset + i] === char.charCodeAt(0))
+
+/** Each image type's byte signature: an image is known by its bytes, never by its name. */
+export const imageSignatures: ReadonlyArray<readonly [ImageMimeType, (bytes: Uint8Array) => boolean]> = [
+  ["image/png", (b) => startsWith(b, 0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)],
+  ["image/jpeg", (b) => startsWith(b, 0xff, 0xd8, 0xff)],
+  ["image/gif", (b) => asciiAt(b, 0, "GIF87a") || asciiAt(b, 0, "GIF89a")],
+  ["image/webp", (b) => asciiAt(b, 0, "RIFF") && asciiAt(b, 8, "WEBP")]
+]
+
+/** The image type the bytes are, or undefined when they are no image a model takes. */
+export const sniffImage = (bytes: Uint8Array): ImageMimeType | undefined => imageSignatures.find(([, matches]) => matches(bytes))?.[0]
 
 export const Base64 = Schema.String.pipe(
   Schema.filter((text) =>

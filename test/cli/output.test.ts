@@ -1,10 +1,10 @@
 /** The CLI's pure parts: the progress line, tables in 80 columns, what shell_exec answers, image and text sniffing. */
 import { describe, expect, it } from "vitest"
-import { sniffImage } from "../../src/cli/ChatCommands.ts"
 import { textOf } from "../../src/cli/Docs.ts"
 import { clip, table } from "../../src/cli/Output.ts"
 import { progressLine } from "../../src/cli/Progress.ts"
 import { shellResult } from "../../src/cli/RunView.ts"
+import { sniffImage } from "../../src/sessions/Attachments.ts"
 
 describe("the progress line", () => {
   const files = { label: "ingest", total: 100, unit: "items", noun: "files" } as const
@@ -59,7 +59,7 @@ describe("what shell_exec answers the model", () => {
 
 describe("sniffing", () => {
   it("knows an image by its first bytes, not its name", () => {
-    expect(sniffImage(Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a]))).toBe("image/png")
+    expect(sniffImage(Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00]))).toBe("image/png")
     expect(sniffImage(Uint8Array.from([0xff, 0xd8, 0xff, 0xe0]))).toBe("image/jpeg")
     expect(sniffImage(new TextEncoder().encode("RIFF\0\0\0\0WEBPVP8 "))).toBe("image/webp")
     expect(sniffImage(new TextEncoder().encode("# a markdown file"))).toBeUndefined()
