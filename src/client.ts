@@ -62,23 +62,25 @@ const refusal = (response: HttpClientResponse.HttpClientResponse) =>
     Effect.flatMap((body) => Effect.fail(new StreamRefused({ status: response.status, detail: detailOf(body, response.status) })))
   )
 
-const eventsOf = (response: HttpClientResponse.HttpClientResponse): Stream.Stream<SequencedEvent, StreamRefused | UnreadableEvent | HttpClientError.ResponseError> =>
-  response.status >= 300
-    ? Stream.fromEffect(refusal(response))
-    : response.stream.pipe(
-        Stream.decodeText(),
-        Stream.pipeThroughChannel(Sse.makeChannel()),
-        Stream.mapEffect((frame) =>
-          decodeEvent(frame.data).pipe(
-            Effect.map((event): SequencedEvent => ({ seq: Number(frame.id ?? 0), event })),
-            Effect.mapError(() => new UnreadableEvent({ data: frame.data }))
-          )
-        )
-      )
-
 /** A refused answer as the spec's `{detail}`, else the body's bytes as they arrive. */
 const bytesOf = (response: HttpClientResponse.HttpClientResponse): Stream.Stream<Uint8Array, StreamRefused | HttpClientError.ResponseError> =>
   response.status >= 300 ? Stream.fromEffect(refusal(response)) : response.stream
+
+/** The body's Server-Sent Events, each decoded through the event Schema. */
+const eventsOf = (response: HttpClientResponse.HttpClientResponse) =>
+  bytesOf(response).pipe(
+    Stream.decodeText(),
+    Stream.pipeThroughChannel(Sse.makeChannel()),
+    Stream.mapEffect((frame) =>
+      decodeEvent(frame.data).pipe(
+        Effect.map((event): SequencedEvent => ({ seq: Number(frame.id ?? 0), event })),
+        Effect.mapError(() => new UnreadableEvent({ data: frame.data }))
+      )
+    )
+  )
+
+/** An endpoint's path with its `:id` filled in. */
+const pathWithId = (endpoint: { readonly path: string }, id: string) => endpoint.path.replace(":id", encodeURIComponent(id))
 
 /**
  * Bodies read as they arrive. `chat` sends a message (`POST /chat/stream`) and `rejoin` follows a
@@ -98,7 +100,7 @@ export const makeStreamingClient = (options: ClientOptions) =>
         ),
       rejoin: (sessionId: string, query: { readonly after?: number; readonly runId?: string } = {}) =>
         open(
-          HttpClientRequest.get(rejoinStream.path.replace(":id", encodeURIComponent(sessionId))).pipe(
+          HttpClientRequest.get(pathWithId(rejoinStream, sessionId)).pipe(
             HttpClientRequest.setUrlParams({
               ...(query.after === undefined ? {} : { after: String(query.after) }),
               ...(query.runId === undefined ? {} : { run_id: query.runId })
@@ -106,7 +108,7 @@ export const makeStreamingClient = (options: ClientOptions) =>
           )
         ),
       backupArchive: (backupId: string) =>
-        Effect.map(http.execute(HttpClientRequest.get(backupDownload.path.replace(":id", encodeURIComponent(backupId)))), (response) => ({
+        Effect.map(http.execute(HttpClientRequest.get(pathWithId(backupDownload, backupId))), (response) => ({
           length: Number(response.headers["content-length"] ?? NaN),
           bytes: bytesOf(response)
         }))
