@@ -32,6 +32,7 @@ import { OperationsApi } from "./operations/Api.ts"
 import { HeartbeatsApi } from "./heartbeats/Api.ts"
 import { WorkflowsApi } from "./workflows/Api.ts"
 import { WorkspacesApi } from "./workspaces/Api.ts"
+import { OpenAiApi } from "./openai/Api.ts"
 
 export class CairnApi extends HttpApi.make("cairn")
   .add(HealthApi)
@@ -64,6 +65,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .add(OperationsApi)
   .add(HeartbeatsApi)
   .add(WorkflowsApi)
+  .add(OpenAiApi)
   .addError(ErrorResponses.validation)
   .addError(ErrorResponses.unauthorized)
   .addError(ErrorResponses.forbidden)

@@ -8,7 +8,6 @@ import { Hooks } from "../hooks/Hooks.ts"
 import { Llm } from "../providers/Llm.ts"
 import type { ChatMessage, LlmStreamEvent } from "../providers/Model.ts"
 import { Journal } from "../logs/Journal.ts"
-import { Sessions } from "../sessions/Sessions.ts"
 import { assemble, contextWindowFor, defaultToolResultLimit } from "./Context.ts"
 import { Compaction } from "./Compaction.ts"
 import { StreamUnfinished } from "./Errors.ts"
@@ -45,7 +44,6 @@ const finalPassNotice: ChatMessage = { role: "system", content: "Tool use is ove
 export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
   effect: Effect.gen(function* () {
     const llm = yield* Llm
-    const sessions = yield* Sessions
     const compaction = yield* Compaction
     const hooks = yield* Hooks
     const config = yield* contextConfig
@@ -64,14 +62,14 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
       Effect.gen(function* () {
         const turn = yield* CurrentTurn
         const { bot, emit, sessionId } = turn.input
-        let history = yield* sessions.recent(sessionId, config.historyLimit)
-        if (iteration === 1) {
+        let history = yield* turn.record.recent(config.historyLimit)
+        if (iteration === 1 && turn.record.stored) {
           // Past the threshold, the oldest turns become the summary before the turn's first call.
           const window = historyWindow(config, plan.model)
           const compacted = yield* compaction
             .compactIfNeeded(sessionId, bot, history, window, turn.input.channel?.passive_memory ?? false)
             .pipe(Effect.catchAll((error) => Effect.as(Effect.logWarning("Compaction failed; the oldest turns are cut instead", error), null)))
-          if (compacted) history = yield* sessions.recent(sessionId, config.historyLimit)
+          if (compacted) history = yield* turn.record.recent(config.historyLimit)
         }
         const context = assemble({
           bot,
@@ -180,5 +178,5 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
 
     return traced("LlmStep", { call } as const)
   }),
-  dependencies: [Compaction.Default, Hooks.Default, Journal.Default, Llm.Default, Sessions.Default]
+  dependencies: [Compaction.Default, Hooks.Default, Journal.Default, Llm.Default]
 }) {}

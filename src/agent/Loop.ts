@@ -6,17 +6,25 @@
  */
 import { Effect, Ref } from "effect"
 import { Hooks } from "../hooks/Hooks.ts"
-import type { LlmError } from "../providers/Model.ts"
+import type { LlmError, ToolCall, Usage } from "../providers/Model.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { detectSecrets } from "../secrets/Patterns.ts"
 import type { SkillNotFound, StreamUnfinished } from "./Errors.ts"
 import { LlmStep } from "./LlmStep.ts"
 import { TurnPlanner } from "./Plan.ts"
 import { clientActionsOf, ToolStep } from "./ToolStep.ts"
-import { CurrentTurn, type TurnInput, type TurnResult } from "./Turn.ts"
+import { memoryRecord, sessionRecord } from "./Record.ts"
+import { CurrentTurn, type TurnInput, type TurnRecord, type TurnResult } from "./Turn.ts"
 import { traced } from "../telemetry/Spans.ts"
 
 export { SkillNotFound } from "./Errors.ts"
+
+const addUsage = (into: { prompt_tokens: number; completion_tokens: number; total_tokens: number }, usage: Usage | null) => {
+  if (!usage) return
+  into.prompt_tokens += usage.prompt_tokens
+  into.completion_tokens += usage.completion_tokens
+  into.total_tokens += usage.total_tokens
+}
 
 export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
   effect: Effect.gen(function* () {
@@ -27,13 +35,13 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
     const toolStep = yield* ToolStep
 
     /** Stores the user's message (warning about secrets in it) unless it is stored already. */
-    const acceptUserText = (input: TurnInput) =>
+    const acceptUserText = (input: TurnInput, record: TurnRecord) =>
       Effect.gen(function* () {
         if (input.transcript !== undefined) yield* input.emit({ type: "transcript", text: input.transcript })
         if (input.userText === null) return
         const patterns = detectSecrets(input.userText)
         if (patterns.length > 0) yield* input.emit({ type: "secret_warning", patterns: patterns.map((type) => ({ type })) })
-        yield* sessions.append(input.sessionId, {
+        yield* record.append({
           role: "user",
           content: input.userText,
           attachments: input.attachments ?? [],
@@ -41,14 +49,18 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
         })
       })
 
-    const runTurn = (input: TurnInput): Effect.Effect<TurnResult, SkillNotFound | StreamUnfinished | LlmError> =>
-      Effect.gen(function* () {
+    const runTurn = (input: TurnInput): Effect.Effect<TurnResult, SkillNotFound | StreamUnfinished | LlmError> => {
+      const record = input.history ? memoryRecord(input.history) : sessionRecord(sessions, input.sessionId)
+      return Effect.gen(function* () {
         const { hookIds } = yield* CurrentTurn
-        yield* acceptUserText(input)
+        yield* acceptUserText(input, record)
         yield* hooks.fire("before_context_assembly", { ...hookIds, extra: { user_message: input.userText ?? "" } })
         const plan = yield* planner.plan(input)
         const toolsUsed: Array<string> = []
         const clientActions: Array<unknown> = []
+        const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
+        // Calls to tools the caller answers in its next request: the turn ends with them.
+        let callerCalls: ReadonlyArray<ToolCall> = []
         // The streamed text of the current model call, stored if the turn is interrupted.
         const partial = yield* Ref.make("")
 
@@ -56,17 +68,17 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
           for (let iteration = 1; ; iteration++) {
             const finalPass = iteration > input.bot.max_iterations
             const { finished, text, reasoning } = yield* llmStep.call(plan, iteration, finalPass, partial)
+            addUsage(usage, finished.usage)
             if (finished.toolCalls.length === 0 || finalPass) {
               const answer = finished.text || text
-              yield* sessions.append(input.sessionId, {
+              yield* record.append({
                 role: "assistant",
                 content: answer,
                 metadata: { run_id: input.runId, model: finished.model, ...(reasoning ? { reasoning } : {}) }
               })
               return answer
             }
-            yield* sessions.append(
-              input.sessionId,
+            yield* record.append(
               {
                 role: "assistant",
                 content: finished.text || null,
@@ -79,25 +91,27 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
               },
               { durable: false }
             )
+            callerCalls = finished.toolCalls.filter((call) => plan.callerAnswers.has(call.name))
             for (const call of finished.toolCalls) {
+              if (plan.callerAnswers.has(call.name)) continue
               const result = yield* toolStep.run(call, iteration, plan, runTurn)
               toolsUsed.push(call.name)
               clientActions.push(...clientActionsOf(result))
             }
+            if (callerCalls.length > 0) return finished.text || text
           }
         })
 
         const storePartialOnInterrupt = Effect.flatMap(Ref.get(partial), (text) =>
-          sessions
-            .append(input.sessionId, { role: "assistant", content: text, metadata: { run_id: input.runId, cancelled: true } })
-            .pipe(Effect.ignore)
+          record.append({ role: "assistant", content: text, metadata: { run_id: input.runId, cancelled: true } }).pipe(Effect.ignore)
         )
         const text = yield* loop.pipe(Effect.onInterrupt(() => storePartialOnInterrupt))
         if ((input.depth ?? 0) === 0) {
           yield* hooks.fire("after_response", { ...hookIds, extra: { response_length: text.length, tool_calls_made: toolsUsed.length } })
         }
-        return { text, toolsUsed, clientActions }
-      }).pipe(Effect.provideService(CurrentTurn, CurrentTurn.forInput(input)))
+        return { text, toolsUsed, clientActions, toolCalls: callerCalls, usage }
+      }).pipe(Effect.provideService(CurrentTurn, CurrentTurn.forInput(input, record)))
+    }
 
     return traced("AgentLoop", { runTurn } as const)
   }),

@@ -38,6 +38,11 @@ export interface TurnPlan {
   readonly toolSchemas: ReadonlyArray<ToolSchema>
   /** Tools the client runs, by name. */
   readonly clientTools: ReadonlyMap<string, ClientTool>
+  /**
+   * Tools whose calls end the turn for the caller to answer in its next request: the caller's own
+   * and the bot's client tools, when the caller brought tools (`TurnInput.callerTools`); else none.
+   */
+  readonly callerAnswers: ReadonlySet<string>
   readonly preamble: string | undefined
   /** Of the preamble, the estimated tokens that retrieval added (passages and notes). */
   readonly retrievalTokens: number
@@ -107,6 +112,9 @@ export class TurnPlanner extends Effect.Service<TurnPlanner>()("cairn/TurnPlanne
           toolSchemas.push({ type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } })
         }
         if (bot.delegate_bots.length > 0) toolSchemas.push(delegateToolSchema(bot.delegate_bots))
+        const callerTools = input.callerTools ?? []
+        const callerNames = new Set(callerTools.map((tool) => tool.function.name))
+        const offered = [...toolSchemas.filter((schema) => !callerNames.has(schema.function.name)), ...callerTools]
         const model = turnModel(input, defaultModel)
         // Retrieval runs once a turn, on the user's message, after the plan's own parts.
         const retrieved = yield* retrieval.retrieve(input, model)
@@ -115,8 +123,9 @@ export class TurnPlanner extends Effect.Service<TurnPlanner>()("cairn/TurnPlanne
           model,
           retrievalTokens: retrieved.tokens,
           skills: turnSkills,
-          toolSchemas,
-          clientTools: new Map(bot.client_tools.map((tool) => [tool.name, tool])),
+          toolSchemas: offered,
+          clientTools: new Map(bot.client_tools.filter((tool) => !callerNames.has(tool.name)).map((tool) => [tool.name, tool])),
+          callerAnswers: input.callerTools ? new Set([...callerNames, ...bot.client_tools.map((tool) => tool.name)]) : new Set(),
           preamble: preamble || undefined
         }
       })

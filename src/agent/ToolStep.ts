@@ -8,7 +8,6 @@ import { randomUUID } from "node:crypto"
 import { Hooks } from "../hooks/Hooks.ts"
 import type { ToolCall } from "../providers/Model.ts"
 import { Journal } from "../logs/Journal.ts"
-import { Sessions } from "../sessions/Sessions.ts"
 import { maskArguments } from "../secrets/Patterns.ts"
 import { Delegation, delegateToolName } from "./Delegation.ts"
 import { Interactions } from "./Interactions.ts"
@@ -55,7 +54,6 @@ export type RunTurn = (input: TurnInput) => Effect.Effect<TurnResult, unknown>
 
 export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
   effect: Effect.gen(function* () {
-    const sessions = yield* Sessions
     const tools = yield* ToolRegistry
     const hooks = yield* Hooks
     const interactions = yield* Interactions
@@ -103,6 +101,10 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
         }
         const policy = bot.tool_policies[call.name] ?? "allow"
         if (policy === "deny") return `Error: the tool ${call.name} is not allowed for this bot.`
+        // An approval belongs to a stored run; a stateless call has none to wait in.
+        if (policy === "require_approval" && !turn.record.stored) {
+          return `Error: the tool ${call.name} needs the user's approval, which a call without a session cannot ask for.`
+        }
         if (policy === "require_approval" && !(yield* approve(call, args))) {
           return `The user did not approve the tool call ${call.name}; it was not run.`
         }
@@ -155,8 +157,7 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
         )
         const duration = Date.now() - started
         const failure = toolFailure(result)
-        yield* sessions.append(
-          sessionId,
+        yield* turn.record.append(
           {
             role: "tool",
             content: result,
@@ -181,5 +182,5 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
 
     return traced("ToolStep", { run } as const)
   }),
-  dependencies: [Delegation.Default, Hooks.Default, Interactions.Default, Journal.Default, Sessions.Default, ToolRegistryLive]
+  dependencies: [Delegation.Default, Hooks.Default, Interactions.Default, Journal.Default, ToolRegistryLive]
 }) {}

@@ -5,7 +5,9 @@
 import { Context, type Effect } from "effect"
 import type { Bot, RetrievalOverride } from "../bots/Model.ts"
 import type { HookIds } from "../hooks/Model.ts"
-import type { UsageContext } from "../providers/Model.ts"
+import type { ToolCall, ToolSchema, Usage, UsageContext } from "../providers/Model.ts"
+import type { NewMessage } from "../sessions/Model.ts"
+import type { HistoryRow } from "../sessions/Repo.ts"
 import type { ToolCallContext } from "../sdk/index.ts"
 import type { AgentEvent } from "./Events.ts"
 
@@ -39,6 +41,18 @@ export interface TurnInput {
   readonly executionConfig?: ExecutionConfig | undefined
   readonly principal?: { readonly kind: string; readonly id: string } | undefined
   readonly emit: (event: AgentEvent) => Effect.Effect<void>
+  /**
+   * A stateless turn's history, as the caller sent it (OpenAI's way: every request carries the
+   * conversation). The turn reads it instead of the session's and stores nothing.
+   */
+  readonly history?: ReadonlyArray<HistoryRow>
+  /**
+   * Tools the caller runs itself and answers in its next request (OpenAI's way), offered beside the
+   * bot's (replacing any of the same name). With them set, a call to one of these or to one of the
+   * bot's client tools ends the turn, with the calls in `TurnResult.toolCalls`, instead of waiting
+   * for `/chat/tool_result`.
+   */
+  readonly callerTools?: ReadonlyArray<ToolSchema>
   /** Nested turns (delegation) do not fire after_response for the outer run. */
   readonly depth?: number
 }
@@ -47,6 +61,21 @@ export interface TurnResult {
   readonly text: string
   readonly toolsUsed: ReadonlyArray<string>
   readonly clientActions: ReadonlyArray<unknown>
+  /** Calls the caller answers (see `TurnInput.callerTools`): the turn ended for them; empty otherwise. */
+  readonly toolCalls: ReadonlyArray<ToolCall>
+  /** The tokens of the turn's own model calls, summed (a delegated bot's are its own). */
+  readonly usage: Usage
+}
+
+/**
+ * Where a turn reads its history and writes its messages: the session (stored), or, for a
+ * stateless turn, the history the caller sent, kept in memory for the turn's own later steps.
+ */
+export interface TurnRecord {
+  /** Backed by a stored session: compaction and approvals need one. */
+  readonly stored: boolean
+  readonly recent: (limit: number) => Effect.Effect<ReadonlyArray<HistoryRow>>
+  readonly append: (message: NewMessage, options?: { readonly durable?: boolean }) => Effect.Effect<void>
 }
 
 /**
@@ -55,16 +84,18 @@ export interface TurnResult {
  */
 export interface TurnIdentity {
   readonly input: TurnInput
+  readonly record: TurnRecord
   readonly hookIds: HookIds
   readonly toolContext: ToolCallContext
   readonly usage: UsageContext
 }
 
 export class CurrentTurn extends Context.Tag("cairn/CurrentTurn")<CurrentTurn, TurnIdentity>() {
-  static forInput = (input: TurnInput): TurnIdentity => {
+  static forInput = (input: TurnInput, record: TurnRecord): TurnIdentity => {
     const channelId = input.channel?.id ?? null
     return {
       input,
+      record,
       hookIds: {
         bot_id: input.bot.id,
         session_id: input.sessionId,
@@ -82,7 +113,8 @@ export class CurrentTurn extends Context.Tag("cairn/CurrentTurn")<CurrentTurn, T
       usage: {
         source: "agent",
         botId: input.bot.id,
-        sessionId: input.sessionId,
+        // A stateless turn belongs to no stored session.
+        ...(record.stored ? { sessionId: input.sessionId } : {}),
         principalKind: input.principal?.kind,
         principalId: input.principal?.id
       }

@@ -17,6 +17,7 @@ import { Settings } from "../settings/Settings.ts"
 import { Dispatchers } from "../tasks/delivery/Dispatchers.ts"
 import { Tasks } from "../tasks/Tasks.ts"
 import type { ChatRequest } from "./Model.ts"
+import type { ToolSchema } from "../providers/Model.ts"
 import { spokenText, Voice } from "./Voice.ts"
 import { Runs } from "../runs/Runs.ts"
 import { turnChannel, Turns } from "../runs/Turns.ts"
@@ -27,9 +28,23 @@ export type ChatStart = (
   | { readonly _tag: "passive"; readonly sessionId: string }
   | { readonly _tag: "queued"; readonly sessionId: string; readonly taskId: string; readonly reason: "session_busy" | "system_paused" }
   | { readonly _tag: "started"; readonly sessionId: string; readonly runId: string; readonly run: Effect.Effect.Success<ReturnType<Runs["start"]>> }
+  /** The session was busy or the system paused, and the caller asked not to queue: nothing was stored. */
+  | { readonly _tag: "busy"; readonly sessionId: string; readonly reason: "session_busy" | "system_paused" }
   /** Voice input in which no speech was recognised, and no other content: nothing was stored or run. */
   | { readonly _tag: "unheard"; readonly sessionId: string; readonly message: string }
 ) & { readonly transcript: string | null }
+
+/** What a caller other than `/chat` adds to a message (the OpenAI-compatible surface). */
+export interface BeginOptions {
+  /** Tools the caller answers itself: see `TurnInput.callerTools`. */
+  readonly callerTools?: ReadonlyArray<ToolSchema>
+  /** The caller's answers to the session's last tool calls, stored before the turn runs (the message may then be empty). */
+  readonly toolResults?: ReadonlyArray<{ readonly tool_call_id: string; readonly content: string }>
+  /** The caller's own instructions for this turn only (system messages), after the bot's prompt. */
+  readonly preamble?: string
+  /** A busy session or a paused system: queue the message as a task (the default), or refuse it and store nothing. */
+  readonly whenBusy?: "queue" | "refuse"
+}
 
 export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
   scoped: Effect.gen(function* () {
@@ -137,7 +152,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         return { ...request, message: [request.message, ...blocks].filter((part) => part.length > 0).join("\n\n"), attachments: [...given, ...images] }
       })
 
-    const begin = (sent: ChatRequest, principal: PrincipalShape) =>
+    const begin = (sent: ChatRequest, principal: PrincipalShape, options: BeginOptions = {}) =>
       Effect.gen(function* () {
         // Internal dispatch writes into another session: that takes sessions:write, not only chat.
         if (sent.dispatch_type === "internal" && !grants(principal.scopes, "sessions:write")) {
@@ -166,7 +181,9 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
           })
           return { _tag: "passive", sessionId: session.id, transcript } as const
         }
-        if (!text.trim() && attachments.length === 0) {
+        const toolResults = options.toolResults ?? []
+        const hasMessage = text.trim().length > 0 || attachments.length > 0
+        if (!hasMessage && toolResults.length === 0) {
           return yield* ValidationError.single(["body", "message"], "A message needs text or attachments", "missing")
         }
         // The message as a task: queued when the run cannot start now, recorded finished when it ran at once.
@@ -183,7 +200,9 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
           dispatchConfig: request.dispatch_config
         }
         const queue = (reason: "session_busy" | "system_paused") =>
-          Effect.map(
+          options.whenBusy === "refuse"
+            ? Effect.succeed({ _tag: "busy", sessionId: session.id, reason, transcript } as const)
+            : Effect.map(
             tasks.enqueue(asTask),
             (task) => ({ _tag: "queued", sessionId: session.id, taskId: task.id, reason, transcript }) as const
           )
@@ -194,18 +213,30 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
           Effect.gen(function* () {
             const lock = yield* runs.acquire(session.id)
             if (Option.isNone(lock)) return Option.none()
-            const run = yield* turns.start({
-          runId: lock.value,
-          sessionId: session.id,
-          clientId: session.client_id,
-          bot,
-          channel: channel ? turnChannel(channel) : null,
-          userText: text,
-          attachments,
-          transcript: transcript ?? undefined,
-          modelOverride: request.model_override,
-          principal: { kind: principal.kind, id: principal.id }
-        }).pipe(Effect.onError(() => runs.release(lock.value).pipe(Effect.ignore)))
+            const run = yield* Effect.gen(function* () {
+              for (const result of toolResults) {
+                yield* sessions.append(session.id, {
+                  role: "tool",
+                  content: result.content,
+                  tool_call_id: result.tool_call_id,
+                  metadata: { run_id: lock.value, answered_by: "caller" }
+                })
+              }
+              return yield* turns.start({
+                runId: lock.value,
+                sessionId: session.id,
+                clientId: session.client_id,
+                bot,
+                channel: channel ? turnChannel(channel) : null,
+                userText: hasMessage ? text : null,
+                attachments,
+                transcript: transcript ?? undefined,
+                modelOverride: request.model_override,
+                principal: { kind: principal.kind, id: principal.id },
+                ...(options.callerTools ? { callerTools: options.callerTools } : {}),
+                ...(options.preamble ? { executionConfig: { system_preamble: options.preamble } } : {})
+              })
+            }).pipe(Effect.onError(() => runs.release(lock.value).pipe(Effect.ignore)))
             return Option.some({ runId: lock.value, run })
           })
         )

@@ -40,6 +40,8 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
               return respond(started, "", [])
             case "unheard":
               return yield* ValidationError.single(["body", "audio_data"], started.message, "empty_speech")
+            case "busy":
+              return yield* Effect.dieMessage("/chat queues a busy session's message; it is never refused")
             case "queued": {
               // The blocking call waits for its queued turn, so the client still gets the answer.
               const task = yield* tasks.awaitFinished(started.taskId)
@@ -71,6 +73,8 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
                 Sse.fixed(...heard(started), { type: "queued", session_id: started.sessionId, task_id: started.taskId, reason: started.reason }),
                 started.sessionId
               )
+            case "busy":
+              return yield* Effect.dieMessage("/chat/stream queues a busy session's message; it is never refused")
             case "unheard":
               return Sse.response(
                 Sse.fixed(...heard(started), ...Sse.endedWithError(started.message, started.sessionId)),

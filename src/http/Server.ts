@@ -103,15 +103,24 @@ const gracefulShutdown = (server: Server) =>
     })
   )
 
-/** The listening server for an API layer; `onListen` learns the bound port (tests use port 0). */
-export const serve = <E, R>(apiLayer: Layer.Layer<HttpApi.Api, E, R>) =>
+/** A middleware around the whole app, after the API has answered (its errors already encoded). */
+export type AppMiddleware = <E, R>(
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest>
+
+/**
+ * The listening server for an API layer; `onListen` learns the bound port (tests use port 0).
+ * `middleware` wraps every response (a surface that answers in another shape, as `/v1/` does).
+ */
+export const serve = <E, R>(apiLayer: Layer.Layer<HttpApi.Api, E, R>, middleware?: AppMiddleware) =>
   Layer.unwrapEffect(
     Effect.gen(function* () {
       const config = yield* AppConfig
       // The request log is at debug level: below it, the middleware would only cost time.
       const logsRequests = config.logLevel === "debug" || config.logLevel === "trace"
       const server = new Server()
-      return (logsRequests ? HttpApiBuilder.serve(requestLogger) : HttpApiBuilder.serve()).pipe(
+      const outer = middleware ?? ((app) => app)
+      return HttpApiBuilder.serve((app) => (logsRequests ? requestLogger(outer(app)) : outer(app))).pipe(
         Layer.provide(gracefulShutdown(server)),
         Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),
         Layer.provide(HttpApiScalar.layer({ path: "/redoc" })),

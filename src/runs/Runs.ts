@@ -181,7 +181,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
             } else {
               const interrupted = Cause.isInterruptedOnly(exit.cause)
               const message = !interrupted
-                ? errorMessage(Cause.squash(exit.cause))
+                ? runFailureMessage(Cause.squash(exit.cause))
                 : run.lostLock
                   ? "Another server process took this session over; the run stopped"
                   : "The server is shutting down; the run stopped before it finished"
@@ -308,7 +308,8 @@ const storedRow = (item: SequencedEvent) => ({ seq: item.seq, event: toStored(it
 const takeUntilTerminal = <E, R>(stream: Stream.Stream<SequencedEvent, E, R>) =>
   Stream.takeUntil(stream, (item) => isTerminal(item.event))
 
-const errorMessage = (error: unknown): string => {
+/** What a run's failure says to its client: a model's failure with its detail, else the error's message. */
+export const runFailureMessage = (error: unknown): string => {
   if (error && typeof error === "object") {
     const tagged = error as { _tag?: string; detail?: unknown; message?: unknown }
     if (tagged._tag === "LlmError" && typeof tagged.detail === "string") return `The model call failed: ${tagged.detail}`

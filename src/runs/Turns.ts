@@ -36,6 +36,7 @@ export interface TurnStart {
   readonly modelOverride?: string | undefined
   readonly executionConfig?: ExecutionConfig | undefined
   readonly principal?: { readonly kind: string; readonly id: string } | undefined
+  readonly callerTools?: TurnInput["callerTools"]
 }
 
 export class Turns extends Effect.Service<Turns>()("cairn/Turns", {

@@ -74,7 +74,13 @@ describe.each(backends)("discover and scope enforcement (%s)", (backend) => {
         failures.push(`${where}: scopeless key gave ${unscoped.status}`)
       }
       if (needsScope && unscoped.status === 403) {
-        expect(await json(unscoped)).toEqual({ detail: `Missing required scope: ${entry.scope}` })
+        const message = `Missing required scope: ${entry.scope}`
+        // The OpenAI-compatible surface says it in OpenAI's error shape.
+        expect(await json(unscoped)).toEqual(
+          entry.path.startsWith("/v1/")
+            ? { error: { message, type: "invalid_request_error", param: null, code: "insufficient_permissions" } }
+            : { detail: message }
+        )
       } else {
         await unscoped.body?.cancel()
       }

@@ -1,0 +1,116 @@
+/**
+ * A turn as OpenAI's answers: the blocking `chat.completion`, or the `chat.completion.chunk`
+ * frames of a stream. Pure: it reads Cairn's run events and the turn's outcome.
+ */
+import type { AgentEvent } from "../agent/Events.ts"
+import type { TurnResult } from "../agent/Turn.ts"
+import type { ChatCompletion } from "./Model.ts"
+
+export interface CompletionIdentity {
+  readonly id: string
+  readonly created: number
+  readonly model: string
+}
+
+const toolCallsOf = (result: TurnResult) =>
+  result.toolCalls.map((call) => ({ id: call.id, type: "function" as const, function: { name: call.name, arguments: call.arguments } }))
+
+export const finishReason = (result: TurnResult) => (result.toolCalls.length > 0 ? ("tool_calls" as const) : ("stop" as const))
+
+export const completion = (identity: CompletionIdentity, result: TurnResult): ChatCompletion => ({
+  id: identity.id,
+  object: "chat.completion",
+  created: identity.created,
+  model: identity.model,
+  choices: [
+    {
+      index: 0,
+      message: {
+        role: "assistant",
+        content: result.text || (result.toolCalls.length > 0 ? null : ""),
+        refusal: null,
+        ...(result.toolCalls.length > 0 ? { tool_calls: toolCallsOf(result) } : {})
+      },
+      logprobs: null,
+      finish_reason: finishReason(result)
+    }
+  ],
+  usage: result.usage
+})
+
+/** One SSE frame. */
+export const dataFrame = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`
+export const doneFrame = "data: [DONE]\n\n"
+
+/**
+ * The frames of one streamed turn. Text streams as it comes; text after a tool ran starts a new
+ * paragraph (the model speaks again); the caller's tool calls and the finish reason come once the
+ * turn is over, then usage when asked for, then `[DONE]`. A failed turn ends with OpenAI's error
+ * object as the last frame, which the OpenAI clients raise.
+ */
+export const makeChunkStream = (identity: CompletionIdentity, includeUsage: boolean) => {
+  let started = false
+  let streamedAny = false
+  // Text streamed since the last tool ran: when empty at the end, the answer came whole at the end.
+  let sinceTool = ""
+  let toolRan = false
+
+  const chunk = (delta: Record<string, unknown>, finish: "stop" | "tool_calls" | null = null) => ({
+    id: identity.id,
+    object: "chat.completion.chunk",
+    created: identity.created,
+    model: identity.model,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    ...(includeUsage ? { usage: null } : {})
+  })
+
+  const opening = (): Array<string> => {
+    if (started) return []
+    started = true
+    return [dataFrame(chunk({ role: "assistant", content: "" }))]
+  }
+
+  const text = (delta: string): Array<string> => {
+    if (!delta) return []
+    const separator = toolRan && streamedAny && sinceTool === "" ? "\n\n" : ""
+    streamedAny = true
+    sinceTool += delta
+    return [...opening(), dataFrame(chunk({ content: separator + delta }))]
+  }
+
+  const onEvent = (event: AgentEvent): Array<string> => {
+    switch (event.type) {
+      case "assistant_text":
+        return text(event.delta)
+      case "tool_start":
+        toolRan = true
+        sinceTool = ""
+        return opening()
+      default:
+        return []
+    }
+  }
+
+  const onComplete = (result: TurnResult): Array<string> => {
+    const frames = [...opening()]
+    if (sinceTool === "" && result.text) frames.push(...text(result.text))
+    if (result.toolCalls.length > 0) {
+      frames.push(dataFrame(chunk({ tool_calls: toolCallsOf(result).map((call, index) => ({ index, ...call })) })))
+    }
+    frames.push(dataFrame(chunk({}, finishReason(result))))
+    if (includeUsage) {
+      frames.push(
+        dataFrame({ id: identity.id, object: "chat.completion.chunk", created: identity.created, model: identity.model, choices: [], usage: result.usage })
+      )
+    }
+    frames.push(doneFrame)
+    return frames
+  }
+
+  const onFailure = (error: { readonly message: string; readonly type: string; readonly code: string | null }): Array<string> => [
+    ...opening(),
+    dataFrame({ error: { message: error.message, type: error.type, param: null, code: error.code } })
+  ]
+
+  return { onEvent, onComplete, onFailure }
+}
