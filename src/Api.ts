@@ -32,6 +32,7 @@ import { OperationsApi } from "./operations/Api.ts"
 import { HeartbeatsApi } from "./heartbeats/Api.ts"
 import { WorkflowsApi } from "./workflows/Api.ts"
 import { WorkspacesApi } from "./workspaces/Api.ts"
+import { McpServerApi } from "./mcpserver/Api.ts"
 
 export class CairnApi extends HttpApi.make("cairn")
   .add(HealthApi)
@@ -64,6 +65,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .add(OperationsApi)
   .add(HeartbeatsApi)
   .add(WorkflowsApi)
+  .add(McpServerApi)
   .addError(ErrorResponses.validation)
   .addError(ErrorResponses.unauthorized)
   .addError(ErrorResponses.forbidden)
