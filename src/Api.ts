@@ -33,6 +33,7 @@ import { HeartbeatsApi } from "./heartbeats/Api.ts"
 import { WorkflowsApi } from "./workflows/Api.ts"
 import { WorkspacesApi } from "./workspaces/Api.ts"
 import { OpenAiApi } from "./openai/Api.ts"
+import { McpServerApi } from "./mcpserver/Api.ts"
 
 export class CairnApi extends HttpApi.make("cairn")
   .add(HealthApi)
@@ -66,6 +67,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .add(HeartbeatsApi)
   .add(WorkflowsApi)
   .add(OpenAiApi)
+  .add(McpServerApi)
   .addError(ErrorResponses.validation)
   .addError(ErrorResponses.unauthorized)
   .addError(ErrorResponses.forbidden)

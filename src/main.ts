@@ -79,6 +79,8 @@ import { WorkflowEngineLive } from "./workflows/Engine.ts"
 import { Workspaces } from "./workspaces/Workspaces.ts"
 import { Completions } from "./openai/Completions.ts"
 import { OpenAiHttpLive, openAiErrorShape } from "./openai/Http.ts"
+import { McpServer } from "./mcpserver/McpServer.ts"
+import { McpServerHttpLive } from "./mcpserver/Http.ts"
 
 /** The database, with every migration applied before anything else may use it. */
 export const DatabaseLive = Layer.effectDiscard(Migrations.run()).pipe(Layer.provideMerge(Database.layer()))
@@ -125,7 +127,8 @@ const ServicesLive = Layer.mergeAll(
   Dispatchers.Default,
   IntegrationSettings.Default,
   Integrations.Default,
-  Completions.Default
+  Completions.Default,
+  McpServer.Default
 )
 
 /** Work beside the handlers, started once the services are up: the task worker, integration processes and workers, the heartbeat scheduler, the workflow engine. */
@@ -158,7 +161,8 @@ const HandlersLive = Layer.mergeAll(
   WorkspacesHttpLive,
   CarapacesHttpLive,
   IntegrationsHttpLive,
-  OpenAiHttpLive
+  OpenAiHttpLive,
+  McpServerHttpLive
 )
 
 /**

@@ -90,7 +90,24 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimite
         if (wait > 0) return yield* new TooManyRequests({ detail: "Too many requests", retryAfterSeconds: wait })
       })
 
-    return traced("RateLimit", { check } as const)
+    /**
+     * Counts one chat turn started inside a request the middleware has already counted (an MCP
+     * `chat_with_bot` call on `/mcp`): RATE_LIMIT_CHAT alone, as `/chat` would also be held to it.
+     */
+    const checkChat = (subject: string): Effect.Effect<void, TooManyRequests> =>
+      Effect.flatMap(settings.get(RateLimitEnabled), (enabled) =>
+        enabled
+          ? Effect.gen(function* () {
+              const now = yield* Clock.currentTimeMillis
+              const chatRate = rateOf(yield* settings.get(RateLimitChat))
+              const wait = chatRate ? take("chat", chatRate, subject, now) : 0
+              // Said in the detail too: inside MCP there is no Retry-After header to carry it.
+              if (wait > 0) return yield* new TooManyRequests({ detail: `Too many chat requests; retry in ${wait} s`, retryAfterSeconds: wait })
+            })
+          : Effect.void
+      )
+
+    return traced("RateLimit", { check, checkChat } as const)
   }),
   dependencies: [Settings.Default]
 }) {}

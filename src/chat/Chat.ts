@@ -21,6 +21,7 @@ import type { ToolSchema } from "../providers/Model.ts"
 import { spokenText, Voice } from "./Voice.ts"
 import { Runs } from "../runs/Runs.ts"
 import { turnChannel, Turns } from "../runs/Turns.ts"
+import { RunCancelled, RunFailed, RunInterrupted } from "../runs/Errors.ts"
 import { traced } from "../telemetry/Spans.ts"
 
 /** How a message went in; `transcript` is what its voice said (null without voice input). */
@@ -44,6 +45,14 @@ export interface BeginOptions {
   readonly preamble?: string
   /** A busy session or a paused system: queue the message as a task (the default), or refuse it and store nothing. */
   readonly whenBusy?: "queue" | "refuse"
+}
+
+/** A blocking turn's answer: the final text, what the voice input said ("" without one), the client actions. */
+export interface ChatAnswer {
+  readonly sessionId: string
+  readonly text: string
+  readonly transcript: string
+  readonly clientActions: ReadonlyArray<unknown>
 }
 
 export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
@@ -263,6 +272,43 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
       })
 
     /**
+     * A blocking turn: the message goes in, and the answer comes back once its run (or its queued
+     * task) has finished. The blocking `/chat` and MCP's `chat_with_bot` both wait through here.
+     */
+    const answer = (request: ChatRequest, principal: PrincipalShape) =>
+      Effect.gen(function* () {
+        const started = yield* begin(request, principal)
+        const answered = (text: string, clientActions: ReadonlyArray<unknown>): ChatAnswer => ({
+          sessionId: started.sessionId,
+          text,
+          transcript: started.transcript ?? "",
+          clientActions
+        })
+        switch (started._tag) {
+          case "passive":
+            return answered("", [])
+          case "unheard":
+            return yield* ValidationError.single(["body", "audio_data"], started.message, "empty_speech")
+          case "busy":
+            return yield* Effect.dieMessage("A blocking answer queues a busy session's message; it is never refused")
+          case "queued": {
+            // The blocking call waits for its queued turn, so the client still gets the answer.
+            const task = yield* tasks.awaitFinished(started.taskId)
+            if (task.status === "complete") return answered(task.result ?? "", task.client_actions)
+            if (task.status === "cancelled") return yield* new RunCancelled({ detail: "The queued message was cancelled" })
+            return yield* new RunFailed({ detail: task.error ?? "The run failed" })
+          }
+          case "started": {
+            const outcome = yield* runs.awaitDone(started.run)
+            if (outcome._tag === "complete") return answered(outcome.result.text, outcome.result.clientActions)
+            if (outcome._tag === "cancelled") return yield* new RunCancelled({ detail: "The run was cancelled" })
+            if (outcome._tag === "interrupted") return yield* new RunInterrupted({ detail: outcome.message })
+            return yield* new RunFailed({ detail: outcome.message })
+          }
+        }
+      })
+
+    /**
      * Cancels the addressed session's run and its queued tasks. Without a session id: the session
      * that client is talking to for that bot, the busy one (a run to stop), else the most recent;
      * none is created when there is none.
@@ -286,7 +332,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         return { cancelled: false, queued_tasks_cancelled: 0 }
       })
 
-    return traced("Chat", { begin, cancel, channelSession } as const)
+    return traced("Chat", { begin, answer, cancel, channelSession } as const)
   }),
   dependencies: [Attachments.Default, Bots.Default, Channels.Default, Dispatchers.Default, Runs.Default, Sessions.Default, Settings.Default, Tasks.Default, Turns.Default, Voice.Default]
 }) {}

@@ -3,10 +3,7 @@ import { Effect } from "effect"
 import { Interactions } from "../agent/Interactions.ts"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
-import { RunCancelled, RunFailed, RunInterrupted } from "../runs/Errors.ts"
-import { Tasks } from "../tasks/Tasks.ts"
 import { Chat, type ChatStart } from "./Chat.ts"
-import { ValidationError } from "../contract/Errors.ts"
 import type { SequencedEvent } from "../agent/Events.ts"
 import { Summaries } from "./Summaries.ts"
 import { Acknowledged, ApprovalDecision, ApprovalView, CancelResponse, ChatResponse, SessionSummary, SummaryVersion } from "./Model.ts"
@@ -18,13 +15,9 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
   Effect.gen(function* () {
     const chat = yield* Chat
     const runs = yield* Runs
-    const tasks = yield* Tasks
     const interactions = yield* Interactions
     const summaries = yield* Summaries
     const sessions = yield* Sessions
-
-    const respond = (started: ChatStart, text: string, clientActions: ReadonlyArray<unknown>) =>
-      new ChatResponse({ session_id: started.sessionId, response: text, transcript: started.transcript ?? "", client_actions: clientActions })
 
     /** What a voice message said comes first, before whatever else the answer streams. */
     const heard = (started: ChatStart): ReadonlyArray<SequencedEvent["event"]> =>
@@ -32,34 +25,12 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
 
     return handlers
       .handle("chat", ({ payload }) =>
-        Effect.gen(function* () {
-          const principal = yield* Principal
-          const started = yield* chat.begin(payload, principal)
-          switch (started._tag) {
-            case "passive":
-              return respond(started, "", [])
-            case "unheard":
-              return yield* ValidationError.single(["body", "audio_data"], started.message, "empty_speech")
-            case "busy":
-              return yield* Effect.dieMessage("/chat queues a busy session's message; it is never refused")
-            case "queued": {
-              // The blocking call waits for its queued turn, so the client still gets the answer.
-              const task = yield* tasks.awaitFinished(started.taskId)
-              if (task.status === "complete") return respond(started, task.result ?? "", task.client_actions)
-              if (task.status === "cancelled") return yield* new RunCancelled({ detail: "The queued message was cancelled" })
-              return yield* new RunFailed({ detail: task.error ?? "The run failed" })
-            }
-            case "started": {
-              const outcome = yield* runs.awaitDone(started.run)
-              if (outcome._tag === "complete") {
-                return respond(started, outcome.result.text, outcome.result.clientActions)
-              }
-              if (outcome._tag === "cancelled") return yield* new RunCancelled({ detail: "The run was cancelled" })
-              if (outcome._tag === "interrupted") return yield* new RunInterrupted({ detail: outcome.message })
-              return yield* new RunFailed({ detail: outcome.message })
-            }
-          }
-        })
+        Effect.flatMap(Principal, (principal) => chat.answer(payload, principal)).pipe(
+          Effect.map(
+            (answer) =>
+              new ChatResponse({ session_id: answer.sessionId, response: answer.text, transcript: answer.transcript, client_actions: answer.clientActions })
+          )
+        )
       )
       .handle("stream", ({ payload }) =>
         Effect.gen(function* () {

@@ -18,7 +18,7 @@ import { Cause, Deferred, Effect, Layer } from "effect"
 import { Server } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
 import { notFoundDetail, toValidationError } from "./DecodeErrors.ts"
-import { internalErrorBody, retryAfterHeader, type TooManyRequests, ValidationError } from "../contract/Errors.ts"
+import { internalErrorBody, retryAfterHeader, type TooManyRequests, type Unauthorized, ValidationError } from "../contract/Errors.ts"
 import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
 
 const isRequestDecodeError = (defect: unknown) =>
@@ -28,7 +28,8 @@ const isRequestDecodeError = (defect: unknown) =>
 /**
  * Every failure inside the API gets the spec's shape here (the platform turns errors into bare
  * responses before any outer middleware could): decode failures and malformed JSON become 422 (an
- * `idPath` id that is not a UUID: 404), an unknown route 404, declared errors are encoded by the
+ * `idPath` id that is not a UUID: 404), an unknown route 404, a 401 names its scheme
+ * (`WWW-Authenticate: Bearer`), a 429 carries Retry-After, other declared errors are encoded by the
  * API, and anything else is logged with its cause and answered with a bare 500 that leaks nothing.
  */
 const errorMapping = HttpApiBuilder.middleware((app) =>
@@ -45,6 +46,11 @@ const errorMapping = HttpApiBuilder.middleware((app) =>
           return Effect.fail(toValidationError(error))
         }
         if (tag === "RouteNotFound") return HttpServerResponse.json({ detail: "Not Found" }, { status: 404 })
+        if (tag === "Unauthorized") {
+          // RFC 9110 asks a 401 to name its scheme; MCP hosts and other generic clients read it.
+          const error = failure.value as Unauthorized
+          return HttpServerResponse.json({ detail: error.detail }, { status: 401, headers: { "www-authenticate": "Bearer" } })
+        }
         if (tag === "TooManyRequests") {
           const error = failure.value as TooManyRequests
           return HttpServerResponse.json(

@@ -1,0 +1,36 @@
+/**
+ * `/mcp` handlers: the authenticated request goes to the SDK's web-standard transport as a web
+ * `Request`, and its web `Response` comes back as is. GET and DELETE are answered 405 (Allow: POST),
+ * as the streamable HTTP transport asks of a server without a stream or sessions to offer.
+ */
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { CairnApi } from "../Api.ts"
+import { Principal } from "../auth/Principal.ts"
+import { ValidationError } from "../contract/Errors.ts"
+import { McpServer } from "./McpServer.ts"
+
+const notAllowed = HttpServerResponse.unsafeJson(
+  { detail: "Cairn's MCP server is stateless: POST JSON-RPC messages to /mcp" },
+  { status: 405, headers: { allow: "POST" } }
+)
+
+export const McpServerHttpLive = HttpApiBuilder.group(CairnApi, "mcp", (handlers) =>
+  Effect.gen(function* () {
+    const mcp = yield* McpServer
+    return handlers
+      .handleRaw("call", ({ request }) =>
+        Effect.gen(function* () {
+          const principal = yield* Principal
+          const web = yield* HttpServerRequest.toWeb(request).pipe(
+            // Only a request without a usable Host header has no URL to give it.
+            Effect.catchTag("RequestError", () => ValidationError.single(["header", "host"], "The request has no valid Host header"))
+          )
+          const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+          return HttpServerResponse.fromWeb(yield* mcp.handle(web, { principal, address }))
+        })
+      )
+      .handleRaw("stream", () => Effect.succeed(notAllowed))
+      .handleRaw("terminate", () => Effect.succeed(notAllowed))
+  })
+)

@@ -1,0 +1,375 @@
+/**
+ * Cairn as an MCP server: the tools (chat_with_bot, search_documents, list_bots) and the workspace
+ * files as resources, each offered by the caller's scopes, served with the official SDK.
+ *
+ * Stateless: every POST gets a fresh SDK `Server` and transport, closed once it is answered, and no
+ * `Mcp-Session-Id` is issued. Nothing an MCP host does needs state between requests here (a chat's
+ * continuity is its Cairn session id, in the database), so any server process behind a load
+ * balancer can answer any request; the database stays the only shared state.
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  type ListResourcesResult,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type ReadResourceResult,
+  type Resource,
+  type Tool
+} from "@modelcontextprotocol/sdk/types.js"
+import { Cause, Data, Effect, Either, Exit, Option, ParseResult, Runtime, Schema } from "effect"
+import { rateSubject } from "../access/Middleware.ts"
+import { RateLimiter } from "../access/RateLimit.ts"
+import { isText, sniffType } from "../attachments/FileTypes.ts"
+import type { PrincipalShape } from "../auth/Principal.ts"
+import { grants, type Scope } from "../auth/Scopes.ts"
+import { Bots } from "../bots/Bots.ts"
+import { Channels } from "../channels/Channels.ts"
+import { Chat } from "../chat/Chat.ts"
+import type { ChatRequest } from "../chat/Model.ts"
+import { AppConfig } from "../config/AppConfig.ts"
+import { cairnVersion } from "../contract/Version.ts"
+import { Documents } from "../documents/Documents.ts"
+import { confinedBot, requireBotAllowed } from "../sessions/Access.ts"
+import { Workspaces } from "../workspaces/Workspaces.ts"
+import {
+  ChatWithBotArguments,
+  ChatWithBotResult,
+  ListBotsArguments,
+  ListBotsResult,
+  parseWorkspaceFileUri,
+  SearchDocumentsArguments,
+  SearchDocumentsResult,
+  toolJsonSchema,
+  workspaceFileTemplate,
+  workspaceFileUri
+} from "./Model.ts"
+
+/** Who calls, as the authentication middleware resolved them, and from where (for the chat rate limit). */
+export interface Caller {
+  readonly principal: PrincipalShape
+  readonly address: string
+}
+
+/** The largest POST body read (the SDK answers 413 past it): far above any tool call. */
+export const maxBodyBytes = 4 * 1024 * 1024
+
+/** The MCP code of an unknown resource (the MCP specification's, beside JSON-RPC's own). */
+const resourceNotFound = -32002
+
+/** The JSON-RPC error a request ends with (protocol problems, not a tool's failure). */
+class ProtocolError extends Data.TaggedError("McpProtocolError")<{ readonly code: number; readonly message: string }> {}
+
+const workspaceScope: Scope = "workspaces.files:read"
+
+/** What a failure of a Cairn service says, for a person or a model: its `detail`, issues as `field: message`. */
+const failureText = (error: { readonly _tag: string; readonly detail?: unknown }): string => {
+  const { detail } = error
+  if (typeof detail === "string") return detail
+  if (Array.isArray(detail)) {
+    return detail
+      .map((issue: { loc?: ReadonlyArray<unknown>; msg?: string }) => {
+        const where = (issue.loc ?? []).filter((part, index) => !(index === 0 && part === "body")).join(".")
+        return where ? `${where}: ${issue.msg}` : String(issue.msg)
+      })
+      .join("; ")
+  }
+  return error._tag
+}
+
+const refused = (text: string): CallToolResult => ({ isError: true, content: [{ type: "text", text }] })
+
+const answered = (text: string, structured: Record<string, unknown>, ...more: ReadonlyArray<string>): CallToolResult => ({
+  content: [{ type: "text", text }, ...more.map((part) => ({ type: "text" as const, text: part }))],
+  structuredContent: structured
+})
+
+interface ToolSpec<A, I> {
+  readonly name: string
+  readonly title: string
+  readonly description: string
+  readonly scope: Scope
+  readonly input: Schema.Schema<A, I>
+  readonly output: Schema.Schema<any, any>
+  readonly readOnly: boolean
+  readonly run: (args: A, caller: Caller) => Effect.Effect<CallToolResult, { readonly _tag: string; readonly detail?: unknown }>
+}
+
+/** A tool with its argument type hidden: declared once, its JSON Schemas derived from its Schemas. */
+interface AnyTool {
+  readonly name: string
+  readonly scope: Scope
+  readonly declaration: Tool
+  /** Validates the arguments, then runs; every failure is an `isError` result naming its reason. */
+  readonly call: (raw: unknown, caller: Caller) => Effect.Effect<CallToolResult>
+}
+
+const tool = <A, I>(spec: ToolSpec<A, I>): AnyTool => {
+  // Unknown argument names are refused: a misspelt `bot` would otherwise be silently ignored.
+  const decode = Schema.decodeUnknownEither(spec.input, { errors: "all", onExcessProperty: "error" })
+  return {
+    name: spec.name,
+    scope: spec.scope,
+    declaration: {
+      name: spec.name,
+      title: spec.title,
+      description: `${spec.description} (scope ${spec.scope})`,
+      inputSchema: toolJsonSchema(spec.input),
+      outputSchema: toolJsonSchema(spec.output),
+      annotations: { readOnlyHint: spec.readOnly, openWorldHint: false }
+    },
+    call: (raw, caller) => {
+      const args = decode(raw ?? {})
+      if (Either.isLeft(args)) {
+        const issues = ParseResult.ArrayFormatter.formatErrorSync(args.left).map((issue) =>
+          issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message
+        )
+        return Effect.succeed(refused(`Invalid arguments for ${spec.name}: ${issues.join("; ")}`))
+      }
+      return spec.run(args.right, caller).pipe(Effect.catchAll((error) => Effect.succeed(refused(failureText(error)))))
+    }
+  }
+}
+
+export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
+  effect: Effect.gen(function* () {
+    const chat = yield* Chat
+    const documents = yield* Documents
+    const bots = yield* Bots
+    const channels = yield* Channels
+    const workspaces = yield* Workspaces
+    const limiter = yield* RateLimiter
+    const { defaultModel } = yield* AppConfig
+
+    const chatWithBot = Effect.fn("McpServer.chatWithBot")(function* (args: typeof ChatWithBotArguments.Type, caller: Caller) {
+      // The turn is held to RATE_LIMIT_CHAT like /chat; the request itself was counted by the middleware.
+      yield* limiter.checkChat(rateSubject(caller.principal, caller.address))
+      const request: ChatRequest = {
+        message: args.message,
+        // One session per (caller, bot) unless a session is named, as /chat does per client_id.
+        client_id: "mcp",
+        bot_id: args.bot,
+        session_id: args.session,
+        attachments: [],
+        passive: false
+      }
+      const answer = yield* chat.answer(request, caller.principal)
+      return answered(
+        answer.text,
+        { response: answer.text, session_id: answer.sessionId },
+        `session_id: ${answer.sessionId} (pass it as "session" to continue this conversation)`
+      )
+    })
+
+    const searchDocuments = Effect.fn("McpServer.searchDocuments")(function* (args: typeof SearchDocumentsArguments.Type) {
+      const hits = yield* documents.search({ q: args.query, limit: args.limit, integration_id: args.integration_id })
+      const results = hits.map((hit) => ({
+        id: hit.id,
+        title: hit.title,
+        integration_id: hit.integration_id,
+        session_id: hit.session_id,
+        metadata: hit.metadata,
+        score: hit.score,
+        similarity: hit.similarity,
+        snippet: hit.snippet
+      }))
+      return answered(JSON.stringify({ results }, null, 2), { results })
+    })
+
+    const listBots = Effect.fn("McpServer.listBots")(function* (caller: Caller) {
+      const only = confinedBot(caller.principal)
+      const list = (yield* bots.list).filter((bot) => only === null || bot.id === only)
+      const summaries = list.map((bot) => ({ id: bot.id, name: bot.name, description: bot.description, model: bot.model ?? defaultModel }))
+      return answered(JSON.stringify({ bots: summaries }, null, 2), { bots: summaries })
+    })
+
+    const tools: ReadonlyArray<AnyTool> = [
+      tool({
+        name: "chat_with_bot",
+        title: "Chat with a Cairn bot",
+        description:
+          "Send a message to one of Cairn's bots and get its answer once its turn (tools included) has finished. " +
+          "The answer names the session_id; pass it as `session` to continue the same conversation",
+        scope: "chat",
+        input: ChatWithBotArguments,
+        output: ChatWithBotResult,
+        readOnly: false,
+        run: chatWithBot
+      }),
+      tool({
+        name: "search_documents",
+        title: "Search Cairn's documents",
+        description:
+          "Search the documents stored in Cairn (semantic and full-text, fused): the best hits with their score, similarity, source (integration_id) and best passage",
+        scope: "documents:read",
+        input: SearchDocumentsArguments,
+        output: SearchDocumentsResult,
+        readOnly: true,
+        run: (args) => searchDocuments(args)
+      }),
+      tool({
+        name: "list_bots",
+        title: "List Cairn's bots",
+        description: "The bots this key may talk to, with their id (for chat_with_bot), name, description and model",
+        scope: "bots:read",
+        input: ListBotsArguments,
+        output: ListBotsResult,
+        readOnly: true,
+        run: (_args, caller) => listBots(caller)
+      })
+    ]
+
+    const listTools = (caller: Caller) =>
+      Effect.succeed({ tools: tools.filter((t) => grants(caller.principal.scopes, t.scope)).map((t) => t.declaration) })
+
+    const callTool = Effect.fn("McpServer.callTool")(function* (caller: Caller, name: string, args: unknown) {
+      yield* Effect.annotateCurrentSpan("mcp.tool", name)
+      const found = tools.find((t) => t.name === name)
+      if (!found) return yield* new ProtocolError({ code: ErrorCode.InvalidParams, message: `Unknown tool: ${name}` })
+      // A tool not listed for this key is refused as the REST route would be: by the scope it lacks.
+      if (!grants(caller.principal.scopes, found.scope)) return refused(`Missing required scope: ${found.scope} (${name} needs it)`)
+      return yield* found.call(args, caller)
+    })
+
+    /** Channels read per page of resources/list; each page lists the files of the enabled workspaces among them. */
+    const channelsPerPage = 50
+
+    const listResources = Effect.fn("McpServer.listResources")(function* (caller: Caller, cursor: string | undefined) {
+      if (!grants(caller.principal.scopes, workspaceScope)) return { resources: [] } satisfies ListResourcesResult
+      const offset = cursor === undefined ? 0 : Number(cursor)
+      if (!/^\d{1,15}$/.test(cursor ?? "0") || !Number.isSafeInteger(offset)) {
+        return yield* new ProtocolError({ code: ErrorCode.InvalidParams, message: "Invalid cursor" })
+      }
+      const page = yield* channels.list({ bot_id: confinedBot(caller.principal) ?? undefined, limit: channelsPerPage, offset })
+      const resources: Array<Resource> = []
+      for (const channel of page) {
+        if (!channel.workspace_enabled) continue
+        // Deleted or switched off since the page was read: nothing to list.
+        const listing = yield* workspaces.list(channel.id).pipe(
+          Effect.catchTags({ ChannelNotFound: () => Effect.succeed(null), WorkspaceConflict: () => Effect.succeed(null) })
+        )
+        for (const file of listing?.files ?? []) {
+          resources.push({
+            uri: workspaceFileUri(channel.id, file.path),
+            name: file.path,
+            title: `${channel.name}: ${file.path}`,
+            size: file.size,
+            annotations: { lastModified: file.modified_at.toISOString() }
+          })
+        }
+      }
+      return (page.length === channelsPerPage ? { resources, nextCursor: String(offset + channelsPerPage) } : { resources }) satisfies ListResourcesResult
+    })
+
+    const listResourceTemplates = (caller: Caller) =>
+      Effect.succeed({
+        resourceTemplates: grants(caller.principal.scopes, workspaceScope)
+          ? [
+              {
+                uriTemplate: workspaceFileTemplate,
+                name: "workspace-file",
+                title: "Channel workspace file",
+                description: "A file in a channel's workspace (the channel's workspace must be enabled); path segments percent-encoded"
+              }
+            ]
+          : []
+      })
+
+    const readResource = Effect.fn("McpServer.readResource")(function* (caller: Caller, uri: string) {
+      if (!grants(caller.principal.scopes, workspaceScope)) {
+        return yield* new ProtocolError({ code: ErrorCode.InvalidRequest, message: `Missing required scope: ${workspaceScope}` })
+      }
+      const named = parseWorkspaceFileUri(uri)
+      if (Either.isLeft(named)) return yield* new ProtocolError({ code: ErrorCode.InvalidParams, message: named.left })
+      const { channelId, path } = named.right
+      const notFound = (message: string) => new ProtocolError({ code: resourceNotFound, message })
+      // The workspace's own path rules (no '..', no absolute path, no link leading out) decide what is readable.
+      const file = yield* Effect.gen(function* () {
+        const channel = yield* channels.get(channelId)
+        yield* requireBotAllowed(caller.principal, channel.bot_id)
+        return yield* workspaces.readBytes(channelId, path)
+      }).pipe(
+        Effect.catchTags({
+          ChannelNotFound: (error) => Effect.fail(notFound(error.detail)),
+          WorkspaceFileNotFound: (error) => Effect.fail(notFound(error.detail)),
+          WorkspaceConflict: (error) => Effect.fail(new ProtocolError({ code: ErrorCode.InvalidRequest, message: error.detail })),
+          Forbidden: (error) => Effect.fail(new ProtocolError({ code: ErrorCode.InvalidRequest, message: error.detail })),
+          ValidationError: (error) => Effect.fail(new ProtocolError({ code: ErrorCode.InvalidParams, message: `Invalid path: ${failureText(error)}` }))
+        })
+      )
+      const type = file.bytes.byteLength === 0 ? "text/plain" : (sniffType(file.bytes, file.rel) ?? "application/octet-stream")
+      const canonical = workspaceFileUri(channelId, file.rel)
+      return {
+        contents: [
+          isText(type)
+            ? { uri: canonical, mimeType: type, text: Buffer.from(file.bytes).toString("utf8") }
+            : { uri: canonical, mimeType: type, blob: Buffer.from(file.bytes).toString("base64") }
+        ]
+      } satisfies ReadResourceResult
+    })
+
+    /** Runs one MCP request's effect for the SDK: a protocol error becomes its McpError, a defect is logged. */
+    const runner =
+      (runtime: Runtime.Runtime<never>) =>
+      <A>(effect: Effect.Effect<A, ProtocolError>, signal?: AbortSignal): Promise<A> =>
+        Runtime.runPromiseExit(runtime)(
+          Effect.tapDefect(effect, (cause) => Effect.logError("An MCP request failed", cause)),
+          signal ? { signal } : undefined
+        ).then((exit) => {
+          if (Exit.isSuccess(exit)) return exit.value
+          const failure = Cause.failureOption(exit.cause)
+          if (Option.isSome(failure)) throw new McpError(failure.value.code, failure.value.message)
+          throw new McpError(ErrorCode.InternalError, Cause.isInterruptedOnly(exit.cause) ? "The request was cancelled" : "Internal error")
+        })
+
+    /** The SDK server for one request: what it offers is fixed by this caller's scopes. */
+    const serverFor = (caller: Caller, run: ReturnType<typeof runner>) => {
+      const server = new Server(
+        { name: "cairn", title: "Cairn", version: cairnVersion },
+        {
+          capabilities: { tools: {}, resources: {} },
+          instructions:
+            "Cairn hosts LLM bots and a document store. list_bots names the bots; chat_with_bot talks to one (keep its session_id to continue); " +
+            "search_documents searches the documents; channel workspace files are resources (cairn://workspaces/{channel_id}/{path})."
+        }
+      )
+      server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => run(listTools(caller), extra.signal))
+      server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+        run(callTool(caller, request.params.name, request.params.arguments), extra.signal)
+      )
+      server.setRequestHandler(ListResourcesRequestSchema, (request, extra) => run(listResources(caller, request.params?.cursor), extra.signal))
+      server.setRequestHandler(ListResourceTemplatesRequestSchema, (_request, extra) => run(listResourceTemplates(caller), extra.signal))
+      server.setRequestHandler(ReadResourceRequestSchema, (request, extra) => run(readResource(caller, request.params.uri), extra.signal))
+      return server
+    }
+
+    /**
+     * Answers one HTTP request to `/mcp` (a web `Request`, already authenticated) with a fresh
+     * server and transport; they are closed when it is answered or the client goes away, which
+     * interrupts whatever its handlers still run.
+     */
+    const handle = Effect.fn("McpServer.handle")(function* (request: Request, caller: Caller) {
+      const run = runner(yield* Effect.runtime<never>())
+      const server = serverFor(caller, run)
+      const transport = new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+        maxRequestBodySize: maxBodyBytes
+      })
+      return yield* Effect.acquireUseRelease(
+        Effect.promise(() => server.connect(transport)),
+        () => Effect.promise(() => transport.handleRequest(request)),
+        () => Effect.promise(() => server.close())
+      )
+    })
+
+    return { handle, listTools, callTool, listResources, readResource } as const
+  }),
+  dependencies: [Chat.Default, Documents.Default, Bots.Default, Channels.Default, Workspaces.Default, RateLimiter.Default]
+}) {}
