@@ -197,6 +197,7 @@ export const AppLive = ListeningAddress.publish.pipe(
   Layer.provideMerge(ServicesLive),
   // What every domain shares and none owns: the server secret, the shutdown signal, the bound address.
   Layer.provide(Layer.mergeAll(ServerSecret.layer, ShutdownSignal.layer, ListeningAddress.layer)),
-  Layer.provide(DatabaseLive),
+  // Merged: embedders and tests reach the server's own connection (PGlite allows one per data dir).
+  Layer.provideMerge(DatabaseLive),
   Layer.provide(ObservabilityLive)
 )

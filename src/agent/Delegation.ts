@@ -50,7 +50,11 @@ export class Delegation extends Effect.Service<Delegation>()("cairn/Delegation",
         const depth = (request.parent.depth ?? 0) + 1
         if (depth > maxDelegationDepth) return "Error: delegation is nested too deeply."
         const bot = yield* bots.get(target)
-        const session = yield* sessions.getOrCreate({ botId: target, clientId: `delegation:${request.parent.sessionId}` })
+        // A stateless turn (history in memory) delegates statelessly: nothing of it is stored.
+        const stateless = request.parent.history !== undefined
+        const session = stateless
+          ? { id: request.parent.sessionId, client_id: request.parent.clientId }
+          : yield* sessions.getOrCreate({ botId: target, clientId: `delegation:${request.parent.sessionId}` })
         yield* request.parent.emit({ type: "delegation_post", target_bot: target, bot_id: target })
         const result = yield* request.runTurn({
           runId: request.parent.runId,
@@ -61,7 +65,8 @@ export class Delegation extends Effect.Service<Delegation>()("cairn/Delegation",
           userText: message,
           principal: request.parent.principal,
           emit: () => Effect.void,
-          depth
+          depth,
+          ...(stateless ? { history: [] } : {})
         })
         return result.text
       }).pipe(

@@ -38,10 +38,7 @@ export interface TurnPlan {
   readonly toolSchemas: ReadonlyArray<ToolSchema>
   /** Tools the client runs, by name. */
   readonly clientTools: ReadonlyMap<string, ClientTool>
-  /**
-   * Tools whose calls end the turn for the caller to answer in its next request: the caller's own
-   * and the bot's client tools, when the caller brought tools (`TurnInput.callerTools`); else none.
-   */
+  /** Tools whose calls end the turn for the caller to answer in its next request (`TurnInput.callerTools`). */
   readonly callerAnswers: ReadonlySet<string>
   readonly preamble: string | undefined
   /** Of the preamble, the estimated tokens that retrieval added (passages and notes). */
@@ -108,12 +105,15 @@ export class TurnPlanner extends Effect.Service<TurnPlanner>()("cairn/TurnPlanne
           if (tool) toolSchemas.push(tool.schema)
           else yield* Effect.logWarning(`Bot ${bot.id} names an unknown tool: ${name}`)
         }
-        for (const tool of bot.client_tools) {
+        // A caller that answers tools itself (OpenAI's way) brings its own client tools: the bot's,
+        // which wait for /chat/tool_result, are not offered to it. A name the bot denies is not offered at all.
+        const callerTools = (input.callerTools ?? []).filter((tool) => bot.tool_policies[tool.function.name] !== "deny")
+        const callerNames = new Set(callerTools.map((tool) => tool.function.name))
+        const botClientTools = input.callerTools ? [] : bot.client_tools
+        for (const tool of botClientTools) {
           toolSchemas.push({ type: "function", function: { name: tool.name, description: tool.description, parameters: tool.parameters } })
         }
         if (bot.delegate_bots.length > 0) toolSchemas.push(delegateToolSchema(bot.delegate_bots))
-        const callerTools = input.callerTools ?? []
-        const callerNames = new Set(callerTools.map((tool) => tool.function.name))
         const offered = [...toolSchemas.filter((schema) => !callerNames.has(schema.function.name)), ...callerTools]
         const model = turnModel(input, defaultModel)
         // Retrieval runs once a turn, on the user's message, after the plan's own parts.
@@ -124,8 +124,8 @@ export class TurnPlanner extends Effect.Service<TurnPlanner>()("cairn/TurnPlanne
           retrievalTokens: retrieved.tokens,
           skills: turnSkills,
           toolSchemas: offered,
-          clientTools: new Map(bot.client_tools.filter((tool) => !callerNames.has(tool.name)).map((tool) => [tool.name, tool])),
-          callerAnswers: input.callerTools ? new Set([...callerNames, ...bot.client_tools.map((tool) => tool.name)]) : new Set(),
+          clientTools: new Map(botClientTools.map((tool) => [tool.name, tool])),
+          callerAnswers: callerNames,
           preamble: preamble || undefined
         }
       })

@@ -48,9 +48,9 @@ export interface TurnInput {
   readonly history?: ReadonlyArray<HistoryRow>
   /**
    * Tools the caller runs itself and answers in its next request (OpenAI's way), offered beside the
-   * bot's (replacing any of the same name). With them set, a call to one of these or to one of the
-   * bot's client tools ends the turn, with the calls in `TurnResult.toolCalls`, instead of waiting
-   * for `/chat/tool_result`.
+   * bot's (replacing any of the same name; none the bot's policy denies). A call to one ends the
+   * turn, with the calls in `TurnResult.toolCalls`. Set (even empty), it stands for the bot's own
+   * client tools, which wait for `/chat/tool_result`: those are not offered.
    */
   readonly callerTools?: ReadonlyArray<ToolSchema>
   /** Nested turns (delegation) do not fire after_response for the outer run. */

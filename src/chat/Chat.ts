@@ -161,6 +161,25 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         return { ...request, message: [request.message, ...blocks].filter((part) => part.length > 0).join("\n\n"), attachments: [...given, ...images] }
       })
 
+    /**
+     * Of the caller's tool results, those the session still waits for: each must answer a call of
+     * the session's last assistant message (422 otherwise, nothing stored); one already stored is
+     * skipped, so a retried request stores nothing twice.
+     */
+    const unanswered = (sessionId: string, results: NonNullable<BeginOptions["toolResults"]>) =>
+      Effect.gen(function* () {
+        if (results.length === 0) return results
+        const rows = yield* sessions.recent(sessionId, 200)
+        const asked = rows.findLastIndex((row) => row.role === "assistant")
+        const calls = new Set<string>(asked < 0 ? [] : (rows[asked]!.tool_calls ?? []).map((call: { id: string }) => call.id))
+        const answered = new Set(rows.slice(asked + 1).flatMap((row) => (row.role === "tool" && row.tool_call_id ? [row.tool_call_id] : [])))
+        const stray = results.find((result) => !calls.has(result.tool_call_id))
+        if (stray) {
+          return yield* ValidationError.single(["body", "messages"], `The tool result for ${stray.tool_call_id} answers no tool call the session is waiting on`, "unknown_tool_call")
+        }
+        return results.filter((result) => !answered.has(result.tool_call_id))
+      })
+
     const begin = (sent: ChatRequest, principal: PrincipalShape, options: BeginOptions = {}) =>
       Effect.gen(function* () {
         // Internal dispatch writes into another session: that takes sessions:write, not only chat.
@@ -223,7 +242,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
             const lock = yield* runs.acquire(session.id)
             if (Option.isNone(lock)) return Option.none()
             const run = yield* Effect.gen(function* () {
-              for (const result of toolResults) {
+              for (const result of yield* unanswered(session.id, toolResults)) {
                 yield* sessions.append(session.id, {
                   role: "tool",
                   content: result.content,
@@ -332,7 +351,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         return { cancelled: false, queued_tasks_cancelled: 0 }
       })
 
-    return traced("Chat", { begin, answer, cancel, channelSession } as const)
+    return traced("Chat", { begin, answer, cancel, channelSession, checkAttachments } as const)
   }),
   dependencies: [Attachments.Default, Bots.Default, Channels.Default, Dispatchers.Default, Runs.Default, Sessions.Default, Settings.Default, Tasks.Default, Turns.Default, Voice.Default]
 }) {}

@@ -11,7 +11,7 @@ import { detailBody } from "../contract/Errors.ts"
 import { BotNotFound } from "../bots/Errors.ts"
 import { SessionNotFound } from "../sessions/Errors.ts"
 import { ProviderFailed } from "../providers/Errors.ts"
-import { CompletionCancelled, CompletionFailed, CompletionInterrupted, InvalidConversation, ModelNotFound, SessionBusy } from "./Errors.ts"
+import { CompletionCancelled, CompletionFailed, CompletionInterrupted, ModelNotFound, SessionBusy } from "./Errors.ts"
 
 export class OpenAiApi extends HttpApiGroup.make("openai")
   .add(
@@ -35,7 +35,6 @@ export class OpenAiApi extends HttpApiGroup.make("openai")
       .addSuccess(ChatCompletion)
       .addError(ModelNotFound.wire)
       .addError(SessionBusy.wire)
-      .addError(InvalidConversation.wire)
       .addError(CompletionFailed.wire)
       .addError(CompletionCancelled.wire)
       .addError(CompletionInterrupted.wire)

@@ -43,17 +43,17 @@ export const dataFrame = (value: unknown) => `data: ${JSON.stringify(value)}\n\n
 export const doneFrame = "data: [DONE]\n\n"
 
 /**
- * The frames of one streamed turn. Text streams as it comes; text after a tool ran starts a new
- * paragraph (the model speaks again); the caller's tool calls and the finish reason come once the
- * turn is over, then usage when asked for, then `[DONE]`. A failed turn ends with OpenAI's error
- * object as the last frame, which the OpenAI clients raise.
+ * The frames of one streamed turn. Text streams as it comes; each model call after the first that
+ * speaks starts a new paragraph (the model speaks again after a tool, or a fallback model starts
+ * over: what the failed one said cannot be taken back). The caller's tool calls and the finish
+ * reason come once the turn is over, then usage when asked for, then `[DONE]`. A failed turn ends
+ * with OpenAI's error object as the last frame, which the OpenAI clients raise.
  */
 export const makeChunkStream = (identity: CompletionIdentity, includeUsage: boolean) => {
   let started = false
   let streamedAny = false
-  // Text streamed since the last tool ran: when empty at the end, the answer came whole at the end.
-  let sinceTool = ""
-  let toolRan = false
+  // Whether the current model call has streamed text: if the last one has not, its answer came whole at the end.
+  let streamedInCall = false
 
   const chunk = (delta: Record<string, unknown>, finish: "stop" | "tool_calls" | null = null) => ({
     id: identity.id,
@@ -72,9 +72,9 @@ export const makeChunkStream = (identity: CompletionIdentity, includeUsage: bool
 
   const text = (delta: string): Array<string> => {
     if (!delta) return []
-    const separator = toolRan && streamedAny && sinceTool === "" ? "\n\n" : ""
+    const separator = streamedAny && !streamedInCall ? "\n\n" : ""
     streamedAny = true
-    sinceTool += delta
+    streamedInCall = true
     return [...opening(), dataFrame(chunk({ content: separator + delta }))]
   }
 
@@ -82,9 +82,10 @@ export const makeChunkStream = (identity: CompletionIdentity, includeUsage: bool
     switch (event.type) {
       case "assistant_text":
         return text(event.delta)
-      case "tool_start":
-        toolRan = true
-        sinceTool = ""
+      // Each model call begins with its context budget; a fallback model begins its answer anew.
+      case "context_budget":
+      case "fallback":
+        streamedInCall = false
         return opening()
       default:
         return []
@@ -93,7 +94,7 @@ export const makeChunkStream = (identity: CompletionIdentity, includeUsage: bool
 
   const onComplete = (result: TurnResult): Array<string> => {
     const frames = [...opening()]
-    if (sinceTool === "" && result.text) frames.push(...text(result.text))
+    if (!streamedInCall && result.text) frames.push(...text(result.text))
     if (result.toolCalls.length > 0) {
       frames.push(dataFrame(chunk({ tool_calls: toolCallsOf(result).map((call, index) => ({ index, ...call })) })))
     }

@@ -19,7 +19,9 @@ import { confinedBot, requireBotAllowed } from "../sessions/Access.ts"
 import { SystemPaused } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { traced } from "../telemetry/Spans.ts"
-import { readConversation } from "./Conversation.ts"
+import { checkCallerTools, readConversation } from "./Conversation.ts"
+import type { ImageAttachment } from "../sessions/Attachments.ts"
+import { Sessions } from "../sessions/Sessions.ts"
 import { modelNotFound, SessionBusy } from "./Errors.ts"
 import type { ChatCompletionRequest } from "./Model.ts"
 
@@ -72,6 +74,7 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
     const runs = yield* Runs
     const loop = yield* AgentLoop
     const settings = yield* Settings
+    const sessions = yield* Sessions
 
     /** The bot a model names, when the caller may talk to it; else OpenAI's 404 (no hint which it was). */
     const botFor = (model: string, principal: PrincipalShape) =>
@@ -98,6 +101,12 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
         if (input.toolResults.length === 0 && !input.text.trim() && input.images.length === 0) {
           return yield* ValidationError.single(["body", "messages", request.messages.length - 1, "content"], "A message needs text or images", "missing")
         }
+        yield* checkCallerTools(request.tools ?? [])
+        // A widget token speaks for a visitor of a public page: it gets no say in the bot's instructions.
+        if (preamble && confinedBot(principal) !== null) {
+          const index = request.messages.findIndex((message) => message.role === "system" || message.role === "developer")
+          return yield* ValidationError.single(["body", "messages", index, "role"], "A widget token cannot send system messages", "forbidden_role")
+        }
         // On this surface every client tool is the caller's to answer: OpenAI clients cannot post to /chat/tool_result.
         const callerTools: ReadonlyArray<ToolSchema> = (request.tools ?? []).map((tool) => ({
           type: "function",
@@ -108,6 +117,15 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
           }
         }))
         if (sessionHeader !== undefined || request.user !== undefined) {
+          // Refused before anything is made: a paused system, or a session of another bot (which
+          // `/chat` would move to this one; here two clients would move it back and forth).
+          if (yield* settings.get(SystemPaused)) return yield* busy("system_paused")
+          if (sessionHeader !== undefined) {
+            const existing = yield* sessions.reach(principal, sessionHeader).pipe(Effect.catchTag("SessionNotFound", () => Effect.succeed(null)))
+            if (existing && existing.bot_id !== bot.id) {
+              return yield* ValidationError.single(["header", "x-cairn-session"], `This session talks to the bot ${existing.bot_id}: name it as the model`, "session_bot")
+            }
+          }
           const started = yield* chat.begin(
             {
               message: input.text,
@@ -129,6 +147,8 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
           return { sessionId: started.sessionId, turn: Effect.succeed(turn) } satisfies AcceptedCompletion
         }
         if (yield* settings.get(SystemPaused)) return yield* busy("system_paused")
+        // The limits of /chat's attachments, over every image the conversation sends the model.
+        yield* chat.checkAttachments([...history.flatMap((row) => (row.attachments ?? []) as ReadonlyArray<ImageAttachment>), ...input.images])
         const turn = Effect.gen(function* () {
           const events = yield* Queue.unbounded<AgentEvent | null>()
           const done = yield* Deferred.make<RunOutcome>()
@@ -146,7 +166,8 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
               history,
               callerTools,
               ...(preamble ? { executionConfig: { system_preamble: preamble } } : {}),
-              emit: (event) => Effect.asVoid(Queue.offer(events, event))
+              // A blocking call reads only the outcome: its events go nowhere.
+              emit: request.stream ? (event) => Effect.asVoid(Queue.offer(events, event)) : () => Effect.void
             })
             .pipe(
               Effect.exit,
@@ -169,5 +190,5 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
 
     return traced("Completions", { botFor, models, accept } as const)
   }),
-  dependencies: [AgentLoop.Default, Bots.Default, Chat.Default, Runs.Default, Settings.Default]
+  dependencies: [AgentLoop.Default, Bots.Default, Chat.Default, Runs.Default, Sessions.Default, Settings.Default]
 }) {}

@@ -7,7 +7,7 @@ import { Either, Schema } from "effect"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import { ImageAttachment } from "../sessions/Attachments.ts"
 import type { HistoryRow } from "../sessions/Repo.ts"
-import type { CompletionMessage } from "./Model.ts"
+import type { CallerTool, CompletionMessage } from "./Model.ts"
 
 export interface CallerToolResult {
   readonly tool_call_id: string
@@ -33,6 +33,7 @@ export interface ReadConversation {
 }
 
 type Content = CompletionMessage["content"]
+type ToolResultMessage = Extract<CompletionMessage, { role: "tool" }>
 
 /** A message's text: the string, or its text parts joined by blank lines. */
 export const textOf = (content: Content): string => {
@@ -109,8 +110,18 @@ export const readConversation = (messages: ReadonlyArray<CompletionMessage>): Ei
   else if (last.role === "tool") {
     newFrom = lastIndex
     while (newFrom > 0 && messages[newFrom - 1]!.role === "tool") newFrom -= 1
-    if (newFrom === 0 || messages[newFrom - 1]!.role !== "assistant") {
+    const asked = messages[newFrom - 1]
+    if (newFrom === 0 || asked?.role !== "assistant") {
       return Either.left(lastIssue(newFrom, "Tool results must follow the assistant message whose tool calls they answer"))
+    }
+    const calls = new Set((asked.tool_calls ?? []).map((call) => call.id))
+    for (let index = newFrom; index <= lastIndex; index++) {
+      const result = messages[index] as ToolResultMessage
+      if (!calls.has(result.tool_call_id)) {
+        return Either.left(
+          ValidationError.single(["body", "messages", index, "tool_call_id"], "Answers no tool call of the assistant message before it", "unknown_tool_call")
+        )
+      }
     }
   } else return Either.left(lastIssue(lastIndex, "The last message must be the user's, or tool results"))
 
@@ -129,10 +140,7 @@ export const readConversation = (messages: ReadonlyArray<CompletionMessage>): Ei
       : {
           text: "",
           images: [],
-          toolResults: added.map((message) => ({
-            tool_call_id: (message as Extract<CompletionMessage, { role: "tool" }>).tool_call_id,
-            content: textOf(message.content)
-          }))
+          toolResults: (added as ReadonlyArray<ToolResultMessage>).map((message) => ({ tool_call_id: message.tool_call_id, content: textOf(message.content) }))
         }
   // A user message is stored by the turn itself; tool results are history the turn reads.
   const before = last.role === "user" ? rows.slice(0, lastIndex) : rows
@@ -141,4 +149,22 @@ export const readConversation = (messages: ReadonlyArray<CompletionMessage>): Ei
     preamble: before.flatMap((row) => (row.role === "system" && row.content?.trim() ? [row.content.trim()] : [])).join("\n\n"),
     input
   })
+}
+
+/**
+ * The caller's tools, checked as a provider would check them (a provider's refusal would come back
+ * as a failed turn): each name once, its parameters a JSON Schema object.
+ */
+export const checkCallerTools = (tools: ReadonlyArray<CallerTool>): Either.Either<void, ValidationError> => {
+  const seen = new Set<string>()
+  const issues: Array<ValidationIssue> = []
+  tools.forEach((tool, index) => {
+    const { name, parameters } = tool.function
+    if (seen.has(name)) issues.push(new ValidationIssue({ loc: ["body", "tools", index, "function", "name"], msg: `Another tool is named ${name}`, type: "duplicate_tool" }))
+    seen.add(name)
+    if (parameters !== undefined && parameters.type !== "object") {
+      issues.push(new ValidationIssue({ loc: ["body", "tools", index, "function", "parameters"], msg: 'Expected a JSON Schema with "type": "object"', type: "invalid_parameters" }))
+    }
+  })
+  return issues.length > 0 ? Either.left(new ValidationError({ detail: issues })) : Either.void
 }

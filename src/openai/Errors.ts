@@ -33,7 +33,6 @@ export const SessionBusy = openAiErrorClass(
   409,
   "The bound session is running another turn, or the system is paused; nothing was stored (retry later)"
 )
-export const InvalidConversation = openAiErrorClass("InvalidConversation", 400, "The messages cannot continue a conversation")
 export const CompletionFailed = openAiErrorClass("CompletionFailed", 502, "The bot's turn failed (the model or a tool)")
 export const CompletionCancelled = openAiErrorClass("CompletionCancelled", 409, "The turn was cancelled (POST /chat/cancel)")
 export const CompletionInterrupted = openAiErrorClass("CompletionInterrupted", 503, "The server stopped the turn (it is shutting down)")

@@ -45,7 +45,7 @@ export const OpenAiHttpLive = HttpApiBuilder.group(CairnApi, "openai", (handlers
       )
       .handle("model", ({ path }) =>
         Effect.flatMap(Principal, (principal) =>
-          Effect.map(completions.botFor(decodeURIComponent(path.model), principal), (bot) => ({
+          Effect.map(completions.botFor(path.model, principal), (bot) => ({
             id: bot.id,
             object: "model" as const,
             created: created(bot.created_at),
@@ -91,7 +91,16 @@ const isOpenAiPath = (url: string) => url === "/v1" || url.startsWith("/v1/") ||
 
 const decoder = new TextDecoder()
 
-/** `{detail}` as OpenAI's error body, keeping the status and headers (Retry-After, CORS); anything else as it is. */
+/**
+ * An error after which a retry would run the turn again (a bound call's message is already stored,
+ * a tool may have acted): the OpenAI clients retry 409 and 5xx on their own unless told not to.
+ */
+const notRetried = (status: number, code: unknown) => status >= 500 || code === "cancelled"
+
+/**
+ * `{detail}` as OpenAI's error body, keeping the status and headers (Retry-After, CORS,
+ * WWW-Authenticate); then `x-should-retry: false` where a retry would repeat the turn.
+ */
 const reshape = (response: HttpServerResponse.HttpServerResponse) => {
   if (response.status < 400 || response.body._tag !== "Uint8Array") return response
   let parsed: unknown
@@ -100,10 +109,18 @@ const reshape = (response: HttpServerResponse.HttpServerResponse) => {
   } catch {
     return response
   }
-  if (parsed === null || typeof parsed !== "object" || !("detail" in parsed)) return response
-  const reshaped = HttpServerResponse.unsafeJson(toOpenAiError(response.status, parsed.detail), { status: response.status })
-  const { "content-type": _type, "content-length": _length, ...headers } = response.headers
-  return HttpServerResponse.setHeaders(reshaped, headers)
+  if (parsed === null || typeof parsed !== "object") return response
+  let shaped = response
+  let code: unknown = null
+  if ("detail" in parsed) {
+    const body = toOpenAiError(response.status, parsed.detail)
+    code = body.error.code
+    const { "content-type": _type, "content-length": _length, ...headers } = response.headers
+    shaped = HttpServerResponse.setHeaders(HttpServerResponse.unsafeJson(body, { status: response.status }), headers)
+  } else if ("error" in parsed) {
+    code = (parsed.error as { code?: unknown } | null)?.code
+  }
+  return notRetried(response.status, code) ? HttpServerResponse.setHeader(shaped, "x-should-retry", "false") : shaped
 }
 
 const reshapeBeforeSending = HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(reshape(response)))

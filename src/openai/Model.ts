@@ -47,6 +47,7 @@ export const CompletionMessage = Schema.Union(SystemMessage, UserMessage, Assist
 export type CompletionMessage = typeof CompletionMessage.Type
 
 /** A tool the caller runs itself: offered to the model; a call to it comes back in the answer. */
+export type CallerTool = typeof CallerTool.Type
 export const CallerTool = Schema.Struct({
   type: Schema.Literal("function"),
   function: Schema.Struct({
@@ -118,7 +119,7 @@ export const ModelsList = Schema.Struct({
   data: Schema.Array(ModelObject)
 }).annotations({ identifier: "OpenAiModelList" })
 
-/** A model's path parameter: a bot id, or `cairn/<id>` (the slash is sent encoded or as a second segment). */
+/** A model's path parameter: a bot id, or `cairn/<id>` with its slash encoded (`cairn%2F<id>`, as the OpenAI SDKs send it). */
 export const ModelPath = Schema.Struct({ model: Schema.String })
 
 /** OpenAI's error body, which this surface answers instead of `{detail}`. */

@@ -87,10 +87,13 @@ describe("makeChunkStream", () => {
 
   it("opens with the role, streams text, starts a paragraph after a tool, then finishes, usage and [DONE]", () => {
     const chunks = makeChunkStream(identity, true)
+    const budget = { type: "context_budget", used: 10, limit: 100, retrieval: 0 } as const
     const out = frames([
+      ...chunks.onEvent(budget),
       ...chunks.onEvent({ type: "assistant_text", text: "Let me", delta: "Let me" }),
       ...chunks.onEvent({ type: "tool_start", tool: "add", name: "add", args: {}, tool_call_id: "c" }),
       ...chunks.onEvent({ type: "tool_result", tool: "add", name: "add", result: "5", duration_ms: 1, tool_call_id: "c", is_error: false }),
+      ...chunks.onEvent(budget),
       ...chunks.onEvent({ type: "assistant_text", text: "Five", delta: "Five" }),
       ...chunks.onEvent({ type: "response", text: "Five", tools_used: ["add"], client_actions: [], session_id: "" }),
       ...chunks.onComplete(result({ text: "Five" }))
@@ -101,6 +104,20 @@ describe("makeChunkStream", () => {
     expect(out[3].usage).toBeNull()
     expect(out[4]).toMatchObject({ choices: [], usage: { total_tokens: 3 } })
     expect(out[5]).toBe("[DONE]")
+  })
+
+  it("sends the text of a step that called the caller's tool once, however many tools ran in it", () => {
+    const chunks = makeChunkStream(identity, false)
+    const budget = { type: "context_budget", used: 10, limit: 100, retrieval: 0 } as const
+    const out = frames([
+      ...chunks.onEvent(budget),
+      ...chunks.onEvent({ type: "assistant_text", text: "I'll check", delta: "I'll check" }),
+      // A server tool of the same step runs before the turn ends for the caller's.
+      ...chunks.onEvent({ type: "tool_start", tool: "add", name: "add", args: {}, tool_call_id: "a" }),
+      ...chunks.onEvent({ type: "tool_result", tool: "add", name: "add", result: "5", duration_ms: 1, tool_call_id: "a", is_error: false }),
+      ...chunks.onComplete(result({ text: "I'll check", toolCalls: [{ id: "b", name: "weather", arguments: "{}" }] }))
+    ])
+    expect(out.flatMap((chunk) => (chunk.choices?.[0]?.delta.content ? [chunk.choices[0].delta.content] : []))).toEqual(["I'll check"])
   })
 
   it("sends an answer that came whole at the end, and the caller's tool calls before the finish", () => {
