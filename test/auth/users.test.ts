@@ -1,4 +1,5 @@
 /** Users over HTTP: first-admin setup, local login, refresh rotation and reuse, logout, /auth/me, admin. */
+import * as crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { memberScopes } from "../../src/auth/Scopes.ts"
 import { backends } from "../support/database.ts"
@@ -19,7 +20,7 @@ describe.each(backends)("users and sessions (%s)", (backend) => {
 
   it("sets up the first admin once, then logs in, refreshes with rotation and logs out", async () => {
     const before = await json(await server.request("/auth/status", { auth: null }))
-    expect(before).toEqual({ setup_required: true, local_login: true, oidc_enabled: false })
+    expect(before).toEqual({ setup_required: true, setup_credential: "api_key", local_login: true, oidc_enabled: false })
 
     const short = await post("/auth/setup", { username: "root", password: "short" }, server.apiKey)
     expect(short.status).toBe(422)
@@ -216,21 +217,34 @@ describe.each(backends)("users and sessions (%s)", (backend) => {
 })
 
 describe.each(backends)("first-admin setup without API_KEY (%s)", (backend) => {
+  const secret = "users-test-jwt-secret-0123456789abcdefgh"
+  // The code the server derives from its secret (see Users.setupCodeOf), as an operator reads it in the log.
+  const setupCode = Buffer.from(crypto.hkdfSync("sha256", secret, "cairn", "setup-code", 32)).toString("base64url").slice(0, 20)
+  const logLines: Array<string> = []
   let server: TestServer
   beforeAll(async () => {
-    server = await startServer({ backend, env: { API_KEY: "" } })
+    server = await startServer({ backend, env: { API_KEY: "", JWT_SECRET: secret }, onLog: (line) => logLines.push(line) })
   })
   afterAll(async () => {
     await server?.close()
   })
 
-  it("is open while no user exists, and only then", async () => {
+  it("prints a setup code at start, and only its holder claims the first admin, once", async () => {
+    expect(logLines.some((line) => line.includes(`setup code ${setupCode}`))).toBe(true)
     const body = (username: string) => JSON.stringify({ username, password: "correct horse battery" })
+    const status = await json(await server.request("/auth/status", { auth: null }))
+    expect(status).toMatchObject({ setup_required: true, setup_credential: "setup_code" })
+    // Whoever reaches the port first without the code gets nothing.
+    const anonymous = await server.request("/auth/setup", { method: "POST", auth: null, body: body("intruder") })
+    expect(anonymous.status).toBe(401)
+    expect((await json(anonymous)).detail).toContain("setup code")
+    expect((await server.request("/auth/setup", { method: "POST", auth: "not-the-code", body: body("intruder") })).status).toBe(401)
     expect((await json(await server.request("/auth/status", { auth: null }))).setup_required).toBe(true)
-    const first = await server.request("/auth/setup", { method: "POST", auth: null, body: body("root") })
+
+    const first = await server.request("/auth/setup", { method: "POST", auth: setupCode, body: body("root") })
     expect(first.status).toBe(201)
     expect((await json(first)).user).toMatchObject({ username: "root", role: "admin" })
-    const second = await server.request("/auth/setup", { method: "POST", auth: null, body: body("late") })
+    const second = await server.request("/auth/setup", { method: "POST", auth: setupCode, body: body("late") })
     expect(second.status).toBe(409)
     expect(await json(second)).toEqual({ detail: "Setup is already complete: a user exists" })
     // The test harness's static key means nothing to this server.

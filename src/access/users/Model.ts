@@ -39,6 +39,8 @@ export class TokenPair extends Schema.Class<TokenPair>("TokenPair")({
 export class AuthStatus extends Schema.Class<AuthStatus>("AuthStatus")({
   /** True while no user exists: `/auth/setup` creates the first admin. */
   setup_required: Schema.Boolean,
+  /** What `/auth/setup` takes as its bearer: the server's API_KEY, or (without one) the setup code its log shows. */
+  setup_credential: Schema.Literal("api_key", "setup_code"),
   local_login: Schema.Boolean,
   oidc_enabled: Schema.Boolean
 }) {}

@@ -16,6 +16,7 @@ import { safeEqual } from "../Authenticator.ts"
 import type { PrincipalShape } from "../../auth/Principal.ts"
 import { grants, memberScopes } from "../../auth/Scopes.ts"
 import { Tokens } from "../Tokens.ts"
+import { ServerSecret } from "../../secrets/ServerSecret.ts"
 import { AuthStatus, Me, TokenPair, UserView, type CreateUser, type Role, type SetupRequest, type UpdateUser } from "./Model.ts"
 import { hashPassword, verifyPassword } from "./Password.ts"
 import { UsersRepo, type UserRow } from "./Repo.ts"
@@ -45,6 +46,10 @@ export const toUserView = (row: UserRow) =>
  * reads it (everything after the scheme, so an operator's key of any shape matches); undefined for
  * any other header or none.
  */
+/** The first-admin setup code of a server without API_KEY: 20 characters derived from its secret. */
+export const setupCodeOf = (secret: { readonly deriveKey: (purpose: string) => Buffer }) =>
+  secret.deriveKey("setup-code").toString("base64url").slice(0, 20)
+
 export const bearerToken = (authorization: string | undefined): string | undefined =>
   authorization?.match(/^Bearer (.+)$/is)?.[1]
 
@@ -101,26 +106,44 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
         })
       })
 
+    const staticKey = Option.map(config.apiKey, Redacted.value)
+    // Without API_KEY the first admin is claimed with this code, printed to the log at start: a
+    // server reachable from elsewhere is not handed to whoever finds it first. Derived from the
+    // server secret, so every process sharing it accepts the same code.
+    const setupCode = setupCodeOf(yield* ServerSecret)
+    const setupCredential = Option.isSome(staticKey) ? "api_key" : "setup_code"
+
+    if ((yield* repo.count) === 0 && Option.isNone(staticKey)) {
+      yield* Effect.logWarning(
+        `No admin exists yet. Create the first one in the web app with the setup code ${setupCode} ` +
+          `(or POST /auth/setup with Authorization: Bearer ${setupCode}); set API_KEY to use that instead.`
+      )
+    }
+
     const status = Effect.map(repo.count, (n) =>
-      new AuthStatus({ setup_required: n === 0, local_login: true, oidc_enabled: Option.isSome(config.oidcIssuer) })
+      new AuthStatus({
+        setup_required: n === 0,
+        setup_credential: setupCredential,
+        local_login: true,
+        oidc_enabled: Option.isSome(config.oidcIssuer)
+      })
     )
 
-    const staticKey = Option.map(config.apiKey, Redacted.value)
-
     /**
-     * Creates the first admin. With API_KEY set, only its holder may (the route is public so the
-     * UI can reach it, but an empty users table must not hand admin to whoever reaches the port
-     * first); without API_KEY it is open while no user exists. `authorization` is the raw header.
+     * Creates the first admin. The route is public so the UI can reach it, but an empty users table
+     * must not hand admin to whoever reaches the port first: the caller shows API_KEY, or without
+     * one the setup code the server printed to its log. `authorization` is the raw header.
      */
     const setup = (input: SetupRequest, authorization: string | undefined) =>
       Effect.gen(function* () {
-        if (Option.isSome(staticKey)) {
-          const token = bearerToken(authorization)
-          if (token === undefined || !safeEqual(token, staticKey.value)) {
-            return yield* new Unauthorized({
-              detail: "Setup requires the server's API_KEY: send Authorization: Bearer <API_KEY>"
-            })
-          }
+        const expected = Option.getOrElse(staticKey, () => setupCode)
+        const token = bearerToken(authorization)
+        if (token === undefined || !safeEqual(token, expected)) {
+          return yield* new Unauthorized({
+            detail: Option.isSome(staticKey)
+              ? "Setup requires the server's API_KEY: send Authorization: Bearer <API_KEY>"
+              : "Setup requires the setup code the server printed to its log: send Authorization: Bearer <code>"
+          })
         }
         const passwordHash = yield* hashPassword(input.password)
         const user = yield* transaction(
