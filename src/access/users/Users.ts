@@ -115,8 +115,8 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
 
     if ((yield* repo.count) === 0 && Option.isNone(staticKey)) {
       yield* Effect.logWarning(
-        `No admin exists yet. Create the first one in the web app with the setup code ${setupCode} ` +
-          `(or POST /auth/setup with Authorization: Bearer ${setupCode}); set API_KEY to use that instead.`
+        `No admin exists yet. Create the first one with the setup code ${setupCode}: ` +
+          `POST /auth/setup with Authorization: Bearer ${setupCode} (set API_KEY to use that instead).`
       )
     }
 
