@@ -169,7 +169,15 @@ export class ProviderModel extends Schema.Class<ProviderModel>("ProviderModel")(
   vision: Schema.optionalWith(Schema.NullOr(Schema.Boolean), { default: () => null })
 }) {}
 
-const ExtraHeaders = Schema.Record({ key: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/)), value: Schema.String })
+/**
+ * What may stand in an HTTP header's value: no control characters (a CR or LF would be refused by
+ * every request made with it, or split the header). Keys and extra headers are sent as headers.
+ */
+const HeaderValue = Schema.String.pipe(
+  Schema.filter((value) => !/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value) || "A header value cannot hold line breaks or control characters")
+)
+
+const ExtraHeaders = Schema.Record({ key: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/)), value: HeaderValue })
 
 export const ProviderType = Schema.Literal("openai")
 
@@ -178,7 +186,7 @@ export class CreateProvider extends Schema.Class<CreateProvider>("CreateProvider
     id: ProviderId,
     type: Schema.optionalWith(ProviderType, { default: () => "openai" as const }),
     base_url: HttpUrl,
-    api_key: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }),
+    api_key: Schema.optionalWith(Schema.NullOr(HeaderValue), { exact: true }),
     extra_headers: Schema.optionalWith(ExtraHeaders, { default: () => ({}) }),
     models: Schema.optionalWith(Schema.Array(ProviderModel), { default: () => [] })
   },
@@ -194,7 +202,7 @@ export class UpdateProvider extends Schema.Class<UpdateProvider>("UpdateProvider
   {
     type: Schema.optionalWith(ProviderType, { default: () => "openai" as const }),
     base_url: HttpUrl,
-    api_key: Schema.optionalWith(Schema.NullOr(Schema.String), { exact: true }),
+    api_key: Schema.optionalWith(Schema.NullOr(HeaderValue), { exact: true }),
     extra_headers: Schema.optionalWith(ExtraHeaders, { default: () => ({}) }),
     models: Schema.optionalWith(Schema.Array(ProviderModel), { default: () => [] })
   },

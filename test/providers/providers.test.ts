@@ -222,6 +222,18 @@ describe.each(backends)("LLM providers and usage (%s)", (backend) => {
     expect((await json(inUrl)).detail).toEqual([
       expect.objectContaining({ loc: ["body", "base_url"], msg: "Put credentials in api_key or extra_headers, not in the URL" })
     ])
+    // A line break in a key or header would break (or split) every request made with it: refused, nothing stored.
+    const broken = await post(server, "/api/v1/admin/providers", {
+      id: "crlf",
+      base_url: localLlm.url,
+      api_key: "sk-abc\r\nX-Injected: 1",
+      extra_headers: { "X-Team": "a\nb" }
+    })
+    expect(broken.status).toBe(422)
+    expect((await json(broken)).detail.map((i: { loc: Array<unknown> }) => i.loc.join("."))).toEqual(
+      expect.arrayContaining(["body.api_key", "body.extra_headers.X-Team"])
+    )
+    expect((await server.request("/api/v1/admin/providers/crlf")).status).toBe(404)
     const after = await json(await server.request("/api/v1/admin/providers/local"))
     expect(after.base_url).toBe(localLlm.url)
   })
