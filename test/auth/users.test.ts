@@ -9,7 +9,8 @@ import { createKey } from "./helpers.ts"
 describe.each(backends)("users and sessions (%s)", (backend) => {
   let server: TestServer
   beforeAll(async () => {
-    server = await startServer({ backend })
+    // These tests fail sign-ins on purpose, all from one address: the guard is tested on its own below.
+    server = await startServer({ backend, env: { SIGNIN_FREE_FAILURES: "100" } })
   })
   afterAll(async () => {
     await server?.close()
@@ -249,5 +250,36 @@ describe.each(backends)("first-admin setup without API_KEY (%s)", (backend) => {
     expect(await json(second)).toEqual({ detail: "Setup is already complete: a user exists" })
     // The test harness's static key means nothing to this server.
     expect((await server.request("/auth/me")).status).toBe(401)
+  })
+})
+
+describe.each(backends)("password guessing (%s)", (backend) => {
+  let server: TestServer
+  beforeAll(async () => {
+    // The general rate limit is off (the default): the guard holds regardless.
+    server = await startServer({ backend })
+    await server.request("/auth/setup", { method: "POST", body: JSON.stringify({ username: "root", password: "correct horse battery" }) })
+  })
+  afterAll(async () => {
+    await server?.close()
+  })
+
+  const login = (username: string, password: string) =>
+    server.request("/auth/login", { method: "POST", auth: null, body: JSON.stringify({ username, password }) })
+
+  it("lets a few failures through, then locks the address and the username with a Retry-After", async () => {
+    // A burst of parallel guesses: only the free few reach the password hash.
+    const burst = await Promise.all(Array.from({ length: 30 }, (_, i) => login("root", `guess number ${i}`)))
+    const statuses = burst.map((response) => response.status)
+    expect(statuses.filter((status) => status === 401)).toHaveLength(5)
+    expect(statuses.filter((status) => status === 429)).toHaveLength(25)
+    const locked = burst.find((response) => response.status === 429)!
+    expect(Number(locked.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
+    expect(await json(locked)).toEqual({ detail: "Too many failed attempts; try again later" })
+    // While locked, even the right password waits, and so does another name from this address.
+    expect((await login("root", "correct horse battery")).status).toBe(429)
+    expect((await login("someone", "correct horse battery")).status).toBe(429)
+    // Setup guesses from this address count too.
+    expect((await server.request("/auth/setup", { method: "POST", auth: "guess", body: JSON.stringify({ username: "x", password: "correct horse battery" }) })).status).toBe(429)
   })
 })

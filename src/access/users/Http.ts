@@ -1,10 +1,12 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Option } from "effect"
 import { CairnApi } from "../../Api.ts"
 import { Principal } from "../../auth/Principal.ts"
 import { UserList } from "./Model.ts"
 import { Oidc } from "./Oidc.ts"
 import { Users } from "./Users.ts"
+
+const addressOf = (request: HttpServerRequest.HttpServerRequest) => Option.getOrElse(request.remoteAddress, () => "unknown")
 
 export const AuthHttpLive = HttpApiBuilder.group(CairnApi, "auth", (handlers) =>
   Effect.gen(function* () {
@@ -12,8 +14,8 @@ export const AuthHttpLive = HttpApiBuilder.group(CairnApi, "auth", (handlers) =>
     const oidc = yield* Oidc
     return handlers
       .handle("status", () => users.status)
-      .handle("setup", ({ payload, request }) => users.setup(payload, request.headers["authorization"]))
-      .handle("login", ({ payload }) => users.login(payload.username, payload.password))
+      .handle("setup", ({ payload, request }) => users.setup(payload, request.headers["authorization"], addressOf(request)))
+      .handle("login", ({ payload, request }) => users.login(payload.username, payload.password, addressOf(request)))
       .handle("refresh", ({ payload }) => users.refresh(payload.refresh_token))
       .handle("logout", ({ payload }) => users.logout(payload.refresh_token))
       .handle("me", () => Effect.flatMap(Principal, users.me))

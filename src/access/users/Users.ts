@@ -17,6 +17,7 @@ import type { PrincipalShape } from "../../auth/Principal.ts"
 import { grants, memberScopes } from "../../auth/Scopes.ts"
 import { Tokens } from "../Tokens.ts"
 import { ServerSecret } from "../../secrets/ServerSecret.ts"
+import { guardKeys, SignInGuard } from "./SignInGuard.ts"
 import { AuthStatus, Me, TokenPair, UserView, type CreateUser, type Role, type SetupRequest, type UpdateUser } from "./Model.ts"
 import { hashPassword, verifyPassword } from "./Password.ts"
 import { UsersRepo, type UserRow } from "./Repo.ts"
@@ -79,6 +80,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
     const tokens = yield* Tokens
     const config = yield* AppConfig
     const transaction = transactions(yield* SqlClient.SqlClient)
+    const guard = yield* SignInGuard
 
     /** A new session for a user: an access token and the first refresh token of a new family. */
     const issue = (user: UserRow, familyId: string = crypto.randomUUID()) =>
@@ -134,7 +136,13 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
      * must not hand admin to whoever reaches the port first: the caller shows API_KEY, or without
      * one the setup code the server printed to its log. `authorization` is the raw header.
      */
-    const setup = (input: SetupRequest, authorization: string | undefined) =>
+    const setup = (input: SetupRequest, authorization: string | undefined, address: string) =>
+      Effect.gen(function* () {
+        yield* guard.guard(guardKeys(address), checkSetupCredential(authorization))
+        return yield* createFirstAdmin(input)
+      })
+
+    const checkSetupCredential = (authorization: string | undefined) =>
       Effect.gen(function* () {
         const expected = Option.getOrElse(staticKey, () => setupCode)
         const token = bearerToken(authorization)
@@ -145,6 +153,10 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
               : "Setup requires the setup code the server printed to its log: send Authorization: Bearer <code>"
           })
         }
+      })
+
+    const createFirstAdmin = (input: SetupRequest) =>
+      Effect.gen(function* () {
         const passwordHash = yield* hashPassword(input.password)
         const user = yield* transaction(
           Effect.gen(function* () {
@@ -166,13 +178,16 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
         return yield* issue(user)
       })
 
-    const login = (username: string, password: string) =>
-      Effect.gen(function* () {
-        const user = yield* repo.byUsername(username.trim())
-        const ok = yield* verifyPassword(password, user?.password_hash ?? null)
-        if (!user || !ok) return yield* badLogin
-        return yield* issue(user)
-      })
+    const login = (username: string, password: string, address: string) =>
+      guard.guard(
+        guardKeys(address, username),
+        Effect.gen(function* () {
+          const user = yield* repo.byUsername(username.trim())
+          const ok = yield* verifyPassword(password, user?.password_hash ?? null)
+          if (!user || !ok) return yield* badLogin
+          return yield* issue(user)
+        })
+      )
 
     const refresh = (token: string) =>
       Effect.gen(function* () {
@@ -312,5 +327,5 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
 
     return traced("Users", { status, setup, login, refresh, logout, me, list, create, update, remove, fromOidc } as const)
   }),
-  dependencies: [UsersRepo.Default, Tokens.Default]
+  dependencies: [SignInGuard.Default, UsersRepo.Default, Tokens.Default]
 }) {}
