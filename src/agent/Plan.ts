@@ -98,7 +98,7 @@ export class TurnPlanner extends Effect.Service<TurnPlanner>()("cairn/TurnPlanne
         const parts = yield* Effect.forEach(contributors, (contributor) => contributor.contribute(input))
         const turnSkills = yield* resolveSkills(parts.flatMap((part) => part.skills ?? []))
         const toolSchemas: Array<ToolSchema> = []
-        for (const name of expandToolNames(parts.flatMap((part) => part.tools ?? []))) {
+        for (const name of expandToolNames(parts.flatMap((part) => part.tools ?? []), tools.list())) {
           const tool = tools.get(name)
           if (tool) toolSchemas.push(tool.schema)
           else yield* Effect.logWarning(`Bot ${bot.id} names an unknown tool: ${name}`)
