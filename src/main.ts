@@ -77,6 +77,8 @@ import { Workflows } from "./workflows/Workflows.ts"
 import { WorkflowsHttpLive } from "./workflows/Http.ts"
 import { WorkflowEngineLive } from "./workflows/Engine.ts"
 import { Workspaces } from "./workspaces/Workspaces.ts"
+import { McpServers } from "./mcp/McpServers.ts"
+import { McpHttpLive } from "./mcp/Http.ts"
 
 /** The database, with every migration applied before anything else may use it. */
 export const DatabaseLive = Layer.effectDiscard(Migrations.run()).pipe(Layer.provideMerge(Database.layer()))
@@ -122,7 +124,8 @@ const ServicesLive = Layer.mergeAll(
   Injector.Default,
   Dispatchers.Default,
   IntegrationSettings.Default,
-  Integrations.Default
+  Integrations.Default,
+  McpServers.Default
 )
 
 /** Work beside the handlers, started once the services are up: the task worker, integration processes and workers, the heartbeat scheduler, the workflow engine. */
@@ -154,7 +157,8 @@ const HandlersLive = Layer.mergeAll(
   BindingsHttpLive,
   WorkspacesHttpLive,
   CarapacesHttpLive,
-  IntegrationsHttpLive
+  IntegrationsHttpLive,
+  McpHttpLive
 )
 
 /**
