@@ -279,7 +279,15 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
         }
         const relist = yield* Queue.sliding<void>(1)
         client.setNotificationHandler(ToolListChangedNotificationSchema, async () => void Queue.unsafeOffer(relist, undefined))
-        yield* Effect.addFinalizer(() => Effect.promise(() => client.close().catch(() => {})).pipe(Effect.timeout(closeGrace), Effect.ignore))
+        yield* Effect.addFinalizer(() =>
+          Effect.gen(function* () {
+            // An HTTP session is ended at the server too, when it still answers.
+            if (transport instanceof StreamableHTTPClientTransport && entry.client === client) {
+              yield* Effect.promise(() => transport.terminateSession().catch(() => {})).pipe(Effect.timeout(Duration.seconds(2)), Effect.ignore)
+            }
+            yield* Effect.promise(() => client.close().catch(() => {})).pipe(Effect.timeout(closeGrace), Effect.ignore)
+          })
+        )
 
         yield* Effect.tryPromise({
           try: (signal) => client.connect(transport, { signal, timeout: config.connectTimeoutMs }),
@@ -381,17 +389,18 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
         yield* FiberMap.run(supervisors, name, supervise(entry))
       })
 
+    // Rows are read under the permit: a row read earlier could be older than one already followed.
+
     /** Follows the stored row of one server now (after a change made here, or a reconnect). */
     const apply = Effect.fn("McpConnections.apply")(function* (name: string) {
-      const row = yield* repo.find(name)
-      yield* applying.withPermits(1)(follow(name, row))
+      yield* applying.withPermits(1)(Effect.flatMap(repo.find(name), (row) => follow(name, row)))
     })
 
     /** Follows every row that changed since this process last read it (another process's edits). */
     const resync = Effect.fn("McpConnections.resync")(function* () {
-      const rows = yield* repo.all
       yield* applying.withPermits(1)(
         Effect.gen(function* () {
+          const rows = yield* repo.all
           const names = new Set(rows.map((row) => row.name))
           for (const row of rows) {
             const known = entries.get(row.name)
