@@ -4,16 +4,22 @@
  * tools and child process coming and going with it.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Layer, Option } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ToolRegistry } from "../../src/agent/Tools.ts"
 import { Forbidden, NotFound, ValidationError } from "../../src/contract/Errors.ts"
+import * as AppConfig from "../../src/config/AppConfig.ts"
 import { McpServerConflict } from "../../src/mcp/Errors.ts"
+import { syncServersFile } from "../../src/mcp/File.ts"
+import { McpServersRepo } from "../../src/mcp/Repo.ts"
+import * as ServerSecret from "../../src/secrets/ServerSecret.ts"
 import { CreateMcpServer, UpdateMcpServer, type McpServerView } from "../../src/mcp/Model.ts"
 import { createKey, eventually } from "../auth/helpers.ts"
 import { stdioCommand } from "../fixtures/mcpServer.ts"
 import { withDefaults } from "../support/client.ts"
-import { backends, createTestDatabase, withDatabase, type TestDatabase } from "../support/database.ts"
+import { backends, createTestDatabase, tempDir, withDatabase, type TestDatabase } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 
 const SECRET = "stdio-secret-value-ABCD1234"
@@ -234,5 +240,48 @@ describe.each(backends)("MCP servers admin API (%s)", (backend) => {
     const stored = rows.map((row) => row.env + row.headers).join(" ")
     for (const secret of ["broken-secret-value-5555", "header-secret-value-7777", "blue"]) expect(stored).not.toContain(secret)
     expect(JSON.parse(rows[1]!.headers).Authorization).toMatch(/^v1:/)
+  })
+
+  it("syncs MCP_SERVERS_FILE into the table: new and changed servers written, unchanged ones left, names of the API kept, the rest removed", async () => {
+    const file = path.join(tempDir("cairn-mcp-sync-"), "servers.yaml")
+    const write = (content: string | Array<Record<string, unknown>>) =>
+      Effect.sync(() => fs.writeFileSync(file, typeof content === "string" ? content : JSON.stringify({ servers: content })))
+    // One connection to the database for every step (PGlite opens slowly).
+    const steps = await withDatabase(
+      db,
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const sync = (configured: string | null) =>
+          Effect.zipRight(
+            syncServersFile(configured === null ? Option.none() : Option.some(configured)),
+            sql<{ name: string; source: string; url: string | null; updated_at: Date }>`SELECT name, source, url, updated_at FROM mcp_servers ORDER BY name`
+          )
+        yield* write([
+          { name: "web", transport: "http", url: "http://127.0.0.1:8/elsewhere" },
+          { name: "filed", transport: "http", url: "http://127.0.0.1:7/mcp", headers: { Authorization: "Bearer filed-secret-value" } }
+        ])
+        const first = yield* sync(file)
+        const again = yield* sync(file)
+        yield* write("servers: [unclosed")
+        const unreadable = yield* sync(file)
+        yield* write([])
+        const emptied = yield* sync(file)
+        yield* write([{ name: "filed", transport: "http", url: "http://127.0.0.1:7/mcp" }])
+        const refilled = yield* sync(file)
+        const unset = yield* sync(null)
+        return { first, again, unreadable, emptied, refilled, unset }
+      }).pipe(Effect.provide(Layer.mergeAll(McpServersRepo.Default, ServerSecret.layer).pipe(Layer.provide(AppConfig.layer))))
+    )
+    const names = (rows: ReadonlyArray<{ name: string }>) => rows.map((row) => row.name)
+    expect(steps.first.map((row) => [row.name, row.source, row.url])).toEqual([
+      ["broken", "api", null],
+      ["filed", "file", "http://127.0.0.1:7/mcp"],
+      ["web", "api", "http://127.0.0.1:9/mcp"]
+    ])
+    expect(steps.again.find((row) => row.name === "filed")!.updated_at).toEqual(steps.first.find((row) => row.name === "filed")!.updated_at)
+    expect(names(steps.unreadable)).toEqual(["broken", "filed", "web"])
+    expect(names(steps.emptied)).toEqual(["broken", "web"])
+    expect(names(steps.refilled)).toEqual(["broken", "filed", "web"])
+    expect(names(steps.unset)).toEqual(["broken", "web"])
   })
 })
