@@ -37,7 +37,11 @@ const namedValues = (name: RegExp, message: string) =>
     Schema.filter((values) => Object.keys(values).flatMap((key) => (name.test(key) ? [] : [{ path: [key], message }])))
   )
 const EnvValues = namedValues(/^[A-Za-z_][A-Za-z0-9_]*$/, "Expected an environment variable name: letters, digits and '_', not starting with a digit")
-const HeaderValues = namedValues(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "Expected an HTTP header name")
+const HeaderValues = namedValues(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "Expected an HTTP header name").pipe(
+  Schema.filter((headers) =>
+    Object.entries(headers).flatMap(([name, value]) => (/[\r\n\0]/.test(value) ? [{ path: [name], message: "A header value cannot hold a line break" }] : []))
+  )
+)
 
 /** An http(s) URL without credentials in it: those belong in `headers`, which are kept secret. */
 const McpUrl = Schema.String.pipe(

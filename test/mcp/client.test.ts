@@ -9,6 +9,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { CreateBot } from "../../src/bots/Model.ts"
+import { CreateCarapace } from "../../src/carapaces/Model.ts"
 import { ChatRequest } from "../../src/chat/Model.ts"
 import { McpServerConflict } from "../../src/mcp/Errors.ts"
 import { CreateMcpServer, UpdateMcpServer } from "../../src/mcp/Model.ts"
@@ -82,9 +83,11 @@ describe("Cairn as an MCP client (pglite)", () => {
         payload: createRequest({ name: "web", transport: "http", url: web.url, headers: { Authorization: `Bearer ${HEADER_TOKEN}` }, timeout_ms: 1500 })
       })
     )
+    // A carapace gives the whole HTTP server to the bot that wears it.
+    await server.call((c) => c.carapaces.create({ payload: withDefaults(CreateCarapace)({ id: "web-tools", name: "Web tools", tools: ["@mcp:web"] }) }))
     for (const bot of [
       { id: "filer", name: "Filer", tools: ["mcp:files/echo", "mcp:files/slow"] },
-      { id: "webber", name: "Webber", tools: ["@mcp:web"] },
+      { id: "webber", name: "Webber", carapaces: ["web-tools"] },
       { id: "careful", name: "Careful", tools: ["mcp:files/echo"], tool_policies: { "mcp:files/echo": "require_approval" as const } }
     ]) {
       await server.call((c) => c.bots.create({ payload: botRequest(bot) }))
@@ -128,7 +131,7 @@ describe("Cairn as an MCP client (pglite)", () => {
     expect(tools.filter((t) => t.source === "mcp:files").map((t) => t.name)).toEqual(expect.arrayContaining(["mcp:files/echo", "mcp:files/env"]))
   })
 
-  it("lets a bot with @mcp:web call an HTTP server's tool through /chat/stream, with the server's secret header", async () => {
+  it("lets a bot whose carapace names @mcp:web call an HTTP server's tool through /chat/stream, with the server's secret header", async () => {
     llm.script(call("mcp:web/add", { a: 2, b: 40 }), { text: "42" })
     const events = (await (await stream({ message: "Add", bot_id: "webber", client_id: client() })).rest()).map((e) => e.data)
     expect(events.find((e) => e.type === "tool_start")).toMatchObject({ name: "mcp:web/add", args: { a: 2, b: 40 } })

@@ -149,11 +149,15 @@ describe.each(backends)("MCP servers admin API (%s)", (backend) => {
         { loc: ["body", "headers"], msg: "headers are for transport http", type: expect.any(String) }
       ]
     })
-    const http = await post({ name: "web", transport: "http", url: "http://user:pw@127.0.0.1/mcp", command: "x", env: { "BAD-NAME": "1" } })
+    const http = await post({ name: "web", transport: "http", url: "http://user:pw@127.0.0.1/mcp", env: { "BAD-NAME": "1" }, headers: { "X Bad": "1", Good: "a\r\nInjected: 1" } })
     expect(http.status).toBe(422)
-    expect((await json(http)).detail.map((issue: { loc: Array<string> }) => issue.loc)).toEqual(
-      expect.arrayContaining([["body", "url"], ["body", "env", "BAD-NAME"]])
-    )
+    expect((await json(http)).detail.map((issue: { loc: Array<string> }) => issue.loc)).toEqual([
+      ["body", "env", "BAD-NAME"],
+      ["body", "url"],
+      ["body", "headers", "X Bad"]
+    ])
+    const injected = await post({ name: "web", transport: "http", url: "http://127.0.0.1/mcp", headers: { Good: "a\r\nInjected: 1" } })
+    expect((await json(injected)).detail.map((issue: { loc: Array<string> }) => issue.loc)).toEqual([["body", "headers", "Good"]])
     expect((await post({ transport: "ftp" })).status).toBe(422)
     expect((await post("not an object")).status).toBe(422)
   })
