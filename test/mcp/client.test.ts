@@ -161,7 +161,7 @@ describe("Cairn as an MCP client (pglite)", () => {
     const slow = await execute("mcp:web/slow", { ms: 10_000 })
     expect(slow).toMatchObject({ is_error: true })
     expect(slow.error).toContain("timed out after 1500 ms")
-    expect(Date.now() - started).toBeLessThan(4000)
+    expect(Date.now() - started).toBeLessThan(6000)
 
     expect((await view("files")).tools).not.toContain("mcp:files/extra")
     expect((await execute("mcp:files/grow")).result).toBe("grown")
@@ -180,11 +180,12 @@ describe("Cairn as an MCP client (pglite)", () => {
     expect(Date.now() - killedAt).toBeLessThan(3000)
     expect(result).toMatchObject({ name: "mcp:files/slow", is_error: true })
     expect(result.error).toContain('MCP server "files" lost the connection during the call')
-    expect((await sse.rest()).at(-1)!.data).toMatchObject({ type: "response", text: "The tool failed" })
-
+    // Read at once: the server is tried again after MCP_RECONNECT_BASE_MS (1 s).
     const down = await view("files")
     expect(["failed", "connecting"]).toContain(down.status)
     expect(down.error).toContain("the connection closed")
+    expect((await sse.rest()).at(-1)!.data).toMatchObject({ type: "response", text: "The tool failed" })
+
     await eventually(async () => (await view("files")).status === "connected", 10_000)
     expect((await view("files")).pid).not.toBe(before.pid)
     expect((await execute("mcp:files/echo", { text: "back" })).result).toBe("back")
@@ -214,7 +215,7 @@ describe("Cairn as an MCP client (pglite)", () => {
     expect(down.tools).toContain("mcp:web/echo")
     const started = Date.now()
     const refused = await execute("mcp:web/echo", { text: "anyone?" })
-    expect(Date.now() - started).toBeLessThan(1000)
+    expect(Date.now() - started).toBeLessThan(2000)
     expect(refused.error).toMatch(/^MCP server "web" is not connected: /)
     expect(JSON.stringify(await server.call((c) => c.mcp.list()))).not.toContain(HEADER_TOKEN)
   })
