@@ -162,6 +162,8 @@ describe("Cairn as an MCP client (pglite)", () => {
     expect(slow).toMatchObject({ is_error: true })
     expect(slow.error).toContain("timed out after 1500 ms")
     expect(Date.now() - started).toBeLessThan(6000)
+    // Given up here, the call is cancelled at the server too.
+    await eventually(async () => web.methods.includes("notifications/cancelled"), 2000)
 
     expect((await view("files")).tools).not.toContain("mcp:files/extra")
     expect((await execute("mcp:files/grow")).result).toBe("grown")
