@@ -20,6 +20,7 @@ import { DiscoverApi } from "./discover/Api.ts"
 import { DocumentsApi } from "./documents/Api.ts"
 import { ErrorResponses } from "./contract/Errors.ts"
 import { LlmApi, ProvidersApi } from "./providers/Api.ts"
+import { McpApi } from "./mcp/Api.ts"
 import { SessionsApi } from "./sessions/Api.ts"
 import { SettingsApi } from "./settings/Api.ts"
 import { SpeechApi } from "./speech/Api.ts"
@@ -68,6 +69,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .add(WorkflowsApi)
   .add(OpenAiApi)
   .add(McpServerApi)
+  .add(McpApi)
   .addError(ErrorResponses.validation)
   .addError(ErrorResponses.unauthorized)
   .addError(ErrorResponses.forbidden)

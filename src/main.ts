@@ -81,6 +81,8 @@ import { Completions } from "./openai/Completions.ts"
 import { OpenAiHttpLive, openAiErrorShape } from "./openai/Http.ts"
 import { McpServer } from "./mcpserver/McpServer.ts"
 import { McpServerHttpLive } from "./mcpserver/Http.ts"
+import { McpServers } from "./mcp/McpServers.ts"
+import { McpHttpLive } from "./mcp/Http.ts"
 
 /** The database, with every migration applied before anything else may use it. */
 export const DatabaseLive = Layer.effectDiscard(Migrations.run()).pipe(Layer.provideMerge(Database.layer()))
@@ -128,7 +130,8 @@ const ServicesLive = Layer.mergeAll(
   IntegrationSettings.Default,
   Integrations.Default,
   Completions.Default,
-  McpServer.Default
+  McpServer.Default,
+  McpServers.Default
 )
 
 /** Work beside the handlers, started once the services are up: the task worker, integration processes and workers, the heartbeat scheduler, the workflow engine. */
@@ -162,7 +165,8 @@ const HandlersLive = Layer.mergeAll(
   CarapacesHttpLive,
   IntegrationsHttpLive,
   OpenAiHttpLive,
-  McpServerHttpLive
+  McpServerHttpLive,
+  McpHttpLive
 )
 
 /**

@@ -13,7 +13,7 @@ import type { ToolSchema } from "../providers/Model.ts"
 import { layer as SkillLibraryLive, SkillLibrary, type Skill } from "../skills/Skills.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
 import { delegateToolSchema } from "./Delegation.ts"
-import { expandToolNames, ToolRegistry, layer as ToolRegistryLive } from "./Tools.ts"
+import { expandToolNames, ToolRegistry, layer as ToolRegistryLive, toolPolicy } from "./Tools.ts"
 import { SkillNotFound } from "./Errors.ts"
 import { Retrieval } from "./Retrieval.ts"
 import type { CurrentTurn, TurnInput } from "./Turn.ts"
@@ -100,14 +100,14 @@ export class TurnPlanner extends Effect.Service<TurnPlanner>()("cairn/TurnPlanne
         const parts = yield* Effect.forEach(contributors, (contributor) => contributor.contribute(input))
         const turnSkills = yield* resolveSkills(parts.flatMap((part) => part.skills ?? []))
         const toolSchemas: Array<ToolSchema> = []
-        for (const name of expandToolNames(parts.flatMap((part) => part.tools ?? []))) {
+        for (const name of expandToolNames(parts.flatMap((part) => part.tools ?? []), tools.list())) {
           const tool = tools.get(name)
           if (tool) toolSchemas.push(tool.schema)
           else yield* Effect.logWarning(`Bot ${bot.id} names an unknown tool: ${name}`)
         }
         // A caller that answers tools itself (OpenAI's way) brings its own client tools: the bot's,
         // which wait for /chat/tool_result, are not offered to it. A name the bot denies is not offered at all.
-        const callerTools = (input.callerTools ?? []).filter((tool) => bot.tool_policies[tool.function.name] !== "deny")
+        const callerTools = (input.callerTools ?? []).filter((tool) => toolPolicy(bot.tool_policies, tool.function.name, undefined) !== "deny")
         const callerNames = new Set(callerTools.map((tool) => tool.function.name))
         const botClientTools = input.callerTools ? [] : bot.client_tools
         for (const tool of botClientTools) {

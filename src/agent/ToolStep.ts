@@ -12,7 +12,7 @@ import { maskArguments } from "../secrets/Patterns.ts"
 import { Delegation, delegateToolName } from "./Delegation.ts"
 import { Interactions } from "./Interactions.ts"
 import type { TurnPlan } from "./Plan.ts"
-import { ToolRegistry, layer as ToolRegistryLive } from "./Tools.ts"
+import { ToolRegistry, layer as ToolRegistryLive, toolPolicy } from "./Tools.ts"
 import { CurrentTurn, type TurnInput, type TurnResult } from "./Turn.ts"
 import { traced } from "../telemetry/Spans.ts"
 
@@ -99,7 +99,7 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
         if (!plan.toolSchemas.some((schema) => schema.function.name === call.name)) {
           return `Error: the tool ${call.name} is not available in this conversation.`
         }
-        const policy = bot.tool_policies[call.name] ?? "allow"
+        const policy = toolPolicy(bot.tool_policies, call.name, tools.get(call.name)?.source)
         if (policy === "deny") return `Error: the tool ${call.name} is not allowed for this bot.`
         // An approval belongs to a stored run; a stateless call has none to wait in.
         if (policy === "require_approval" && !turn.record.stored) {

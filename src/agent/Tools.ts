@@ -41,10 +41,53 @@ export const toolGroups: ReadonlyMap<string, ReadonlyArray<string>> = new Map([
   ["web", ["fetch_url"]]
 ])
 
-/** A tools list with its groups expanded, in order, each name once. */
-export const expandToolNames = (names: ReadonlyArray<string>): Array<string> => [
-  ...new Set(names.flatMap((name) => (name.startsWith("@") ? (toolGroups.get(name.slice(1)) ?? [name]) : [name])))
+/**
+ * The tools of a source with a prefix (`mcp:<server>`, `integration:<id>`), which a bot or
+ * carapace names as the group `@<source>`; by name, so the order does not follow registration.
+ */
+const toolsOfSource = (source: string, registered: ReadonlyArray<ToolDefinition>): Array<string> =>
+  source.includes(":")
+    ? registered
+        .filter((tool) => tool.source === source)
+        .map((tool) => tool.schema.function.name)
+        .sort()
+    : []
+
+/**
+ * A tools list with its groups expanded, in order, each name once: `@<group>` is one of
+ * `toolGroups`, or `@<source>` for every registered tool of that source (`@mcp:github`). A group
+ * that names nothing stays as it is (the planner reports it as unknown).
+ */
+export const expandToolNames = (names: ReadonlyArray<string>, registered: ReadonlyArray<ToolDefinition> = []): Array<string> => [
+  ...new Set(
+    names.flatMap((name) => {
+      if (!name.startsWith("@")) return [name]
+      const group = name.slice(1)
+      const members = toolGroups.get(group) ?? toolsOfSource(group, registered)
+      return members.length > 0 ? members : [name]
+    })
+  )
 ]
+
+/**
+ * A bot's policy for a tool: the tool's own entry, else the entry of its source's group
+ * (`"@mcp:github": require_approval`), else the entry of a built-in group holding it, else allow.
+ */
+export const toolPolicy = <P extends string>(
+  policies: Readonly<Record<string, P>>,
+  name: string,
+  source: string | undefined
+): P | "allow" => {
+  const own = policies[name]
+  if (own !== undefined) return own
+  const ofSource = source?.includes(":") ? policies[`@${source}`] : undefined
+  if (ofSource !== undefined) return ofSource
+  for (const [group, members] of toolGroups) {
+    const ofGroup = policies[`@${group}`]
+    if (ofGroup !== undefined && members.includes(name)) return ofGroup
+  }
+  return "allow"
+}
 
 
 /** The actions the companion clients understand, which the `client_action` tool may ask for. */
@@ -116,8 +159,10 @@ export const make = (options: { readonly timeoutMs?: number } = {}) =>
         if (!tool) return Effect.fail(new ToolError({ message: `Unknown tool: ${name}` }))
         const timeout = tool.timeoutMs ?? options.timeoutMs ?? defaultToolTimeoutMs
         return Effect.tryPromise({
-          try: async () => {
-            const result: unknown = await tool.execute(args, context)
+          // The signal aborts when the call is given up (its timeout, an interrupted turn), so a
+          // tool can stop its own work (an MCP tool cancels its request).
+          try: async (signal) => {
+            const result: unknown = await tool.execute(args, { ...context, signal })
             // Integration code is plain JS: undefined (or a non-JSON value) must still be a string.
             if (typeof result === "string") return result
             return result === undefined ? "" : (JSON.stringify(result) ?? String(result))

@@ -59,6 +59,10 @@ export const statusCommand = Command.make("status", { ...connectionOptions, json
       Effect.map(({ integrations }) => integrations),
       Effect.either
     )
+    const mcpServers = yield* client.mcpServers.list().pipe(
+      Effect.map(({ servers }) => servers),
+      Effect.either
+    )
     const report = {
       url: baseUrl,
       client_version: cairnVersion,
@@ -68,7 +72,8 @@ export const statusCommand = Command.make("status", { ...connectionOptions, json
       integrations:
         integrations._tag === "Right"
           ? integrations.right.map(({ error, id, status, version, workers }) => ({ id, status, version, error, workers: workers.length }))
-          : null
+          : null,
+      mcp_servers: mcpServers._tag === "Right" ? mcpServers.right.map(({ error, name, status, tools, transport }) => ({ name, transport, status, tools: tools.length, error })) : null
     }
     if (flags.json) yield* printJson(report)
     else {
@@ -85,7 +90,14 @@ export const statusCommand = Command.make("status", { ...connectionOptions, json
           `\n${table(["INTEGRATION", "STATUS", "VERSION", "WORKERS", "ERROR"], integrations.right.map((i) => [i.id, i.status, i.version ?? "", String(i.workers.length), i.error ?? ""]))}`
         )
       } else yield* Console.log(style.dim(`integrations: ${describeFailure(integrations.left)}`))
+      if (mcpServers._tag === "Right") {
+        if (mcpServers.right.length > 0) {
+          yield* Console.log(
+            `\n${table(["MCP SERVER", "TRANSPORT", "STATUS", "TOOLS", "ERROR"], mcpServers.right.map((m) => [m.name, m.transport, m.status, String(m.tools.length), m.error ?? ""]))}`
+          )
+        }
+      } else yield* Console.log(style.dim(`mcp servers: ${describeFailure(mcpServers.left)}`))
     }
     if (health._tag === "Left") return yield* fail(`the server is not healthy: ${report.health}`)
   })
-).pipe(Command.withDescription("The server's health and version, these credentials, and its integrations"))
+).pipe(Command.withDescription("The server's health and version, these credentials, its integrations and its MCP servers"))

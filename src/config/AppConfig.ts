@@ -41,6 +41,8 @@ export interface AppConfigShape {
   readonly integrationDirs: ReadonlyArray<string>
   /** Extra directories of bot YAML files, read after the project's bots/. */
   readonly botsDirs: ReadonlyArray<string>
+  /** A YAML file of MCP servers Cairn connects to (synced at startup, read-only over the API). */
+  readonly mcpServersFile: Option.Option<string>
   readonly hookWebhookUrls: ReadonlyArray<string>
   readonly jwtSecret: Option.Option<Redacted.Redacted<string>>
   /** OpenID Connect login: the provider's issuer URL, the client registered there, and our callback. */
@@ -143,6 +145,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   ),
   integrationDirs: commaList("INTEGRATION_DIRS"),
   botsDirs: commaList("BOTS_DIR"),
+  mcpServersFile: Config.option(Config.string("MCP_SERVERS_FILE")).pipe(Config.map(Option.filter((file) => file.trim().length > 0))),
   hookWebhookUrls: commaList("HOOK_WEBHOOK_URLS").pipe(
     Config.validate({
       message: "Expected a comma-separated list of http(s) URLs",

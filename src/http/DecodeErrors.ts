@@ -29,14 +29,18 @@ const locationOf = (error: HttpApiError.HttpApiDecodeError): string => {
 
 /**
  * An optional field with a wrong value fails both union members (the value, and "undefined"); the
- * second says nothing useful, so it is dropped when a real issue stands at the same place.
+ * second says nothing useful, so it is dropped when a real issue stands at the same place or
+ * beneath it (a bad entry of an optional record).
  */
+const within = (path: ReadonlyArray<PropertyKey>, prefix: ReadonlyArray<PropertyKey>) =>
+  path.length >= prefix.length && prefix.every((part, i) => part === path[i])
+
 const meaningfulIssues = (issues: HttpApiError.HttpApiDecodeError["issues"]) =>
   issues.filter(
     (issue) =>
       !(
         issue.message.startsWith("Expected undefined") &&
-        issues.some((other) => other !== issue && JSON.stringify(other.path) === JSON.stringify(issue.path))
+        issues.some((other) => other !== issue && !other.message.startsWith("Expected undefined") && within(other.path, issue.path))
       )
   )
 

@@ -8,6 +8,7 @@ import { scrub } from "../secrets/Vault.ts"
 import { LlmError, type ChatRequest, type LlmStreamEvent, type ToolCall, type Usage } from "./Model.ts"
 import { WireError } from "./OpenAiClient.ts"
 import { providerSecrets, type Target } from "./Providers.ts"
+import { toWireNames, type WireNames } from "./ToolNames.ts"
 
 /** The parts of OpenAI's chat completion objects that are read here (anything may be missing). */
 interface WireUsage {
@@ -97,13 +98,13 @@ export const isRetryable = (error: LlmError) =>
  * The request body: `extra` first, so provider-specific fields pass untouched, then ours, which it
  * cannot override (model, messages, streaming).
  */
-const chatBody = (target: Target, request: ChatRequest) => {
+const chatBody = (target: Target, request: ChatRequest, names: WireNames) => {
   const { stream: _stream, stream_options: _streamOptions, ...extra } = request.extra ?? {}
   return {
     ...extra,
     model: target.model,
-    messages: request.messages,
-    ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
+    messages: names.messages,
+    ...(names.tools && names.tools.length > 0 ? { tools: names.tools } : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
     ...(request.max_tokens !== undefined ? { max_tokens: request.max_tokens } : {})
   } as any
@@ -127,8 +128,10 @@ export interface ChatOutcome {
   readonly finishReason: string | null
 }
 
-export const chatOnce = (target: Target, request: ChatRequest): Effect.Effect<ChatOutcome, LlmError> =>
-  target.provider.client.chat(chatBody(target, request)).pipe(
+export const chatOnce = (target: Target, request: ChatRequest): Effect.Effect<ChatOutcome, LlmError> => {
+  // Tool names the provider would refuse travel as stand-ins (ToolNames.ts).
+  const names = toWireNames(request.tools, request.messages)
+  return target.provider.client.chat(chatBody(target, request, names)).pipe(
     Effect.mapError(toLlmError(target)),
     Effect.flatMap((reply) => {
       const completion = reply as ChatCompletion
@@ -140,7 +143,7 @@ export const chatOnce = (target: Target, request: ChatRequest): Effect.Effect<Ch
         content: typeof choice.message?.content === "string" ? choice.message.content : "",
         toolCalls: (choice.message?.tool_calls ?? []).flatMap((call) =>
           call.type === "function" || (call.type === undefined && call.function)
-            ? [{ id: call.id ?? "", name: call.function?.name ?? "", arguments: call.function?.arguments ?? "" }]
+            ? [names.toolCallBack({ id: call.id ?? "", name: call.function?.name ?? "", arguments: call.function?.arguments ?? "" })]
             : []
         ),
         usage: usageOf(completion.usage),
@@ -148,6 +151,7 @@ export const chatOnce = (target: Target, request: ChatRequest): Effect.Effect<Ch
       })
     })
   )
+}
 
 /**
  * One streamed completion: the deltas as they come, then `Finished`. The request is ended when
@@ -194,7 +198,8 @@ export const chatStreamOnce = (target: Target, request: ChatRequest, idleTimeout
       return out
     }
 
-    const body = { ...chatBody(target, request), stream_options: { include_usage: true } }
+    const names = toWireNames(request.tools, request.messages)
+    const body = { ...chatBody(target, request, names), stream_options: { include_usage: true } }
 
     const chunks = Stream.unwrapScoped(
       Effect.gen(function* () {
@@ -239,7 +244,7 @@ export const chatStreamOnce = (target: Target, request: ChatRequest, idleTimeout
             text,
             toolCalls: [...calls.entries()]
               .sort(([a], [b]) => a - b)
-              .map(([index, call]) => ({ id: call.id || `call_${index}`, name: call.name, arguments: call.arguments })),
+              .map(([index, call]) => names.toolCallBack({ id: call.id || `call_${index}`, name: call.name, arguments: call.arguments })),
             usage,
             finishReason
           })

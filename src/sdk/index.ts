@@ -84,6 +84,8 @@ export interface ToolCallContext {
   readonly channelId: string | null
   readonly clientId: string
   readonly correlationId: string
+  /** Aborted when the call is given up (its timeout, a cancelled run): stop the tool's work then. */
+  readonly signal?: AbortSignal
 }
 
 export interface ToolDefinition {

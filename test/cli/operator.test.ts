@@ -51,6 +51,7 @@ describe("cairn's operator commands", () => {
     expect(status.code, status.output).toBe(0)
     expect(JSON.parse(status.stdout)).toMatchObject({ url: server.baseUrl, health: "ok", server_version: "0.1.0", credentials: { kind: "static_key" } })
     expect(JSON.parse(status.stdout).integrations.map((i: { id: string }) => i.id)).toContain("example")
+    expect(JSON.parse(status.stdout).mcp_servers).toEqual([])
   })
 
   it("creates keys by preset or scopes, lists them without their values, and revokes one", async () => {
