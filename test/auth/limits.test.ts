@@ -109,7 +109,7 @@ describe.each(backends)("rate limits (%s)", (backend) => {
 
   it("names the chat routes the chat limit applies to, and they exist", () => {
     const chatLimited = api.entries.filter((entry) => entry.chatRateLimited)
-    expect(chatLimited.map((entry) => `${entry.method} ${entry.path}`)).toEqual(["POST /chat", "POST /chat/stream"])
+    expect(chatLimited.map((entry) => `${entry.method} ${entry.path}`)).toEqual(["POST /chat", "POST /chat/stream", "POST /v1/chat/completions"])
     for (const entry of chatLimited) expect(api.lookup("POST", entry.path)?.scope).toBe("chat")
   })
 })

@@ -216,12 +216,13 @@ describe("cairn chat in a terminal", () => {
     // Another client's run holds the session for a few seconds; then the queued message runs.
     llm.script({ text: "The first answer.", delayMs: 4000 }, { textChunks: ["Your queued ", "answer."], chunkDelayMs: 100 })
     const sessionId = randomUUID()
+    // The client is up before the session is taken, so its start (slow on a loaded machine) cannot outlast the hold.
+    const pty = chat("--session", sessionId)
+    await pty.waitFor("you›")
     const busy = server.request("/chat", { method: "POST", body: JSON.stringify({ message: "hold the session", session_id: sessionId }) })
     for (let i = 0; i < 100 && llm.requestsTo("/v1/chat/completions").at(-1)?.body.messages.at(-1)?.content !== "hold the session"; i++) {
       await new Promise((resolve) => setTimeout(resolve, 50))
     }
-    const pty = chat("--session", sessionId)
-    await pty.waitFor("you›")
     pty.typeLine("and then this")
     await pty.waitFor(/queued \(session_busy\) as task [0-9a-f-]{36}/)
     // Its run is followed once it starts: the answer streams in like any other.
