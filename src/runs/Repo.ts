@@ -5,7 +5,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Duration, Effect, Option, Schema } from "effect"
-import { IdRow, repository } from "../db/Repository.ts"
+import { decodeRows, IdRow, repository } from "../db/Repository.ts"
 
 /** One event as the log stores it (the event as JSON, decoded by the event schema when read). */
 export interface StoredEventRow {
@@ -18,6 +18,8 @@ export type RunStatus = "running" | "complete" | "failed" | "cancelled"
 const HeartbeatRow = Schema.Struct({ id: Schema.String, cancel_requested: Schema.Boolean })
 const EventRow = Schema.Struct({ seq: Schema.Number, event: Schema.Unknown })
 const StatusRow = Schema.Struct({ status: Schema.String, stale: Schema.Boolean })
+const OwnerRow = Schema.Struct({ owner: Schema.String })
+const ClosedRow = Schema.Struct({ run_id: Schema.String })
 
 export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
   effect: Effect.gen(function* () {
@@ -74,7 +76,35 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
         sql`UPDATE runs SET cancel_requested = true WHERE session_id = ${sessionId} AND status = 'running' RETURNING id`
     })
 
+    /**
+     * Ends running runs (those of the owners given, or those whose heartbeat is older than
+     * `staleSeconds`) as failed, with `error` then `response` after the last event each logged,
+     * in one statement: a rejoin ends as the run would have. Answers how many it ended.
+     */
+    const closeRuns = (which: { readonly owners: ReadonlyArray<string> } | { readonly staleSeconds: number }, message: string) => {
+      const condition =
+        "owners" in which ? sql`owner IN ${sql.in(which.owners)}` : sql`heartbeat_at < now() - make_interval(secs => ${which.staleSeconds})`
+      const error = JSON.stringify({ type: "error", message })
+      return Effect.map(
+        decodeRows(ClosedRow)(sql`WITH closed AS (
+            UPDATE runs SET status = 'failed', finished_at = now() WHERE status = 'running' AND ${condition} RETURNING id, session_id
+          ), last AS (
+            SELECT closed.id, closed.session_id, coalesce((SELECT max(seq) FROM run_events WHERE run_id = closed.id), 0) AS seq FROM closed
+          )
+          INSERT INTO run_events (run_id, seq, event)
+          SELECT id, seq + 1, ${error}::jsonb FROM last
+          UNION ALL
+          SELECT id, seq + 2, jsonb_build_object('type', 'response', 'text', '', 'tools_used', '[]'::jsonb, 'client_actions', '[]'::jsonb, 'session_id', session_id::text) FROM last
+          ON CONFLICT DO NOTHING
+          RETURNING run_id`),
+        (rows) => new Set(rows.map((row) => row.run_id)).size
+      )
+    }
+
     return repository("RunsRepo", {
+      /** The holders of running runs' locks (one per server process start). */
+      runningOwners: Effect.map(decodeRows(OwnerRow)(sql`SELECT DISTINCT owner FROM runs WHERE status = 'running'`), (rows) => rows.map((row) => row.owner)),
+      closeRuns,
       /** Appends events; one already written (a retried batch) is kept as it is. */
       appendEvents: (runId: string, batch: ReadonlyArray<StoredEventRow>) =>
         Effect.asVoid(sql`INSERT INTO run_events ${eventValues(runId, batch)} ON CONFLICT DO NOTHING`),

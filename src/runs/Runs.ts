@@ -8,12 +8,12 @@
 import { SqlClient } from "@effect/sql"
 import { Cause, Chunk, Deferred, Duration, Effect, Exit, FiberMap, FiberSet, Option, PubSub, Schedule, Stream } from "effect"
 import { randomUUID } from "node:crypto"
-import * as os from "node:os"
 import type { TurnResult } from "../agent/Turn.ts"
 import { relaxed } from "../db/Commit.ts"
 import { DatabaseInfo } from "../db/Database.ts"
 import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
 import { RunsRepo } from "./Repo.ts"
+import { makeOwner, ownerGone, releaseOwner } from "./Owners.ts"
 import { fromStored, isTerminal, toStored, type AgentEvent, type SequencedEvent } from "../agent/Events.ts"
 
 export type RunOutcome =
@@ -46,6 +46,9 @@ const flushEvery = Duration.millis(150)
 const keepFinished = Duration.seconds(60)
 /** How often a reader of another process's run looks for new events. */
 const storedPollEvery = Duration.millis(250)
+/** What a run closed for a process that stopped says to its readers. */
+const interruptedMessage = "The server running this session stopped before the run finished"
+
 /** Recording the end of a run is retried this often before it is only logged. */
 const endRetries = Schedule.recurs(3)
 
@@ -53,7 +56,8 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
   scoped: Effect.gen(function* () {
     const repo = yield* RunsRepo
     const relaxedCommit = relaxed(yield* SqlClient.SqlClient, (yield* DatabaseInfo).backend)
-    const owner = `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`
+    const owner = makeOwner()
+    yield* Effect.addFinalizer(() => Effect.sync(() => releaseOwner(owner)))
     // Timers that drop finished runs from memory, interrupted when the service's scope closes.
     const lingering = yield* FiberSet.make()
     const fibers = yield* FiberMap.make<string>()
@@ -69,6 +73,22 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
           Effect.onError(() => Effect.sync(() => run.unflushed.unshift(...batch)))
         )
       }).pipe((effect) => run.writing.withPermits(1)(effect))
+
+    // At start, the runs of a process on this host that is gone (a crash, a kill) end now, with
+    // `error` and `response` in their log, so their sessions take the next message at once.
+    const orphaned = (yield* repo.runningOwners).filter((holder) => ownerGone(holder, owner))
+    if (orphaned.length > 0) {
+      const closed = yield* repo.closeRuns({ owners: orphaned }, interruptedMessage)
+      if (closed > 0) yield* Effect.logWarning(`Closed ${closed} run(s) of a server process that stopped without finishing them`)
+    }
+    // Runs of any process whose heartbeat stopped (another host, a hung process) are closed as
+    // they go stale, not left running until a message to their session happens to take them over.
+    yield* Effect.forkScoped(
+      repo.closeRuns({ staleSeconds: Duration.toSeconds(staleAfter) }, interruptedMessage).pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("Closing stale runs failed", cause)),
+        Effect.repeat(Schedule.spaced(staleAfter))
+      )
+    )
 
     // Background: write events out, keep this process's runs alive, notice remote cancels.
     yield* Effect.forkScoped(
@@ -259,7 +279,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
           }
           // The process running it died: end the stream as that run would have, not wait forever.
           if (status?.stale && rebuilt.length === 0) {
-            const message = "The server running this session stopped before the run finished"
+            const message = interruptedMessage
             return [
               Chunk.fromIterable<SequencedEvent>([
                 { seq: state.cursor + 1, event: { type: "error", message } },

@@ -7,6 +7,8 @@ import { Duration } from "effect"
 import { staleAfter } from "../runs/Runs.ts"
 import type { NewTask } from "./Model.ts"
 
+const WorkerRow = Schema.Struct({ worker: Schema.String })
+
 const runStaleSeconds = Duration.toSeconds(staleAfter)
 
 export interface FinishedOutcome {
@@ -188,6 +190,14 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
             WHERE worker = ${worker} AND status = 'running'`.pipe(Effect.asVoid),
       /** Marks the task's message as stored (in the same transaction as the message). */
       markPromptStored: (id: string) => Effect.asVoid(sql`UPDATE tasks SET prompt_stored = true WHERE id = ${id}`),
+      /** The workers holding running tasks (one per server process start). */
+      runningWorkers: Effect.map(
+        decodeRows(WorkerRow)(sql`SELECT DISTINCT worker FROM tasks WHERE status = 'running' AND worker IS NOT NULL`),
+        (rows) => rows.map((row) => row.worker)
+      ),
+      /** Ends the leases of workers known to be gone, so the next upkeep requeues their tasks at once. */
+      expireLeases: (workers: ReadonlyArray<string>) =>
+        Effect.asVoid(sql`UPDATE tasks SET lease_until = now() - interval '1 second' WHERE status = 'running' AND worker IN ${sql.in(workers)}`),
       /**
        * Tasks whose lease ran out lost their worker: back to the queue, or failed (and their result's
        * delivery due) once they have used `maxAttempts`.

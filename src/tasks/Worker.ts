@@ -11,6 +11,7 @@ import { Cause, Config, Duration, Effect, FiberSet, Layer, Option, Schedule } fr
 import { Bots } from "../bots/Bots.ts"
 import { Channels } from "../channels/Channels.ts"
 import { Runs } from "../runs/Runs.ts"
+import { ownerGone } from "../runs/Owners.ts"
 import { turnChannel, Turns } from "../runs/Turns.ts"
 import { Dispatchers } from "./delivery/Dispatchers.ts"
 import { Sessions } from "../sessions/Sessions.ts"
@@ -131,6 +132,11 @@ export const WorkerLive = Layer.scopedDiscard(
         )
       }
     })
+
+    // Tasks a process on this host held when it died go back to the queue now (the upkeep below
+    // runs at once), not when their lease lapses.
+    const gone = (yield* repo.runningWorkers).filter((holder) => ownerGone(holder, worker))
+    if (gone.length > 0) yield* repo.expireLeases(gone)
 
     yield* Effect.forkScoped(
       drain.pipe(

@@ -4,11 +4,13 @@
  * 200 tasks, each run exactly once. The two-process case is PostgreSQL only: PGlite is one
  * in-process database and cannot be shared by two processes.
  */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { startReceiver } from "../hooks/webhookReceiver.ts"
-import { backends, createTestDatabase, type TestDatabase } from "../support/database.ts"
+import { backends, createTestDatabase, withDatabase, type TestDatabase } from "../support/database.ts"
 import { json, spawnServer, type ChildServer } from "../support/server.ts"
 
 const until = async <A>(read: () => Promise<A>, done: (value: A) => boolean, timeoutMs: number): Promise<A> => {
@@ -78,6 +80,53 @@ describe.each(backends)("task crash safety (%s)", (backend) => {
     ])
     expect(await second.stop("SIGTERM")).toBe(0)
   }, 180_000)
+
+  it("a restart after SIGKILL mid-chat frees the session at once: the next message answers directly, and the killed run ends in its log", async () => {
+    // Default leases and heartbeats: nothing here waits for one to lapse.
+    const env = llmEnv(llm)
+    llm.reset()
+    llm.script({ hang: true })
+    const first = await spawnServer(db, env)
+    children.push(first)
+    const sessionId = crypto.randomUUID()
+    const controller = new AbortController()
+    const streamed = first
+      .request("/chat/stream", { method: "POST", body: JSON.stringify({ message: "cut me off", session_id: sessionId }), signal: controller.signal })
+      .then((response) => response.text())
+      .catch(() => "")
+    await until(async () => llm.requestsTo("/v1/chat/completions").length, (n) => n === 1, 30_000)
+    // A message queued behind the running one, as the killed process left it.
+    const queued = await first.request("/chat/stream", { method: "POST", body: JSON.stringify({ message: "and this", session_id: sessionId }) }).then((r) => r.text())
+    expect(queued).toContain('"type":"queued"')
+    await first.stop("SIGKILL")
+    controller.abort()
+    await streamed
+
+    llm.script({ text: "queued answer" }, { text: "fresh answer" })
+    const second = await spawnServer(db, env)
+    children.push(second)
+    const restarted = Date.now()
+    // The queued message runs first (it was waiting), then the next one: neither waits for a lapse.
+    const next = await second.request("/chat", { method: "POST", body: JSON.stringify({ message: "after the restart", session_id: sessionId }) })
+    expect(next.status).toBe(200)
+    expect((await json(next)).response).toBe("fresh answer")
+    expect(Date.now() - restarted).toBeLessThan(5_000)
+    const messages = (await json(await second.request(`/api/v1/sessions/${sessionId}/messages`))) as Array<{ role: string; content: string }>
+    expect(messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["cut me off", "and this", "after the restart"])
+    expect(await second.stop("SIGTERM")).toBe(0)
+    // Read once no server holds the database: no run is left running, and the killed one's log ends
+    // as a run's does (an error, then `response`), so a rejoin of it ends too.
+    const runs = await withDatabase(
+      db,
+      Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ status: string; last: Array<{ type: string }> }>`SELECT status,
+            (SELECT jsonb_agg(event ORDER BY seq) FROM (SELECT event, seq FROM run_events WHERE run_id = runs.id ORDER BY seq DESC LIMIT 2) tail) AS last
+          FROM runs WHERE session_id = ${sessionId} ORDER BY created_at`
+      )
+    )
+    expect(runs.map((run) => run.status)).toEqual(["failed", "complete", "complete"])
+    expect(runs[0]!.last.map((event) => event.type)).toEqual(["error", "response"])
+  }, 120_000)
 
   it("fails a task whose worker died TASK_MAX_ATTEMPTS times, with a clear error, and still delivers the failure", async () => {
     const receiver = await startReceiver({ status: 204 })
