@@ -21,6 +21,15 @@ import { notFoundDetail, toValidationError } from "./DecodeErrors.ts"
 import { internalErrorBody, retryAfterHeader, type TooManyRequests, type Unauthorized, ValidationError } from "../contract/Errors.ts"
 import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
 
+/** A database error for a duplicate key (PostgreSQL's and PGlite's SQLSTATE 23505), however wrapped. */
+export const isUniqueViolation = (defect: unknown): boolean => {
+  for (let error = defect, depth = 0; error && typeof error === "object" && depth < 4; depth++) {
+    if ((error as { code?: unknown }).code === "23505") return true
+    error = (error as { cause?: unknown }).cause
+  }
+  return false
+}
+
 const isRequestDecodeError = (defect: unknown) =>
   (defect as { _tag?: string; reason?: string })?._tag === "RequestError" &&
   (defect as { reason?: string }).reason === "Decode"
@@ -63,6 +72,11 @@ const errorMapping = HttpApiBuilder.middleware((app) =>
       const defect = Cause.dieOption(cause)
       if (defect._tag === "Some" && isRequestDecodeError(defect.value)) {
         return Effect.fail(ValidationError.single(["body"], "Request body is not valid JSON", "json_invalid"))
+      }
+      // Two requests that create the same thing at once: the database let one in. Every such race
+      // is the later request's conflict, wherever the check-then-insert sits.
+      if (defect._tag === "Some" && isUniqueViolation(defect.value)) {
+        return HttpServerResponse.json({ detail: "A request made the same thing at the same moment: it exists now" }, { status: 409 })
       }
       if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
       return Effect.zipRight(

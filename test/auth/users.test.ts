@@ -98,6 +98,17 @@ describe.each(backends)("users and sessions (%s)", (backend) => {
     expect((await post("/auth/refresh", { refresh_token: "rt_made_up" })).status).toBe(401)
   })
 
+  it("answers a race to create the same user with one 201 and 409s, never a 500", async () => {
+    const attempts = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        server.request("/api/v1/admin/users", { method: "POST", body: JSON.stringify({ username: "racer", password: "racing password" }) })
+      )
+    )
+    const statuses = attempts.map((response) => response.status).sort()
+    expect(statuses).toEqual([201, 409, 409, 409, 409, 409])
+    for (const response of attempts.filter((r) => r.status === 409)) expect(typeof (await json(response)).detail).toBe("string")
+  })
+
   it("admins manage users; members hold the member preset and nothing more", async () => {
     const created = await server.request("/api/v1/admin/users", {
       method: "POST",
