@@ -14,6 +14,13 @@ export class ValidationIssue extends Schema.Class<ValidationIssue>("ValidationIs
   type: Schema.String
 }) {}
 
+/**
+ * Where an issue is, as a person reads it: its `loc` without the part of the request it starts
+ * with (`["body", "messages", 0, "role"]` is `messages.0.role`); empty for the request as a whole.
+ */
+export const issuePath = (loc: ReadonlyArray<unknown>): string =>
+  loc.filter((part, index) => !(index === 0 && ["body", "header", "query", "path"].includes(String(part)))).join(".")
+
 /** A 422: `detail` lists every problem found. */
 export class ValidationError extends Schema.TaggedError<ValidationError>()("ValidationError", {
   detail: Schema.Array(ValidationIssue)

@@ -35,6 +35,7 @@ import { Chat } from "../chat/Chat.ts"
 import type { ChatRequest } from "../chat/Model.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { cairnVersion } from "../contract/Version.ts"
+import { issuePath } from "../contract/Errors.ts"
 import { Documents } from "../documents/Documents.ts"
 import { confinedBot, requireBotAllowed } from "../sessions/Access.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
@@ -75,7 +76,7 @@ const failureText = (error: { readonly _tag: string; readonly detail?: unknown }
   if (Array.isArray(detail)) {
     return detail
       .map((issue: { loc?: ReadonlyArray<unknown>; msg?: string }) => {
-        const where = (issue.loc ?? []).filter((part, index) => !(index === 0 && part === "body")).join(".")
+        const where = issuePath(issue.loc ?? [])
         return where ? `${where}: ${issue.msg}` : String(issue.msg)
       })
       .join("; ")

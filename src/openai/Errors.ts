@@ -7,6 +7,7 @@
  */
 import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
+import { issuePath } from "../contract/Errors.ts"
 import { OpenAiError } from "./Model.ts"
 
 const fields = {
@@ -71,8 +72,8 @@ export const toOpenAiError = (status: number, detail: unknown): OpenAiError => {
   if (Array.isArray(detail) && detail.length > 0) {
     const issues = detail as ReadonlyArray<Issue>
     const first = issues[0]!
-    const param = (first.loc ?? []).filter((part, index) => !(index === 0 && ["body", "header", "query", "path"].includes(String(part)))).join(".")
-    const message = issues.map((issue) => `${(issue.loc ?? []).slice(1).join(".") || "request"}: ${issue.msg ?? "invalid"}`).join("; ")
+    const param = issuePath(first.loc ?? [])
+    const message = issues.map((issue) => `${issuePath(issue.loc ?? []) || "request"}: ${issue.msg ?? "invalid"}`).join("; ")
     return { error: { message, type: kind.type, param: param || null, code: first.type ?? kind.code } }
   }
   return { error: { message: typeof detail === "string" ? detail : "Request failed", type: kind.type, param: null, code: kind.code } }
