@@ -55,3 +55,10 @@ export const isUuid = (id: string): boolean => uuidPattern.test(id)
 
 /** Whether a date is one PostgreSQL stores and compares (years 1 to 9999). */
 export const storableDate = (date: Date): boolean => date.getUTCFullYear() >= 1 && date.getUTCFullYear() <= 9999
+
+/**
+ * Whether text may stand in an HTTP header's value: no control character but a tab (a CR or LF
+ * would split the header, or every request made with it would be refused).
+ */
+export const isHeaderSafe = (value: string): boolean => !/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)
+export const headerValueMessage = "A header value cannot hold line breaks or control characters"

@@ -3,7 +3,7 @@
  * of the provider admin API and the completion proxy.
  */
 import { Schema } from "effect"
-import { bodyOptions } from "../contract/Params.ts"
+import { bodyOptions, headerValueMessage, isHeaderSafe } from "../contract/Params.ts"
 
 // ---------------------------------------------------------------------------------------------
 // The Llm contract
@@ -169,13 +169,8 @@ export class ProviderModel extends Schema.Class<ProviderModel>("ProviderModel")(
   vision: Schema.optionalWith(Schema.NullOr(Schema.Boolean), { default: () => null })
 }) {}
 
-/**
- * What may stand in an HTTP header's value: no control characters (a CR or LF would be refused by
- * every request made with it, or split the header). Keys and extra headers are sent as headers.
- */
-const HeaderValue = Schema.String.pipe(
-  Schema.filter((value) => !/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value) || "A header value cannot hold line breaks or control characters")
-)
+/** A key or an extra header: both are sent as header values. */
+const HeaderValue = Schema.String.pipe(Schema.filter((value) => isHeaderSafe(value) || headerValueMessage))
 
 const ExtraHeaders = Schema.Record({ key: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/)), value: HeaderValue })
 
