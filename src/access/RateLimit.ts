@@ -60,7 +60,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimite
       }
     }
 
-    const take = (name: string, rate: RateExpression, subject: string, now: number) => {
+    const takeFrom = (name: string, rate: RateExpression, subject: string, now: number) => {
       const key = `${name}|${rate.text}|${subject}`
       let entry = buckets.get(key)
       if (!entry) {
@@ -70,41 +70,49 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimite
       return takeToken(entry.bucket, rate, now)
     }
 
-    /** Counts one request of `subject` on the route of `entry`; fails with 429 when over a limit. */
-    const check = (subject: string, entry: CatalogueEntry | undefined): Effect.Effect<void, TooManyRequests> =>
-      Effect.flatMap(settings.get(RateLimitEnabled), (enabled) =>
-        // Every request passes here: off (the default), it is one cached read.
-        enabled ? limited(subject, entry?.chatRateLimited === true) : Effect.void
-      )
-
-    const limited = (subject: string, chatRateLimited: boolean): Effect.Effect<void, TooManyRequests> =>
+    /**
+     * Counts one request of `subject` against its default bucket and, when asked, its chat bucket
+     * (the chat bucket only once the default one let it through); answers the seconds to wait, 0 when
+     * it may go on.
+     */
+    const take = (subject: string, buckets: { readonly default: boolean; readonly chat: boolean }) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         if (now - lastSweep > sweepEveryMs) sweep(now)
-        const defaultRate = rateOf(yield* settings.get(RateLimitDefault))
-        let wait = defaultRate ? take("default", defaultRate, subject, now) : 0
-        if (wait === 0 && chatRateLimited) {
-          const chatRate = rateOf(yield* settings.get(RateLimitChat))
-          wait = chatRate ? take("chat", chatRate, subject, now) : 0
+        let wait = 0
+        if (buckets.default) {
+          const defaultRate = rateOf(yield* settings.get(RateLimitDefault))
+          wait = defaultRate ? takeFrom("default", defaultRate, subject, now) : 0
         }
-        if (wait > 0) return yield* new TooManyRequests({ detail: "Too many requests", retryAfterSeconds: wait })
+        if (wait === 0 && buckets.chat) {
+          const chatRate = rateOf(yield* settings.get(RateLimitChat))
+          wait = chatRate ? takeFrom("chat", chatRate, subject, now) : 0
+        }
+        return wait
       })
+
+    /** Runs `limited` when the limits are on: off (the default), one cached read. */
+    const whenEnabled = (limited: Effect.Effect<void, TooManyRequests>) =>
+      Effect.flatMap(settings.get(RateLimitEnabled), (enabled) => (enabled ? limited : Effect.void))
+
+    /** Counts one request of `subject` on the route of `entry`; fails with 429 when over a limit. */
+    const check = (subject: string, entry: CatalogueEntry | undefined): Effect.Effect<void, TooManyRequests> =>
+      whenEnabled(
+        Effect.flatMap(take(subject, { default: true, chat: entry?.chatRateLimited === true }), (wait) =>
+          wait > 0 ? new TooManyRequests({ detail: "Too many requests", retryAfterSeconds: wait }) : Effect.void
+        )
+      )
 
     /**
      * Counts one chat turn started inside a request the middleware has already counted (an MCP
      * `chat_with_bot` call on `/mcp`): RATE_LIMIT_CHAT alone, as `/chat` would also be held to it.
      */
     const checkChat = (subject: string): Effect.Effect<void, TooManyRequests> =>
-      Effect.flatMap(settings.get(RateLimitEnabled), (enabled) =>
-        enabled
-          ? Effect.gen(function* () {
-              const now = yield* Clock.currentTimeMillis
-              const chatRate = rateOf(yield* settings.get(RateLimitChat))
-              const wait = chatRate ? take("chat", chatRate, subject, now) : 0
-              // Said in the detail too: inside MCP there is no Retry-After header to carry it.
-              if (wait > 0) return yield* new TooManyRequests({ detail: `Too many chat requests; retry in ${wait} s`, retryAfterSeconds: wait })
-            })
-          : Effect.void
+      whenEnabled(
+        Effect.flatMap(take(subject, { default: false, chat: true }), (wait) =>
+          // Said in the detail too: inside MCP there is no Retry-After header to carry it.
+          wait > 0 ? new TooManyRequests({ detail: `Too many chat requests; retry in ${wait} s`, retryAfterSeconds: wait }) : Effect.void
+        )
       )
 
     return traced("RateLimit", { check, checkChat } as const)
