@@ -15,7 +15,7 @@ import { McpServerConflict } from "../../src/mcp/Errors.ts"
 import { CreateMcpServer, UpdateMcpServer } from "../../src/mcp/Model.ts"
 import { wireToolName } from "../../src/providers/ToolNames.ts"
 import { eventually } from "../auth/helpers.ts"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { startMcpHttpServer, stdioCommand, type McpHttpServer } from "../fixtures/mcpServer.ts"
 import { withDefaults } from "../support/client.ts"
 import { tempDir } from "../support/database.ts"
@@ -70,9 +70,7 @@ describe("Cairn as an MCP client (pglite)", () => {
     server = await startServer({
       backend: "pglite",
       env: {
-        OPENAI_BASE_URL: llm.url,
-        OPENAI_API_KEY: "sk-test-fake-key-1234567890",
-        DEFAULT_MODEL: "fake-model",
+        ...fakeLlmEnv(llm),
         LLM_MAX_RETRIES: "0",
         MCP_SERVERS_FILE: file,
         MCP_TEST_TOKEN: TOKEN

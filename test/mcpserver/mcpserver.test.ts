@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { createKey } from "../auth/helpers.ts"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 
@@ -50,9 +50,7 @@ describe.each(backends)("MCP server (%s)", (backend) => {
     server = await startServer({
       backend,
       env: {
-        OPENAI_BASE_URL: llm.url,
-        OPENAI_API_KEY: "sk-test-fake-key-1234567890",
-        DEFAULT_MODEL: "fake-model",
+        ...fakeLlmEnv(llm),
         // The fake's embeddings: the packaged word vectors would take seconds to load for one document.
         EMBEDDING_MODEL: "fake-embedding",
         LLM_MAX_RETRIES: "0"

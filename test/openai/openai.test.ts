@@ -9,7 +9,7 @@ import OpenAI from "openai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { ToolRegistry } from "../../src/agent/Tools.ts"
 import { CreateBot } from "../../src/bots/Model.ts"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { createKey } from "../auth/helpers.ts"
 import { withDefaults } from "../support/client.ts"
 import { backends } from "../support/database.ts"
@@ -35,9 +35,7 @@ describe.each(backends)("OpenAI-compatible API (%s)", (backend) => {
     server = await startServer({
       backend,
       env: {
-        OPENAI_BASE_URL: llm.url,
-        OPENAI_API_KEY: "sk-test-fake-key-1234567890",
-        DEFAULT_MODEL: "fake-model",
+        ...fakeLlmEnv(llm),
         LLM_MAX_RETRIES: "0",
         JWT_SECRET: "openai-test-jwt-secret-0123456789abcdef"
       }

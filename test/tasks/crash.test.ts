@@ -8,7 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { startReceiver } from "../hooks/webhookReceiver.ts"
 import { backends, createTestDatabase, withDatabase, type TestDatabase } from "../support/database.ts"
 import { json, spawnServer, type ChildServer } from "../support/server.ts"
@@ -24,9 +24,7 @@ const until = async <A>(read: () => Promise<A>, done: (value: A) => boolean, tim
 }
 
 const llmEnv = (llm: FakeLlm) => ({
-  OPENAI_BASE_URL: llm.url,
-  OPENAI_API_KEY: "sk-test-fake-key-1234567890",
-  DEFAULT_MODEL: "fake-model",
+  ...fakeLlmEnv(llm),
   LLM_MAX_RETRIES: "1",
   LOG_LEVEL: "warning"
 })
