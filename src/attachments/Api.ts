@@ -7,6 +7,7 @@ import { detailBody } from "../contract/Errors.ts"
 import { idPath } from "../contract/Params.ts"
 import { AttachmentNotFound, AttachmentTooLarge, UnsupportedAttachmentType } from "./Errors.ts"
 import { Attachment, AttachmentQuery, UploadForm, UploadQuery } from "./Model.ts"
+import { BodyLimit } from "../contract/BodyLimit.ts"
 
 const attachmentPath = idPath("Attachment")
 
@@ -18,6 +19,7 @@ export class AttachmentsApi extends HttpApiGroup.make("attachments")
       .addSuccess(Attachment, { status: 201 })
       .addError(detailBody(AttachmentTooLarge))
       .addError(detailBody(UnsupportedAttachmentType))
+      .annotate(BodyLimit, "files")
       .annotate(RequiredScope, "attachments:write")
       .annotate(
         OpenApi.Description,

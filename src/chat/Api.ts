@@ -29,6 +29,7 @@ import { ProviderFailed } from "../providers/Errors.ts"
 import { TaskNotFound } from "../tasks/Errors.ts"
 import { ApprovalDecided, ApprovalNotFound, ToolRequestNotFound } from "../agent/Errors.ts"
 import { RunCancelled, RunFailed, RunInterrupted } from "../runs/Errors.ts"
+import { BodyLimit } from "../contract/BodyLimit.ts"
 
 export class ChatApi extends HttpApiGroup.make("chat")
   .add(
@@ -38,6 +39,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
       .addError(detailBody(RunCancelled))
       .addError(detailBody(RunFailed))
       .addError(detailBody(RunInterrupted))
+      .annotate(BodyLimit, "files")
       .annotate(RequiredScope, "chat")
       .annotate(ChatRateLimited, true)
       .annotate(OpenApi.Description, "Send a message and wait for the bot's answer")
@@ -46,6 +48,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
     HttpApiEndpoint.post("stream", "/chat/stream")
       .setPayload(ChatRequest)
       .addSuccess(EventStream)
+      .annotate(BodyLimit, "files")
       .annotate(RequiredScope, "chat")
       .annotate(ChatRateLimited, true)
       .annotate(OpenApi.Description, "Send a message and stream the run as Server-Sent Events")
@@ -136,6 +139,7 @@ export class ChannelMessagesApi extends HttpApiGroup.make("channelMessages")
       .setPath(idPath("Channel"))
       .setPayload(InjectMessage)
       .addSuccess(MessageInjected)
+      .annotate(BodyLimit, "files")
       .annotate(RequiredScope, "channels.messages:write")
       .annotate(
         OpenApi.Description,

@@ -10,7 +10,7 @@ import { Forbidden, ValidationError } from "../contract/Errors.ts"
 import { grants } from "../auth/Scopes.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { confinedBot, requireBotAllowed } from "../sessions/Access.ts"
-import { AttachmentMaxBytes, AttachmentMaxCount, SystemPaused } from "../settings/Model.ts"
+import { AttachmentMaxBytes, AttachmentMaxCount, ChatMessageMaxChars, SystemPaused } from "../settings/Model.ts"
 import { decodedBytes, isReference, type ImageAttachment } from "../sessions/Attachments.ts"
 import { Attachments } from "../attachments/Attachments.ts"
 import { Settings } from "../settings/Settings.ts"
@@ -117,6 +117,14 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         return { session, channel: null }
       })
 
+    /** CHAT_MESSAGE_MAX_CHARS (a runtime setting): a longer message text is a 422 at `loc`. */
+    const checkMessageLength = (text: string, loc: ReadonlyArray<string | number>) =>
+      Effect.flatMap(settings.get(ChatMessageMaxChars), (maxChars) =>
+        text.length > maxChars
+          ? ValidationError.single(loc, `The message is ${text.length} characters; at most ${maxChars} are taken (CHAT_MESSAGE_MAX_CHARS)`, "string_too_long")
+          : Effect.void
+      )
+
     /** The size and count limits of image attachments (runtime settings): 422 past them. */
     const checkAttachments = (attachments: ReadonlyArray<ImageAttachment>) =>
       Effect.gen(function* () {
@@ -186,6 +194,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         if (sent.dispatch_type === "internal" && !grants(principal.scopes, "sessions:write")) {
           return yield* new Forbidden({ detail: "Missing required scope: sessions:write" })
         }
+        yield* checkMessageLength(sent.message, ["body", "message"])
         const request = yield* withUploads(sent, principal)
         yield* checkAttachments(request.attachments)
         const audio = yield* voice.prepare(request)
@@ -351,7 +360,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         return { cancelled: false, queued_tasks_cancelled: 0 }
       })
 
-    return traced("Chat", { begin, answer, cancel, channelSession, checkAttachments } as const)
+    return traced("Chat", { begin, answer, cancel, channelSession, checkAttachments, checkMessageLength } as const)
   }),
   dependencies: [Attachments.Default, Bots.Default, Channels.Default, Dispatchers.Default, Runs.Default, Sessions.Default, Settings.Default, Tasks.Default, Turns.Default, Voice.Default]
 }) {}

@@ -28,6 +28,11 @@ export interface AppConfigShape {
   /** Defaults of the runtime settings of the same names (logs, uploads, backups). */
   readonly logRetentionDays: number
   readonly uploadMaxBytes: number
+  /** Defaults of REQUEST_MAX_BYTES (a request body's limit) and CHAT_MESSAGE_MAX_CHARS. */
+  readonly requestMaxBytes: number
+  readonly chatMessageMaxChars: number
+  /** The largest audio body /transcribe takes (TRANSCRIBE_MAX_BYTES); also that route's body limit. */
+  readonly transcribeMaxBytes: number
   readonly uploadAllowedTypes: ReadonlyArray<string>
   readonly backupRetention: number
   readonly backupIntervalHours: number
@@ -127,6 +132,9 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   attachmentMaxCount: positiveInt("ATTACHMENT_MAX_COUNT", 8),
   logRetentionDays: positiveInt("LOG_RETENTION_DAYS", 30),
   uploadMaxBytes: positiveInt("UPLOAD_MAX_BYTES", 25 * 1024 * 1024),
+  requestMaxBytes: positiveInt("REQUEST_MAX_BYTES", 1024 * 1024),
+  chatMessageMaxChars: positiveInt("CHAT_MESSAGE_MAX_CHARS", 100_000),
+  transcribeMaxBytes: positiveInt("TRANSCRIBE_MAX_BYTES", 25 * 1024 * 1024),
   uploadAllowedTypes: commaList("UPLOAD_ALLOWED_TYPES"),
   backupRetention: positiveInt("BACKUP_RETENTION", 7),
   backupDir: Config.option(Config.string("BACKUP_DIR")),

@@ -5,6 +5,7 @@ import { RequiredScope } from "../auth/RequiredScope.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { Document, DocumentCreate, DocumentDeleted, DocumentPath, SearchQuery, SearchResult } from "./Model.ts"
 import { DocumentNotFound, EmbeddingFailed } from "./Errors.ts"
+import { BodyLimit } from "../contract/BodyLimit.ts"
 
 export class DocumentsApi extends HttpApiGroup.make("documents")
   .add(
@@ -12,6 +13,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       .setPayload(DocumentCreate)
       .addSuccess(Document, { status: 201 })
       .addError(detailBody(EmbeddingFailed))
+      .annotate(BodyLimit, "files")
       .annotate(RequiredScope, "documents:write")
       .annotate(
         OpenApi.Description,

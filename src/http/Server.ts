@@ -14,12 +14,13 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Cause, Deferred, Effect, Layer } from "effect"
+import { Cause, Deferred, Effect, Layer, Option } from "effect"
 import { Server } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
 import { notFoundDetail, toValidationError } from "./DecodeErrors.ts"
 import { internalErrorBody, retryAfterHeader, type TooManyRequests, type Unauthorized, ValidationError } from "../contract/Errors.ts"
 import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
+import { BodyRefused, requestGuard } from "./RequestGuard.ts"
 
 /** A database error for a duplicate key (PostgreSQL's and PGlite's SQLSTATE 23505), however wrapped. */
 export const isUniqueViolation = (defect: unknown): boolean => {
@@ -34,6 +35,16 @@ const isRequestDecodeError = (defect: unknown) =>
   (defect as { _tag?: string; reason?: string })?._tag === "RequestError" &&
   (defect as { reason?: string }).reason === "Decode"
 
+/** The guard's refusal of a body (too large, or JSON it does not take), as the platform's readers report it. */
+const bodyRefusal = (error: unknown): BodyRefused | undefined => {
+  const cause = isRequestDecodeError(error) ? (error as { cause?: unknown }).cause : undefined
+  return cause instanceof BodyRefused ? cause : undefined
+}
+
+/** A 413 closes the connection: the rest of the body stays unread. */
+const refusedBody = (refused: BodyRefused) =>
+  HttpServerResponse.json(refused.body, { status: refused.status, headers: refused.status === 413 ? { connection: "close" } : {} })
+
 /**
  * Every failure inside the API gets the spec's shape here (the platform turns errors into bare
  * responses before any outer middleware could): decode failures and malformed JSON become 422 (an
@@ -46,6 +57,9 @@ const errorMapping = HttpApiBuilder.middleware((app) =>
     app as Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, any>,
     (cause): Effect.Effect<HttpServerResponse.HttpServerResponse, unknown> => {
       const failure = Cause.failureOption(cause)
+      const defect = Cause.dieOption(cause)
+      const refused = bodyRefusal(Option.getOrUndefined(failure) ?? Option.getOrUndefined(defect))
+      if (refused) return refusedBody(refused)
       if (failure._tag === "Some") {
         const tag = (failure.value as { _tag?: string })?._tag
         if (tag === "HttpApiDecodeError") {
@@ -69,7 +83,6 @@ const errorMapping = HttpApiBuilder.middleware((app) =>
         }
         return Effect.failCause(cause)
       }
-      const defect = Cause.dieOption(cause)
       if (defect._tag === "Some" && isRequestDecodeError(defect.value)) {
         return Effect.fail(ValidationError.single(["body"], "Request body is not valid JSON", "json_invalid"))
       }
@@ -146,6 +159,7 @@ export const serve = <E, R>(apiLayer: Layer.Layer<HttpApi.Api, E, R>, middleware
         Layer.provide(HttpApiScalar.layer({ path: "/redoc" })),
         Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
         Layer.provide(errorMapping),
+        Layer.provide(requestGuard),
         HttpServer.withLogAddress,
         Layer.provideMerge(NodeHttpServer.layer(() => server, { port: config.port, host: config.host }))
       )

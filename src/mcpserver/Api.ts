@@ -27,7 +27,7 @@ export class McpServerApi extends HttpApiGroup.make("mcp")
         OpenApi.Description,
         "Model Context Protocol (streamable HTTP, stateless, JSON answers): send JSON-RPC with `Accept: application/json, text/event-stream`. " +
           "Tools and resources are offered by the key's scopes: chat_with_bot (chat), search_documents (documents:read), list_bots (bots:read), " +
-          "workspace files as resources (workspaces.files:read). Protocol failures (406, 415, 400 bad JSON, 413 over 4 MiB) answer a JSON-RPC error body; notifications answer 202"
+          "workspace files as resources (workspaces.files:read). Protocol failures (406, 415, 400 bad JSON, 413 over 4 MiB unannounced) answer a JSON-RPC error body; a Content-Length past REQUEST_MAX_BYTES is a 413 {detail}; notifications answer 202"
       )
   )
   .add(

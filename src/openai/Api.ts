@@ -12,6 +12,7 @@ import { BotNotFound } from "../bots/Errors.ts"
 import { SessionNotFound } from "../sessions/Errors.ts"
 import { ProviderFailed } from "../providers/Errors.ts"
 import { CompletionCancelled, CompletionFailed, CompletionInterrupted, ModelNotFound, SessionBusy } from "./Errors.ts"
+import { BodyLimit } from "../contract/BodyLimit.ts"
 
 export class OpenAiApi extends HttpApiGroup.make("openai")
   .add(
@@ -31,6 +32,8 @@ export class OpenAiApi extends HttpApiGroup.make("openai")
   .add(
     HttpApiEndpoint.post("completions", "/v1/chat/completions")
       .setPayload(ChatCompletionRequest)
+      // Its messages may carry images inline (data URLs).
+      .annotate(BodyLimit, "files")
       .setHeaders(SessionHeader)
       .addSuccess(ChatCompletion)
       .addError(ModelNotFound.wire)

@@ -101,6 +101,7 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
         if (input.toolResults.length === 0 && !input.text.trim() && input.images.length === 0) {
           return yield* ValidationError.single(["body", "messages", request.messages.length - 1, "content"], "A message needs text or images", "missing")
         }
+        yield* chat.checkMessageLength(input.text, ["body", "messages", request.messages.length - 1, "content"])
         yield* checkCallerTools(request.tools ?? [])
         // A widget token speaks for a visitor of a public page: it gets no say in the bot's instructions.
         if (preamble && confinedBot(principal) !== null) {

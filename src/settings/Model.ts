@@ -85,9 +85,24 @@ export const LogRetentionDays = setting({
 
 export const UploadMaxBytes = setting({
   key: "UPLOAD_MAX_BYTES",
-  description: "Largest file POST /api/v1/attachments/upload takes, in bytes (413 past it)",
+  description: "Largest file POST /api/v1/attachments/upload takes, in bytes (413 past it); a JSON body that carries files (chat messages with inline images, documents, workspace files) may be this much in base64",
   schema: PositiveInt,
   fromConfig: (config) => config.uploadMaxBytes
+})
+
+export const RequestMaxBytes = setting({
+  key: "REQUEST_MAX_BYTES",
+  description:
+    "Largest request body a route takes unless it carries files (UPLOAD_MAX_BYTES) or audio (TRANSCRIBE_MAX_BYTES), in bytes; 413 past it, before the body is read",
+  schema: PositiveInt,
+  fromConfig: (config) => config.requestMaxBytes
+})
+
+export const ChatMessageMaxChars = setting({
+  key: "CHAT_MESSAGE_MAX_CHARS",
+  description: "Longest chat message text, in characters (422 past it), on /chat, /chat/stream and /v1/chat/completions (its last message)",
+  schema: PositiveInt,
+  fromConfig: (config) => config.chatMessageMaxChars
 })
 
 const MediaTypePattern = Schema.String.pipe(
@@ -126,6 +141,8 @@ export const settingDefinitions: ReadonlyArray<SettingDefinition<any>> = [
   AttachmentMaxCount,
   LogRetentionDays,
   UploadMaxBytes,
+  RequestMaxBytes,
+  ChatMessageMaxChars,
   UploadAllowedTypes,
   BackupRetention,
   BackupIntervalHours

@@ -5,6 +5,7 @@ import { RequiredScope } from "../auth/RequiredScope.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { ProviderFailed } from "../providers/Errors.ts"
 import { TranscriptionResponse } from "./Model.ts"
+import { BodyLimit } from "../contract/BodyLimit.ts"
 
 export class SpeechApi extends HttpApiGroup.make("speech")
   .add(
@@ -13,6 +14,7 @@ export class SpeechApi extends HttpApiGroup.make("speech")
       .setPayload(HttpApiSchema.Uint8Array({ contentType: "application/octet-stream" }))
       .addSuccess(TranscriptionResponse)
       .addError(detailBody(ProviderFailed))
+      .annotate(BodyLimit, "audio")
       .annotate(RequiredScope, "chat")
       .annotate(
         OpenApi.Description,

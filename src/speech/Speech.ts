@@ -4,6 +4,7 @@
  * transcription endpoint of the provider that serves TRANSCRIPTION_MODEL.
  */
 import { Config, Effect, Option } from "effect"
+import { AppConfig } from "../config/AppConfig.ts"
 import { Hooks } from "../hooks/Hooks.ts"
 import { Llm } from "../providers/Llm.ts"
 import type { LlmError, UsageContext } from "../providers/Model.ts"
@@ -16,10 +17,6 @@ export const speechConfig = Config.all({
   maxSeconds: Config.number("TRANSCRIBE_MAX_SECONDS").pipe(
     Config.withDefault(60),
     Config.validate({ message: "Expected a positive number of seconds", validation: (n) => n > 0 })
-  ),
-  maxBytes: Config.integer("TRANSCRIBE_MAX_BYTES").pipe(
-    Config.withDefault(25 * 1024 * 1024),
-    Config.validate({ message: "Expected a positive integer", validation: (n) => n > 0 })
   ),
   /** Voice chat keeps the audio with its message up to this size (larger audio keeps its transcript only). */
   keepAudioBytes: Config.integer("AUDIO_ATTACHMENT_MAX_BYTES").pipe(
@@ -59,7 +56,8 @@ export class Speech extends Effect.Service<Speech>()("cairn/Speech", {
     const hooks = yield* Hooks
     const llm = yield* Llm
     const config = yield* speechConfig
-    const limits: AudioLimits = { maxSeconds: config.maxSeconds, maxBytes: config.maxBytes }
+    const { transcribeMaxBytes } = yield* AppConfig
+    const limits: AudioLimits = { maxSeconds: config.maxSeconds, maxBytes: transcribeMaxBytes }
 
     const transcribe = (input: TranscribeInput) =>
       Effect.gen(function* () {

@@ -15,6 +15,7 @@ import {
 } from "./Model.ts"
 import { ChannelNotFound } from "../channels/Errors.ts"
 import { WorkspaceConflict, WorkspaceFileNotFound } from "./Errors.ts"
+import { BodyLimit } from "../contract/BodyLimit.ts"
 
 const channelPath = idPath("Channel")
 /** `*` is the rest of the URL path: the file's path inside the workspace (percent-decoded). */
@@ -45,6 +46,7 @@ export class WorkspacesApi extends HttpApiGroup.make("workspaces")
       .setPayload(WriteFile)
       .addSuccess(WrittenFile)
       .addError(detailBody(WorkspaceConflict))
+      .annotate(BodyLimit, "files")
       .annotate(RequiredScope, "workspaces.files:write")
       .annotate(
         OpenApi.Description,

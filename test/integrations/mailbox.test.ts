@@ -338,5 +338,6 @@ describe.each(backends)("the mailbox poller across a crash (%s)", (backend) => {
       await dovecot.close()
       await db.drop()
     }
-  })
+    // Three server starts, PGlite's first migrations among them: over a minute on a loaded 2-core machine.
+  }, 120_000)
 })

@@ -162,7 +162,8 @@ describe.each(backends)("channel workspaces (%s)", (backend) => {
       for (const method of ["GET", "PUT", "DELETE"]) {
         const response = await rawRequest(method, `${files(channel)}/${raw}`, method === "PUT" ? { content: "pwned" } : undefined)
         expect(response.status, `${method} ${raw}`).toBe(422)
-        expect(response.body.detail[0].loc).toEqual(["path", "path"])
+        // The edge refuses a NUL before the route does (loc ["path"]); the route names the parameter.
+        expect(response.body.detail[0].loc[0]).toBe("path")
       }
       expect(fs.readFileSync(path.join(outside, "secret.txt"), "utf8")).toBe("top secret")
     })

@@ -1,0 +1,211 @@
+/**
+ * The edge every request passes before its route decodes it, so bad input is refused once, here,
+ * in the spec's shape, and never reaches a handler or the database:
+ * - a path or query holding NUL (`%00`) or a path that does not decode: 422;
+ * - a body larger than its route's limit (REQUEST_MAX_BYTES, or the `BodyLimit` the endpoint
+ *   declares): 413 from Content-Length before a byte is read, or as soon as a body without one
+ *   passes the limit (the connection is then closed, the rest unread);
+ * - a JSON route sent another content type: 415; a multipart body without a boundary: 422;
+ * - a JSON body nesting too deep, or holding NUL or a lone surrogate: 422 (see `JsonText.ts`).
+ * Bodies are still read lazily, by the handler, after authentication: the request a handler sees
+ * reads its body through the limit and the JSON checks instead of the platform's unbounded reader.
+ */
+import { HttpApi, HttpApiBuilder, HttpIncomingMessage, HttpMethod, HttpServerError, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Data, Effect, Option, Context } from "effect"
+import type { IncomingMessage } from "node:http"
+import { AppConfig } from "../config/AppConfig.ts"
+import { BodyLimit, type BodyLimitKind } from "../contract/BodyLimit.ts"
+import { RequestMaxBytes, UploadMaxBytes } from "../settings/Model.ts"
+import { Settings } from "../settings/Settings.ts"
+import { inspectJsonText, jsonTextMessage } from "./JsonText.ts"
+
+/** Why a body was refused: answered with `status` and `body` by the error mapping (`Server.ts`). */
+export class BodyRefused extends Data.TaggedError("BodyRefused")<{
+  readonly status: 413 | 422
+  readonly body: unknown
+}> {}
+
+const issue = (loc: ReadonlyArray<string>, msg: string, type: string) => ({ detail: [{ loc, msg, type }] })
+
+const tooLarge = (limit: number, setting: string) =>
+  new BodyRefused({ status: 413, body: { detail: `The request body is larger than ${limit} bytes (${setting})` } })
+
+/** Room in a files body for what is not the file: base64's third more, boundaries, other fields. */
+const filesBodyLimit = (uploadMaxBytes: number) => Math.ceil((uploadMaxBytes * 4) / 3) + 64 * 1024
+
+interface RouteEntry {
+  readonly method: string
+  readonly pattern: RegExp
+  readonly limit: BodyLimitKind | undefined
+  /** The route's body is JSON only (a schema payload): any other declared type is a 415. */
+  readonly jsonOnly: boolean
+}
+
+const patternOf = (path: string) =>
+  new RegExp(
+    "^" +
+      path
+        .split("/")
+        .map((part) => (part === "*" ? ".*" : part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+        .join("/") +
+      "/?$"
+  )
+
+/** Every endpoint of the API with what the guard needs to know of it. */
+const routesOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<RouteEntry> => {
+  const routes: Array<RouteEntry> = []
+  HttpApi.reflect(api as any, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, mergedAnnotations, payloads }) => {
+      const types = [...payloads.keys()]
+      routes.push({
+        method: endpoint.method,
+        pattern: patternOf(endpoint.path),
+        limit: Context.getOption(mergedAnnotations, BodyLimit).pipe(Option.getOrUndefined),
+        jsonOnly: types.length > 0 && types.every((type) => type === "application/json")
+      })
+    }
+  })
+  return routes
+}
+
+/** A URL part decoded, or undefined when its percent-encoding is broken. */
+const decoded = (text: string): string | undefined => {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** The problem with a request's URL, as a 422 body, or undefined. */
+const urlProblem = (url: string) => {
+  const mark = url.indexOf("?")
+  const path = mark === -1 ? url : url.slice(0, mark)
+  const query = mark === -1 ? "" : url.slice(mark + 1)
+  const pathText = decoded(path)
+  if (pathText === undefined) return issue(["path"], "The path's percent-encoding is not valid UTF-8", "value_error")
+  if (pathText.includes("\u0000")) return issue(["path"], "The path holds a NUL character", "value_error")
+  if (/%00/i.test(query)) return issue(["query"], "The query holds a NUL character", "value_error")
+  return undefined
+}
+
+const isJsonType = (contentType: string) => contentType === "" || /^application\/([\w.+-]*\+)?json\b/.test(contentType)
+
+/** Reads the whole body up to `limit` bytes; past it, stops reading (the rest stays unread) and fails. */
+const readWithin = (source: IncomingMessage, limit: number, setting: string) =>
+  Effect.async<Buffer, BodyRefused | Error>((resume) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const stop = () => {
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onError)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size > limit) {
+        stop()
+        source.pause()
+        resume(Effect.fail(tooLarge(limit, setting)))
+      } else chunks.push(chunk)
+    }
+    const onEnd = () => {
+      stop()
+      resume(Effect.succeed(Buffer.concat(chunks)))
+    }
+    const onError = (error: Error) => {
+      stop()
+      resume(Effect.fail(error))
+    }
+    source.on("data", onData)
+    source.once("end", onEnd)
+    source.once("error", onError)
+    return Effect.sync(stop)
+  })
+
+/**
+ * The request as a handler should see it: its body readers bounded by `limit` and, for JSON, the
+ * text checks. Failures are the platform's `RequestError` (what its readers fail with) whose
+ * cause is the `BodyRefused` to answer.
+ */
+const guardedRequest = (request: HttpServerRequest.HttpServerRequest, limit: number, setting: string, json: boolean) => {
+  const fail = (cause: unknown) => new HttpServerError.RequestError({ request, reason: "Decode", cause })
+  const memo = <A>(effect: Effect.Effect<A, HttpServerError.RequestError>) => Effect.runSync(Effect.cached(effect))
+  const bytes = memo(Effect.mapError(Effect.suspend(() => readWithin(NodeHttpServerRequest.toIncomingMessage(request), limit, setting)), fail))
+  const text = memo(
+    Effect.flatMap(bytes, (buffer) => {
+      const text = buffer.toString("utf8")
+      const problem = json ? inspectJsonText(text) : undefined
+      return problem ? Effect.fail(fail(new BodyRefused({ status: 422, body: issue(["body"], jsonTextMessage(problem), "value_error") }))) : Effect.succeed(text)
+    })
+  )
+  const parsed = Effect.flatMap(text, (body) => Effect.try({ try: () => (body === "" ? null : JSON.parse(body)), catch: fail }))
+  const arrayBuffer = Effect.map(bytes, (buffer) => buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength) as ArrayBuffer)
+  return new Proxy(request, {
+    get(target, property) {
+      switch (property) {
+        case "text":
+          return text
+        case "json":
+          return parsed
+        case "arrayBuffer":
+          return arrayBuffer
+        case "urlParamsBody":
+          return Effect.flatMap(text, (body) => Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(body)), catch: fail }))
+        default:
+          return Reflect.get(target, property, target)
+      }
+    }
+  })
+}
+
+/** The guard, as the API's outermost middleware (it sees every request before its route). */
+export const requestGuard = HttpApiBuilder.middleware(
+  Effect.gen(function* () {
+    const { api } = yield* HttpApi.Api
+    const settings = yield* Settings
+    const config = yield* AppConfig
+    const routes = routesOf(api)
+    const find = (method: string, path: string) => routes.find((route) => route.method === method && route.pattern.test(path))
+
+    const limitOf = (kind: BodyLimitKind | undefined) =>
+      kind === "audio"
+        ? Effect.succeed({ bytes: config.transcribeMaxBytes, setting: "TRANSCRIBE_MAX_BYTES" })
+        : kind === "files"
+          ? Effect.map(settings.get(UploadMaxBytes), (bytes) => ({ bytes: filesBodyLimit(bytes), setting: "UPLOAD_MAX_BYTES" }))
+          : Effect.map(settings.get(RequestMaxBytes), (bytes) => ({ bytes, setting: "REQUEST_MAX_BYTES" }))
+
+    return (app) =>
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const refusedUrl = urlProblem(request.url)
+        if (refusedUrl) return HttpServerResponse.unsafeJson(refusedUrl, { status: 422 })
+        if (!HttpMethod.hasBody(request.method)) return yield* app
+        const route = find(request.method, request.url.split("?", 1)[0]!)
+        if (!route) return yield* app
+
+        const limit = yield* limitOf(route.limit)
+        const declared = Number(request.headers["content-length"] ?? "")
+        if (Number.isFinite(declared) && declared > limit.bytes) {
+          const refused = tooLarge(limit.bytes, limit.setting)
+          return HttpServerResponse.unsafeJson(refused.body, { status: 413, headers: { connection: "close" } })
+        }
+        const contentType = (request.headers["content-type"] ?? "").toLowerCase().trim()
+        const hasBody = declared > 0 || request.headers["transfer-encoding"] !== undefined
+        if (contentType.startsWith("multipart/") && !/;\s*boundary=/.test(contentType)) {
+          return HttpServerResponse.unsafeJson(issue(["header", "content-type"], "A multipart body needs a boundary in its Content-Type", "value_error"), { status: 422 })
+        }
+        if (route.jsonOnly && hasBody && !isJsonType(contentType)) {
+          return HttpServerResponse.unsafeJson({ detail: `Unsupported Content-Type ${contentType}: this route takes application/json` }, { status: 415 })
+        }
+        const guarded = guardedRequest(request, limit.bytes, limit.setting, isJsonType(contentType))
+        return yield* app.pipe(
+          Effect.provideService(HttpServerRequest.HttpServerRequest, guarded),
+          // Multipart bodies are read by the platform's parser, which takes its limit from here.
+          HttpIncomingMessage.withMaxBodySize(Option.some(limit.bytes))
+        )
+      })
+  })
+)
