@@ -7,7 +7,7 @@ export default defineRoutes([
     method: "GET",
     path: "/ping",
     description: "Health check of the example integration",
-    public: true,
+    scope: "operations:read",
     handler: async (_request, cairn) => ({ status: "ok", integration: "example", greeting: await greeting(cairn) })
   },
   {

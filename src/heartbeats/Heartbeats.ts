@@ -8,8 +8,7 @@ import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { Channels } from "../channels/Channels.ts"
 import { Chat } from "../chat/Chat.ts"
-import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConfig.ts"
-import { isMaskOf, MASK } from "../secrets/Mask.ts"
+import { makeDispatchSecrets, maskDispatchConfig, unmaskDispatchConfig } from "../secrets/DispatchConfig.ts"
 import { Dispatchers } from "../tasks/delivery/Dispatchers.ts"
 import { Injector } from "../tasks/Injection.ts"
 import { traced } from "../telemetry/Spans.ts"
@@ -72,6 +71,8 @@ export class Heartbeats extends Effect.Service<Heartbeats>()("cairn/Heartbeats",
     const injector = yield* Injector
     const dispatchers = yield* Dispatchers
     const secrets = yield* makeDispatchSecrets
+    // Rows an older release stored with a URL credential in the clear are sealed once, here.
+    yield* repo.resealDispatchConfigs(secrets.seal)
 
     const notFound = (channelId: string) => new HeartbeatNotFound({ detail: `The channel ${channelId} has no heartbeat` })
 
@@ -93,12 +94,7 @@ export class Heartbeats extends Effect.Service<Heartbeats>()("cairn/Heartbeats",
         const now = new Date()
         // A secret sent back as the mask a GET showed keeps its stored value.
         const stored = (yield* repo.find(channelId))?.dispatch_config ?? {}
-        const opened = secrets.open(stored)
-        const sent = Object.fromEntries(
-          Object.entries(body.dispatch_config).map(([key, value]) =>
-            typeof value === "string" && typeof opened[key] === "string" && (value === MASK || isMaskOf(value, opened[key] as string)) ? [key, opened[key]] : [key, value]
-          )
-        )
+        const sent = unmaskDispatchConfig(body.dispatch_config, secrets.open(stored))
         const settings = { ...body, channel_id: channelId, ends_at: body.ends_at === null ? null : new Date(body.ends_at), dispatch_config: secrets.seal(sent) }
         const nextAt = slotAfter({ ...settings, anchor: now }, now)
         return toHeartbeat(yield* repo.upsert({ ...settings, nextAt }, now))

@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { HeartbeatRunStatus } from "./Model.ts"
+import { dispatchConfigColumn, resealPending } from "../db/Reseal.ts"
 
 const Json = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
@@ -61,6 +62,9 @@ export class HeartbeatsRepo extends Effect.Service<HeartbeatsRepo>()("cairn/Hear
     const runs = decodeRows(RunRow)
     const settling = decodeRows(SettlingRow)
     return repository("HeartbeatsRepo", {
+      /** Seals, once (db/Reseal.ts), the URL credentials an older release stored in the clear. */
+      resealDispatchConfigs: (seal: (config: Record<string, unknown>) => Record<string, unknown>) =>
+        resealPending("channel_heartbeats.dispatch_config", dispatchConfigColumn(sql, "channel_heartbeats", "channel_id", seal)),
       find: (channelId: string) => rows(sql`SELECT ${sql.literal(columns)} FROM channel_heartbeats WHERE channel_id = ${channelId}`).pipe(Effect.map(firstRow)),
       /** Sets the whole heartbeat; its grid starts again from `anchor`. */
       upsert: (h: HeartbeatWrite, anchor: Date) =>

@@ -8,7 +8,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { isScope } from "../auth/Scopes.ts"
-import type { RouteDefinition, ToolDefinition, Worker } from "../sdk/index.ts"
+import type { EnvVarSpec, RouteDefinition, ToolDefinition, Worker } from "../sdk/index.ts"
 import type { Candidate } from "./Discovery.ts"
 import { normalizeManifest, type NormalizedManifest } from "./Manifest.ts"
 
@@ -64,7 +64,37 @@ const checkRoute = (route: unknown, index: number): RouteDefinition => {
   if (r.scope !== undefined && typeof r.scope !== "string") throw new IntegrationLoadError({ message: `${where}: scope must be a string` })
   // A scope no key can hold would leave the route to admins only, silently: refused at load instead.
   if (r.scope !== undefined && !isScope(r.scope)) throw new IntegrationLoadError({ message: `${where}: unknown scope ${r.scope}` })
+  if ("public" in r) throw new IntegrationLoadError({ message: `${where}: public routes are gone; a webhook declares secret: {setting, header or query}` })
+  if (r.secret !== undefined) checkSecret(r.secret, r.scope, where)
   return { description: "", ...r } as RouteDefinition
+}
+
+const headerName = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/
+
+const checkSecret = (secret: unknown, scope: unknown, where: string) => {
+  const s = secret as Partial<Record<"setting" | "header" | "query", unknown>>
+  const fail = (message: string) => {
+    throw new IntegrationLoadError({ message: `${where}: secret ${message}` })
+  }
+  if (typeof s !== "object" || s === null) fail("must be {setting, header or query}")
+  if (scope !== undefined) fail("and scope exclude each other: a route takes a key or a shared secret")
+  if (typeof s.setting !== "string" || s.setting === "") fail("needs setting: the name of one of the integration's secret settings")
+  if (s.header === undefined && s.query === undefined) fail("needs header or query: where the peer sends it")
+  if (s.header !== undefined && (typeof s.header !== "string" || !headerName.test(s.header))) fail("header must be a header name")
+  if (s.query !== undefined && (typeof s.query !== "string" || s.query === "")) fail("query must be a parameter name")
+}
+
+/** A route's shared secret must be one of the integration's own settings, declared secret. */
+const checkSecretSettings = (routes: ReadonlyArray<RouteDefinition>, envVars: ReadonlyArray<EnvVarSpec>) => {
+  routes.forEach((route, index) => {
+    if (route.secret === undefined) return
+    const setting = envVars.find((v) => v.key === route.secret!.setting)
+    if (!setting?.secret) {
+      throw new IntegrationLoadError({
+        message: `router: route ${index}: secret.setting ${route.secret.setting} must be one of the SETUP env_vars, declared secret: true`
+      })
+    }
+  })
 }
 
 const checkTool = (tool: unknown, file: string): ToolDefinition => {
@@ -184,6 +214,8 @@ export const load = async (candidate: Candidate): Promise<LoadedIntegration> => 
       throw new IntegrationLoadError({ message: `setup: ${cause instanceof Error ? cause.message : String(cause)}` })
     }
   }
+
+  checkSecretSettings(routes, manifest.env_vars ?? [])
 
   const tools: Array<ToolDefinition> = []
   const toolsDir = path.join(dir, "tools")

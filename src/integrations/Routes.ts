@@ -11,7 +11,8 @@ import { RequiredScope } from "../auth/RequiredScope.ts"
 import { isScope, PUBLIC, type ScopeRequirement } from "../auth/Scopes.ts"
 import { internalErrorBody, ValidationError } from "../contract/Errors.ts"
 import { pathParams } from "../contract/Params.ts"
-import type { IntegrationContext, RouteDefinition } from "../sdk/index.ts"
+import type { IntegrationContext, RouteDefinition, RouteSecret } from "../sdk/index.ts"
+import { safeEqual } from "../access/Authenticator.ts"
 
 export const groupName = (integrationId: string) => `integration_${integrationId}`
 
@@ -19,9 +20,36 @@ const paramNames = (path: string) => [...path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*
 
 const endpointName = (index: number) => `route${index}`
 
-/** The loader refused unknown scope names already (`Loader.checkRoute`); none named: `admin`. */
+/**
+ * The loader refused unknown scope names already (`Loader.checkRoute`); none named: `admin`. A
+ * shared-secret route passes the key check (`PUBLIC`) and is checked by `sharedSecret` instead.
+ */
 const requiredScope = (route: RouteDefinition): ScopeRequirement =>
-  route.public ? PUBLIC : route.scope !== undefined && isScope(route.scope) ? route.scope : "admin"
+  route.secret !== undefined ? PUBLIC : route.scope !== undefined && isScope(route.scope) ? route.scope : "admin"
+
+const refused = { detail: "Invalid or missing webhook token" }
+
+/**
+ * Whether a shared-secret route's caller sent the value of the setting the route names (in its
+ * header or query parameter), compared in constant time. An unset setting refuses everything (a
+ * 401 like a wrong secret, so a caller learns nothing of the configuration; the log says why).
+ */
+const sharedSecret = Effect.fn("Integrations.sharedSecret")(function* (
+  integrationId: string,
+  secret: RouteSecret,
+  context: IntegrationContext,
+  headers: Readonly<Record<string, string | undefined>>,
+  query: Readonly<Record<string, string | ReadonlyArray<string>>>
+) {
+  const expected = yield* Effect.orDie(Effect.tryPromise(() => context.settings.get(secret.setting)))
+  if (!expected) {
+    yield* Effect.logWarning(`Integration ${integrationId}: ${secret.setting} is not set, so its webhook refuses every call`)
+    return false
+  }
+  const fromQuery = secret.query === undefined ? undefined : query[secret.query]
+  const given = [secret.header === undefined ? undefined : headers[secret.header.toLowerCase()], typeof fromQuery === "string" ? fromQuery : fromQuery?.[0]]
+  return given.map((value) => value !== undefined && safeEqual(value, expected)).some(Boolean)
+})
 
 export const routeGroup = (integrationId: string, routes: ReadonlyArray<RouteDefinition>) => {
   let group: HttpApiGroup.HttpApiGroup<string, any, any, any, boolean> = HttpApiGroup.make(groupName(integrationId)) as any
@@ -46,6 +74,9 @@ const handle = (route: RouteDefinition, context: IntegrationContext, params: Rec
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     const query = yield* HttpServerRequest.ParsedSearchParams
+    if (route.secret !== undefined && !(yield* sharedSecret(context.id, route.secret, context, request.headers, query))) {
+      return yield* HttpServerResponse.json(refused, { status: 401 })
+    }
     let body: unknown = undefined
     if (HttpMethod.hasBody(request.method)) {
       const text = yield* Effect.orElseSucceed(request.text, () => "")

@@ -9,7 +9,8 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import { makeSnapshot } from "../db/Snapshot.ts"
 import { costOf, shippedPrice, type Price } from "../usage/Prices.ts"
-import { MASK, mask } from "../secrets/Mask.ts"
+import { mask } from "../secrets/Mask.ts"
+import { maskUrl, openUrl, sealUrl, unmaskUrl, urlSecretValues } from "../secrets/UrlSecrets.ts"
 import { makeKeyVault, scrub } from "../secrets/Vault.ts"
 import { LlmConfig } from "./LlmConfig.ts"
 import { OpenAiClient } from "./OpenAiClient.ts"
@@ -96,6 +97,8 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
     const config = yield* AppConfig
     const llmConfig = yield* LlmConfig
     const vault = yield* makeKeyVault
+    // A base URL an older release stored with a credential in the clear is sealed once, here.
+    yield* repo.resealBaseUrls((url) => sealUrl(url, vault))
 
     // Clients are reused while a provider's connection settings stay the same.
     const clients = new Map<string, OpenAiClient>()
@@ -135,14 +138,16 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
         if (value === undefined) unreadable.push(`${row.id}: header ${name}`)
         else extraHeaders[name] = value
       }
+      // A credential in the URL's query is sealed like the key.
+      const baseUrl = openUrl(row.base_url, vault, () => unreadable.push(`${row.id}: base_url`))
       return {
         id: row.id,
         isDefault: false,
-        baseUrl: row.base_url,
+        baseUrl,
         apiKey,
         extraHeaders,
         models: row.models.map((m) => new ProviderModel(m)),
-        client: clientFor(row.base_url, apiKey, extraHeaders)
+        client: clientFor(baseUrl, apiKey, extraHeaders)
       }
     }
 
@@ -188,7 +193,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
       new ProviderView({
         id: provider.id,
         type: "openai",
-        base_url: shownUrl(provider.baseUrl),
+        base_url: maskUrl(provider.baseUrl),
         api_key: provider.apiKey === undefined ? null : mask(provider.apiKey),
         extra_headers: maskHeaders(provider.extraHeaders),
         models: provider.models,
@@ -212,7 +217,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
         const row: ProviderRow = {
           id: input.id,
           type: input.type,
-          base_url: input.base_url,
+          base_url: sealUrl(input.base_url, vault),
           api_key_encrypted: input.api_key ? vault.encrypt(input.api_key) : null,
           extra_headers: encryptHeaders(input.extra_headers),
           models: input.models.map(modelRow)
@@ -233,6 +238,11 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
         const keep =
           input.api_key === undefined || (provider.apiKey !== undefined && input.api_key === mask(provider.apiKey))
         // A stored credential goes only where it went before: a new origin must be given it again.
+        // A credential of the URL sent back masked keeps the stored one (same origin only).
+        const baseUrl = unmaskUrl(input.base_url, provider.baseUrl)
+        if (baseUrl === undefined) {
+          return yield* ValidationError.single(["body", "base_url"], "A credential of base_url was sent masked with none stored for it on that origin: send it again in the clear")
+        }
         if (!sameOrigin(existing.base_url, input.base_url)) {
           const carried = carriedCredentials(input, keep && existing.api_key_encrypted !== null, provider.extraHeaders)
           if (carried.length > 0) return yield* new ValidationError({ detail: carried })
@@ -240,7 +250,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
         const row: ProviderRow = {
           id,
           type: input.type,
-          base_url: input.base_url,
+          base_url: sealUrl(baseUrl, vault),
           api_key_encrypted: keep ? existing.api_key_encrypted : input.api_key ? vault.encrypt(input.api_key) : null,
           extra_headers: encryptHeaders(unmaskHeaders(input.extra_headers, provider.extraHeaders)),
           models: input.models.map(modelRow)
@@ -303,31 +313,13 @@ const sensitiveHeader = (name: string) => /auth|key|token|secret|password|cookie
 
 /**
  * Everything of a provider's that must never reach an answer or a log line: its key, the values of
- * its credential headers, and a password in its base URL (possible only for the default provider,
- * from OPENAI_BASE_URL).
+ * its credential headers, and the credentials in its base URL (a query's `api-key=`; a password is
+ * possible only for the default provider, from OPENAI_BASE_URL).
  */
 export const providerSecrets = (provider: Provider): ReadonlyArray<string | undefined> => {
   const secrets: Array<string | undefined> = [provider.apiKey]
   for (const [name, value] of Object.entries(provider.extraHeaders)) if (sensitiveHeader(name)) secrets.push(value)
-  try {
-    const url = new URL(provider.baseUrl)
-    if (url.password) secrets.push(url.password, decodeURIComponent(url.password))
-  } catch {
-    // not a URL: nothing in it to hide
-  }
-  return secrets
-}
-
-/** A base URL as answers show it: a password in it masked. */
-const shownUrl = (baseUrl: string) => {
-  try {
-    const url = new URL(baseUrl)
-    if (!url.password) return baseUrl
-    url.password = MASK
-    return url.toString()
-  } catch {
-    return baseUrl
-  }
+  return [...secrets, ...urlSecretValues(provider.baseUrl)]
 }
 
 const maskHeaders = (headers: Readonly<Record<string, string>>): Record<string, string> =>

@@ -1,5 +1,6 @@
 /** SQL for the stored LLM providers. */
 import { decodeRows, repository } from "../db/Repository.ts"
+import { resealPending } from "../db/Reseal.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 
@@ -28,6 +29,13 @@ export class ProvidersRepo extends Effect.Service<ProvidersRepo>()("cairn/Provid
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     return repository("ProvidersRepo", {
+      /** Seals, once (db/Reseal.ts), the base URL credentials an older release stored in the clear. */
+      resealBaseUrls: (seal: (url: string) => string) =>
+        resealPending("llm_providers.base_url", {
+          read: Effect.map(sql<{ id: string; base_url: string }>`SELECT id, base_url FROM llm_providers`, (rows) => rows.map((row) => [row.id, row.base_url] as const)),
+          seal,
+          write: (id, url) => sql`UPDATE llm_providers SET base_url = ${url} WHERE id = ${id}`
+        }),
       all: sql`SELECT id, type, base_url, api_key_encrypted, extra_headers, models FROM llm_providers ORDER BY id`.pipe(
         decodeRows(ProviderRow)
       ),

@@ -117,18 +117,39 @@ export interface RouteResponse {
   readonly headers?: Record<string, string>
 }
 
-export interface RouteDefinition {
+/**
+ * The shared secret a peer (a chat server's webhook, say) sends instead of a key: the value of one
+ * of the integration's own settings, declared `secret: true` in its SETUP, carried in a header or a
+ * query parameter (either, when both are named). The framework compares it in constant time before
+ * the handler runs and answers 401 when it is missing, wrong, or the setting is not set.
+ */
+export type RouteSecret =
+  | { readonly setting: string; readonly header: string; readonly query?: string }
+  | { readonly setting: string; readonly header?: string; readonly query: string }
+
+interface RouteBase {
   readonly method: HttpMethod
   /** Relative to /integrations/<id>; may hold `:params`. */
   readonly path: string
   readonly description: string
-  /** The scope a caller needs; omitted: `admin`. */
-  readonly scope?: string
-  /** No credentials needed (a webhook checking its own token, say). */
-  readonly public?: boolean
   /** A plain object is sent as JSON with status 200; a RouteResponse sets status and headers. */
   readonly handler: (request: RouteRequest, cairn: IntegrationContext) => unknown | Promise<unknown>
 }
+
+/** A route called with a key that holds `scope` (omitted: `admin`). */
+export interface KeyRoute extends RouteBase {
+  readonly scope?: string
+  readonly secret?: never
+}
+
+/** A route called with the shared secret `secret` names instead of a key (a webhook). */
+export interface SharedSecretRoute extends RouteBase {
+  readonly secret: RouteSecret
+  readonly scope?: never
+}
+
+/** Every route needs a key or a shared secret: there is no unchecked public route. */
+export type RouteDefinition = KeyRoute | SharedSecretRoute
 
 export const defineRoutes = (routes: ReadonlyArray<RouteDefinition>): ReadonlyArray<RouteDefinition> => routes
 

@@ -1,22 +1,25 @@
 /**
- * Secrets inside a dispatch_config (a Slack token, a webhook secret) at rest and in responses:
- * values under secret-looking keys are sealed with AES-256-GCM (a key derived from the server
- * secret for this purpose) before they are stored, opened only to deliver, and shown masked.
+ * Secrets inside a dispatch_config (a Slack token, a webhook secret, a webhook URL's `?token=`) at
+ * rest and in responses: values under secret-looking keys, and the secret parts of any URL value
+ * (`UrlSecrets.ts`), are sealed with AES-256-GCM (a key derived from the server secret for this
+ * purpose) before they are stored, opened only to deliver, and shown masked.
  */
 import { Effect } from "effect"
-import { MASK } from "./Mask.ts"
+import { isMaskOf, MASK } from "./Mask.ts"
+import { looksLikeUrl, maskUrl, openUrl, sealedPrefix, sealUrl, unmaskUrl } from "./UrlSecrets.ts"
 import { makeKeyVaultFor } from "./Vault.ts"
 
 const secretKey = /token|secret|password|passwd|api[_-]?key|authorization|credential/i
-const sealedPrefix = "sealed:"
 
-const mapSecrets = (value: unknown, f: (secret: string) => string): unknown => {
-  if (Array.isArray(value)) return value.map((item) => mapSecrets(item, f))
+/** `value` with each secret value replaced by `whole(value)` and each URL by `url(value)`. */
+const mapSecrets = (value: unknown, whole: (secret: string) => string, url: (value: string) => string): unknown => {
+  if (Array.isArray(value)) return value.map((item) => mapSecrets(item, whole, url))
+  if (typeof value === "string") return looksLikeUrl(value) ? url(value) : value
   if (value && typeof value === "object") {
     return Object.fromEntries(
       Object.entries(value).map(([key, inner]) => [
         key,
-        secretKey.test(key) && typeof inner === "string" ? f(inner) : mapSecrets(inner, f)
+        secretKey.test(key) && typeof inner === "string" ? whole(inner) : mapSecrets(inner, whole, url)
       ])
     )
   }
@@ -34,11 +37,26 @@ export const makeDispatchSecrets = Effect.map(makeKeyVaultFor("dispatch-config-s
   // A value that no longer opens (the server secret changed) is gone, and the delivery will say so.
   const decrypt = (stored: string) => (stored.startsWith(sealedPrefix) ? (vault.decrypt(stored.slice(sealedPrefix.length)) ?? "") : stored)
   return {
-    seal: (config) => mapSecrets(config, encrypt) as Record<string, unknown>,
-    open: (config) => mapSecrets(config, decrypt) as Record<string, unknown>
+    seal: (config) => mapSecrets(config, encrypt, (url) => sealUrl(url, vault)) as Record<string, unknown>,
+    open: (config) => mapSecrets(config, decrypt, (url) => openUrl(url, vault)) as Record<string, unknown>
   }
 })
 
-/** What a response shows of a dispatch_config: each secret value as the mask alone. */
+/** What a response shows of a dispatch_config: each secret value as the mask alone, URLs with their secret parts masked. */
 export const maskDispatchConfig = (config: Record<string, unknown>): Record<string, unknown> =>
-  mapSecrets(config, () => MASK) as Record<string, unknown>
+  mapSecrets(config, () => MASK, maskUrl) as Record<string, unknown>
+
+/**
+ * A dispatch_config sent back as a response showed it, against the stored one opened: a top-level
+ * secret sent as its mask keeps the stored value, and so does a masked part of a URL going to the
+ * same origin (a masked part with nothing to keep stays the mask, which delivers nothing).
+ */
+export const unmaskDispatchConfig = (sent: Record<string, unknown>, opened: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(
+    Object.entries(sent).map(([key, value]) => {
+      const stored = opened[key]
+      if (typeof value !== "string" || typeof stored !== "string") return [key, value]
+      if (value === MASK || isMaskOf(value, stored)) return [key, stored]
+      return [key, looksLikeUrl(value) ? (unmaskUrl(value, stored) ?? value) : value]
+    })
+  )

@@ -4,6 +4,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import type { NewMessage } from "./Model.ts"
+import { dispatchConfigColumn, resealPending } from "../db/Reseal.ts"
 
 export const SessionRow = Schema.Struct({
   id: Schema.String,
@@ -93,6 +94,9 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
     const sql = yield* SqlClient.SqlClient
     const sessionRows = decodeRows(SessionRow)
     return repository("SessionsRepo", {
+      /** Seals, once (db/Reseal.ts), the URL credentials an older release stored in the clear. */
+      resealDispatchConfigs: (seal: (config: Record<string, unknown>) => Record<string, unknown>) =>
+        resealPending("sessions.dispatch_config", dispatchConfigColumn(sql, "sessions", "id", seal)),
       findDefault: (key: string) =>
         sql`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE default_for = ${key}`.pipe(sessionRows, Effect.map(firstRow)),
       find: (id: string) =>

@@ -30,6 +30,8 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
     const bots = yield* Bots
     const relaxedCommit = relaxed(yield* SqlClient.SqlClient, (yield* DatabaseInfo).backend)
     const secrets = yield* makeDispatchSecrets
+    // Rows an older release stored with a URL credential in the clear are sealed once, here.
+    yield* repo.resealDispatchConfigs(secrets.seal)
 
     const notFound = (id: string) => new SessionNotFound({ detail: `Session not found: ${id}` })
 

@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto"
 import { Duration } from "effect"
 import { staleAfter } from "../runs/Runs.ts"
 import type { NewTask } from "./Model.ts"
+import { dispatchConfigColumn, resealPending } from "../db/Reseal.ts"
 
 const WorkerRow = Schema.Struct({ worker: Schema.String })
 
@@ -60,6 +61,9 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
     const sql = yield* SqlClient.SqlClient
     const taskRows = decodeRows(TaskRow)
     return repository("TasksRepo", {
+      /** Seals, once (db/Reseal.ts), the URL credentials an older release stored in the clear. */
+      resealDispatchConfigs: (seal: (config: Record<string, unknown>) => Record<string, unknown>) =>
+        resealPending("tasks.dispatch_config", dispatchConfigColumn(sql, "tasks", "id", seal)),
       insert: (task: NewTask) =>
         Effect.map(
           taskRows(sql`INSERT INTO tasks (id, source, bot_id, session_id, channel_id, client_id, prompt, prompt_stored, model_override,

@@ -15,6 +15,8 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
   effect: Effect.gen(function* () {
     const repo = yield* TasksRepo
     const secrets = yield* makeDispatchSecrets
+    // Rows an older release stored with a URL credential in the clear are sealed once, here.
+    yield* repo.resealDispatchConfigs(secrets.seal)
     // Wakes this process's worker when there may be work (a task queued or finished here), so a
     // slot is refilled at once instead of at the next poll. Other processes find it by polling.
     const workSignal = yield* Queue.sliding<void>(1)

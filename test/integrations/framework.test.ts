@@ -51,7 +51,15 @@ describe.each(backends)("integration framework (%s)", (backend) => {
     )
     write(
       path.join(extraDir, "relay", "router.ts"),
-      `export default [{ method: "GET", path: "/where", description: "what the relay would use", scope: "settings:read", handler: async (_r, cairn) => ({ url: (await cairn.settings.get("RELAY_SERVER_URL")) ?? null, token: (await cairn.settings.get("RELAY_TOKEN")) ?? null, signing: (await cairn.settings.get("RELAY_SIGNING_KEY")) ?? null }) }]\n`
+      `export default [{ method: "GET", path: "/where", description: "what the relay would use", scope: "settings:read", handler: async (_r, cairn) => ({ url: (await cairn.settings.get("RELAY_SERVER_URL")) ?? null, token: (await cairn.settings.get("RELAY_TOKEN")) ?? null, signing: (await cairn.settings.get("RELAY_SIGNING_KEY")) ?? null }) },
+        { method: "POST", path: "/hook", description: "a peer's webhook", secret: { setting: "RELAY_SIGNING_KEY", header: "x-relay-token", query: "token" }, handler: (r) => ({ ran: true, body: r.body }) }]\n`
+    )
+    // Routes without a key or a shared secret, or with a secret that is not a secret setting: refused at load.
+    write(path.join(extraDir, "opendoor", "router.ts"), `export default [{ method: "POST", path: "/hook", description: "unchecked", public: true, handler: () => ({ ran: true }) }]\n`)
+    write(path.join(extraDir, "plainsecret", "setup.ts"), `export const SETUP = { env_vars: [{ key: "PLAIN_NOTE" }] }\n`)
+    write(
+      path.join(extraDir, "plainsecret", "router.ts"),
+      `export default [{ method: "POST", path: "/hook", description: "a note is no secret", secret: { setting: "PLAIN_NOTE", query: "token" }, handler: () => ({ ran: true }) }]\n`
     )
     llm = await startFakeLlm()
     server = await startServer({
@@ -110,7 +118,11 @@ describe.each(backends)("integration framework (%s)", (backend) => {
   })
 
   it("mounts routes under /integrations/<id>/ with a scope per route", async () => {
-    expect((await server.request("/integrations/example/ping", { auth: null })).status).toBe(200)
+    // Even the example's ping needs a key.
+    expect((await server.request("/integrations/example/ping", { auth: null })).status).toBe(401)
+    expect((await server.request("/integrations/example/ping")).status).toBe(200)
+    const operator = await scopedKey(["operations:read"])
+    expect((await server.request("/integrations/example/ping", { auth: operator })).status).toBe(200)
     expect((await server.request("/integrations/twice/who", { auth: null })).status).toBe(401)
     const without = await scopedKey(["chat"])
     const denied = await server.request("/integrations/twice/who", { auth: without })
@@ -124,6 +136,27 @@ describe.each(backends)("integration framework (%s)", (backend) => {
     expect(entries).toEqual(expect.arrayContaining([expect.objectContaining({ method: "GET", path: "/integrations/twice/who", scope: "bots:read" })]))
     const spec = await json(await server.request("/openapi.json", { auth: null }))
     expect(spec.paths["/integrations/example/ingest"].post["x-required-scope"]).toBe("documents:write")
+  })
+
+  it("runs a shared-secret route only with its setting's value, checked before the handler", async () => {
+    const hook = (query: string, headers: Record<string, string> = {}) =>
+      server.request(`/integrations/relay/hook${query}`, { method: "POST", auth: null, headers, body: JSON.stringify({ n: 1 }) })
+    for (const refused of [await hook(""), await hook("?token=wrong"), await hook("", { "x-relay-token": "signing-from-en" }), await hook("?token=signing-from-env-and-more")]) {
+      expect(refused.status).toBe(401)
+      expect(await json(refused)).toEqual({ detail: "Invalid or missing webhook token" })
+    }
+    // A Cairn key is no shared secret.
+    expect((await server.request("/integrations/relay/hook", { method: "POST", body: "{}" })).status).toBe(401)
+    for (const accepted of [await hook("?token=signing-from-env"), await hook("", { "x-relay-token": "signing-from-env" })]) {
+      expect(accepted.status).toBe(200)
+      expect(await json(accepted)).toEqual({ ran: true, body: { n: 1 } })
+    }
+    // Unchecked public routes, and a secret that is not a secret setting, keep an integration from loading.
+    const { integrations } = await json(await server.request("/api/v1/admin/integrations"))
+    const byId = new Map(integrations.map((i: { id: string }) => [i.id, i]))
+    expect(byId.get("opendoor")).toMatchObject({ status: "failed", error: expect.stringContaining("public routes are gone") })
+    expect(byId.get("plainsecret")).toMatchObject({ status: "failed", error: expect.stringContaining("declared secret: true") })
+    expect((await server.request("/integrations/opendoor/hook", { method: "POST", auth: null })).status).toBe(404)
   })
 
   it("lists integration tools beside core tools, skips _ files, and executes them", async () => {
@@ -284,7 +317,7 @@ describe.each(backends)("integration framework (%s)", (backend) => {
   })
 
   it("runs the example integration end to end: ingest, search, hook", async () => {
-    const ping = await json(await server.request("/integrations/example/ping", { auth: null }))
+    const ping = await json(await server.request("/integrations/example/ping"))
     expect(ping).toMatchObject({ status: "ok", integration: "example" })
     const ingested = await server.request("/integrations/example/ingest", {
       method: "POST",

@@ -44,7 +44,7 @@ export default (cairn) => {
 }
 `,
   "router.ts": `import { starts } from "./state.ts"
-export default [{ method: "GET", path: "/starts", description: "start times", public: true, handler: () => ({ starts }) }]
+export default [{ method: "GET", path: "/starts", description: "start times", scope: "operations:read", handler: () => ({ starts }) }]
 `
 }
 
@@ -109,7 +109,7 @@ describe.each(backends)("integration workers (%s)", (backend) => {
 
   it("restarts a failing worker with a growing backoff and shows its last error", async () => {
     const starts = await waitFor(async () => {
-      const list: Array<number> = (await json(await server.request("/integrations/crasher/starts", { auth: null }))).starts
+      const list: Array<number> = (await json(await server.request("/integrations/crasher/starts"))).starts
       return list.length >= 4 ? list : undefined
     }, "four starts")
     const gaps = [starts[1]! - starts[0]!, starts[2]! - starts[1]!, starts[3]! - starts[2]!]

@@ -1,8 +1,16 @@
 /**
  * The webhook dispatcher's transport: a JSON POST through the outbound guard (http/Outbound.ts): a
- * private or loopback target is refused unless WEBHOOK_ALLOWED_HOSTS allows it.
+ * private or loopback target is refused unless WEBHOOK_ALLOWED_HOSTS allows it. The target may
+ * carry a credential (`?token=`): no error this answers shows it.
  */
-import { guardedRequest, type AllowList } from "../../http/Outbound.ts"
+import { guardedRequest, OutboundRefused, type AllowList } from "../../http/Outbound.ts"
+import { scrubUrl } from "../../secrets/UrlSecrets.ts"
+
+/** An error about `target` with the target's credentials masked; a refusal stays a refusal (no retry). */
+const scrubbed = (error: unknown, target: string): Error => {
+  const message = scrubUrl(error instanceof Error ? error.message : String(error), target)
+  return error instanceof OutboundRefused ? new OutboundRefused({ message }) : new Error(message)
+}
 
 /** POSTs JSON to a checked target; resolves on 2xx, rejects otherwise. */
 export const postJson = async (
@@ -16,7 +24,7 @@ export const postJson = async (
     body: JSON.stringify(payload),
     timeoutMs: options.timeoutMs,
     allowed: options.allowed
-  })
+  }).catch((error: unknown) => Promise.reject(scrubbed(error, target)))
   if (response.status >= 200 && response.status < 300) return response.status
   throw new Error(`Webhook answered ${response.status}`)
 }
