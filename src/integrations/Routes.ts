@@ -79,7 +79,8 @@ const handle = (route: RouteDefinition, context: IntegrationContext, params: Rec
     }
     let body: unknown = undefined
     if (HttpMethod.hasBody(request.method)) {
-      const text = yield* Effect.orElseSucceed(request.text, () => "")
+      // A body the edge refused (too large, NUL, too deep) is answered as it says, never read as empty.
+      const text = yield* Effect.orDie(request.text)
       if (text.length > 0) {
         const isJson = (request.headers["content-type"] ?? "application/json").includes("json")
         try {

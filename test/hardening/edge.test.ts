@@ -230,4 +230,18 @@ describe.each(backends)("the request edge (%s)", (backend) => {
       expect((await resetSetting("CHAT_MESSAGE_MAX_CHARS")).status).toBe(200)
     }
   })
+
+  it("gives an integration's route the same edge: a refused body is answered, never handed over as empty", async () => {
+    const chunks = Array.from({ length: 6 }, () => Buffer.alloc(256 * 1024, 0x20))
+    const large = await partialBody(
+      server.port,
+      "/integrations/example/ingest",
+      { authorization: `Bearer ${API_KEY}`, "content-type": "application/json", "transfer-encoding": "chunked" },
+      chunks,
+      true
+    )
+    expect(large.status).toBe(413)
+    await expectIssue(await post("/integrations/example/ingest", '{"title":"t","content":"a\\u0000"}'), 422, ["body"])
+    expect((await post("/integrations/example/ingest", JSON.stringify({ title: "t", content: "fine" }))).status).toBe(201)
+  })
 })
