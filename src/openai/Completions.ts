@@ -64,7 +64,7 @@ const outcomeOf = (exit: Exit.Exit<TurnResult, unknown>) =>
       return { _tag: "interrupted", message: "The server stopped the turn before it finished" } satisfies RunOutcome
     }
     yield* Effect.logError("Stateless completion failed", exit.cause)
-    return { _tag: "failed", message: runFailureMessage(Cause.squash(exit.cause)) } satisfies RunOutcome
+    return { _tag: "failed", message: runFailureMessage(exit.cause) } satisfies RunOutcome
   })
 
 export class Completions extends Effect.Service<Completions>()("cairn/OpenAiCompletions", {

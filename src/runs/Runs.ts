@@ -201,7 +201,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
             } else {
               const interrupted = Cause.isInterruptedOnly(exit.cause)
               const message = !interrupted
-                ? runFailureMessage(Cause.squash(exit.cause))
+                ? runFailureMessage(exit.cause)
                 : run.lostLock
                   ? "Another server process took this session over; the run stopped"
                   : "The server is shutting down; the run stopped before it finished"
@@ -328,11 +328,19 @@ const storedRow = (item: SequencedEvent) => ({ seq: item.seq, event: toStored(it
 const takeUntilTerminal = <E, R>(stream: Stream.Stream<SequencedEvent, E, R>) =>
   Stream.takeUntil(stream, (item) => isTerminal(item.event))
 
-/** What a run's failure says to its client: a model's failure with its detail, else the error's message. */
-export const runFailureMessage = (error: unknown): string => {
+/**
+ * What a run's failure says to its client: a model's failure with its detail, a declared error's
+ * own words; a defect (a bug, a database error) only that the server failed, since its text is
+ * internal (the log has it whole).
+ */
+export const runFailureMessage = (cause: Cause.Cause<unknown>): string => {
+  const failure = Cause.failureOption(cause)
+  if (failure._tag === "None") return "The run failed on an internal error; the server log has the details"
+  const error = failure.value
   if (error && typeof error === "object") {
     const tagged = error as { _tag?: string; detail?: unknown; message?: unknown }
     if (tagged._tag === "LlmError" && typeof tagged.detail === "string") return `The model call failed: ${tagged.detail}`
+    if (typeof tagged.detail === "string" && tagged.detail) return tagged.detail
     if (typeof tagged.message === "string" && tagged.message) return tagged.message
   }
   return "The run failed"
