@@ -188,6 +188,11 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         if (sent.dispatch_type === "internal" && !grants(principal.scopes, "sessions:write")) {
           return yield* new Forbidden({ detail: "Missing required scope: sessions:write" })
         }
+        // A credential at its cap is refused before any work (uploads, voice, the session); the place
+        // itself is taken when the run starts, below.
+        const credential = ownerOf(principal)
+        const maxRuns = yield* settings.get(RunsPerCredentialMax)
+        if (!sent.passive && (yield* runs.runningFor(credential)) >= maxRuns) return yield* overRunLimit(maxRuns)
         const request = yield* withUploads(sent, principal)
         yield* checkAttachments(request.attachments)
         const audio = yield* voice.prepare(request)
@@ -237,8 +242,6 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
             (task) => ({ _tag: "queued", sessionId: session.id, taskId: task.id, reason, transcript }) as const
           )
         if (yield* settings.get(SystemPaused)) return yield* queue("system_paused")
-        const credential = ownerOf(principal)
-        const maxRuns = yield* settings.get(RunsPerCredentialMax)
         // The caller's place among its running runs (429 past the cap, before any database work), the
         // lock and the run's start happen together; a start that fails gives the place and lock back.
         const started = yield* Effect.uninterruptible(
