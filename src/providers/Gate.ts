@@ -96,13 +96,7 @@ export class ProviderGate extends Effect.Service<ProviderGate>()("cairn/Provider
           ).pipe(Effect.as(stream))
         )
 
-    /** A provider's slots in use and calls waiting (for tests and diagnostics). */
-    const load = (providerId: string) => {
-      const slots = providers.get(providerId)
-      return { active: slots?.active ?? 0, waiting: slots?.waiting.size ?? 0 }
-    }
-
-    return { withSlot, streamWithSlot, load } as const
+    return { withSlot, streamWithSlot } as const
   }),
   dependencies: [Settings.Default]
 }) {}
