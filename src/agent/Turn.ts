@@ -39,7 +39,8 @@ export interface TurnInput {
   readonly transcript?: string | undefined
   readonly modelOverride?: string | undefined
   readonly executionConfig?: ExecutionConfig | undefined
-  readonly principal?: { readonly kind: string; readonly id: string } | undefined
+  /** Who started the turn; `caller` is its credential (sessions' owner), the lane its model calls wait in. */
+  readonly principal?: { readonly kind: string; readonly id: string; readonly caller?: string } | undefined
   readonly emit: (event: AgentEvent) => Effect.Effect<void>
   /**
    * A stateless turn's history, as the caller sent it (OpenAI's way: every request carries the
@@ -116,7 +117,8 @@ export class CurrentTurn extends Context.Tag("cairn/CurrentTurn")<CurrentTurn, T
         // A stateless turn belongs to no stored session.
         ...(record.stored ? { sessionId: input.sessionId } : {}),
         principalKind: input.principal?.kind,
-        principalId: input.principal?.id
+        principalId: input.principal?.id,
+        ...(input.principal?.caller ? { caller: input.principal.caller } : {})
       }
     }
   }

@@ -2,15 +2,16 @@
  * A chat message's way in: find the bot, channel and session; store a passive message; queue the
  * message when the session is busy or the system paused; otherwise start a run.
  */
-import { Effect, FiberSet, Option } from "effect"
+import { Effect, FiberSet, Option, Stream } from "effect"
+import { isTerminal } from "../agent/Events.ts"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { Bots } from "../bots/Bots.ts"
 import { Channels } from "../channels/Channels.ts"
 import { Forbidden, ValidationError } from "../contract/Errors.ts"
 import { grants } from "../auth/Scopes.ts"
 import { Sessions } from "../sessions/Sessions.ts"
-import { confinedBot, requireBotAllowed } from "../sessions/Access.ts"
-import { AttachmentMaxBytes, AttachmentMaxCount, ChatMessageMaxChars, SystemPaused } from "../settings/Model.ts"
+import { confinedBot, ownerOf, requireBotAllowed } from "../sessions/Access.ts"
+import { AttachmentMaxBytes, AttachmentMaxCount, ChatMessageMaxChars, RunsPerCredentialMax, SystemPaused, WidgetStopOnDisconnect } from "../settings/Model.ts"
 import { decodedBytes, isReference, type ImageAttachment } from "../sessions/Attachments.ts"
 import { Attachments } from "../attachments/Attachments.ts"
 import { Settings } from "../settings/Settings.ts"
@@ -19,6 +20,7 @@ import { Tasks } from "../tasks/Tasks.ts"
 import type { ChatRequest } from "./Model.ts"
 import type { ToolSchema } from "../providers/Model.ts"
 import { spokenText, Voice } from "./Voice.ts"
+import { overRunLimit } from "../runs/Quota.ts"
 import { Runs } from "../runs/Runs.ts"
 import { turnChannel, Turns } from "../runs/Turns.ts"
 import { RunCancelled, RunFailed, RunInterrupted } from "../runs/Errors.ts"
@@ -195,6 +197,11 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
           return yield* new Forbidden({ detail: "Missing required scope: sessions:write" })
         }
         yield* checkMessageLength(sent.message, ["body", "message"])
+        // A credential at its cap is refused before any work (uploads, voice, the session); the place
+        // itself is taken when the run starts, below.
+        const credential = ownerOf(principal)
+        const maxRuns = yield* settings.get(RunsPerCredentialMax)
+        if (!sent.passive && (yield* runs.runningFor(credential)) >= maxRuns) return yield* overRunLimit(maxRuns)
         const request = yield* withUploads(sent, principal)
         yield* checkAttachments(request.attachments)
         const audio = yield* voice.prepare(request)
@@ -244,12 +251,17 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
             (task) => ({ _tag: "queued", sessionId: session.id, taskId: task.id, reason, transcript }) as const
           )
         if (yield* settings.get(SystemPaused)) return yield* queue("system_paused")
-        // Taking the lock and starting the run happen together (a client that goes away in
-        // between leaves no orphaned lock); a start that fails gives the lock back.
+        // The caller's place among its running runs (429 past the cap, before any database work), the
+        // lock and the run's start happen together; a start that fails gives the place and lock back.
         const started = yield* Effect.uninterruptible(
           Effect.gen(function* () {
-            const lock = yield* runs.acquire(session.id)
-            if (Option.isNone(lock)) return Option.none()
+            const slot = yield* runs.reserve(credential, maxRuns)
+            if (Option.isNone(slot)) return yield* overRunLimit(maxRuns)
+            const lock = yield* runs.acquire(session.id).pipe(Effect.onError(() => slot.value.release))
+            if (Option.isNone(lock)) {
+              yield* slot.value.release
+              return Option.none()
+            }
             const run = yield* Effect.gen(function* () {
               for (const result of yield* unanswered(session.id, toolResults)) {
                 yield* sessions.append(session.id, {
@@ -269,11 +281,12 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
                 attachments,
                 transcript: transcript ?? undefined,
                 modelOverride: request.model_override,
-                principal: { kind: principal.kind, id: principal.id },
+                principal: { kind: principal.kind, id: principal.id, caller: credential },
+                slot: slot.value,
                 ...(options.callerTools ? { callerTools: options.callerTools } : {}),
                 ...(options.preamble ? { executionConfig: { system_preamble: options.preamble } } : {})
               })
-            }).pipe(Effect.onError(() => runs.release(lock.value).pipe(Effect.ignore)))
+            }).pipe(Effect.onError(() => Effect.zipRight(slot.value.release, runs.release(lock.value).pipe(Effect.ignore))))
             return Option.some({ runId: lock.value, run })
           })
         )
@@ -337,6 +350,32 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
       })
 
     /**
+     * The events of a run `/chat/stream` started, for its client. Runs outlive their clients by
+     * design; with WIDGET_STOP_ON_DISCONNECT on, a widget token's run is cancelled when its stream
+     * stops before the run's end (the visitor closed the page).
+     */
+    const follow = (started: { readonly runId: string; readonly sessionId: string }, principal: PrincipalShape) =>
+      Effect.gen(function* () {
+        const events = runs.events(started.runId, 0)
+        if (principal.kind !== "widget" || !(yield* settings.get(WidgetStopOnDisconnect))) return events
+        let ended = false
+        return events.pipe(
+          Stream.tap((item) => Effect.sync(() => void (ended ||= isTerminal(item.event)))),
+          Stream.ensuring(
+            Effect.suspend(() =>
+              ended
+                ? Effect.void
+                : runs.cancel(started.sessionId).pipe(
+                    Effect.tap(() => Effect.logInfo("A widget's stream closed before its run ended; the run is cancelled")),
+                    Effect.annotateLogs({ session_id: started.sessionId, run_id: started.runId }),
+                    Effect.catchAllCause((cause) => Effect.logWarning("Cancelling a disconnected widget's run failed", cause))
+                  )
+            )
+          )
+        )
+      })
+
+    /**
      * Cancels the addressed session's run and its queued tasks. Without a session id: the session
      * that client is talking to for that bot, the busy one (a run to stop), else the most recent;
      * none is created when there is none.
@@ -360,7 +399,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         return { cancelled: false, queued_tasks_cancelled: 0 }
       })
 
-    return traced("Chat", { begin, answer, cancel, channelSession, checkAttachments, checkMessageLength } as const)
+    return traced("Chat", { begin, answer, follow, cancel, channelSession, checkAttachments, checkMessageLength } as const)
   }),
   dependencies: [Attachments.Default, Bots.Default, Channels.Default, Dispatchers.Default, Runs.Default, Sessions.Default, Settings.Default, Tasks.Default, Turns.Default, Voice.Default]
 }) {}

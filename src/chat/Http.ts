@@ -8,13 +8,11 @@ import type { SequencedEvent } from "../agent/Events.ts"
 import { Summaries } from "./Summaries.ts"
 import { Acknowledged, ApprovalDecision, ApprovalView, CancelResponse, ChatResponse, SessionSummary, SummaryVersion } from "./Model.ts"
 import { Sessions } from "../sessions/Sessions.ts"
-import { Runs } from "../runs/Runs.ts"
 import * as Sse from "../runs/Sse.ts"
 
 export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
   Effect.gen(function* () {
     const chat = yield* Chat
-    const runs = yield* Runs
     const interactions = yield* Interactions
     const summaries = yield* Summaries
     const sessions = yield* Sessions
@@ -52,7 +50,7 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
                 started.sessionId
               )
             case "started":
-              return Sse.response(runs.events(started.runId, 0), started.sessionId)
+              return Sse.response(yield* chat.follow(started, principal), started.sessionId)
           }
         })
       )

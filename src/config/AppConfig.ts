@@ -36,6 +36,10 @@ export interface AppConfigShape {
   readonly uploadAllowedTypes: ReadonlyArray<string>
   readonly backupRetention: number
   readonly backupIntervalHours: number
+  /** Defaults of the fairness settings RUNS_PER_CREDENTIAL_MAX, PROVIDER_CONCURRENCY_MAX, WIDGET_STOP_ON_DISCONNECT. */
+  readonly runsPerCredentialMax: number
+  readonly providerConcurrencyMax: number
+  readonly widgetStopOnDisconnect: boolean
   /** Where backup archives are written (default DATA_DIR/backups); shared storage for several processes. */
   readonly backupDir: Option.Option<string>
   /**
@@ -137,6 +141,9 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   transcribeMaxBytes: positiveInt("TRANSCRIBE_MAX_BYTES", 25 * 1024 * 1024),
   uploadAllowedTypes: commaList("UPLOAD_ALLOWED_TYPES"),
   backupRetention: positiveInt("BACKUP_RETENTION", 7),
+  runsPerCredentialMax: positiveInt("RUNS_PER_CREDENTIAL_MAX", 16),
+  providerConcurrencyMax: positiveInt("PROVIDER_CONCURRENCY_MAX", 256),
+  widgetStopOnDisconnect: Config.boolean("WIDGET_STOP_ON_DISCONNECT").pipe(Config.withDefault(false)),
   backupDir: Config.option(Config.string("BACKUP_DIR")),
   supervisor: Config.all({
     systemd: Config.option(Config.string("INVOCATION_ID")),

@@ -15,7 +15,7 @@ import { Bots } from "../bots/Bots.ts"
 import { Chat } from "../chat/Chat.ts"
 import { ValidationError } from "../contract/Errors.ts"
 import { runFailureMessage, Runs, type RunOutcome } from "../runs/Runs.ts"
-import { confinedBot, requireBotAllowed } from "../sessions/Access.ts"
+import { confinedBot, ownerOf, requireBotAllowed } from "../sessions/Access.ts"
 import { SystemPaused } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { traced } from "../telemetry/Spans.ts"
@@ -163,7 +163,7 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
               channel: null,
               userText: input.toolResults.length > 0 ? null : input.text,
               attachments: input.images,
-              principal: { kind: principal.kind, id: principal.id },
+              principal: { kind: principal.kind, id: principal.id, caller: ownerOf(principal) },
               history,
               callerTools,
               ...(preamble ? { executionConfig: { system_preamble: preamble } } : {}),

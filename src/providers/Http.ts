@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
 import { Principal, type PrincipalShape } from "../auth/Principal.ts"
 import { TooManyRequests, ValidationError } from "../contract/Errors.ts"
+import { ownerOf } from "../sessions/Access.ts"
 import { ProviderFailed } from "./Errors.ts"
 import { Llm } from "./Llm.ts"
 import { type CompletionRequest, CompletionResponse, ProviderList, type LlmError } from "./Model.ts"
@@ -48,7 +49,7 @@ const proxyCompletion = (llm: Llm, payload: CompletionRequest, principal: Princi
       ...(payload.max_tokens !== undefined ? { max_tokens: payload.max_tokens } : {}),
       ...(payload.extra !== undefined ? { extra: payload.extra } : {}),
       ...(payload.fallback_models !== undefined ? { fallbackModels: payload.fallback_models } : {}),
-      usage: { source: "proxy", principalKind: principal.kind, principalId: principal.id }
+      usage: { source: "proxy", principalKind: principal.kind, principalId: principal.id, caller: ownerOf(principal) }
     })
     .pipe(
       Effect.mapBoth({

@@ -3,6 +3,7 @@
  * A call resolves its model to a provider, retries a 429, 5xx or timeout with exponential backoff
  * and jitter (a provider's Retry-After wins), then tries the fallback models in order, and records
  * usage and cost for each model it tried. A stream that has already sent output is never retried.
+ * Each attempt holds one of its provider's slots (`Gate.ts`: a limit with a fair wait across callers).
  */
 import { Clock, Duration, Effect, Schedule, Stream } from "effect"
 import { Usage as UsageService } from "../usage/Usage.ts"
@@ -19,6 +20,7 @@ import {
   type UsageContext
 } from "./Model.ts"
 import { acceptsImages, costOf, priceOf, Providers, type Target } from "./Providers.ts"
+import { callerOf, ProviderGate } from "./Gate.ts"
 import { chatOnce, chatStreamOnce, embedOnce, isRetryable, transcribeOnce, type Transcribed } from "./Upstream.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { audioCostOf } from "../usage/Prices.ts"
@@ -81,6 +83,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
     const providers = yield* Providers
     const config = yield* LlmConfig
     const usage = yield* UsageService
+    const gate = yield* ProviderGate
 
     const record = (
       context: UsageContext,
@@ -125,7 +128,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
         Effect.flatMap(providers.resolve(modelId), (target) => {
           const images = imagesChecked(target, request)
           if (images instanceof LlmError) return Effect.fail(images)
-          return retrying(chatOnce(target, request)).pipe(
+          return retrying(gate.withSlot(target.provider.id, callerOf(request.usage))(chatOnce(target, request))).pipe(
             Effect.mapError((error) => (images ? images(error) : error)),
             Effect.tapBoth({
               onSuccess: (result) =>
@@ -162,7 +165,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
       const attempt = (n: number): Stream.Stream<LlmStreamEvent, LlmError> =>
         Stream.suspend(() => {
           let sent = false
-          return chatStreamOnce(target, request, config.timeoutMs).pipe(
+          return gate.streamWithSlot(target.provider.id, callerOf(request.usage))(chatStreamOnce(target, request, config.timeoutMs)).pipe(
             Stream.tap((event) =>
               Effect.sync(() => {
                 if (event._tag !== "Finished") sent = true
@@ -228,7 +231,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
         const startedAt = yield* Clock.currentTimeMillis
         const target = yield* providers.resolve(request.model, config.embeddingModel)
         if (request.input.length === 0) return { model: target.id, embeddings: [], usage: null }
-        const result = yield* retrying(embedOnce(target, request.input)).pipe(
+        const result = yield* retrying(gate.withSlot(target.provider.id, callerOf(request.usage))(embedOnce(target, request.input))).pipe(
           Effect.tap((r) => record(request.usage, where(target), startedAt, { usage: r.usage, cost: costOf(priceOf(target), r.usage) })),
           Effect.tapError((error) => record(request.usage, where(target), startedAt, error))
         )
@@ -240,7 +243,8 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
       Effect.gen(function* () {
         const startedAt = yield* Clock.currentTimeMillis
         const target = yield* providers.resolve(request.model, config.transcriptionModel)
-        return yield* retrying(transcribeOnce(target, request.audio, request.fileName, request.mimeType)).pipe(
+        const once = transcribeOnce(target, request.audio, request.fileName, request.mimeType)
+        return yield* retrying(gate.withSlot(target.provider.id, callerOf(request.usage))(once)).pipe(
           Effect.tap((result) => {
             const seconds = request.audioSeconds ?? result.durationSeconds
             return record(request.usage, where(target), startedAt, { usage: null, cost: audioCostOf(target.model, seconds), audioSeconds: seconds })
@@ -251,6 +255,6 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
 
     return traced("Llm", { complete, stream, embed, transcribe } as const)
   }),
-  dependencies: [Providers.Default, UsageService.Default, LlmConfigLayer]
+  dependencies: [Providers.Default, ProviderGate.Default, UsageService.Default, LlmConfigLayer]
 }) {}
 

@@ -39,6 +39,11 @@ export interface UsageContext {
   readonly source: "proxy" | "agent" | "embedding" | "integration" | "speech"
   readonly principalKind?: string
   readonly principalId?: string
+  /**
+   * The credential a call is made for, when the principal alone does not say it (a widget token's
+   * identity): the lane it waits in for a provider slot (`Gate.ts`). Not recorded.
+   */
+  readonly caller?: string
   readonly botId?: string
   readonly sessionId?: string
 }

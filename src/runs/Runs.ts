@@ -14,6 +14,7 @@ import { DatabaseInfo } from "../db/Database.ts"
 import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
 import { RunsRepo } from "./Repo.ts"
 import { makeOwner, ownerGone, releaseOwner } from "./Owners.ts"
+import { makeQuota, type RunSlot } from "./Quota.ts"
 import { fromStored, isTerminal, toStored, type AgentEvent, type SequencedEvent } from "../agent/Events.ts"
 
 export type RunOutcome =
@@ -62,6 +63,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     const lingering = yield* FiberSet.make()
     const fibers = yield* FiberMap.make<string>()
     const live = new Map<string, LiveRun>()
+    const quota = makeQuota()
 
     /** Writes the run's unwritten events while it runs (relaxed: replay data, not the turn itself). */
     const flush = (run: LiveRun) =>
@@ -152,13 +154,26 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
       })
 
     /**
+     * A place for one more run of `credential`, or None when it has `max` running in this process
+     * (RUNS_PER_CREDENTIAL_MAX). Given to `start`, it is given back when the run ends; a caller
+     * whose run does not start gives it back itself (`release`).
+     */
+    const reserve = (credential: string, max: number): Effect.Effect<Option.Option<RunSlot>> =>
+      Effect.sync(() => Option.fromNullable(quota.take(credential, max)))
+
+    /** How many runs `credential` has running in this process. */
+    const runningFor = (credential: string) => Effect.sync(() => quota.count(credential))
+
+    /**
      * Starts a run whose lock `acquire` took. `body` gets `emit` and produces the turn's result;
-     * the run then ends with `response` (or `error` then `response`, or `cancelled`).
+     * the run then ends with `response` (or `error` then `response`, or `cancelled`), and gives back
+     * its credential's `slot` when it has one.
      */
     const start = (
       runId: string,
       sessionId: string,
-      body: (emit: (event: AgentEvent) => Effect.Effect<void>) => Effect.Effect<TurnResult, unknown>
+      body: (emit: (event: AgentEvent) => Effect.Effect<void>) => Effect.Effect<TurnResult, unknown>,
+      slot?: RunSlot
     ) =>
       Effect.gen(function* () {
         const run: LiveRun = {
@@ -185,6 +200,8 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
           })
         const finish = (exit: Exit.Exit<TurnResult, unknown>) =>
           Effect.gen(function* () {
+            // The run no longer counts against its credential, whatever follows.
+            if (slot) yield* slot.release
             let outcome: RunOutcome
             if (Exit.isSuccess(exit)) {
               outcome = { _tag: "complete", result: exit.value }
@@ -311,6 +328,8 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
       acquire: Effect.fn("Runs.acquire")(acquire),
       release: Effect.fn("Runs.release")(release),
       start: Effect.fn("Runs.start")(start),
+      reserve: Effect.fn("Runs.reserve")(reserve),
+      runningFor,
       events,
       latestRun: Effect.fn("Runs.latestRun")(latestRun),
       runExists: Effect.fn("Runs.runExists")(runExists),

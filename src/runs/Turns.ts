@@ -4,6 +4,7 @@ import { AgentLoop } from "../agent/Loop.ts"
 import type { ExecutionConfig, TurnInput } from "../agent/Turn.ts"
 import type { Bot, RetrievalOverride } from "../bots/Model.ts"
 import { Journal } from "../logs/Journal.ts"
+import type { RunSlot } from "./Quota.ts"
 import { Runs } from "./Runs.ts"
 import { traced } from "../telemetry/Spans.ts"
 
@@ -35,8 +36,10 @@ export interface TurnStart {
   readonly transcript?: string | undefined
   readonly modelOverride?: string | undefined
   readonly executionConfig?: ExecutionConfig | undefined
-  readonly principal?: { readonly kind: string; readonly id: string } | undefined
+  readonly principal?: TurnInput["principal"]
   readonly callerTools?: TurnInput["callerTools"]
+  /** The credential's place the run holds until it ends (`Runs.reserve`). */
+  readonly slot?: RunSlot | undefined
 }
 
 export class Turns extends Effect.Service<Turns>()("cairn/Turns", {
@@ -44,7 +47,7 @@ export class Turns extends Effect.Service<Turns>()("cairn/Turns", {
     const runs = yield* Runs
     const loop = yield* AgentLoop
     const journal = yield* Journal
-    const start = (turn: TurnStart) =>
+    const start = ({ slot, ...turn }: TurnStart) =>
       runs.start(turn.runId, turn.sessionId, (emit) =>
         journal.span(
           {
@@ -57,7 +60,8 @@ export class Turns extends Effect.Service<Turns>()("cairn/Turns", {
           },
           loop.runTurn({ ...turn, emit }),
           (result) => ({ attributes: { response_chars: result.text.length, client_actions: result.clientActions.length } })
-        )
+        ),
+        slot
       )
     return traced("Turns", { start } as const)
   }),

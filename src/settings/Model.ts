@@ -131,6 +131,29 @@ export const BackupIntervalHours = setting({
   fromConfig: (config) => config.backupIntervalHours
 })
 
+export const RunsPerCredentialMax = setting({
+  key: "RUNS_PER_CREDENTIAL_MAX",
+  description:
+    "Most runs one credential (API key, user, widget identity, the static key) may have running at once through /chat, /chat/stream, /v1/chat/completions and MCP's chat_with_bot; past it 429 with Retry-After (queued tasks are not counted)",
+  schema: PositiveInt,
+  fromConfig: (config) => config.runsPerCredentialMax
+})
+
+export const ProviderConcurrencyMax = setting({
+  key: "PROVIDER_CONCURRENCY_MAX",
+  description:
+    "Most model calls in flight to one provider; past it calls wait, served in turn across callers (round-robin per credential), not first come first served",
+  schema: PositiveInt,
+  fromConfig: (config) => config.providerConcurrencyMax
+})
+
+export const WidgetStopOnDisconnect = setting({
+  key: "WIDGET_STOP_ON_DISCONNECT",
+  description: "When true, a run a widget token started on /chat/stream is cancelled when that stream's client disconnects",
+  schema: Flag,
+  fromConfig: (config) => config.widgetStopOnDisconnect
+})
+
 /** Every runtime setting (a list of different value types; typed reads go through the constants above). */
 export const settingDefinitions: ReadonlyArray<SettingDefinition<any>> = [
   RateLimitEnabled,
@@ -145,7 +168,10 @@ export const settingDefinitions: ReadonlyArray<SettingDefinition<any>> = [
   ChatMessageMaxChars,
   UploadAllowedTypes,
   BackupRetention,
-  BackupIntervalHours
+  BackupIntervalHours,
+  RunsPerCredentialMax,
+  ProviderConcurrencyMax,
+  WidgetStopOnDisconnect
 ]
 
 /** Checks a candidate value against its setting's schema: the normalised value, or a message. */
