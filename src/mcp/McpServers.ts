@@ -7,7 +7,7 @@
 import { Effect, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
-import { sameOrigin } from "../providers/Providers.ts"
+import { sameOrigin } from "../secrets/UrlSecrets.ts"
 import { isMaskOf, MASK } from "../secrets/Mask.ts"
 import { McpConnections, type LiveState } from "./Connections.ts"
 import { McpServerConflict, McpServerNotFound } from "./Errors.ts"

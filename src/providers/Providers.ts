@@ -10,7 +10,7 @@ import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import { makeSnapshot } from "../db/Snapshot.ts"
 import { costOf, shippedPrice, type Price } from "../usage/Prices.ts"
 import { mask } from "../secrets/Mask.ts"
-import { maskUrl, openUrl, sealUrl, unmaskUrl, urlSecretValues } from "../secrets/UrlSecrets.ts"
+import { maskUrl, openUrl, sameOrigin, sealUrl, unmaskUrl, urlSecretValues } from "../secrets/UrlSecrets.ts"
 import { makeKeyVault, scrub } from "../secrets/Vault.ts"
 import { LlmConfig } from "./LlmConfig.ts"
 import { OpenAiClient } from "./OpenAiClient.ts"
@@ -325,22 +325,6 @@ export const providerSecrets = (provider: Provider): ReadonlyArray<string | unde
 const maskHeaders = (headers: Readonly<Record<string, string>>): Record<string, string> =>
   Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, sensitiveHeader(name) ? mask(value) : value]))
 
-/**
- * Whether two base URLs share an origin: scheme, host and port (a default port counts as given,
- * host case is ignored). Paths may differ; the same server answers them.
- */
-export const sameOrigin = (a: string, b: string) => {
-  const origin = (url: string) => {
-    try {
-      const parsed = new URL(url)
-      return parsed.origin === "null" ? undefined : parsed.origin
-    } catch {
-      return undefined
-    }
-  }
-  const first = origin(a)
-  return first !== undefined && first === origin(b)
-}
 
 const moved = "base_url moves to another origin (scheme, host, port), where stored credentials are not sent"
 

@@ -110,6 +110,15 @@ const origin = (url: string) => {
 }
 
 /**
+ * Whether two URLs share an origin: scheme, host and port (a default port counts as given, host
+ * case is ignored). Paths may differ; the same server answers them.
+ */
+export const sameOrigin = (a: string, b: string) => {
+  const first = origin(a)
+  return first !== undefined && first === origin(b)
+}
+
+/**
  * A URL sent back as an answer showed it: each part that is the mask takes the stored (clear)
  * URL's value of the same part, when both URLs have the same origin (scheme, host, port), so a
  * stored credential never goes anywhere new. Answers undefined when a masked part has nothing to
@@ -117,8 +126,8 @@ const origin = (url: string) => {
  */
 export const unmaskUrl = (sent: string, stored: string | undefined): string | undefined => {
   const storedParts: Array<string> = []
-  const sameOrigin = stored !== undefined && origin(sent) !== undefined && origin(sent) === origin(stored)
-  if (sameOrigin) mapUrlSecrets(stored, (raw) => (storedParts.push(raw), raw))
+  const keepsStored = stored !== undefined && sameOrigin(sent, stored)
+  if (keepsStored) mapUrlSecrets(stored, (raw) => (storedParts.push(raw), raw))
   // Parts are matched by position among the secret parts, which is by name when the URL kept its shape.
   const names = (url: string) => {
     const found: Array<string> = []
@@ -132,7 +141,7 @@ export const unmaskUrl = (sent: string, stored: string | undefined): string | un
     return found
   }
   const storedByName = new Map<string, string>()
-  if (sameOrigin) names(stored).forEach((name, index) => storedByName.set(name, storedParts[index]!))
+  if (keepsStored) names(stored).forEach((name, index) => storedByName.set(name, storedParts[index]!))
   const sentNames = names(sent)
   let index = 0
   let missing = false

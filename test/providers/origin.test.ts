@@ -1,6 +1,6 @@
 /** The origin rule that decides whether a stored provider key may follow a new base_url. */
 import { describe, expect, it } from "vitest"
-import { sameOrigin } from "../../src/providers/Providers.ts"
+import { sameOrigin } from "../../src/secrets/UrlSecrets.ts"
 
 describe("sameOrigin", () => {
   it("ignores the path, the host's case and an explicit default port", () => {
