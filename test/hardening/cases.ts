@@ -239,6 +239,13 @@ export const casesFor = (op: Operation, known: Known, seed: number, bound: numbe
     fixed.push(make("anonymous:deep-json", "body", { anonymous: true, body: deepText(100_000), contentType: "application/json" }))
     fixed.push(make("anonymous:text-plain", "body", { anonymous: true, body: "hello", contentType: "text/plain" }))
 
+    if (op.body === undefined) {
+      // No declared schema (an integration's route reads any JSON): the common field names carry
+      // over-long text, then wrong types, so what the handler passes on meets the same classes.
+      const names = ["title", "content", "text", "name", "id", "message", "key", "path", "chat_guid", "channel_id", "bot_id", "session_id"]
+      fixed.push(make("long-string", "body.*", { body: JSON.stringify(Object.fromEntries(names.map((n) => [n, LONG]))) }))
+      fixed.push(make("wrong-type:mixed", "body.*", { body: JSON.stringify(Object.fromEntries(names.map((n, i) => [n, [12345, [1], { a: 1 }, true, null][i % 5]]))) }))
+    }
     const s = op.body === undefined ? undefined : concrete(op.body)
     if (s !== undefined && base !== null && typeof base === "object" && !Array.isArray(base)) {
       for (const key of s.required ?? []) {

@@ -17,7 +17,9 @@
  *   indexed columns), `\u0000` and lone surrogates inside strings, wrong types (a string where a
  *   number is, an object where a string is, arrays where objects are, null), negative, fractional,
  *   huge (1e308) and beyond-int32/int64 numbers, unknown enum values, huge arrays (100,000 invalid
- *   items), a missing required field, an unknown field;
+ *   items), a missing required field, an unknown field; a route with no body schema (an
+ *   integration's) gets common field names (title, content, id, …) as over-long text and as wrong
+ *   types, so what its handler passes on meets the same classes;
  * - per query parameter: `%00`, a percent-encoded lone surrogate, 10,000 characters, wrong types,
  *   out-of-range numbers, an unknown enum value, a bad date, an empty and a repeated parameter;
  * - per path parameter: not a UUID, 10,000 characters, `%00` (alone and after a real id), an
@@ -28,7 +30,13 @@
  * For every response: the status is below 500, and an error (>= 400) is JSON whose `detail` is a
  * string or, for a 422, a list of at most 50 `{loc, msg, type}` in a small body (the OpenAI
  * surface `/v1` answers its own `{error: {message}}` shape, MCP's `/mcp` JSON-RPC's). A failure
- * prints one compact table: method, path, case class, target, status, body excerpt.
+ * prints one compact table: method, path, case class, target, status, body excerpt. An error body
+ * over 64 KB is a failure too (a 422 that echoes 100,000 items is not small).
+ *
+ * Not sent: the restart (SKIPPED, it would end the server under test). Streams (a chat, a rejoin,
+ * MCP's GET, a download) are judged by their status and not read; every request has a 10 s limit.
+ * The time limit of the test is generous on purpose: a run cut short would close the server under
+ * the requests still in flight, and every later case would fail as a reset connection.
  */
 import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -40,7 +48,7 @@ import { operations, type OpenApiDocument, type Operation } from "./openapi.ts"
 
 const SEED = 26_09
 /** Cases per operation (the fixed whole-body and path cases first, then a seeded pick of the rest). */
-const BOUND = 48
+const BOUND = 40
 const CONCURRENCY = 4
 const TIMEOUT_MS = 10_000
 /** At most this many bytes in an error body (a 422 listing 50 problems fits easily). */
@@ -50,6 +58,12 @@ const MAX_ERROR_BYTES = 64 * 1024
 const SKIPPED: Record<string, string> = {
   "POST /api/v1/admin/operations/restart": "asks the server under test to exit for its supervisor"
 }
+
+/**
+ * FUZZ_PATHS (a regular expression over the path templates) narrows a local run to some operations,
+ * to check a fix quickly; unset, as in the suite, every operation is sent.
+ */
+const narrowed = (op: Operation) => !process.env.FUZZ_PATHS || new RegExp(process.env.FUZZ_PATHS).test(op.path)
 
 /** Operations that change what the others stand on (delete the test's resources): sent last. */
 const isLast = (op: Operation) => op.method === "DELETE"
@@ -199,7 +213,7 @@ describe.each(backends)("the schema-driven fuzz test (%s)", (backend) => {
     await llm?.close()
   })
 
-  it("answers every operation's bad input below 500, in the error shape", { timeout: 240_000 }, async () => {
+  it("answers every operation's bad input below 500, in the error shape", { timeout: 900_000 }, async () => {
     const doc = (await json(await server.request("/openapi.json"))) as OpenApiDocument
     const all = operations(doc)
     // The document holds the integrations' routes too (the bundled ones are loaded).
@@ -208,7 +222,7 @@ describe.each(backends)("the schema-driven fuzz test (%s)", (backend) => {
     expect(all.length - fuzzed.length).toBe(Object.keys(SKIPPED).length)
 
     const started = Date.now()
-    const jobsOf = (ops: ReadonlyArray<Operation>) => ops.flatMap((op) => casesFor(op, known, SEED, BOUND).map((c) => () => send(server, op, c)))
+    const jobsOf = (ops: ReadonlyArray<Operation>) => ops.filter(narrowed).flatMap((op) => casesFor(op, known, SEED, BOUND).map((c) => () => send(server, op, c)))
     const outcomes = [
       ...(await pool(jobsOf(fuzzed.filter((op) => !isLast(op))), CONCURRENCY)),
       ...(await pool(jobsOf(fuzzed.filter(isLast)), CONCURRENCY))
