@@ -183,7 +183,8 @@ describe.each(backends)("the schema-driven fuzz test (%s)", (backend) => {
 
   beforeAll(async () => {
     llm = await startFakeLlm()
-    llm.setDefaultReply({ text: "ok" })
+    // An answer every caller takes: a chat's text, and the title and summary a summarize or compaction asks for.
+    llm.setDefaultReply({ text: '{"title": "Fuzz", "summary": "ok"}' })
     server = await startServer({ backend, env: { ...fakeLlmEnv(llm), LLM_MAX_RETRIES: "0" } })
     // The resources whose ids the path parameters carry, so the handlers get past their 404.
     const bot = await create("/api/v1/admin/bots", { id: "fuzzbot", name: "Fuzz" })
@@ -192,20 +193,24 @@ describe.each(backends)("the schema-driven fuzz test (%s)", (backend) => {
     const todo = await create("/api/v1/todos", { title: "fuzz", bot_id: bot.id })
     const carapace = await create("/api/v1/carapaces", { id: "fuzzcarapace", name: "Fuzz" })
     const key = await create("/api/v1/admin/api-keys", { name: "fuzz", scopes: ["chat"] })
+    // The first ingest also sets the document store up (on PGlite, seconds): done here, not in a case's 10 s.
+    const document = await create("/api/v1/documents", { title: "fuzz", content: "a fuzz document", integration_id: "example" })
     const ids: Array<[RegExp, string]> = [
       [/^\/api\/v1\/admin\/bots\/\{id\}/, bot.id],
       [/\/channels\/\{id\}/, channel.id],
-      [/\/sessions\/\{id\}/, session.id],
+      [/\/sessions\/\{id\}/, session.session_id],
       [/\/todos\/\{id\}/, todo.id],
       [/\/carapaces\/\{id\}/, carapace.id],
       [/\/api-keys\/\{id\}/, key.id],
+      [/\/documents\/\{id\}/, document.id],
       [/\/admin\/integrations\/\{id\}/, "mailbox"],
       [/\/v1\/models\/\{model\}/, bot.id],
       [/\/tools\/\{name\}/, "client_action"]
     ]
+    for (const [re, id] of ids) if (typeof id !== "string" || id.length === 0) throw new Error(`setup: no id for ${re}`)
     known = {
       pathId: (path, name) => (name === "*" ? "notes.md" : ids.find(([re]) => re.test(path) && path.includes(`{${name}}`))?.[1]),
-      field: { bot_id: bot.id, channel_id: channel.id, session_id: session.id, level: "warning" }
+      field: { bot_id: bot.id, channel_id: channel.id, session_id: session.session_id, level: "warning" }
     }
   })
   afterAll(async () => {
