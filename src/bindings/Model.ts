@@ -1,6 +1,6 @@
 /** A channel integration binding: an integration type attached to a channel under a client id. */
 import { Schema } from "effect"
-import { bodyOptions } from "../contract/Params.ts"
+import { bodyOptions, indexedText } from "../contract/Params.ts"
 
 const Timestamp = Schema.Date.annotations({ jsonSchema: { type: "string", format: "date-time" } })
 
@@ -11,8 +11,7 @@ export const IntegrationType = Schema.String.pipe(
 )
 
 /** `<prefix><external id>`: a prefix of letters, digits, '.', '-' or '_' ending in ':', then the external id. */
-export const BindingClientId = Schema.String.pipe(
-  Schema.maxLength(255, { message: () => "client_id must be at most 255 characters" }),
+export const BindingClientId = indexedText("client_id").pipe(
   // eslint-disable-next-line no-control-regex
   Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}:[^\s\x00-\x1f\x7f][^\x00-\x1f\x7f]*$/, {
     message: () => "client_id must be <prefix><external id>, the prefix ending in ':' (for example msgbridge:<chat guid>)"

@@ -1,13 +1,10 @@
 /** A channel: where a client talks to a bot, with its per-channel settings. */
 import { Schema } from "effect"
-import { bodyOptions } from "../contract/Params.ts"
+import { bodyOptions, indexedText } from "../contract/Params.ts"
 import { RetrievalOverride } from "../bots/Model.ts"
 
 const nonBlank = (what: string) =>
-  Schema.String.pipe(
-    Schema.filter((value) => value.trim().length > 0 || `${what} must not be blank`),
-    Schema.maxLength(255, { message: () => `${what} must be at most 255 characters` })
-  )
+  indexedText(what).pipe(Schema.filter((value) => value.trim().length > 0 || `${what} must not be blank`))
 
 export const ChannelName = nonBlank("name")
 /** Integration channels use `<prefix><external id>` (`msgbridge:+4670...`); admin-made ones `channel:<id>`. */

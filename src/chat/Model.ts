@@ -1,6 +1,6 @@
 /** The chat request and responses of `/chat` and `/chat/stream`, as the spec gives them. */
 import { Schema } from "effect"
-import { body, limitParam, queryParams } from "../contract/Params.ts"
+import { body, indexedText, limitParam, queryParams } from "../contract/Params.ts"
 import { JsonObject } from "../sessions/Model.ts"
 import { Base64, MessageAttachment } from "../sessions/Attachments.ts"
 
@@ -11,7 +11,7 @@ export const ChatRequest = body({
   channel_id: Schema.optional(Schema.UUID),
   /** Default `default`; named with an existing session_id of another bot, it moves the session there. */
   bot_id: Schema.optional(Schema.String),
-  client_id: Schema.optionalWith(Schema.String.pipe(Schema.minLength(1)), { default: () => "default" }),
+  client_id: Schema.optionalWith(indexedText("client_id").pipe(Schema.minLength(1)), { default: () => "default" }),
   /** Companion clients address a session directly; an id the server has not seen is created. It wins over channel_id. */
   session_id: Schema.optional(Schema.UUID),
   /** Voice input: base64 of an audio file in `audio_format`, transcribed into the message. */

@@ -48,6 +48,18 @@ export const bodyOptions = [undefined, undefined, { parseOptions: all }] as cons
 /** A list's `limit` query parameter: a whole number from 1 to `max`, optional. */
 export const limitParam = (max = 500) => Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, max)))
 
+/**
+ * The most characters a text field takes when its value is stored in an indexed column (a client
+ * id, a name, an external id). A btree entry holds at most 2,704 bytes; 255 characters are at most
+ * 1,020 bytes of UTF-8, so a key of two such columns still fits. A longer value is then a 422 that
+ * names the field, not a failed INSERT (`index row size … exceeds btree … maximum 2704`) answered 500.
+ */
+export const INDEXED_TEXT_MAX = 255
+
+/** Text bound for an indexed column: `what` names the field in the message. */
+export const indexedText = (what: string, max = INDEXED_TEXT_MAX) =>
+  Schema.String.pipe(Schema.maxLength(max, { message: () => `${what} must be at most ${max} characters` }))
+
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** Whether an id from outside (a path, a tool's argument) is a UUID, before it meets a uuid column. */

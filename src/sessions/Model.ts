@@ -1,6 +1,6 @@
 /** Sessions and the messages in them. */
 import { Schema } from "effect"
-import { body } from "../contract/Params.ts"
+import { body, indexedText } from "../contract/Params.ts"
 
 export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
@@ -44,7 +44,7 @@ export class Message extends Schema.Class<Message>("Message")({
 export const CreateSession = body({
   /** Default `default` (a widget token's own bot). */
   bot_id: Schema.optional(Schema.String),
-  client_id: Schema.optionalWith(Schema.String.pipe(Schema.minLength(1)), { default: () => "default" }),
+  client_id: Schema.optionalWith(indexedText("client_id").pipe(Schema.minLength(1)), { default: () => "default" }),
   dispatch_config: Schema.optional(JsonObject)
 })
 

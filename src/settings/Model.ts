@@ -59,9 +59,21 @@ export const SystemPaused = setting({
   fromConfig: () => false
 })
 
-const PositiveInt = Schema.Number.pipe(
-  Schema.filter((n) => (Number.isInteger(n) && n > 0) || "Expected a positive integer")
-)
+/** The largest value of PostgreSQL's `int` (and of a timer in milliseconds). */
+const INT_MAX = 2_147_483_647
+
+/**
+ * A whole number from `min` to `max`. The upper bound matters: `1e308` is an integer to
+ * `Number.isInteger`, and a setting that large reached SQL as `1e+308` (BACKUP_RETENTION's
+ * `OFFSET`, refused as a bigint, so every backup failed) or a Date as NaN (LOG_RETENTION_DAYS'
+ * cutoff, so pruning failed on every pass). The default bound is PostgreSQL's `int`.
+ */
+const WholeNumber = (min: number, max = INT_MAX, unit = "") =>
+  Schema.Number.pipe(
+    Schema.filter((n) => (Number.isInteger(n) && n >= min && n <= max) || `Expected a whole number${unit} from ${min} to ${max}`)
+  )
+
+const PositiveInt = WholeNumber(1)
 
 export const AttachmentMaxBytes = setting({
   key: "ATTACHMENT_MAX_BYTES",
@@ -79,7 +91,8 @@ export const AttachmentMaxCount = setting({
 export const LogRetentionDays = setting({
   key: "LOG_RETENTION_DAYS",
   description: "Days the agent's trace spans (turn logs, tool-call audit, traces) are kept",
-  schema: PositiveInt,
+  // A century: the cutoff (now less the days) stays a date PostgreSQL stores.
+  schema: WholeNumber(1, 36_500, " of days"),
   fromConfig: (config) => config.logRetentionDays
 })
 
@@ -127,7 +140,7 @@ export const BackupRetention = setting({
 export const BackupIntervalHours = setting({
   key: "BACKUP_INTERVAL_HOURS",
   description: "Hours between scheduled backups (0: none); one process makes each",
-  schema: Schema.Number.pipe(Schema.filter((n) => (Number.isInteger(n) && n >= 0) || "Expected a whole number of hours, 0 for none")),
+  schema: WholeNumber(0, INT_MAX, " of hours (0 for none)"),
   fromConfig: (config) => config.backupIntervalHours
 })
 
