@@ -4,7 +4,7 @@
  * rejected promises with a readable message; nothing of Effect leaks into integration code.
  */
 import { Cause, Effect, Exit, Runtime } from "effect"
-import type { IntegrationContext, IntegrationMetadata, LruSet, Worker } from "../sdk/index.ts"
+import { InvalidArgument, type IntegrationContext, type IntegrationMetadata, type LruSet, type Worker } from "../sdk/index.ts"
 import { failureMessage, type CallerIdentity, type IntegrationCapabilities } from "./Capabilities.ts"
 import type { IntegrationServicesShape } from "./Services.ts"
 
@@ -27,8 +27,12 @@ export interface ContextServices {
   readonly registerWorker: (integrationId: string) => (worker: Worker) => void
 }
 
-/** An Effect failure as the Error an integration's `catch` sees. */
-const asError = (cause: Cause.Cause<unknown>): Error => new Error(failureMessage(Cause.squash(cause)))
+/** An Effect failure as the Error an integration's `catch` sees; a refused input is an `InvalidArgument`. */
+const asError = (cause: Cause.Cause<unknown>): Error => {
+  const error = Cause.squash(cause)
+  const message = failureMessage(error)
+  return (error as { _tag?: unknown })?._tag === "ValidationError" ? new InvalidArgument(message) : new Error(message)
+}
 
 // Argument checks: a refused argument is a TypeError, before anything reaches the database.
 const maxKey = 512
@@ -38,20 +42,20 @@ const maxCapacity = 1_000_000
 
 const checkText = (what: string, value: unknown, max: number): string => {
   if (typeof value !== "string" || value.length === 0 || value.length > max || value.includes("\0")) {
-    throw new TypeError(`${what} must be a string of 1 to ${max} characters without NUL`)
+    throw new InvalidArgument(`${what} must be a string of 1 to ${max} characters without NUL`)
   }
   return value
 }
 
 const checkContent = (what: string, value: unknown): string => {
-  if (typeof value !== "string" || value.includes("\0")) throw new TypeError(`${what} must be a string without NUL`)
+  if (typeof value !== "string" || value.includes("\0")) throw new InvalidArgument(`${what} must be a string without NUL`)
   return value
 }
 
 const checkTtl = (options: { readonly ttlMs?: number } | undefined): number | undefined => {
   const ttl = options?.ttlMs
   if (ttl === undefined) return undefined
-  if (!Number.isInteger(ttl) || ttl <= 0 || ttl > maxTtlMs) throw new TypeError(`ttlMs must be a whole number of milliseconds, 1 to ${maxTtlMs}`)
+  if (!Number.isInteger(ttl) || ttl <= 0 || ttl > maxTtlMs) throw new InvalidArgument(`ttlMs must be a whole number of milliseconds, 1 to ${maxTtlMs}`)
   return ttl
 }
 
@@ -61,9 +65,9 @@ const jsonText = (what: string, value: unknown): string => {
   try {
     text = JSON.stringify(value)
   } catch (cause) {
-    throw new TypeError(`${what} cannot be stored as JSON: ${cause instanceof Error ? cause.message : String(cause)}`)
+    throw new InvalidArgument(`${what} cannot be stored as JSON: ${cause instanceof Error ? cause.message : String(cause)}`)
   }
-  if (text === undefined) throw new TypeError(`${what} cannot be stored as JSON (undefined, a function or a symbol)`)
+  if (text === undefined) throw new InvalidArgument(`${what} cannot be stored as JSON (undefined, a function or a symbol)`)
   return text
 }
 
@@ -90,7 +94,7 @@ export const makeContext = (
     registerHook: services.registerHook,
     registerMetadata: (metadata) => {
       if (!metadata || typeof metadata.integration_type !== "string" || typeof metadata.client_id_prefix !== "string") {
-        throw new TypeError("registerMetadata needs integration_type and client_id_prefix (strings)")
+        throw new InvalidArgument("registerMetadata needs integration_type and client_id_prefix (strings)")
       }
       onMetadata(metadata)
     },
@@ -131,7 +135,7 @@ const capabilitiesOf = (
   const lru = (name: string, capacity: number): LruSet => {
     checkText("An LRU set's name", name, maxKey)
     if (!Number.isInteger(capacity) || capacity < 1 || capacity > maxCapacity) {
-      throw new TypeError(`An LRU set's capacity must be a whole number from 1 to ${maxCapacity}`)
+      throw new InvalidArgument(`An LRU set's capacity must be a whole number from 1 to ${maxCapacity}`)
     }
     return {
       name,
@@ -165,13 +169,13 @@ const capabilitiesOf = (
     llm: {
       complete: (options) =>
         call(() => {
-          if (!options || !Array.isArray(options.messages) || options.messages.length === 0) throw new TypeError("complete needs messages (a non-empty list)")
+          if (!options || !Array.isArray(options.messages) || options.messages.length === 0) throw new InvalidArgument("complete needs messages (a non-empty list)")
           options.messages.forEach((m, i) => checkContent(`messages[${i}].content`, m?.content))
           return capabilities.complete(caller, options)
         }),
       transcribe: (options) =>
         call(() => {
-          if (!(options?.audio instanceof Uint8Array) || options.audio.length === 0) throw new TypeError("transcribe needs audio (non-empty bytes)")
+          if (!(options?.audio instanceof Uint8Array) || options.audio.length === 0) throw new InvalidArgument("transcribe needs audio (non-empty bytes)")
           return capabilities.transcribe(caller, options)
         })
     },

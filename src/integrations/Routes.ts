@@ -11,7 +11,7 @@ import { RequiredScope } from "../auth/RequiredScope.ts"
 import { isScope, PUBLIC, type ScopeRequirement } from "../auth/Scopes.ts"
 import { internalErrorBody, ValidationError } from "../contract/Errors.ts"
 import { pathParams } from "../contract/Params.ts"
-import type { IntegrationContext, RouteDefinition, RouteSecret } from "../sdk/index.ts"
+import { isInvalidArgument, type IntegrationContext, type RouteDefinition, type RouteSecret } from "../sdk/index.ts"
 import { safeEqual } from "../access/Authenticator.ts"
 
 export const groupName = (integrationId: string) => `integration_${integrationId}`
@@ -94,6 +94,10 @@ const handle = (route: RouteDefinition, context: IntegrationContext, params: Rec
     const outcome = yield* Effect.either(
       Effect.tryPromise(async () => route.handler({ params, query, body, headers: request.headers }, context))
     )
+    if (outcome._tag === "Left" && isInvalidArgument(outcome.left.error)) {
+      // Cairn refused what the handler passed on from the request: the caller's input, a 422.
+      return yield* ValidationError.single(["body"], outcome.left.error.message, "invalid_argument")
+    }
     if (outcome._tag === "Left") {
       yield* Effect.logError(`Integration ${context.id} route ${route.method} ${route.path} failed`, outcome.left.error)
       return yield* HttpServerResponse.json(internalErrorBody, { status: 500 })

@@ -161,6 +161,20 @@ export const respond = (status: number, body?: unknown, headers?: Record<string,
   __response: true
 })
 
+/**
+ * What Cairn throws when a call refuses its arguments (a store key with NUL, a document title past
+ * its limit): a `TypeError`, so `error.name` says so. Thrown out of a route's handler (the caller's
+ * input passed on), the route answers 422 with its message rather than 500; a handler may throw
+ * one itself for the same answer.
+ */
+export class InvalidArgument extends TypeError {
+  readonly invalidArgument = true
+}
+
+/** Whether a thrown value is Cairn's refusal of an argument (see `InvalidArgument`). */
+export const isInvalidArgument = (error: unknown): error is InvalidArgument =>
+  typeof error === "object" && error !== null && (error as { invalidArgument?: unknown }).invalidArgument === true
+
 // ---------------------------------------------------------------------------------------------
 // Dispatchers
 

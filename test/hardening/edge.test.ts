@@ -242,6 +242,9 @@ describe.each(backends)("the request edge (%s)", (backend) => {
     )
     expect(large.status).toBe(413)
     await expectIssue(await post("/integrations/example/ingest", '{"title":"t","content":"a\\u0000"}'), 422, ["body"])
+    // Cairn refusing what the handler passed on (a title past the documents' limit) is the caller's 422, not a 500.
+    const refused = await expectIssue(await post("/integrations/example/ingest", JSON.stringify({ title: "t".repeat(2000), content: "c" })), 422, ["body"])
+    expect(refused.detail[0].type).toBe("invalid_argument")
     expect((await post("/integrations/example/ingest", JSON.stringify({ title: "t", content: "fine" }))).status).toBe(201)
   })
 })

@@ -75,6 +75,6 @@ describe("the SDK's public surface", () => {
 
   it("exports only its helpers at run time (everything else is types)", async () => {
     const module = await import("../../src/sdk/index.ts")
-    expect(Object.keys(module).sort()).toEqual(["defineDispatchers", "defineHooks", "defineRoutes", "defineSetup", "defineTool", "defineWorker", "respond"])
+    expect(Object.keys(module).sort()).toEqual(["InvalidArgument", "defineDispatchers", "defineHooks", "defineRoutes", "defineSetup", "defineTool", "defineWorker", "isInvalidArgument", "respond"])
   })
 })
