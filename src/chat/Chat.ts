@@ -3,7 +3,7 @@
  * message when the session is busy or the system paused; otherwise start a run.
  */
 import { Effect, FiberSet, Option, Stream } from "effect"
-import { isTerminal } from "../agent/Events.ts"
+import { isTerminal, type SequencedEvent } from "../agent/Events.ts"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { Bots } from "../bots/Bots.ts"
 import { Channels } from "../channels/Channels.ts"
@@ -17,6 +17,7 @@ import { Attachments } from "../attachments/Attachments.ts"
 import { Settings } from "../settings/Settings.ts"
 import { Dispatchers } from "../tasks/delivery/Dispatchers.ts"
 import { Tasks } from "../tasks/Tasks.ts"
+import { followQueued } from "./QueuedStream.ts"
 import type { ChatRequest } from "./Model.ts"
 import type { ToolSchema } from "../providers/Model.ts"
 import { spokenText, Voice } from "./Voice.ts"
@@ -399,7 +400,11 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
         return { cancelled: false, queued_tasks_cancelled: 0 }
       })
 
-    return traced("Chat", { begin, answer, follow, cancel, channelSession, checkAttachments, checkMessageLength } as const)
+    /** The events of a queued message's stream: its notice, then its task's run to the `response`. */
+    const followTask = (notice: ReadonlyArray<SequencedEvent["event"]>, taskId: string) =>
+      followQueued(notice, taskId, { task: tasks.get, runEvents: runs.events })
+
+    return traced("Chat", { begin, answer, follow, followTask, cancel, channelSession, checkAttachments, checkMessageLength } as const)
   }),
   dependencies: [Attachments.Default, Bots.Default, Channels.Default, Dispatchers.Default, Runs.Default, Sessions.Default, Settings.Default, Tasks.Default, Turns.Default, Voice.Default]
 }) {}

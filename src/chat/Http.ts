@@ -39,7 +39,7 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
               return Sse.response(Sse.fixed(...heard(started), { type: "passive_stored", session_id: started.sessionId }), started.sessionId)
             case "queued":
               return Sse.response(
-                Sse.fixed(...heard(started), { type: "queued", session_id: started.sessionId, task_id: started.taskId, reason: started.reason }),
+                chat.followTask([...heard(started), { type: "queued", session_id: started.sessionId, task_id: started.taskId, reason: started.reason }], started.taskId),
                 started.sessionId
               )
             case "busy":

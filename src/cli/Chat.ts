@@ -152,7 +152,9 @@ const sendMessage = (state: ChatState, streams: StreamingClient, message: string
       ),
       Effect.catchAll((error) => Effect.sync(() => view.note(style.red(`error: ${describeFailure(error)}`))))
     )
-    if (view.queuedTask !== undefined) return yield* followTask(state, streams, view, view.queuedTask)
+    // The server keeps a queued message's stream open and carries its turn there; only a stream lost
+    // before that turn's response leaves the task to follow.
+    if (view.queuedTask !== undefined && view.response === undefined) return yield* followTask(state, streams, view, view.queuedTask)
     yield* finishRun(state, view)
   })
 

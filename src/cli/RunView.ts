@@ -184,7 +184,7 @@ export const makeRunView = (options: RunViewOptions) => {
           ended = true
           return note(style.yellow("the run was stopped"))
         case "queued":
-          // The stream ends here; the message runs later as this task.
+          // The message runs later as this task; the stream carries its turn then, unless it is lost first.
           ended = true
           queuedTask = event.task_id
           return note(style.yellow(`queued (${event.reason}) as task ${event.task_id}`))

@@ -20,6 +20,8 @@ export class Task extends Schema.Class<Task>("Task")({
   dispatch_config: JsonObject,
   execution_config: JsonObject,
   attempts: Schema.Number,
+  /** The run that answers it, once one started (rejoin it: `GET /api/v1/sessions/{id}/stream?run_id=`). */
+  run_id: Schema.NullOr(Schema.UUID),
   /** none (dispatch_type none), pending, delivered or failed. */
   delivery_status: Schema.String,
   delivery_error: Schema.NullOr(Schema.String),

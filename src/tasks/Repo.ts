@@ -46,6 +46,7 @@ export const TaskRow = Schema.Struct({
   dispatch_config: JsonObject,
   execution_config: JsonObject,
   attempts: Schema.Number,
+  run_id: Schema.NullOr(Schema.String),
   delivery_status: Schema.String,
   delivery_error: Schema.NullOr(Schema.String),
   delivery_attempts: Schema.Number,

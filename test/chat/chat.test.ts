@@ -261,16 +261,19 @@ describe.each(backends)("chat (%s)", (backend) => {
     expect(messages[0]).toMatchObject({ role: "user", content: "just so you know", metadata: { passive: true } })
   })
 
-  it("queues a message to a busy session, and the blocking call waits for its turn", async () => {
+  it("queues a message to a busy session; its stream follows the queued turn to its response, and the blocking call waits for its turn", async () => {
     llm.script({ text: "first answer here", chunkDelayMs: 100 }, { text: "second answer" })
     const clientId = client()
     const first = await stream({ message: "first", client_id: clientId })
     await first.until((e) => e.data.type === "assistant_text")
     const queued = await stream({ message: "second", client_id: clientId })
     const events = await queued.rest()
-    expect(types(events)).toEqual(["queued"])
+    expect(types(events)[0]).toBe("queued")
     expect(events[0]!.data).toMatchObject({ reason: "session_busy" })
     expect(typeof events[0]!.data.task_id).toBe("string")
+    // The stream stays open through the wait and carries the queued turn itself, `response` last.
+    expect(events.at(-1)!.data).toMatchObject({ type: "response", text: "second answer" })
+    expect(types(events).filter((type) => type === "response")).toHaveLength(1)
     await first.rest()
     // The queued message runs after the first turn; its answer lands in the session.
     const deadline = Date.now() + 15_000

@@ -228,6 +228,9 @@ describe("cairn chat in a terminal", () => {
     // Its run is followed once it starts: the answer streams in like any other.
     await pty.waitFor("default› Your queued answer.", 20_000)
     expect((await busy).status).toBe(200)
+    // The queued stream carried the turn: the answer is shown once, not again from the task.
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    expect(pty.screen().split("Your queued answer.").length - 1).toBe(1)
   })
 
   it("carries out /bot, /model, /attach, /summarize and a client action the server sends", async () => {
