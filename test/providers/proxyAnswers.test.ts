@@ -168,10 +168,10 @@ describe.each(backends)("completion proxy answers (%s)", (backend) => {
     for (const line of [...quietLog, ...loggedLog]) expect(line).not.toContain(PROVIDER_KEY.slice(0, 12))
   })
 
-  it("refuses another content type with 422 and serves a browser origin", async () => {
+  it("refuses another content type with 415 and serves a browser origin", async () => {
     const text = await quiet.request(path, { method: "POST", body: JSON.stringify({ messages: hello }), headers: { "content-type": "text/plain" } })
-    expect(text.status).toBe(422)
-    expect(await text.json()).toEqual(problems)
+    expect(text.status).toBe(415)
+    expect(await text.json()).toEqual({ detail: expect.stringContaining("application/json") })
     const browser = await quiet.request(path, { method: "POST", body: JSON.stringify({ messages: hello }), headers: { origin: "http://app.example" } })
     expect(browser.status).toBe(200)
     completion(await browser.json())

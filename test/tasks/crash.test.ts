@@ -8,6 +8,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { readSse } from "../support/sse.ts"
 import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { startReceiver } from "../hooks/webhookReceiver.ts"
 import { backends, createTestDatabase, withDatabase, type TestDatabase } from "../support/database.ts"
@@ -94,8 +95,16 @@ describe.each(backends)("task crash safety (%s)", (backend) => {
       .catch(() => "")
     await until(async () => llm.requestsTo("/v1/chat/completions").length, (n) => n === 1, 30_000)
     // A message queued behind the running one, as the killed process left it.
-    const queued = await first.request("/chat/stream", { method: "POST", body: JSON.stringify({ message: "and this", session_id: sessionId }) }).then((r) => r.text())
-    expect(queued).toContain('"type":"queued"')
+    // Its stream stays open for the queued turn (which never comes here): read to `queued`, then leave.
+    const queuedController = new AbortController()
+    const queuedResponse = await first.request("/chat/stream", {
+      method: "POST",
+      body: JSON.stringify({ message: "and this", session_id: sessionId }),
+      signal: queuedController.signal
+    })
+    const queued = await readSse(queuedResponse, queuedController).until((event) => event.data.type === "queued")
+    expect(queued.at(-1)!.data.type).toBe("queued")
+    queuedController.abort()
     await first.stop("SIGKILL")
     controller.abort()
     await streamed
