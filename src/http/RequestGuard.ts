@@ -20,16 +20,24 @@ import { RequestMaxBytes, UploadMaxBytes } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { inspectJsonText, jsonTextMessage } from "./JsonText.ts"
 
-/** Why a body was refused: answered with `status` and `body` by the error mapping (`Server.ts`). */
-export class BodyRefused extends Data.TaggedError("BodyRefused")<{
-  readonly status: 413 | 422
+/**
+ * Why the edge refused a request: its status and `{detail}` body. Answered here when the request
+ * itself shows it, and by the error mapping (`Server.ts`) when a body reader finds it.
+ */
+export class RequestRefused extends Data.TaggedError("RequestRefused")<{
+  readonly status: 413 | 415 | 422
   readonly body: unknown
 }> {}
 
-const issue = (loc: ReadonlyArray<string>, msg: string, type: string) => ({ detail: [{ loc, msg, type }] })
+/** The answer to a refusal; a 413 closes the connection, so the rest of the body stays unread. */
+export const refusalResponse = (refused: RequestRefused) =>
+  HttpServerResponse.unsafeJson(refused.body, { status: refused.status, headers: refused.status === 413 ? { connection: "close" } : {} })
+
+const unprocessable = (loc: ReadonlyArray<string>, msg: string) =>
+  new RequestRefused({ status: 422, body: { detail: [{ loc, msg, type: "value_error" }] } })
 
 const tooLarge = (limit: number, setting: string) =>
-  new BodyRefused({ status: 413, body: { detail: `The request body is larger than ${limit} bytes (${setting})` } })
+  new RequestRefused({ status: 413, body: { detail: `The request body is larger than ${limit} bytes (${setting})` } })
 
 /** Room in a files body for what is not the file: base64's third more, boundaries, other fields. */
 const filesBodyLimit = (uploadMaxBytes: number) => Math.ceil((uploadMaxBytes * 4) / 3) + 64 * 1024
@@ -79,15 +87,15 @@ const decoded = (text: string): string | undefined => {
   }
 }
 
-/** The problem with a request's URL, as a 422 body, or undefined. */
+/** The problem with a request's URL (a 422), or undefined. */
 const urlProblem = (url: string) => {
   const mark = url.indexOf("?")
   const path = mark === -1 ? url : url.slice(0, mark)
   const query = mark === -1 ? "" : url.slice(mark + 1)
   const pathText = decoded(path)
-  if (pathText === undefined) return issue(["path"], "The path's percent-encoding is not valid UTF-8", "value_error")
-  if (pathText.includes("\u0000")) return issue(["path"], "The path holds a NUL character", "value_error")
-  if (/%00/i.test(query)) return issue(["query"], "The query holds a NUL character", "value_error")
+  if (pathText === undefined) return unprocessable(["path"], "The path's percent-encoding is not valid UTF-8")
+  if (pathText.includes("\u0000")) return unprocessable(["path"], "The path holds a NUL character")
+  if (/%00/i.test(query)) return unprocessable(["query"], "The query holds a NUL character")
   return undefined
 }
 
@@ -95,7 +103,7 @@ const isJsonType = (contentType: string) => contentType === "" || /^application\
 
 /** Reads the whole body up to `limit` bytes; past it, stops reading (the rest stays unread) and fails. */
 const readWithin = (source: IncomingMessage, limit: number, setting: string) =>
-  Effect.async<Buffer, BodyRefused | Error>((resume) => {
+  Effect.async<Buffer, RequestRefused | Error>((resume) => {
     const chunks: Array<Buffer> = []
     let size = 0
     const stop = () => {
@@ -128,7 +136,7 @@ const readWithin = (source: IncomingMessage, limit: number, setting: string) =>
 /**
  * The request as a handler should see it: its body readers bounded by `limit` and, for JSON, the
  * text checks. Failures are the platform's `RequestError` (what its readers fail with) whose
- * cause is the `BodyRefused` to answer.
+ * cause is the `RequestRefused` to answer.
  */
 const guardedRequest = (request: HttpServerRequest.HttpServerRequest, limit: number, setting: string, json: boolean) => {
   const fail = (cause: unknown) => new HttpServerError.RequestError({ request, reason: "Decode", cause })
@@ -138,7 +146,7 @@ const guardedRequest = (request: HttpServerRequest.HttpServerRequest, limit: num
     Effect.flatMap(bytes, (buffer) => {
       const text = buffer.toString("utf8")
       const problem = json ? inspectJsonText(text) : undefined
-      return problem ? Effect.fail(fail(new BodyRefused({ status: 422, body: issue(["body"], jsonTextMessage(problem), "value_error") }))) : Effect.succeed(text)
+      return problem ? Effect.fail(fail(unprocessable(["body"], jsonTextMessage(problem)))) : Effect.succeed(text)
     })
   )
   const parsed = Effect.flatMap(text, (body) => Effect.try({ try: () => (body === "" ? null : JSON.parse(body)), catch: fail }))
@@ -181,24 +189,23 @@ export const requestGuard = HttpApiBuilder.middleware(
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
         const refusedUrl = urlProblem(request.url)
-        if (refusedUrl) return HttpServerResponse.unsafeJson(refusedUrl, { status: 422 })
+        if (refusedUrl) return refusalResponse(refusedUrl)
         if (!HttpMethod.hasBody(request.method)) return yield* app
         const route = find(request.method, request.url.split("?", 1)[0]!)
         if (!route) return yield* app
 
         const limit = yield* limitOf(route.limit)
         const declared = Number(request.headers["content-length"] ?? "")
-        if (Number.isFinite(declared) && declared > limit.bytes) {
-          const refused = tooLarge(limit.bytes, limit.setting)
-          return HttpServerResponse.unsafeJson(refused.body, { status: 413, headers: { connection: "close" } })
-        }
+        if (Number.isFinite(declared) && declared > limit.bytes) return refusalResponse(tooLarge(limit.bytes, limit.setting))
         const contentType = (request.headers["content-type"] ?? "").toLowerCase().trim()
         const hasBody = declared > 0 || request.headers["transfer-encoding"] !== undefined
         if (contentType.startsWith("multipart/") && !/;\s*boundary=/.test(contentType)) {
-          return HttpServerResponse.unsafeJson(issue(["header", "content-type"], "A multipart body needs a boundary in its Content-Type", "value_error"), { status: 422 })
+          return refusalResponse(unprocessable(["header", "content-type"], "A multipart body needs a boundary in its Content-Type"))
         }
         if (route.jsonOnly && hasBody && !isJsonType(contentType)) {
-          return HttpServerResponse.unsafeJson({ detail: `Unsupported Content-Type ${contentType}: this route takes application/json` }, { status: 415 })
+          return refusalResponse(
+            new RequestRefused({ status: 415, body: { detail: `Unsupported Content-Type ${contentType}: this route takes application/json` } })
+          )
         }
         const guarded = guardedRequest(request, limit.bytes, limit.setting, isJsonType(contentType))
         return yield* app.pipe(

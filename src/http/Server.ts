@@ -20,7 +20,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { notFoundDetail, toValidationError } from "./DecodeErrors.ts"
 import { internalErrorBody, retryAfterHeader, type TooManyRequests, type Unauthorized, ValidationError } from "../contract/Errors.ts"
 import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
-import { BodyRefused, requestGuard } from "./RequestGuard.ts"
+import { refusalResponse, RequestRefused, requestGuard } from "./RequestGuard.ts"
 
 /** A database error for a duplicate key (PostgreSQL's and PGlite's SQLSTATE 23505), however wrapped. */
 export const isUniqueViolation = (defect: unknown): boolean => {
@@ -36,14 +36,10 @@ const isRequestDecodeError = (defect: unknown) =>
   (defect as { reason?: string }).reason === "Decode"
 
 /** The guard's refusal of a body (too large, or JSON it does not take), as the platform's readers report it. */
-const bodyRefusal = (error: unknown): BodyRefused | undefined => {
+const bodyRefusal = (error: unknown): RequestRefused | undefined => {
   const cause = isRequestDecodeError(error) ? (error as { cause?: unknown }).cause : undefined
-  return cause instanceof BodyRefused ? cause : undefined
+  return cause instanceof RequestRefused ? cause : undefined
 }
-
-/** A 413 closes the connection: the rest of the body stays unread. */
-const refusedBody = (refused: BodyRefused) =>
-  HttpServerResponse.json(refused.body, { status: refused.status, headers: refused.status === 413 ? { connection: "close" } : {} })
 
 /**
  * Every failure inside the API gets the spec's shape here (the platform turns errors into bare
@@ -59,7 +55,7 @@ const errorMapping = HttpApiBuilder.middleware((app) =>
       const failure = Cause.failureOption(cause)
       const defect = Cause.dieOption(cause)
       const refused = bodyRefusal(Option.getOrUndefined(failure) ?? Option.getOrUndefined(defect))
-      if (refused) return refusedBody(refused)
+      if (refused) return Effect.succeed(refusalResponse(refused))
       if (failure._tag === "Some") {
         const tag = (failure.value as { _tag?: string })?._tag
         if (tag === "HttpApiDecodeError") {
