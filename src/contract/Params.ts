@@ -68,6 +68,9 @@ export const isUuid = (id: string): boolean => uuidPattern.test(id)
 /** Whether a date is one PostgreSQL stores and compares (years 1 to 9999). */
 export const storableDate = (date: Date): boolean => date.getUTCFullYear() >= 1 && date.getUTCFullYear() <= 9999
 
+/** An HTTP header name: a token of RFC 9110's characters. */
+export const headerNamePattern = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/
+
 /**
  * Whether text may stand in an HTTP header's value: no control character but a tab (a CR or LF
  * would split the header, or every request made with it would be refused).

@@ -8,6 +8,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { isScope } from "../auth/Scopes.ts"
+import { headerNamePattern } from "../contract/Params.ts"
 import type { EnvVarSpec, RouteDefinition, ToolDefinition, Worker } from "../sdk/index.ts"
 import type { Candidate } from "./Discovery.ts"
 import { normalizeManifest, type NormalizedManifest } from "./Manifest.ts"
@@ -69,8 +70,6 @@ const checkRoute = (route: unknown, index: number): RouteDefinition => {
   return { description: "", ...r } as RouteDefinition
 }
 
-const headerName = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/
-
 const checkSecret = (secret: unknown, scope: unknown, where: string) => {
   const s = secret as Partial<Record<"setting" | "header" | "query", unknown>>
   const fail = (message: string) => {
@@ -80,7 +79,7 @@ const checkSecret = (secret: unknown, scope: unknown, where: string) => {
   if (scope !== undefined) fail("and scope exclude each other: a route takes a key or a shared secret")
   if (typeof s.setting !== "string" || s.setting === "") fail("needs setting: the name of one of the integration's secret settings")
   if (s.header === undefined && s.query === undefined) fail("needs header or query: where the peer sends it")
-  if (s.header !== undefined && (typeof s.header !== "string" || !headerName.test(s.header))) fail("header must be a header name")
+  if (s.header !== undefined && (typeof s.header !== "string" || !headerNamePattern.test(s.header))) fail("header must be a header name")
   if (s.query !== undefined && (typeof s.query !== "string" || s.query === "")) fail("query must be a parameter name")
 }
 

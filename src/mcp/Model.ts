@@ -3,7 +3,7 @@
  * MCP_SERVERS_FILE) and what a read shows, secrets masked and the connection's live state beside.
  */
 import { Schema } from "effect"
-import { headerValueMessage, isHeaderSafe } from "../contract/Params.ts"
+import { headerNamePattern, headerValueMessage, isHeaderSafe } from "../contract/Params.ts"
 
 const all = { errors: "all" } as const
 
@@ -38,7 +38,7 @@ const namedValues = (name: RegExp, message: string) =>
     Schema.filter((values) => Object.keys(values).flatMap((key) => (name.test(key) ? [] : [{ path: [key], message }])))
   )
 const EnvValues = namedValues(/^[A-Za-z_][A-Za-z0-9_]*$/, "Expected an environment variable name: letters, digits and '_', not starting with a digit")
-const HeaderValues = namedValues(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "Expected an HTTP header name").pipe(
+const HeaderValues = namedValues(headerNamePattern, "Expected an HTTP header name").pipe(
   Schema.filter((headers) =>
     Object.entries(headers).flatMap(([name, value]) => (isHeaderSafe(value) ? [] : [{ path: [name], message: headerValueMessage }]))
   )

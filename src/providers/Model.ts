@@ -3,7 +3,7 @@
  * of the provider admin API and the completion proxy.
  */
 import { Schema } from "effect"
-import { bodyOptions, headerValueMessage, isHeaderSafe } from "../contract/Params.ts"
+import { bodyOptions, headerNamePattern, headerValueMessage, isHeaderSafe } from "../contract/Params.ts"
 
 // ---------------------------------------------------------------------------------------------
 // The Llm contract
@@ -177,7 +177,7 @@ export class ProviderModel extends Schema.Class<ProviderModel>("ProviderModel")(
 /** A key or an extra header: both are sent as header values. */
 const HeaderValue = Schema.String.pipe(Schema.filter((value) => isHeaderSafe(value) || headerValueMessage))
 
-const ExtraHeaders = Schema.Record({ key: Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/)), value: HeaderValue })
+const ExtraHeaders = Schema.Record({ key: Schema.String.pipe(Schema.pattern(headerNamePattern)), value: HeaderValue })
 
 export const ProviderType = Schema.Literal("openai")
 
