@@ -84,6 +84,9 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
     const config = yield* LlmConfig
     const usage = yield* UsageService
     const gate = yield* ProviderGate
+    /** One attempt at `target` within one of its provider's slots, waiting in the caller's lane. */
+    const inSlot = (target: Target, usage: UsageContext) => gate.withSlot(target.provider.id, callerOf(usage))
+    const inStreamSlot = (target: Target, usage: UsageContext) => gate.streamWithSlot(target.provider.id, callerOf(usage))
 
     const record = (
       context: UsageContext,
@@ -128,7 +131,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
         Effect.flatMap(providers.resolve(modelId), (target) => {
           const images = imagesChecked(target, request)
           if (images instanceof LlmError) return Effect.fail(images)
-          return retrying(gate.withSlot(target.provider.id, callerOf(request.usage))(chatOnce(target, request))).pipe(
+          return retrying(inSlot(target, request.usage)(chatOnce(target, request))).pipe(
             Effect.mapError((error) => (images ? images(error) : error)),
             Effect.tapBoth({
               onSuccess: (result) =>
@@ -165,7 +168,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
       const attempt = (n: number): Stream.Stream<LlmStreamEvent, LlmError> =>
         Stream.suspend(() => {
           let sent = false
-          return gate.streamWithSlot(target.provider.id, callerOf(request.usage))(chatStreamOnce(target, request, config.timeoutMs)).pipe(
+          return inStreamSlot(target, request.usage)(chatStreamOnce(target, request, config.timeoutMs)).pipe(
             Stream.tap((event) =>
               Effect.sync(() => {
                 if (event._tag !== "Finished") sent = true
@@ -231,7 +234,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
         const startedAt = yield* Clock.currentTimeMillis
         const target = yield* providers.resolve(request.model, config.embeddingModel)
         if (request.input.length === 0) return { model: target.id, embeddings: [], usage: null }
-        const result = yield* retrying(gate.withSlot(target.provider.id, callerOf(request.usage))(embedOnce(target, request.input))).pipe(
+        const result = yield* retrying(inSlot(target, request.usage)(embedOnce(target, request.input))).pipe(
           Effect.tap((r) => record(request.usage, where(target), startedAt, { usage: r.usage, cost: costOf(priceOf(target), r.usage) })),
           Effect.tapError((error) => record(request.usage, where(target), startedAt, error))
         )
@@ -244,7 +247,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
         const startedAt = yield* Clock.currentTimeMillis
         const target = yield* providers.resolve(request.model, config.transcriptionModel)
         const once = transcribeOnce(target, request.audio, request.fileName, request.mimeType)
-        return yield* retrying(gate.withSlot(target.provider.id, callerOf(request.usage))(once)).pipe(
+        return yield* retrying(inSlot(target, request.usage)(once)).pipe(
           Effect.tap((result) => {
             const seconds = request.audioSeconds ?? result.durationSeconds
             return record(request.usage, where(target), startedAt, { usage: null, cost: audioCostOf(target.model, seconds), audioSeconds: seconds })
