@@ -325,7 +325,6 @@ export const providerSecrets = (provider: Provider): ReadonlyArray<string | unde
 const maskHeaders = (headers: Readonly<Record<string, string>>): Record<string, string> =>
   Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, sensitiveHeader(name) ? mask(value) : value]))
 
-
 const moved = "base_url moves to another origin (scheme, host, port), where stored credentials are not sent"
 
 /** What an update would carry to a new origin: the kept key and sensitive headers sent back masked. */
