@@ -402,7 +402,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
 
     /** The events of a queued message's stream: its notice, then its task's run to the `response`. */
     const followTask = (notice: ReadonlyArray<SequencedEvent["event"]>, taskId: string) =>
-      followQueued(notice, taskId, { task: tasks.get, runEvents: runs.events })
+      followQueued(notice, taskId, { awaitTask: tasks.awaitTask, runEvents: runs.events })
 
     return traced("Chat", { begin, answer, follow, followTask, cancel, channelSession, checkAttachments, checkMessageLength } as const)
   }),

@@ -4,13 +4,14 @@
  * ends with the turn's `response`, as the blocking `/chat` waits for the answer. A task that ends
  * without running (cancelled while queued, failed before its run) ends the stream with that.
  */
-import { Duration, Effect, Schedule, Stream } from "effect"
+import { Duration, Effect, Stream } from "effect"
 import type { SequencedEvent } from "../agent/Events.ts"
 import * as Sse from "../runs/Sse.ts"
 import type { Task } from "../tasks/Model.ts"
+import { isFinished } from "../tasks/Tasks.ts"
 
 /** How often a queued message's stream looks for its task's run (the worker starts it within ~1 poll). */
-export const taskRunPoll = Schedule.spaced(Duration.millis(100))
+export const taskRunPoll = Duration.millis(100)
 
 type AgentEventOf = SequencedEvent["event"]
 
@@ -28,18 +29,11 @@ export const followQueued = <E1, E2>(
   notice: ReadonlyArray<AgentEventOf>,
   taskId: string,
   services: {
-    readonly task: (id: string) => Effect.Effect<Task, E1>
+    readonly awaitTask: (id: string, reached: (task: Task) => boolean, every: Duration.DurationInput) => Effect.Effect<Task, E1>
     readonly runEvents: (runId: string, after: number) => Stream.Stream<SequencedEvent, E2>
   }
 ): Stream.Stream<SequencedEvent, E1 | E2> => {
-  const started = services.task(taskId).pipe(
-    Effect.filterOrFail(
-      (task) => task.run_id !== null || (task.status !== "pending" && task.status !== "running"),
-      () => "waiting" as const
-    ),
-    Effect.retry({ schedule: taskRunPoll, while: (error) => error === "waiting" }),
-    Effect.catchIf((error): error is "waiting" => error === "waiting", () => Effect.never)
-  )
+  const started = services.awaitTask(taskId, (task) => task.run_id !== null || isFinished(task), taskRunPoll)
   const rest = Stream.unwrap(
     Effect.map(started, (task) =>
       task.run_id !== null

@@ -8,6 +8,9 @@ import { traced } from "../telemetry/Spans.ts"
 import { TaskConflict, TaskNotFound } from "./Errors.ts"
 
 /** A task as responses show it: secrets in its dispatch_config masked. */
+/** Whether a task has ended: complete, failed or cancelled. */
+export const isFinished = (task: Task) => task.status !== "pending" && task.status !== "running"
+
 export const toTask = (row: TaskRow) => new Task({ ...row, dispatch_config: maskDispatchConfig(row.dispatch_config) })
 
 
@@ -57,18 +60,20 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
         })
       })
 
-    /** Polls until the task is complete, failed or cancelled. */
-    const awaitFinished = (id: string) =>
+    /** The task once `reached` holds of it, read again every `every` until then (it may never). */
+    const awaitTask = (id: string, reached: (task: Task) => boolean, every: Duration.DurationInput) =>
       get(id).pipe(
-        Effect.flatMap((task) =>
-          task.status === "pending" || task.status === "running" ? Effect.fail("unfinished" as const) : Effect.succeed(task)
-        ),
-        Effect.retry({ schedule: Schedule.spaced(Duration.millis(200)), while: (error) => error === "unfinished" }),
-        Effect.catchIf((error): error is "unfinished" => error === "unfinished", () => Effect.never)
+        Effect.filterOrFail(reached, () => "unreached" as const),
+        Effect.retry({ schedule: Schedule.spaced(every), while: (error) => error === "unreached" }),
+        Effect.catchIf((error): error is "unreached" => error === "unreached", () => Effect.never)
       )
+
+    /** Polls until the task is complete, failed or cancelled. */
+    const awaitFinished = (id: string) => awaitTask(id, isFinished, Duration.millis(200))
 
     return traced("Tasks", {
       get,
+      awaitTask,
       enqueue,
       recordFinished,
       list,
