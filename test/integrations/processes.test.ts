@@ -7,16 +7,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { tempDir } from "../support/database.ts"
-import { json, startServer, type TestServer } from "../support/server.ts"
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+import { alive, json, startServer, type TestServer } from "../support/server.ts"
 
 const waitFor = async <A>(probe: () => Promise<A | undefined>, what: string, timeoutMs = 20_000): Promise<A> => {
   const deadline = Date.now() + timeoutMs

@@ -20,7 +20,7 @@ import { createKey, eventually } from "../auth/helpers.ts"
 import { stdioCommand } from "../fixtures/mcpServer.ts"
 import { withDefaults } from "../support/client.ts"
 import { backends, createTestDatabase, tempDir, withDatabase, type TestDatabase } from "../support/database.ts"
-import { json, startServer, type TestServer } from "../support/server.ts"
+import { alive, json, startServer, type TestServer } from "../support/server.ts"
 
 const SECRET = "stdio-secret-value-ABCD1234"
 const createRequest = withDefaults(CreateMcpServer)
@@ -39,15 +39,6 @@ const settingsOf = (view: McpServerView, changes: Partial<typeof UpdateMcpServer
     timeout_ms: view.timeout_ms,
     ...changes
   })
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 describe.each(backends)("MCP servers admin API (%s)", (backend) => {
   let db: TestDatabase

@@ -203,4 +203,14 @@ export const runCli = (args: ReadonlyArray<string>, env: Record<string, string> 
   })
 
 /** A response body as JSON, loosely typed for assertions. */
+/** Whether a process is running (signal 0 tests it without touching it). */
+export const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
 export const json = async (response: Response): Promise<any> => response.json()
