@@ -17,6 +17,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Deferred, Effect, Layer, Option } from "effect"
 import { Server } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
+import * as WebApp from "./WebApp.ts"
 import { notFoundDetail, toValidationError } from "./DecodeErrors.ts"
 import { internalErrorBody, retryAfterHeader, type TooManyRequests, type Unauthorized, ValidationError } from "../contract/Errors.ts"
 import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
@@ -151,6 +152,7 @@ export const serve = <E, R>(apiLayer: Layer.Layer<HttpApi.Api, E, R>, middleware
       const outer = middleware ?? ((app) => app)
       return HttpApiBuilder.serve((app) => (logsRequests ? requestLogger(outer(app)) : outer(app))).pipe(
         Layer.provide(gracefulShutdown(server)),
+        Layer.provide(WebApp.layer()),
         Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),
         Layer.provide(HttpApiScalar.layer({ path: "/redoc" })),
         Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
