@@ -40,6 +40,10 @@ export interface AppConfigShape {
   readonly runsPerCredentialMax: number
   readonly providerConcurrencyMax: number
   readonly widgetStopOnDisconnect: boolean
+  /** Origins whose pages may frame the widget (`/widget/<bot>`'s frame-ancestors); none by default. */
+  readonly widgetEmbedOrigins: ReadonlyArray<string>
+  /** A widget token's life: 900 s (the spec's 15 minutes) unless set shorter. */
+  readonly widgetTokenLifetimeSeconds: number
   /** Where backup archives are written (default DATA_DIR/backups); shared storage for several processes. */
   readonly backupDir: Option.Option<string>
   /**
@@ -88,11 +92,20 @@ const rate = (name: string, fallback: string) =>
     )
   )
 
+/** A check whose failure names its key (`Config.validate` after a default loses the key's name). */
+const namedCheck =
+  <A>(name: string, message: string, valid: (value: A) => boolean) =>
+  (config: Config.Config<A>) =>
+    Config.mapOrFail(config, (value) => (valid(value) ? Either.right(value) : Either.left(ConfigError.InvalidData([name], message))))
+
 const positiveInt = (name: string, fallback: number) =>
   Config.integer(name).pipe(
     Config.withDefault(fallback),
     Config.validate({ message: "Expected a positive integer", validation: (n) => n > 0 })
   )
+
+/** The spec's life of a widget token (15 minutes); WIDGET_TOKEN_LIFETIME_SECONDS may only shorten it. */
+export const widgetTokenMaxSeconds = 15 * 60
 
 const isHttpUrl = (value: string) => /^https?:\/\/[^\s]+$/.test(value)
 
@@ -144,6 +157,16 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   runsPerCredentialMax: positiveInt("RUNS_PER_CREDENTIAL_MAX", 16),
   providerConcurrencyMax: positiveInt("PROVIDER_CONCURRENCY_MAX", 256),
   widgetStopOnDisconnect: Config.boolean("WIDGET_STOP_ON_DISCONNECT").pipe(Config.withDefault(false)),
+  widgetEmbedOrigins: commaList("WIDGET_EMBED_ORIGINS").pipe(
+    // An origin only: a path or a wildcard would not mean what it seems in frame-ancestors.
+    namedCheck("WIDGET_EMBED_ORIGINS", "Expected a comma-separated list of origins (https://example.com, http://127.0.0.1:8080)", (origins) =>
+      origins.every((origin) => /^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$/i.test(origin))
+    )
+  ),
+  widgetTokenLifetimeSeconds: Config.integer("WIDGET_TOKEN_LIFETIME_SECONDS").pipe(
+    Config.withDefault(widgetTokenMaxSeconds),
+    namedCheck("WIDGET_TOKEN_LIFETIME_SECONDS", `Expected a whole number of seconds from 1 to ${widgetTokenMaxSeconds}`, (n) => n >= 1 && n <= widgetTokenMaxSeconds)
+  ),
   backupDir: Config.option(Config.string("BACKUP_DIR")),
   supervisor: Config.all({
     systemd: Config.option(Config.string("INVOCATION_ID")),

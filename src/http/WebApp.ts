@@ -9,14 +9,19 @@
  *
  * Any GET path that is not an API route and not an asset is the app's own (client-side routing), so
  * it answers `index.html` (history fallback); paths under the server's own prefixes keep their 404.
+ *
+ * `/widget/<bot>` is the embeddable chat (`widget.html`): the one page that may be framed, and only
+ * by the origins in WIDGET_EMBED_ORIGINS (none by default). `/widget.js` is the embed script hosts
+ * load from a stable URL, so it is revalidated like a page rather than hashed.
  */
 import { HttpApiBuilder, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { gzipSync } from "node:zlib"
+import { AppConfig } from "../config/AppConfig.ts"
 
 export const webDistDir = fileURLToPath(new URL("../../dist/web", import.meta.url))
 
@@ -128,8 +133,17 @@ export const makeWebFiles = (root: string = webDistDir) => {
 
 const isServerPath = (pathname: string) => serverPrefixes.some((prefix) => pathname === prefix.replace(/\/$/, "") || pathname.startsWith(prefix))
 
-/** The app's routes on the API's router: assets, then the history fallback. */
-export const layer = (root: string = webDistDir) => {
+/** `frame-ancestors` for the widget: the allowed embedding origins, or 'none' when there are none. */
+export const widgetFrameAncestors = (origins: ReadonlyArray<string>) => (origins.length === 0 ? "'none'" : origins.join(" "))
+
+/** A bot's widget page: `/widget/<bot>` with one non-empty segment. */
+const widgetPage = /^\/widget\/[^/]+\/?$/
+
+/** The app's routes on the API's router: assets, the widget's page, then the history fallback. */
+export const layer = (root: string = webDistDir) =>
+  Layer.unwrapEffect(Effect.map(AppConfig, (config) => routes(root, widgetFrameAncestors(config.widgetEmbedOrigins))))
+
+const routes = (root: string, widgetAncestors: string) => {
   const files = makeWebFiles(root)
   return HttpApiBuilder.Router.use((router) =>
     router.get(
@@ -146,6 +160,10 @@ export const layer = (root: string = webDistDir) => {
         // Hashed names change with their content, so they never need revalidating.
         if (Option.isSome(file)) return fileResponse(request, file.value, pathname.startsWith("/assets/") ? immutable : revalidate)
         if (pathname.startsWith("/assets/")) return yield* notFound
+        if (widgetPage.test(pathname)) {
+          const widget = built.get("/widget.html")
+          return widget === undefined ? notBuilt : fileResponse(request, widget, revalidate, securityHeaders(widgetAncestors))
+        }
         const index = built.get("/index.html")
         if (index === undefined) return notBuilt
         return fileResponse(request, index, revalidate, securityHeaders("'none'"))

@@ -8,6 +8,7 @@
 import { Clock, Effect } from "effect"
 import * as crypto from "node:crypto"
 import { Bots } from "../../bots/Bots.ts"
+import { AppConfig } from "../../config/AppConfig.ts"
 import { Forbidden } from "../../contract/Errors.ts"
 import { ApiKeys } from "../keys/ApiKeys.ts"
 import type { PrincipalShape } from "../../auth/Principal.ts"
@@ -17,7 +18,7 @@ import { WidgetToken, type MintWidgetToken } from "./Model.ts"
 import { traced } from "../../telemetry/Spans.ts"
 import { WidgetKeyUnusable } from "./Errors.ts"
 
-export const widgetLifetimeSeconds = 15 * 60
+export { widgetTokenMaxSeconds as widgetLifetimeSeconds } from "../../config/AppConfig.ts"
 
 /**
  * A widget's identity: who minted it, for which bot and pin. A renderer re-minting for the same
@@ -33,6 +34,7 @@ export class Widgets extends Effect.Service<Widgets>()("cairn/Widgets", {
     const bots = yield* Bots
     const keys = yield* ApiKeys
     const tokens = yield* Tokens
+    const { widgetTokenLifetimeSeconds } = yield* AppConfig
 
     const mint = (caller: PrincipalShape, input: MintWidgetToken) =>
       Effect.gen(function* () {
@@ -57,7 +59,7 @@ export class Widgets extends Effect.Service<Widgets>()("cairn/Widgets", {
           })
         }
         const untilKeyExpiry = key.expires_at ? Math.floor((key.expires_at.getTime() - now) / 1000) : Infinity
-        const lifetime = Math.max(1, Math.min(widgetLifetimeSeconds, untilKeyExpiry))
+        const lifetime = Math.max(1, Math.min(widgetTokenLifetimeSeconds, untilKeyExpiry))
         const signed = yield* tokens.sign("widget", bot.id, key.scopes, lifetime, {
           bot_name: bot.name,
           api_key_id: key.id,
