@@ -1,0 +1,118 @@
+/**
+ * A host site for the widget's browser tests: a real node:http server on its own loopback port (so
+ * another origin than Cairn's) whose page carries the one-line embed script, and whose backend
+ * route mints widget tokens through Cairn with the host's own key, as a customer's backend would.
+ */
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { CreateBot } from "../../src/bots/Model.ts"
+import { createKey } from "../auth/helpers.ts"
+import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { withDefaults } from "./client.ts"
+import { startServer, type TestServer } from "./server.ts"
+
+export interface Mint {
+  readonly bot: string
+  readonly token: string
+  readonly expires_at: string
+  readonly at: number
+}
+
+export interface WidgetHost {
+  readonly origin: string
+  /** Every token the backend minted, oldest first. */
+  readonly mints: Array<Mint>
+  /** The page embedding `bot`'s widget; `mintBot` mints for another bot (a misconfigured host). */
+  readonly pageUrl: (options: { readonly bot: string; readonly renewSeconds?: number; readonly mintBot?: string }) => string
+  /** Where Cairn is, once it runs (the host starts first: Cairn's allow-list names the host's origin). */
+  cairn: { baseUrl: string; key: string } | null
+  readonly close: () => Promise<void>
+}
+
+const page = (cairnUrl: string, bot: string, tokenUrl: string, renewSeconds: number | undefined) => `<!doctype html>
+<html lang="en">
+  <head><meta charset="utf-8"><title>A host page</title></head>
+  <body>
+    <h1>Example shop</h1>
+    <script src="${cairnUrl}/widget.js" data-bot="${bot}" data-token-url="${tokenUrl}"${renewSeconds ? ` data-renew-seconds="${renewSeconds}"` : ""} async></script>
+  </body>
+</html>`
+
+export const startWidgetHost = async (): Promise<WidgetHost> => {
+  const mints: Array<Mint> = []
+  let server: Server
+  const host: WidgetHost = {
+    origin: "",
+    mints,
+    cairn: null,
+    pageUrl: ({ bot, renewSeconds, mintBot }) => {
+      const query = new URLSearchParams({ bot, ...(renewSeconds ? { renew: String(renewSeconds) } : {}), ...(mintBot ? { mint: mintBot } : {}) })
+      return `${host.origin}/page?${query}`
+    },
+    close: () => new Promise((resolve) => server.close(() => resolve()))
+  }
+  server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? "/", "http://host")
+    if (!host.cairn) return res.writeHead(503).end()
+    if (req.method === "GET" && url.pathname === "/page") {
+      const bot = url.searchParams.get("bot") ?? ""
+      const tokenUrl = `/token?bot=${encodeURIComponent(url.searchParams.get("mint") ?? bot)}`
+      const renew = url.searchParams.get("renew")
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" })
+      return res.end(page(host.cairn.baseUrl, bot, tokenUrl, renew ? Number(renew) : undefined))
+    }
+    if (req.method === "POST" && url.pathname === "/token") {
+      // The host's backend: mints with its key, never showing the key to the browser.
+      const bot = url.searchParams.get("bot") ?? ""
+      const answer = await fetch(`${host.cairn.baseUrl}/api/v1/widget-auth/mint`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${host.cairn.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ source_bot_id: bot })
+      })
+      const body = (await answer.json()) as { token: string; expires_at: string }
+      if (answer.ok) mints.push({ bot, token: body.token, expires_at: body.expires_at, at: Date.now() })
+      res.writeHead(answer.status, { "content-type": "application/json" })
+      return res.end(JSON.stringify(answer.ok ? { token: body.token, expires_at: body.expires_at } : body))
+    }
+    // A browser asks every site for its icon; an answer keeps the console free of 404s.
+    res.writeHead(url.pathname === "/favicon.ico" ? 204 : 404).end()
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  Object.assign(host, { origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })
+  return host
+}
+
+/** The widget's whole world for a browser test: the fake LLM, the host site, and Cairn on PGlite allowing the host to frame it. */
+export interface WidgetStack {
+  readonly llm: FakeLlm
+  readonly host: WidgetHost
+  readonly server: TestServer
+  /** A bot whose key (the widget token's ceiling) holds `scopes`. */
+  readonly addBot: (id: string, scopes: ReadonlyArray<string>) => Promise<void>
+  readonly close: () => Promise<void>
+}
+
+const botRequest = withDefaults(CreateBot)
+
+export const startWidgetStack = async (env: Record<string, string> = {}): Promise<WidgetStack> => {
+  const llm = await startFakeLlm()
+  const host = await startWidgetHost()
+  const server = await startServer({ backend: "pglite", env: { ...fakeLlmEnv(llm), WIDGET_EMBED_ORIGINS: host.origin, ...env } })
+  // The host's own key: it may mint for any bot whose key holds no more than these.
+  const hostKey = await createKey(server, ["bots:read", "chat", "attachments:write", "sessions:read"])
+  host.cairn = { baseUrl: server.baseUrl, key: hostKey.key }
+  return {
+    llm,
+    host,
+    server,
+    addBot: async (id, scopes) => {
+      const key = await createKey(server, scopes)
+      await server.call((client) => client.bots.create({ payload: botRequest({ id, name: `Bot ${id}`, api_key_id: key.id }) }))
+    },
+    close: async () => {
+      await server.close()
+      await host.close()
+      await llm.close()
+    }
+  }
+}
