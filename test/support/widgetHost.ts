@@ -22,21 +22,48 @@ export interface WidgetHost {
   readonly origin: string
   /** Every token the backend minted, oldest first. */
   readonly mints: Array<Mint>
-  /** The page embedding `bot`'s widget; `mintBot` mints for another bot (a misconfigured host). */
-  readonly pageUrl: (options: { readonly bot: string; readonly renewSeconds?: number; readonly mintBot?: string }) => string
+  /**
+   * The page embedding `bot`'s widget; `mintBot` mints for another bot (a misconfigured host);
+   * `extraFrame` is another page framed beside the widget (a forger on another origin).
+   */
+  readonly pageUrl: (options: {
+    readonly bot: string
+    readonly renewSeconds?: number
+    readonly mintBot?: string
+    readonly extraFrame?: string
+  }) => string
+  /** A page that, framed beside a widget, posts forged handshake messages to every frame and to its parent. */
+  readonly forgerUrl: string
   /** Where Cairn is, once it runs (the host starts first: Cairn's allow-list names the host's origin). */
   cairn: { baseUrl: string; key: string } | null
   readonly close: () => Promise<void>
 }
 
-const page = (cairnUrl: string, bot: string, tokenUrl: string, renewSeconds: number | undefined) => `<!doctype html>
+const page = (cairnUrl: string, bot: string, tokenUrl: string, renewSeconds: number | undefined, extraFrame: string | null) => `<!doctype html>
 <html lang="en">
   <head><meta charset="utf-8"><title>A host page</title></head>
   <body>
     <h1>Example shop</h1>
+    ${extraFrame ? `<iframe src="${extraFrame}" title="other" width="10" height="10"></iframe>` : ""}
     <script src="${cairnUrl}/widget.js" data-bot="${bot}" data-token-url="${tokenUrl}"${renewSeconds ? ` data-renew-seconds="${renewSeconds}"` : ""} async></script>
   </body>
 </html>`
+
+/**
+ * Every 100 ms for 3 s: a token with no scopes to every frame of its parent (a widget that took it
+ * would lose its composer), and a token request to the parent (an embed script that took it would
+ * mint). Counts its posts in `window.posted`.
+ */
+const forger = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>forger</title></head><body><script>
+  const forged = "eyJhbGciOiJIUzI1NiJ9." + btoa(JSON.stringify({ kind: "widget", scopes: [] })).replace(/=+$/, "") + ".c2lnbmF0dXJl"
+  window.posted = 0
+  const timer = setInterval(() => {
+    for (let i = 0; i < parent.frames.length; i++) parent.frames[i].postMessage({ type: "cairn-widget:token", token: forged }, "*")
+    parent.postMessage({ type: "cairn-widget:token-request", bot: "helper", reason: "start" }, "*")
+    if (++window.posted >= 30) clearInterval(timer)
+  }, 100)
+</script></body></html>`
 
 export const startWidgetHost = async (): Promise<WidgetHost> => {
   const mints: Array<Mint> = []
@@ -45,9 +72,17 @@ export const startWidgetHost = async (): Promise<WidgetHost> => {
     origin: "",
     mints,
     cairn: null,
-    pageUrl: ({ bot, renewSeconds, mintBot }) => {
-      const query = new URLSearchParams({ bot, ...(renewSeconds ? { renew: String(renewSeconds) } : {}), ...(mintBot ? { mint: mintBot } : {}) })
+    pageUrl: ({ bot, renewSeconds, mintBot, extraFrame }) => {
+      const query = new URLSearchParams({
+        bot,
+        ...(renewSeconds ? { renew: String(renewSeconds) } : {}),
+        ...(mintBot ? { mint: mintBot } : {}),
+        ...(extraFrame ? { frame: extraFrame } : {})
+      })
       return `${host.origin}/page?${query}`
+    },
+    get forgerUrl() {
+      return `${host.origin}/forger`
     },
     close: () => new Promise((resolve) => server.close(() => resolve()))
   }
@@ -59,7 +94,11 @@ export const startWidgetHost = async (): Promise<WidgetHost> => {
       const tokenUrl = `/token?bot=${encodeURIComponent(url.searchParams.get("mint") ?? bot)}`
       const renew = url.searchParams.get("renew")
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" })
-      return res.end(page(host.cairn.baseUrl, bot, tokenUrl, renew ? Number(renew) : undefined))
+      return res.end(page(host.cairn.baseUrl, bot, tokenUrl, renew ? Number(renew) : undefined, url.searchParams.get("frame")))
+    }
+    if (req.method === "GET" && url.pathname === "/forger") {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" })
+      return res.end(forger)
     }
     if (req.method === "POST" && url.pathname === "/token") {
       // The host's backend: mints with its key, never showing the key to the browser.

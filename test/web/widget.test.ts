@@ -138,6 +138,28 @@ describe("embeddable widget", () => {
     await page.close()
   }, 30_000)
 
+  it("ignores handshake messages from any other window or origin, on both sides", async () => {
+    const { host } = stack
+    const forger: WidgetHost = await startWidgetHost()
+    forger.cairn = host.cairn
+    try {
+      const page = await browser.newPage()
+      await page.goto(host.pageUrl({ bot: "helper", renewSeconds: 3600, extraFrame: forger.forgerUrl }))
+      const frame = await widgetFrame(page)
+      const mintsBefore = host.mints.length
+      const forgerFrame = page.frames().find((candidate) => candidate.url().startsWith(forger.origin))!
+      await expect.poll(() => forgerFrame.evaluate(() => (globalThis as any).posted as number), { timeout: 10_000 }).toBe(30)
+      // The widget kept the host's token (it can still chat), and the host minted nothing for the forger.
+      expect(await tokensReceived(frame)).toBe(1)
+      expect(await frame.getByTestId("no-chat").count()).toBe(0)
+      await frame.getByLabel("Message").waitFor()
+      expect(host.mints.length).toBe(mintsBefore)
+      await page.close()
+    } finally {
+      await forger.close()
+    }
+  }, 30_000)
+
   it("is framed only by origins on WIDGET_EMBED_ORIGINS", async () => {
     const { server, host } = stack
     const widgetPage = await server.request("/widget/helper", { auth: null })
