@@ -90,6 +90,28 @@ describe("embeddable widget", () => {
     await page.close()
   }, 60_000)
 
+  it("stops an answer being written", async () => {
+    const { llm, host } = stack
+    llm.reset()
+    const long = Array.from({ length: 60 }, (_, i) => `step${i}`).join(" ")
+    llm.script({ text: long, chunkDelayMs: 200 }, { text: "Ready again." })
+    const page = await browser.newPage()
+    await page.goto(host.pageUrl({ bot: "helper" }))
+    const frame = await widgetFrame(page)
+    await frame.getByLabel("Message").fill("Count slowly")
+    await frame.getByLabel("Message").press("Enter")
+    await lastAnswer(frame).filter({ hasText: "step2" }).waitFor()
+    await frame.getByRole("button", { name: "Stop" }).click()
+    await lastAnswer(frame).and(frame.locator('[data-state="done"]')).filter({ hasText: "Stopped" }).waitFor({ timeout: 10_000 })
+    expect(await lastAnswer(frame).locator(".cairn-widget__text").textContent()).not.toContain("step59")
+    expect(await frame.getByRole("button", { name: "Stop" }).count()).toBe(0)
+    // The widget takes the next message at once.
+    await frame.getByLabel("Message").fill("Again")
+    await frame.getByLabel("Message").press("Enter")
+    await lastAnswer(frame).filter({ hasText: "Ready again." }).waitFor()
+    await page.close()
+  }, 30_000)
+
   it("asks the host for a fresh token when a call answers 401, and sends the message with it", async () => {
     const { llm, host } = stack
     llm.reset()

@@ -10,7 +10,7 @@ import type { AgentEvent } from "../../agent/Events.ts"
 import { grants } from "../../auth/Scopes.ts"
 import { makeStreamingClient } from "../../client.ts"
 import { Composer, type ComposedMessage } from "../shared/composer/Composer.tsx"
-import { describeError } from "../shared/composer/calls.ts"
+import { describeError, runCall } from "../shared/composer/calls.ts"
 import { liveClient } from "./client.ts"
 import { useWidgetToken } from "./token.ts"
 
@@ -108,6 +108,12 @@ export const Widget = ({ bot }: { readonly bot: string }) => {
     }
   }
 
+  /** Stops the answer being written (the run ends with `cancelled`, which closes the stream). */
+  const stop = () =>
+    runCall(client.chat.cancel({ payload: { client_id: clientId, bot_id: bot } })).catch((error: unknown) =>
+      setLines((current) => current.map((line, i) => (i === current.length - 1 ? { ...line, note: describeError(error) } : line)))
+    )
+
   const scopes = token.claims?.scopes
   const canChat = scopes !== undefined && grants(scopes, "chat")
   return (
@@ -137,7 +143,16 @@ export const Widget = ({ bot }: { readonly bot: string }) => {
       {token.claims === null ? (
         !token.problem && <p className="cairn-widget__meta cairn-widget__waiting">Connecting…</p>
       ) : canChat ? (
-        <Composer client={client} onSend={send} disabled={busy} allowAttachments={grants(token.claims.scopes, "attachments:write")} allowVoice />
+        <>
+          {busy && (
+            <div className="cairn-widget__stop">
+              <button type="button" onClick={() => void stop()}>
+                Stop
+              </button>
+            </div>
+          )}
+          <Composer client={client} onSend={send} disabled={busy} allowAttachments={grants(token.claims.scopes, "attachments:write")} allowVoice />
+        </>
       ) : (
         <p className="cairn-widget__problem" role="note" data-testid="no-chat">
           This chat is read-only: the widget's token does not allow sending messages (the chat scope).
