@@ -139,14 +139,20 @@ describe("composer", () => {
     await page.close()
   }, 40_000)
 
-  it("fits a phone's width and follows a dark colour scheme", async () => {
+  it("fits a phone's width, follows a dark colour scheme, and sends from the keyboard alone", async () => {
     const { llm, host } = stack
     llm.reset()
     llm.script({ text: "We open at ten on Sundays and close at four." })
     const page = await browser.newPage({ viewport: { width: 360, height: 640 }, colorScheme: "dark" })
     const frame = await composerIn(page, host.pageUrl({ bot: "studio" }))
+    // Keyboard only: from the text, Tab reaches attach, voice and send in that order.
     await frame.getByLabel("Message").fill("When do you open on Sunday?")
-    await frame.getByLabel("Message").press("Enter")
+    const focused = () => frame.evaluate(() => (globalThis as any).document.activeElement.getAttribute("aria-label") as string)
+    for (const label of ["Attach images", "Record voice", "Send"]) {
+      await page.keyboard.press("Tab")
+      expect(await focused()).toBe(label)
+    }
+    await page.keyboard.press("Enter")
     await frame.locator('li[data-role="assistant"][data-state="done"]').waitFor()
     const layout = await frame.evaluate(() => {
       const { document, getComputedStyle, window } = globalThis as any
