@@ -75,6 +75,8 @@ await esbuild.build({
   logLevel: "warning"
 })
 fs.writeFileSync(path.join(next, "build.json"), JSON.stringify({ sources: stamp }) + "\n")
-fs.rmSync(distDir, { recursive: true, force: true })
+const old = `${distDir}.old-${process.pid}`
+if (fs.existsSync(distDir)) fs.renameSync(distDir, old)
 fs.renameSync(next, distDir)
+fs.rmSync(old, { recursive: true, force: true })
 if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(`Built ${path.relative(process.cwd(), distDir) || "."}/`)
