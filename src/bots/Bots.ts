@@ -5,7 +5,6 @@
 import { Effect, Either, Layer, Option, ParseResult, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import YAML from "yaml"
 import { AppConfig } from "../config/AppConfig.ts"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
@@ -13,11 +12,12 @@ import { BotConflict, BotNotFound } from "./Errors.ts"
 import { Bot, BotConfig, DEFAULT_BOT_ID, type CreateBot, type UpdateBot } from "./Model.ts"
 import { BotsRepo, type BotRow } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { projectDir } from "../config/ProjectRoot.ts"
 
 /** How long a bot read stays cached. */
 export const cacheMs = 2_000
 
-export const projectBotsDir = fileURLToPath(new URL("../../bots", import.meta.url))
+export const projectBotsDir = projectDir("bots")
 
 const decodeConfig = Schema.decodeUnknownEither(BotConfig, { errors: "all" })
 

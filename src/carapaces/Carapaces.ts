@@ -8,7 +8,6 @@
 import { Effect, Either, Layer, ParseResult, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import YAML from "yaml"
 import { Bindings } from "../bindings/Bindings.ts"
 import { Bots } from "../bots/Bots.ts"
@@ -27,8 +26,9 @@ import { CarapacesRepo, type CarapaceRow } from "./Repo.ts"
 import { type CarapaceNode, resolveIncludes } from "./Resolve.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { CarapaceConflict, CarapaceNotFound } from "./Errors.ts"
+import { projectDir } from "../config/ProjectRoot.ts"
 
-export const projectCarapacesDir = fileURLToPath(new URL("../../carapaces", import.meta.url))
+export const projectCarapacesDir = projectDir("carapaces")
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 

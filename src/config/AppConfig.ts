@@ -69,6 +69,8 @@ export interface AppConfigShape {
   readonly shutdownGraceMs: number
   /** How long startup keeps retrying an unreachable PostgreSQL before it gives up. */
   readonly databaseConnectRetrySeconds: number
+  /** PGlite's page cache (PostgreSQL's shared_buffers) in MB: most of the embedded database's memory. */
+  readonly pgliteSharedBuffersMb: number
 }
 
 export class AppConfig extends Context.Tag("cairn/AppConfig")<AppConfig, AppConfigShape>() {}
@@ -209,6 +211,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   databaseConnectRetrySeconds: Config.integer("DATABASE_CONNECT_RETRY_SECONDS").pipe(
     Config.withDefault(30),
     Config.validate({ message: "Expected a non-negative integer", validation: (n) => n >= 0 })
+  ),
+  pgliteSharedBuffersMb: Config.integer("PGLITE_SHARED_BUFFERS_MB").pipe(
+    Config.withDefault(16),
+    Config.validate({ message: "Expected an integer from 1 to 4096", validation: (n) => n >= 1 && n <= 4096 })
   )
 })
 

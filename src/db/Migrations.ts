@@ -8,9 +8,9 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Duration, Effect, Schedule } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { projectDir } from "../config/ProjectRoot.ts"
 
-export const migrationsDir = fileURLToPath(new URL("../../migrations", import.meta.url))
+export const migrationsDir = projectDir("migrations")
 
 const fileName = /^(\d+)_([\w-]+)\.sql$/
 

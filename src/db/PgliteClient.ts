@@ -16,13 +16,18 @@ import { Effect, Layer, Stream } from "effect"
 export interface PgliteOptions {
   /** A directory for the database files, or `memory://` for a throwaway in-memory database. */
   readonly dataDir: string
+  /** PostgreSQL's shared_buffers in MB (PGlite's default, 128, is most of its memory). */
+  readonly sharedBuffersMb: number
 }
 
-const openPglite = (dataDir: string) =>
+const openPglite = ({ dataDir, sharedBuffersMb }: PgliteOptions) =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
-        const db = await PGlite.create(dataDir, { extensions: { vector } })
+        const db = await PGlite.create(dataDir, {
+          extensions: { vector },
+          startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffersMb}MB`]
+        })
         await db.exec("CREATE EXTENSION IF NOT EXISTS vector")
         return db
       },
@@ -70,7 +75,7 @@ const makeConnection = (db: PGlite, lock: <A, E, R>(effect: Effect.Effect<A, E, 
 
 export const make = (options: PgliteOptions) =>
   Effect.gen(function* () {
-    const db = yield* openPglite(options.dataDir)
+    const db = yield* openPglite(options)
     const semaphore = yield* Effect.makeSemaphore(1)
     const locked = makeConnection(db, semaphore.withPermits(1))
     const unlocked = makeConnection(db, (effect) => effect)

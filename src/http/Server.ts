@@ -6,8 +6,6 @@ import {
   HttpApi,
   HttpApiBuilder,
   HttpApiError,
-  HttpApiScalar,
-  HttpApiSwagger,
   HttpMiddleware,
   HttpServer,
   HttpServerRequest,
@@ -133,6 +131,39 @@ const gracefulShutdown = (server: Server) =>
     })
   )
 
+type DocsPath = `/${string}`
+
+/**
+ * An API docs page (Swagger UI, Scalar): each carries its viewer's bundled JavaScript, about 10 MB of
+ * strings, so the module is imported on the page's first request rather than at start (when nobody
+ * may ever open it). The library's own layer then builds the page into a router of its own, kept
+ * for later requests.
+ */
+const docsPage = (
+  path: DocsPath,
+  load: () => Promise<{ readonly layer: (options: { readonly path: DocsPath }) => Layer.Layer<never, never, HttpApi.Api> }>
+) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function* () {
+      const api = yield* HttpApi.Api
+      const page = yield* Effect.cached(
+        Effect.promise(load).pipe(
+          Effect.flatMap(({ layer }) =>
+            HttpApiBuilder.Router.router.pipe(
+              Effect.provide(
+                layer({ path }).pipe(
+                  Layer.provideMerge(HttpApiBuilder.Router.Live),
+                  Layer.provide(Layer.succeed(HttpApi.Api, api))
+                )
+              )
+            )
+          )
+        )
+      )
+      yield* router.get(path, Effect.flatMap(page, (app) => app))
+    })
+  )
+
 /** A middleware around the whole app, after the API has answered (its errors already encoded). */
 export type AppMiddleware = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
@@ -153,8 +184,8 @@ export const serve = <E, R>(apiLayer: Layer.Layer<HttpApi.Api, E, R>, middleware
       return HttpApiBuilder.serve((app) => (logsRequests ? requestLogger(outer(app)) : outer(app))).pipe(
         Layer.provide(gracefulShutdown(server)),
         Layer.provide(WebApp.layer()),
-        Layer.provide(HttpApiSwagger.layer({ path: "/docs" })),
-        Layer.provide(HttpApiScalar.layer({ path: "/redoc" })),
+        Layer.provide(docsPage("/docs", () => import("@effect/platform/HttpApiSwagger"))),
+        Layer.provide(docsPage("/redoc", () => import("@effect/platform/HttpApiScalar"))),
         Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
         Layer.provide(errorMapping),
         Layer.provide(requestGuard),

@@ -19,11 +19,11 @@ import { Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { gzipSync } from "node:zlib"
 import { AppConfig } from "../config/AppConfig.ts"
+import { projectDir } from "../config/ProjectRoot.ts"
 
-export const webDistDir = fileURLToPath(new URL("../../dist/web", import.meta.url))
+export const webDistDir = path.join(projectDir("dist"), "web")
 
 /** Paths the server answers itself: an unknown one is a 404, never the app. */
 const serverPrefixes = ["/api/", "/v1/", "/docs", "/redoc", "/openapi.json", "/health", "/integrations/", "/mcp"]

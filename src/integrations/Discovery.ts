@@ -6,9 +6,9 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { projectDir } from "../config/ProjectRoot.ts"
 
-export const projectIntegrationsDir = fileURLToPath(new URL("../../integrations", import.meta.url))
+export const projectIntegrationsDir = projectDir("integrations")
 
 export interface Candidate {
   readonly id: string

@@ -8,6 +8,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { isScope } from "../auth/Scopes.ts"
+import { compiledFile, runningCompiled } from "../config/ProjectRoot.ts"
 import { headerNamePattern } from "../contract/Params.ts"
 import type { EnvVarSpec, RouteDefinition, ToolDefinition, Worker } from "../sdk/index.ts"
 import type { Candidate } from "./Discovery.ts"
@@ -47,9 +48,24 @@ const methods = new Set(["GET", "POST", "PUT", "PATCH", "DELETE"])
 const moduleFile = (dir: string, stem: string) =>
   [".ts", ".mts", ".js", ".mjs"].map((ext) => path.join(dir, stem + ext)).find((file) => fs.existsSync(file))
 
+/**
+ * The compiled server imports the project's integrations as the build compiled them; TypeScript
+ * elsewhere (a workspace's integrations, or one edited after the build) gets tsx's loader, registered
+ * on first need so a server without such files never loads it.
+ */
+let typeScriptLoader: Promise<void> | undefined
+const runnable = async (file: string): Promise<string> => {
+  if (!runningCompiled || !/\.m?ts$/.test(file)) return file
+  const compiled = compiledFile(file)
+  if (compiled && fs.existsSync(compiled) && fs.statSync(compiled).mtimeMs >= fs.statSync(file).mtimeMs) return compiled
+  typeScriptLoader ??= import("tsx/esm/api").then(({ register }) => void register())
+  await typeScriptLoader
+  return file
+}
+
 const importFile = async (file: string): Promise<Record<string, unknown>> => {
   try {
-    return (await import(pathToFileURL(file).href)) as Record<string, unknown>
+    return (await import(pathToFileURL(await runnable(file)).href)) as Record<string, unknown>
   } catch (cause) {
     throw new IntegrationLoadError({ message: `${path.basename(file)} failed to load: ${cause instanceof Error ? cause.message : String(cause)}` })
   }

@@ -6,9 +6,9 @@
 import { Context, Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { projectDir } from "../config/ProjectRoot.ts"
 
-export const projectSkillsDir = fileURLToPath(new URL("../../skills", import.meta.url))
+export const projectSkillsDir = projectDir("skills")
 
 export interface Skill {
   readonly id: string

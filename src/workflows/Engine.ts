@@ -9,7 +9,6 @@ import { SqlClient } from "@effect/sql"
 import { Config, Duration, Effect, Layer, Schedule } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import YAML from "yaml"
 import { Leadership } from "../db/Leadership.ts"
 import { Schema } from "effect"
@@ -17,6 +16,7 @@ import { nextSlot } from "../heartbeats/Slots.ts"
 import { WorkflowDefinition } from "./Definition.ts"
 import { WorkflowsRepo } from "./Repo.ts"
 import { Workflows } from "./Workflows.ts"
+import { projectDir } from "../config/ProjectRoot.ts"
 
 const engineConfig = Config.all({
   tickMs: Config.integer("WORKFLOW_TICK_MS").pipe(Config.withDefault(500)),
@@ -26,7 +26,7 @@ const engineConfig = Config.all({
   )
 })
 
-export const projectWorkflowsDir = fileURLToPath(new URL("../../workflows", import.meta.url))
+export const projectWorkflowsDir = projectDir("workflows")
 
 /** The definitions in a directory's `.yaml`, `.yml` and `.json` files; a file that is not one is logged and left out. */
 const readDir = (dir: string) =>

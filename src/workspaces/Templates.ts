@@ -5,13 +5,13 @@
 import { Effect, Either, ParseResult, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import YAML from "yaml"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import { maxFileBytes, TemplateDefinition, type TemplateInput } from "./Model.ts"
 import { joinSegments, parseWorkspacePath } from "./Paths.ts"
+import { projectDir } from "../config/ProjectRoot.ts"
 
-export const projectTemplatesDir = fileURLToPath(new URL("../../workspace-templates", import.meta.url))
+export const projectTemplatesDir = projectDir("workspace-templates")
 
 const decodeTemplate = Schema.decodeUnknownEither(TemplateDefinition, { errors: "all" })
 

@@ -6,6 +6,7 @@
 import { HttpServer } from "@effect/platform"
 import { ConfigProvider, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
 import { spawn, type ChildProcess } from "node:child_process"
+import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 import * as AppConfig from "../../src/config/AppConfig.ts"
@@ -212,5 +213,20 @@ export const alive = (pid: number) => {
     return false
   }
 }
+
+/** The processes whose parent is `pid` (from /proc): a launcher's server, a loader's service process. */
+export const childPids = (pid: number): Array<number> =>
+  fs
+    .readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .flatMap((name) => {
+      try {
+        const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8")
+        // The command name in parentheses may hold spaces; the parent's pid is the 2nd field after it.
+        return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid ? [Number(name)] : []
+      } catch {
+        return []
+      }
+    })
 
 export const json = async (response: Response): Promise<any> => response.json()

@@ -1,0 +1,294 @@
+/**
+ * The server's footprint as a process, on each database: time (and CPU) from spawn to healthy on
+ * a first and a second start, RSS idle, idle CPU, memory per open stream, and RSS during and after
+ * a burst of turns. RSS and CPU are the whole process tree's (the server and any child, launcher or
+ * esbuild service), from /proc. Two columns per database, in one run:
+ *
+ *   before: the TypeScript through tsx, as `npm start` ran it (`tsx src/cli.ts serve`; npm's own
+ *           process not counted)
+ *   after:  the compiled server (`node bin/cairn.mjs serve` with dist/ fresh, what `npm start` runs)
+ *
+ *   npx tsx bench/footprint.ts [pglite|postgres|both] [--turns 300] [--streams 200] [--idle-seconds 30]
+ *                              [--before <checkout>]
+ *
+ * The fake LLM answers every turn (test/fixtures/fakeLlm.ts). Each start gets a fresh data
+ * directory, and on PostgreSQL a fresh database.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { startFakeLlm, type FakeLlm } from "../test/fixtures/fakeLlm.ts"
+import { createTestDatabase, type Backend, type TestDatabase } from "../test/support/database.ts"
+import { childPids, freePort } from "../test/support/server.ts"
+
+const root = path.resolve(import.meta.dirname, "..")
+const args = process.argv.slice(2)
+const option = (name: string, fallback: number) => {
+  const at = args.indexOf(`--${name}`)
+  return at >= 0 ? Number(args[at + 1]) : fallback
+}
+const which = args.find((arg) => ["pglite", "postgres", "both"].includes(arg)) ?? "both"
+const backends: ReadonlyArray<Backend> = which === "both" ? ["pglite", "postgres"] : [which as Backend]
+const turns = option("turns", 300)
+const streams = option("streams", 200)
+const idleSeconds = option("idle-seconds", 30)
+const API_KEY = "bench-static-key-0123456789"
+const TICKS = 100 // USER_HZ: /proc/<pid>/stat counts CPU in 1/100 s
+
+// `--before <checkout>` runs the before column from another checkout (main, say), so it shows the
+// code before this change too, not only the same code through tsx.
+const beforeAt = args.indexOf("--before")
+const beforeRoot = beforeAt >= 0 ? path.resolve(args[beforeAt + 1]!) : root
+const variants = {
+  before: { cwd: beforeRoot, argv: [path.join(beforeRoot, "node_modules/tsx/dist/cli.mjs"), "src/cli.ts", "serve"] },
+  after: { cwd: root, argv: [path.join(root, "bin/cairn.mjs"), "serve"] }
+} as const
+type Variant = keyof typeof variants
+
+// ---------------------------------------------------------------------------------------------
+// The process tree, from /proc
+
+const tree = (pid: number): Array<number> => [pid, ...childPids(pid).flatMap(tree)]
+
+const rssKb = (pid: number) => {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0)
+  } catch {
+    return 0
+  }
+}
+const cpuTicks = (pid: number) => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return Number(fields[11]) + Number(fields[12]) // utime, stime
+  } catch {
+    return 0
+  }
+}
+const treeRssMb = (pid: number) => tree(pid).reduce((sum, p) => sum + rssKb(p), 0) / 1024
+const treeCpuSeconds = (pid: number) => tree(pid).reduce((sum, p) => sum + cpuTicks(p), 0) / TICKS
+const loadAverage = () => fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+// ---------------------------------------------------------------------------------------------
+// One server
+
+interface Running {
+  readonly child: ChildProcess
+  readonly baseUrl: string
+  readonly healthyMs: number
+  readonly healthyCpu: number
+}
+
+// Servers still running when the bench fails, stopped on the way out rather than left behind.
+const live = new Set<ChildProcess>()
+process.on("exit", () => {
+  for (const pid of [...live].flatMap((child) => tree(child.pid!))) {
+    try {
+      process.kill(pid, "SIGKILL")
+    } catch {
+      // already gone
+    }
+  }
+})
+
+const start = async (variant: Variant, db: TestDatabase, llm: FakeLlm): Promise<Running> => {
+  const port = await freePort()
+  const started = performance.now()
+  const child = spawn(process.execPath, variants[variant].argv, {
+    cwd: variants[variant].cwd,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      API_KEY,
+      DATA_DIR: db.dataDir,
+      LOG_LEVEL: "warning",
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: "sk-bench",
+      DEFAULT_MODEL: "fake-model",
+      // The open-stream cell holds more runs of one key than the default fairness limit allows.
+      RUNS_PER_CREDENTIAL_MAX: String(streams + 100),
+      ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {})
+    },
+    stdio: ["ignore", "ignore", "inherit"]
+  })
+  live.add(child)
+  child.once("exit", () => live.delete(child))
+  const baseUrl = `http://127.0.0.1:${port}`
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode} before it was healthy`)
+    const ok = await fetch(`${baseUrl}/health`).then((r) => r.ok, () => false)
+    if (ok) break
+    await sleep(25)
+  }
+  return { child, baseUrl, healthyMs: performance.now() - started, healthyCpu: treeCpuSeconds(child.pid!) }
+}
+
+const stop = (running: Running) =>
+  new Promise<void>((resolve) => {
+    running.child.once("exit", () => resolve())
+    running.child.kill("SIGTERM")
+  })
+
+const headers = { authorization: `Bearer ${API_KEY}`, "content-type": "application/json" }
+
+const turn = async (baseUrl: string, client: string, streamed: boolean) => {
+  const response = await fetch(`${baseUrl}/chat${streamed ? "/stream" : ""}`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ message: "Hi", client_id: client })
+  })
+  const text = await response.text()
+  if (response.status !== 200) throw new Error(`chat answered ${response.status}: ${text.slice(0, 200)}`)
+}
+
+/**
+ * `count` turns, `concurrency` at a time, half blocking and half streamed; samples the RSS peak
+ * meanwhile. A turn that fails (a reset connection, a 5xx) is counted, not retried: the figures
+ * here are memory, the failures are reported beside them.
+ */
+const burst = async (running: Running, count: number, concurrency: number) => {
+  let peak = 0
+  let failed = 0
+  const sampler = setInterval(() => (peak = Math.max(peak, treeRssMb(running.child.pid!))), 100)
+  let next = 0
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, lane) => {
+      while (next < count) {
+        const i = next++
+        await turn(running.baseUrl, `burst-${lane}`, i % 2 === 1).catch(() => void failed++)
+      }
+    })
+  )
+  clearInterval(sampler)
+  return { peak: Math.max(peak, treeRssMb(running.child.pid!)), failed }
+}
+
+/** Opens `count` streams on a model that answers after a while; the RSS they add, per stream, while all are open. */
+const openStreams = async (running: Running, llm: FakeLlm, count: number) => {
+  const before = treeRssMb(running.child.pid!)
+  const holdMs = 15_000
+  llm.setDefaultReply({ text: "held open", delayMs: holdMs })
+  let firstBytes = 0
+  let failed = 0
+  const opened = performance.now()
+  const done = Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const response = await fetch(`${running.baseUrl}/chat/stream`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ message: "Hi", client_id: `held-${i}` })
+      })
+      const reader = response.body!.getReader()
+      let first = true
+      for (;;) {
+        const { done } = await reader.read()
+        if (first) {
+          first = false
+          firstBytes++
+        }
+        if (done) break
+      }
+    }).map((stream) => stream.catch(() => void failed++))
+  )
+  // Every stream has answered its first event (or, if the server sends none before the model
+  // answers, every request has been in for a while): all are open and waiting on the model.
+  while (firstBytes < count && performance.now() - opened < holdMs - 4000) await sleep(50)
+  await sleep(1000)
+  const held = treeRssMb(running.child.pid!)
+  await done
+  llm.setDefaultReply({ text: "The quick brown fox jumps over the lazy dog" })
+  return { perStreamKb: ((held - before) * 1024) / count, held, failed }
+}
+
+interface Cell {
+  firstStartMs: number
+  firstStartCpu: number
+  startMs: number
+  startCpu: number
+  processes: number
+  idleMb: number
+  idleCpuPercent: number
+  burstPeakMb: number
+  burstFailed: number
+  afterBurstMb: number
+  perStreamKb: number
+  streamsFailed: number
+  load: string
+}
+
+const measure = async (backend: Backend, variant: Variant, llm: FakeLlm): Promise<Cell> => {
+  const db = await createTestDatabase(backend)
+  try {
+    const load = loadAverage()
+    // The first start creates the database (initdb on PGlite, migrations on both); the second is the usual one.
+    const first = await start(variant, db, llm)
+    await stop(first)
+    const running = await start(variant, db, llm)
+    const pid = running.child.pid!
+    await sleep(5000)
+    const idleMb = treeRssMb(pid)
+    const processes = tree(pid).length
+    const cpuBefore = treeCpuSeconds(pid)
+    await sleep(idleSeconds * 1000)
+    const idleCpuPercent = ((treeCpuSeconds(pid) - cpuBefore) / idleSeconds) * 100
+    // Streams first, while the heap has only its idle headroom; after the burst, room the burst
+    // left would hide what they add.
+    const { perStreamKb, failed: streamsFailed } = await openStreams(running, llm, streams)
+    const { peak: burstPeakMb, failed: burstFailed } = await burst(running, turns, 20)
+    await sleep(10_000)
+    const afterBurstMb = treeRssMb(pid)
+    await stop(running)
+    return {
+      firstStartMs: first.healthyMs,
+      firstStartCpu: first.healthyCpu,
+      startMs: running.healthyMs,
+      startCpu: running.healthyCpu,
+      processes,
+      idleMb,
+      idleCpuPercent,
+      burstPeakMb,
+      burstFailed,
+      afterBurstMb,
+      perStreamKb,
+      streamsFailed,
+      load
+    }
+  } finally {
+    await db.drop()
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const built = performance.now()
+const build = spawnSync(process.execPath, [path.join(root, "bin/build.mjs")], { cwd: root, stdio: "inherit" })
+if (build.status !== 0) throw new Error("the build failed")
+console.log(`build: ${((performance.now() - built) / 1000).toFixed(1)} s`)
+
+const llm = await startFakeLlm({ record: false })
+const rows: Array<[string, (cell: Cell) => string]> = [
+  ["load average at the cell's start", (c) => c.load],
+  ["first start to healthy (s wall / s CPU)", (c) => `${(c.firstStartMs / 1000).toFixed(1)} / ${c.firstStartCpu.toFixed(1)}`],
+  ["second start to healthy (s wall / s CPU)", (c) => `${(c.startMs / 1000).toFixed(1)} / ${c.startCpu.toFixed(1)}`],
+  ["processes", (c) => String(c.processes)],
+  ["RSS idle (MB)", (c) => c.idleMb.toFixed(0)],
+  [`idle CPU over ${idleSeconds} s (% of a core)`, (c) => c.idleCpuPercent.toFixed(2)],
+  [`per open stream, ${streams} open after idle (KB)`, (c) => c.perStreamKb.toFixed(0)],
+  ["open streams that failed", (c) => String(c.streamsFailed)],
+  [`RSS peak, ${turns} turns at 20 concurrent (MB)`, (c) => c.burstPeakMb.toFixed(0)],
+  ["turns of the burst that failed", (c) => String(c.burstFailed)],
+  ["RSS 10 s after the burst (MB; % of idle)", (c) => `${c.afterBurstMb.toFixed(0)} (${((c.afterBurstMb / c.idleMb) * 100).toFixed(0)}%)`]
+]
+try {
+  for (const backend of backends) {
+    const before = await measure(backend, "before", llm)
+    const after = await measure(backend, "after", llm)
+    console.log(`\n### ${backend}\n\n| | before (tsx, ${path.relative(root, beforeRoot) || "this checkout"}) | after (compiled) |\n|---|---|---|`)
+    for (const [label, show] of rows) console.log(`| ${label} | ${show(before)} | ${show(after)} |`)
+  }
+} finally {
+  await llm.close()
+}

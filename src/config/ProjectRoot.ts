@@ -1,0 +1,25 @@
+/**
+ * The checkout's folder, which holds what the server reads at run time (migrations/, bots/, skills/,
+ * carapaces/, workflows/, workspace-templates/, integrations/). Found by walking up to package.json,
+ * so it is the same whether this file runs from src/ or compiled into dist/server/src/.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const findRoot = (dir: string): string =>
+  fs.existsSync(path.join(dir, "package.json")) || path.dirname(dir) === dir ? dir : findRoot(path.dirname(dir))
+
+export const projectRoot = findRoot(path.dirname(fileURLToPath(import.meta.url)))
+
+/** A folder of the checkout by name (`projectDir("migrations")`). */
+export const projectDir = (name: string) => path.join(projectRoot, name)
+
+/** Whether this process runs the compiled server (dist/server/, see bin/build.mjs) rather than TypeScript. */
+export const runningCompiled = import.meta.url.endsWith(".js")
+
+/** A file of the checkout as the build compiled it (`integrations/x/a.ts` → `dist/server/integrations/x/a.js`), or null outside the checkout. */
+export const compiledFile = (file: string): string | null => {
+  const relative = path.relative(projectRoot, file)
+  return relative.startsWith("..") || path.isAbsolute(relative) ? null : path.join(projectRoot, "dist", "server", relative.replace(/\.ts$/, ".js"))
+}
