@@ -26,7 +26,7 @@ const eventJson = (event: SequencedEvent["event"]) =>
 export const frame = (item: SequencedEvent) => `id: ${item.seq}\ndata: ${eventJson(item.event)}\n\n`
 
 const encoder = new TextEncoder()
-const keepaliveFrame = encoder.encode(": keepalive\n\n")
+const keepaliveFrame = ": keepalive\n\n"
 
 /** How a stream ends that could not answer: the reason, then the (empty) `response` that always comes last. */
 export const endedWithError = (message: string, sessionId: string): readonly [SequencedEvent["event"], SequencedEvent["event"]] => [
@@ -36,23 +36,41 @@ export const endedWithError = (message: string, sessionId: string): readonly [Se
 
 /**
  * An SSE response from a stream of events; a failure becomes a final `error` event. The events are
- * framed and pushed in one pass per chunk, and the keep-alive is a timer beside them: a stream
- * stage per step (tap, frame, merge with a ticker, encode) cost more than the rest of a token's way.
+ * framed in one pass per chunk, and the frames of one turn of the event loop go out as one write
+ * (a write is a system call; a model sends several tokens in one packet); the keep-alive is a
+ * timer beside them. A stream stage per step (tap, frame, merge with a ticker, encode) cost more
+ * than the rest of a token's way.
  */
 export const response = <E>(events: Stream.Stream<SequencedEvent, E>, sessionId?: string) => {
   const body = Stream.asyncPush<Uint8Array>(
     (emit) =>
       Effect.gen(function* () {
-        const keepalive = setInterval(() => emit.single(keepaliveFrame), Duration.toMillis(keepaliveEvery))
-        const stopKeepalive = Effect.sync(() => clearInterval(keepalive))
-        yield* Effect.addFinalizer(() => stopKeepalive)
+        let pending = ""
+        let scheduled: ReturnType<typeof setImmediate> | undefined
+        const flush = () => {
+          scheduled = undefined
+          if (pending.length === 0) return
+          const text = pending
+          pending = ""
+          emit.single(encoder.encode(text))
+        }
+        const send = (text: string) => {
+          pending += text
+          scheduled ??= setImmediate(flush)
+        }
+        const keepalive = setInterval(() => send(keepaliveFrame), Duration.toMillis(keepaliveEvery))
+        const stop = Effect.sync(() => {
+          clearInterval(keepalive)
+          clearImmediate(scheduled)
+        })
+        yield* Effect.addFinalizer(() => stop)
         let last = 0
         yield* Effect.forkScoped(
           Stream.runForEachChunk(events, (chunk) =>
             Effect.sync(() => {
               for (const item of chunk) {
                 last = item.seq
-                emit.single(encoder.encode(frame(item)))
+                send(frame(item))
               }
             })
           ).pipe(
@@ -60,16 +78,15 @@ export const response = <E>(events: Stream.Stream<SequencedEvent, E>, sessionId?
               Effect.as(
                 Effect.logError("Event stream failed", cause),
                 // `response` is always last, even when the stream itself fails.
-                emit.single(
-                  encoder.encode(
-                    endedWithError("The event stream failed", sessionId ?? "")
-                      .map((event, index) => frame({ seq: last + 1 + index, event }))
-                      .join("")
-                  )
+                send(
+                  endedWithError("The event stream failed", sessionId ?? "")
+                    .map((event, index) => frame({ seq: last + 1 + index, event }))
+                    .join("")
                 )
               )
             ),
-            Effect.ensuring(Effect.zipRight(stopKeepalive, Effect.sync(() => emit.end())))
+            // What is pending goes out before the end.
+            Effect.ensuring(Effect.zipRight(stop, Effect.sync(() => (flush(), emit.end()))))
           )
         )
       }),
