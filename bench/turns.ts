@@ -114,6 +114,7 @@ interface Cell {
   readonly name: string
   readonly load: string
   readonly turnsPerSecond: number
+  readonly errors: number
   readonly p50: number
   readonly p95: number
   readonly p99: number
@@ -125,16 +126,26 @@ interface Cell {
 /** `TURNS` turns from `CONCURRENCY` clients, client i always sending `send(i, n)`. */
 const drive = async (send: (client: number, n: number) => Promise<number>, turns: number) => {
   let next = 0
+  let errors = 0
   const latencies: Array<number> = []
   const started = process.hrtime.bigint()
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async (_, client) => {
-      while (next < turns) latencies.push(await send(client, next++))
+      while (next < turns) {
+        const n = next++
+        // A failed turn (a reset connection, a stream without `response`) is counted, not fatal.
+        await send(client, n).then(
+          (ms) => void latencies.push(ms),
+          (error: unknown) => {
+            if (errors++ < 3) console.error(`turn ${n}: ${String(error).slice(0, 300)}`)
+          }
+        )
+      }
     })
   )
   const seconds = Number(process.hrtime.bigint() - started) / 1e9
   latencies.sort((a, b) => a - b)
-  return { turnsPerSecond: turns / seconds, p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99) }
+  return { turnsPerSecond: latencies.length / seconds, errors, p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99) }
 }
 
 const measureCell = async (
@@ -164,8 +175,8 @@ const measureCell = async (
     name,
     load,
     ...result,
-    serverCpuPerTurn: serverPid === undefined ? undefined : cpu / TURNS,
-    dbCpuPerTurn: pids.length ? db / TURNS : undefined,
+    serverCpuPerTurn: serverPid === undefined ? undefined : cpu / Math.max(1, TURNS - result.errors),
+    dbCpuPerTurn: pids.length ? db / Math.max(1, TURNS - result.errors) : undefined,
     rss: serverPid === undefined ? undefined : { idle, peak, after: rssMb(serverPid) }
   }
   console.log(row(cell))
@@ -174,9 +185,9 @@ const measureCell = async (
 
 const fixed = (x: number | undefined, digits = 2) => (x === undefined ? "-" : x.toFixed(digits))
 const header =
-  "| cell | load avg before | turns/s | p50 ms | p95 ms | p99 ms | server CPU ms/turn | PostgreSQL CPU ms/turn | RSS MB idle / peak / after |\n|---|---|---|---|---|---|---|---|---|"
+  "| cell | load avg before | turns/s | failed turns | p50 ms | p95 ms | p99 ms | server CPU ms/turn | PostgreSQL CPU ms/turn | RSS MB idle / peak / after |\n|---|---|---|---|---|---|---|---|---|---|"
 const row = (c: Cell) =>
-  `| ${c.name} | ${c.load} | ${c.turnsPerSecond.toFixed(0)} | ${fixed(c.p50, 1)} | ${fixed(c.p95, 1)} | ${fixed(c.p99, 1)} | ${fixed(c.serverCpuPerTurn)} | ${fixed(c.dbCpuPerTurn)} | ${
+  `| ${c.name} | ${c.load} | ${c.turnsPerSecond.toFixed(0)} | ${c.errors} | ${fixed(c.p50, 1)} | ${fixed(c.p95, 1)} | ${fixed(c.p99, 1)} | ${fixed(c.serverCpuPerTurn)} | ${fixed(c.dbCpuPerTurn)} | ${
     c.rss ? `${c.rss.idle.toFixed(0)} / ${c.rss.peak.toFixed(0)} / ${c.rss.after.toFixed(0)}` : "-"
   } |`
 
