@@ -5,7 +5,7 @@
  * usage and cost for each model it tried. A stream that has already sent output is never retried.
  * Each attempt holds one of its provider's slots (`Gate.ts`: a limit with a fair wait across callers).
  */
-import { Clock, Duration, Effect, Schedule, Stream } from "effect"
+import { Chunk, Clock, Duration, Effect, Schedule, Stream } from "effect"
 import { Usage as UsageService } from "../usage/Usage.ts"
 import { LlmConfig, layer as LlmConfigLayer, type LlmConfigShape } from "./LlmConfig.ts"
 import {
@@ -169,11 +169,11 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
         Stream.suspend(() => {
           let sent = false
           return inStreamSlot(target, request.usage)(chatStreamOnce(target, request, config.timeoutMs)).pipe(
-            Stream.tap((event) =>
-              Effect.sync(() => {
-                if (event._tag !== "Finished") sent = true
-              })
-            ),
+            // Per chunk and without an effect: this sees every token.
+            Stream.mapChunks((chunk) => {
+              if (!sent) sent = Chunk.some(chunk, (event) => event._tag !== "Finished")
+              return chunk
+            }),
             Stream.catchAll((error) => {
               const delay = sent ? undefined : retryDelayMs(config, n, error)
               if (delay === undefined) return Stream.fail(error)
@@ -186,11 +186,20 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
             })
           )
         })
+      // Usage is recorded once the stream has finished: the `Finished` event is kept as it passes,
+      // rather than an effect run on every token to find it.
+      let finished: Extract<LlmStreamEvent, { _tag: "Finished" }> | undefined
       return attempt(0).pipe(
-        Stream.tap((event) =>
-          event._tag === "Finished"
-            ? record(request.usage, where(target), startedAt, { usage: event.usage, cost: costOf(priceOf(target), event.usage) })
-            : Effect.void
+        Stream.mapChunks((chunk) => {
+          for (const event of chunk) if (event._tag === "Finished") finished = event
+          return chunk
+        }),
+        Stream.concat(
+          Stream.execute(
+            Effect.suspend(() =>
+              finished ? record(request.usage, where(target), startedAt, { usage: finished.usage, cost: costOf(priceOf(target), finished.usage) }) : Effect.void
+            )
+          )
         ),
         Stream.tapError((error) => record(request.usage, where(target), startedAt, error))
       )
@@ -212,11 +221,10 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
               return images ? Stream.mapError(stream, images) : stream
             })
           ).pipe(
-            Stream.tap((event) =>
-              Effect.sync(() => {
-                if (event._tag === "TextDelta" || event._tag === "ToolCallDelta" || event._tag === "ReasoningDelta") sent = true
-              })
-            ),
+            Stream.mapChunks((chunk) => {
+              if (!sent) sent = Chunk.some(chunk, (event) => event._tag === "TextDelta" || event._tag === "ToolCallDelta" || event._tag === "ReasoningDelta")
+              return chunk
+            }),
             Stream.catchAll((error) => {
               if (sent || !fallsBack(error) || i === candidates.length - 1) return Stream.fail(error)
               const notice: LlmStreamEvent = { _tag: "Fallback", originalModel: candidates[0]!, fallbackModel: candidates[i + 1]! }

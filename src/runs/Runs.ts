@@ -63,6 +63,9 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     const lingering = yield* FiberSet.make()
     const fibers = yield* FiberMap.make<string>()
     const live = new Map<string, LiveRun>()
+    // The runs with events to write: the flush visits these, not every run kept in memory (a
+    // finished run lingers `keepFinished`, thousands of them at a few hundred turns a second).
+    const unwritten = new Set<LiveRun>()
     const quota = makeQuota()
 
     /** Writes the run's unwritten events while it runs (relaxed: replay data, not the turn itself). */
@@ -72,7 +75,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
         const batch = run.unflushed.splice(0, run.unflushed.length)
         return relaxedCommit(repo.appendEvents(run.id, batch.map(storedRow))).pipe(
           // Put the batch back so the next flush retries it (a database failure is a defect).
-          Effect.onError(() => Effect.sync(() => run.unflushed.unshift(...batch)))
+          Effect.onError(() => Effect.sync(() => (run.unflushed.unshift(...batch), unwritten.add(run))))
         )
       }).pipe((effect) => run.writing.withPermits(1)(effect))
 
@@ -94,7 +97,11 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
 
     // Background: write events out, keep this process's runs alive, notice remote cancels.
     yield* Effect.forkScoped(
-      Effect.suspend(() => Effect.forEach([...live.values()], (run) => flush(run), { discard: true })).pipe(
+      Effect.suspend(() => {
+        const due = [...unwritten]
+        unwritten.clear()
+        return Effect.forEach(due, (run) => flush(run), { discard: true })
+      }).pipe(
         Effect.catchAllCause((cause) => Effect.logWarning("Run event flush failed; will retry", cause)),
         Effect.repeat(Schedule.spaced(flushEvery))
       )
@@ -195,6 +202,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
             const item = { seq: run.events.length + 1, event }
             run.events.push(item)
             run.unflushed.push(item)
+            unwritten.add(run)
             if (event.type === "assistant_text") run.partialText = event.text
             return PubSub.publish(run.pubsub, item)
           })
@@ -238,6 +246,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
               Effect.catchAll((cause) => Effect.logError("Could not record the end of a run", cause))
             )
             run.finished = true
+            unwritten.delete(run)
             yield* run.writing.release(1)
             yield* Deferred.succeed(run.done, outcome)
             yield* PubSub.shutdown(run.pubsub)

@@ -12,10 +12,21 @@ export const keepaliveEvery = Duration.seconds(15)
 // its emit site: it throws, and the stream ends as any failed stream does, with `error` then `response`.
 const encodeEvent = Schema.encodeSync(AgentEvent)
 
+/**
+ * An event's JSON. The deltas (most of a stream: one per token) are written directly, their fields
+ * in the schema's order: both fields are strings, so the union's encoder could only copy them (the
+ * frame tests in test/core/events.test.ts hold these bytes against the schema's).
+ */
+const eventJson = (event: SequencedEvent["event"]) =>
+  event.type === "assistant_text" || event.type === "thinking_content"
+    ? `{"type":"${event.type}","text":${JSON.stringify(event.text)},"delta":${JSON.stringify(event.delta)}}`
+    : JSON.stringify(encodeEvent(event))
+
 /** One event's frame; its JSON is the schema's encoding, so the wire holds exactly what `AgentEvent` declares. */
-export const frame = (item: SequencedEvent) => `id: ${item.seq}\ndata: ${JSON.stringify(encodeEvent(item.event))}\n\n`
+export const frame = (item: SequencedEvent) => `id: ${item.seq}\ndata: ${eventJson(item.event)}\n\n`
 
 const encoder = new TextEncoder()
+const keepaliveFrame = ": keepalive\n\n"
 
 /** How a stream ends that could not answer: the reason, then the (empty) `response` that always comes last. */
 export const endedWithError = (message: string, sessionId: string): readonly [SequencedEvent["event"], SequencedEvent["event"]] => [
@@ -23,29 +34,64 @@ export const endedWithError = (message: string, sessionId: string): readonly [Se
   { type: "response", text: "", tools_used: [], client_actions: [], session_id: sessionId }
 ]
 
-/** An SSE response from a stream of events; a failure becomes a final `error` event. */
+/**
+ * An SSE response from a stream of events; a failure becomes a final `error` event. The events are
+ * framed in one pass per chunk, and the frames of one turn of the event loop go out as one write
+ * (a write is a system call; a model sends several tokens in one packet); the keep-alive is a
+ * timer beside them. A stream stage per step (tap, frame, merge with a ticker, encode) cost more
+ * than the rest of a token's way.
+ */
 export const response = <E>(events: Stream.Stream<SequencedEvent, E>, sessionId?: string) => {
-  let last = 0
-  const framed = events.pipe(
-    Stream.tap((item) => Effect.sync(() => (last = item.seq))),
-    Stream.map(frame),
-    Stream.catchAllCause((cause) =>
-      Stream.fromEffect(
-        Effect.as(
-          Effect.logError("Event stream failed", cause),
-          // `response` is always last, even when the stream itself fails.
-          endedWithError("The event stream failed", sessionId ?? "")
-            .map((event, index) => frame({ seq: last + 1 + index, event }))
-            .join("")
+  const body = Stream.asyncPush<Uint8Array>(
+    (emit) =>
+      Effect.gen(function* () {
+        let pending = ""
+        let scheduled: ReturnType<typeof setImmediate> | undefined
+        const flush = () => {
+          scheduled = undefined
+          if (pending.length === 0) return
+          const text = pending
+          pending = ""
+          emit.single(encoder.encode(text))
+        }
+        const send = (text: string) => {
+          pending += text
+          scheduled ??= setImmediate(flush)
+        }
+        const keepalive = setInterval(() => send(keepaliveFrame), Duration.toMillis(keepaliveEvery))
+        const stop = Effect.sync(() => {
+          clearInterval(keepalive)
+          clearImmediate(scheduled)
+        })
+        yield* Effect.addFinalizer(() => stop)
+        let last = 0
+        yield* Effect.forkScoped(
+          Stream.runForEachChunk(events, (chunk) =>
+            Effect.sync(() => {
+              for (const item of chunk) {
+                last = item.seq
+                send(frame(item))
+              }
+            })
+          ).pipe(
+            Effect.catchAllCause((cause) =>
+              Effect.as(
+                Effect.logError("Event stream failed", cause),
+                // `response` is always last, even when the stream itself fails.
+                send(
+                  endedWithError("The event stream failed", sessionId ?? "")
+                    .map((event, index) => frame({ seq: last + 1 + index, event }))
+                    .join("")
+                )
+              )
+            ),
+            // What is pending goes out before the end.
+            Effect.ensuring(Effect.zipRight(stop, Effect.sync(() => (flush(), emit.end()))))
+          )
         )
-      )
-    )
+      }),
+    { bufferSize: "unbounded" }
   )
-  const keepalive = Stream.tick(keepaliveEvery).pipe(
-    Stream.drop(1),
-    Stream.map(() => ": keepalive\n\n")
-  )
-  const body = Stream.merge(framed, keepalive, { haltStrategy: "left" }).pipe(Stream.map((text) => encoder.encode(text)))
   return HttpServerResponse.stream(body, {
     contentType: "text/event-stream",
     headers: {

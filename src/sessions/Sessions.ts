@@ -15,13 +15,15 @@ import { SessionNotFound } from "./Errors.ts"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { mayReach, ownerOf, reachesEverySession, requireBotAllowed, requireReach } from "./Access.ts"
 
-export const toSession = (row: SessionRow) => new Session({ ...row, last_active: row.updated_at })
+// Rows were decoded by the repository's schemas (or written from checked values), and a response
+// encodes through the class's schema again: validating here too cost every turn its share of CPU.
+export const toSession = (row: SessionRow) => new Session({ ...row, last_active: row.updated_at }, true)
 
 /** A session as a response shows it: dispatch secrets masked. */
 export const shownSession = (session: Session): Session =>
   new Session({ ...session, dispatch_config: maskDispatchConfig(session.dispatch_config) })
 export const toMessage = (row: MessageRow) =>
-  new Message({ ...row, content: row.content ?? "", tool_calls: (row.tool_calls as Message["tool_calls"]) ?? null })
+  new Message({ ...row, content: row.content ?? "", tool_calls: (row.tool_calls as Message["tool_calls"]) ?? null }, true)
 
 
 export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
