@@ -47,8 +47,8 @@ describe("three server processes behind a load balancer (postgres)", () => {
   }
 
   /** Sends requests through the proxy, skipping turns until the next one lands away from `at`. */
-  const awayFrom = (at: number) => {
-    while (proxy.next() === at) void request("/health", { auth: null })
+  const awayFrom = async (at: number) => {
+    while (proxy.next() === at) await request("/health", { auth: null })
   }
 
   beforeAll(async () => {
@@ -110,7 +110,7 @@ describe("three server processes behind a load balancer (postgres)", () => {
     const seen = await sse.until((e) => e.data.type === "assistant_text" && e.data.text.includes("w3"))
     sse.abort()
     const sessionId = await sessionOf(clientId)
-    awayFrom(at)
+    await awayFrom(at)
     const rejoin = await request(`/api/v1/sessions/${sessionId}/stream`, { headers: { "last-event-id": String(seen.at(-1)!.id) } })
     expect(rejoin.status).toBe(200)
     expect(upstream(rejoin)).not.toBe(at)
@@ -125,7 +125,7 @@ describe("three server processes behind a load balancer (postgres)", () => {
     const clientId = client()
     const { sse, at } = await stream({ message: "Talk slowly", client_id: clientId })
     await sse.until((e) => e.data.type === "assistant_text")
-    awayFrom(at)
+    await awayFrom(at)
     const started = Date.now()
     const cancel = await request("/chat/cancel", { method: "POST", body: JSON.stringify({ client_id: clientId, bot_id: "default" }) })
     expect(upstream(cancel)).not.toBe(at)
@@ -140,7 +140,7 @@ describe("three server processes behind a load balancer (postgres)", () => {
     llm.script({ toolCalls: [{ name: "current_time", arguments: "{}" }] }, { text: "Done" })
     const { sse, at } = await stream({ message: "What time is it?", bot_id: "toolbot", client_id: client() })
     const ask = (await sse.until((e) => e.data.type === "approval_request")).at(-1)!.data
-    awayFrom(at)
+    await awayFrom(at)
     const started = Date.now()
     const decided = await request(`/api/v1/approvals/${ask.approval_id}/decide`, { method: "POST", body: JSON.stringify({ approved: true }) })
     expect(upstream(decided)).not.toBe(at)
@@ -158,7 +158,7 @@ describe("three server processes behind a load balancer (postgres)", () => {
     const ask = (await sse.until((e) => e.data.type === "tool_request")).at(-1)!.data
     const unknown = await request("/chat/tool_result", { method: "POST", body: JSON.stringify({ request_id: "nope", result: "x" }) })
     expect(unknown.status).toBe(404)
-    awayFrom(at)
+    await awayFrom(at)
     const posted = await request("/chat/tool_result", { method: "POST", body: JSON.stringify({ request_id: ask.request_id, result: "Oslo, Norway" }) })
     expect(upstream(posted)).not.toBe(at)
     expect(posted.status).toBeLessThan(300)
@@ -265,8 +265,10 @@ describe("three server processes behind a load balancer (postgres)", () => {
       20_000,
       "a run on the victim"
     )
-    victim.process.kill("SIGKILL")
-    // Keep accepting through the proxy meanwhile: the dead process is skipped.
+    // kill -9, and once it is gone keep sending through the proxy: the dead process is skipped.
+    // (In the instant between the signal and the exit a connection may be taken and reset: a load
+    // balancer answers 502 then, and that message was never accepted.)
+    await victim.stop("SIGKILL")
     for (let i = 0; i < 6; i++) {
       const prompt = `after-${i}`
       const created = await request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: prompt }) })
