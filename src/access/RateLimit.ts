@@ -1,12 +1,16 @@
 /**
- * Inbound rate limits (opt-in): an in-memory token bucket per caller, as the spec says (reset on
- * restart, per server process). RATE_LIMIT_DEFAULT applies to every API route, RATE_LIMIT_CHAT
+ * Inbound rate limits (opt-in): a token bucket per caller. On PostgreSQL the buckets are rows
+ * (`rate_buckets`), taken from atomically by any server process, so a limit holds across all the
+ * processes behind a load balancer; on the embedded database (one process) they live in memory,
+ * reset on restart as the spec says. RATE_LIMIT_DEFAULT applies to every API route, RATE_LIMIT_CHAT
  * additionally to the routes annotated `ChatRateLimited` (read from their catalogue entry). The
  * three values are read from the runtime settings on each request (cached there), so a change
  * through the admin settings applies without a restart; a bucket is keyed by its rate, so a new
  * rate starts with a full bucket.
  */
+import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either } from "effect"
+import { DatabaseInfo } from "../db/Database.ts"
 import type { CatalogueEntry } from "../auth/Catalogue.ts"
 import { parseRate, type RateExpression } from "../config/Rate.ts"
 import { TooManyRequests } from "../contract/Errors.ts"
@@ -36,6 +40,8 @@ export const takeToken = (bucket: Bucket, rate: RateExpression, now: number): nu
 export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimiter", {
   effect: Effect.gen(function* () {
     const settings = yield* Settings
+    const sql = yield* SqlClient.SqlClient
+    const shared = (yield* DatabaseInfo).backend === "postgres"
     const buckets = new Map<string, { bucket: Bucket; rate: RateExpression }>()
     const parsed = new Map<string, RateExpression>()
     let lastSweep = 0
@@ -60,14 +66,40 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimite
       }
     }
 
-    const takeFrom = (name: string, rate: RateExpression, subject: string, now: number) => {
-      const key = `${name}|${rate.text}|${subject}`
+    const takeLocal = (key: string, rate: RateExpression, now: number) => {
       let entry = buckets.get(key)
       if (!entry) {
         entry = { bucket: { tokens: rate.limit, at: now }, rate }
         buckets.set(key, entry)
       }
       return takeToken(entry.bucket, rate, now)
+    }
+
+    /**
+     * `takeToken` as one statement on the shared row: refilled for the time since its last take
+     * (the database's clock, the same for every process), then one token taken when there is one.
+     */
+    const takeShared = (key: string, rate: RateExpression) => {
+      const perMs = rate.limit / rate.periodMs
+      const refilled = sql`LEAST(${rate.limit}::float8, b.tokens + EXTRACT(EPOCH FROM (now() - b.at)) * 1000 * ${perMs}::float8)`
+      return Effect.map(
+        sql<{ granted: boolean; tokens: number }>`
+          INSERT INTO rate_buckets AS b (key, tokens, at, granted) VALUES (${key}, ${rate.limit - 1}, now(), true)
+          ON CONFLICT (key) DO UPDATE SET
+            tokens = ${refilled} - CASE WHEN ${refilled} >= 1 THEN 1 ELSE 0 END,
+            granted = ${refilled} >= 1,
+            at = now()
+          RETURNING granted, tokens`,
+        ([row]) => (!row || row.granted ? 0 : Math.max(1, Math.ceil((1 - Number(row.tokens)) / perMs / 1000)))
+      ).pipe(Effect.orDie)
+    }
+
+    /** Drops shared buckets untouched for a day (any limit refills in less): they hold nothing. */
+    const sweepShared = sql`DELETE FROM rate_buckets WHERE at < now() - interval '1 day'`.pipe(Effect.asVoid, Effect.orDie)
+
+    const takeFrom = (name: string, rate: RateExpression, subject: string, now: number): Effect.Effect<number> => {
+      const key = `${name}|${rate.text}|${subject}`
+      return shared ? takeShared(key, rate) : Effect.sync(() => takeLocal(key, rate, now))
     }
 
     /**
@@ -78,15 +110,18 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimite
     const take = (subject: string, buckets: { readonly default: boolean; readonly chat: boolean }) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
-        if (now - lastSweep > sweepEveryMs) sweep(now)
+        if (now - lastSweep > sweepEveryMs) {
+          sweep(now)
+          if (shared) yield* sweepShared
+        }
         let wait = 0
         if (buckets.default) {
           const defaultRate = rateOf(yield* settings.get(RateLimitDefault))
-          wait = defaultRate ? takeFrom("default", defaultRate, subject, now) : 0
+          wait = defaultRate ? yield* takeFrom("default", defaultRate, subject, now) : 0
         }
         if (wait === 0 && buckets.chat) {
           const chatRate = rateOf(yield* settings.get(RateLimitChat))
-          wait = chatRate ? takeFrom("chat", chatRate, subject, now) : 0
+          wait = chatRate ? yield* takeFrom("chat", chatRate, subject, now) : 0
         }
         return wait
       })

@@ -1,39 +1,39 @@
 /**
  * What a run waits on from outside: a client-side tool's result, or a human's approval.
  *
- * Approvals live in the database (a decision may arrive at another server process; the waiting
- * run polls it, with an in-process fast path). Client tool results are held in memory: the client
- * answers the process whose stream asked, and an unknown id is a 404.
+ * Both live in the database, since the answer may reach another server process than the run's
+ * (behind a load balancer): the waiting run reads it again when the bus says it changed (db/Bus.ts),
+ * and on the bus's slow safety poll. An unknown or already answered tool request is a 404.
  */
-import { Deferred, Duration, Effect, Option, Schedule } from "effect"
+import { Duration, Effect, Option } from "effect"
 import { isUuid } from "../contract/Params.ts"
 import { randomUUID } from "node:crypto"
-import { ApprovalsRepo } from "./Repo.ts"
+import { Bus } from "../db/Bus.ts"
+import { ApprovalsRepo, ClientToolsRepo } from "./Repo.ts"
 import { maskArguments } from "../secrets/Patterns.ts"
 import { ApprovalDecided, ApprovalNotFound, ToolRequestNotFound } from "./Errors.ts"
-
-/** A waiting run looks for a decision made in another process every 250 ms until there is one. */
-const decisionPoll = Schedule.recurUntil<Option.Option<boolean>>(Option.isSome).pipe(Schedule.addDelay(() => Duration.millis(250)))
 
 export class Interactions extends Effect.Service<Interactions>()("cairn/Interactions", {
   effect: Effect.gen(function* () {
     const repo = yield* ApprovalsRepo
-    const toolResults = new Map<string, Deferred.Deferred<string>>()
-    const decisions = new Map<string, Deferred.Deferred<boolean>>()
+    const clientTools = yield* ClientToolsRepo
+    const bus = yield* Bus
 
-    /** Waits for the client's answer; None after the timeout. */
+    /** Opens a client tool request, before the run tells the client about it. */
+    const openToolRequest = (requestId: string) => clientTools.open(requestId)
+
+    /** Waits for the client's answer to an open request; None after the timeout. Closes it either way. */
     const awaitToolResult = (requestId: string, timeout: Duration.DurationInput) =>
-      Effect.gen(function* () {
-        const deferred = yield* Deferred.make<string>()
-        toolResults.set(requestId, deferred)
-        return yield* Deferred.await(deferred).pipe(Effect.timeoutOption(timeout))
-      }).pipe(Effect.ensuring(Effect.sync(() => toolResults.delete(requestId))))
+      bus
+        .awaitSome("tool_result", requestId, clientTools.result(requestId))
+        .pipe(Effect.timeoutOption(timeout), Effect.ensuring(clientTools.close(requestId)))
 
     const submitToolResult = (requestId: string, result: string) =>
       Effect.gen(function* () {
-        const deferred = toolResults.get(requestId)
-        if (!deferred) return yield* new ToolRequestNotFound({ detail: `No pending tool request: ${requestId}` })
-        yield* Deferred.succeed(deferred, result)
+        if (!isUuid(requestId) || !(yield* clientTools.answer(requestId, result))) {
+          return yield* new ToolRequestNotFound({ detail: `No pending tool request: ${requestId}` })
+        }
+        yield* bus.publish("tool_result", requestId)
       })
 
     const createApproval = (input: { runId: string; sessionId: string; toolName: string; args: unknown }) =>
@@ -53,18 +53,14 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
     /** The decision, or denial when nobody decides within the timeout (the approval expires). */
     const awaitDecision = (id: string, timeout: Duration.DurationInput) =>
       Effect.gen(function* () {
-        const local = yield* Deferred.make<boolean>()
-        decisions.set(id, local)
-        // Read now, then on the poll's cadence until a decision is there.
-        const polled = Effect.map(Effect.repeat(readDecision(id), decisionPoll), Option.getOrThrow)
-        const decided = yield* Effect.raceFirst(Deferred.await(local), polled).pipe(Effect.timeoutOption(timeout))
+        const decided = yield* bus.awaitSome("approval", id, readDecision(id)).pipe(Effect.timeoutOption(timeout))
         if (Option.isNone(decided)) {
           // A decision that landed just before the expiry wins: the caller was told it counted.
           if (!(yield* repo.expire(id))) return Option.getOrElse(yield* readDecision(id), () => false)
           return false
         }
         return decided.value
-      }).pipe(Effect.ensuring(Effect.sync(() => decisions.delete(id))))
+      })
 
     const decide = (id: string, approved: boolean) =>
       Effect.gen(function* () {
@@ -74,8 +70,7 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
           if (Option.isNone(existing)) return yield* new ApprovalNotFound({ detail: `Approval not found: ${id}` })
           return yield* new ApprovalDecided({ detail: `Approval already ${existing.value}` })
         }
-        const local = decisions.get(id)
-        if (local) yield* Deferred.succeed(local, approved)
+        yield* bus.publish("approval", id)
         return { approval_id: id, approved }
       })
 
@@ -85,6 +80,7 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
 
     return {
       approvals: Effect.fn("Interactions.approvals")(approvals),
+      openToolRequest: Effect.fn("Interactions.openToolRequest")(openToolRequest),
       awaitToolResult: Effect.fn("Interactions.awaitToolResult")(awaitToolResult),
       submitToolResult: Effect.fn("Interactions.submitToolResult")(submitToolResult),
       createApproval: Effect.fn("Interactions.createApproval")(createApproval),
@@ -92,5 +88,5 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
       decide: Effect.fn("Interactions.decide")(decide)
     } as const
   }),
-  dependencies: [ApprovalsRepo.Default]
+  dependencies: [ApprovalsRepo.Default, ClientToolsRepo.Default, Bus.Default]
 }) {}

@@ -64,3 +64,40 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("cairn/Approv
     })
   })
 }) {}
+
+const ResultRow = Schema.Struct({ result: Schema.NullOr(Schema.String) })
+
+/**
+ * SQL for client-side tool requests: open while the run waits, answered by whichever process the
+ * client's `/chat/tool_result` reaches.
+ */
+export class ClientToolsRepo extends Effect.Service<ClientToolsRepo>()("cairn/ClientToolsRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const answer = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.String, result: Schema.String }),
+      Result: IdRow,
+      execute: ({ id, result }) =>
+        sql`UPDATE client_tool_requests SET result = ${result}, answered_at = now()
+            WHERE id = ${id} AND result IS NULL RETURNING id`
+    })
+    const result = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: ResultRow,
+      execute: (id) => sql`SELECT result FROM client_tool_requests WHERE id = ${id}`
+    })
+    return repository("ClientToolsRepo", {
+      /** Opens a request (and drops those a stopped process left behind a day ago). */
+      open: (id: string) =>
+        sql`DELETE FROM client_tool_requests WHERE created_at < now() - interval '1 day'`.pipe(
+          Effect.zipRight(sql`INSERT INTO client_tool_requests (id) VALUES (${id})`),
+          Effect.asVoid
+        ),
+      /** Records the client's answer; false when the request is unknown or already answered. */
+      answer: (id: string, value: string) => Effect.map(answer({ id, result: value }), Option.isSome),
+      /** The answer, when there is one. */
+      result: (id: string) => Effect.map(result(id), Option.flatMap((row) => Option.fromNullable(row.result))),
+      close: (id: string) => Effect.asVoid(sql`DELETE FROM client_tool_requests WHERE id = ${id}`)
+    })
+  })
+}) {}

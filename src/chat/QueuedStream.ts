@@ -2,16 +2,15 @@
  * The stream of a message that was queued (its session busy, or the system paused): the `queued`
  * notice, then, once the task's turn runs, that run's events from its first, so the stream still
  * ends with the turn's `response`, as the blocking `/chat` waits for the answer. A task that ends
- * without running (cancelled while queued, failed before its run) ends the stream with that.
+ * without running (cancelled while queued, failed before its run) ends the stream with that. The wait
+ * wakes on the task's bus notice (the worker attaching the run), with the slow safety poll beside it.
  */
 import { Duration, Effect, Stream } from "effect"
 import type { SequencedEvent } from "../agent/Events.ts"
 import * as Sse from "../runs/Sse.ts"
 import type { Task } from "../tasks/Model.ts"
-import { isFinished } from "../tasks/Tasks.ts"
+import { isFinished, taskSafetyPoll } from "../tasks/Tasks.ts"
 
-/** How often a queued message's stream looks for its task's run (the worker starts it within ~1 poll). */
-export const taskRunPoll = Duration.millis(100)
 
 type AgentEventOf = SequencedEvent["event"]
 
@@ -33,7 +32,7 @@ export const followQueued = <E1, E2>(
     readonly runEvents: (runId: string, after: number) => Stream.Stream<SequencedEvent, E2>
   }
 ): Stream.Stream<SequencedEvent, E1 | E2> => {
-  const started = services.awaitTask(taskId, (task) => task.run_id !== null || isFinished(task), taskRunPoll)
+  const started = services.awaitTask(taskId, (task) => task.run_id !== null || isFinished(task), taskSafetyPoll)
   const rest = Stream.unwrap(
     Effect.map(started, (task) =>
       task.run_id !== null

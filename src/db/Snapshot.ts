@@ -11,18 +11,43 @@
  * both are pinned by `test/db/snapshot.test.ts`. The value is also read on every request, where
  * this check is one clock read and a comparison.
  */
-import { Clock, Deferred, Effect, FiberId, FiberSet, type Scope } from "effect"
+import { Clock, Deferred, Effect, FiberId, FiberSet, Stream, type Scope } from "effect"
+import { Bus } from "./Bus.ts"
 
 export interface Snapshot<A, E> {
   /** The value, reloaded first when older than the window. */
   readonly get: Effect.Effect<A, E>
   /** Reloads now and answers the fresh value. */
   readonly refresh: Effect.Effect<A, E>
+  /** Drops the value (and any load already under way), so the next read loads. */
+  readonly invalidate: Effect.Effect<void>
 }
 
 /** A snapshot of `load`; its shared loads run in the caller's scope (interrupted when it closes). */
 export const makeSnapshot = <A, E>(load: Effect.Effect<A, E>, ttlMs: number): Effect.Effect<Snapshot<A, E>, never, Scope.Scope> =>
   Effect.map(FiberSet.make(), (loads) => snapshotOf(load, ttlMs, loads))
+
+/**
+ * A snapshot every server process on the database keeps in step: `refresh` (after a change made
+ * here) also tells the others through the bus (db/Bus.ts), which drop theirs so their next read
+ * loads; the window stays as the bound for a notice that was lost.
+ */
+export const makeSharedSnapshot = <A, E>(
+  name: string,
+  load: Effect.Effect<A, E>,
+  ttlMs: number
+): Effect.Effect<Snapshot<A, E>, never, Scope.Scope | Bus> =>
+  Effect.gen(function* () {
+    const bus = yield* Bus
+    const snapshot = yield* makeSnapshot(load, ttlMs)
+    yield* Effect.forkScoped(
+      bus.changes("invalidate").pipe(
+        Stream.filter((key) => key === name || key === "*"),
+        Stream.runForEach(() => snapshot.invalidate)
+      )
+    )
+    return { ...snapshot, refresh: Effect.tap(snapshot.refresh, () => bus.publish("invalidate", name)) }
+  })
 
 const snapshotOf = <A, E>(load: Effect.Effect<A, E>, ttlMs: number, loads: FiberSet.FiberSet): Snapshot<A, E> => {
   let value: { readonly at: number; readonly value: A } | undefined
@@ -67,5 +92,11 @@ const snapshotOf = <A, E>(load: Effect.Effect<A, E>, ttlMs: number, loads: Fiber
     value !== undefined && now - value.at < ttlMs ? Effect.succeed(value.value) : shared
   )
 
-  return { get, refresh: loadAndKeep }
+  // A load under way read before the change: its value must not be kept.
+  const invalidate = Effect.sync(() => {
+    value = undefined
+    applied = started
+  })
+
+  return { get, refresh: loadAndKeep, invalidate }
 }

@@ -8,11 +8,13 @@
 import { Command, CommandExecutor, HttpServer } from "@effect/platform"
 import { NodeCommandExecutor, NodeFileSystem } from "@effect/platform-node"
 import { Config, Context, Deferred, Duration, Effect, Either, Fiber, Layer, Option, PubSub, Queue, Schedule, Stream } from "effect"
+import { Leadership } from "../db/Leadership.ts"
 import { Integrations } from "./Integrations.ts"
 import type { LoadedIntegration } from "./Loader.ts"
 import { IntegrationSettings } from "./Settings.ts"
 
-export type ProcessState = "not_applicable" | "waiting_for_settings" | "starting" | "running" | "restarting" | "stopped"
+/** `leader_elsewhere`: another server process on the database runs it (one in all, by the leader lock). */
+export type ProcessState = "not_applicable" | "waiting_for_settings" | "starting" | "running" | "restarting" | "stopped" | "leader_elsewhere"
 
 export interface ProcessStatus {
   readonly state: ProcessState
@@ -105,6 +107,7 @@ export const ProcessesLive = Layer.scoped(
     const config = yield* processConfig
     const integrations = yield* Integrations
     const settings = yield* IntegrationSettings
+    const leadership = yield* Leadership
     const listening = yield* ListeningAddress
     const statuses = new Map<string, ProcessStatus>()
     const changes = yield* PubSub.subscribe(settings.changes)
@@ -243,8 +246,29 @@ export const ProcessesLive = Layer.scoped(
         Effect.catchAllCause(() => Effect.void)
       )
 
+    // One process in all runs each integration's process: the holder of its leader lock.
     for (const state of integrations.loaded()) {
-      if (state.loaded.process) yield* Effect.forkScoped(supervise({ ...state.loaded, process: state.loaded.process }))
+      const process = state.loaded.process
+      if (!process) continue
+      const id = state.loaded.id
+      yield* Effect.forkScoped(
+        leadership.lead(`process:${id}`, supervise({ ...state.loaded, process }), {
+          onFollowing: Effect.sync(() =>
+            statuses.set(id, {
+              state: "leader_elsewhere",
+              description: process.description,
+              cmd: process.cmd,
+              required_env: process.requiredEnv,
+              missing_env: [],
+              pid: null,
+              restarts: 0,
+              started_at: null,
+              last_exit: null
+            })
+          ),
+          onLeading: Effect.logDebug(`Leading integration ${id}'s process`)
+        })
+      )
     }
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
@@ -276,5 +300,5 @@ export const ProcessesLive = Layer.scoped(
   // a stop reaches a child's children too).
   Layer.provide(NodeCommandExecutor.layer),
   Layer.provide(NodeFileSystem.layer),
-  Layer.provide(Layer.merge(Integrations.Default, IntegrationSettings.Default))
+  Layer.provide(Layer.mergeAll(Integrations.Default, IntegrationSettings.Default, Leadership.Default))
 )

@@ -7,7 +7,8 @@
 import { Effect, Option, Redacted } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
-import { makeSnapshot } from "../db/Snapshot.ts"
+import { Bus } from "../db/Bus.ts"
+import { makeSharedSnapshot } from "../db/Snapshot.ts"
 import { costOf, shippedPrice, type Price } from "../usage/Prices.ts"
 import { mask } from "../secrets/Mask.ts"
 import { maskUrl, openUrl, sameOrigin, sealUrl, unmaskUrl, urlSecretValues } from "../secrets/UrlSecrets.ts"
@@ -152,7 +153,8 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
     }
 
     type Registry = { readonly byId: ReadonlyMap<string, Provider>; readonly rows: ReadonlyMap<string, ProviderRow> }
-    const registry = yield* makeSnapshot(
+    const registry = yield* makeSharedSnapshot(
+      "providers",
       Effect.gen(function* () {
         const rows = yield* repo.all
         const byId = new Map<string, Provider>([[DEFAULT_PROVIDER_ID, defaultProvider]])
@@ -305,7 +307,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
 
     return traced("Providers", { resolve, list, get, create, update, remove, models, defaultModel: config.defaultModel } as const)
   }),
-  dependencies: [ProvidersRepo.Default, LlmConfigLive]
+  dependencies: [ProvidersRepo.Default, LlmConfigLive, Bus.Default]
 }) {}
 
 /** Header names whose values are credentials: masked in answers like the API key. */

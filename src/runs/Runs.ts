@@ -10,6 +10,7 @@ import { Cause, Chunk, Deferred, Duration, Effect, Exit, FiberMap, FiberSet, Opt
 import { randomUUID } from "node:crypto"
 import type { TurnResult } from "../agent/Turn.ts"
 import { relaxed } from "../db/Commit.ts"
+import { Bus } from "../db/Bus.ts"
 import { DatabaseInfo } from "../db/Database.ts"
 import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
 import { RunsRepo } from "./Repo.ts"
@@ -45,8 +46,6 @@ const heartbeatEvery = Duration.seconds(5)
 const flushEvery = Duration.millis(150)
 /** How long a finished run stays in memory for a quick rejoin (the database keeps it anyway). */
 const keepFinished = Duration.seconds(60)
-/** How often a reader of another process's run looks for new events. */
-const storedPollEvery = Duration.millis(250)
 /** What a run closed for a process that stopped says to its readers. */
 const interruptedMessage = "The server running this session stopped before the run finished"
 
@@ -56,6 +55,7 @@ const endRetries = Schedule.recurs(3)
 export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
   scoped: Effect.gen(function* () {
     const repo = yield* RunsRepo
+    const bus = yield* Bus
     const relaxedCommit = relaxed(yield* SqlClient.SqlClient, (yield* DatabaseInfo).backend)
     const owner = makeOwner()
     yield* Effect.addFinalizer(() => Effect.sync(() => releaseOwner(owner)))
@@ -68,12 +68,16 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     const unwritten = new Set<LiveRun>()
     const quota = makeQuota()
 
-    /** Writes the run's unwritten events while it runs (relaxed: replay data, not the turn itself). */
+    /**
+     * Writes the run's unwritten events while it runs (relaxed: replay data, not the turn itself);
+     * answers whether it wrote any, so readers in other processes can be told (one notice a cycle).
+     */
     const flush = (run: LiveRun) =>
       Effect.suspend(() => {
-        if (run.unflushed.length === 0 || run.finished) return Effect.void
+        if (run.unflushed.length === 0 || run.finished) return Effect.succeed(false)
         const batch = run.unflushed.splice(0, run.unflushed.length)
         return relaxedCommit(repo.appendEvents(run.id, batch.map(storedRow))).pipe(
+          Effect.as(true),
           // Put the batch back so the next flush retries it (a database failure is a defect).
           Effect.onError(() => Effect.sync(() => (run.unflushed.unshift(...batch), unwritten.add(run))))
         )
@@ -95,12 +99,15 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
       )
     )
 
-    // Background: write events out, keep this process's runs alive, notice remote cancels.
+    // Background: write events out (telling readers elsewhere), keep this process's runs alive,
+    // notice remote cancels.
     yield* Effect.forkScoped(
       Effect.suspend(() => {
         const due = [...unwritten]
         unwritten.clear()
-        return Effect.forEach(due, (run) => flush(run), { discard: true })
+        return Effect.forEach(due, (run) => flush(run)).pipe(
+          Effect.flatMap((wrote) => bus.publishAll("run_events", due.filter((_, i) => wrote[i]).map((run) => run.id)))
+        )
       }).pipe(
         Effect.catchAllCause((cause) => Effect.logWarning("Run event flush failed; will retry", cause)),
         Effect.repeat(Schedule.spaced(flushEvery))
@@ -122,6 +129,21 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
       }).pipe(
         Effect.catchAllCause((cause) => Effect.logWarning("Run heartbeat failed", cause)),
         Effect.repeat(Schedule.spaced(heartbeatEvery))
+      )
+    )
+
+    // A cancel asked of another process reaches a run here at once (the heartbeat's read of the
+    // flag is the safety net): the notice names the session, the flag in the database decides.
+    yield* Effect.forkScoped(
+      bus.changes("run_cancel").pipe(
+        Stream.runForEach((sessionId) =>
+          Effect.gen(function* () {
+            const run = runOf(sessionId)
+            if (!run) return
+            const [row] = yield* repo.heartbeat([run.id])
+            if (row?.cancel_requested) yield* stopLocal(run, "cancel")
+          }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("Reading a cancel request failed", cause)))
+        )
       )
     )
 
@@ -248,6 +270,8 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
             run.finished = true
             unwritten.delete(run)
             yield* run.writing.release(1)
+            // Readers elsewhere read the end; a task queued behind this run may be claimed now.
+            yield* bus.publish("run_end", runId)
             yield* Deferred.succeed(run.done, outcome)
             yield* PubSub.shutdown(run.pubsub)
             // Interruptible: `finish` runs in the run's (uninterruptible) exit handler, and a fork
@@ -290,8 +314,14 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
       return storedEvents(runId, after)
     }
 
-    /** A run of another process (or a finished one): read from the database, polling while it runs. */
+    /**
+     * A run of another process (or a finished one): read from the database, again each time the bus
+     * says the run wrote events (or on its safety poll) while it runs.
+     */
     const storedEvents = (runId: string, after: number): Stream.Stream<SequencedEvent> =>
+      Stream.unwrapScoped(Effect.map(bus.waker(["run_events", "run_end"], runId), (wake) => storedPages(runId, after, wake)))
+
+    const storedPages = (runId: string, after: number, wake: Effect.Effect<void>): Stream.Stream<SequencedEvent> =>
       Stream.paginateChunkEffect({ cursor: after, done: false }, (state) =>
         Effect.gen(function* () {
           if (state.done) return [Chunk.empty<SequencedEvent>(), Option.none()] as const
@@ -314,7 +344,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
               Option.some({ cursor: state.cursor + 2, done: true })
             ] as const
           }
-          if (rebuilt.length === 0) yield* Effect.sleep(storedPollEvery)
+          if (rebuilt.length === 0) yield* wake
           const cursor = rebuilt.length > 0 ? rebuilt[rebuilt.length - 1]!.seq : state.cursor
           return [Chunk.fromIterable(rebuilt), Option.some({ cursor, done: false })] as const
         })
@@ -328,7 +358,9 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     const cancel = (sessionId: string) =>
       Effect.gen(function* () {
         if (yield* cancelLocal(sessionId)) return true
-        return yield* repo.requestCancel(sessionId)
+        const requested = yield* repo.requestCancel(sessionId)
+        if (requested) yield* bus.publish("run_cancel", sessionId)
+        return requested
       })
 
     const awaitDone = (run: { readonly done: Deferred.Deferred<RunOutcome> }) => Deferred.await(run.done)
@@ -347,7 +379,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
       owner
     } as const
   }),
-  dependencies: [RunsRepo.Default]
+  dependencies: [RunsRepo.Default, Bus.Default]
 }) {}
 
 /** An event as the log stores it. */

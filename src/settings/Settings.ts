@@ -5,7 +5,8 @@
  */
 import { Effect, Either } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
-import { makeSnapshot } from "../db/Snapshot.ts"
+import { Bus } from "../db/Bus.ts"
+import { makeSharedSnapshot } from "../db/Snapshot.ts"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import { definitionsByKey, settingDefinitions, SettingView, validateSetting, type SettingDefinition } from "./Model.ts"
 import { SettingsRepo } from "./Repo.ts"
@@ -18,7 +19,8 @@ export class Settings extends Effect.Service<Settings>()("cairn/Settings", {
   scoped: Effect.gen(function* () {
     const repo = yield* SettingsRepo
     const config = yield* AppConfig
-    const snapshot = yield* makeSnapshot(
+    const snapshot = yield* makeSharedSnapshot(
+      "settings",
       Effect.map(repo.all, (rows) => {
         const stored = new Map<string, unknown>()
         for (const row of rows) {
@@ -85,6 +87,6 @@ export class Settings extends Effect.Service<Settings>()("cairn/Settings", {
 
     return traced("Settings", { views, get, update, reset } as const)
   }),
-  dependencies: [SettingsRepo.Default]
+  dependencies: [SettingsRepo.Default, Bus.Default]
 }) {}
 

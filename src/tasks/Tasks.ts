@@ -1,8 +1,9 @@
 /** Tasks: enqueue, read, list, wait for, cancel. The worker (Worker.ts) runs them. */
-import { Duration, Effect, Queue, Schedule } from "effect"
+import { Duration, Effect, Option, Queue, Schedule } from "effect"
 import { isUuid } from "../contract/Params.ts"
 import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConfig.ts"
 import { Task, type NewTask } from "./Model.ts"
+import { Bus } from "../db/Bus.ts"
 import { TasksRepo, type FinishedOutcome, type TaskRow } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { TaskConflict, TaskNotFound } from "./Errors.ts"
@@ -11,17 +12,21 @@ import { TaskConflict, TaskNotFound } from "./Errors.ts"
 /** Whether a task has ended: complete, failed or cancelled. */
 export const isFinished = (task: Task) => task.status !== "pending" && task.status !== "running"
 
+/** How often a wait on a task reads it with no notice (a missed one costs at most this). */
+export const taskSafetyPoll = Duration.seconds(5)
+
 export const toTask = (row: TaskRow) => new Task({ ...row, dispatch_config: maskDispatchConfig(row.dispatch_config) })
 
 
 export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
   effect: Effect.gen(function* () {
     const repo = yield* TasksRepo
+    const bus = yield* Bus
     const secrets = yield* makeDispatchSecrets
     // Rows an older release stored with a URL credential in the clear are sealed once, here.
     yield* repo.resealDispatchConfigs(secrets.seal)
-    // Wakes this process's worker when there may be work (a task queued or finished here), so a
-    // slot is refilled at once instead of at the next poll. Other processes find it by polling.
+    // Wakes this process's worker when a slot here frees (a task finished here), so it is refilled
+    // at once; a queued task wakes every process's worker through the bus.
     const workSignal = yield* Queue.sliding<void>(1)
     const signalWork = Queue.offer(workSignal, undefined)
 
@@ -35,7 +40,7 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
     /** Queues a task; secrets in its dispatch_config are sealed before they are stored. */
     const enqueue = (task: NewTask) =>
       Effect.map(repo.insert({ ...task, dispatchConfig: secrets.seal(task.dispatchConfig ?? {}) }), toTask).pipe(
-        Effect.tap(() => signalWork)
+        Effect.tap(() => bus.publish("tasks", "queued"))
       )
 
     /** Records a run that started at once as a finished task (sealed like a queued one's); answers its id. */
@@ -51,7 +56,10 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
         if (!isUuid(id)) return yield* notFound(id)
         const { cancelled, row } = yield* repo.cancel(id)
         if (!row) return yield* notFound(id)
-        if (cancelled) return toTask(row)
+        if (cancelled) {
+          yield* changed(id)
+          return toTask(row)
+        }
         return yield* new TaskConflict({
           detail:
             row.status === "running"
@@ -60,16 +68,18 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
         })
       })
 
-    /** The task once `reached` holds of it, read again every `every` until then (it may never). */
+    /**
+     * The task once `reached` holds of it (it may never), read again when the bus says it changed,
+     * and at least every `every` (a change the bus did not tell of: a lease that ran out).
+     */
     const awaitTask = (id: string, reached: (task: Task) => boolean, every: Duration.DurationInput) =>
-      get(id).pipe(
-        Effect.filterOrFail(reached, () => "unreached" as const),
-        Effect.retry({ schedule: Schedule.spaced(every), while: (error) => error === "unreached" }),
-        Effect.catchIf((error): error is "unreached" => error === "unreached", () => Effect.never)
-      )
+      bus.awaitSome("task", id, Effect.map(get(id), (task) => (reached(task) ? Option.some(task) : Option.none())), Schedule.spaced(every))
 
-    /** Polls until the task is complete, failed or cancelled. */
-    const awaitFinished = (id: string) => awaitTask(id, isFinished, Duration.millis(200))
+    /** Waits until the task is complete, failed or cancelled. */
+    const awaitFinished = (id: string) => awaitTask(id, isFinished, taskSafetyPoll)
+
+    /** Tells whoever waits on the task (in any process) that it changed. */
+    const changed = (id: string) => bus.publish("task", id)
 
     return traced("Tasks", {
       get,
@@ -83,9 +93,10 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
       cancelPendingBySource: repo.cancelPendingBySource,
       openDispatchConfig: secrets.open,
       signalWork,
+      changed,
       /** Completes when work was signalled since the last take. */
       awaitWork: Queue.take(workSignal)
     } as const)
   }),
-  dependencies: [TasksRepo.Default]
+  dependencies: [TasksRepo.Default, Bus.Default]
 }) {}

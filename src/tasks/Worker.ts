@@ -5,6 +5,8 @@
  * queue until `maxAttempts`, then fails with a clear error: never lost, never run twice at once.
  */
 import { SqlClient } from "@effect/sql"
+import { Bus } from "../db/Bus.ts"
+import { Leadership } from "../db/Leadership.ts"
 import { transactions } from "../db/Repository.ts"
 import { RunsRepo } from "../runs/Repo.ts"
 import { Cause, Config, Duration, Effect, FiberSet, Layer, Option, Schedule } from "effect"
@@ -24,10 +26,14 @@ import { Tasks } from "./Tasks.ts"
 
 const workerConfig = Config.all({
   concurrency: Config.integer("TASK_CONCURRENCY").pipe(Config.withDefault(4)),
-  pollMs: Config.integer("TASK_POLL_MS").pipe(Config.withDefault(250)),
+  /** The safety poll: a queued task wakes the worker through the bus (db/Bus.ts) at once. */
+  pollMs: Config.integer("TASK_POLL_MS").pipe(Config.withDefault(5000)),
   leaseSeconds: Config.integer("TASK_LEASE_SECONDS").pipe(Config.withDefault(60)),
   maxAttempts: Config.integer("TASK_MAX_ATTEMPTS").pipe(Config.withDefault(3))
 })
+
+/** How often the leader looks for deliveries a stopped process left undone. */
+const orphanSweep = Schedule.spaced(Duration.seconds(10))
 
 export const WorkerLive = Layer.scopedDiscard(
   Effect.gen(function* () {
@@ -43,6 +49,8 @@ export const WorkerLive = Layer.scopedDiscard(
     const settings = yield* Settings
     const dispatchers = yield* Dispatchers
     const tasks = yield* Tasks
+    const bus = yield* Bus
+    const leadership = yield* Leadership
     const worker = runs.owner
     let active = 0
     // Task fibers belong to the worker's scope: at shutdown they stop, and their tasks, still
@@ -78,6 +86,7 @@ export const WorkerLive = Layer.scopedDiscard(
             if (Option.isNone(lock)) return Option.none()
             return yield* Effect.gen(function* () {
               yield* repo.attachRun(task.id, lock.value)
+              yield* tasks.changed(task.id)
               return Option.some(
                 yield* turns.start({
                   runId: lock.value,
@@ -104,6 +113,7 @@ export const WorkerLive = Layer.scopedDiscard(
           finished = yield* repo.complete(task.id, worker, outcome.result.text, outcome.result.clientActions)
         } else if (outcome._tag === "cancelled") yield* repo.markCancelled(task.id)
         else finished = yield* repo.fail(task.id, outcome.message, worker)
+        yield* tasks.changed(task.id)
         if (finished && task.dispatch_type !== "none") yield* FiberSet.run(running, dispatchers.deliver(task.id))
       }).pipe(
         Effect.catchAllCause((cause) =>
@@ -112,6 +122,7 @@ export const WorkerLive = Layer.scopedDiscard(
             : Effect.zipRight(
                 Effect.logError(`Task ${task.id} failed before its run`, cause),
                 repo.fail(task.id, "The task could not start: " + String(Cause.squash(cause)).split("\n", 1)[0], worker).pipe(
+                  Effect.tap(() => tasks.changed(task.id)),
                   Effect.tap((failed) => (failed && task.dispatch_type !== "none" ? FiberSet.run(running, dispatchers.deliver(task.id)) : Effect.void)),
                   Effect.ignore
                 )
@@ -138,11 +149,13 @@ export const WorkerLive = Layer.scopedDiscard(
     const gone = (yield* repo.runningWorkers).filter((holder) => ownerGone(holder, worker))
     if (gone.length > 0) yield* repo.expireLeases(gone)
 
+    // Next cycle as soon as a task is queued (in any process), a run ends (a task may wait for its
+    // session), or a slot here frees; else on the safety poll.
+    const queued = yield* bus.waker(["tasks", "run_end"], undefined, Schedule.spaced(Duration.millis(config.pollMs)))
     yield* Effect.forkScoped(
       drain.pipe(
         Effect.catchAllCause((cause) => Effect.logError("Task worker cycle failed", cause)),
-        // Next cycle after the poll interval, or as soon as a task is queued or finished here.
-        Effect.zipRight(Effect.race(Effect.sleep(Duration.millis(config.pollMs)), tasks.awaitWork)),
+        Effect.zipRight(Effect.race(queued, tasks.awaitWork)),
         Effect.forever
       )
     )
@@ -152,10 +165,15 @@ export const WorkerLive = Layer.scopedDiscard(
         Effect.repeat(Schedule.spaced(Duration.seconds(Math.max(1, Math.floor(config.leaseSeconds / 3)))))
       )
     )
+    // One process sweeps orphaned deliveries (the leader lock), not each of them at once.
     yield* Effect.forkScoped(
-      dispatchers.deliverOrphans.pipe(
-        Effect.catchAllCause((cause) => Effect.logError("Orphaned delivery sweep failed", cause)),
-        Effect.repeat(Schedule.spaced(Duration.seconds(10)))
+      leadership.lead(
+        "orphan-deliveries",
+        dispatchers.deliverOrphans.pipe(
+          Effect.catchAllCause((cause) => Effect.logError("Orphaned delivery sweep failed", cause)),
+          Effect.repeat(orphanSweep)
+        ),
+        { onFollowing: Effect.void, onLeading: Effect.logDebug("Sweeping orphaned deliveries") }
       )
     )
   })
@@ -171,7 +189,9 @@ export const WorkerLive = Layer.scopedDiscard(
       Channels.Default,
       Settings.Default,
       Dispatchers.Default,
-      Tasks.Default
+      Tasks.Default,
+      Bus.Default,
+      Leadership.Default
     )
   )
 )

@@ -55,7 +55,7 @@ const envFor = (db: TestDatabase, port: number, extra: Record<string, string> = 
   ...extra
 })
 
-const makeRequest =
+export const makeRequest =
   (baseUrl: string) =>
   (p: string, init: RequestInit & { auth?: string | null } = {}) => {
     const { auth, ...rest } = init

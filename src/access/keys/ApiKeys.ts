@@ -3,12 +3,13 @@
  * changes, revocation, and resolving a presented key to a principal.
  *
  * Resolution reads through a per-process cache that trusts a row for at most `cacheMs`: a key
- * revoked, re-scoped or deleted through another server process is refused there within that bound;
- * through this process, at once. Expiry is checked against the clock on every request, so it is
+ * revoked or re-scoped here is forgotten at once, and every other server process is told through
+ * the bus (db/Bus.ts) and forgets it too; `cacheMs` bounds it should that notice be lost. Expiry is checked against the clock on every request, so it is
  * exact. `last_used_at` is written at most once per `touchEveryMs` per key and process, off the
  * request path.
  */
-import { Clock, Effect, FiberSet } from "effect"
+import { Clock, Effect, FiberSet, Stream } from "effect"
+import { Bus } from "../../db/Bus.ts"
 import * as crypto from "node:crypto"
 import { Unauthorized, ValidationError } from "../../contract/Errors.ts"
 import type { PrincipalShape } from "../../auth/Principal.ts"
@@ -21,6 +22,8 @@ import { ApiKeyNotFound } from "./Errors.ts"
 export const KEY_PREFIX = "ask_"
 export const cacheMs = 2_000
 export const touchEveryMs = 60_000
+/** How a changed key is named on the bus: this, then its id. */
+const keyNotice = "api_key:"
 
 export const hashKey = (value: string): string => crypto.createHash("sha256").update(value).digest("base64url")
 
@@ -51,13 +54,26 @@ interface CacheEntry {
 export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
   scoped: Effect.gen(function* () {
     const repo = yield* ApiKeysRepo
+    const bus = yield* Bus
     const background = yield* FiberSet.make()
     const cache = new Map<string, CacheEntry>()
     const lastTouched = new Map<string, number>()
 
-    const forget = (id: string) => {
+    const forgetHere = (id: string) => {
       for (const [hash, entry] of cache) if (entry.row.id === id) cache.delete(hash)
     }
+    const forget = (id: string) => Effect.zipRight(Effect.sync(() => forgetHere(id)), bus.publish("invalidate", `${keyNotice}${id}`))
+    // A key changed through another process; after the bus reconnects ("*"), anything may have.
+    yield* Effect.forkScoped(
+      bus.changes("invalidate").pipe(
+        Stream.runForEach((key) =>
+          Effect.sync(() => {
+            if (key === "*") cache.clear()
+            else if (key.startsWith(keyNotice)) forgetHere(key.slice(keyNotice.length))
+          })
+        )
+      )
+    )
 
     const notFound = (id: string) => new ApiKeyNotFound({ detail: `API key not found: ${id}` })
 
@@ -113,7 +129,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
           ...(changes.scopes !== undefined ? { scopes: [...new Set(changes.scopes)] } : {})
         })
         if (!updated) return yield* notFound(id)
-        forget(id)
+        yield* forget(id)
         return toView(updated, yield* Clock.currentTimeMillis)
       })
 
@@ -121,7 +137,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
       Effect.gen(function* () {
         const revoked = yield* repo.revoke(id)
         if (!revoked) return yield* notFound(id)
-        forget(id)
+        yield* forget(id)
         return toView(revoked, yield* Clock.currentTimeMillis)
       })
 
@@ -162,5 +178,5 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
 
     return traced("ApiKeys", { create, list, get, row, update, revoke, authenticate } as const)
   }),
-  dependencies: [ApiKeysRepo.Default]
+  dependencies: [ApiKeysRepo.Default, Bus.Default]
 }) {}

@@ -1,0 +1,222 @@
+/**
+ * The notification bus: what one server process tells the others that share its database (a run
+ * wrote events, a cancel was asked, an approval was decided, a client tool answered, a task was
+ * queued, a cache is stale). A notice only says *that* something changed; the state itself is in
+ * the database, and whoever wakes reads it there. So a lost notice costs a delay, never data: every
+ * wait also re-reads on a slow safety poll, and after the bus reconnects.
+ *
+ * - PostgreSQL: `NOTIFY` on one channel; each process keeps one listening connection of its own
+ *   (outside the pool), reconnects when it drops, and then wakes every waiter for a catch-up read
+ *   (notices sent while it was away are gone).
+ * - PGlite: one process by construction, so an in-process `PubSub` is the whole bus.
+ */
+import { SqlClient } from "@effect/sql"
+import { Data, Deferred, Duration, Effect, Exit, Option, PubSub, Queue, Redacted, Schedule, Stream } from "effect"
+import pg from "pg"
+import { AppConfig } from "../config/AppConfig.ts"
+import { DatabaseInfo, describeUrl } from "./Database.ts"
+
+/** What changed, by kind; the key names the thing (a run, a session, an approval...). */
+export type Topic =
+  | "run_events"
+  | "run_end"
+  | "run_cancel"
+  | "approval"
+  | "tool_result"
+  | "tasks"
+  | "task"
+  | "invalidate"
+
+export interface Notice {
+  readonly topic: Topic | "*"
+  readonly key: string
+}
+
+/** Delivered after the listening connection came back: anything may have changed meanwhile. */
+const catchUp: Notice = { topic: "*", key: "*" }
+
+/** The one PostgreSQL channel all notices travel on (the payload carries topic and key). */
+const channel = "cairn_bus"
+
+/** How a waiter with no notice re-reads anyway: a missed notice costs at most this long. */
+export const safetyPoll = Schedule.spaced(Duration.seconds(5))
+
+/** Reconnecting the listening connection: quick at first, then every 5 s until it is back. */
+const reconnect = Schedule.exponential(Duration.millis(100), 2).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))
+
+class BusDisconnected extends Data.TaggedError("BusDisconnected")<{ readonly message: string }> {}
+
+const encode = (notice: Notice) => `${notice.topic}\t${notice.key}`
+const decode = (payload: string): Notice | undefined => {
+  const tab = payload.indexOf("\t")
+  return tab < 0 ? undefined : { topic: payload.slice(0, tab) as Topic, key: payload.slice(tab + 1) }
+}
+
+/** Keys told of in one notice (`publishAll`) are joined by this; no key contains it. */
+const keySeparator = ","
+const maxKeysLength = 7000
+
+/** One topic or several, as a waiter may wake on any of them. */
+export type Topics = Topic | ReadonlyArray<Topic>
+
+const hasTopic = (topics: Topics, topic: Topic | "*") =>
+  typeof topics === "string" ? topics === topic : (topics as ReadonlyArray<string>).includes(topic)
+
+const matches = (notice: Notice, topic: Topics, key: string | undefined) =>
+  notice.topic === "*" ||
+  (hasTopic(topic, notice.topic) &&
+    (key === undefined || notice.key === key || (notice.key.includes(keySeparator) && notice.key.split(keySeparator).includes(key))))
+
+export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
+  scoped: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const info = yield* DatabaseInfo
+    const config = yield* AppConfig
+    const hub = yield* PubSub.unbounded<Notice>()
+    const deliver = (notice: Notice) => {
+      hub.unsafeOffer(notice)
+    }
+
+    if (info.backend === "postgres" && Option.isSome(config.databaseUrl)) {
+      const url = Redacted.value(config.databaseUrl.value)
+      // One session of LISTEN: it ends (as a failure) when the connection errors or closes.
+      const session = Effect.scoped(
+        Effect.gen(function* () {
+          const client = yield* Effect.acquireRelease(
+            Effect.tryPromise({
+              try: async () => {
+                const client = new pg.Client({ connectionString: url, application_name: "cairn-bus", keepAlive: true })
+                client.on("error", () => {})
+                await client.connect()
+                return client
+              },
+              catch: (cause) => new BusDisconnected({ message: cause instanceof Error ? cause.message : String(cause) })
+            }),
+            (client) => Effect.promise(() => client.end()).pipe(Effect.timeoutOption(Duration.seconds(1)), Effect.ignore)
+          )
+          const lost = yield* Deferred.make<never, BusDisconnected>()
+          const drop = (why: string) => Deferred.unsafeDone(lost, Exit.fail(new BusDisconnected({ message: why })))
+          client.on("notification", (message) => {
+            const notice = message.channel === channel && message.payload ? decode(message.payload) : undefined
+            if (notice) deliver(notice)
+          })
+          client.on("error", (error) => drop(error.message))
+          client.on("end", () => drop("the connection closed"))
+          yield* Effect.tryPromise({
+            try: () => client.query(`LISTEN ${channel}`),
+            catch: (cause) => new BusDisconnected({ message: cause instanceof Error ? cause.message : String(cause) })
+          })
+          // Whatever was notified while no connection listened is read again by every waiter.
+          deliver(catchUp)
+          return yield* Deferred.await(lost)
+        })
+      )
+      yield* Effect.forkScoped(
+        session.pipe(
+          Effect.tapError((error) =>
+            Effect.logWarning(`Notification bus on ${describeUrl(url)} lost its connection (${error.message}); reconnecting`)
+          ),
+          Effect.retry(reconnect),
+          Effect.catchAllCause((cause) => Effect.logError("Notification bus stopped", cause))
+        )
+      )
+    }
+
+    /**
+     * Tells every process (this one included) that `key` of `topic` changed. On PostgreSQL inside a
+     * transaction it is sent at commit, so a waiter that wakes reads the change.
+     */
+    const publish = (topic: Topic, key: string): Effect.Effect<void> =>
+      info.backend === "postgres"
+        ? sql`SELECT pg_notify(${channel}, ${encode({ topic, key })})`.pipe(
+            Effect.asVoid,
+            // A notice that cannot be sent is only a delay: the safety poll reads it anyway.
+            Effect.catchAllCause((cause) => Effect.logWarning(`Could not notify ${topic}`, cause))
+          )
+        : Effect.sync(() => deliver({ topic, key }))
+
+    /** Tells of several keys at once, a few notices in all (a notice holds under 8000 bytes). */
+    const publishAll = (topic: Topic, keys: ReadonlyArray<string>): Effect.Effect<void> => {
+      const batches: Array<string> = []
+      let batch = ""
+      for (const key of keys) {
+        if (batch.length + key.length + 1 > maxKeysLength && batch) {
+          batches.push(batch)
+          batch = ""
+        }
+        batch = batch ? `${batch}${keySeparator}${key}` : key
+      }
+      if (batch) batches.push(batch)
+      return Effect.forEach(batches, (keys) => publish(topic, keys), { discard: true })
+    }
+
+    /** The keys of `topic` as they are notified here ("*" after a reconnect: re-read everything). */
+    const changes = (topic: Topic): Stream.Stream<string> =>
+      Stream.fromPubSub(hub).pipe(
+        Stream.filter((notice) => notice.topic === "*" || notice.topic === topic),
+        Stream.flatMap((notice) => Stream.fromIterable(notice.key.split(keySeparator)))
+      )
+
+    /** Waits for a notice of `topic` (for `key`, when given) or the safety poll's next tick. */
+    const nextWake = (
+      subscription: Queue.Dequeue<Notice>,
+      poll: Schedule.ScheduleDriver<unknown, unknown, never>,
+      topic: Topics,
+      key: string | undefined
+    ) =>
+      Effect.raceFirst(
+        Queue.take(subscription).pipe(
+          Effect.repeat({ until: (notice) => matches(notice, topic, key) }),
+          // One read answers every notice queued so far.
+          Effect.zipRight(Queue.takeAll(subscription)),
+          Effect.asVoid
+        ),
+        // A schedule that ends leaves only the notices.
+        poll.next(undefined).pipe(Effect.asVoid, Effect.catchAll(() => Effect.never))
+      )
+
+    /**
+     * For a loop that re-reads (the task worker, a reader of another process's run): an effect
+     * that waits for the next notice of `topic` (for `key`, when given) or the next tick of `safety`. Subscribed for the caller's scope, so notices
+     * between two waits are not missed.
+     */
+    const waker = (topic: Topics, key?: string, safety: Schedule.Schedule<unknown, unknown> = safetyPoll) =>
+      Effect.gen(function* () {
+        const subscription = yield* PubSub.subscribe(hub)
+        const poll = yield* Schedule.driver(safety)
+        return nextWake(subscription, poll, topic, key)
+      })
+
+    /**
+     * Runs `check` now and again after each notice of `topic` (for `key`, when given), after a
+     * reconnect, and on the `safety` schedule, until it finds something. Subscribed before the
+     * first check, so a notice between a check and the wait is never missed.
+     */
+    const awaitSome = <A, E, R>(
+      topic: Topics,
+      key: string | undefined,
+      check: Effect.Effect<Option.Option<A>, E, R>,
+      safety: Schedule.Schedule<unknown, unknown> = safetyPoll
+    ): Effect.Effect<A, E, R> =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const subscription = yield* PubSub.subscribe(hub)
+          const poll = yield* Schedule.driver(safety)
+          while (true) {
+            const found = yield* check
+            if (Option.isSome(found)) return found.value
+            yield* nextWake(subscription, poll, topic, key)
+          }
+        })
+      )
+
+    return {
+      publish,
+      publishAll,
+      changes,
+      awaitSome,
+      waker,
+      backend: info.backend
+    } as const
+  })
+}) {}

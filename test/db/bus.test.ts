@@ -1,0 +1,118 @@
+/**
+ * The notification bus on both databases: a wait wakes on a notice from another bus (on PostgreSQL
+ * another listening connection, as another process would have), a notice between the check and the
+ * wait is not missed, and on PostgreSQL a listening connection that is killed comes back and wakes
+ * every waiter to read again (the catch-up), after which notices flow again.
+ */
+import { ConfigProvider, Duration, Effect, Fiber, Layer, ManagedRuntime, Option, Schedule, Stream } from "effect"
+import pg from "pg"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as AppConfig from "../../src/config/AppConfig.ts"
+import { Bus } from "../../src/db/Bus.ts"
+import * as Database from "../../src/db/Database.ts"
+import { backends, createTestDatabase, type TestDatabase } from "../support/database.ts"
+
+const busLayer = (db: TestDatabase) =>
+  Bus.Default.pipe(
+    Layer.provideMerge(Database.layer()),
+    Layer.provideMerge(AppConfig.layer),
+    Layer.provide(
+      Layer.setConfigProvider(
+        ConfigProvider.fromMap(new Map([["DATA_DIR", db.dataDir], ...(db.databaseUrl ? [["DATABASE_URL", db.databaseUrl] as [string, string]] : [])]))
+      )
+    )
+  )
+
+/** A safety poll that never ticks, so only a notice (or a catch-up) can wake a wait. */
+const noPoll = Schedule.stop
+
+describe.each(backends)("the notification bus (%s)", (backend) => {
+  let db: TestDatabase
+  let first: ManagedRuntime.ManagedRuntime<Bus, unknown>
+  let second: ManagedRuntime.ManagedRuntime<Bus, unknown>
+  beforeAll(async () => {
+    db = await createTestDatabase(backend)
+    first = ManagedRuntime.make(busLayer(db))
+    // PGlite is one process: the same bus stands for "another"; PostgreSQL gets a second listener.
+    second = backend === "postgres" ? ManagedRuntime.make(busLayer(db)) : first
+    await first.runPromise(Effect.void)
+    await second.runPromise(Effect.void)
+    // The PostgreSQL listeners connect in the background.
+    await new Promise((resolve) => setTimeout(resolve, 500))
+  })
+  afterAll(async () => {
+    await first?.dispose()
+    if (second !== first) await second?.dispose()
+    await db?.drop()
+  })
+
+  it("wakes a wait on a notice published by another bus, and only for its key", async () => {
+    let state = Option.none<string>()
+    let checks = 0
+    const waiting = first.runFork(
+      Effect.flatMap(Bus, (bus) =>
+        bus.awaitSome("approval", "wanted", Effect.sync(() => (checks += 1, state)), noPoll)
+      )
+    )
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(checks).toBe(1)
+    await second.runPromise(Effect.flatMap(Bus, (bus) => bus.publish("approval", "other")))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    // Another key does not wake it.
+    expect(checks).toBe(1)
+    state = Option.some("decided")
+    const started = Date.now()
+    await second.runPromise(Effect.flatMap(Bus, (bus) => bus.publish("approval", "wanted")))
+    expect(await first.runPromise(Fiber.join(waiting))).toBe("decided")
+    expect(Date.now() - started).toBeLessThan(1000)
+  })
+
+  it("delivers the keys of a batch, each to its waiter", async () => {
+    const keys = Array.from({ length: 500 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`)
+    const received = first.runFork(
+      Effect.flatMap(Bus, (bus) => bus.changes("run_events").pipe(Stream.take(keys.length), Stream.runCollect))
+    )
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    await second.runPromise(Effect.flatMap(Bus, (bus) => bus.publishAll("run_events", keys)))
+    const got = await first.runPromise(Fiber.join(received).pipe(Effect.timeout(Duration.seconds(5))))
+    expect([...got].sort()).toEqual(keys)
+  })
+
+  it.runIf(backend === "postgres")("reconnects a killed listening connection and wakes every waiter to read again", async () => {
+    let state = Option.none<string>()
+    let checks = 0
+    const waiting = first.runFork(
+      Effect.flatMap(Bus, (bus) => bus.awaitSome("tool_result", "r1", Effect.sync(() => (checks += 1, state)), noPoll))
+    )
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(checks).toBe(1)
+    // The answer lands while no connection listens (it is killed first): its notice would be lost.
+    const admin = new pg.Client({ connectionString: db.databaseUrl })
+    await admin.connect()
+    try {
+      const killed = await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'cairn-bus' AND datname = current_database()")
+      expect(killed.rowCount).toBe(2)
+      state = Option.some("answered")
+      // The catch-up after the reconnect reads it.
+      expect(await first.runPromise(Fiber.join(waiting).pipe(Effect.timeout(Duration.seconds(5))))).toBe("answered")
+      expect(checks).toBe(2)
+      // And notices flow again on the new connections.
+      const again = first.runFork(
+        Effect.flatMap(Bus, (bus) => bus.awaitSome("tool_result", "r2", Effect.succeed(Option.none<string>()), noPoll).pipe(Effect.timeout(Duration.millis(300)), Effect.option))
+      )
+      expect(Option.isNone(await first.runPromise(Fiber.join(again)))).toBe(true)
+      let ready = false
+      const third = first.runFork(
+        Effect.flatMap(Bus, (bus) => bus.awaitSome("tool_result", "r3", Effect.sync(() => (ready ? Option.some(true) : Option.none())), noPoll))
+      )
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      ready = true
+      await second.runPromise(Effect.flatMap(Bus, (bus) => bus.publish("tool_result", "r3")))
+      expect(await first.runPromise(Fiber.join(third).pipe(Effect.timeout(Duration.seconds(5))))).toBe(true)
+      const listeners = await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'cairn-bus' AND datname = current_database()")
+      expect(listeners.rows[0].n).toBe(2)
+    } finally {
+      await admin.end()
+    }
+  })
+})

@@ -1,0 +1,74 @@
+/**
+ * A round-robin reverse proxy on 127.0.0.1, as a load balancer in front of several `cairn serve`
+ * processes: each request goes to the next upstream in turn (responses streamed, SSE included),
+ * and says which one answered in `x-upstream`. An upstream that refuses the connection (a killed
+ * process) is skipped and the request goes to the next one, as HAProxy's `option redispatch` does.
+ */
+import * as http from "node:http"
+import type * as net from "node:net"
+
+export interface RoundRobinProxy {
+  readonly url: string
+  /** The upstream index that answers the next request. */
+  readonly next: () => number
+  readonly close: () => Promise<void>
+}
+
+export const startProxy = async (upstreams: ReadonlyArray<string>): Promise<RoundRobinProxy> => {
+  let turn = 0
+  const sockets = new Set<net.Socket>()
+  const forward = (
+    index: number,
+    tries: number,
+    request: http.IncomingMessage,
+    body: Buffer,
+    response: http.ServerResponse
+  ) => {
+    const target = new URL(request.url ?? "/", upstreams[index])
+    const outgoing = http.request(
+      target,
+      // A new connection per request: a dead upstream then refuses it (and is skipped) rather than
+      // failing a kept-alive socket midway, where the request may or may not have been taken.
+      { method: request.method, headers: { ...request.headers, host: target.host }, agent: false },
+      (upstream) => {
+        response.writeHead(upstream.statusCode ?? 502, { ...upstream.headers, "x-upstream": String(index) })
+        upstream.pipe(response)
+        // A client that goes away ends the upstream request too (a stream's disconnect).
+        response.on("close", () => upstream.destroy())
+      }
+    )
+    outgoing.on("error", (error: NodeJS.ErrnoException) => {
+      if (!response.headersSent && error.code === "ECONNREFUSED" && tries < upstreams.length) {
+        forward((index + 1) % upstreams.length, tries + 1, request, body, response)
+      } else if (!response.headersSent) {
+        response.writeHead(502, { "content-type": "application/json" })
+        response.end(JSON.stringify({ detail: `upstream ${index}: ${error.message}` }))
+      } else response.destroy()
+    })
+    outgoing.end(body)
+  }
+  const server = http.createServer((request, response) => {
+    const chunks: Array<Buffer> = []
+    request.on("data", (chunk: Buffer) => chunks.push(chunk))
+    request.on("end", () => {
+      const index = turn
+      turn = (turn + 1) % upstreams.length
+      forward(index, 1, request, Buffer.concat(chunks), response)
+    })
+  })
+  server.on("connection", (socket) => {
+    sockets.add(socket)
+    socket.on("close", () => sockets.delete(socket))
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  const { port } = server.address() as net.AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    next: () => turn,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy()
+        server.close(() => resolve())
+      })
+  }
+}
