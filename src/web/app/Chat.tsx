@@ -3,7 +3,7 @@
  * allow) and the open conversation. A new conversation gets its id here and is created by its
  * first message (the server creates a session id it has not seen).
  */
-import { useCallback, useEffect, useState } from "react"
+import { useCallback, useEffect, useRef, useState } from "react"
 import { type AuthSession, describeError } from "../shared/session.ts"
 import { Conversation, type SessionRef } from "./Conversation.tsx"
 import { navigate } from "./route.ts"
@@ -74,12 +74,15 @@ export const ChatPage = ({ auth, sessionId }: { readonly auth: AuthSession; read
       if (found) setCurrent({ id: found.id, bot_id: found.bot_id, client_id: found.client_id })
     })
   }, [auth, attempt, sessionId])
-  // Its channel is selected in the sidebar.
+  // Opening a conversation selects its channel in the sidebar (once: the user may pick another).
+  const synced = useRef<string | undefined>(undefined)
   useEffect(() => {
-    if (!current) return
+    if (!current || synced.current === current.id) return
     const match = channels.find((c) => c.bot_id === current.bot_id && c.client_id === current.client_id)
-    if (match && match.id !== channel?.id) setChannel(match)
-  }, [channels, current, channel])
+    if (!match) return
+    synced.current = current.id
+    setChannel(match)
+  }, [channels, current])
 
   const createChannel = async () => {
     const name = window.prompt("Name of the new channel")?.trim()
@@ -152,7 +155,7 @@ export const ChatPage = ({ auth, sessionId }: { readonly auth: AuthSession; read
               {canWriteChannels ? (
                 <span className="actions">
                   <button type="button" className="icon" aria-label={`Rename ${c.name}`} onClick={() => void renameChannel(c)}>✎</button>
-                  <button type="button" className="icon" aria-label={`Delete ${c.name}`} onClick={() => void deleteChannel(c)}>🗑</button>
+                  <button type="button" className="icon" aria-label={`Delete ${c.name}`} onClick={() => void deleteChannel(c)}>✕</button>
                 </span>
               ) : null}
             </li>
@@ -185,7 +188,7 @@ export const ChatPage = ({ auth, sessionId }: { readonly auth: AuthSession; read
                   {canWriteSessions ? (
                     <span className="actions">
                       <button type="button" className="icon" aria-label={`Rename ${s.title ?? "Untitled"}`} onClick={() => void renameSession(s)}>✎</button>
-                      <button type="button" className="icon" aria-label={`Delete ${s.title ?? "Untitled"}`} onClick={() => void deleteSession(s)}>🗑</button>
+                      <button type="button" className="icon" aria-label={`Delete ${s.title ?? "Untitled"}`} onClick={() => void deleteSession(s)}>✕</button>
                     </span>
                   ) : null}
                 </li>

@@ -46,6 +46,9 @@ export const Conversation = ({ auth, session, onActivity }: { readonly auth: Aut
   const [live, setLive] = useState<Live | undefined>()
   const [error, setError] = useState<string | undefined>()
   const follower = useRef<RunFollower | undefined>(undefined)
+  // The parent's callback changes with its every render; the conversation must not restart for it.
+  const activity = useRef(onActivity)
+  activity.current = onActivity
   const scroller = useRef<HTMLDivElement>(null)
 
   const loadMessages = useCallback(
@@ -74,14 +77,14 @@ export const Conversation = ({ auth, session, onActivity }: { readonly auth: Aut
               setMessages(stored)
               // A failed or refused run leaves its notice; a finished one is now in the history.
               setLive((current) => (current && (failure || current.turn.status === "failed") ? { turn: { ...current.turn, status: "failed", error: current.turn.error ?? failure } } : undefined))
-              onActivity()
+              activity.current()
             },
             (problem: unknown) => setError(describeError(problem))
           )
         }
       })
     },
-    [auth, loadMessages, onActivity, session.id]
+    [auth, loadMessages, session.id]
   )
 
   useEffect(() => {

@@ -55,7 +55,8 @@ export const followRun = (
     const client = await open()
     handlers.onConnection?.(true)
     fiber = Effect.runFork(
-      Stream.runForEach(streamOf(client, first), ({ seq, event }) =>
+      // A rejoined stream may stay open after the run's end: the end event is where reading stops.
+      Stream.runForEach(Stream.takeUntil(streamOf(client, first), ({ event }) => event.type === "response" || event.type === "cancelled"), ({ seq, event }) =>
         Effect.sync(() => {
           // `queued` comes as event 0 before the run's own events, which start at 1.
           if (seq <= lastSeq && event.type !== "queued") return

@@ -11,6 +11,7 @@
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../../Api.ts"
+import { expandScopes } from "../../auth/Scopes.ts"
 import { makeStreamingClient, type CairnClient, type StreamingClient } from "../../client.ts"
 
 export const COOKIE_MODE_HEADER = "cairn-refresh-cookie"
@@ -53,6 +54,19 @@ export const describeError = (error: unknown): string => {
   if (typeof detail === "string") return detail
   if (Array.isArray(detail)) return detail.map((d: { msg?: string }) => d.msg ?? JSON.stringify(d)).join("; ")
   return error instanceof Error ? error.message : String(error)
+}
+
+/**
+ * The scopes a user token carries, read from its payload (the server verifies it on every call;
+ * the page only decides what to show), with the implied ones: a round trip to /auth/me saved.
+ */
+const scopesOf = (token: string): ReadonlySet<string> => {
+  try {
+    const payload = JSON.parse(atob(token.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/"))) as { scopes?: unknown }
+    return expandScopes(Array.isArray(payload.scopes) ? payload.scopes.filter((s): s is string => typeof s === "string") : [])
+  } catch {
+    return new Set()
+  }
 }
 
 const isUnauthorized = (error: unknown) => (error as { _tag?: string } | null)?._tag === "Unauthorized"
@@ -99,9 +113,7 @@ export class AuthSession {
     this.user = pair.user
     clearTimeout(this.timer)
     this.timer = setTimeout(() => void this.refresh().catch(() => undefined), Math.max(1_000, pair.expires_in * 1000 - refreshLead(pair.expires_in)))
-    const client = await this.client()
-    const me = await run(client.auth.me())
-    this.scopes = new Set(me.scopes)
+    this.scopes = scopesOf(pair.access_token)
     this.changed()
   }
 

@@ -67,10 +67,10 @@ export const applyEvent = (turn: Turn, event: AgentEvent): Turn => {
     case "thinking_content":
       return { ...turn, parts: appendText(turn.parts, "thinking", event.delta) }
     case "tool_start": {
-      // An approved call's card came with its approval request; the call itself joins it.
-      const approved = turn.parts.at(-1)
-      if (approved?.kind === "tool" && approved.approval?.state === "approved" && approved.name === event.name && approved.result === undefined) {
-        return { ...turn, parts: [...turn.parts.slice(0, -1), { ...approved, id: event.tool_call_id, args: event.args }] }
+      // A decided call's card came with its approval request; the call itself joins it.
+      const decided = turn.parts.at(-1)
+      if (decided?.kind === "tool" && decided.approval && decided.approval.state !== "pending" && decided.name === event.name && decided.result === undefined) {
+        return { ...turn, parts: [...turn.parts.slice(0, -1), { ...decided, id: event.tool_call_id, args: event.args }] }
       }
       return { ...turn, parts: [...turn.parts, { kind: "tool", id: event.tool_call_id, name: event.name, args: event.args }] }
     }
