@@ -33,28 +33,22 @@ export const cookieToken = (request: HttpServerRequest.HttpServerRequest): strin
 const onResponse = (change: (response: HttpServerResponse.HttpServerResponse) => HttpServerResponse.HttpServerResponse) =>
   HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(change(response)))
 
-const setRefresh = (request: HttpServerRequest.HttpServerRequest, token: string) =>
+/** The refresh cookie with `value` for `maxAge` (zero: gone). */
+const refreshCookie = (request: HttpServerRequest.HttpServerRequest, value: string, maxAge: Duration.Duration) =>
   onResponse((response) =>
-    HttpServerResponse.unsafeSetCookie(response, REFRESH_COOKIE, token, {
+    HttpServerResponse.unsafeSetCookie(response, REFRESH_COOKIE, value, {
       httpOnly: true,
       sameSite: "strict",
       path: REFRESH_COOKIE_PATH,
       secure: secureOf(request),
-      maxAge: Duration.millis(refreshTokenMs)
+      maxAge
     })
   )
 
+const setRefresh = (request: HttpServerRequest.HttpServerRequest, token: string) => refreshCookie(request, token, Duration.millis(refreshTokenMs))
+
 /** Drops the cookie (logout, or a refresh the server refused). */
-export const clearRefreshCookie = (request: HttpServerRequest.HttpServerRequest) =>
-  onResponse((response) =>
-    HttpServerResponse.unsafeSetCookie(response, REFRESH_COOKIE, "", {
-      httpOnly: true,
-      sameSite: "strict",
-      path: REFRESH_COOKIE_PATH,
-      secure: secureOf(request),
-      maxAge: Duration.zero
-    })
-  )
+export const clearRefreshCookie = (request: HttpServerRequest.HttpServerRequest) => refreshCookie(request, "", Duration.zero)
 
 /** In cookie mode the refresh token goes into the cookie and out of the body; otherwise the pair as is. */
 export const deliver = (request: HttpServerRequest.HttpServerRequest, pair: TokenPair, cookie = wantsCookie(request)) =>
