@@ -91,6 +91,20 @@ describe("web app chat", () => {
     await screenshot(page, "chat")
   })
 
+  it("fits a phone's width: the sidebar folds behind a menu button", async () => {
+    await page.setViewportSize({ width: 390, height: 800 })
+    const sidebar = page.getByRole("navigation", { name: "Channels and conversations" })
+    await sidebar.waitFor({ state: "hidden" })
+    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number)).toBeLessThanOrEqual(390)
+    await screenshot(page, "phone")
+    await page.getByRole("button", { name: "Conversations" }).click()
+    await sidebar.waitFor({ state: "visible" })
+    await page.getByRole("button", { name: "Conversations" }).click()
+    await sidebar.waitFor({ state: "hidden" })
+    await page.setViewportSize({ width: 1100, height: 760 })
+    await sidebar.waitFor({ state: "visible" })
+  })
+
   it("shows a tool call as a card with its arguments, result and duration", async () => {
     llm.script({ toolCalls: [{ name: "current_time", arguments: "{}" }] }, { text: "It is late." })
     await send("What time is it?")
