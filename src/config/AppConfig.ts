@@ -58,6 +58,8 @@ export interface AppConfigShape {
   readonly mcpServersFile: Option.Option<string>
   readonly hookWebhookUrls: ReadonlyArray<string>
   readonly jwtSecret: Option.Option<Redacted.Redacted<string>>
+  /** How long a signed-in user's access token lives (ACCESS_TOKEN_SECONDS, default an hour). */
+  readonly accessTokenSeconds: number
   /** OpenID Connect login: the provider's issuer URL, the client registered there, and our callback. */
   readonly oidcIssuer: Option.Option<string>
   readonly oidcClientId: Option.Option<string>
@@ -198,6 +200,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       validation: Option.match({ onNone: () => true, onSome: (secret) => Redacted.value(secret).length >= 32 })
     })
   ),
+  accessTokenSeconds: positiveInt("ACCESS_TOKEN_SECONDS", 3_600),
   oidcIssuer: Config.option(httpUrl("OIDC_ISSUER")),
   oidcClientId: Config.option(Config.string("OIDC_CLIENT_ID")),
   oidcClientSecret: Config.option(Config.redacted("OIDC_CLIENT_SECRET")),

@@ -125,4 +125,34 @@ describe.each(backends)("OpenID Connect login (%s)", (backend) => {
     expect(refusedResponse.status).toBe(401)
     expect((await json(refusedResponse)).detail).toContain("The user refused")
   })
+
+  it("completes a sign-in the web app started into its refresh cookie and back to the app", async () => {
+    provider.loginAs = "alice-sub"
+    const start = await server.request("/auth/oidc/start?app=1", { auth: null, redirect: "manual" })
+    expect(start.status).toBe(302)
+    const marker = start.headers.getSetCookie().find((line) => line.startsWith("cairn_oidc_app=1"))!
+    expect(marker.toLowerCase()).toContain("path=/auth/oidc/callback")
+    expect(marker.toLowerCase()).toContain("httponly")
+    const callback = await followUntil(start.headers.get("location")!, callbackUrl)
+    const back = await server.request(`/auth/oidc/callback${callback.search}`, {
+      auth: null,
+      redirect: "manual",
+      headers: { cookie: "cairn_oidc_app=1" }
+    })
+    expect(back.status).toBe(302)
+    expect(back.headers.get("location")).toBe("/")
+    const cookies = back.headers.getSetCookie()
+    const refresh = cookies.find((line) => line.startsWith("cairn_refresh="))!
+    expect(refresh.toLowerCase()).toContain("samesite=strict")
+    expect(cookies.some((line) => line.startsWith("cairn_oidc_app=;"))).toBe(true)
+    const token = refresh.slice("cairn_refresh=".length).split(";")[0]
+    const signedIn = await server.request("/auth/refresh", {
+      method: "POST",
+      auth: null,
+      headers: { "cairn-refresh-cookie": "1", cookie: `cairn_refresh=${token}` },
+      body: "{}"
+    })
+    expect(signedIn.status).toBe(200)
+    expect((await json(signedIn)).user.username).toBe("alice")
+  })
 })

@@ -28,7 +28,12 @@ const newestSource = (dir: string): number => {
 export const ensureWebBuilt = () => {
   const index = path.join(webDistDir, "index.html")
   if (existsSync(index) && statSync(index).mtimeMs >= newestSource(path.join(root, "src"))) return
-  execFileSync("npx", ["vite", "build", "--config", "src/web/vite.config.ts", "--logLevel", "warn"], { cwd: root, stdio: "inherit" })
+  // NODE_ENV as npm install has it: under vitest it is "test", which would bundle React's development build.
+  execFileSync("npx", ["vite", "build", "--config", "src/web/vite.config.ts", "--logLevel", "warn"], {
+    cwd: root,
+    stdio: "inherit",
+    env: { ...process.env, NODE_ENV: "production" }
+  })
 }
 
 /**

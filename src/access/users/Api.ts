@@ -9,6 +9,7 @@ import {
   AuthStatus,
   CreateUser,
   LoginRequest,
+  LogoutRequest,
   Me,
   RefreshRequest,
   SetupRequest,
@@ -40,20 +41,20 @@ export class AuthApi extends HttpApiGroup.make("auth")
       .setPayload(LoginRequest)
       .addSuccess(TokenPair)
       .annotate(RequiredScope, PUBLIC)
-      .annotate(OpenApi.Description, "Sign in with username and password: an access token (1 h) and a refresh token")
+      .annotate(OpenApi.Description, "Sign in with username and password: an access token (1 h) and a refresh token (with Cairn-Refresh-Cookie: 1, in an HttpOnly cookie for /auth/refresh instead of the body)")
   )
   .add(
     HttpApiEndpoint.post("refresh", "/refresh")
       .setPayload(RefreshRequest)
       .addSuccess(TokenPair)
       .annotate(RequiredScope, PUBLIC)
-      .annotate(OpenApi.Description, "Exchange a refresh token for new tokens; the old refresh token is spent")
+      .annotate(OpenApi.Description, "Exchange a refresh token (the body's, else with Cairn-Refresh-Cookie: 1 the cookie's) for new tokens; the old refresh token is spent")
   )
   .add(
     HttpApiEndpoint.post("logout", "/logout")
-      .setPayload(RefreshRequest)
+      .setPayload(LogoutRequest)
       .annotate(RequiredScope, PUBLIC)
-      .annotate(OpenApi.Description, "End the session of a refresh token; its access tokens lapse within the hour")
+      .annotate(OpenApi.Description, "End the session of a refresh token, or with everywhere every session of its user (or of the bearer user token); its access tokens lapse within their life. With Cairn-Refresh-Cookie: 1 the refresh cookie is cleared")
   )
   .add(
     HttpApiEndpoint.get("me", "/me")
@@ -63,10 +64,11 @@ export class AuthApi extends HttpApiGroup.make("auth")
   )
   .add(
     HttpApiEndpoint.get("oidcStart", "/oidc/start")
+      .setUrlParams(queryParams({ app: Schema.optional(Schema.Literal("1")) }))
       .addSuccess(Schema.Void, { status: 302 })
       .addError(detailBody(IdentityProviderFailed))
       .annotate(RequiredScope, PUBLIC)
-      .annotate(OpenApi.Description, "Start OpenID Connect login: redirects to the identity provider")
+      .annotate(OpenApi.Description, "Start OpenID Connect login: redirects to the identity provider; with app=1 the callback puts the refresh token into the web app's cookie and redirects to /")
   )
   .add(
     HttpApiEndpoint.get("oidcCallback", "/oidc/callback")

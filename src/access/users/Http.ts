@@ -2,7 +2,9 @@ import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@eff
 import { Effect, Option } from "effect"
 import { CairnApi } from "../../Api.ts"
 import { Principal } from "../../auth/Principal.ts"
-import { UserList } from "./Model.ts"
+import { Unauthorized } from "../../contract/Errors.ts"
+import { type TokenPair, UserList } from "./Model.ts"
+import { clearRefreshCookie, cookieToken, deliver, markOidcForApp, takeOidcMarker, wantsCookie } from "./RefreshCookie.ts"
 import { Oidc } from "./Oidc.ts"
 import { Users } from "./Users.ts"
 
@@ -14,19 +16,45 @@ export const AuthHttpLive = HttpApiBuilder.group(CairnApi, "auth", (handlers) =>
     const oidc = yield* Oidc
     return handlers
       .handle("status", () => users.status)
-      .handle("setup", ({ payload, request }) => users.setup(payload, request.headers["authorization"], addressOf(request)))
-      .handle("login", ({ payload, request }) => users.login(payload.username, payload.password, addressOf(request)))
-      .handle("refresh", ({ payload }) => users.refresh(payload.refresh_token))
-      .handle("logout", ({ payload }) => users.logout(payload.refresh_token))
+      .handle("setup", ({ payload, request }) =>
+        Effect.flatMap(users.setup(payload, request.headers["authorization"], addressOf(request)), (pair) => deliver(request, pair))
+      )
+      .handle("login", ({ payload, request }) =>
+        Effect.flatMap(users.login(payload.username, payload.password, addressOf(request)), (pair) => deliver(request, pair))
+      )
+      .handle("refresh", ({ payload, request }) => {
+        const token = payload.refresh_token ?? cookieToken(request)
+        if (token === undefined) return Effect.fail(new Unauthorized({ detail: "Invalid or expired refresh token" }))
+        // A refused cookie is dropped, so the app stops presenting it and shows the sign-in page.
+        return users.refresh(token).pipe(
+          Effect.tapError(() => (payload.refresh_token === undefined ? clearRefreshCookie(request) : Effect.void)),
+          Effect.flatMap((pair) => deliver(request, pair))
+        )
+      })
+      .handle("logout", ({ payload, request }) =>
+        Effect.zipRight(
+          users.logout(payload.refresh_token, payload.everywhere, request.headers["authorization"]),
+          wantsCookie(request) ? clearRefreshCookie(request) : Effect.void
+        )
+      )
       .handle("me", () => Effect.flatMap(Principal, users.me))
-      .handle("oidcStart", () =>
+      .handle("oidcStart", ({ urlParams, request }) =>
         Effect.map(
-          oidc.start,
+          Effect.zipLeft(oidc.start, urlParams.app === "1" ? markOidcForApp(request) : Effect.void),
           // A redirect, answered as is (the declared success only documents it).
           (location) => HttpServerResponse.redirect(location, { status: 302 }) as unknown as void
         )
       )
-      .handle("oidcCallback", ({ urlParams }) => oidc.callback(urlParams))
+      .handle("oidcCallback", ({ urlParams, request }) =>
+        Effect.gen(function* () {
+          const pair = yield* oidc.callback(urlParams)
+          if (!(yield* takeOidcMarker(request))) return pair
+          // The web app started this sign-in: the refresh token goes into its cookie and the
+          // browser back to the app, which signs in silently with it.
+          yield* deliver(request, pair, true)
+          return HttpServerResponse.redirect("/", { status: 302 }) as unknown as TokenPair
+        })
+      )
   })
 )
 

@@ -31,8 +31,11 @@ export class TokenPair extends Schema.Class<TokenPair>("TokenPair")({
   /** Seconds the access token is valid (one hour). */
   expires_in: Schema.Number,
   expires_at: Schema.Date,
-  /** Single use: each refresh answers a new one; presenting a used one ends the session. */
-  refresh_token: Schema.String,
+  /**
+   * Single use: each refresh answers a new one; presenting a used one ends the session. Absent when
+   * the caller asked for it as the `HttpOnly` cookie instead (the web app).
+   */
+  refresh_token: Schema.optional(Schema.String),
   user: UserView
 }) {}
 
@@ -55,8 +58,18 @@ export class LoginRequest extends Schema.Class<LoginRequest>("LoginRequest")(
   bodyOptions
 ) {}
 
+/** Without `refresh_token` the refresh cookie is read (when the request asks for cookie mode). */
 export class RefreshRequest extends Schema.Class<RefreshRequest>("RefreshRequest")(
-  { refresh_token: Schema.String },
+  { refresh_token: Schema.optional(Schema.String) },
+  bodyOptions
+) {}
+
+/**
+ * Ends the session of `refresh_token`; `everywhere` ends every session of its user, who is named by
+ * that token or by the request's own user access token.
+ */
+export class LogoutRequest extends Schema.Class<LogoutRequest>("LogoutRequest")(
+  { refresh_token: Schema.optional(Schema.String), everywhere: Schema.optionalWith(Schema.Boolean, { default: () => false }) },
   bodyOptions
 ) {}
 

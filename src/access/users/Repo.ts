@@ -94,6 +94,9 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("cairn/UsersRepo", {
       revokeFamily: (familyId: string, at: Date) =>
         sql`UPDATE refresh_tokens SET revoked_at = ${iso(at)}::timestamptz
           WHERE family_id = ${familyId}::uuid AND revoked_at IS NULL`.pipe(Effect.asVoid),
+      revokeUser: (userId: string, at: Date) =>
+        sql`UPDATE refresh_tokens SET revoked_at = ${iso(at)}::timestamptz
+          WHERE user_id = ${userId}::uuid AND revoked_at IS NULL`.pipe(Effect.asVoid),
 
       insertOidcLogin: (row: OidcLoginRow) =>
         sql`INSERT INTO oidc_logins (state, code_verifier, nonce, expires_at)

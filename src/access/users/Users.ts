@@ -24,7 +24,6 @@ import { UsersRepo, type UserRow } from "./Repo.ts"
 import { traced } from "../../telemetry/Spans.ts"
 import { UserConflict, UserNotFound } from "./Errors.ts"
 
-export const accessTokenSeconds = 3_600
 export const refreshTokenMs = 30 * 24 * 3_600_000
 
 export const scopesForRole = (role: Role): ReadonlyArray<string> => (role === "admin" ? ["admin"] : memberScopes)
@@ -86,7 +85,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
     const issue = (user: UserRow, familyId: string = crypto.randomUUID()) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
-        const access = yield* tokens.sign("user", user.id, scopesForRole(user.role), accessTokenSeconds, {
+        const access = yield* tokens.sign("user", user.id, scopesForRole(user.role), config.accessTokenSeconds, {
           role: user.role,
           username: user.username
         })
@@ -215,16 +214,34 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
         return outcome.pair
       })
 
-    /** Ends the session of a refresh token (its whole family). Unknown tokens are ignored. */
-    const logout = (token: string) =>
+    /**
+     * Ends the session of a refresh token (its whole family); unknown tokens are ignored.
+     * `everywhere` ends every session of the user, named by the refresh token or, without one, by
+     * the caller's user access token (`authorization` is the raw header): 401 when neither names one.
+     */
+    const logout = (token: string | undefined, everywhere: boolean, authorization: string | undefined) =>
       Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
+        const now = new Date(yield* Clock.currentTimeMillis)
+        const bearerUser = everywhere && token === undefined ? yield* userOfBearer(authorization) : undefined
         yield* transaction(
           Effect.gen(function* () {
-            const row = yield* repo.refreshForUpdate(hash(token))
-            if (row) yield* repo.revokeFamily(row.family_id, new Date(now))
+            const row = token === undefined ? undefined : yield* repo.refreshForUpdate(hash(token))
+            const userId = row?.user_id ?? bearerUser
+            if (everywhere && userId !== undefined) return yield* repo.revokeUser(userId, now)
+            if (row) yield* repo.revokeFamily(row.family_id, now)
           })
         )
+      })
+
+    const userOfBearer = (authorization: string | undefined) =>
+      Effect.gen(function* () {
+        const bearer = bearerToken(authorization)
+        const verified = bearer === undefined ? undefined : yield* Effect.option(tokens.verify(bearer))
+        const principal = verified === undefined ? undefined : Option.getOrUndefined(verified)?.principal
+        if (principal?.kind !== "user") {
+          return yield* new Unauthorized({ detail: "Logging out everywhere needs a refresh token or a user's access token" })
+        }
+        return principal.id
       })
 
     const me = (principal: PrincipalShape) =>

@@ -1,20 +1,48 @@
-import { Effect } from "effect"
-import { StrictMode, useEffect, useState } from "react"
+/**
+ * The app's shell: which page the sign-in state calls for (first-admin setup, sign-in, or the chat),
+ * under client-side routing (`/chat/<session id>`; the server answers every app path with the app).
+ */
+import { StrictMode, useEffect, useState, useSyncExternalStore } from "react"
+import { usePath } from "./route.ts"
 import { createRoot } from "react-dom/client"
-import { makeFetchClient } from "../../client.ts"
+import { AuthSession, clientWith, describeError, run } from "../shared/session.ts"
+import { ChatPage } from "./Chat.tsx"
+import { SignIn, type AuthStatusView } from "./SignIn.tsx"
+import "./styles.css"
 
-/** Placeholder-free first screen: the server's health through the typed client. */
+const auth = new AuthSession()
+// Exposed for the end-to-end tests, which read how many silent refreshes happened.
+;(window as unknown as { cairnAuth: AuthSession }).cairnAuth = auth
+
+const useSignedIn = () => useSyncExternalStore((listener) => auth.subscribe(listener), () => auth.user)
+
 const App = () => {
-  const [status, setStatus] = useState<string>("…")
+  const user = useSignedIn()
+  const path = usePath()
+  const [status, setStatus] = useState<AuthStatusView | undefined>()
+  const [problem, setProblem] = useState<string | undefined>()
+  const [starting, setStarting] = useState(true)
+
   useEffect(() => {
-    Effect.runPromise(
-      makeFetchClient({ baseUrl: window.location.origin }).pipe(Effect.flatMap((client) => client.health.health()))
-    ).then(
-      (health) => setStatus(JSON.stringify(health)),
-      (error: unknown) => setStatus(String(error))
-    )
+    // A returning user (or one back from the identity provider) has a refresh cookie: sign in silently.
+    void auth.refresh().finally(() => setStarting(false))
   }, [])
-  return <main><h1>Cairn</h1><p data-testid="health">{status}</p></main>
+  useEffect(() => {
+    if (user || starting) return
+    clientWith(() => undefined)
+      .then((client) => run(client.auth.status()))
+      .then(setStatus, (error: unknown) => setProblem(describeError(error)))
+  }, [user, starting])
+
+  if (problem) return <main className="centered"><p role="alert">{problem}</p></main>
+  if (starting || (!user && !status)) return <main className="centered" aria-busy="true"><p>Loading…</p></main>
+  if (!user) return <SignIn status={status!} auth={auth} onStatus={setStatus} />
+  const sessionId = /^\/chat\/([0-9a-f-]{36})$/.exec(path)?.[1]
+  return <ChatPage auth={auth} sessionId={sessionId} />
 }
 
-createRoot(document.getElementById("root")!).render(<StrictMode><App /></StrictMode>)
+createRoot(document.getElementById("root")!).render(
+  <StrictMode>
+    <App />
+  </StrictMode>
+)

@@ -1,0 +1,197 @@
+/**
+ * One conversation: its stored messages, and the answer in progress as its events arrive. Opening
+ * a conversation whose last run has not finished (a reload, a second tab, a lost network) rejoins
+ * that run from its first event, and the stored part of it is hidden meanwhile, so the answer reads
+ * the same as if the page had never gone: nothing missing, nothing twice. When the run ends the
+ * stored messages are read again and take its place.
+ */
+import { useCallback, useEffect, useRef, useState } from "react"
+import { type AuthSession, describeError } from "../shared/session.ts"
+import { followRun, type RunFollower, type RunStart } from "../shared/runStream.ts"
+import { applyEvent, emptyTurn, type Turn } from "../shared/turn.ts"
+import type { CairnClient } from "../../client.ts"
+import { Composer, type ComposedMessage } from "../shared/composer/Composer.tsx"
+import { MessageList, type StoredMessage } from "./Messages.tsx"
+import { TurnView } from "./TurnView.tsx"
+
+export interface SessionRef {
+  readonly id: string
+  readonly bot_id: string
+  readonly client_id: string
+}
+
+interface Live {
+  readonly turn: Turn
+  /** The message that started it, when it was sent from this page. */
+  readonly userText?: string
+  /** The stored run it rejoined; its stored messages are hidden while it runs. */
+  readonly runId?: string
+  readonly reconnecting?: boolean
+}
+
+const runIdOf = (message: StoredMessage) => {
+  const id = (message.metadata as { run_id?: unknown } | null)?.run_id
+  return typeof id === "string" ? id : undefined
+}
+
+/** The run still going in a history: its last message is not the run's final answer. */
+const unfinishedRun = (messages: ReadonlyArray<StoredMessage>): string | undefined => {
+  const last = messages.at(-1)
+  if (!last) return undefined
+  const finalAnswer = last.role === "assistant" && !(last.tool_calls && last.tool_calls.length > 0)
+  return finalAnswer ? undefined : runIdOf(last)
+}
+
+export const Conversation = ({ auth, session, onActivity }: { readonly auth: AuthSession; readonly session: SessionRef; readonly onActivity: () => void }) => {
+  const [messages, setMessages] = useState<ReadonlyArray<StoredMessage> | undefined>()
+  const [live, setLive] = useState<Live | undefined>()
+  const [error, setError] = useState<string | undefined>()
+  const follower = useRef<RunFollower | undefined>(undefined)
+  // The parent's callback changes with its every render; the conversation must not restart for it.
+  const activity = useRef(onActivity)
+  activity.current = onActivity
+  const scroller = useRef<HTMLDivElement>(null)
+  const [client, setClient] = useState<CairnClient | undefined>()
+  const [models, setModels] = useState<ReadonlyArray<string>>([])
+  useEffect(() => {
+    void auth.client().then(setClient)
+    // The model override lists the configured providers' models, for those who may read them.
+    if (!auth.can("providers:read")) return
+    auth
+      .call((client) => client.providers.list())
+      .then(
+        ({ providers }) => setModels([...new Set(providers.flatMap((provider) => provider.models.map((model) => model.id)))]),
+        () => setModels([])
+      )
+  }, [auth])
+
+  const loadMessages = useCallback(
+    () =>
+      auth
+        .call((client) => client.sessions.messages({ path: { id: session.id } }))
+        .catch((failure: unknown) => {
+          // A conversation started here exists only once its first message is sent.
+          if ((failure as { _tag?: string })._tag === "NotFound" || (failure as { _tag?: string })._tag === "SessionNotFound") return []
+          throw failure
+        }),
+    [auth, session.id]
+  )
+
+  const follow = useCallback(
+    (start: RunStart, initial: Live) => {
+      follower.current?.close()
+      setLive(initial)
+      follower.current = followRun(() => auth.streaming(), session.id, start, {
+        onEvent: (event) => setLive((current) => current && { ...current, turn: applyEvent(current.turn, event), reconnecting: false }),
+        onConnection: (connected) => setLive((current) => current && { ...current, reconnecting: !connected }),
+        onEnd: (failure) => {
+          follower.current = undefined
+          void loadMessages().then(
+            (stored) => {
+              setMessages(stored)
+              // A failed or refused run leaves its notice; a finished one is now in the history.
+              setLive((current) => (current && (failure || current.turn.status === "failed") ? { turn: { ...current.turn, status: "failed", error: current.turn.error ?? failure } } : undefined))
+              activity.current()
+            },
+            (problem: unknown) => setError(describeError(problem))
+          )
+        }
+      })
+    },
+    [auth, loadMessages, session.id]
+  )
+
+  useEffect(() => {
+    let gone = false
+    loadMessages().then(
+      (stored) => {
+        if (gone) return
+        setMessages(stored)
+        const running = unfinishedRun(stored)
+        if (running && auth.can("chat")) follow({ kind: "rejoin", sessionId: session.id, runId: running }, { turn: emptyTurn, runId: running })
+      },
+      (problem: unknown) => setError(describeError(problem))
+    )
+    return () => {
+      gone = true
+      follower.current?.close()
+    }
+  }, [auth, follow, loadMessages, session.id])
+
+  // Follow the bottom while the answer grows, unless the reader scrolled up.
+  useEffect(() => {
+    const element = scroller.current
+    if (element && element.scrollHeight - element.scrollTop - element.clientHeight < 160) element.scrollTop = element.scrollHeight
+  }, [messages, live])
+
+  /** A message from the composer: its text, uploaded images and the model chosen for it. */
+  const send = ({ text, attachments, model }: ComposedMessage) => {
+    setError(undefined)
+    follow(
+      {
+        kind: "chat",
+        payload: {
+          message: text,
+          session_id: session.id,
+          bot_id: session.bot_id,
+          client_id: session.client_id,
+          attachments: attachments ?? [],
+          passive: false,
+          ...(model ? { model_override: model } : {})
+        }
+      },
+      { turn: emptyTurn, userText: text }
+    )
+  }
+
+  const stop = () =>
+    void auth
+      .call((client) => client.chat.cancel({ payload: { client_id: session.client_id, bot_id: session.bot_id, session_id: session.id } }))
+      .catch((problem: unknown) => setError(describeError(problem)))
+
+  const decide = (approvalId: string, approved: boolean) =>
+    void auth
+      .call((client) => client.chat.decide({ path: { id: approvalId }, payload: { approved } }))
+      .catch((problem: unknown) => setError(describeError(problem)))
+
+  const running = live !== undefined && live.turn.status === "running"
+  const shown = messages?.filter((m) => live?.runId === undefined || runIdOf(m) !== live.runId || m.role === "user")
+
+  return (
+    <section className="conversation" aria-label="Conversation">
+      <div className="messages" ref={scroller} data-testid="messages" aria-live="polite">
+        {shown === undefined ? <p className="muted">Loading…</p> : <MessageList messages={shown} />}
+        {live ? (
+          <>
+            {live.userText !== undefined ? (
+              <div className="message user"><p className="plain">{live.userText}</p></div>
+            ) : null}
+            <TurnView turn={live.turn} canDecide={auth.can("approvals:write")} onDecide={decide} />
+            {live.reconnecting ? <p className="notice">Connection lost; reconnecting…</p> : null}
+          </>
+        ) : null}
+        {error ? <p role="alert" className="error">{error}</p> : null}
+      </div>
+      {auth.can("chat") ? (
+        <div className="composer-bar">
+          {client ? (
+            <Composer
+              client={client}
+              onSend={send}
+              disabled={running}
+              allowAttachments={auth.can("attachments:write")}
+              allowVoice
+              allowModelOverride={models.length > 0}
+              models={models}
+            />
+          ) : null}
+          {running ? (
+            <button type="button" className="stop" onClick={stop}>Stop</button>
+          ) : null}
+        </div>
+      ) : (
+        <p className="muted">Your account may read conversations but not chat.</p>
+      )}
+    </section>
+  )
+}

@@ -1,0 +1,112 @@
+/**
+ * First-admin setup (while the server has no user) and sign-in: username and password, and the
+ * OpenID Connect button when the server has a provider configured. Tokens arrive through the
+ * session (`AuthSession.adopt`); the refresh token never reaches this page's script.
+ */
+import { useState, type FormEvent } from "react"
+import { type AuthSession, clientWith, describeError, run } from "../shared/session.ts"
+
+export interface AuthStatusView {
+  readonly setup_required: boolean
+  readonly setup_credential: "api_key" | "setup_code"
+  readonly local_login: boolean
+  readonly oidc_enabled: boolean
+}
+
+interface Props {
+  readonly status: AuthStatusView
+  readonly auth: AuthSession
+  readonly onStatus: (status: AuthStatusView) => void
+}
+
+const Field = (props: { label: string; name: string; type?: string; value: string; onChange: (v: string) => void; autoComplete?: string; hint?: string }) => (
+  <label className="field">
+    <span>{props.label}</span>
+    <input
+      name={props.name}
+      type={props.type ?? "text"}
+      value={props.value}
+      autoComplete={props.autoComplete}
+      required
+      onChange={(event) => props.onChange(event.target.value)}
+    />
+    {props.hint ? <small>{props.hint}</small> : null}
+  </label>
+)
+
+export const SignIn = ({ status, auth }: Props) => {
+  const [username, setUsername] = useState("")
+  const [password, setPassword] = useState("")
+  const [credential, setCredential] = useState("")
+  const [error, setError] = useState<string | undefined>()
+  const [busy, setBusy] = useState(false)
+  const setup = status.setup_required
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault()
+    setBusy(true)
+    setError(undefined)
+    try {
+      // Setup authenticates with the server's API_KEY or setup code, not with a user token.
+      const client = await clientWith(() => (setup ? credential : undefined))
+      const pair = setup
+        ? await run(client.auth.setup({ payload: { username, password } }))
+        : await run(client.auth.login({ payload: { username, password } }))
+      await auth.adopt(pair)
+    } catch (failure) {
+      setError(describeError(failure))
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <main className="centered">
+      <form className="card signin" onSubmit={(event) => void submit(event)} aria-labelledby="signin-title">
+        <h1 id="signin-title">{setup ? "Create the first admin" : "Sign in to Cairn"}</h1>
+        {setup ? (
+          <p className="muted">
+            No user exists yet. The account you create here is the server's administrator.
+          </p>
+        ) : null}
+        {setup ? (
+          <Field
+            label={status.setup_credential === "api_key" ? "Server API key" : "Setup code"}
+            name="credential"
+            type="password"
+            value={credential}
+            onChange={setCredential}
+            autoComplete="off"
+            hint={
+              status.setup_credential === "api_key"
+                ? "The API_KEY the server was started with."
+                : "The code the server printed to its log at start."
+            }
+          />
+        ) : null}
+        {setup || status.local_login ? (
+          <>
+            <Field label="Username" name="username" value={username} onChange={setUsername} autoComplete="username" />
+            <Field
+              label="Password"
+              name="password"
+              type="password"
+              value={password}
+              onChange={setPassword}
+              autoComplete={setup ? "new-password" : "current-password"}
+              {...(setup ? { hint: "At least 8 characters." } : {})}
+            />
+            {error ? <p role="alert" className="error">{error}</p> : null}
+            <button type="submit" className="primary" disabled={busy}>
+              {setup ? "Create admin and sign in" : "Sign in"}
+            </button>
+          </>
+        ) : null}
+        {!setup && status.oidc_enabled ? (
+          // A navigation, not a fetch: the provider's pages need the whole window.
+          <a className="button" href="/auth/oidc/start?app=1">Sign in with single sign-on</a>
+        ) : null}
+      </form>
+    </main>
+  )
+}

@@ -1,0 +1,78 @@
+/**
+ * Markdown as the assistant writes it: rendered by marked, sanitised by DOMPurify (no script, no
+ * event handlers, no `javascript:` URLs: DOMPurify's own URI rule), links opened in a new tab with `rel="noopener noreferrer"`,
+ * and code blocks highlighted by highlight.js, whose core and each language are loaded only when a
+ * block needs them (they stay out of the first bundle).
+ */
+import DOMPurify from "dompurify"
+import { marked } from "marked"
+import { useEffect, useMemo, useRef } from "react"
+
+DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+  if (node.tagName === "A") {
+    node.setAttribute("target", "_blank")
+    node.setAttribute("rel", "noopener noreferrer")
+  }
+})
+
+export const renderMarkdown = (text: string): string =>
+  DOMPurify.sanitize(marked.parse(text, { async: false, gfm: true, breaks: true }), {
+    FORBID_TAGS: ["style", "form", "input", "button", "iframe"],
+    FORBID_ATTR: ["style"]
+  })
+
+type Loader = () => Promise<{ default: import("highlight.js").LanguageFn }>
+const languages: Record<string, Loader> = {
+  javascript: () => import("highlight.js/lib/languages/javascript"),
+  typescript: () => import("highlight.js/lib/languages/typescript"),
+  python: () => import("highlight.js/lib/languages/python"),
+  bash: () => import("highlight.js/lib/languages/bash"),
+  json: () => import("highlight.js/lib/languages/json"),
+  xml: () => import("highlight.js/lib/languages/xml"),
+  css: () => import("highlight.js/lib/languages/css"),
+  sql: () => import("highlight.js/lib/languages/sql"),
+  go: () => import("highlight.js/lib/languages/go"),
+  rust: () => import("highlight.js/lib/languages/rust"),
+  java: () => import("highlight.js/lib/languages/java"),
+  c: () => import("highlight.js/lib/languages/c"),
+  cpp: () => import("highlight.js/lib/languages/cpp"),
+  yaml: () => import("highlight.js/lib/languages/yaml"),
+  diff: () => import("highlight.js/lib/languages/diff"),
+  markdown: () => import("highlight.js/lib/languages/markdown")
+}
+const aliases: Record<string, string> = { js: "javascript", ts: "typescript", tsx: "typescript", jsx: "javascript", py: "python", sh: "bash", shell: "bash", html: "xml", yml: "yaml", "c++": "cpp", md: "markdown" }
+
+let core: Promise<typeof import("highlight.js/lib/core").default> | undefined
+const registered = new Map<string, Promise<boolean>>()
+
+const languageReady = (name: string) => {
+  const loader = languages[name]
+  if (!loader) return Promise.resolve(false)
+  core ??= import("highlight.js/lib/core").then((module) => module.default)
+  let ready = registered.get(name)
+  if (!ready) {
+    ready = Promise.all([core, loader()]).then(([hljs, language]) => (hljs.registerLanguage(name, language.default), true))
+    registered.set(name, ready)
+  }
+  return ready
+}
+
+const highlightWithin = (root: HTMLElement) => {
+  for (const block of root.querySelectorAll<HTMLElement>("pre code[class*='language-']")) {
+    const requested = /language-([\w+-]+)/.exec(block.className)?.[1]?.toLowerCase() ?? ""
+    const name = aliases[requested] ?? requested
+    void languageReady(name).then(async (ok) => {
+      if (!ok || !block.isConnected || block.dataset.highlighted) return
+      ;(await core!).highlightElement(block)
+    })
+  }
+}
+
+export const Markdown = ({ text }: { readonly text: string }) => {
+  const html = useMemo(() => renderMarkdown(text), [text])
+  const ref = useRef<HTMLDivElement>(null)
+  useEffect(() => {
+    if (ref.current) highlightWithin(ref.current)
+  }, [html])
+  return <div className="markdown" ref={ref} dangerouslySetInnerHTML={{ __html: html }} />
+}
