@@ -4,7 +4,8 @@
  * first message (the server creates a session id it has not seen).
  */
 import { useCallback, useEffect, useRef, useState } from "react"
-import { type AuthSession, describeError } from "../shared/session.ts"
+import { describeError } from "../shared/calls.ts"
+import { type AuthSession } from "../shared/session.ts"
 import { Conversation, type SessionRef } from "./Conversation.tsx"
 import { navigate } from "./route.ts"
 

@@ -6,7 +6,8 @@
  * stored messages are read again and take its place.
  */
 import { useCallback, useEffect, useRef, useState } from "react"
-import { type AuthSession, describeError } from "../shared/session.ts"
+import { describeError } from "../shared/calls.ts"
+import { type AuthSession } from "../shared/session.ts"
 import { followRun, type RunFollower, type RunStart } from "../shared/runStream.ts"
 import { applyEvent, emptyTurn, type Turn } from "../shared/turn.ts"
 import type { CairnClient } from "../../client.ts"

@@ -4,7 +4,8 @@
  * session (`AuthSession.adopt`); the refresh token never reaches this page's script.
  */
 import { useState, type FormEvent } from "react"
-import { type AuthSession, clientWith, describeError, run } from "../shared/session.ts"
+import { describeError, runCall } from "../shared/calls.ts"
+import { type AuthSession, clientWith } from "../shared/session.ts"
 
 export interface AuthStatusView {
   readonly setup_required: boolean
@@ -50,8 +51,8 @@ export const SignIn = ({ status, auth }: Props) => {
       // Setup authenticates with the server's API_KEY or setup code, not with a user token.
       const client = await clientWith(() => (setup ? credential : undefined))
       const pair = setup
-        ? await run(client.auth.setup({ payload: { username, password } }))
-        : await run(client.auth.login({ payload: { username, password } }))
+        ? await runCall(client.auth.setup({ payload: { username, password } }))
+        : await runCall(client.auth.login({ payload: { username, password } }))
       await auth.adopt(pair)
     } catch (failure) {
       setError(describeError(failure))

@@ -5,7 +5,8 @@
 import { StrictMode, useEffect, useState, useSyncExternalStore } from "react"
 import { usePath } from "./route.ts"
 import { createRoot } from "react-dom/client"
-import { AuthSession, clientWith, describeError, run } from "../shared/session.ts"
+import { describeError, runCall } from "../shared/calls.ts"
+import { AuthSession, clientWith } from "../shared/session.ts"
 import { ChatPage } from "./Chat.tsx"
 import { SignIn, type AuthStatusView } from "./SignIn.tsx"
 import "./styles.css"
@@ -30,7 +31,7 @@ const App = () => {
   useEffect(() => {
     if (user || starting) return
     clientWith(() => undefined)
-      .then((client) => run(client.auth.status()))
+      .then((client) => runCall(client.auth.status()))
       .then(setStatus, (error: unknown) => setProblem(describeError(error)))
   }, [user, starting])
 

@@ -7,6 +7,7 @@
 import DOMPurify from "dompurify"
 import { marked } from "marked"
 import { useEffect, useMemo, useRef } from "react"
+import "./markdown.css"
 
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   if (node.tagName === "A") {

@@ -13,6 +13,7 @@ import { Effect } from "effect"
 import { CairnApi } from "../../Api.ts"
 import { expandScopes } from "../../auth/Scopes.ts"
 import { makeStreamingClient, type CairnClient, type StreamingClient } from "../../client.ts"
+import { runCall } from "./calls.ts"
 
 export const COOKIE_MODE_HEADER = "cairn-refresh-cookie"
 
@@ -40,21 +41,6 @@ export const clientWith = (bearer: () => string | undefined): Promise<CairnClien
       })
     }).pipe(Effect.provide(FetchHttpClient.layer))
   )
-
-/** Runs one typed call; its failure (a tagged error with the spec's `detail`) rejects the promise. */
-export const run = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
-  Effect.runPromise(Effect.either(effect)).then((either) => {
-    if (either._tag === "Right") return either.right
-    throw either.left
-  })
-
-/** What a failed call says: the server's `detail`, else the error's message. */
-export const describeError = (error: unknown): string => {
-  const detail = (error as { detail?: unknown } | null)?.detail
-  if (typeof detail === "string") return detail
-  if (Array.isArray(detail)) return detail.map((d: { msg?: string }) => d.msg ?? JSON.stringify(d)).join("; ")
-  return error instanceof Error ? error.message : String(error)
-}
 
 /**
  * The scopes a user token carries, read from its payload (the server verifies it on every call;
@@ -123,7 +109,7 @@ export class AuthSession {
     const attempt = async () => {
       const client = await this.client()
       try {
-        const pair = await run(client.auth.refresh({ payload: {} }))
+        const pair = await runCall(client.auth.refresh({ payload: {} }))
         this.refreshes++
         await this.adopt(pair)
         return true
@@ -139,10 +125,10 @@ export class AuthSession {
   async call<A, E>(f: (client: CairnClient) => Effect.Effect<A, E>): Promise<A> {
     const client = await this.client()
     try {
-      return await run(f(client))
+      return await runCall(f(client))
     } catch (error) {
       if (!isUnauthorized(error) || this.token === undefined || !(await this.refresh())) throw error
-      return run(f(client))
+      return runCall(f(client))
     }
   }
 

@@ -1,5 +1,6 @@
 /**
- * The embeddable chat with one bot: the conversation (the answer streamed as it is written) and the
+ * The embeddable chat with one bot: the conversation (the answer streamed as it is written, in the
+ * app's safe markdown) and the
  * shared Composer. It shows only what the widget token's scopes allow; a call the server refuses
  * shows the server's reason.
  */
@@ -10,7 +11,8 @@ import type { AgentEvent } from "../../agent/Events.ts"
 import { grants } from "../../auth/Scopes.ts"
 import { makeStreamingClient } from "../../client.ts"
 import { Composer, type ComposedMessage } from "../shared/composer/Composer.tsx"
-import { describeError, runCall } from "../shared/composer/calls.ts"
+import { Markdown } from "../shared/Markdown.tsx"
+import { describeError, runCall } from "../shared/calls.ts"
 import { liveClient } from "./client.ts"
 import { useWidgetToken } from "./token.ts"
 
@@ -124,7 +126,14 @@ export const Widget = ({ bot }: { readonly bot: string }) => {
       <ol className="cairn-widget__lines" ref={list} aria-live="polite" aria-label="Conversation">
         {lines.map((line) => (
           <li key={line.key} className={`cairn-widget__line cairn-widget__line--${line.role}`} data-role={line.role} data-state={line.state}>
-            {line.text && <p className="cairn-widget__text">{line.text}</p>}
+            {line.text &&
+              (line.role === "assistant" ? (
+                <div className="cairn-widget__text">
+                  <Markdown text={line.text} />
+                </div>
+              ) : (
+                <p className="cairn-widget__text">{line.text}</p>
+              ))}
             {line.images > 0 && <p className="cairn-widget__meta">{line.images === 1 ? "1 image" : `${line.images} images`}</p>}
             {line.state === "streaming" && !line.text && !line.note && <p className="cairn-widget__meta">…</p>}
             {line.note && (

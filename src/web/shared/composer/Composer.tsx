@@ -9,7 +9,7 @@
 import { useEffect, useId, useRef, useState, type ClipboardEvent, type DragEvent, type KeyboardEvent } from "react"
 import type { CairnClient } from "../../../client.ts"
 import type { AttachmentReference } from "../../../sessions/Attachments.ts"
-import { describeError } from "./calls.ts"
+import { describeError } from "../calls.ts"
 import { AttachIcon, MicIcon, SendIcon, StopIcon, WaitIcon } from "./icons.tsx"
 import { imageTypes, isImage, uploadImage } from "./upload.ts"
 import { startRecording, transcribe, voiceSupported, type Recording } from "./voice.ts"

@@ -1,6 +1,6 @@
 /** Image attachments: uploaded through the typed client as they are added, sent by id. */
 import { Effect } from "effect"
-import { runCall } from "./calls.ts"
+import { runCall } from "../calls.ts"
 import type { CairnClient } from "../../../client.ts"
 import { ImageMimeType } from "../../../sessions/Attachments.ts"
 

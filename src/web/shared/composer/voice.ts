@@ -5,7 +5,7 @@
  * the browser records in works, without guessing the server's view of it.
  */
 import { Effect } from "effect"
-import { runCall } from "./calls.ts"
+import { runCall } from "../calls.ts"
 import type { CairnClient } from "../../../client.ts"
 
 const sampleRate = 16_000
