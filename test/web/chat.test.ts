@@ -117,6 +117,27 @@ describe("web app chat", () => {
     await screenshot(page, "tool-card")
   })
 
+  it("sends an attached image with a model picked for that message: the provider gets both", async () => {
+    const created = await server.request("/api/v1/admin/providers", {
+      method: "POST",
+      body: JSON.stringify({ id: "second", base_url: llm.url, api_key: "sk-second-provider-key", models: [{ id: "fake-large" }] })
+    })
+    expect(created.status).toBe(201)
+    await newConversation()
+    // The picker lists the stored provider's model by the id a chat names it with.
+    await page.getByLabel("Model").selectOption("second/fake-large")
+    const png = await page.screenshot({ clip: { x: 0, y: 0, width: 12, height: 12 } })
+    await page.getByTestId("composer-file").setInputFiles({ name: "pixel.png", mimeType: "image/png", buffer: png })
+    await page.getByRole("img", { name: "pixel.png" }).waitFor()
+    llm.script({ text: "A small picture." })
+    await send("What is in it?")
+    await storedAnswers().filter({ hasText: "A small picture." }).waitFor()
+    const request = llm.requestsTo("/v1/chat/completions").at(-1)!
+    const body = request.body as { model: string; messages: Array<unknown> }
+    expect(body.model).toBe("fake-large")
+    expect(JSON.stringify(body.messages)).toContain(`data:image/png;base64,${png.toString("base64")}`)
+  })
+
   for (const approved of [true, false]) {
     it(`asks for approval inline and honours ${approved ? "Approve" : "Deny"}`, async () => {
       if (approved) await newChannel("Careful", "guarded")

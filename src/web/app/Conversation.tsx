@@ -56,12 +56,15 @@ export const Conversation = ({ auth, session, onActivity }: { readonly auth: Aut
   const [models, setModels] = useState<ReadonlyArray<string>>([])
   useEffect(() => {
     void auth.client().then(setClient)
-    // The model override lists the configured providers' models, for those who may read them.
+    // The model override lists the configured providers' models, for those who may read them, by the
+    // id a chat names them with (`<provider>/<model>` but on the default provider).
     if (!auth.can("providers:read")) return
     auth
       .call((client) => client.providers.list())
       .then(
-        ({ providers }) => setModels([...new Set(providers.flatMap((provider) => provider.models.map((model) => model.id)))]),
+        ({ providers }) => setModels([...new Set(providers.flatMap((provider) =>
+              provider.models.map((model) => (provider.is_default ? model.id : `${provider.id}/${model.id}`))
+            ))]),
         () => setModels([])
       )
   }, [auth])
