@@ -12,10 +12,9 @@ import * as fs from "node:fs"
 import * as AppConfig from "../src/config/AppConfig.ts"
 import { Bus } from "../src/db/Bus.ts"
 import * as Database from "../src/db/Database.ts"
-import { startFakeLlm } from "../test/fixtures/fakeLlm.ts"
 import { createTestDatabase } from "../test/support/database.ts"
-import { startProxy } from "../test/support/proxy.ts"
 import { API_KEY, spawnServer, type ChildServer } from "../test/support/server.ts"
+import { startFakeLlmProcess, startProxyProcess } from "./children.ts"
 
 const seconds = Number(process.argv[2] ?? 15)
 const sessions = Number(process.argv[3] ?? 200)
@@ -32,11 +31,12 @@ const cpuSeconds = (pid: number) => {
   return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
-const llm = await startFakeLlm({ record: false })
-llm.setDefaultReply({ text: "The quick brown fox jumps over the lazy dog", delayMs: 50 })
+// The fake LLM and the proxy each run in a process of their own: in the load's process they took its
+// one core and capped the turns at ~15 a second whatever the number of servers.
+const llm = await startFakeLlmProcess({ delayMs: "50", reply: "The quick brown fox jumps over the lazy dog", apiKey: "sk-bench-provider-key" })
 const env = {
-  OPENAI_BASE_URL: llm.url,
-  OPENAI_API_KEY: "sk-bench",
+  OPENAI_BASE_URL: `${llm.url}/v1`,
+  OPENAI_API_KEY: "sk-bench-provider-key",
   DEFAULT_MODEL: "fake-model",
   LOG_LEVEL: "error",
   // One static key drives all 200 sessions: lift the per-credential cap past them.
@@ -107,9 +107,12 @@ try {
   for (const n of [1, 2, 3]) {
     const servers: Array<ChildServer> = [await spawnServer(db, env)]
     servers.push(...(await Promise.all(Array.from({ length: n - 1 }, () => spawnServer(db, env)))))
-    const proxy = await startProxy(servers.map((server) => server.baseUrl))
+    const proxy = await startProxyProcess(servers.map((server) => server.baseUrl))
+    // The load's own side, to see that it is not what limits the turns.
+    const harness = [process.pid, proxy.child.pid!, llm.child.pid!]
     await load(proxy.url, warmupSeconds * 1000, `warm${n}`)
     const before = servers.map((server) => cpuSeconds(server.process.pid!))
+    const harnessBefore = harness.map(cpuSeconds)
     const started = performance.now()
     const [result, busUnderLoad] = await Promise.all([
       load(proxy.url, seconds * 1000, `n${n}`),
@@ -118,18 +121,20 @@ try {
     const elapsed = (performance.now() - started) / 1000
     if (busUnderLoad) loadedBus = busUnderLoad
     const cpu = servers.map((server, i) => ((cpuSeconds(server.process.pid!) - before[i]!) / elapsed) * 100)
+    const [client, proxied, provider] = harness.map((pid, i) => ((cpuSeconds(pid) - harnessBefore[i]!) / elapsed) * 100)
     const perSecond = result.turns / elapsed
+    const loadAverage = (await fs.promises.readFile("/proc/loadavg", "utf8")).split(" ").slice(0, 3).join(" ")
     rows.push(
-      `| ${n} | ${perSecond.toFixed(0)} | ${result.failures} | ${cpu.map((c) => c.toFixed(0) + " %").join(", ")} | ${cpu.reduce((a, b) => a + b, 0).toFixed(0)} % |`
+      `| ${n} | ${perSecond.toFixed(0)} | ${result.failures} | ${cpu.map((c) => c.toFixed(0) + " %").join(", ")} | ${cpu.reduce((a, b) => a + b, 0).toFixed(0)} % | ${client!.toFixed(0)} % / ${proxied!.toFixed(0)} % / ${provider!.toFixed(0)} % | ${loadAverage} |`
     )
     console.log(rows.at(-1))
-    await proxy.close()
+    proxy.child.kill("SIGTERM")
     for (const server of servers) await server.stop("SIGTERM")
   }
   const idleBus = await busLatency(db.databaseUrl!, 500)
   console.log(`\nChat turns per second, ${sessions} concurrent sessions, fake LLM 50 ms, ${seconds} s window:\n`)
-  console.log("| processes | turns/s | failed | CPU per process (% of a core) | CPU total |")
-  console.log("|---|---|---|---|---|")
+  console.log("| processes | turns/s | failed | CPU per process (% of a core) | CPU total | client / proxy / fake LLM CPU | load average after |")
+  console.log("|---|---|---|---|---|---|---|")
   for (const row of rows) console.log(row)
   console.log("\nBus latency, NOTIFY to delivery in another listener (500 notices, 10 ms apart):\n")
   console.log("| when | delivered | median ms | p99 ms |")
@@ -137,6 +142,6 @@ try {
   console.log(`| idle | ${idleBus.delivered} | ${idleBus.median.toFixed(2)} | ${idleBus.p99.toFixed(2)} |`)
   if (loadedBus) console.log(`| under the 3-process load | ${loadedBus.delivered} | ${loadedBus.median.toFixed(2)} | ${loadedBus.p99.toFixed(2)} |`)
 } finally {
-  await llm.close()
+  llm.child.kill("SIGTERM")
   await db.drop()
 }

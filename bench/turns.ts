@@ -15,14 +15,14 @@
  * would answer the other 34 with 429). Reports turns/s, latency p50/p95/p99, CPU per turn, and
  * the server's RSS idle (before the cell), peak (sampled every 100 ms) and after (5 s after it).
  */
-import { spawn, type ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import pg from "pg"
 import { createTestDatabase, type Backend } from "../test/support/database.ts"
-import { API_KEY, freePort, spawnServer } from "../test/support/server.ts"
+import { API_KEY, spawnServer } from "../test/support/server.ts"
+import { startFakeLlmProcess } from "./children.ts"
 
 const arg = (name: string, fallback: string) => {
   const at = process.argv.indexOf(`--${name}`)
@@ -41,21 +41,6 @@ const AFTER_MS = 5000
 
 const PROVIDER_KEY = "sk-bench-provider-key-0123456789"
 const REPLY = "The quick brown fox jumps over the lazy dog."
-const root = path.resolve(import.meta.dirname, "..")
-
-const startFake = async (): Promise<{ child: ChildProcess; url: string }> => {
-  const port = await freePort()
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(root, "test/fixtures/fakeLlmMain.ts")], {
-    cwd: root,
-    env: { ...process.env, FAKE_LLM_PORT: String(port), FAKE_LLM_API_KEY: PROVIDER_KEY, FAKE_LLM_DELAY_MS: DELAY_MS, FAKE_LLM_REPLY: REPLY },
-    stdio: ["ignore", "pipe", "inherit"]
-  })
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on("data", (chunk: Buffer) => chunk.toString().includes("listening") && resolve())
-    child.on("exit", (code) => reject(new Error(`fake LLM exited with ${code}`)))
-  })
-  return { child, url: `http://127.0.0.1:${port}` }
-}
 
 /** Keep-alive sockets, a fresh pool per cell: a socket idle past the server's keep-alive timeout between cells would be reset. */
 let agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY })
@@ -203,7 +188,7 @@ const none = async () => []
 const main = async () => {
   console.log(`turns=${TURNS} concurrency=${CONCURRENCY} provider delay=${DELAY_MS} ms node=${process.version} cpus=${os.cpus().length}`)
   console.log(header)
-  const fake = await startFake()
+  const fake = await startFakeLlmProcess({ delayMs: DELAY_MS, reply: REPLY, apiKey: PROVIDER_KEY })
   const cells: Array<Cell> = []
   try {
     // The baseline: the request Cairn makes for a turn, sent straight to the fake.

@@ -8,7 +8,8 @@
  * styles from this origin only, no inline script, no framing.
  *
  * Any GET path that is not an API route and not an asset is the app's own (client-side routing), so
- * it answers `index.html` (history fallback); paths under the server's own prefixes keep their 404.
+ * a page load of it (a request that accepts HTML) answers `index.html` (history fallback); paths
+ * under the server's own prefixes, and any request that does not ask for a page, keep their 404.
  *
  * `/widget/<bot>` is the embeddable chat (`widget.html`): the one page that may be framed, and only
  * by the origins in WIDGET_EMBED_ORIGINS (none by default). `/widget.js` is the embed script hosts
@@ -131,6 +132,8 @@ export const makeWebFiles = (root: string = webDistDir) => {
   return () => (files ??= loadFiles(root))
 }
 
+const acceptsHtml = (request: HttpServerRequest.HttpServerRequest) => (request.headers["accept"] ?? "").includes("text/html")
+
 const isServerPath = (pathname: string) => serverPrefixes.some((prefix) => pathname === prefix.replace(/\/$/, "") || pathname.startsWith(prefix))
 
 /** `frame-ancestors` for the widget: the allowed embedding origins, or 'none' when there are none. */
@@ -164,6 +167,8 @@ const routes = (root: string, widgetAncestors: string) => {
           const widget = built.get("/widget.html")
           return widget === undefined ? notBuilt : fileResponse(request, widget, revalidate, securityHeaders(widgetAncestors))
         }
+        // Only a page load (a browser asks for HTML) is the app's; any other client keeps the 404.
+        if (!acceptsHtml(request)) return yield* notFound
         const index = built.get("/index.html")
         if (index === undefined) return notBuilt
         return fileResponse(request, index, revalidate, securityHeaders("'none'"))

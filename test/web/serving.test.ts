@@ -23,7 +23,7 @@ describe("web app serving", () => {
 
   it("serves the shell at / and at any app path, revalidated, under a strict policy", async () => {
     for (const path of ["/", "/chat/some-session", "/settings"]) {
-      const response = await server.request(path, { auth: null })
+      const response = await server.request(path, { auth: null, headers: { accept: "text/html,application/xhtml+xml,*/*;q=0.8" } })
       expect(response.status).toBe(200)
       expect(response.headers.get("content-type")).toContain("text/html")
       expect(response.headers.get("cache-control")).toBe("no-cache")
@@ -36,7 +36,7 @@ describe("web app serving", () => {
   })
 
   it("serves hashed assets immutable and gzipped, answers 304 to a matching ETag", async () => {
-    const html = await (await server.request("/", { auth: null })).text()
+    const html = await (await server.request("/", { auth: null, headers: { accept: "text/html" } })).text()
     const script = /src="(\/assets\/[^"]+\.js)"/.exec(html)![1]!
     const response = await server.request(script, { auth: null, headers: { "accept-encoding": "gzip" } })
     expect(response.status).toBe(200)
@@ -47,7 +47,10 @@ describe("web app serving", () => {
     expect(again.status).toBe(304)
   })
 
-  it("keeps the server's own 404s: an unknown API path or asset is not the app", async () => {
+  it("keeps the server's own 404s: an unknown API path or asset, or a request not asking for a page, is not the app", async () => {
+    const notAPage = await server.request("/chat/some-session", { auth: null, headers: { accept: "application/json" } })
+    expect(notAPage.status).toBe(404)
+    expect(await notAPage.json()).toEqual({ detail: "Not Found" })
     for (const path of ["/api/v1/no-such-thing", "/assets/no-such-file.js"]) {
       const response = await server.request(path, { auth: null })
       expect(response.status).toBe(404)

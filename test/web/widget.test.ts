@@ -189,7 +189,7 @@ describe("embeddable widget", () => {
     expect(widgetPage.headers.get("content-security-policy")).toContain(`frame-ancestors ${host.origin}`)
     expect(widgetPage.headers.get("x-frame-options")).toBeNull()
     // The app itself stays unframeable.
-    expect((await server.request("/", { auth: null })).headers.get("content-security-policy")).toContain("frame-ancestors 'none'")
+    expect((await server.request("/", { auth: null, headers: { accept: "text/html" } })).headers.get("content-security-policy")).toContain("frame-ancestors 'none'")
     const script = await server.request("/widget.js", { auth: null })
     expect(script.status).toBe(200)
     expect(script.headers.get("content-type")).toContain("javascript")
