@@ -37,6 +37,17 @@ export class IntegrationSummary extends Schema.Class<IntegrationSummary>("Integr
   workers: Schema.Array(WorkerStatusView)
 }) {}
 
+/** An integration's `sidebar_section`, completed with the spec's defaults (title, `Plug` icons). */
+export class SidebarSectionView extends Schema.Class<SidebarSectionView>("IntegrationSidebarSection")({
+  integration_id: Schema.String,
+  id: Schema.String,
+  title: Schema.String,
+  icon: Schema.String,
+  items: Schema.Array(Schema.Struct({ label: Schema.String, href: Schema.String, icon: Schema.String })),
+  readiness_endpoint: Schema.NullOr(Schema.String),
+  readiness_field: Schema.NullOr(Schema.String)
+}) {}
+
 export class SettingView extends Schema.Class<SettingView>("IntegrationSettingView")({
   key: Schema.String,
   value: Schema.NullOr(Schema.String),
@@ -82,7 +93,7 @@ export class IntegrationsApi extends HttpApiGroup.make("integrations")
   )
   .add(
     HttpApiEndpoint.get("sidebar", "/api/v1/admin/integrations/sidebar-sections")
-      .addSuccess(Schema.Struct({ sections: Schema.Array(Schema.Unknown) }))
+      .addSuccess(Schema.Struct({ sections: Schema.Array(SidebarSectionView) }))
       .annotate(RequiredScope, "settings:read")
       .annotate(OpenApi.Description, "The sidebar sections declared by integrations")
   )

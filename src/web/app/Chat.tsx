@@ -131,14 +131,12 @@ export const ChatPage = ({ auth, sessionId }: { readonly auth: AuthSession; read
 
   return (
     <div className={`layout${menuOpen ? " menu-open" : ""}`}>
-      <header className="topbar">
+      <header className="chat-head">
         <button type="button" className="icon menu-toggle" aria-label="Conversations" aria-expanded={menuOpen} onClick={() => setMenuOpen(!menuOpen)}>
           ☰
         </button>
-        <strong>Cairn</strong>
+        <strong data-testid="chat-channel">{channel?.name ?? ""}</strong>
         <span className="spacer" />
-        <span className="muted" data-testid="signed-in-as">{auth.user?.username}</span>
-        <button type="button" onClick={() => void auth.logout()}>Sign out everywhere</button>
       </header>
       <nav className="sidebar" aria-label="Channels and conversations">
         <div className="sidebar-head">

@@ -1,13 +1,13 @@
 /**
- * The app's shell: which page the sign-in state calls for (first-admin setup, sign-in, or the chat),
- * under client-side routing (`/chat/<session id>`; the server answers every app path with the app).
+ * The app's entry: which page the sign-in state calls for (first-admin setup, sign-in, or the signed-in
+ * shell), under client-side routing (the server answers every app path with the app).
  */
 import { StrictMode, useEffect, useState, useSyncExternalStore } from "react"
 import { usePath } from "./route.ts"
 import { createRoot } from "react-dom/client"
 import { describeError, runCall } from "../shared/calls.ts"
 import { AuthSession, clientWith } from "../shared/session.ts"
-import { ChatPage } from "./Chat.tsx"
+import { Shell } from "./Shell.tsx"
 import { SignIn, type AuthStatusView } from "./SignIn.tsx"
 import "./styles.css"
 
@@ -38,8 +38,7 @@ const App = () => {
   if (problem) return <main className="centered"><p role="alert">{problem}</p></main>
   if (starting || (!user && !status)) return <main className="centered" aria-busy="true"><p>Loading…</p></main>
   if (!user) return <SignIn status={status!} auth={auth} onStatus={setStatus} />
-  const sessionId = /^\/chat\/([0-9a-f-]{36})$/.exec(path)?.[1]
-  return <ChatPage auth={auth} sessionId={sessionId} />
+  return <Shell auth={auth} path={path} />
 }
 
 createRoot(document.getElementById("root")!).render(

@@ -1,21 +1,30 @@
-/** Client-side routing: the path in the address bar, changed without a page load. */
+/** Client-side routing: the path (and query) in the address bar, changed without a page load. */
 import { useEffect, useState } from "react"
 
-export const navigate = (path: string) => {
-  if (window.location.pathname !== path) window.history.pushState(null, "", path)
+export const navigate = (href: string) => {
+  if (window.location.pathname + window.location.search !== href) window.history.pushState(null, "", href)
   window.dispatchEvent(new Event("cairn:navigate"))
 }
 
-export const usePath = () => {
-  const [path, setPath] = useState(window.location.pathname)
+const useAddress = <A,>(read: () => A): A => {
+  const [value, setValue] = useState(read)
   useEffect(() => {
-    const update = () => setPath(window.location.pathname)
+    const update = () => setValue(read())
     window.addEventListener("popstate", update)
     window.addEventListener("cairn:navigate", update)
     return () => {
       window.removeEventListener("popstate", update)
       window.removeEventListener("cairn:navigate", update)
     }
-  }, [])
-  return path
+  }, [read])
+  return value
 }
+
+const readPath = () => window.location.pathname
+const readSearch = () => window.location.search
+
+/** The address bar's path. */
+export const usePath = () => useAddress(readPath)
+
+/** One parameter of the address bar's query (`?item=…`), or null. */
+export const useQueryParam = (name: string) => new URLSearchParams(useAddress(readSearch)).get(name)

@@ -1,0 +1,88 @@
+/**
+ * The signed-in app's frame: the top bar, the navigation (the chat, the console's pages the user's
+ * scopes allow, the integrations' own sidebar sections) and the open page. Console pages load on
+ * first visit.
+ */
+import { lazy, Suspense, useMemo, useState, type ComponentType } from "react"
+import type { AuthSession } from "../shared/session.ts"
+import { ChatPage } from "./Chat.tsx"
+import { IntegrationSections } from "./integrations/SidebarSections.tsx"
+import { pageAt, pages, type AppPage, type PageProps } from "./pages.ts"
+import { navigate } from "./route.ts"
+import { allows } from "./scopes.ts"
+import { Icon } from "./ui/Icon.tsx"
+
+/** One lazy component per page, made once (React keeps a lazy component's state by identity). */
+const lazyPages = new Map<string, ComponentType<PageProps>>(pages.map((page) => [page.id, lazy(page.load)]))
+
+const NavLink = ({ href, icon, label, current, onGo }: { href: string; icon: string; label: string; current: boolean; onGo: () => void }) => (
+  <a
+    href={href}
+    className={`nav-link${current ? " current" : ""}`}
+    aria-current={current ? "page" : undefined}
+    onClick={(event) => {
+      if (event.metaKey || event.ctrlKey || event.shiftKey) return
+      event.preventDefault()
+      onGo()
+      navigate(href)
+    }}
+  >
+    <Icon name={icon} />
+    <span>{label}</span>
+  </a>
+)
+
+export const Shell = ({ auth, path }: { readonly auth: AuthSession; readonly path: string }) => {
+  const [navOpen, setNavOpen] = useState(false)
+  const visible = useMemo(() => pages.filter((page) => allows(auth, page.reads)), [auth, auth.scopes])
+  const open = pageAt(path)
+  const groups: ReadonlyArray<AppPage["group"]> = ["Configure", "Operate"]
+  const close = () => setNavOpen(false)
+
+  const content = (() => {
+    if (!open) {
+      const sessionId = /^\/chat\/([0-9a-f-]{36})$/.exec(path)?.[1]
+      return <ChatPage auth={auth} sessionId={sessionId} />
+    }
+    if (!allows(auth, open.page.reads)) {
+      return <div className="empty"><p role="alert">Your account's scopes do not include this page.</p></div>
+    }
+    const Page = lazyPages.get(open.page.id)!
+    return (
+      <Suspense fallback={<div className="empty" aria-busy="true"><p>Loading…</p></div>}>
+        <Page auth={auth} rest={open.rest} />
+      </Suspense>
+    )
+  })()
+
+  return (
+    <div className={`shell${navOpen ? " nav-open" : ""}`}>
+      <header className="topbar">
+        <button type="button" className="icon nav-toggle" aria-label="Menu" aria-expanded={navOpen} onClick={() => setNavOpen(!navOpen)}>
+          ☰
+        </button>
+        <strong>Cairn</strong>
+        <span className="muted page-name">{open?.page.title ?? "Chat"}</span>
+        <span className="spacer" />
+        <span className="muted" data-testid="signed-in-as">{auth.user?.username}</span>
+        <button type="button" onClick={() => void auth.logout()}>Sign out everywhere</button>
+      </header>
+      <nav className="appnav" aria-label="Cairn">
+        <NavLink href="/" icon="MessageSquare" label="Chat" current={!open} onGo={close} />
+        {groups.map((group) => {
+          const inGroup = visible.filter((page) => page.group === group)
+          return inGroup.length === 0 ? null : (
+            <div key={group} className="nav-group">
+              <h2>{group}</h2>
+              {inGroup.map((page) => (
+                <NavLink key={page.id} href={page.path} icon={page.icon} label={page.title} current={open?.page.id === page.id} onGo={close} />
+              ))}
+            </div>
+          )
+        })}
+        <IntegrationSections auth={auth} path={path} onGo={close} />
+      </nav>
+      <div className="content">{content}</div>
+    </div>
+  )
+}

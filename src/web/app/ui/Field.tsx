@@ -1,0 +1,117 @@
+/**
+ * Form fields with their label, description and required mark. A secret field never shows the
+ * stored value: the server sends it masked, and sending the mask back keeps the stored one.
+ */
+import { useId, type ReactNode } from "react"
+
+interface Common {
+  readonly label: string
+  readonly description?: ReactNode
+  readonly required?: boolean
+}
+
+const Label = ({ label, required }: { readonly label: string; readonly required?: boolean }) => (
+  <span>
+    {label}
+    {required ? <abbr className="required" title="required" aria-hidden="true"> *</abbr> : null}
+  </span>
+)
+
+export const TextField = (
+  props: Common & {
+    readonly value: string
+    readonly onChange: (value: string) => void
+    readonly type?: "text" | "password" | "number" | "url" | "date" | "datetime-local"
+    readonly placeholder?: string
+    readonly autoComplete?: string
+    readonly name?: string
+    readonly disabled?: boolean
+  }
+) => {
+  const hint = useId()
+  return (
+    <label className="field">
+      <Label label={props.label} required={props.required} />
+      <input
+        name={props.name}
+        type={props.type ?? "text"}
+        value={props.value}
+        placeholder={props.placeholder}
+        autoComplete={props.autoComplete ?? "off"}
+        required={props.required}
+        disabled={props.disabled}
+        aria-describedby={props.description ? hint : undefined}
+        onChange={(event) => props.onChange(event.target.value)}
+      />
+      {props.description ? <small id={hint}>{props.description}</small> : null}
+    </label>
+  )
+}
+
+export const TextArea = (
+  props: Common & { readonly value: string; readonly onChange: (value: string) => void; readonly rows?: number; readonly monospace?: boolean; readonly name?: string }
+) => {
+  const hint = useId()
+  return (
+    <label className="field">
+      <Label label={props.label} required={props.required} />
+      <textarea
+        name={props.name}
+        rows={props.rows ?? 4}
+        className={props.monospace ? "mono" : undefined}
+        value={props.value}
+        required={props.required}
+        aria-describedby={props.description ? hint : undefined}
+        onChange={(event) => props.onChange(event.target.value)}
+      />
+      {props.description ? <small id={hint}>{props.description}</small> : null}
+    </label>
+  )
+}
+
+export const Checkbox = (props: Common & { readonly checked: boolean; readonly onChange: (checked: boolean) => void; readonly name?: string }) => {
+  const hint = useId()
+  return (
+    <label className="field checkbox">
+      <span className="row">
+        <input type="checkbox" name={props.name} checked={props.checked} aria-describedby={props.description ? hint : undefined} onChange={(event) => props.onChange(event.target.checked)} />
+        <Label label={props.label} required={props.required} />
+      </span>
+      {props.description ? <small id={hint}>{props.description}</small> : null}
+    </label>
+  )
+}
+
+export const Select = (
+  props: Common & {
+    readonly value: string
+    readonly onChange: (value: string) => void
+    readonly options: ReadonlyArray<{ readonly value: string; readonly label: string }>
+    readonly name?: string
+  }
+) => {
+  const hint = useId()
+  return (
+    <label className="field">
+      <Label label={props.label} required={props.required} />
+      <select name={props.name} value={props.value} required={props.required} aria-describedby={props.description ? hint : undefined} onChange={(event) => props.onChange(event.target.value)}>
+        {props.options.map((option) => (
+          <option key={option.value} value={option.value}>{option.label}</option>
+        ))}
+      </select>
+      {props.description ? <small id={hint}>{props.description}</small> : null}
+    </label>
+  )
+}
+
+/** A list of strings edited as comma-separated text (wake words, fallback models). */
+export const ListField = (props: Common & { readonly value: ReadonlyArray<string>; readonly onChange: (value: ReadonlyArray<string>) => void; readonly name?: string }) => (
+  <TextField
+    label={props.label}
+    name={props.name}
+    required={props.required}
+    description={props.description ?? "Separate entries with commas."}
+    value={props.value.join(", ")}
+    onChange={(text) => props.onChange(text.split(",").map((entry) => entry.trim()).filter((entry) => entry.length > 0))}
+  />
+)

@@ -1,0 +1,46 @@
+/**
+ * A console test's setup: a real Cairn (PGlite) with the fake LLM, headless Chromium, and a page
+ * signed in as the first admin (made through the API, signed in through the page).
+ */
+import type { Browser, Page } from "playwright-core"
+import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../../fixtures/fakeLlm.ts"
+import { ensureWebBuilt, launchBrowser } from "../../support/browser.ts"
+import { startServer, type TestServer } from "../../support/server.ts"
+import { signInThroughPage } from "../support.ts"
+
+export const adminPassword = "correct horse battery"
+
+export interface Console {
+  readonly server: TestServer
+  readonly llm: FakeLlm
+  readonly browser: Browser
+  readonly page: Page
+  readonly close: () => Promise<void>
+}
+
+export const startConsole = async (options: { readonly env?: Record<string, string>; readonly viewport?: { width: number; height: number } } = {}): Promise<Console> => {
+  ensureWebBuilt()
+  const llm = await startFakeLlm()
+  const server = await startServer({ backend: "pglite", env: { ...fakeLlmEnv(llm), ...options.env } })
+  await server.request("/auth/setup", { method: "POST", body: JSON.stringify({ username: "root", password: adminPassword }) })
+  const browser = await launchBrowser()
+  const page = await (await browser.newContext({ viewport: options.viewport ?? { width: 1280, height: 860 } })).newPage()
+  await signInThroughPage(page, server.baseUrl, "root", adminPassword)
+  return {
+    server,
+    llm,
+    browser,
+    page,
+    close: async () => {
+      await browser.close()
+      await server.close()
+      await llm.close()
+    }
+  }
+}
+
+/** Opens a console page through the navigation, as a user would. */
+export const openPage = async (page: Page, title: string) => {
+  await page.getByRole("navigation", { name: "Cairn" }).getByRole("link", { name: title, exact: true }).click()
+  await page.getByRole("heading", { level: 1, name: title }).waitFor()
+}
