@@ -25,6 +25,8 @@ export type Topic =
   | "tool_result"
   | "tasks"
   | "task"
+  | "workflows"
+  | "heartbeats"
   | "invalidate"
 
 export interface Notice {
@@ -210,12 +212,35 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
         })
       )
 
+    /**
+     * A loop that looks when told to rather than on a clock: runs `look`, which answers how long
+     * (ms) nothing needs it (the next slot, a timeout), then waits for that or a notice of `topics`,
+     * whichever comes first, and never starts a look sooner than `spacingMs` after the last one
+     * began (a burst of notices costs one look). Subscribed before the first look, so a notice
+     * during a look is not missed.
+     */
+    const lookLoop = <E, R>(topics: Topics, look: Effect.Effect<number, E, R>, spacingMs: number): Effect.Effect<never, E, R> =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const subscription = yield* PubSub.subscribe(hub)
+          const noPoll = yield* Schedule.driver(Schedule.stop)
+          for (;;) {
+            const began = Date.now()
+            const idleMs = yield* look
+            yield* Effect.raceFirst(nextWake(subscription, noPoll, topics, undefined), Effect.sleep(Duration.millis(Math.max(0, idleMs))))
+            const sinceLook = Date.now() - began
+            if (sinceLook < spacingMs) yield* Effect.sleep(Duration.millis(spacingMs - sinceLook))
+          }
+        })
+      )
+
     return {
       publish,
       publishAll,
       changes,
       awaitSome,
       waker,
+      lookLoop,
       backend: info.backend
     } as const
   })

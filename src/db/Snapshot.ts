@@ -11,7 +11,8 @@
  * both are pinned by `test/db/snapshot.test.ts`. The value is also read on every request, where
  * this check is one clock read and a comparison.
  */
-import { Clock, Deferred, Effect, FiberId, FiberSet, Stream, type Scope } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Clock, Deferred, Effect, FiberId, FiberSet, Option, Stream, type Scope } from "effect"
 import { Bus } from "./Bus.ts"
 
 export interface Snapshot<A, E> {
@@ -88,8 +89,13 @@ const snapshotOf = <A, E>(load: Effect.Effect<A, E>, ttlMs: number, loads: Fiber
     )
   })
 
+  // A reader inside a database transaction loads on its own connection: waiting on the shared
+  // load could wait forever where the database has one connection (PGlite), which the shared
+  // load needs and the reader's transaction holds.
   const get = Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    value !== undefined && now - value.at < ttlMs ? Effect.succeed(value.value) : shared
+    value !== undefined && now - value.at < ttlMs
+      ? Effect.succeed(value.value)
+      : Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) => (Option.isSome(transaction) ? loadAndKeep : shared))
   )
 
   // A load under way read before the change: its value must not be kept.

@@ -7,6 +7,7 @@
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { Channels } from "../channels/Channels.ts"
+import { Bus } from "../db/Bus.ts"
 import { Chat } from "../chat/Chat.ts"
 import { makeDispatchSecrets, maskDispatchConfig, unmaskDispatchConfig } from "../secrets/DispatchConfig.ts"
 import { Dispatchers } from "../tasks/delivery/Dispatchers.ts"
@@ -70,6 +71,7 @@ export class Heartbeats extends Effect.Service<Heartbeats>()("cairn/Heartbeats",
     const chat = yield* Chat
     const injector = yield* Injector
     const dispatchers = yield* Dispatchers
+    const bus = yield* Bus
     const secrets = yield* makeDispatchSecrets
     // Rows an older release stored with a URL credential in the clear are sealed once, here.
     yield* repo.resealDispatchConfigs(secrets.seal)
@@ -97,7 +99,10 @@ export class Heartbeats extends Effect.Service<Heartbeats>()("cairn/Heartbeats",
         const sent = unmaskDispatchConfig(body.dispatch_config, secrets.open(stored))
         const settings = { ...body, channel_id: channelId, ends_at: body.ends_at === null ? null : new Date(body.ends_at), dispatch_config: secrets.seal(sent) }
         const nextAt = slotAfter({ ...settings, anchor: now }, now)
-        return toHeartbeat(yield* repo.upsert({ ...settings, nextAt }, now))
+        const saved = toHeartbeat(yield* repo.upsert({ ...settings, nextAt }, now))
+        // The scheduler sleeps until the next slot it knew of: this one may come sooner.
+        yield* bus.publish("heartbeats", channelId)
+        return saved
       })
 
     const runs = (channelId: string, limit: number) =>
@@ -163,5 +168,5 @@ export class Heartbeats extends Effect.Service<Heartbeats>()("cairn/Heartbeats",
 
     return traced("Heartbeats", { get, put, runs, runNow, fire, settle } as const)
   }),
-  dependencies: [HeartbeatsRepo.Default, Channels.Default, Chat.Default, Injector.Default, Dispatchers.Default]
+  dependencies: [HeartbeatsRepo.Default, Channels.Default, Chat.Default, Injector.Default, Dispatchers.Default, Bus.Default]
 }) {}

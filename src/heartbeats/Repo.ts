@@ -80,6 +80,11 @@ export class HeartbeatsRepo extends Effect.Service<HeartbeatsRepo>()("cairn/Hear
                  RETURNING ${sql.literal(columns)}`).pipe(Effect.map((list) => list[0]!)),
       /** Enabled heartbeats whose slot has come. */
       due: (now: Date) => rows(sql`SELECT ${sql.literal(columns)} FROM channel_heartbeats WHERE enabled AND next_at <= ${now} ORDER BY next_at LIMIT 100`),
+      /** The earliest slot of an enabled heartbeat, if any (the scheduler sleeps until it). */
+      nextSlot: Effect.map(
+        sql<{ next_at: Date | null }>`SELECT min(next_at) AS next_at FROM channel_heartbeats WHERE enabled`,
+        (found) => (found[0]?.next_at ? new Date(found[0].next_at) : undefined)
+      ),
       /** Moves a heartbeat to its next slot, unless another process moved it first (it read `from`). */
       advance: (channelId: string, from: Date, to: Date | null) =>
         Effect.map(

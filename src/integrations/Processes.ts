@@ -117,8 +117,9 @@ export const ProcessesLive = Layer.scoped(
     yield* Effect.forkScoped(
       Effect.forever(
         Effect.flatMap(Queue.take(changes), (id) => {
-          const queue = wakeups.get(id)
-          return queue ? Queue.offer(queue, undefined) : Effect.void
+          // "*": another process changed some integration's settings.
+          const queues = id === "*" ? [...wakeups.values()] : wakeups.has(id) ? [wakeups.get(id)!] : []
+          return Effect.forEach(queues, (queue) => Queue.offer(queue, undefined), { discard: true })
         })
       )
     )

@@ -7,18 +7,13 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { decodeRows, firstRow, repository, transactions } from "../db/Repository.ts"
 
-const SettingRow = Schema.Struct({ key: Schema.String, value: Schema.String })
+const AnySettingRow = Schema.Struct({ integration_id: Schema.String, key: Schema.String, value: Schema.String })
 const ProcessKeyRow = Schema.Struct({ api_key_id: Schema.String, key_value: Schema.String })
 const IdRow = Schema.Struct({ integration_id: Schema.String })
 
 export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("cairn/IntegrationsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const settings = SqlSchema.findAll({
-      Request: Schema.String,
-      Result: SettingRow,
-      execute: (integrationId) => sql`SELECT key, value FROM integration_settings WHERE integration_id = ${integrationId}`
-    })
     const processKey = SqlSchema.findOne({
       Request: Schema.String,
       Result: ProcessKeyRow,
@@ -39,9 +34,18 @@ export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("cairn/
         sql`INSERT INTO integration_api_keys (integration_id, api_key_id, key_value) VALUES (${integrationId}, ${keyId}, ${sealed})
             ON CONFLICT (integration_id) DO NOTHING RETURNING integration_id`
     })
+    const allSettings = decodeRows(AnySettingRow)
     return repository("IntegrationsRepo", {
-      /** The integration's stored settings, key to stored value. */
-      settings: (integrationId: string) => Effect.map(settings(integrationId), (rows) => new Map(rows.map((row) => [row.key, row.value]))),
+      /** Every integration's stored settings: integration to key to stored value. */
+      allSettings: Effect.map(allSettings(sql`SELECT integration_id, key, value FROM integration_settings`), (rows) => {
+        const byIntegration = new Map<string, Map<string, string>>()
+        for (const row of rows) {
+          const settings = byIntegration.get(row.integration_id) ?? new Map<string, string>()
+          settings.set(row.key, row.value)
+          byIntegration.set(row.integration_id, settings)
+        }
+        return byIntegration as ReadonlyMap<string, ReadonlyMap<string, string>>
+      }),
       /** Writes and forgets (null) settings in one transaction. */
       writeSettings: (integrationId: string, writes: ReadonlyArray<readonly [string, string | null]>) =>
         sql.withTransaction(

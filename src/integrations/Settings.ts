@@ -4,11 +4,13 @@
  * encrypted and shown masked everywhere; a masked value sent back unchanged keeps the secret,
  * except when the same request changes a `*_URL` setting (see `secretsCarriedToNewUrl`).
  */
-import { Config, Effect, Option, PubSub } from "effect"
+import { Config, Effect, Option, PubSub, Stream } from "effect"
 import { ApiKeys } from "../access/keys/ApiKeys.ts"
 import { CreateApiKey } from "../access/keys/Model.ts"
 import { presets } from "../auth/Scopes.ts"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
+import { Bus } from "../db/Bus.ts"
+import { makeSharedSnapshot } from "../db/Snapshot.ts"
 import { MASK } from "../secrets/Mask.ts"
 import { makeKeyVaultFor } from "../secrets/Vault.ts"
 import type { NormalizedEnvVar, NormalizedManifest } from "./Manifest.ts"
@@ -47,13 +49,28 @@ export const statusOf = (settings: ReadonlyArray<ResolvedSetting>): "ready" | "p
 /** The preset an integration's process key gets when its manifest names none. */
 export const defaultKeyPreset = "messaging_integration"
 
+/** The integrations' stored settings in memory: read on every worker look and SDK `settings.get`. */
+const storedSnapshotName = "integration-settings"
+
 export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("cairn/IntegrationSettings", {
-  effect: Effect.gen(function* () {
+  scoped: Effect.gen(function* () {
     const repo = yield* IntegrationsRepo
+    const bus = yield* Bus
     const vault = yield* makeKeyVaultFor("integration-settings")
     const apiKeys = yield* ApiKeys
-    /** Announces an integration whose settings changed (the process manager restarts it). */
+    /**
+     * Announces an integration whose settings changed (its workers and process restart), or "*"
+     * when another process changed some (each then compares what it runs with).
+     */
     const changes = yield* PubSub.unbounded<string>()
+    // Every process keeps them in step through the bus; the window bounds a lost notice.
+    const storedSettings = yield* makeSharedSnapshot(storedSnapshotName, repo.allSettings, 60_000)
+    yield* Effect.forkScoped(
+      bus.changes("invalidate").pipe(
+        Stream.filter((key) => key === storedSnapshotName || key === "*"),
+        Stream.runForEach(() => PubSub.publish(changes, "*"))
+      )
+    )
 
     // The environment as the server was configured (a .env file, or a test's own provider).
     const provider = yield* Effect.configProviderWith(Effect.succeed)
@@ -64,7 +81,7 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
         Effect.orElseSucceed(() => undefined)
       )
 
-    const stored = (integrationId: string) => repo.settings(integrationId)
+    const stored = (integrationId: string) => Effect.map(storedSettings.get, (all) => all.get(integrationId) ?? new Map<string, string>())
 
     const resolve = (integrationId: string, manifest: NormalizedManifest) =>
       Effect.gen(function* () {
@@ -169,6 +186,7 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
           integrationId,
           writes.map(([key, value]) => [key, value !== null && specs.get(key)!.secret ? vault.encrypt(value) : value] as const)
         )
+        yield* storedSettings.refresh
         yield* PubSub.publish(changes, integrationId)
         return yield* resolve(integrationId, manifest)
       })
@@ -207,5 +225,5 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
       environment
     } as const
   }),
-  dependencies: [IntegrationsRepo.Default, ApiKeys.Default]
+  dependencies: [IntegrationsRepo.Default, ApiKeys.Default, Bus.Default]
 }) {}

@@ -34,7 +34,7 @@ const workersConfig = Config.all({
   restartBaseMs: Config.integer("WORKER_RESTART_BASE_MS").pipe(Config.withDefault(1000)),
   restartMaxMs: Config.integer("WORKER_RESTART_MAX_MS").pipe(Config.withDefault(60_000)),
   stopGraceMs: Config.integer("WORKER_STOP_GRACE_MS").pipe(Config.withDefault(5000)),
-  settingsPollMs: Config.integer("WORKER_SETTINGS_POLL_MS").pipe(Config.withDefault(10_000)),
+  settingsPollMs: Config.integer("WORKER_SETTINGS_POLL_MS").pipe(Config.withDefault(60_000)),
   storeSweepMs: Config.integer("STORE_SWEEP_MS").pipe(Config.withDefault(300_000))
 })
 
@@ -82,9 +82,14 @@ export const WorkersLive = Layer.scoped(
     const wakeups = new Map<string, Array<Queue.Queue<void>>>()
     const changes = yield* PubSub.subscribe(settings.changes)
 
-    // Each settings change wakes every worker of that integration.
+    // Each settings change wakes every worker of that integration ("*": another process changed
+    // some; every worker compares what it runs with).
     yield* Effect.forkScoped(
-      Effect.forever(Effect.flatMap(Queue.take(changes), (id) => Effect.forEach(wakeups.get(id) ?? [], (queue) => Queue.offer(queue, undefined))))
+      Effect.forever(
+        Effect.flatMap(Queue.take(changes), (id) =>
+          Effect.forEach(id === "*" ? [...wakeups.values()].flat() : (wakeups.get(id) ?? []), (queue) => Queue.offer(queue, undefined))
+        )
+      )
     )
 
     const supervise = (integrationId: string, manifest: Parameters<IntegrationSettings["resolve"]>[1], context: IntegrationContext, worker: Worker) =>
@@ -122,17 +127,17 @@ export const WorkersLive = Layer.scoped(
         })
         const fingerprint = (all: Record<string, string | undefined>) => JSON.stringify(Object.entries(all).sort(([a], [b]) => (a < b ? -1 : 1)))
 
-        /** Completes when the settings differ from `seen`: announced here, or found by the periodic re-read. */
+        /**
+         * Completes when the settings differ from `seen`: looked at when a change is announced (in
+         * this process or another, through the bus) and on the slow safety re-read.
+         */
         const settingsChange = (seen: string) =>
-          Effect.raceFirst(
-            Queue.take(wake),
-            Effect.gen(function* () {
-              for (;;) {
-                yield* Effect.sleep(Duration.millis(config.settingsPollMs))
-                if (fingerprint(yield* Effect.orElseSucceed(values, () => ({}))) !== seen) return
-              }
-            })
-          )
+          Effect.gen(function* () {
+            for (;;) {
+              yield* Effect.raceFirst(Queue.take(wake), Effect.sleep(Duration.millis(config.settingsPollMs)))
+              if (fingerprint(yield* Effect.orElseSucceed(values, () => ({}))) !== seen) return
+            }
+          })
 
         /** One run of the worker, until it returns, fails, or is interrupted (then aborted and given the grace). */
         const runOnce = (all: Record<string, string | undefined>) =>

@@ -3,13 +3,17 @@
  * WORKFLOWS_DIR) are synced into the database and the tool triggers registered; then one engine
  * across every server process (the leader of `workflows`) starts the scheduled runs that are due
  * (slots missed while no server ran start one run, then the schedule goes on from now) and moves
- * every running run on, each WORKFLOW_TICK_MS. An API call (run, approve, skip, retry) moves its run at once as well.
+ * every running run on. It looks when a task changes (a step's task ends: the bus), when a
+ * workflow or run is made, at the next schedule slot, and every WORKFLOW_TICK_MS while runs are
+ * going (their steps' timeouts and retries); with nothing going it sleeps. An API call (run,
+ * approve, skip, retry) moves its run at once as well.
  */
 import { SqlClient } from "@effect/sql"
-import { Config, Duration, Effect, Layer, Schedule } from "effect"
+import { Config, Duration, Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import YAML from "yaml"
+import { Bus } from "../db/Bus.ts"
 import { Leadership } from "../db/Leadership.ts"
 import { Schema } from "effect"
 import { nextSlot } from "../heartbeats/Slots.ts"
@@ -25,6 +29,9 @@ const engineConfig = Config.all({
     Config.map((raw) => raw.split(",").map((dir) => dir.trim()).filter((dir) => dir.length > 0))
   )
 })
+
+/** The engine's look with no run going and no slot near: a bound for a change the bus did not tell of. */
+const idleLook = Duration.minutes(1)
 
 export const projectWorkflowsDir = projectDir("workflows")
 
@@ -52,6 +59,7 @@ export const WorkflowEngineLive = Layer.scopedDiscard(
     const repo = yield* WorkflowsRepo
     const workflows = yield* Workflows
     const leadership = yield* Leadership
+    const bus = yield* Bus
     const sql = yield* SqlClient.SqlClient
     for (const dir of [projectWorkflowsDir, ...config.dirs]) {
       for (const { definition, file } of yield* readDir(dir)) {
@@ -59,9 +67,16 @@ export const WorkflowEngineLive = Layer.scopedDiscard(
       }
     }
     yield* workflows.registerTools
-    /** Starts a run for each schedule whose slot has come (once: the slot moves on first), and sets new schedules' first slot. */
+    /**
+     * Starts a run for each schedule whose slot has come (once: the slot moves on first), and sets
+     * new schedules' first slot. Answers the earliest slot still to come, if any.
+     */
     const fireSchedules = Effect.gen(function* () {
       const now = new Date()
+      let earliest: number | undefined
+      const upcoming = (at: Date) => {
+        earliest = earliest === undefined ? at.getTime() : Math.min(earliest, at.getTime())
+      }
       for (const row of yield* repo.scheduled) {
         const definition = yield* Effect.either(Schema.decodeUnknown(WorkflowDefinition)(row.definition))
         if (definition._tag === "Left" || !definition.right.triggers.schedule) continue
@@ -69,10 +84,15 @@ export const WorkflowEngineLive = Layer.scopedDiscard(
         const next = nextSlot({ intervalSeconds: null, cron: schedule.cron, timezone: schedule.timezone }, now, now)
         if (row.next_at === null) {
           yield* repo.moveSchedule(row.id, null, next)
+          upcoming(next)
           continue
         }
-        if (row.next_at > now) continue
+        if (row.next_at > now) {
+          upcoming(row.next_at)
+          continue
+        }
         const slot = row.next_at
+        upcoming(next)
         // The slot moves on and its run starts together: neither without the other, whatever stops.
         yield* sql
           .withTransaction(
@@ -83,15 +103,22 @@ export const WorkflowEngineLive = Layer.scopedDiscard(
           )
           .pipe(Effect.catchAllCause((cause) => Effect.logWarning(`The scheduled run of workflow ${row.id} did not start`, cause)))
       }
+      return earliest
     })
 
+    /** One look: fires due slots, moves running runs on, and answers how long it may sleep. */
     const tick = Effect.gen(function* () {
-      yield* fireSchedules
-      for (const runId of yield* repo.activeRunIds) yield* workflows.advance(runId)
+      const nextSlot = yield* fireSchedules
+      const active = yield* repo.activeRunIds
+      for (const runId of active) yield* workflows.advance(runId)
+      if (active.length > 0) return config.tickMs
+      return Math.max(0, Math.min(Duration.toMillis(idleLook), nextSlot === undefined ? Infinity : nextSlot - Date.now()))
     }).pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("Workflow engine tick failed", cause)),
-      Effect.repeat(Schedule.spaced(Duration.millis(config.tickMs)))
+      Effect.catchAllCause((cause) => Effect.as(Effect.logWarning("Workflow engine tick failed", cause), config.tickMs))
     )
-    yield* leadership.lead("workflows", tick, { onFollowing: Effect.void, onLeading: Effect.logDebug("Leading the workflow engine") }).pipe(Effect.forkScoped)
+
+    // Looks again when a task changes (a step's task ended) or a workflow or run is made.
+    const engine = bus.lookLoop(["task", "workflows"], tick, config.tickMs)
+    yield* leadership.lead("workflows", engine, { onFollowing: Effect.void, onLeading: Effect.logDebug("Leading the workflow engine") }).pipe(Effect.forkScoped)
   })
-).pipe(Layer.provide(Layer.mergeAll(Workflows.Default, WorkflowsRepo.Default, Leadership.Default)))
+).pipe(Layer.provide(Layer.mergeAll(Workflows.Default, WorkflowsRepo.Default, Leadership.Default, Bus.Default)))

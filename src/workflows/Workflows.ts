@@ -20,6 +20,7 @@ import { ToolRegistry, layer as ToolRegistryLive } from "../agent/Tools.ts"
 import { Bots } from "../bots/Bots.ts"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import { Sessions } from "../sessions/Sessions.ts"
+import { Bus } from "../db/Bus.ts"
 import { Tasks } from "../tasks/Tasks.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { holds, render, resolveParams, toolNameOf, WorkflowDefinition, type ParamValue, type StepStatus } from "./Definition.ts"
@@ -67,6 +68,7 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
     const repo = yield* WorkflowsRepo
     const sql = yield* SqlClient.SqlClient
     const tasks = yield* Tasks
+    const bus = yield* Bus
     const sessions = yield* Sessions
     const bots = yield* Bots
     const tools = yield* ToolRegistry
@@ -100,6 +102,7 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
           return yield* new WorkflowConflict({ detail: `A workflow ${definition.id} exists already` })
         }
         yield* registerTool(definition)
+        yield* bus.publish("workflows", definition.id)
         return yield* get(definition.id)
       })
 
@@ -111,6 +114,7 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
         if (!before || !(yield* repo.update(id, encodeDefinition(definition)))) return yield* notFound(`Workflow ${id}`)
         yield* unregisterTool(definitionOf(before))
         yield* registerTool(definition)
+        yield* bus.publish("workflows", id)
         return yield* get(id)
       })
 
@@ -119,6 +123,7 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
         const row = yield* repo.find(id)
         if (!row || !(yield* repo.remove(id))) return yield* notFound(`Workflow ${id}`)
         yield* unregisterTool(definitionOf(row))
+        yield* bus.publish("workflows", id)
       })
 
     /** The workflow as YAML, as a file in workflows/ would hold it. */
@@ -178,6 +183,8 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
             stepIds: definition.steps.map((step) => step.id)
           })
         ).pipe(Effect.orDie)
+        // The engine watches running runs' timeouts while there are any: it learns of this one now.
+        yield* bus.publish("workflows", runId)
         yield* advance(runId)
         return yield* view(runId)
       })
@@ -386,5 +393,5 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
 
     return traced("Workflows", { get, list, create, update, remove, exportYaml, start, view, runs, advance, approve, skip, retry, cancel, registerTools } as const)
   }),
-  dependencies: [WorkflowsRepo.Default, Tasks.Default, Sessions.Default, Bots.Default, ToolRegistryLive]
+  dependencies: [WorkflowsRepo.Default, Tasks.Default, Bus.Default, Sessions.Default, Bots.Default, ToolRegistryLive]
 }) {}

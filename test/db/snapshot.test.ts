@@ -1,10 +1,13 @@
 /**
  * The cached snapshot behind the settings and the provider registry: one load per window, one
- * load for any number of concurrent readers, and no stale value winning over a newer one.
+ * load for any number of concurrent readers, and no stale value winning over a newer one; on
+ * PGlite's single connection, a reader inside a transaction is not held by a load waiting for it.
  */
+import { SqlClient } from "@effect/sql"
 import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
 import { describe, expect, it } from "vitest"
 import { makeSnapshot as makeScopedSnapshot } from "../../src/db/Snapshot.ts"
+import { createTestDatabase, withDatabase } from "../support/database.ts"
 
 /** A snapshot whose loads run in a scope of the test's own (open until the process ends). */
 const makeSnapshot = <A, E>(load: Effect.Effect<A, E>, ttlMs: number) =>
@@ -96,5 +99,41 @@ describe("makeSnapshot", () => {
     await Effect.runPromise(Scope.close(scope, Exit.void))
     expect(interrupted).toBe(true)
     await Effect.runPromise(Fiber.interrupt(reader))
+  })
+})
+
+describe("makeSnapshot on PGlite's one connection", () => {
+  it("answers a reader inside a transaction while a shared load waits for that transaction's connection", async () => {
+    const db = await createTestDatabase("pglite")
+    try {
+      const outcome = await withDatabase(
+        db,
+        Effect.scoped(Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          let loads = 0
+          const snapshot = yield* makeScopedSnapshot(Effect.map(sql`SELECT 1 AS one`, () => ++loads), 60_000)
+          const inTransaction = yield* Deferred.make<void>()
+          // A reader outside the transaction (forked before it) starts the shared load, which
+          // waits for the connection the transaction holds ...
+          const outside = yield* Effect.fork(Effect.zipRight(Deferred.await(inTransaction), snapshot.get))
+          return yield* sql.withTransaction(
+            Effect.gen(function* () {
+              yield* Deferred.succeed(inTransaction, undefined)
+              yield* Effect.sleep("50 millis")
+              // ... and a reader inside it must not wait on that load.
+              const inside = yield* snapshot.get
+              return inside
+            })
+          ).pipe(
+            Effect.flatMap((inside) => Effect.map(Fiber.join(outside), (after) => ({ inside, after }))),
+            Effect.timeout("5 seconds")
+          )
+        }))
+      )
+      expect(outcome.inside).toBeGreaterThanOrEqual(1)
+      expect(outcome.after).toBeGreaterThanOrEqual(1)
+    } finally {
+      await db.drop()
+    }
   })
 })
