@@ -12,10 +12,8 @@ import type { AuthSession } from "../../shared/session.ts"
 import { allows } from "../scopes.ts"
 import { StatusBadge } from "../ui/Page.tsx"
 import { useAction, useLoad, usePoll } from "../ui/useLoad.ts"
+import { HUD_POLL_MS } from "./polling.ts"
 import { fetchRoute, isLocalPath, refusal } from "./routeFetch.ts"
-
-/** How often a HUD is read again: the spec's "polled by the HUD every 30 seconds". */
-export const HUD_POLL_MS = 30_000
 
 const HudAction = Schema.Struct({ id: Schema.String, label: Schema.String, method: Schema.String, path: Schema.String })
 const HudStatusItem = Schema.Struct({

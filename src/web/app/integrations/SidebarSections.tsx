@@ -9,10 +9,8 @@ import { navigate, useQueryParam } from "../route.ts"
 import { allows } from "../scopes.ts"
 import { drawnIconName, Icon } from "../ui/Icon.tsx"
 import { useLoad } from "../ui/useLoad.ts"
+import { READINESS_POLL_MS } from "./polling.ts"
 import { fetchRoute } from "./routeFetch.ts"
-
-/** How often a section's readiness is read again. */
-export const READINESS_POLL_MS = 30_000
 
 type Readiness = "ready" | "not_ready" | "unknown"
 
