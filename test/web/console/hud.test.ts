@@ -2,7 +2,7 @@
  * The HUD in a real Chromium against a real Cairn (PGlite) and the fake chat server: a channel bound
  * to the messaging bridge with the HUD preset `default` shows the bridge's connection badge in the
  * chat header; the chat server stopped, the next poll shows it disconnected (and the bridge's sidebar
- * readiness dot turns red); started again, connected; Pause and Resume act from the badge. A channel
+ * readiness dot turns red); started again, connected; its helper away, degraded; Pause and Resume act from the badge. A channel
  * bound with the preset `none` shows nothing. The page runs on Playwright's clock, so the test moves
  * time on by the HUD's 30 s interval instead of waiting for it.
  */
@@ -94,6 +94,15 @@ describe("console: the HUD", () => {
     await c.page.clock.fastForward(HUD_POLL_MS)
     await badgeIs("connected")
     await bridgeDot("ready")
+
+    // The chat server answers but its helper is not connected: degraded, with the reason as the tooltip.
+    chat.setServerInfo({ helperConnected: false })
+    await c.page.clock.fastForward(HUD_POLL_MS)
+    await badgeIs("degraded")
+    expect(await badge().getAttribute("title")).toContain("helper is not connected")
+    chat.setServerInfo({ helperConnected: true })
+    await c.page.clock.fastForward(HUD_POLL_MS)
+    await badgeIs("connected")
   })
 
   it("pauses and resumes the bridge from the badge", async () => {

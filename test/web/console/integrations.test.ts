@@ -6,8 +6,11 @@
  * not ready, having no chat server configured), a sidebar item's answer shown in the page, and the
  * bridge's webhook URL copied as an absolute URL.
  */
+import * as fs from "node:fs"
 import type { Response } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { tempDir } from "../../support/database.ts"
+import { writeIntegration } from "../../support/integrations.ts"
 import { json } from "../../support/server.ts"
 import { screenshot } from "../support.ts"
 import { openPage, startConsole, type Console } from "./support.ts"
@@ -16,11 +19,14 @@ const SECRET = "tok-console-secret-7f3a9c41"
 
 describe("console: integrations", () => {
   let c: Console
+  /** An integration that fails to load (its route's handler is no function), beside the project's. */
+  const extraDir = tempDir("cairn-console-integrations-")
   /** Every response the page received, with its body, as it arrived. */
   const responses: Array<Promise<{ url: string; body: string }>> = []
 
   beforeAll(async () => {
-    c = await startConsole()
+    writeIntegration(extraDir, "broken", { "router.ts": "export default [{ method: 'GET', path: '/x', handler: 'not a function' }]\n" })
+    c = await startConsole({ env: { INTEGRATION_DIRS: extraDir } })
     await c.page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: c.server.baseUrl })
     c.page.on("response", (response: Response) => {
       responses.push(response.body().then((body) => ({ url: response.url(), body: body.toString("utf8") }), () => ({ url: response.url(), body: "" })))
@@ -28,6 +34,7 @@ describe("console: integrations", () => {
   }, 120_000)
   afterAll(async () => {
     await c?.close()
+    fs.rmSync(extraDir, { recursive: true, force: true })
   })
 
   it("lists each integration with its status and why it is not ready", async () => {
@@ -39,6 +46,9 @@ describe("console: integrations", () => {
     await bridge.getByText("Not configured", { exact: true }).waitFor()
     await bridge.getByText("Missing required settings: MSGBRIDGE_SERVER_URL, MSGBRIDGE_PASSWORD, MSGBRIDGE_WEBHOOK_TOKEN").waitFor()
     await example.getByText(/stats-snapshot: running/).waitFor()
+    const broken = page.getByTestId("integration-broken")
+    await broken.getByText("Failed", { exact: true }).waitFor()
+    await broken.getByText(/handler must be a function/).waitFor()
     await screenshot(page, "console-integrations")
   })
 
@@ -58,8 +68,9 @@ describe("console: integrations", () => {
     await bridge.locator('[data-testid="readiness-Messages"][data-state="not_ready"]').waitFor()
     const diagnosis = await json(await c.server.request("/integrations/msgbridge/diagnose"))
     expect(diagnosis.ready).toBe(false)
-    const red = await bridge.locator(".ready-dot").evaluate((dot) => getComputedStyle(dot).backgroundColor)
-    const green = await example.locator(".ready-dot").evaluate((dot) => getComputedStyle(dot).backgroundColor)
+    const colour = (dot: unknown) => (globalThis as any).getComputedStyle(dot).backgroundColor as string
+    const red = await bridge.locator(".ready-dot").evaluate(colour)
+    const green = await example.locator(".ready-dot").evaluate(colour)
     expect(red).not.toBe(green)
 
     await example.getByRole("link", { name: "Ping" }).click()
@@ -95,8 +106,8 @@ describe("console: integrations", () => {
     // A second save with the mask untouched keeps the secret (the mask is not even sent).
     await greeting.fill("Howdy again")
     await form.getByRole("button", { name: "Save settings" }).click()
-    await page.waitForFunction(() => document.querySelector<HTMLInputElement>('input[name="EXAMPLE_GREETING"]')?.value === "Howdy again")
     await form.getByRole("status").filter({ hasText: "Saved." }).waitFor()
+    expect(await greeting.inputValue()).toBe("Howdy again")
     const again = await json(await c.server.request("/api/v1/admin/integrations/example/settings"))
     expect(again.settings.find((s: { key: string }) => s.key === "EXAMPLE_API_TOKEN")).toMatchObject({ is_set: true, source: "stored" })
 
@@ -123,6 +134,17 @@ describe("console: integrations", () => {
     expect(await webhook.getByLabel("Webhook URL").textContent()).toBe(expected)
     await webhook.getByRole("button", { name: "Copy" }).click()
     await webhook.getByRole("button", { name: "Copied" }).waitFor()
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(expected)
+    expect(await page.evaluate(() => (globalThis as any).navigator.clipboard.readText() as Promise<string>)).toBe(expected)
+  })
+
+  it("fits a phone's width", async () => {
+    const { page } = c
+    await page.setViewportSize({ width: 390, height: 800 })
+    for (const path of ["/admin/integrations", "/admin/integrations/msgbridge"]) {
+      await page.goto(`${c.server.baseUrl}${path}`)
+      await page.getByRole("heading", { level: 1 }).waitFor()
+      await page.getByRole("table").first().waitFor()
+      expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number), path).toBeLessThanOrEqual(390)
+    }
   })
 })

@@ -108,6 +108,7 @@ export const IntegrationView = ({ auth, id }: { readonly auth: AuthSession; read
             {integration.workers.length === 0 ? (
               <p className="muted">No workers.</p>
             ) : (
+              <div className="table-scroll">
               <table className="data">
                 <thead>
                   <tr>
@@ -137,6 +138,7 @@ export const IntegrationView = ({ auth, id }: { readonly auth: AuthSession; read
                   ))}
                 </tbody>
               </table>
+              </div>
             )}
             {integration.parts.includes("process") ? (
               <>

@@ -18,6 +18,7 @@ const IntegrationList = ({ auth }: Pick<PageProps, "auth">) => {
   return (
     <Page title="Integrations" error={error} loading={loading} testId="integrations">
       <p className="muted">Found at startup in the project's <code>integrations/</code>, each <code>INTEGRATION_DIRS</code> folder and the shared workspace.</p>
+      <div className="table-scroll">
       <table className="data">
         <thead>
           <tr>
@@ -73,6 +74,7 @@ const IntegrationList = ({ auth }: Pick<PageProps, "auth">) => {
           })}
         </tbody>
       </table>
+      </div>
       {data && data.length === 0 ? <p className="muted">No integrations were found.</p> : null}
     </Page>
   )
