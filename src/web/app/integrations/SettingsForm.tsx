@@ -26,7 +26,7 @@ const placeholderOf = (setting: Setting) => {
 }
 
 /** A manifest's description as a sentence followed by the notes. */
-const sentence = (text: string) => (text === "" ? "" : /[.!?:)]$/.test(text) ? `${text} ` : `${text}. `)
+const sentence = (text: string) => (text === "" ? "" : /[.!?:]$/.test(text) ? `${text} ` : `${text}. `)
 
 const sourceNote = (setting: Setting) =>
   setting.source === "stored" ? "Stored here." : setting.source === "environment" ? "From the server's environment." : setting.source === "default" ? "The manifest's default." : "Not set."
