@@ -29,5 +29,7 @@ export const SETUP = defineSetup({
     ],
     readiness_endpoint: "/integrations/msgbridge/diagnose",
     readiness_field: "ready"
-  }
+  },
+  // The chat header of a channel bound with the HUD preset `default` shows the connection badge.
+  hud: { status_endpoint: "/integrations/msgbridge/hud/status" }
 })

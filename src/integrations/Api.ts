@@ -28,13 +28,21 @@ export class IntegrationSummary extends Schema.Class<IntegrationSummary>("Integr
   name: Schema.String,
   version: Schema.NullOr(Schema.String),
   status: Schema.Literal("ready", "partial", "not_configured", "failed"),
+  /** The required settings that resolve to nothing (why it is partial or not configured). */
+  missing_settings: Schema.Array(Schema.String),
   parts: Schema.Array(Schema.String),
   error: Schema.NullOr(Schema.String),
   dir: Schema.String,
   overrides: Schema.Array(Schema.String),
   metadata: Schema.NullOr(Schema.Struct({ integration_type: Schema.String, client_id_prefix: Schema.String })),
   /** Its workers in this server process (a singleton led elsewhere shows `leader_elsewhere`). */
-  workers: Schema.Array(WorkerStatusView)
+  workers: Schema.Array(WorkerStatusView),
+  /** The manifest's `webhook`: a path on this server (a `<SETTING>` in it stands for a secret to fill in). */
+  webhook: Schema.NullOr(Schema.Struct({ path: Schema.String, description: Schema.String })),
+  /** The manifest's `dashboard_modules` (icons completed with `Plug`). */
+  dashboard_modules: Schema.Array(Schema.Struct({ id: Schema.String, label: Schema.String, icon: Schema.String, description: Schema.String })),
+  /** The manifest's `hud`: the route a chat header polls for the integration's status widget. */
+  hud: Schema.NullOr(Schema.Struct({ status_endpoint: Schema.String }))
 }) {}
 
 /** An integration's `sidebar_section`, completed with the spec's defaults (title, `Plug` icons). */
@@ -55,7 +63,9 @@ export class SettingView extends Schema.Class<SettingView>("IntegrationSettingVi
   source: Schema.Literal("stored", "environment", "default", "unset"),
   secret: Schema.Boolean,
   required: Schema.Boolean,
-  description: Schema.String
+  description: Schema.String,
+  /** The manifest's default (masked for a secret), or null. */
+  default: Schema.NullOr(Schema.String)
 }) {}
 
 export class IntegrationSettingsView extends Schema.Class<IntegrationSettingsView>("IntegrationSettingsView")({

@@ -40,6 +40,7 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations
           name: state.loaded?.name ?? state.id,
           version: state.loaded?.version ?? null,
           status: state.loaded ? statusOf(resolved) : "failed",
+          missing_settings: resolved.filter((s) => s.required && s.value === undefined).map((s) => s.key),
           parts: state.parts,
           error: state.error,
           dir: state.dir,
@@ -47,7 +48,10 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations
           metadata: state.metadata
             ? { integration_type: state.metadata.integration_type, client_id_prefix: state.metadata.client_id_prefix }
             : null,
-          workers: workerViews(state.id)
+          workers: workerViews(state.id),
+          webhook: state.loaded?.manifest.webhook ?? null,
+          dashboard_modules: state.loaded?.manifest.dashboard_modules ?? [],
+          hud: state.loaded?.manifest.hud ?? null
         })
       })
 

@@ -39,6 +39,8 @@ export interface NormalizedManifest {
   readonly dashboard_modules: ReadonlyArray<{ readonly id: string; readonly label: string; readonly icon: string; readonly description: string }>
   readonly activation: { readonly carapaces: ReadonlyArray<string>; readonly templates: ReadonlyArray<string> }
   readonly api_key_preset: string | null
+  /** The route the chat header polls for the integration's status widget (HUD). */
+  readonly hud: { readonly status_endpoint: string } | null
 }
 
 export class ManifestError extends Data.TaggedError("ManifestError")<{ readonly message: string }> {}
@@ -106,6 +108,14 @@ export const normalizeManifest = (raw: unknown): NormalizedManifest => {
     }
     return { id: text(module.id)!, label: text(module.label)!, icon: iconOrPlug(module.icon), description: text(module.description) ?? "" }
   })
+  let hud: NormalizedManifest["hud"] = null
+  if (manifest.hud !== undefined) {
+    const endpoint = isRecord(manifest.hud) ? text(manifest.hud.status_endpoint) : undefined
+    if (!endpoint || !endpoint.startsWith("/") || endpoint.startsWith("//")) {
+      throw new ManifestError({ message: "hud needs a status_endpoint: a path on this server, starting with /" })
+    }
+    hud = { status_endpoint: endpoint }
+  }
   const activation = isRecord(manifest.activation) ? manifest.activation : {}
   const strings = (value: unknown) => (Array.isArray(value) ? value.filter((v): v is string => typeof v === "string") : [])
   return {
@@ -114,7 +124,8 @@ export const normalizeManifest = (raw: unknown): NormalizedManifest => {
     sidebar_section: manifest.sidebar_section === undefined ? null : sidebar(manifest.sidebar_section),
     dashboard_modules,
     activation: { carapaces: strings(activation.carapaces), templates: strings(activation.templates) },
-    api_key_preset: text(manifest.api_key_preset) ?? null
+    api_key_preset: text(manifest.api_key_preset) ?? null,
+    hud
   }
 }
 

@@ -25,6 +25,8 @@ export interface ResolvedSetting {
   readonly secret: boolean
   readonly required: boolean
   readonly description: string
+  /** The manifest's default (what an unset value falls back to). */
+  readonly default: string | undefined
 }
 
 /** What a response may show: secrets are masked when set. */
@@ -35,7 +37,8 @@ export const shown = (setting: ResolvedSetting) => ({
   source: setting.source,
   secret: setting.secret,
   required: setting.required,
-  description: setting.description
+  description: setting.description,
+  default: setting.secret && setting.default !== undefined ? MASK : (setting.default ?? null)
 })
 
 /** ready: every required value resolves; partial: some do; not_configured: none does. */
@@ -98,7 +101,7 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
                   : spec.default !== undefined
                     ? [spec.default, "default"]
                     : [undefined, "unset"]
-            return { key: spec.key, value, source, secret: spec.secret, required: spec.required, description: spec.description }
+            return { key: spec.key, value, source, secret: spec.secret, required: spec.required, description: spec.description, default: spec.default }
           })
         )
       })

@@ -226,6 +226,13 @@ export interface SetupManifest {
   readonly activation?: { readonly carapaces?: ReadonlyArray<string>; readonly templates?: ReadonlyArray<string> }
   /** The key preset (see the scope catalogue) the process's AGENT_API_KEY is created from. */
   readonly api_key_preset?: string
+  /**
+   * The chat header's status widget (HUD) of a channel bound to this integration with the HUD preset
+   * `default`: the route the web app polls (with `?channel_id=`), answering `{items: [{id, kind:
+   * "status", title, badge: {state, label}, detail, actions: [{id, label, method, path}],
+   * refresh_seconds}]}`.
+   */
+  readonly hud?: { readonly status_endpoint: string }
 }
 
 export const defineSetup = (setup: SetupManifest): SetupManifest => setup

@@ -191,6 +191,32 @@ describe.each(backends)("integration framework (%s)", (backend) => {
     expect(sent.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(["example_word_count"])
   })
 
+  it("lists what the console shows of each manifest: webhook, dashboard modules, HUD, setting defaults", async () => {
+    const { integrations } = await json(await server.request("/api/v1/admin/integrations"))
+    const byId = new Map(integrations.map((i: { id: string }) => [i.id, i]))
+    expect(byId.get("example")).toMatchObject({
+      webhook: null,
+      hud: null,
+      dashboard_modules: [{ id: "example-stats", label: "Example stats", icon: "BarChart3", description: "Responses seen" }]
+    })
+    expect(byId.get("msgbridge")).toMatchObject({
+      webhook: { path: "/integrations/msgbridge/webhook?token=<MSGBRIDGE_WEBHOOK_TOKEN>", description: expect.stringContaining("webhook") },
+      hud: { status_endpoint: "/integrations/msgbridge/hud/status" },
+      dashboard_modules: [],
+      // Not configured here: each required setting is named.
+      status: "not_configured",
+      missing_settings: ["MSGBRIDGE_SERVER_URL", "MSGBRIDGE_PASSWORD", "MSGBRIDGE_WEBHOOK_TOKEN"]
+    })
+    expect(byId.get("example")).toMatchObject({ status: "ready", missing_settings: [] })
+    // A failed integration has no manifest to show.
+    expect(byId.get("broken")).toMatchObject({ webhook: null, hud: null, dashboard_modules: [] })
+    const settings = await json(await server.request("/api/v1/admin/integrations/example/settings"))
+    const byKey = new Map(settings.settings.map((s: { key: string }) => [s.key, s]))
+    expect(byKey.get("EXAMPLE_GREETING")).toMatchObject({ default: "Hello", required: false, description: "How the ping route greets" })
+    expect(byKey.get("EXAMPLE_API_TOKEN")).toMatchObject({ default: null, secret: true })
+    expect(byKey.get("EXAMPLE_SNAPSHOT_INTERVAL_MS")).toMatchObject({ default: "60000" })
+  })
+
   it("resolves settings stored, then environment, then default, and masks secrets", async () => {
     const initial = await json(await server.request("/api/v1/admin/integrations/example/settings"))
     const byKey = (view: any) => new Map(view.settings.map((s: { key: string }) => [s.key, s]))

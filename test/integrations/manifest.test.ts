@@ -21,6 +21,8 @@ describe("setup manifest", () => {
       readiness_field: null
     })
     expect(manifest.activation).toEqual({ carapaces: [], templates: [] })
+    expect(manifest.hud).toBeNull()
+    expect(normalizeManifest({ hud: { status_endpoint: "/integrations/x/hud" } }).hud).toEqual({ status_endpoint: "/integrations/x/hud" })
   })
 
   it("keeps known icons and turns unknown ones into Plug", () => {
@@ -37,6 +39,9 @@ describe("setup manifest", () => {
     expect(() => normalizeManifest({ env_vars: [{ required: true }] })).toThrow(ManifestError)
     expect(() => normalizeManifest({ env_vars: [{ key: "A" }, { key: "A" }] })).toThrow("declared twice")
     expect(() => normalizeManifest({ webhook: {} })).toThrow("webhook needs a path")
+    expect(() => normalizeManifest({ hud: {} })).toThrow("hud needs a status_endpoint")
+    expect(() => normalizeManifest({ hud: { status_endpoint: "https://elsewhere.example/status" } })).toThrow("starting with /")
+    expect(() => normalizeManifest({ hud: { status_endpoint: "//elsewhere.example/status" } })).toThrow("starting with /")
   })
 
   it("keeps sidebar ids unique across integrations", () => {

@@ -7,6 +7,7 @@ import { useCallback, useEffect, useRef, useState } from "react"
 import { describeError } from "../shared/calls.ts"
 import { type AuthSession } from "../shared/session.ts"
 import { Conversation, type SessionRef } from "./Conversation.tsx"
+import { ChannelHud } from "./integrations/Hud.tsx"
 import { navigate } from "./route.ts"
 
 interface ChannelView {
@@ -137,6 +138,7 @@ export const ChatPage = ({ auth, sessionId }: { readonly auth: AuthSession; read
         </button>
         <strong data-testid="chat-channel">{channel?.name ?? ""}</strong>
         <span className="spacer" />
+        {channel ? <ChannelHud key={channel.id} auth={auth} channelId={channel.id} /> : null}
       </header>
       <nav className="sidebar" aria-label="Channels and conversations">
         <div className="sidebar-head">

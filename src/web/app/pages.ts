@@ -25,6 +25,15 @@ export interface AppPage {
 }
 
 export const pages: ReadonlyArray<AppPage> = [
+  {
+    id: "integrations",
+    path: "/admin/integrations",
+    title: "Integrations",
+    icon: "Plug",
+    group: "Configure",
+    reads: ["integrations", "list"],
+    load: () => import("./integrations/IntegrationsPage.tsx")
+  }
 ]
 
 /** The console page a path opens, with the rest of the path; undefined for the chat's paths. */

@@ -9,6 +9,8 @@ import { navigate, useQueryParam } from "../route.ts"
 import { allows } from "../scopes.ts"
 import { drawnIconName, Icon } from "../ui/Icon.tsx"
 import { useLoad } from "../ui/useLoad.ts"
+import { READINESS_POLL_MS } from "./polling.ts"
+import { fetchRoute } from "./routeFetch.ts"
 
 type Readiness = "ready" | "not_ready" | "unknown"
 
@@ -34,7 +36,9 @@ const ReadinessDot = ({ auth, endpoint, field, title }: { auth: AuthSession; end
     let live = true
     const check = async () => {
       try {
-        const response = await fetch(endpoint, { headers: auth.accessToken ? { authorization: `Bearer ${auth.accessToken}` } : {} })
+        const response = await fetchRoute(auth, endpoint)
+        // Refused to this user: the dot cannot tell, so it says so rather than "not ready".
+        if (response.status === 401 || response.status === 403) return live && setState("unknown")
         if (!response.ok) return live && setState("not_ready")
         const body = (await response.json()) as Record<string, unknown>
         if (live) setState(field ? readinessOf(body?.[field]) : "ready")
@@ -43,7 +47,7 @@ const ReadinessDot = ({ auth, endpoint, field, title }: { auth: AuthSession; end
       }
     }
     void check()
-    const timer = setInterval(() => void check(), 30_000)
+    const timer = setInterval(() => void check(), READINESS_POLL_MS)
     return () => {
       live = false
       clearInterval(timer)
