@@ -56,7 +56,7 @@ export const NewKeyDialog = ({ auth, catalogue, open, onClose, onCreated }: {
     if (chosen.size === 0) return action.setError("Choose at least one scope, or a preset.")
     const answer = await action.run(() =>
       auth.call((client) =>
-        client.apiKeys.create({ payload: { name, scopes: [...chosen], expires_at: expires ? endOfDay(expires) : null } })
+        client.apiKeys.create({ payload: { name: name.trim(), scopes: [...chosen], expires_at: expires ? endOfDay(expires) : null } })
       )
     )
     if (answer) {
