@@ -103,6 +103,14 @@ describe("console: usage", () => {
     expect(await bodyRows.count()).toBe(2)
     await expect.poll(() => barsDrawn(page)).toBe(2)
 
+    // At a phone's width the charts and the table fit (the table scrolls inside its own box).
+    await page.setViewportSize({ width: 390, height: 800 })
+    await expect.poll(() => barsDrawn(page)).toBe(2)
+    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number)).toBeLessThanOrEqual(390)
+    const chartBox = (await page.getByRole("img", { name: /^Tokens by/ }).boundingBox())!
+    expect(chartBox.x + chartBox.width).toBeLessThanOrEqual(390)
+    await page.setViewportSize({ width: 1280, height: 860 })
+
     // A range that ends before the usage: no rows, no chart.
     await page.getByLabel("From", { exact: true }).fill("2020-01-01")
     await page.getByLabel("To", { exact: true }).fill("2020-01-31")
