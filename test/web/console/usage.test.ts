@@ -63,7 +63,7 @@ describe("console: usage", () => {
     await server.call((client) => client.chat.chat({ payload: chatRequest({ message: "one two three", bot_id: "alpha", client_id: "usage-a" }) }))
     await server.call((client) => client.chat.chat({ payload: chatRequest({ message: "four five", bot_id: "beta", client_id: "usage-b" }) }))
     await server.as(key.key).call((client) => client.chat.chat({ payload: chatRequest({ message: "six", bot_id: "alpha", client_id: "usage-c" }) }))
-  })
+  }, 240_000) // The server, a browser and three chats: slow on a loaded machine.
   afterAll(async () => {
     await app?.close()
   })
@@ -102,6 +102,10 @@ describe("console: usage", () => {
     await table.getByRole("rowheader", { name: "API key: Reporter" }).waitFor()
     expect(await bodyRows.count()).toBe(2)
     await expect.poll(() => barsDrawn(page)).toBe(2)
+    // Dark: the chart is redrawn in the theme's colours, its bars still there.
+    await page.emulateMedia({ colorScheme: "dark" })
+    await expect.poll(() => barsDrawn(page)).toBe(2)
+    await page.emulateMedia({ colorScheme: "light" })
 
     // At a phone's width the charts and the table fit (the table scrolls inside its own box).
     await page.setViewportSize({ width: 390, height: 800 })

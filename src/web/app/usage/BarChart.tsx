@@ -34,7 +34,7 @@ export const BarChart = ({ labels, series, stacked, label, describedBy, format }
     if (!canvas.current) return
     const text = themeColour("--muted", "#667085")
     const grid = themeColour("--border", "#d0d5dd")
-    chart.current = new Chart(canvas.current, {
+    const drawn = new Chart(canvas.current, {
       type: "bar",
       data: { labels: [], datasets: [] },
       options: {
@@ -53,8 +53,26 @@ export const BarChart = ({ labels, series, stacked, label, describedBy, format }
         }
       }
     })
+    chart.current = drawn
+    // The theme follows the system's light or dark setting: recolour the axes when it changes.
+    const scheme = window.matchMedia("(prefers-color-scheme: dark)")
+    const recolour = () => {
+      const text = themeColour("--muted", "#667085")
+      drawn.options.color = text
+      for (const axis of ["x", "y"] as const) {
+        const scale = drawn.options.scales?.[axis]
+        if (scale?.ticks) scale.ticks.color = text
+      }
+      const y = drawn.options.scales?.["y"]
+      if (y?.grid) y.grid.color = themeColour("--border", "#d0d5dd")
+      const legend = drawn.options.plugins?.legend
+      if (legend?.labels) legend.labels.color = text
+      drawn.update()
+    }
+    scheme.addEventListener("change", recolour)
     return () => {
-      chart.current?.destroy()
+      scheme.removeEventListener("change", recolour)
+      drawn.destroy()
       chart.current = undefined
     }
   }, [stacked, format])
