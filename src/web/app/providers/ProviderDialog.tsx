@@ -55,6 +55,9 @@ export const ProviderDialog = ({ auth, editing, open, onClose, onSaved }: {
 
   const setRow = (index: number, change: Partial<ModelRow>) => setModels(models.map((row, i) => (i === index ? { ...row, ...change } : row)))
   const save = async () => {
+    // Prices are typed as text (decimals of any precision); say which one is not a number here.
+    const badPrice = models.find((row) => [row.input, row.output].some((text) => text.trim() !== "" && !(Number(text) >= 0)))
+    if (badPrice) return action.setError(`The prices of ${badPrice.id || "a model"} must be numbers of 0 or more.`)
     const body = {
       type: "openai" as const,
       base_url: baseUrl.trim(),
