@@ -33,7 +33,10 @@ export const pages: ReadonlyArray<AppPage> = [
     group: "Configure",
     reads: ["integrations", "list"],
     load: () => import("./integrations/IntegrationsPage.tsx")
-  }
+  },
+  { id: "keys", path: "/admin/keys", title: "API keys", icon: "Key", group: "Configure", reads: ["apiKeys", "list"], load: () => import("./keys/KeysPage.tsx") },
+  { id: "providers", path: "/admin/providers", title: "Providers and models", icon: "Server", group: "Configure", reads: ["providers", "list"], load: () => import("./providers/ProvidersPage.tsx") },
+  { id: "usage", path: "/admin/usage", title: "Usage", icon: "BarChart3", group: "Operate", reads: ["usage", "report"], load: () => import("./usage/UsagePage.tsx") }
 ]
 
 /** The console page a path opens, with the rest of the path; undefined for the chat's paths. */
