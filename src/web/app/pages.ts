@@ -25,6 +25,16 @@ export interface AppPage {
 }
 
 export const pages: ReadonlyArray<AppPage> = [
+  // Operate: what the server is doing.
+  { id: "tasks", path: "/admin/tasks", title: "Tasks", icon: "ListChecks", group: "Operate", reads: ["tasks", "list"], load: () => import("./tasks/TasksPage.tsx") },
+  { id: "documents", path: "/admin/documents", title: "Documents", icon: "FileText", group: "Operate", reads: ["documents", "list"], load: () => import("./documents/DocumentsPage.tsx") },
+  { id: "logs", path: "/admin/logs", title: "Logs", icon: "ScrollText", group: "Operate", reads: ["logs", "turns"], load: () => import("./logs/LogsPage.tsx") },
+  { id: "workflows", path: "/admin/workflows", title: "Workflows", icon: "Workflow", group: "Operate", reads: ["workflows", "list"], load: () => import("./workflows/WorkflowsPage.tsx") },
+  // Mission control's routes are the integration's own, outside the typed client; the page reads
+  // the tasks as the Mission Control preset's keys may (and says so when its dashboard refuses).
+  { id: "mission-control", path: "/admin/mission-control", title: "Mission control", icon: "LayoutDashboard", group: "Operate", reads: ["tasks", "list"], load: () => import("./missionControl/MissionControlPage.tsx") },
+  { id: "settings", path: "/admin/settings", title: "Settings", icon: "Settings", group: "Operate", reads: ["settings", "list"], load: () => import("./settings/SettingsPage.tsx") },
+  { id: "backups", path: "/admin/backups", title: "Backups", icon: "HardDrive", group: "Operate", reads: ["operations", "history"], load: () => import("./backups/BackupsPage.tsx") }
 ]
 
 /** The console page a path opens, with the rest of the path; undefined for the chat's paths. */
