@@ -6,7 +6,7 @@
  * page, and mission control's dashboard with a todo added. Each result is checked through the API.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { screenshot } from "../support.ts"
+import { screenshot, signInThroughPage } from "../support.ts"
 import { openPage, startConsole, type Console } from "./support.ts"
 
 const approvalFlow = {
@@ -117,7 +117,7 @@ describe("console: operations", () => {
     const { page } = c
     await openPage(page, "Settings")
     const form = page.getByRole("form", { name: "SYSTEM_PAUSED" })
-    await form.getByLabel("SYSTEM_PAUSED", { exact: true }).check()
+    await form.getByRole("checkbox").check()
     await form.getByRole("button", { name: "Save SYSTEM_PAUSED" }).click()
     await expect.poll(async () => (await setting("SYSTEM_PAUSED")).value).toBe(true)
     expect((await setting("SYSTEM_PAUSED")).source).toBe("stored")
@@ -126,11 +126,11 @@ describe("console: operations", () => {
     await form.getByRole("button", { name: "Reset SYSTEM_PAUSED to default" }).click()
     await expect.poll(async () => (await setting("SYSTEM_PAUSED")).source).toBe("environment")
     expect((await setting("SYSTEM_PAUSED")).value).toBe(false)
-    await expect.poll(() => form.getByLabel("SYSTEM_PAUSED", { exact: true }).isChecked()).toBe(false)
+    await expect.poll(() => form.getByRole("checkbox").isChecked()).toBe(false)
 
     // A value the server refuses shows its reason, and nothing is stored.
     const rate = page.getByRole("form", { name: "RATE_LIMIT_CHAT" })
-    await rate.getByLabel("RATE_LIMIT_CHAT", { exact: true }).fill("lots")
+    await rate.getByRole("textbox").fill("lots")
     await rate.getByRole("button", { name: "Save RATE_LIMIT_CHAT" }).click()
     await expect.poll(() => rate.getByRole("alert").textContent()).toMatch(/rate|minute/i)
     expect((await setting("RATE_LIMIT_CHAT")).source).toBe("environment")
@@ -188,5 +188,28 @@ describe("console: operations", () => {
     expect(dashboard.todos.map((t) => t.title)).toContain("Renew the harbour permit")
     expect(await page.getByRole("group", { name: "Open todos" }).locator("strong").textContent()).toBe(String(dashboard.todos.length))
     await screenshot(page, "console-mission-control")
+  })
+
+  it("shows a member only what their scopes allow: documents to search, without adding or deleting", async () => {
+    const { server, browser } = c
+    expect((await server.request("/api/v1/admin/users", { method: "POST", body: JSON.stringify({ username: "mia", password: "member password" }) })).status).toBe(201)
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage()
+    await signInThroughPage(page, server.baseUrl, "mia", "member password")
+    const nav = page.getByRole("navigation", { name: "Cairn" })
+    await nav.getByRole("link", { name: "Documents", exact: true }).waitFor()
+    for (const hidden of ["Tasks", "Logs", "Workflows", "Mission control", "Settings", "Backups"]) {
+      expect(await nav.getByRole("link", { name: hidden, exact: true }).count()).toBe(0)
+    }
+    await openPage(page, "Documents")
+    await page.getByRole("table", { name: "Documents" }).getByRole("row").filter({ hasText: "harbour-tides" }).waitFor()
+    expect(await page.getByRole("button", { name: "Add document" }).count()).toBe(0)
+    expect(await page.getByRole("button", { name: /^Delete / }).count()).toBe(0)
+    await page.getByRole("search", { name: "Search documents" }).getByLabel("Query").fill("lighthouse keepers")
+    await page.getByRole("button", { name: "Search", exact: true }).click()
+    await page.getByRole("list", { name: "Search results" }).getByText("Lighthouse rota").waitFor()
+    // Typed by hand, a page the scopes do not include says so rather than failing call by call.
+    await page.goto(`${server.baseUrl}/admin/backups`)
+    await page.getByRole("alert").filter({ hasText: "scopes do not include this page" }).waitFor()
+    await page.context().close()
   })
 })

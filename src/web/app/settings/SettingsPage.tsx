@@ -34,27 +34,24 @@ const SettingEditor = ({ setting, canWrite, onSaved, auth }: Pick<PageProps, "au
   }
   const field = (() => {
     const label = setting.key
-    if (setting.type === "boolean") return <Checkbox label={label} checked={draft === true} onChange={setDraft} />
-    if (setting.type === "list") return <ListField label={label} value={Array.isArray(draft) ? (draft as ReadonlyArray<string>) : []} onChange={setDraft} />
-    return <TextField label={label} type={setting.type === "integer" ? "number" : "text"} value={String(draft ?? "")} onChange={setDraft} placeholder={setting.type === "rate" ? "100/minute" : undefined} />
+    const description = setting.description
+    if (setting.type === "boolean") return <Checkbox label={label} description={description} checked={draft === true} onChange={setDraft} />
+    if (setting.type === "list") return <ListField label={label} description={`${description}. Separate entries with commas.`} value={Array.isArray(draft) ? (draft as ReadonlyArray<string>) : []} onChange={setDraft} />
+    return <TextField label={label} description={description} type={setting.type === "integer" ? "number" : "text"} value={String(draft ?? "")} onChange={setDraft} placeholder={setting.type === "rate" ? "100/minute" : undefined} />
   })()
   return (
     <li className="setting" data-setting={setting.key}>
       <form className="stack" aria-label={setting.key} onSubmit={(event) => { event.preventDefault(); void save() }}>
+        {canWrite ? field : <p><strong>{setting.key}</strong> <span data-testid={`value-${setting.key}`}>{shown(setting.value)}</span><br /><small className="muted">{setting.description}</small></p>}
+        {action.error ? <p role="alert" className="error">{action.error}</p> : null}
         <div className="row">
           <span className="chip">{setting.type}</span>
           <span className={`chip${setting.source === "stored" ? " stored" : ""}`} data-testid={`source-${setting.key}`}>{setting.source === "stored" ? "changed here" : "from environment"}</span>
-          <span className="muted">default {shown(setting.default)}</span>
+          <span className="muted small-text">default {shown(setting.default)}</span>
+          <span className="spacer" />
+          {canWrite && setting.source === "stored" ? <button type="button" className="small" disabled={action.busy} onClick={() => void reset()} aria-label={`Reset ${setting.key} to default`}>Reset to default</button> : null}
+          {canWrite ? <button type="submit" className="small primary" disabled={action.busy || !changed} aria-label={`Save ${setting.key}`}>Save</button> : null}
         </div>
-        <p className="muted small-text">{setting.description}</p>
-        {canWrite ? field : <p><strong>{setting.key}</strong> <span data-testid={`value-${setting.key}`}>{shown(setting.value)}</span></p>}
-        {action.error ? <p role="alert" className="error">{action.error}</p> : null}
-        {canWrite ? (
-          <div className="row end">
-            {setting.source === "stored" ? <button type="button" className="small" disabled={action.busy} onClick={() => void reset()} aria-label={`Reset ${setting.key} to default`}>Reset to default</button> : null}
-            <button type="submit" className="small primary" disabled={action.busy || !changed} aria-label={`Save ${setting.key}`}>Save</button>
-          </div>
-        ) : null}
       </form>
     </li>
   )
