@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { detailBody } from "../contract/Errors.ts"
-import { Document, DocumentCreate, DocumentDeleted, DocumentPath, SearchQuery, SearchResult } from "./Model.ts"
+import { Document, DocumentCreate, DocumentDeleted, DocumentListQuery, DocumentPage, DocumentPath, SearchQuery, SearchResult } from "./Model.ts"
 import { DocumentNotFound, EmbeddingFailed } from "./Errors.ts"
 import { BodyLimit } from "../contract/BodyLimit.ts"
 
@@ -18,6 +18,16 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       .annotate(
         OpenApi.Description,
         "Store a document: it is split into overlapping chunks, embedded and indexed for full-text search in one transaction"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("list", "/documents")
+      .setUrlParams(DocumentListQuery)
+      .addSuccess(DocumentPage)
+      .annotate(RequiredScope, "documents:read")
+      .annotate(
+        OpenApi.Description,
+        "Documents, newest first, without their content (its length as `content_chars`); filter by integration_id; limit 1-500 (default 50) and offset (the answer's next_offset)"
       )
   )
   // Declared before /documents/:id; the router prefers the static segment in any case.

@@ -14,6 +14,8 @@ import {
   Document,
   DocumentCreate,
   DocumentDeleted,
+  DocumentPage,
+  DocumentSummary,
   MAX_SEARCH_LIMIT,
   SearchQuery,
   SearchResult,
@@ -132,6 +134,28 @@ export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
       return toDocument(row)
     })
 
+    const list = Effect.fn("Documents.list")(function* (query: { readonly integration_id?: string | undefined; readonly limit?: number | undefined; readonly offset?: number | undefined }) {
+      const limit = query.limit ?? 50
+      const offset = query.offset ?? 0
+      const rows = yield* repo.list(query.integration_id, limit, offset)
+      return new DocumentPage({
+        items: rows.slice(0, limit).map(
+          (row) =>
+            new DocumentSummary({
+              id: row.id,
+              title: row.title,
+              integration_id: row.integration_id,
+              session_id: row.session_id,
+              metadata: row.metadata,
+              content_chars: row.content_chars,
+              chunk_count: row.chunk_count,
+              created_at: DateTime.unsafeMake(row.created_at)
+            })
+        ),
+        next_offset: rows.length > limit ? offset + limit : null
+      })
+    })
+
     const remove = Effect.fn("Documents.remove")(function* (id: string) {
       const removed = Schema.is(Schema.UUID)(id) && (yield* repo.remove(id))
       if (!removed) return yield* new DocumentNotFound({ detail: `Document ${id} not found` })
@@ -210,7 +234,7 @@ export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
       Effect.forkScoped
     )
 
-    return traced("Documents", { ingest, get, remove, search, model: embedder.model, vectorIndex: useIndex } as const)
+    return traced("Documents", { ingest, get, list, remove, search, model: embedder.model, vectorIndex: useIndex } as const)
   }),
   dependencies: [DocumentsRepo.Default, EmbedderLive]
 }) {}

@@ -8,6 +8,7 @@ export const DocumentsHttpLive = HttpApiBuilder.group(CairnApi, "documents", (ha
     const documents = yield* Documents
     return handlers
       .handle("create", ({ payload }) => documents.ingest(payload))
+      .handle("list", ({ urlParams }) => documents.list(urlParams))
       .handle("search", ({ urlParams }) => documents.search(urlParams))
       .handle("get", ({ path }) => documents.get(path.id))
       .handle("remove", ({ path }) => documents.remove(path.id))

@@ -1,6 +1,6 @@
 /** Schemas of the documents domain: the create body, the stored document, search results. */
 import { Schema } from "effect"
-import { body, idPath, queryParams } from "../contract/Params.ts"
+import { body, idPath, limitParam, queryParams } from "../contract/Params.ts"
 
 const NonBlank = (max: number) =>
   Schema.String.pipe(
@@ -30,6 +30,31 @@ export class Document extends Schema.Class<Document>("Document")({
   chunk_count: Schema.Int,
   created_at: Schema.DateTimeUtc
 }) {}
+
+/** A document in a listing: what it is, without its content (which may be a megabyte). */
+export class DocumentSummary extends Schema.Class<DocumentSummary>("DocumentSummary")({
+  id: Schema.UUID,
+  title: Schema.String,
+  integration_id: Schema.String,
+  session_id: Schema.NullOr(Schema.UUID),
+  metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  /** The content's length in characters. */
+  content_chars: Schema.Int,
+  chunk_count: Schema.Int,
+  created_at: Schema.DateTimeUtc
+}) {}
+
+export class DocumentPage extends Schema.Class<DocumentPage>("DocumentPage")({
+  items: Schema.Array(DocumentSummary),
+  /** The offset of the next page; null on the last. */
+  next_offset: Schema.NullOr(Schema.Int)
+}) {}
+
+export const DocumentListQuery = queryParams({
+  integration_id: Schema.optional(Schema.String),
+  limit: limitParam(),
+  offset: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 1_000_000)))
+})
 
 export class SearchResult extends Schema.Class<SearchResult>("DocumentSearchResult")({
   id: Schema.UUID,

@@ -18,6 +18,17 @@ export const DocumentRow = Schema.Struct({
 })
 export type DocumentRow = typeof DocumentRow.Type
 
+export const DocumentSummaryRow = Schema.Struct({
+  id: Schema.String,
+  integration_id: Schema.String,
+  session_id: Schema.NullOr(Schema.String),
+  title: Schema.String,
+  metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  created_at: Schema.DateFromSelf,
+  content_chars: Schema.Number,
+  chunk_count: Schema.Number
+})
+
 export interface NewDocument {
   readonly title: string
   readonly content: string
@@ -118,6 +129,15 @@ export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/Docume
           : sql`SELECT ${documentColumns} FROM documents d WHERE d.id IN ${sql.in(ids)}`.pipe(decodeRows(DocumentRow)),
 
       /** Deletes the document; its chunks and embeddings go with it (ON DELETE CASCADE). */
+      /** A page of documents, newest first, without their content; one row more than asked tells whether another page follows. */
+      list: (integrationId: string | undefined, limit: number, offset: number) =>
+        sql`SELECT d.id, d.integration_id, d.session_id, d.title, d.metadata, d.created_at,
+                   char_length(d.content)::int AS content_chars,
+                   (SELECT count(*)::int FROM document_chunks k WHERE k.document_id = d.id) AS chunk_count
+            FROM documents d
+            ${integrationId === undefined ? sql.literal("") : sql`WHERE d.integration_id = ${integrationId}`}
+            ORDER BY d.created_at DESC, d.id DESC
+            LIMIT ${limit + 1} OFFSET ${offset}`.pipe(decodeRows(DocumentSummaryRow)),
       remove: (id: string) =>
         sql`DELETE FROM documents WHERE id = ${id} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)),
 

@@ -17,7 +17,7 @@ import { Settings } from "../settings/Settings.ts"
 import { failureText } from "../telemetry/Failure.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { copyDataFiles, excludedFromFiles, pack, writeManifest } from "./Archive.ts"
-import { dumpDatabase } from "./Dump.ts"
+import { dataTables, dumpDatabase } from "./Dump.ts"
 import { BackupNotFound, BackupRunning } from "./Errors.ts"
 import { Backup } from "./Model.ts"
 import { BackupsRepo, type BackupRow } from "./Repo.ts"
@@ -128,8 +128,12 @@ export class Backups extends Effect.Service<Backups>()("cairn/Backups", {
         const now = new Date()
         const row = yield* repo.begin(randomUUID(), trigger, archiveName(now))
         if (!row) return yield* new BackupRunning({ detail: "A backup is already running; its progress is in GET /api/v1/admin/operations/backup/history" })
+        // Counted before the dump starts, so the answer (and a progress bar) starts at 0 of all.
+        const tables = yield* Effect.orDie(Effect.provideService(dataTables, SqlClient.SqlClient, sql))
+        progress.set(row.id, { done: 0, total: tables.length, rows: 0 })
+        const started = toBackup(withProgress(row))
         yield* FiberSet.run(running, make(row))
-        return toBackup(row)
+        return started
       })
 
     const get = (id: string) =>

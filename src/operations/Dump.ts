@@ -27,7 +27,8 @@ const batchRows = 1000
 /** An insert's JSON stays under this many characters, whatever the rows weigh. */
 const batchChars = 8 * 1024 * 1024
 
-const dataTables = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+/** The tables a backup dumps (every table of the schema but the ones it leaves out). */
+export const dataTables = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   Effect.map(
     sql.unsafe<{ name: string }>(
       `SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`

@@ -10,10 +10,15 @@ import { parseRate } from "../config/Rate.ts"
 export interface SettingDefinition<A> {
   readonly key: string
   readonly description: string
+  /** What kind of value it takes, for a form: an on/off switch, a rate, a whole number, a list. */
+  readonly type: SettingType
   readonly schema: Schema.Schema<A, any>
   /** The value when nothing is stored: from the environment (already parsed) or the default. */
   readonly fromConfig: (config: AppConfigShape) => A
 }
+
+export const SettingType = Schema.Literal("boolean", "rate", "integer", "list")
+export type SettingType = typeof SettingType.Type
 
 const setting = <A>(definition: SettingDefinition<A>) => definition
 
@@ -37,24 +42,28 @@ const RateText = Schema.transformOrFail(Schema.Unknown, Schema.String, {
 export const RateLimitEnabled = setting({
   key: "RATE_LIMIT_ENABLED",
   description: "Whether inbound API calls are rate-limited",
+  type: "boolean",
   schema: Flag,
   fromConfig: (config) => config.rateLimitEnabled
 })
 export const RateLimitDefault = setting({
   key: "RATE_LIMIT_DEFAULT",
   description: "Limit on every API route per key (or client IP), as <n>/minute",
+  type: "rate",
   schema: RateText,
   fromConfig: (config) => config.rateLimitDefault.text
 })
 export const RateLimitChat = setting({
   key: "RATE_LIMIT_CHAT",
   description: "Additional, stricter limit on /chat and /chat/stream",
+  type: "rate",
   schema: RateText,
   fromConfig: (config) => config.rateLimitChat.text
 })
 export const SystemPaused = setting({
   key: "SYSTEM_PAUSED",
   description: "When true, new agent runs are queued with reason system_paused",
+  type: "boolean",
   schema: Flag,
   fromConfig: () => false
 })
@@ -78,12 +87,14 @@ const PositiveInt = WholeNumber(1)
 export const AttachmentMaxBytes = setting({
   key: "ATTACHMENT_MAX_BYTES",
   description: "Largest image attachment a chat message may carry, in bytes of the decoded file (422 past it)",
+  type: "integer",
   schema: PositiveInt,
   fromConfig: (config) => config.attachmentMaxBytes
 })
 export const AttachmentMaxCount = setting({
   key: "ATTACHMENT_MAX_COUNT",
   description: "Most image attachments one chat message may carry (422 past it)",
+  type: "integer",
   schema: PositiveInt,
   fromConfig: (config) => config.attachmentMaxCount
 })
@@ -92,6 +103,7 @@ export const LogRetentionDays = setting({
   key: "LOG_RETENTION_DAYS",
   description: "Days the agent's trace spans (turn logs, tool-call audit, traces) are kept",
   // A century: the cutoff (now less the days) stays a date PostgreSQL stores.
+  type: "integer",
   schema: WholeNumber(1, 36_500, " of days"),
   fromConfig: (config) => config.logRetentionDays
 })
@@ -99,6 +111,7 @@ export const LogRetentionDays = setting({
 export const UploadMaxBytes = setting({
   key: "UPLOAD_MAX_BYTES",
   description: "Largest file POST /api/v1/attachments/upload takes, in bytes (413 past it); a JSON body that carries files (chat messages with inline images, documents, workspace files) may be this much in base64",
+  type: "integer",
   schema: PositiveInt,
   fromConfig: (config) => config.uploadMaxBytes
 })
@@ -107,6 +120,7 @@ export const RequestMaxBytes = setting({
   key: "REQUEST_MAX_BYTES",
   description:
     "Largest request body a route takes unless it carries files (UPLOAD_MAX_BYTES) or audio (TRANSCRIBE_MAX_BYTES), in bytes; 413 past it, before the body is read",
+  type: "integer",
   schema: PositiveInt,
   fromConfig: (config) => config.requestMaxBytes
 })
@@ -114,6 +128,7 @@ export const RequestMaxBytes = setting({
 export const ChatMessageMaxChars = setting({
   key: "CHAT_MESSAGE_MAX_CHARS",
   description: "Longest chat message text, in characters (422 past it), on /chat, /chat/stream and /v1/chat/completions (its last message)",
+  type: "integer",
   schema: PositiveInt,
   fromConfig: (config) => config.chatMessageMaxChars
 })
@@ -126,6 +141,7 @@ export const UploadAllowedTypes = setting({
   key: "UPLOAD_ALLOWED_TYPES",
   description:
     "Types an upload may be, as sniffed from its bytes (image/png, image/*, application/pdf, text/plain, audio/*, ...); empty: every type Cairn recognises (415 otherwise)",
+  type: "list",
   schema: Schema.Array(MediaTypePattern),
   fromConfig: (config) => config.uploadAllowedTypes
 })
@@ -133,6 +149,7 @@ export const UploadAllowedTypes = setting({
 export const BackupRetention = setting({
   key: "BACKUP_RETENTION",
   description: "Backup archives kept: after each backup, older ones are deleted (their history stays, marked expired)",
+  type: "integer",
   schema: PositiveInt,
   fromConfig: (config) => config.backupRetention
 })
@@ -140,6 +157,7 @@ export const BackupRetention = setting({
 export const BackupIntervalHours = setting({
   key: "BACKUP_INTERVAL_HOURS",
   description: "Hours between scheduled backups (0: none); one process makes each",
+  type: "integer",
   schema: WholeNumber(0, INT_MAX, " of hours (0 for none)"),
   fromConfig: (config) => config.backupIntervalHours
 })
@@ -148,6 +166,7 @@ export const RunsPerCredentialMax = setting({
   key: "RUNS_PER_CREDENTIAL_MAX",
   description:
     "Most runs one credential (API key, user, widget identity, the static key) may have running at once through /chat, /chat/stream, /v1/chat/completions and MCP's chat_with_bot; past it 429 with Retry-After (queued tasks are not counted)",
+  type: "integer",
   schema: PositiveInt,
   fromConfig: (config) => config.runsPerCredentialMax
 })
@@ -156,6 +175,7 @@ export const ProviderConcurrencyMax = setting({
   key: "PROVIDER_CONCURRENCY_MAX",
   description:
     "Most model calls in flight to one provider; past it calls wait, served in turn across callers (round-robin per credential), not first come first served",
+  type: "integer",
   schema: PositiveInt,
   fromConfig: (config) => config.providerConcurrencyMax
 })
@@ -163,6 +183,7 @@ export const ProviderConcurrencyMax = setting({
 export const WidgetStopOnDisconnect = setting({
   key: "WIDGET_STOP_ON_DISCONNECT",
   description: "When true, a run a widget token started on /chat/stream is cancelled when that stream's client disconnects",
+  type: "boolean",
   schema: Flag,
   fromConfig: (config) => config.widgetStopOnDisconnect
 })
@@ -201,7 +222,10 @@ export class SettingView extends Schema.Class<SettingView>("SettingView")({
   key: Schema.String,
   value: Schema.Unknown,
   source: SettingSource,
-  description: Schema.String
+  description: Schema.String,
+  type: SettingType,
+  /** The value when nothing is stored (the environment's, else the built-in default): what a reset restores. */
+  default: Schema.Unknown
 }) {}
 
 export class SettingsList extends Schema.Class<SettingsList>("SettingsList")({

@@ -42,7 +42,9 @@ export class Settings extends Effect.Service<Settings>()("cairn/Settings", {
             key: definition.key,
             value: snapshot.stored.has(definition.key) ? snapshot.stored.get(definition.key) : definition.fromConfig(config),
             source: snapshot.stored.has(definition.key) ? "stored" : "environment",
-            description: definition.description
+            description: definition.description,
+            type: definition.type,
+            default: definition.fromConfig(config)
           })
       )
     )

@@ -94,10 +94,17 @@ describe.each(backends)("server core (%s)", (backend) => {
     })
     expect(put.status).toBe(200)
     const list = await json(await server.request("/api/v1/admin/settings"))
+    // Each setting says what kind of value it takes and what a reset restores.
     expect(list.settings.find((s: { key: string }) => s.key === "RATE_LIMIT_CHAT")).toMatchObject({
       value: "12/minute",
-      source: "stored"
+      source: "stored",
+      type: "rate",
+      default: "30/minute"
     })
+    const byKey = new Map(list.settings.map((s: { key: string; type: string; default: unknown }) => [s.key, s]))
+    expect(byKey.get("SYSTEM_PAUSED")).toMatchObject({ type: "boolean", default: false })
+    expect(byKey.get("BACKUP_RETENTION")).toMatchObject({ type: "integer", default: expect.any(Number) })
+    expect(byKey.get("UPLOAD_ALLOWED_TYPES")).toMatchObject({ type: "list", default: expect.any(Array) })
     const reset = await server.request("/api/v1/admin/settings/RATE_LIMIT_CHAT", { method: "DELETE" })
     expect(reset.status).toBe(200)
     const after = await json(reset)

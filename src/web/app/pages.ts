@@ -36,7 +36,17 @@ export const pages: ReadonlyArray<AppPage> = [
   },
   { id: "keys", path: "/admin/keys", title: "API keys", icon: "Key", group: "Configure", reads: ["apiKeys", "list"], load: () => import("./keys/KeysPage.tsx") },
   { id: "providers", path: "/admin/providers", title: "Providers and models", icon: "Server", group: "Configure", reads: ["providers", "list"], load: () => import("./providers/ProvidersPage.tsx") },
-  { id: "usage", path: "/admin/usage", title: "Usage", icon: "BarChart3", group: "Operate", reads: ["usage", "report"], load: () => import("./usage/UsagePage.tsx") }
+  { id: "usage", path: "/admin/usage", title: "Usage", icon: "BarChart3", group: "Operate", reads: ["usage", "report"], load: () => import("./usage/UsagePage.tsx") },
+  // Operate: what the server is doing.
+  { id: "tasks", path: "/admin/tasks", title: "Tasks", icon: "ListChecks", group: "Operate", reads: ["tasks", "list"], load: () => import("./tasks/TasksPage.tsx") },
+  { id: "documents", path: "/admin/documents", title: "Documents", icon: "FileText", group: "Operate", reads: ["documents", "list"], load: () => import("./documents/DocumentsPage.tsx") },
+  { id: "logs", path: "/admin/logs", title: "Logs", icon: "ScrollText", group: "Operate", reads: ["logs", "turns"], load: () => import("./logs/LogsPage.tsx") },
+  { id: "workflows", path: "/admin/workflows", title: "Workflows", icon: "Workflow", group: "Operate", reads: ["workflows", "list"], load: () => import("./workflows/WorkflowsPage.tsx") },
+  // Mission control's routes are the integration's own, outside the typed client; the page reads
+  // the tasks as the Mission Control preset's keys may (and says so when its dashboard refuses).
+  { id: "mission-control", path: "/admin/mission-control", title: "Mission control", icon: "LayoutDashboard", group: "Operate", reads: ["tasks", "list"], load: () => import("./missionControl/MissionControlPage.tsx") },
+  { id: "settings", path: "/admin/settings", title: "Settings", icon: "Settings", group: "Operate", reads: ["settings", "list"], load: () => import("./settings/SettingsPage.tsx") },
+  { id: "backups", path: "/admin/backups", title: "Backups", icon: "HardDrive", group: "Operate", reads: ["operations", "history"], load: () => import("./backups/BackupsPage.tsx") }
 ]
 
 /** The console page a path opens, with the rest of the path; undefined for the chat's paths. */
