@@ -25,6 +25,16 @@ export interface AppPage {
 }
 
 export const pages: ReadonlyArray<AppPage> = [
+  { id: "bots", path: "/admin/bots", title: "Bots", icon: "Bot", group: "Configure", reads: ["bots", "list"], load: () => import("./bots/BotsPage.tsx") },
+  {
+    id: "channels",
+    path: "/admin/channels",
+    title: "Channels",
+    icon: "Hash",
+    group: "Configure",
+    reads: ["channels", "list"],
+    load: () => import("./channels/ChannelsPage.tsx")
+  }
 ]
 
 /** The console page a path opens, with the rest of the path; undefined for the chat's paths. */
