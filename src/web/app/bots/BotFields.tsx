@@ -66,27 +66,29 @@ export const ToolPolicies = ({ draft, change }: Omit<PartProps, "options">) => {
   const tools = [...new Set([...draft.tools, ...draft.client_tools])]
   if (tools.length === 0) return <p className="muted">Pick tools to set their approval policy.</p>
   return (
-    <table className="data" aria-label="Tool approval policy">
-      <thead>
-        <tr><th>Tool</th><th>Policy</th></tr>
-      </thead>
-      <tbody>
-        {tools.map((tool) => (
-          <tr key={tool}>
-            <td className="mono">{tool}</td>
-            <td>
-              <select
-                aria-label={`Policy for ${tool}`}
-                value={draft.tool_policies[tool] ?? "allow"}
-                onChange={(event) => change({ tool_policies: { ...draft.tool_policies, [tool]: event.target.value as ToolPolicy } })}
-              >
-                {policyOptions.map((option) => <option key={option.value} value={option.value}>{option.label}</option>)}
-              </select>
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <div className="table-scroll">
+      <table className="data" aria-label="Tool approval policy">
+        <thead>
+          <tr><th>Tool</th><th>Policy</th></tr>
+        </thead>
+        <tbody>
+          {tools.map((tool) => (
+            <tr key={tool}>
+              <td className="mono">{tool}</td>
+              <td>
+                <select
+                  aria-label={`Policy for ${tool}`}
+                  value={draft.tool_policies[tool] ?? "allow"}
+                  onChange={(event) => change({ tool_policies: { ...draft.tool_policies, [tool]: event.target.value as ToolPolicy } })}
+                >
+                  {policyOptions.map((option) => <option key={option.value} value={option.value}>{option.label}</option>)}
+                </select>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   )
 }
 

@@ -43,31 +43,33 @@ const BotList = ({ auth }: Pick<PageProps, "auth">) => {
       error={bots.error}
       actions={canCreate ? <button type="button" className="primary" onClick={() => setCreating(true)}>New bot</button> : null}
     >
-      <table className="data" aria-label="Bots">
-        <thead>
-          <tr><th>Bot</th><th>Model</th><th>Tools</th><th>Source</th><th><span className="visually-hidden">Actions</span></th></tr>
-        </thead>
-        <tbody>
-          {(bots.data ?? []).map((bot) => (
-            <tr key={bot.id} data-testid={`bot-${bot.id}`}>
-              <td>
-                <AppLink href={`/admin/bots/${encodeURIComponent(bot.id)}`}>{bot.name}</AppLink>
-                <div className="muted mono">{bot.id}</div>
-              </td>
-              <td className="mono">{bot.model ?? <span className="muted">default</span>}</td>
-              <td>
-                <span className="chips">{[...bot.tools, ...bot.client_tools.map((tool) => tool.name)].map((tool) => <span key={tool} className="chip">{tool}</span>)}</span>
-              </td>
-              <td>{bot.source}</td>
-              <td>
-                {canDelete && bot.id !== DEFAULT_BOT_ID ? (
-                  <button type="button" className="small danger" onClick={() => { remove.setError(undefined); setDeleting(bot) }}>Delete</button>
-                ) : null}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <div className="table-scroll">
+        <table className="data" aria-label="Bots">
+          <thead>
+            <tr><th>Bot</th><th>Model</th><th>Tools</th><th>Source</th><th><span className="visually-hidden">Actions</span></th></tr>
+          </thead>
+          <tbody>
+            {(bots.data ?? []).map((bot) => (
+              <tr key={bot.id} data-testid={`bot-${bot.id}`}>
+                <td>
+                  <AppLink href={`/admin/bots/${encodeURIComponent(bot.id)}`}>{bot.name}</AppLink>
+                  <div className="muted mono">{bot.id}</div>
+                </td>
+                <td className="mono">{bot.model ?? <span className="muted">default</span>}</td>
+                <td>
+                  <span className="chips">{[...bot.tools, ...bot.client_tools.map((tool) => tool.name)].map((tool) => <span key={tool} className="chip">{tool}</span>)}</span>
+                </td>
+                <td>{bot.source}</td>
+                <td>
+                  {canDelete && bot.id !== DEFAULT_BOT_ID ? (
+                    <button type="button" className="small danger" onClick={() => { remove.setError(undefined); setDeleting(bot) }}>Delete</button>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       {bots.data?.length === 0 ? <p className="muted">No bots yet.</p> : null}
       <NewBot auth={auth} open={creating} onClose={() => setCreating(false)} />
       <ConfirmDialog

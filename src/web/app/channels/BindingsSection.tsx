@@ -90,30 +90,32 @@ export const BindingsSection = ({ auth, channelId }: { readonly auth: AuthSessio
     <Section title="Integration bindings" actions={canCreate ? <button type="button" onClick={() => open(undefined)}>Add binding</button> : null}>
       {bindings.error ? <p role="alert" className="error">{bindings.error}</p> : null}
       {bindings.data?.length ? (
-        <table className="data" aria-label="Bindings">
-          <thead>
-            <tr><th>Integration</th><th>Client id</th><th>Wake words</th><th>Bot name wakes</th><th>HUD</th><th><span className="visually-hidden">Actions</span></th></tr>
-          </thead>
-          <tbody>
-            {bindings.data.map((binding) => (
-              <tr key={binding.id} data-testid="binding">
-                <td className="mono">{binding.integration_type}</td>
-                <td className="mono">{binding.client_id}</td>
-                <td><span className="chips">{binding.wake_words.map((word) => <span key={word} className="chip">{word}</span>)}</span></td>
-                <td>{binding.use_bot_wake_word ? "yes" : "no"}</td>
-                <td>{binding.hud_preset}</td>
-                <td>
-                  <span className="row">
-                    {canUpdate ? <button type="button" className="small" aria-label={`Edit binding ${binding.client_id}`} onClick={() => open(binding)}>Edit</button> : null}
-                    {canDelete ? (
-                      <button type="button" className="small danger" aria-label={`Remove binding ${binding.client_id}`} onClick={() => { remove.setError(undefined); setRemoving(binding) }}>Remove</button>
-                    ) : null}
-                  </span>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <div className="table-scroll">
+          <table className="data" aria-label="Bindings">
+            <thead>
+              <tr><th>Integration</th><th>Client id</th><th>Wake words</th><th>Bot name wakes</th><th>HUD</th><th><span className="visually-hidden">Actions</span></th></tr>
+            </thead>
+            <tbody>
+              {bindings.data.map((binding) => (
+                <tr key={binding.id} data-testid="binding">
+                  <td className="mono">{binding.integration_type}</td>
+                  <td className="mono">{binding.client_id}</td>
+                  <td><span className="chips">{binding.wake_words.map((word) => <span key={word} className="chip">{word}</span>)}</span></td>
+                  <td>{binding.use_bot_wake_word ? "yes" : "no"}</td>
+                  <td>{binding.hud_preset}</td>
+                  <td>
+                    <span className="row">
+                      {canUpdate ? <button type="button" className="small" aria-label={`Edit binding ${binding.client_id}`} onClick={() => open(binding)}>Edit</button> : null}
+                      {canDelete ? (
+                        <button type="button" className="small danger" aria-label={`Remove binding ${binding.client_id}`} onClick={() => { remove.setError(undefined); setRemoving(binding) }}>Remove</button>
+                      ) : null}
+                    </span>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : bindings.data ? (
         <p className="muted">No integration is bound to this channel.</p>
       ) : null}

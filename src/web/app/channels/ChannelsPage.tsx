@@ -26,29 +26,31 @@ const ChannelList = ({ auth }: Pick<PageProps, "auth">) => {
       error={channels.error}
       actions={allows(auth, ["channels", "create"]) ? <button type="button" className="primary" onClick={() => setCreating(true)}>New channel</button> : null}
     >
-      <table className="data" aria-label="Channels">
-        <thead>
-          <tr><th>Channel</th><th>Bot</th><th>Client id</th><th>Settings</th><th>Created</th></tr>
-        </thead>
-        <tbody>
-          {(channels.data ?? []).map((channel) => (
-            <tr key={channel.id}>
-              <td><AppLink href={`/admin/channels/${channel.id}`}>{channel.name}</AppLink></td>
-              <td className="mono">{channel.bot_id}</td>
-              <td className="mono">{channel.client_id}</td>
-              <td>
-                <span className="chips">
-                  {channel.require_mention ? <span className="chip">mention</span> : null}
-                  {channel.passive_memory ? <span className="chip">passive memory</span> : null}
-                  {channel.workspace_enabled ? <span className="chip">workspace</span> : null}
-                  {channel.model_override ? <span className="chip mono">{channel.model_override}</span> : null}
-                </span>
-              </td>
-              <td><When at={channel.created_at.toISOString()} /></td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <div className="table-scroll">
+        <table className="data" aria-label="Channels">
+          <thead>
+            <tr><th>Channel</th><th>Bot</th><th>Client id</th><th>Settings</th><th>Created</th></tr>
+          </thead>
+          <tbody>
+            {(channels.data ?? []).map((channel) => (
+              <tr key={channel.id}>
+                <td><AppLink href={`/admin/channels/${channel.id}`}>{channel.name}</AppLink></td>
+                <td className="mono">{channel.bot_id}</td>
+                <td className="mono">{channel.client_id}</td>
+                <td>
+                  <span className="chips">
+                    {channel.require_mention ? <span className="chip">mention</span> : null}
+                    {channel.passive_memory ? <span className="chip">passive memory</span> : null}
+                    {channel.workspace_enabled ? <span className="chip">workspace</span> : null}
+                    {channel.model_override ? <span className="chip mono">{channel.model_override}</span> : null}
+                  </span>
+                </td>
+                <td><When at={channel.created_at.toISOString()} /></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       {channels.data?.length === 0 ? <p className="muted">No channels yet.</p> : null}
       {creating ? <NewChannel auth={auth} onClose={() => setCreating(false)} /> : null}
     </Page>

@@ -167,21 +167,23 @@ export const HeartbeatSection = ({ auth, channelId }: { readonly auth: AuthSessi
         ) : null}
       </form>
       {runs.data?.length ? (
-        <table className="data" aria-label="Heartbeat runs">
-          <thead>
-            <tr><th>Slot</th><th>Trigger</th><th>Status</th><th>Answer</th></tr>
-          </thead>
-          <tbody>
-            {runs.data.map((entry) => (
-              <tr key={entry.id}>
-                <td><When at={entry.slot} /></td>
-                <td>{entry.trigger}</td>
-                <td><StatusBadge state={runState[entry.status]} label={entry.status} /></td>
-                <td className="plain">{entry.error ?? entry.result ?? ""}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <div className="table-scroll">
+          <table className="data" aria-label="Heartbeat runs">
+            <thead>
+              <tr><th>Slot</th><th>Trigger</th><th>Status</th><th>Answer</th></tr>
+            </thead>
+            <tbody>
+              {runs.data.map((entry) => (
+                <tr key={entry.id}>
+                  <td><When at={entry.slot} /></td>
+                  <td>{entry.trigger}</td>
+                  <td><StatusBadge state={runState[entry.status]} label={entry.status} /></td>
+                  <td className="plain">{entry.error ?? entry.result ?? ""}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       ) : null}
     </Section>
   )
