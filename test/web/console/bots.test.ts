@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Page } from "playwright-core"
-import { screenshot } from "../support.ts"
+import { screenshot, signInThroughPage } from "../support.ts"
 import { openPage, startConsole, type Console } from "./support.ts"
 
 interface ChatBody {
@@ -125,5 +125,21 @@ describe("console: bots", () => {
     const list = await cairn.server.call((client) => client.bots.list())
     expect(list.bots.map((bot) => bot.id)).toEqual(["default"])
     expect(await page.getByTestId("bot-default").getByRole("button", { name: "Delete" }).count()).toBe(0)
+  })
+
+  it("shows a member (bots:read, no bots:write) the bots without the controls to change them", async () => {
+    const made = await cairn.server.request("/api/v1/admin/users", { method: "POST", body: JSON.stringify({ username: "reader", password: "member password 1", role: "member" }) })
+    expect(made.status).toBe(201)
+    const member = await (await cairn.browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage()
+    await signInThroughPage(member, cairn.server.baseUrl, "reader", "member password 1")
+    await openPage(member, "Bots")
+    await member.getByTestId("bot-default").waitFor()
+    expect(await member.getByRole("button", { name: "New bot" }).count()).toBe(0)
+    expect(await member.getByRole("button", { name: "Delete" }).count()).toBe(0)
+    await member.getByTestId("bot-default").getByRole("link").click()
+    await member.getByRole("textbox", { name: "System prompt" }).waitFor()
+    expect(await member.getByRole("textbox", { name: "System prompt" }).isDisabled()).toBe(true)
+    expect(await member.getByRole("button", { name: "Save bot" }).count()).toBe(0)
+    await member.context().close()
   })
 })

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Page } from "playwright-core"
-import { screenshot } from "../support.ts"
+import { screenshot, signInThroughPage } from "../support.ts"
 import { openPage, startConsole, type Console } from "./support.ts"
 
 describe("console: channels", () => {
@@ -29,7 +29,6 @@ describe("console: channels", () => {
   })
 
   const stored = () => cairn.server.call((client) => client.channels.get({ path: { id: channelId } }))
-  const textbox = (name: string) => page.getByRole("textbox", { name, exact: true })
 
   it("makes a channel and saves its settings", async () => {
     await openPage(page, "Channels")
@@ -193,5 +192,26 @@ describe("console: channels", () => {
     await page.getByRole("button", { name: "Save bot" }).waitFor()
     expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number)).toBeLessThanOrEqual(390)
     await page.setViewportSize({ width: 1280, height: 860 })
+  })
+
+  it("shows a member (channels:read/write, workspaces.files:read alone) the workspace read-only and the rest editable", async () => {
+    const made = await cairn.server.request("/api/v1/admin/users", { method: "POST", body: JSON.stringify({ username: "reader", password: "member password 1", role: "member" }) })
+    expect(made.status).toBe(201)
+    const member = await (await cairn.browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage()
+    await signInThroughPage(member, cairn.server.baseUrl, "reader", "member password 1")
+    await member.goto(`${cairn.server.baseUrl}/admin/channels/${channelId}`)
+    await member.getByRole("heading", { level: 1, name: "Channel: Family" }).waitFor()
+    await member.getByRole("navigation", { name: "Workspace files" }).getByRole("button", { name: "notes/today.md" }).click()
+    await member.getByRole("form", { name: "File notes/today.md" }).waitFor()
+    // channels:write implies the channels.*:write scopes: settings, bindings and heartbeat are the member's to change.
+    await member.getByRole("button", { name: "Save settings" }).waitFor()
+    await member.getByRole("region", { name: "Integration bindings" }).getByRole("button", { name: "Add binding" }).waitFor()
+    await member.getByRole("button", { name: "Save heartbeat" }).waitFor()
+    // No workspaces.files:write: the file is shown, not editable.
+    expect(await member.getByRole("textbox", { name: "Content of notes/today.md" }).getAttribute("readonly")).not.toBeNull()
+    expect(await member.getByRole("button", { name: "New file" }).count()).toBe(0)
+    expect(await member.getByRole("button", { name: "Save file" }).count()).toBe(0)
+    expect(await member.getByRole("button", { name: "Delete file" }).count()).toBe(0)
+    await member.context().close()
   })
 })
