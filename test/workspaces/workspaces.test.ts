@@ -353,7 +353,11 @@ describe.each(backends)("channel workspaces (%s)", (backend) => {
     expect((await file("?path=typed/notes%20on%20it.md")).status).toBe(404)
     expect((await file("?path=")).status).toBe(422)
     expect((await file("")).status).toBe(422)
-    expect((await file("?path=../../etc/passwd")).status).not.toBe(200)
+    for (const bad of ["../../etc/passwd", "a%00b.md", "x".repeat(10_000), "%2Fetc%2Fpasswd"]) {
+      const status = (await file(`?path=${bad}`)).status
+      expect(status, bad.slice(0, 20)).toBeGreaterThanOrEqual(400)
+      expect(status, bad.slice(0, 20)).toBeLessThan(500)
+    }
     const closed = await makeChannel("Closed workspace", false)
     expect((await server.request(`/api/v1/channels/${closed}/workspace/file?path=a.md`)).status).toBe(409)
     const reader = await createKey(server, ["workspaces.files:read"])
