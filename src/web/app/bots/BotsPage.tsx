@@ -62,7 +62,7 @@ const BotList = ({ auth }: Pick<PageProps, "auth">) => {
                 <td>{bot.source}</td>
                 <td>
                   {canDelete && bot.id !== DEFAULT_BOT_ID ? (
-                    <button type="button" className="small danger" onClick={() => { remove.setError(undefined); setDeleting(bot) }}>Delete</button>
+                    <button type="button" className="small danger" aria-label={`Delete ${bot.id}`} onClick={() => { remove.setError(undefined); setDeleting(bot) }}>Delete</button>
                   ) : null}
                 </td>
               </tr>
@@ -71,7 +71,7 @@ const BotList = ({ auth }: Pick<PageProps, "auth">) => {
         </table>
       </div>
       {bots.data?.length === 0 ? <p className="muted">No bots yet.</p> : null}
-      <NewBot auth={auth} open={creating} onClose={() => setCreating(false)} />
+      {creating ? <NewBot auth={auth} onClose={() => setCreating(false)} /> : null}
       <ConfirmDialog
         open={deleting !== undefined}
         title="Delete bot"
@@ -86,26 +86,22 @@ const BotList = ({ auth }: Pick<PageProps, "auth">) => {
   )
 }
 
-const NewBot = ({ auth, open, onClose }: Pick<PageProps, "auth"> & { readonly open: boolean; readonly onClose: () => void }) => {
+/** Mounted while open: the pickers' lists are read when the dialog opens. */
+const NewBot = ({ auth, onClose }: Pick<PageProps, "auth"> & { readonly onClose: () => void }) => {
   const options = useBotOptions(auth)
   const [draft, setDraft] = useState<BotDraft>(emptyDraft)
   const create = useAction()
   const change = (part: Partial<BotDraft>) => setDraft((current) => ({ ...current, ...part }))
-  const close = () => {
-    setDraft(emptyDraft)
-    create.setError(undefined)
-    onClose()
-  }
   const submit = async () => {
     const id = draft.id.trim()
     const bot = await create.run(() => auth.call((client) => client.bots.create({ payload: new CreateBot({ id, ...fieldsOf(draft) }, true) })))
     if (bot) {
-      close()
+      onClose()
       navigate(`/admin/bots/${encodeURIComponent(bot.id)}`)
     }
   }
   return (
-    <Dialog title="New bot" open={open} onClose={close} onSubmit={() => void submit()} submitLabel="Create" busy={create.busy} error={create.error} wide>
+    <Dialog title="New bot" open onClose={onClose} onSubmit={() => void submit()} submitLabel="Create" busy={create.busy} error={create.error} wide>
       <IdentityFields draft={draft} change={change} creating />
       <ModelField draft={draft} change={change} options={options} />
       <PromptField draft={draft} change={change} />
