@@ -4,7 +4,7 @@ import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { idPath } from "../contract/Params.ts"
-import { Binding, BindingList, CreateBinding } from "./Model.ts"
+import { Binding, BindingList, CreateBinding, UpdateBinding } from "./Model.ts"
 import { ChannelNotFound } from "../channels/Errors.ts"
 import { BindingConflict, BindingNotFound } from "./Errors.ts"
 
@@ -32,6 +32,14 @@ export class BindingsApi extends HttpApiGroup.make("bindings")
         OpenApi.Description,
         "Bind an integration to a channel under a client id `<prefix><external id>`; the same (type, client id) once per channel"
       )
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/api/v1/channels/:id/integrations/:binding_id")
+      .setPath(bindingPath)
+      .setPayload(UpdateBinding)
+      .addSuccess(Binding)
+      .annotate(RequiredScope, "channels.integrations:write")
+      .annotate(OpenApi.Description, "Change a binding's wake words, bot-name flag or HUD preset (only the fields sent)")
   )
   .add(
     HttpApiEndpoint.del("delete", "/api/v1/channels/:id/integrations/:binding_id")

@@ -7,7 +7,7 @@ import { Effect, Option } from "effect"
 import * as crypto from "node:crypto"
 import type { Channel } from "../channels/Model.ts"
 import { Channels } from "../channels/Channels.ts"
-import { Binding, type CreateBinding } from "./Model.ts"
+import { Binding, type CreateBinding, type UpdateBinding } from "./Model.ts"
 import { type BindingRow, BindingsRepo } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { BindingConflict, BindingNotFound } from "./Errors.ts"
@@ -51,6 +51,14 @@ export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
         return toBinding(row)
       })
 
+    const update = (channelId: string, bindingId: string, input: UpdateBinding) =>
+      Effect.gen(function* () {
+        yield* channels.get(channelId)
+        const row = yield* repo.update(channelId, bindingId, input)
+        if (!row) return yield* new BindingNotFound({ detail: `Binding not found on channel ${channelId}: ${bindingId}` })
+        return toBinding(row)
+      })
+
     const remove = (channelId: string, bindingId: string) =>
       Effect.gen(function* () {
         yield* channels.get(channelId)
@@ -88,7 +96,7 @@ export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
     const forIntegrationType = (integrationType: string) =>
       Effect.map(repo.byIntegrationType(integrationType), (rows) => rows.map(toBinding))
 
-    return traced("Bindings", { create, forChannel, remove, findChannelsByClientId, channelsOfType, forIntegrationType } as const)
+    return traced("Bindings", { create, forChannel, update, remove, findChannelsByClientId, channelsOfType, forIntegrationType } as const)
   }),
   dependencies: [BindingsRepo.Default, Channels.Default]
 }) {}

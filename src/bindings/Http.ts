@@ -13,6 +13,7 @@ export const BindingsHttpLive = HttpApiBuilder.group(CairnApi, "bindings", (hand
           Effect.map((list) => new BindingList({ bindings: list })))
       )
       .handle("create", ({ path, payload }) => bindings.create(path.id, payload))
+      .handle("update", ({ path, payload }) => bindings.update(path.id, path.binding_id, payload))
       .handle("delete", ({ path }) => bindings.remove(path.id, path.binding_id))
   })
 )

@@ -55,6 +55,22 @@ export class CreateBinding extends Schema.Class<CreateBinding>("CreateBinding")(
   bodyOptions
 ) {}
 
+/**
+ * `PATCH /api/v1/channels/{id}/integrations/{binding_id}`: a binding's behaviour, only the fields
+ * sent. Its integration type and client id are what it is; changing those is another binding.
+ */
+export class UpdateBinding extends Schema.Class<UpdateBinding>("UpdateBinding")(
+  {
+    wake_words: Schema.optionalWith(
+      Schema.Array(WakeWord).pipe(Schema.maxItems(maxWakeWords, { message: () => `at most ${maxWakeWords} wake words` })),
+      { exact: true }
+    ),
+    use_bot_wake_word: Schema.optionalWith(Schema.Boolean, { exact: true }),
+    hud_preset: Schema.optionalWith(HudPreset, { exact: true })
+  },
+  [undefined, undefined, { parseOptions: { errors: "all", onExcessProperty: "error" } }]
+) {}
+
 /** A binding joined with the channel it belongs to, for routing inbound messages. */
 export interface BoundChannel {
   readonly binding: Binding

@@ -58,6 +58,21 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("cairn/Bindings
         sql`SELECT ${columns} FROM channel_integrations b WHERE b.integration_type = ${integrationType} ORDER BY b.created_at, b.id`.pipe(
           bindingRows
         ),
+      /** Changes the fields given (the others kept); answers the row, or undefined when there is none. */
+      update: (
+        channelId: string,
+        bindingId: string,
+        change: { readonly wake_words?: ReadonlyArray<string>; readonly use_bot_wake_word?: boolean; readonly hud_preset?: "default" | "none" }
+      ) =>
+        Effect.map(
+          bindingRows(sql`UPDATE channel_integrations AS b SET
+              wake_words = COALESCE(${change.wake_words === undefined ? null : JSON.stringify(change.wake_words)}::jsonb, b.wake_words),
+              use_bot_wake_word = COALESCE(${change.use_bot_wake_word ?? null}::boolean, b.use_bot_wake_word),
+              hud_preset = COALESCE(${change.hud_preset ?? null}::text, b.hud_preset)
+            WHERE b.channel_id = ${channelId} AND b.id = ${bindingId}
+            RETURNING ${columns}`),
+          firstRow
+        ),
       remove: (channelId: string, bindingId: string) =>
         Effect.map(
           sql`DELETE FROM channel_integrations WHERE channel_id = ${channelId} AND id = ${bindingId} RETURNING id`,

@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { detailBody } from "../contract/Errors.ts"
-import { idPath } from "../contract/Params.ts"
+import { idPath, queryParams } from "../contract/Params.ts"
 import {
   AppliedTemplate,
   ApplyTemplate,
@@ -20,6 +20,13 @@ import { BodyLimit } from "../contract/BodyLimit.ts"
 const channelPath = idPath("Channel")
 /** `*` is the rest of the URL path: the file's path inside the workspace (percent-decoded). */
 const filePath = idPath("Channel", { "*": Schema.String })
+
+/**
+ * The same file operations with the file's path as a query parameter (`?path=notes/today.md`):
+ * the typed client (Effect's HttpApiClient) fills `:name` path parameters only, so it cannot call
+ * the `*` routes above; the web console and other typed-client callers use these.
+ */
+const fileQuery = queryParams({ path: Schema.String.pipe(Schema.minLength(1, { message: () => "path must not be empty" })) })
 
 const disabled = "409 when the channel's workspace is not enabled."
 
@@ -60,6 +67,35 @@ export class WorkspacesApi extends HttpApiGroup.make("workspaces")
       .addError(detailBody(WorkspaceConflict))
       .annotate(RequiredScope, "workspaces.files:write")
       .annotate(OpenApi.Description, `Delete a workspace file. ${disabled}`)
+  )
+  .add(
+    HttpApiEndpoint.get("readFile", "/api/v1/channels/:id/workspace/file")
+      .setPath(channelPath)
+      .setUrlParams(fileQuery)
+      .addSuccess(WorkspaceFile)
+      .addError(detailBody(WorkspaceConflict))
+      .annotate(RequiredScope, "workspaces.files:read")
+      .annotate(OpenApi.Description, `Read the workspace file at ?path= (as GET …/workspace/files/{path}). ${disabled}`)
+  )
+  .add(
+    HttpApiEndpoint.put("writeFile", "/api/v1/channels/:id/workspace/file")
+      .setPath(channelPath)
+      .setUrlParams(fileQuery)
+      .setPayload(WriteFile)
+      .addSuccess(WrittenFile)
+      .addError(detailBody(WorkspaceConflict))
+      .annotate(BodyLimit, "files")
+      .annotate(RequiredScope, "workspaces.files:write")
+      .annotate(OpenApi.Description, `Write the workspace file at ?path= (as PUT …/workspace/files/{path}). ${disabled}`)
+  )
+  .add(
+    HttpApiEndpoint.del("deleteFile", "/api/v1/channels/:id/workspace/file")
+      .setPath(channelPath)
+      .setUrlParams(fileQuery)
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(detailBody(WorkspaceConflict))
+      .annotate(RequiredScope, "workspaces.files:write")
+      .annotate(OpenApi.Description, `Delete the workspace file at ?path= (as DELETE …/workspace/files/{path}). ${disabled}`)
   )
   .add(
     HttpApiEndpoint.post("applyTemplate", "/api/v1/channels/:id/workspace/template")

@@ -12,6 +12,9 @@ export const WorkspacesHttpLive = HttpApiBuilder.group(CairnApi, "workspaces", (
       .handle("read", ({ path }) => workspaces.read(path.id, path["*"]))
       .handle("write", ({ path, payload }) => workspaces.write(path.id, path["*"], payload.content, payload.encoding))
       .handle("delete", ({ path }) => workspaces.remove(path.id, path["*"]))
+      .handle("readFile", ({ path, urlParams }) => workspaces.read(path.id, urlParams.path))
+      .handle("writeFile", ({ path, urlParams, payload }) => workspaces.write(path.id, urlParams.path, payload.content, payload.encoding))
+      .handle("deleteFile", ({ path, urlParams }) => workspaces.remove(path.id, urlParams.path))
       .handle("applyTemplate", ({ path, payload }) =>
         workspaces.applyTemplate(path.id, payload.template_id, payload.overwrite)
       )

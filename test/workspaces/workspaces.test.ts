@@ -337,6 +337,33 @@ describe.each(backends)("channel workspaces (%s)", (backend) => {
     })
   })
 
+  it("reads, writes and deletes a file named by ?path= through the typed client, with the same refusals", async () => {
+    const written = await server.call((client) =>
+      client.workspaces.writeFile({ path: { id: channel }, urlParams: { path: "typed/notes on it.md" }, payload: { content: "typed ✓", encoding: "utf8" } })
+    )
+    expect(written).toMatchObject({ path: "typed/notes on it.md", created: true })
+    expect(fs.readFileSync(path.join(workspaceDir(), "typed/notes on it.md"), "utf8")).toBe("typed ✓")
+    const read = await server.call((client) => client.workspaces.readFile({ path: { id: channel }, urlParams: { path: "typed/notes on it.md" } }))
+    expect(read).toMatchObject({ path: "typed/notes on it.md", encoding: "utf8", content: "typed ✓" })
+    // The same file as the `*` route names it.
+    expect((await json(await get("typed/notes%20on%20it.md"))).content).toBe("typed ✓")
+    await server.call((client) => client.workspaces.deleteFile({ path: { id: channel }, urlParams: { path: "typed/notes on it.md" } }))
+    expect(fs.existsSync(path.join(workspaceDir(), "typed/notes on it.md"))).toBe(false)
+    const file = (query: string, init: RequestInit & { auth?: string } = {}) => server.request(`/api/v1/channels/${channel}/workspace/file${query}`, init)
+    expect((await file("?path=typed/notes%20on%20it.md")).status).toBe(404)
+    expect((await file("?path=")).status).toBe(422)
+    expect((await file("")).status).toBe(422)
+    for (const bad of ["../../etc/passwd", "a%00b.md", "x".repeat(10_000), "%2Fetc%2Fpasswd"]) {
+      const status = (await file(`?path=${bad}`)).status
+      expect(status, bad.slice(0, 20)).toBeGreaterThanOrEqual(400)
+      expect(status, bad.slice(0, 20)).toBeLessThan(500)
+    }
+    const closed = await makeChannel("Closed workspace", false)
+    expect((await server.request(`/api/v1/channels/${closed}/workspace/file?path=a.md`)).status).toBe(409)
+    const reader = await createKey(server, ["workspaces.files:read"])
+    expect((await file("?path=a.md", { method: "PUT", body: JSON.stringify({ content: "x" }), auth: reader.key })).status).toBe(403)
+  })
+
   it("checks the scopes workspaces.files:read/write and workspaces:write", async () => {
     const reader = await createKey(server, ["workspaces.files:read"])
     const writer = await createKey(server, ["workspaces.files:write"])

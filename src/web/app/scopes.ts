@@ -6,6 +6,7 @@
  */
 import { CairnApi } from "../../Api.ts"
 import { fromApi } from "../../auth/Catalogue.ts"
+import type { Scope } from "../../auth/Scopes.ts"
 import type { CairnClient } from "../../client.ts"
 import type { AuthSession } from "../shared/session.ts"
 
@@ -22,8 +23,11 @@ export const scopeOf = ([group, name]: Endpoint) => {
   return scope
 }
 
-/** Whether the user's scopes allow calling the endpoint. */
-export const allows = (auth: AuthSession, endpoint: Endpoint) => {
-  const scope = scopeOf(endpoint)
+/**
+ * Whether the user's scopes allow calling the endpoint; a scope named directly (declared in
+ * auth/Scopes.ts) is for an integration's own routes, which the typed client does not know.
+ */
+export const allows = (auth: AuthSession, endpoint: Endpoint | Scope) => {
+  const scope = typeof endpoint === "string" ? endpoint : scopeOf(endpoint)
   return scope === "public" || scope === "authenticated" || auth.can(scope)
 }

@@ -2,7 +2,7 @@
  * Form fields with their label, description and required mark. A secret field never shows the
  * stored value: the server sends it masked, and sending the mask back keeps the stored one.
  */
-import { useId, type ReactNode } from "react"
+import { useEffect, useId, useState, type ReactNode } from "react"
 
 interface Common {
   readonly label: string
@@ -10,8 +10,12 @@ interface Common {
   readonly required?: boolean
 }
 
-const Label = ({ label, required }: { readonly label: string; readonly required?: boolean }) => (
-  <span>
+/**
+ * The label's text, which names the control by id (`aria-labelledby`): the description inside the
+ * `<label>` is the control's description, not part of its name.
+ */
+const Label = ({ id, label, required }: { readonly id: string; readonly label: string; readonly required?: boolean }) => (
+  <span id={id}>
     {label}
     {required ? <abbr className="required" title="required" aria-hidden="true"> *</abbr> : null}
   </span>
@@ -29,9 +33,10 @@ export const TextField = (
   }
 ) => {
   const hint = useId()
+  const labelId = useId()
   return (
     <label className="field">
-      <Label label={props.label} required={props.required} />
+      <Label id={labelId} label={props.label} required={props.required} />
       <input
         name={props.name}
         type={props.type ?? "text"}
@@ -40,6 +45,7 @@ export const TextField = (
         autoComplete={props.autoComplete ?? "off"}
         required={props.required}
         disabled={props.disabled}
+        aria-labelledby={labelId}
         aria-describedby={props.description ? hint : undefined}
         onChange={(event) => props.onChange(event.target.value)}
       />
@@ -52,15 +58,17 @@ export const TextArea = (
   props: Common & { readonly value: string; readonly onChange: (value: string) => void; readonly rows?: number; readonly monospace?: boolean; readonly name?: string }
 ) => {
   const hint = useId()
+  const labelId = useId()
   return (
     <label className="field">
-      <Label label={props.label} required={props.required} />
+      <Label id={labelId} label={props.label} required={props.required} />
       <textarea
         name={props.name}
         rows={props.rows ?? 4}
         className={props.monospace ? "mono" : undefined}
         value={props.value}
         required={props.required}
+        aria-labelledby={labelId}
         aria-describedby={props.description ? hint : undefined}
         onChange={(event) => props.onChange(event.target.value)}
       />
@@ -71,11 +79,13 @@ export const TextArea = (
 
 export const Checkbox = (props: Common & { readonly checked: boolean; readonly onChange: (checked: boolean) => void; readonly name?: string }) => {
   const hint = useId()
+  const labelId = useId()
   return (
     <label className="field checkbox">
       <span className="row">
-        <input type="checkbox" name={props.name} checked={props.checked} aria-describedby={props.description ? hint : undefined} onChange={(event) => props.onChange(event.target.checked)} />
-        <Label label={props.label} required={props.required} />
+        <input type="checkbox" name={props.name} checked={props.checked} aria-labelledby={labelId}
+        aria-describedby={props.description ? hint : undefined} onChange={(event) => props.onChange(event.target.checked)} />
+        <Label id={labelId} label={props.label} required={props.required} />
       </span>
       {props.description ? <small id={hint}>{props.description}</small> : null}
     </label>
@@ -91,10 +101,12 @@ export const Select = (
   }
 ) => {
   const hint = useId()
+  const labelId = useId()
   return (
     <label className="field">
-      <Label label={props.label} required={props.required} />
-      <select name={props.name} value={props.value} required={props.required} aria-describedby={props.description ? hint : undefined} onChange={(event) => props.onChange(event.target.value)}>
+      <Label id={labelId} label={props.label} required={props.required} />
+      <select name={props.name} value={props.value} required={props.required} aria-labelledby={labelId}
+        aria-describedby={props.description ? hint : undefined} onChange={(event) => props.onChange(event.target.value)}>
         {props.options.map((option) => (
           <option key={option.value} value={option.value}>{option.label}</option>
         ))}
@@ -104,14 +116,31 @@ export const Select = (
   )
 }
 
-/** A list of strings edited as comma-separated text (wake words, fallback models). */
-export const ListField = (props: Common & { readonly value: ReadonlyArray<string>; readonly onChange: (value: ReadonlyArray<string>) => void; readonly name?: string }) => (
-  <TextField
-    label={props.label}
-    name={props.name}
-    required={props.required}
-    description={props.description ?? "Separate entries with commas."}
-    value={props.value.join(", ")}
-    onChange={(text) => props.onChange(text.split(",").map((entry) => entry.trim()).filter((entry) => entry.length > 0))}
-  />
-)
+const parseList = (text: string) => text.split(",").map((entry) => entry.trim()).filter((entry) => entry.length > 0)
+
+/**
+ * A list of strings edited as comma-separated text (wake words, fallback models). The text is kept
+ * as typed (a trailing comma stays while the next entry is typed); a new value from outside
+ * replaces it.
+ */
+export const ListField = (props: Common & { readonly value: ReadonlyArray<string>; readonly onChange: (value: ReadonlyArray<string>) => void; readonly name?: string }) => {
+  const [text, setText] = useState(() => props.value.join(", "))
+  const joined = props.value.join("\u0000")
+  useEffect(() => {
+    if (parseList(text).join("\u0000") !== joined) setText(props.value.join(", "))
+    // Only a value from outside (not the text typed) resets the text.
+  }, [joined])
+  return (
+    <TextField
+      label={props.label}
+      name={props.name}
+      required={props.required}
+      description={props.description ?? "Separate entries with commas."}
+      value={text}
+      onChange={(typed) => {
+        setText(typed)
+        props.onChange(parseList(typed))
+      }}
+    />
+  )
+}
