@@ -1,4 +1,5 @@
 /** A bot's own page: every field the console edits, saved together; delete (not the default bot). */
+import { EditForm } from "../ui/EditForm.tsx"
 import { useEffect, useState } from "react"
 import { DEFAULT_BOT_ID } from "../../../bots/Model.ts"
 import type { AuthSession } from "../../shared/session.ts"
@@ -66,18 +67,20 @@ export const BotEdit = ({ auth, id }: { readonly auth: AuthSession; readonly id:
       }
     >
       {parts && bot.data ? (
-        <form
-          className="stack"
-          aria-label="Bot settings"
-          onSubmit={(event) => {
-            event.preventDefault()
-            void submit()
-          }}
+        <EditForm
+          label="Bot settings"
+          canWrite={canWrite}
+          onSubmit={() => void submit()}
+          submitLabel="Save bot"
+          busy={save.busy}
+          error={save.error}
+          saved={saved}
+          lead={
+            <p className="muted">
+              <span className="mono">{bot.data.id}</span> · from {bot.data.source === "file" ? "a bot file" : "the API"} · changed <When at={bot.data.updated_at.toISOString()} />
+            </p>
+          }
         >
-          <p className="muted">
-            <span className="mono">{bot.data.id}</span> · from {bot.data.source === "file" ? "a bot file" : "the API"} · changed <When at={bot.data.updated_at.toISOString()} />
-          </p>
-          <fieldset className="bare" disabled={!canWrite}>
             <div className="stack">
               <Section title="Identity and model">
                 <div className="stack">
@@ -106,15 +109,7 @@ export const BotEdit = ({ auth, id }: { readonly auth: AuthSession; readonly id:
                 <ApiKeyField {...parts} />
               </Section>
             </div>
-          </fieldset>
-          {save.error ? <p role="alert" className="error">{save.error}</p> : null}
-          {canWrite ? (
-            <div className="row end">
-              {saved ? <span role="status" className="muted">Saved.</span> : null}
-              <button type="submit" className="primary" disabled={save.busy}>Save bot</button>
-            </div>
-          ) : null}
-        </form>
+        </EditForm>
       ) : null}
       <ConfirmDialog
         open={deleting}

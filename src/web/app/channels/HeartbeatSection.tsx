@@ -2,6 +2,7 @@
  * A channel's heartbeat: a prompt the bot answers on a schedule (every n seconds, or a cron line in
  * a time zone), quiet hours, and where the answer goes; its next slot and recent runs.
  */
+import { EditForm } from "../ui/EditForm.tsx"
 import { useEffect, useState } from "react"
 import type { Heartbeat } from "../../../heartbeats/Model.ts"
 import type { AuthSession } from "../../shared/session.ts"
@@ -122,15 +123,15 @@ export const HeartbeatSection = ({ auth, channelId }: { readonly auth: AuthSessi
           "No heartbeat yet: give a prompt and a schedule to start one."
         )}
       </p>
-      <form
-        className="stack"
-        aria-label="Heartbeat settings"
-        onSubmit={(event) => {
-          event.preventDefault()
-          void submit()
-        }}
+      <EditForm
+        label="Heartbeat settings"
+        canWrite={canWrite}
+        onSubmit={() => void submit()}
+        submitLabel="Save heartbeat"
+        busy={save.busy}
+        error={save.error}
+        saved={saved}
       >
-        <fieldset className="bare" disabled={!canWrite}>
           <div className="stack">
             <Checkbox label="Heartbeat enabled" checked={draft.enabled} onChange={(enabled) => change({ enabled })} />
             <TextArea label="Heartbeat prompt" required rows={3} value={draft.prompt} onChange={(prompt) => change({ prompt })} />
@@ -157,15 +158,7 @@ export const HeartbeatSection = ({ auth, channelId }: { readonly auth: AuthSessi
               <Checkbox label="Catch up a missed run at start" checked={draft.catch_up} onChange={(catch_up) => change({ catch_up })} />
             </div>
           </div>
-        </fieldset>
-        {save.error ? <p role="alert" className="error">{save.error}</p> : null}
-        {canWrite ? (
-          <div className="row end">
-            {saved ? <span role="status" className="muted">Saved.</span> : null}
-            <button type="submit" className="primary" disabled={save.busy}>Save heartbeat</button>
-          </div>
-        ) : null}
-      </form>
+      </EditForm>
       {runs.data?.length ? (
         <div className="table-scroll">
           <table className="data" aria-label="Heartbeat runs">

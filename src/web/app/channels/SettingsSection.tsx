@@ -1,4 +1,5 @@
 /** A channel's settings: mention required, passive memory, workspace, and a model over the bot's. */
+import { EditForm } from "../ui/EditForm.tsx"
 import { useEffect, useState } from "react"
 import type { Channel } from "../../../channels/Model.ts"
 import type { AuthSession } from "../../shared/session.ts"
@@ -52,15 +53,15 @@ export const SettingsSection = ({ auth, channel, onSaved }: { readonly auth: Aut
   }
   return (
     <Section title="Settings">
-      <form
-        className="stack"
-        aria-label="Channel settings"
-        onSubmit={(event) => {
-          event.preventDefault()
-          void submit()
-        }}
+      <EditForm
+        label="Channel settings"
+        canWrite={canWrite}
+        onSubmit={() => void submit()}
+        submitLabel="Save settings"
+        busy={save.busy}
+        error={save.error}
+        saved={saved}
       >
-        <fieldset className="bare" disabled={!canWrite}>
           <div className="grid-2">
             <TextField label="Name" required value={settings.name} onChange={(name) => change({ name })} />
             <Select
@@ -73,15 +74,7 @@ export const SettingsSection = ({ auth, channel, onSaved }: { readonly auth: Aut
             <Checkbox label="Passive memory" description="Messages the bot does not answer are still remembered." checked={settings.passive_memory} onChange={(passive_memory) => change({ passive_memory })} />
             <Checkbox label="Workspace enabled" description="The channel has a folder of files the bot reads and writes." checked={settings.workspace_enabled} onChange={(workspace_enabled) => change({ workspace_enabled })} />
           </div>
-        </fieldset>
-        {save.error ? <p role="alert" className="error">{save.error}</p> : null}
-        {canWrite ? (
-          <div className="row end">
-            {saved ? <span role="status" className="muted">Saved.</span> : null}
-            <button type="submit" className="primary" disabled={save.busy}>Save settings</button>
-          </div>
-        ) : null}
-      </form>
+      </EditForm>
     </Section>
   )
 }
