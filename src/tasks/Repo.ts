@@ -95,6 +95,8 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
        * Claims the oldest pending task whose session has nothing running: one task per session at a
        * time, in order, and each task by one worker only.
        */
+      /** Whether any task is pending (claimable or waiting for its session). */
+      hasPending: Effect.map(sql`SELECT 1 FROM tasks WHERE status = 'pending' LIMIT 1`, (rows) => rows.length > 0),
       claim: (worker: string, leaseSeconds: number) =>
         Effect.map(
           taskRows(sql`UPDATE tasks SET status = 'running', started_at = now(), attempts = attempts + 1, worker = ${worker},

@@ -57,6 +57,12 @@ export const WorkerLive = Layer.scopedDiscard(
     // leased, go back to the queue once the lease runs out.
     const running = yield* FiberSet.make()
 
+    /**
+     * Whether a pending task was left unclaimed, waiting for its session's run to end: only then
+     * does a run's end (a notice every turn) call for another claim.
+     */
+    let waitingForSession = true
+
     const execute = (task: TaskRow) =>
       Effect.gen(function* () {
         // Everything that can fail is read before the session's lock is taken.
@@ -102,7 +108,11 @@ export const WorkerLive = Layer.scopedDiscard(
             }).pipe(Effect.onError(() => runs.release(lock.value).pipe(Effect.ignore)))
           })
         )
-        if (Option.isNone(run)) return yield* repo.release(task.id)
+        if (Option.isNone(run)) {
+          // Its session is busy after all: the run's end calls for the next claim.
+          waitingForSession = true
+          return yield* repo.release(task.id)
+        }
         const outcome = yield* runs.awaitDone(run.value)
         // Stopped by the server (shutdown, lost lock): the task goes back to the queue, untold.
         if (outcome._tag === "interrupted") return yield* repo.release(task.id)
@@ -135,7 +145,10 @@ export const WorkerLive = Layer.scopedDiscard(
       if (yield* settings.get(SystemPaused)) return
       while (active < config.concurrency) {
         const task = yield* repo.claim(worker, config.leaseSeconds)
-        if (!task) return
+        if (!task) {
+          waitingForSession = yield* repo.hasPending
+          return
+        }
         active += 1
         yield* FiberSet.run(
           running,
@@ -149,13 +162,15 @@ export const WorkerLive = Layer.scopedDiscard(
     const gone = (yield* repo.runningWorkers).filter((holder) => ownerGone(holder, worker))
     if (gone.length > 0) yield* repo.expireLeases(gone)
 
-    // Next cycle as soon as a task is queued (in any process), a run ends (a task may wait for its
-    // session), or a slot here frees; else on the safety poll.
-    const queued = yield* bus.waker(["tasks", "run_end"], undefined, Schedule.spaced(Duration.millis(config.pollMs)))
+    // Next cycle as soon as a task is queued (in any process), a run ends while a task waits for
+    // its session, or a slot here frees; else on the safety poll.
+    const queued = yield* bus.waker(["tasks"], undefined, Schedule.spaced(Duration.millis(config.pollMs)))
+    const runEnded = yield* bus.waker(["run_end"], undefined, Schedule.stop)
+    const sessionFreed = runEnded.pipe(Effect.repeat({ until: () => waitingForSession }))
     yield* Effect.forkScoped(
       drain.pipe(
         Effect.catchAllCause((cause) => Effect.logError("Task worker cycle failed", cause)),
-        Effect.zipRight(Effect.race(queued, tasks.awaitWork)),
+        Effect.zipRight(Effect.raceAll([queued, sessionFreed, tasks.awaitWork])),
         Effect.forever
       )
     )
