@@ -9,7 +9,7 @@
  *   after:  the compiled server (`node bin/cairn.mjs serve` with dist/ fresh, what `npm start` runs)
  *
  *   npx tsx bench/footprint.ts [pglite|postgres|both] [--turns 300] [--streams 200] [--idle-seconds 30]
- *                              [--before <checkout>]
+ *                              [--before <checkout>] [--before-compiled]
  *
  * The fake LLM answers every turn (test/fixtures/fakeLlm.ts). Each start gets a fresh data
  * directory, and on PostgreSQL a fresh database.
@@ -39,8 +39,15 @@ const TICKS = 100 // USER_HZ: /proc/<pid>/stat counts CPU in 1/100 s
 // code before this change too, not only the same code through tsx.
 const beforeAt = args.indexOf("--before")
 const beforeRoot = beforeAt >= 0 ? path.resolve(args[beforeAt + 1]!) : root
+// `--before-compiled` runs that checkout compiled too (its dist/ built), to compare code with code.
+const beforeCompiled = args.includes("--before-compiled")
 const variants = {
-  before: { cwd: beforeRoot, argv: [path.join(beforeRoot, "node_modules/tsx/dist/cli.mjs"), "src/cli.ts", "serve"] },
+  before: {
+    cwd: beforeRoot,
+    argv: beforeCompiled
+      ? [path.join(beforeRoot, "bin/cairn.mjs"), "serve"]
+      : [path.join(beforeRoot, "node_modules/tsx/dist/cli.mjs"), "src/cli.ts", "serve"]
+  },
   after: { cwd: root, argv: [path.join(root, "bin/cairn.mjs"), "serve"] }
 } as const
 type Variant = keyof typeof variants
@@ -286,7 +293,7 @@ try {
   for (const backend of backends) {
     const before = await measure(backend, "before", llm)
     const after = await measure(backend, "after", llm)
-    console.log(`\n### ${backend}\n\n| | before (tsx, ${path.relative(root, beforeRoot) || "this checkout"}) | after (compiled) |\n|---|---|---|`)
+    console.log(`\n### ${backend}\n\n| | before (${beforeCompiled ? "compiled" : "tsx"}, ${path.relative(root, beforeRoot) || "this checkout"}) | after (compiled) |\n|---|---|---|`)
     for (const [label, show] of rows) console.log(`| ${label} | ${show(before)} | ${show(after)} |`)
   }
 } finally {
