@@ -22,6 +22,7 @@ import { ErrorResponses } from "./contract/Errors.ts"
 import { LlmApi, ProvidersApi } from "./providers/Api.ts"
 import { McpApi } from "./mcp/Api.ts"
 import { SessionsApi } from "./sessions/Api.ts"
+import { SkillsApi } from "./skills/Api.ts"
 import { SettingsApi } from "./settings/Api.ts"
 import { SpeechApi } from "./speech/Api.ts"
 import { InjectionApi, TasksApi } from "./tasks/Api.ts"
@@ -61,6 +62,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .add(BindingsApi)
   .add(WorkspacesApi)
   .add(CarapacesApi)
+  .add(SkillsApi)
   .add(TodosApi)
   .add(LogsApi)
   .add(AttachmentsApi)

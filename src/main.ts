@@ -62,6 +62,7 @@ import { WorkspacesHttpLive } from "./workspaces/Http.ts"
 import { SpeechHttpLive } from "./speech/Http.ts"
 import { Speech } from "./speech/Speech.ts"
 import { TodosHttpLive } from "./todos/Http.ts"
+import { SkillsHttpLive } from "./skills/Http.ts"
 import { ChannelMessagesHttpLive } from "./chat/ChannelMessagesHttp.ts"
 import { Todos } from "./todos/Todos.ts"
 import { Journal } from "./logs/Journal.ts"
@@ -163,6 +164,7 @@ const HandlersLive = Layer.mergeAll(
   BindingsHttpLive,
   WorkspacesHttpLive,
   CarapacesHttpLive,
+  SkillsHttpLive,
   IntegrationsHttpLive,
   OpenAiHttpLive,
   McpServerHttpLive,

@@ -82,7 +82,7 @@ describe("console: bots", () => {
     expect(body.tools?.map((tool) => tool.function.name)).toContain("current_time")
   })
 
-  it("edits the bot: prompt, approval policy, fallback models", async () => {
+  it("edits the bot: prompt, approval policy, fallback models, a skill picked from the server's", async () => {
     await openPage(page, "Bots")
     await botsTable().getByRole("link", { name: "Scout" }).click()
     await page.getByRole("heading", { level: 1, name: "Bot: Scout" }).waitFor()
@@ -91,6 +91,7 @@ describe("console: bots", () => {
     await page.getByRole("textbox", { name: "Fallback models" }).fill("fake-model, fake-small")
     await page.getByRole("group", { name: /^Client tools/ }).getByRole("checkbox", { name: "shell_exec" }).check()
     await page.getByLabel("Policy for shell_exec").selectOption("deny")
+    await page.getByRole("group", { name: /^Skills/ }).getByRole("checkbox", { name: "integrations/example/example-usage" }).check()
     await page.getByRole("button", { name: "Save bot" }).click()
     await page.getByRole("status").filter({ hasText: "Saved." }).waitFor()
     const stored = await cairn.server.call((client) => client.bots.get({ path: { id: "scout" } }))
@@ -99,6 +100,7 @@ describe("console: bots", () => {
     expect(stored.fallback_models).toEqual(["fake-model", "fake-small"])
     expect(stored.client_tools.map((tool) => tool.name)).toEqual(["shell_exec"])
     expect(stored.tools).toEqual(["current_time"])
+    expect(stored.skills).toEqual(["integrations/example/example-usage"])
     await page.getByRole("heading", { name: "System prompt" }).scrollIntoViewIfNeeded()
     await screenshot(page, "console-bot-edit")
   })

@@ -94,7 +94,11 @@ export const ToolPolicies = ({ draft, change }: Omit<PartProps, "options">) => {
 
 export const SkillsAndCarapaces = ({ draft, change, options }: PartProps) => (
   <div className="stack">
-    <ListField label="Skills" value={draft.skills} onChange={(skills) => change({ skills })} description="Skill ids (`<stem>` or `integrations/<name>/<stem>`), separated by commas." />
+    {options.skills ? (
+      <Picker legend="Skills" options={options.skills} picked={draft.skills} onChange={(skills) => change({ skills })} />
+    ) : (
+      <ListField label="Skills" value={draft.skills} onChange={(skills) => change({ skills })} description="Skill ids (`<stem>` or `integrations/<name>/<stem>`), separated by commas." />
+    )}
     {options.carapaces ? (
       <Picker legend="Carapaces" options={options.carapaces} picked={draft.carapaces} onChange={(carapaces) => change({ carapaces })} />
     ) : (
