@@ -6,7 +6,7 @@
  * a live or finished run and get what it missed, with no gap and no duplicate.
  */
 import { SqlClient } from "@effect/sql"
-import { Cause, Chunk, Deferred, Duration, Effect, Exit, FiberMap, FiberSet, Option, PubSub, Queue, Schedule, Stream } from "effect"
+import { Cause, Chunk, Deferred, Duration, Effect, Exit, FiberMap, FiberSet, Option, PubSub, Schedule, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import type { TurnResult } from "../agent/Turn.ts"
 import { relaxed } from "../db/Commit.ts"
@@ -66,12 +66,6 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     // The runs with events to write: the flush visits these, not every run kept in memory (a
     // finished run lingers `keepFinished`, thousands of them at a few hundred turns a second).
     const unwritten = new Set<LiveRun>()
-    /** Says the flush has work: it sleeps until a run has events to write, not on a clock. */
-    const flushWanted = yield* Queue.sliding<void>(1)
-    const markUnwritten = (run: LiveRun) => {
-      unwritten.add(run)
-      flushWanted.unsafeOffer(undefined)
-    }
     const quota = makeQuota()
 
     /**
@@ -85,7 +79,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
         return relaxedCommit(repo.appendEvents(run.id, batch.map(storedRow))).pipe(
           Effect.as(true),
           // Put the batch back so the next flush retries it (a database failure is a defect).
-          Effect.onError(() => Effect.sync(() => (run.unflushed.unshift(...batch), markUnwritten(run))))
+          Effect.onError(() => Effect.sync(() => (run.unflushed.unshift(...batch), unwritten.add(run))))
         )
       }).pipe((effect) => run.writing.withPermits(1)(effect))
 
@@ -107,22 +101,16 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
 
     // Background: write events out (telling readers elsewhere), keep this process's runs alive,
     // notice remote cancels.
-    // A flush gathers what came in `flushEvery` after the first unwritten event: one write a
-    // cycle per run, and none while nothing runs.
     yield* Effect.forkScoped(
-      Queue.take(flushWanted).pipe(
-        Effect.zipRight(Effect.sleep(flushEvery)),
-        Effect.zipRight(
-          Effect.suspend(() => {
-            const due = [...unwritten]
-            unwritten.clear()
-            return Effect.forEach(due, (run) => flush(run)).pipe(
-              Effect.flatMap((wrote) => bus.publishAll("run_events", due.filter((_, i) => wrote[i]).map((run) => run.id)))
-            )
-          })
-        ),
+      Effect.suspend(() => {
+        const due = [...unwritten]
+        unwritten.clear()
+        return Effect.forEach(due, (run) => flush(run)).pipe(
+          Effect.flatMap((wrote) => bus.publishAll("run_events", due.filter((_, i) => wrote[i]).map((run) => run.id)))
+        )
+      }).pipe(
         Effect.catchAllCause((cause) => Effect.logWarning("Run event flush failed; will retry", cause)),
-        Effect.forever
+        Effect.repeat(Schedule.spaced(flushEvery))
       )
     )
     yield* Effect.forkScoped(
@@ -236,7 +224,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
             const item = { seq: run.events.length + 1, event }
             run.events.push(item)
             run.unflushed.push(item)
-            markUnwritten(run)
+            unwritten.add(run)
             if (event.type === "assistant_text") run.partialText = event.text
             return PubSub.publish(run.pubsub, item)
           })
