@@ -26,24 +26,14 @@ import { Tasks } from "./Tasks.ts"
 
 const workerConfig = Config.all({
   concurrency: Config.integer("TASK_CONCURRENCY").pipe(Config.withDefault(4)),
-  /**
-   * The safety poll: a queued task wakes the worker through the bus (db/Bus.ts) at once. Unset,
-   * 5 s on PostgreSQL (a notice can be lost with a connection) and a minute on PGlite (one
-   * process, whose notices are never lost).
-   */
-  pollMs: Config.option(Config.integer("TASK_POLL_MS")),
+  /** The safety poll: a queued task wakes the worker through the bus (db/Bus.ts) at once. */
+  pollMs: Config.integer("TASK_POLL_MS").pipe(Config.withDefault(5000)),
   leaseSeconds: Config.integer("TASK_LEASE_SECONDS").pipe(Config.withDefault(60)),
   maxAttempts: Config.integer("TASK_MAX_ATTEMPTS").pipe(Config.withDefault(3))
 })
 
-/**
- * How often the leader looks for deliveries a stopped process left undone: on PGlite only a
- * restart leaves any (swept at start), so seldom there.
- */
-const orphanSweep = (backend: "pglite" | "postgres") => Schedule.spaced(Duration.seconds(backend === "pglite" ? 60 : 10))
-
-const safetyPollMs = (configured: Option.Option<number>, backend: "pglite" | "postgres") =>
-  Option.getOrElse(configured, () => (backend === "pglite" ? 60_000 : 5_000))
+/** How often the leader looks for deliveries a stopped process left undone. */
+const orphanSweep = Schedule.spaced(Duration.seconds(10))
 
 export const WorkerLive = Layer.scopedDiscard(
   Effect.gen(function* () {
@@ -174,7 +164,7 @@ export const WorkerLive = Layer.scopedDiscard(
 
     // Next cycle as soon as a task is queued (in any process), a run ends while a task waits for
     // its session, or a slot here frees; else on the safety poll.
-    const queued = yield* bus.waker(["tasks"], undefined, Schedule.spaced(Duration.millis(safetyPollMs(config.pollMs, bus.backend))))
+    const queued = yield* bus.waker(["tasks"], undefined, Schedule.spaced(Duration.millis(config.pollMs)))
     const runEnded = yield* bus.waker(["run_end"], undefined, Schedule.stop)
     const sessionFreed = runEnded.pipe(Effect.repeat({ until: () => waitingForSession }))
     yield* Effect.forkScoped(
@@ -196,7 +186,7 @@ export const WorkerLive = Layer.scopedDiscard(
         "orphan-deliveries",
         dispatchers.deliverOrphans.pipe(
           Effect.catchAllCause((cause) => Effect.logError("Orphaned delivery sweep failed", cause)),
-          Effect.repeat(orphanSweep(bus.backend))
+          Effect.repeat(orphanSweep)
         ),
         { onFollowing: Effect.void, onLeading: Effect.logDebug("Sweeping orphaned deliveries") }
       )
