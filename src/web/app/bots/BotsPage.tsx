@@ -11,7 +11,7 @@ import { allows } from "../scopes.ts"
 import { ConfirmDialog, Dialog } from "../ui/Dialog.tsx"
 import { AppLink } from "../ui/Link.tsx"
 import { Page } from "../ui/Page.tsx"
-import { useAction, useLoad } from "../ui/useLoad.ts"
+import { useAction, useConfirm, useLoad } from "../ui/useLoad.ts"
 import { BotEdit } from "./BotEdit.tsx"
 import { IdentityFields, ModelField, PromptField, ToolsPicker } from "./BotFields.tsx"
 import { emptyDraft, fieldsOf, type BotDraft } from "./draft.ts"
@@ -24,18 +24,9 @@ export default BotsPage
 const BotList = ({ auth }: Pick<PageProps, "auth">) => {
   const bots = useLoad(() => auth.call((client) => client.bots.list()).then((list) => list.bots), [auth])
   const [creating, setCreating] = useState(false)
-  const [deleting, setDeleting] = useState<Bot | undefined>()
-  const remove = useAction()
   const canCreate = allows(auth, ["bots", "create"])
   const canDelete = allows(auth, ["bots", "delete"])
-  const confirmDelete = async () => {
-    if (!deleting) return
-    const done = await remove.run(() => auth.call((client) => client.bots.delete({ path: { id: deleting.id } })).then(() => true))
-    if (done) {
-      setDeleting(undefined)
-      await bots.reload()
-    }
-  }
+  const deleting = useConfirm((bot: Bot) => auth.call((client) => client.bots.delete({ path: { id: bot.id } })), bots.reload)
   return (
     <Page
       title="Bots"
@@ -62,7 +53,7 @@ const BotList = ({ auth }: Pick<PageProps, "auth">) => {
                 <td>{bot.source}</td>
                 <td>
                   {canDelete && bot.id !== DEFAULT_BOT_ID ? (
-                    <button type="button" className="small danger" aria-label={`Delete ${bot.id}`} onClick={() => { remove.setError(undefined); setDeleting(bot) }}>Delete</button>
+                    <button type="button" className="small danger" aria-label={`Delete ${bot.id}`} onClick={() => deleting.ask(bot)}>Delete</button>
                   ) : null}
                 </td>
               </tr>
@@ -73,14 +64,10 @@ const BotList = ({ auth }: Pick<PageProps, "auth">) => {
       {bots.data?.length === 0 ? <p className="muted">No bots yet.</p> : null}
       {creating ? <NewBot auth={auth} onClose={() => setCreating(false)} /> : null}
       <ConfirmDialog
-        open={deleting !== undefined}
+        {...deleting.dialog}
         title="Delete bot"
-        message={<>Delete the bot “{deleting?.name}” ({deleting?.id})? Its channels stay but can no longer answer.</>}
+        message={<>Delete the bot “{deleting.target?.name}” ({deleting.target?.id})? Its channels stay but can no longer answer.</>}
         confirmLabel="Delete"
-        onConfirm={() => void confirmDelete()}
-        onClose={() => setDeleting(undefined)}
-        busy={remove.busy}
-        error={remove.error}
       />
     </Page>
   )

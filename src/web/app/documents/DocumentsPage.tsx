@@ -10,7 +10,7 @@ import { allows } from "../scopes.ts"
 import { ConfirmDialog, Dialog } from "../ui/Dialog.tsx"
 import { TextArea, TextField } from "../ui/Field.tsx"
 import { Page, Section, When } from "../ui/Page.tsx"
-import { useAction, useLoad } from "../ui/useLoad.ts"
+import { useAction, useConfirm, useLoad } from "../ui/useLoad.ts"
 
 const PAGE = 50
 
@@ -98,8 +98,6 @@ export default function DocumentsPage({ auth }: PageProps) {
   const [integration, setIntegration] = useState("")
   const [offset, setOffset] = useState(0)
   const [adding, setAdding] = useState(false)
-  const [deleting, setDeleting] = useState<{ id: string; title: string } | undefined>()
-  const action = useAction()
   const filter = integration.trim()
   const list = useLoad(
     () => auth.call((client) => client.documents.list({ urlParams: { limit: PAGE, offset, ...(filter ? { integration_id: filter } : {}) } })),
@@ -107,14 +105,7 @@ export default function DocumentsPage({ auth }: PageProps) {
   )
   const canWrite = allows(auth, ["documents", "create"])
   const canDelete = allows(auth, ["documents", "remove"])
-  const remove = async () => {
-    if (!deleting) return
-    const done = await action.run(() => auth.call((client) => client.documents.remove({ path: { id: deleting.id } })))
-    if (done) {
-      setDeleting(undefined)
-      await list.reload()
-    }
-  }
+  const deleting = useConfirm((doc: { id: string; title: string }) => auth.call((client) => client.documents.remove({ path: { id: doc.id } })), list.reload)
   return (
     <Page
       title="Documents"
@@ -140,7 +131,7 @@ export default function DocumentsPage({ auth }: PageProps) {
                   <td className="num">{doc.content_chars.toLocaleString()}</td>
                   <td className="num">{doc.chunk_count}</td>
                   <td><When at={DateTime.formatIso(doc.created_at)} /></td>
-                  <td>{canDelete ? <button type="button" className="small stop" aria-label={`Delete ${doc.title}`} onClick={() => { action.setError(undefined); setDeleting({ id: doc.id, title: doc.title }) }}>Delete</button> : null}</td>
+                  <td>{canDelete ? <button type="button" className="small stop" aria-label={`Delete ${doc.title}`} onClick={() => deleting.ask({ id: doc.id, title: doc.title })}>Delete</button> : null}</td>
                 </tr>
               ))}
             </tbody>
@@ -154,14 +145,10 @@ export default function DocumentsPage({ auth }: PageProps) {
       </Section>
       <UploadDialog auth={auth} open={adding} onClose={() => setAdding(false)} onSaved={() => { setAdding(false); void list.reload() }} />
       <ConfirmDialog
-        open={deleting !== undefined}
+        {...deleting.dialog}
         title="Delete document"
-        message={<>Delete <strong>{deleting?.title}</strong> with its chunks and embeddings? Searches no longer find it.</>}
+        message={<>Delete <strong>{deleting.target?.title}</strong> with its chunks and embeddings? Searches no longer find it.</>}
         confirmLabel="Delete"
-        onConfirm={() => void remove()}
-        onClose={() => setDeleting(undefined)}
-        busy={action.busy}
-        error={action.error}
       />
     </Page>
   )

@@ -11,7 +11,7 @@ import { ConfirmDialog, Dialog } from "../ui/Dialog.tsx"
 import { Select, TextField } from "../ui/Field.tsx"
 import { JsonView } from "../ui/Json.tsx"
 import { Page, StatusBadge, When } from "../ui/Page.tsx"
-import { useAction, useLoad, usePoll } from "../ui/useLoad.ts"
+import { useConfirm, useLoad, usePoll } from "../ui/useLoad.ts"
 
 const statuses = ["pending", "running", "complete", "failed", "cancelled"] as const
 type Status = (typeof statuses)[number]
@@ -53,8 +53,6 @@ export default function TasksPage({ auth }: PageProps) {
   const [bot, setBot] = useState("")
   const [source, setSource] = useState("")
   const [open, setOpen] = useState<Task | undefined>()
-  const [cancelling, setCancelling] = useState<Task | undefined>()
-  const action = useAction()
   const botFilter = bot.trim()
   const tasks = useLoad(
     () =>
@@ -68,14 +66,7 @@ export default function TasksPage({ auth }: PageProps) {
   const shown = (tasks.data ?? []).filter((task) => !source || task.source === source)
   const canCancel = allows(auth, ["tasks", "cancel"])
 
-  const cancel = async () => {
-    if (!cancelling) return
-    const done = await action.run(() => auth.call((client) => client.tasks.cancel({ path: { id: cancelling.id } })))
-    if (done) {
-      setCancelling(undefined)
-      await tasks.reload()
-    }
-  }
+  const cancelling = useConfirm((task: Task) => auth.call((client) => client.tasks.cancel({ path: { id: task.id } })), tasks.reload)
 
   return (
     <Page title="Tasks" error={tasks.error} loading={tasks.loading && !tasks.data}>
@@ -84,7 +75,7 @@ export default function TasksPage({ auth }: PageProps) {
         <TextField label="Bot" value={bot} onChange={setBot} placeholder="any bot" />
         <Select label="Source" value={source} onChange={setSource} options={[{ value: "", label: "Any" }, ...sources.map((s) => ({ value: s, label: s }))]} />
       </form>
-      {action.error && !cancelling ? <p role="alert" className="error">{action.error}</p> : null}
+      {cancelling.error && !cancelling.target ? <p role="alert" className="error">{cancelling.error}</p> : null}
       <div className="table-scroll">
         <table className="data" aria-label="Tasks">
           <thead>
@@ -102,7 +93,7 @@ export default function TasksPage({ auth }: PageProps) {
                 <td className="row">
                   <button type="button" className="small" onClick={() => setOpen(task)} aria-label={`Inspect task ${task.id}`}>Inspect</button>
                   {canCancel && task.status === "pending" ? (
-                    <button type="button" className="small stop" onClick={() => { action.setError(undefined); setCancelling(task) }} aria-label={`Cancel task ${task.id}`}>Cancel</button>
+                    <button type="button" className="small stop" onClick={() => cancelling.ask(task)} aria-label={`Cancel task ${task.id}`}>Cancel</button>
                   ) : null}
                 </td>
               </tr>
@@ -115,14 +106,10 @@ export default function TasksPage({ auth }: PageProps) {
         {open ? <TaskDetail task={(tasks.data ?? []).find((task) => task.id === open.id) ?? open} /> : null}
       </Dialog>
       <ConfirmDialog
-        open={cancelling !== undefined}
+        {...cancelling.dialog}
         title="Cancel task"
-        message={<>The pending task from <strong>{cancelling?.source}</strong> for bot <strong>{cancelling?.bot_id}</strong> will not run.</>}
+        message={<>The pending task from <strong>{cancelling.target?.source}</strong> for bot <strong>{cancelling.target?.bot_id}</strong> will not run.</>}
         confirmLabel="Cancel task"
-        onConfirm={() => void cancel()}
-        onClose={() => setCancelling(undefined)}
-        busy={action.busy}
-        error={action.error}
       />
     </Page>
   )

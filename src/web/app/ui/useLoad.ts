@@ -67,3 +67,36 @@ export const useAction = () => {
   }, [])
   return { busy, error, run, setError }
 }
+
+/**
+ * A destructive action asked about first (delete, revoke, cancel): `target` is what it would act
+ * on, and the confirm dialog is open while there is one. `confirm` runs it; done, the dialog closes
+ * and `after` runs (a reload); refused, the reason stays in `error` (shown in the dialog). Asking
+ * again starts clean. `dialog` is what a `ConfirmDialog` takes of it.
+ */
+export const useConfirm = <T,>(perform: (target: T) => Promise<unknown>, after: () => Promise<unknown>) => {
+  const [target, setTarget] = useState<T | undefined>()
+  const action = useAction()
+  const ask = (next: T) => {
+    action.setError(undefined)
+    setTarget(next)
+  }
+  const close = () => setTarget(undefined)
+  const confirm = async () => {
+    if (target === undefined) return
+    const done = await action.run(async () => {
+      await perform(target)
+      return true
+    })
+    if (done) {
+      setTarget(undefined)
+      await after()
+    }
+  }
+  return {
+    target,
+    ask,
+    error: action.error,
+    dialog: { open: target !== undefined, onConfirm: () => void confirm(), onClose: close, busy: action.busy, error: action.error }
+  }
+}
