@@ -30,11 +30,11 @@ const start = (entry: string, env: Record<string, string>): Promise<Child> => {
   })
 }
 
-export const startFakeLlmProcess = async (options: { readonly delayMs: string; readonly reply: string; readonly apiKey: string }) => {
+export const startFakeLlmProcess = async (options: { readonly delayMs: string; readonly reply: string; readonly apiKey: string; readonly chunkDelayMs?: string }) => {
   const port = await freePort()
   return start(
     "test/fixtures/fakeLlmMain.ts",
-    { FAKE_LLM_PORT: String(port), FAKE_LLM_API_KEY: options.apiKey, FAKE_LLM_DELAY_MS: options.delayMs, FAKE_LLM_REPLY: options.reply }
+    { FAKE_LLM_PORT: String(port), FAKE_LLM_API_KEY: options.apiKey, FAKE_LLM_DELAY_MS: options.delayMs, FAKE_LLM_REPLY: options.reply, FAKE_LLM_CHUNK_DELAY_MS: options.chunkDelayMs ?? "" }
   )
 }
 

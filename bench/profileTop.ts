@@ -11,6 +11,7 @@ import * as fs from "node:fs"
 
 interface ProfileNode {
   readonly id: number
+  readonly children?: ReadonlyArray<number>
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number }
 }
 interface Profile {
@@ -48,6 +49,15 @@ const part = (node: ProfileNode) => {
   return file.startsWith("@") ? `${scoped[0]}/${scoped[1]}` : scoped[0]!
 }
 
+// Each node's parent, to walk a sample's stack for inclusive time.
+const parentOf = new Map<number, number>()
+for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id)
+const inclusive = new Map<string, number>()
+const frameKey = (node: ProfileNode) => {
+  const { functionName, url, lineNumber } = node.callFrame
+  return `${functionName || "(anonymous)"} ${where(url)}${url ? `:${lineNumber + 1}` : ""}`
+}
+
 const from = last > 0 ? profile.endTime - last * 1e6 : 0
 const self = new Map<string, number>()
 const parts = new Map<string, number>()
@@ -65,6 +75,16 @@ profile.samples.forEach((id, index) => {
   const key = `${functionName || "(anonymous)"} ${where(url)}${url ? `:${lineNumber + 1}` : ""}`
   self.set(key, (self.get(key) ?? 0) + delta)
   parts.set(category, (parts.get(category) ?? 0) + delta)
+  // Inclusive time of Cairn's own functions: each counted once per sample it is on the stack of.
+  const seen = new Set<string>()
+  for (let walk: number | undefined = id; walk !== undefined; walk = parentOf.get(walk)) {
+    const frame = nodes.get(walk)!
+    if (part(frame) !== "Cairn (src/)") continue
+    const name = frameKey(frame)
+    if (seen.has(name)) continue
+    seen.add(name)
+    inclusive.set(name, (inclusive.get(name) ?? 0) + delta)
+  }
 })
 
 const share = (us: number) => `${((100 * us) / busy).toFixed(1).padStart(5)}%`
@@ -73,3 +93,5 @@ console.log("by part:")
 for (const [name, us] of [...parts].sort((a, b) => b[1] - a[1]).filter(([, us]) => us / busy >= 0.005)) console.log(`  ${share(us)}  ${name}`)
 console.log(`top ${top} by self time:`)
 for (const [name, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${share(us)}  ${name}`)
+console.log(`top ${top} of Cairn's functions by inclusive time (the work they do themselves and call synchronously):`)
+for (const [name, us] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${share(us)}  ${name}`)

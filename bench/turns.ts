@@ -7,6 +7,8 @@
  *   npx tsx bench/turns.ts [--turns 3000] [--concurrency 50] [--delay-ms 50] [--backends pglite,postgres]
  *                          [--modes blocking,streaming] [--direct yes|no]
  *                          [--profile DIR]   # each Cairn server under node --cpu-prof, profiles in DIR
+ *                          [--node-args "--max-semi-space-size=32"]   # flags for the server's node
+ *                          [--reply "many words"] [--chunk-delay-ms 2]   # the fake's answer, one chunk per word, paced
  *
  * Processes: the fake LLM and `cairn serve` are children of this one, so their CPU is read apart
  * from the client's, from /proc/<pid>/stat; on PostgreSQL the CPU of the server's backends (the
@@ -36,11 +38,16 @@ const PROFILE_DIR = arg("profile", "")
 /** Which Cairn cells to run (a profile of one mode alone: `--modes streaming`). */
 const MODES = arg("modes", "blocking,streaming").split(",")
 const DIRECT = arg("direct", "yes") === "yes"
+/** Flags for the server's node (a V8 heap setting to compare, say), space-separated. */
+const NODE_ARGS = arg("node-args", "").split(" ").filter(Boolean)
 const WARMUP_TURNS = Math.max(CONCURRENCY * 4, Math.floor(TURNS / 10))
 const AFTER_MS = 5000
 
 const PROVIDER_KEY = "sk-bench-provider-key-0123456789"
-const REPLY = "The quick brown fox jumps over the lazy dog."
+/** The fake's answer, streamed word by word (`--reply` to see what a chunk costs). */
+const REPLY = arg("reply", "The quick brown fox jumps over the lazy dog.")
+/** A wait between the fake's streamed chunks, as a model's tokens come one by one (default: none, all at once). */
+const CHUNK_DELAY_MS = arg("chunk-delay-ms", "")
 
 /** Keep-alive sockets, a fresh pool per cell: a socket idle past the server's keep-alive timeout between cells would be reset. */
 let agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY })
@@ -186,9 +193,11 @@ const directStreamEnds = (text: string) => (text.includes("data: [DONE]") ? unde
 const none = async () => []
 
 const main = async () => {
-  console.log(`turns=${TURNS} concurrency=${CONCURRENCY} provider delay=${DELAY_MS} ms node=${process.version} cpus=${os.cpus().length}`)
+  console.log(
+    `turns=${TURNS} concurrency=${CONCURRENCY} provider delay=${DELAY_MS} ms reply=${REPLY.split(/\s+/).length} words${CHUNK_DELAY_MS ? ` ${CHUNK_DELAY_MS} ms apart` : ""} node=${process.version} cpus=${os.cpus().length}`
+  )
   console.log(header)
-  const fake = await startFakeLlmProcess({ delayMs: DELAY_MS, reply: REPLY, apiKey: PROVIDER_KEY })
+  const fake = await startFakeLlmProcess({ delayMs: DELAY_MS, reply: REPLY, apiKey: PROVIDER_KEY, chunkDelayMs: CHUNK_DELAY_MS })
   const cells: Array<Cell> = []
   try {
     // The baseline: the request Cairn makes for a turn, sent straight to the fake.
@@ -217,7 +226,7 @@ const main = async () => {
           LOG_LEVEL: "warning",
           RUNS_PER_CREDENTIAL_MAX: String(Math.max(16, CONCURRENCY))
         },
-        profileArgs
+        [...NODE_ARGS, ...profileArgs]
       )
       const admin = db.databaseUrl ? new pg.Client({ connectionString: db.databaseUrl }) : undefined
       await admin?.connect()

@@ -1,16 +1,12 @@
 /**
- * What the agent domain can refuse or stop on. A turn's own stops (`SkillNotFound`,
- * `StreamUnfinished`) are reported by the run engine as the stream's `error` event; the others are
- * HTTP answers, each with its status.
+ * What the agent domain can refuse or stop on. A turn's own stop (`SkillNotFound`) is reported by
+ * the run engine as the stream's `error` event; the others are HTTP answers, each with its status.
  */
 import { HttpApiSchema } from "@effect/platform"
 import { Data, Schema } from "effect"
 
 /** The bot, a carapace or the task names a skill the library does not have. */
 export class SkillNotFound extends Data.TaggedError("SkillNotFound")<{ readonly message: string }> {}
-
-/** The model's stream ended without its final chunk. */
-export class StreamUnfinished extends Data.TaggedError("StreamUnfinished")<{ readonly message: string }> {}
 
 /** A client's tool result names no request that is waiting. */
 export class ToolRequestNotFound extends Schema.TaggedError<ToolRequestNotFound>()(

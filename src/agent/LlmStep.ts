@@ -3,14 +3,14 @@
  * stream the answer while reporting its deltas as events, and fire the hooks around the call.
  * Deciding what the answer means (done, or tools to run) is the loop's.
  */
-import { Config, Effect, Option, Ref, Stream } from "effect"
+import { Config, Effect, Option, Ref } from "effect"
 import { Hooks } from "../hooks/Hooks.ts"
 import { Llm } from "../providers/Llm.ts"
 import type { ChatMessage, LlmStreamEvent } from "../providers/Model.ts"
+import type { AgentEvent } from "./Events.ts"
 import { Journal } from "../logs/Journal.ts"
 import { assemble, contextWindowFor, defaultToolResultLimit } from "./Context.ts"
 import { Compaction } from "./Compaction.ts"
-import { StreamUnfinished } from "./Errors.ts"
 import type { TurnPlan } from "./Plan.ts"
 import { CurrentTurn } from "./Turn.ts"
 import { traced } from "../telemetry/Spans.ts"
@@ -99,40 +99,46 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
         let reasoning = ""
         let fallbackModel: string | null = null
         yield* Ref.set(partial, "")
-        const streamed = llm
-          .stream({
+        // The model's events a batch at a time (the tokens that arrived together): their run events
+        // go out in one emit, in order.
+        const toRunEvents = (batch: ReadonlyArray<LlmStreamEvent>) => {
+          const out: Array<AgentEvent> = []
+          for (const event of batch) {
+            switch (event._tag) {
+              case "TextDelta":
+                text += event.text
+                out.push({ type: "assistant_text", text, delta: event.text })
+                break
+              case "ReasoningDelta":
+                reasoning += event.text
+                out.push({ type: "thinking_content", text: reasoning, delta: event.text })
+                break
+              case "RateLimitWait":
+                out.push({ type: "rate_limit_wait", wait_seconds: event.waitSeconds })
+                break
+              case "Fallback":
+                fallbackModel = event.fallbackModel
+                text = ""
+                out.push({ type: "fallback", original_model: event.originalModel, fallback_model: event.fallbackModel })
+                break
+              case "ToolCallDelta":
+              case "Finished":
+                break
+            }
+          }
+          return out.length === 0 ? Effect.void : Effect.zipRight(Ref.set(partial, text), emit(...out))
+        }
+        const streamed = llm.streamTo(
+          {
             model: plan.model,
             messages: finalPass ? [...context.messages, finalPassNotice] : context.messages,
             tools: offered.length > 0 ? offered : undefined,
             temperature: bot.temperature ?? undefined,
             fallbackModels: bot.fallback_models,
             usage: turn.usage
-          })
-          .pipe(
-            Stream.runFoldEffect(null as Finished | null, (last, event) => {
-              switch (event._tag) {
-                case "TextDelta":
-                  text += event.text
-                  return Effect.zipRight(Ref.set(partial, text), Effect.as(emit({ type: "assistant_text", text, delta: event.text }), last))
-                case "ReasoningDelta":
-                  reasoning += event.text
-                  return Effect.as(emit({ type: "thinking_content", text: reasoning, delta: event.text }), last)
-                case "RateLimitWait":
-                  return Effect.as(emit({ type: "rate_limit_wait", wait_seconds: event.waitSeconds }), last)
-                case "Fallback":
-                  fallbackModel = event.fallbackModel
-                  text = ""
-                  return Effect.as(
-                    emit({ type: "fallback", original_model: event.originalModel, fallback_model: event.fallbackModel }),
-                    last
-                  )
-                case "ToolCallDelta":
-                  return Effect.succeed(last)
-                case "Finished":
-                  return Effect.succeed(event)
-              }
-            })
-          )
+          },
+          toRunEvents
+        )
         const finished = yield* journal.span(
           {
             correlationId: turn.input.runId,
@@ -144,20 +150,16 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
           },
           streamed,
           (done) => ({
-            attributes: done
-              ? {
-                  model: done.model,
-                  prompt_tokens: done.usage?.prompt_tokens ?? 0,
-                  completion_tokens: done.usage?.completion_tokens ?? 0,
-                  total_tokens: done.usage?.total_tokens ?? 0,
-                  tool_calls: done.toolCalls.length,
-                  ...(fallbackModel ? { fallback_model: fallbackModel } : {})
-                }
-              : {},
-            error: done ? null : "The model's stream ended without finishing"
+            attributes: {
+              model: done.model,
+              prompt_tokens: done.usage?.prompt_tokens ?? 0,
+              completion_tokens: done.usage?.completion_tokens ?? 0,
+              total_tokens: done.usage?.total_tokens ?? 0,
+              tool_calls: done.toolCalls.length,
+              ...(fallbackModel ? { fallback_model: fallbackModel } : {})
+            }
           })
         )
-        if (!finished) return yield* new StreamUnfinished({ message: "The model's stream ended without finishing" })
         yield* hooks.fire("after_llm_call", {
           ...turn.hookIds,
           extra: {

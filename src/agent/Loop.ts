@@ -9,7 +9,7 @@ import { Hooks } from "../hooks/Hooks.ts"
 import type { LlmError, ToolCall, Usage } from "../providers/Model.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { detectSecrets } from "../secrets/Patterns.ts"
-import type { SkillNotFound, StreamUnfinished } from "./Errors.ts"
+import type { SkillNotFound } from "./Errors.ts"
 import { LlmStep } from "./LlmStep.ts"
 import { TurnPlanner } from "./Plan.ts"
 import { clientActionsOf, ToolStep } from "./ToolStep.ts"
@@ -49,7 +49,7 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
         })
       })
 
-    const runTurn = (input: TurnInput): Effect.Effect<TurnResult, SkillNotFound | StreamUnfinished | LlmError> => {
+    const runTurn = (input: TurnInput): Effect.Effect<TurnResult, SkillNotFound | LlmError> => {
       const record = input.history ? memoryRecord(input.history) : sessionRecord(sessions, input.sessionId)
       return Effect.gen(function* () {
         const { hookIds } = yield* CurrentTurn

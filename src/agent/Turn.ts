@@ -41,7 +41,8 @@ export interface TurnInput {
   readonly executionConfig?: ExecutionConfig | undefined
   /** Who started the turn; `caller` is its credential (sessions' owner), the lane its model calls wait in. */
   readonly principal?: { readonly kind: string; readonly id: string; readonly caller?: string } | undefined
-  readonly emit: (event: AgentEvent) => Effect.Effect<void>
+  /** Reports events of the run, in order; several at once when they came together (a batch of tokens). */
+  readonly emit: (...events: ReadonlyArray<AgentEvent>) => Effect.Effect<void>
   /**
    * A stateless turn's history, as the caller sent it (OpenAI's way: every request carries the
    * conversation). The turn reads it instead of the session's and stores nothing.

@@ -168,7 +168,7 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
               callerTools,
               ...(preamble ? { executionConfig: { system_preamble: preamble } } : {}),
               // A blocking call reads only the outcome: its events go nowhere.
-              emit: request.stream ? (event) => Effect.asVoid(Queue.offer(events, event)) : () => Effect.void
+              emit: request.stream ? (...batch) => Effect.asVoid(Queue.offerAll(events, batch)) : () => Effect.void
             })
             .pipe(
               Effect.exit,

@@ -5,7 +5,7 @@
  * which is what the provider's socket pool (`NodeFetch.ts`, 256 per provider, first come first
  * served) did on its own. A slot is held for one attempt: a retry's wait holds none.
  */
-import { Deferred, Effect, Exit, FiberId, Stream } from "effect"
+import { Deferred, Effect, Exit, FiberId } from "effect"
 import { ProviderConcurrencyMax } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { FairQueue } from "./FairQueue.ts"
@@ -86,17 +86,7 @@ export class ProviderGate extends Effect.Service<ProviderGate>()("cairn/Provider
           Effect.flatMap(take(providerId, caller, restore), (slots) => Effect.ensuring(restore(effect), give(slots)))
         )
 
-    /** Runs `stream` holding one of the provider's slots from its start to its end. */
-    const streamWithSlot =
-      (providerId: string, caller: string) =>
-      <A, E, R>(stream: Stream.Stream<A, E, R>): Stream.Stream<A, E, R> =>
-        Stream.unwrapScoped(
-          Effect.uninterruptibleMask((restore) =>
-            Effect.flatMap(take(providerId, caller, restore), (slots) => Effect.addFinalizer(() => give(slots)))
-          ).pipe(Effect.as(stream))
-        )
-
-    return { withSlot, streamWithSlot } as const
+    return { withSlot } as const
   }),
   dependencies: [Settings.Default]
 }) {}

@@ -5,7 +5,7 @@
  * usage and cost for each model it tried. A stream that has already sent output is never retried.
  * Each attempt holds one of its provider's slots (`Gate.ts`: a limit with a fair wait across callers).
  */
-import { Chunk, Clock, Duration, Effect, Schedule, Stream } from "effect"
+import { Clock, Duration, Effect, Exit, Schedule, Stream } from "effect"
 import { Usage as UsageService } from "../usage/Usage.ts"
 import { LlmConfig, layer as LlmConfigLayer, type LlmConfigShape } from "./LlmConfig.ts"
 import {
@@ -78,6 +78,8 @@ const imagesChecked = (target: Target, request: ChatRequest) => {
 /** Fallback follows any failure but a request the provider rejected as invalid. */
 const fallsBack = (error: LlmError) => error.kind !== "invalid_request"
 
+type Finished = Extract<LlmStreamEvent, { _tag: "Finished" }>
+
 export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
   effect: Effect.gen(function* () {
     const providers = yield* Providers
@@ -86,7 +88,6 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
     const gate = yield* ProviderGate
     /** One attempt at `target` within one of its provider's slots, waiting in the caller's lane. */
     const inSlot = (target: Target, usage: UsageContext) => gate.withSlot(target.provider.id, callerOf(usage))
-    const inStreamSlot = (target: Target, usage: UsageContext) => gate.streamWithSlot(target.provider.id, callerOf(usage))
 
     const record = (
       context: UsageContext,
@@ -161,81 +162,96 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
 
     /**
      * One model with retries; a retry only happens while nothing has been sent. Not `llmRetries`:
-     * the stream announces a 429 wait (`RateLimitWait`) before it waits, and the decision depends
-     * on what was already streamed.
+     * the caller is told of a 429 wait (`RateLimitWait`) before it waits, and the decision depends
+     * on what was already streamed. Usage is recorded once, when the call has ended.
      */
-    const streamModel = (target: Target, request: ChatRequest, startedAt: number): Stream.Stream<LlmStreamEvent, LlmError> => {
-      const attempt = (n: number): Stream.Stream<LlmStreamEvent, LlmError> =>
-        Stream.suspend(() => {
+    const streamModel = <E>(
+      target: Target,
+      request: ChatRequest,
+      startedAt: number,
+      onEvents: (events: ReadonlyArray<LlmStreamEvent>) => Effect.Effect<void, E>
+    ): Effect.Effect<Finished, LlmError | E> => {
+      const attempt = (n: number): Effect.Effect<Finished, LlmError | E> =>
+        Effect.suspend(() => {
           let sent = false
-          return inStreamSlot(target, request.usage)(chatStreamOnce(target, request, config.timeoutMs)).pipe(
-            // Per chunk and without an effect: this sees every token.
-            Stream.mapChunks((chunk) => {
-              if (!sent) sent = Chunk.some(chunk, (event) => event._tag !== "Finished")
-              return chunk
-            }),
-            Stream.catchAll((error) => {
-              const delay = sent ? undefined : retryDelayMs(config, n, error)
-              if (delay === undefined) return Stream.fail(error)
-              const notice: Stream.Stream<LlmStreamEvent> =
-                error.kind === "rate_limited" ? Stream.succeed({ _tag: "RateLimitWait", waitSeconds: delay / 1000 }) : Stream.empty
-              return notice.pipe(
-                Stream.concat(Stream.fromEffect(Effect.sleep(Duration.millis(delay))).pipe(Stream.drain)),
-                Stream.concat(attempt(n + 1))
-              )
-            })
-          )
-        })
-      // Usage is recorded once the stream has finished: the `Finished` event is kept as it passes,
-      // rather than an effect run on every token to find it.
-      let finished: Extract<LlmStreamEvent, { _tag: "Finished" }> | undefined
-      return attempt(0).pipe(
-        Stream.mapChunks((chunk) => {
-          for (const event of chunk) if (event._tag === "Finished") finished = event
-          return chunk
-        }),
-        Stream.concat(
-          Stream.execute(
-            Effect.suspend(() =>
-              finished ? record(request.usage, where(target), startedAt, { usage: finished.usage, cost: costOf(priceOf(target), finished.usage) }) : Effect.void
+          const tracked = (events: ReadonlyArray<LlmStreamEvent>) => {
+            sent = true
+            return onEvents(events)
+          }
+          return inSlot(target, request.usage)(chatStreamOnce(target, request, config.timeoutMs, tracked)).pipe(
+            Effect.catchIf(
+              (error): error is LlmError => error instanceof LlmError,
+              (error) => {
+                const delay = sent ? undefined : retryDelayMs(config, n, error)
+                if (delay === undefined) return Effect.fail(error)
+                const notice = error.kind === "rate_limited" ? onEvents([{ _tag: "RateLimitWait", waitSeconds: delay / 1000 }]) : Effect.void
+                return notice.pipe(Effect.zipRight(Effect.sleep(Duration.millis(delay))), Effect.zipRight(attempt(n + 1)))
+              }
             )
           )
-        ),
-        Stream.tapError((error) => record(request.usage, where(target), startedAt, error))
+        })
+      return attempt(0).pipe(
+        Effect.tapBoth({
+          onSuccess: (finished) => record(request.usage, where(target), startedAt, { usage: finished.usage, cost: costOf(priceOf(target), finished.usage) }),
+          onFailure: (error) => (error instanceof LlmError ? record(request.usage, where(target), startedAt, error) : Effect.void)
+        })
       )
     }
 
-    const stream = (request: ChatRequest): Stream.Stream<LlmStreamEvent, LlmError> => {
+    /**
+     * A streamed completion, its events handed to `onEvents` a batch at a time (the tokens that
+     * arrived together), in order; answers `Finished`. The request's model first, then its
+     * fallback models in order while nothing was sent (a `Fallback` event tells of the switch).
+     * The agent's turns call it this way: a callback costs a token one step where a stream costs
+     * one per stage.
+     */
+    const streamTo = <E>(
+      request: ChatRequest,
+      onEvents: (events: ReadonlyArray<LlmStreamEvent>) => Effect.Effect<void, E>
+    ): Effect.Effect<Finished, LlmError | E> => {
       const candidates = [request.model ?? providers.defaultModel, ...(request.fallbackModels ?? [])]
-      const fromCandidate = (i: number): Stream.Stream<LlmStreamEvent, LlmError> =>
-        Stream.suspend(() => {
+      const fromCandidate = (i: number): Effect.Effect<Finished, LlmError | E> =>
+        Effect.suspend(() => {
           let sent = false
+          const tracked = (events: ReadonlyArray<LlmStreamEvent>) => {
+            if (!sent) sent = events.some((event) => event._tag === "TextDelta" || event._tag === "ToolCallDelta" || event._tag === "ReasoningDelta")
+            return onEvents(events)
+          }
           const modelId = candidates[i]!
-          return Stream.unwrap(
-            Effect.gen(function* () {
-              const startedAt = yield* Clock.currentTimeMillis
-              const target = yield* providers.resolve(modelId)
-              const images = imagesChecked(target, request)
-              if (images instanceof LlmError) return yield* images
-              const stream = streamModel(target, request, startedAt)
-              return images ? Stream.mapError(stream, images) : stream
-            })
-          ).pipe(
-            Stream.mapChunks((chunk) => {
-              if (!sent) sent = Chunk.some(chunk, (event) => event._tag === "TextDelta" || event._tag === "ToolCallDelta" || event._tag === "ReasoningDelta")
-              return chunk
-            }),
-            Stream.catchAll((error) => {
-              if (sent || !fallsBack(error) || i === candidates.length - 1) return Stream.fail(error)
-              const notice: LlmStreamEvent = { _tag: "Fallback", originalModel: candidates[0]!, fallbackModel: candidates[i + 1]! }
-              return Stream.succeed(notice).pipe(
-                Stream.concat(fromCandidate(i + 1))
-              )
-            })
+          return Effect.gen(function* () {
+            const startedAt = yield* Clock.currentTimeMillis
+            const target = yield* providers.resolve(modelId)
+            const images = imagesChecked(target, request)
+            if (images instanceof LlmError) return yield* images
+            const call = streamModel(target, request, startedAt, tracked)
+            return yield* images ? Effect.mapError(call, (error) => (error instanceof LlmError ? images(error) : error)) : call
+          }).pipe(
+            Effect.catchIf(
+              (error): error is LlmError => error instanceof LlmError,
+              (error) => {
+                if (sent || !fallsBack(error) || i === candidates.length - 1) return Effect.fail(error)
+                return onEvents([{ _tag: "Fallback", originalModel: candidates[0]!, fallbackModel: candidates[i + 1]! }]).pipe(
+                  Effect.zipRight(fromCandidate(i + 1))
+                )
+              }
+            )
           )
         })
       return fromCandidate(0)
     }
+
+    /** `streamTo` as a stream of its events, `Finished` last. */
+    const stream = (request: ChatRequest): Stream.Stream<LlmStreamEvent, LlmError> =>
+      Stream.asyncPush<LlmStreamEvent, LlmError>(
+        (emit) =>
+          Effect.forkScoped(
+            streamTo(request, (events) => Effect.sync(() => void emit.array(events))).pipe(
+              Effect.exit,
+              Effect.map((exit) => (Exit.isSuccess(exit) ? (emit.single(exit.value), emit.end()) : emit.halt(exit.cause)))
+            )
+          ),
+        { bufferSize: "unbounded" }
+      )
 
     const embed = (request: EmbedRequest): Effect.Effect<EmbedResult, LlmError> =>
       Effect.gen(function* () {
@@ -264,7 +280,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
         )
       }).pipe(Effect.withSpan("Llm.transcribe", { captureStackTrace: false }))
 
-    return traced("Llm", { complete, stream, embed, transcribe } as const)
+    return traced("Llm", { complete, stream, streamTo, embed, transcribe } as const)
   }),
   dependencies: [Providers.Default, ProviderGate.Default, UsageService.Default, LlmConfigLayer]
 }) {}

@@ -3,10 +3,10 @@
  * `LlmError` whose detail is the provider's message with credentials removed. Retries, fallback and
  * usage are `Llm`'s.
  */
-import { Effect, Option, Stream } from "effect"
+import { Effect } from "effect"
 import { scrub } from "../secrets/Vault.ts"
 import { LlmError, type ChatRequest, type LlmStreamEvent, type ToolCall, type Usage } from "./Model.ts"
-import { WireError } from "./OpenAiClient.ts"
+import { WireError, type ChunkStream } from "./OpenAiClient.ts"
 import { providerSecrets, type Target } from "./Providers.ts"
 import { toWireNames, type WireNames } from "./ToolNames.ts"
 
@@ -153,26 +153,109 @@ export const chatOnce = (target: Target, request: ChatRequest): Effect.Effect<Ch
   )
 }
 
+type Finished = Extract<LlmStreamEvent, { _tag: "Finished" }>
+
 /**
- * One streamed completion: the deltas as they come, then `Finished`. The request is ended when
- * the stream ends early (interruption, idle timeout), which also ends a hung read.
+ * The chunks of an opened provider stream as batches: a plain loop reads the SDK's iterator into a
+ * buffer, and `next` takes everything buffered (the chunks that arrived together: a packet holds
+ * several tokens), waiting when there is none. So a token costs the run one loop step, not a pass
+ * through stream stages. The idle timeout is one timer re-armed per chunk: when it fires, the
+ * response is ended and the read fails as a timeout.
  */
-export const chatStreamOnce = (target: Target, request: ChatRequest, idleTimeoutMs: number): Stream.Stream<LlmStreamEvent, LlmError> =>
-  Stream.suspend(() => {
+const batchesOf = (
+  events: ChunkStream,
+  idleTimeoutMs: number,
+  failure: (error: unknown, timedOut: boolean) => LlmError
+) => {
+  let buffer: Array<ChatCompletionChunk> = []
+  let ended = false
+  let failed: LlmError | undefined
+  let closed = false
+  let timedOut = false
+  let timer: ReturnType<typeof setTimeout> | undefined
+  let waiting: ((effect: Effect.Effect<ReadonlyArray<ChatCompletionChunk> | null, LlmError>) => void) | undefined
+  const take = (): Effect.Effect<ReadonlyArray<ChatCompletionChunk> | null, LlmError> => {
+    if (buffer.length > 0) {
+      const batch = buffer
+      buffer = []
+      return Effect.succeed(batch)
+    }
+    if (failed) return Effect.fail(failed)
+    return Effect.succeed(null)
+  }
+  const wake = () => {
+    const resume = waiting
+    waiting = undefined
+    resume?.(take())
+  }
+  const arm = () => {
+    clearTimeout(timer)
+    timer = setTimeout(() => {
+      timedOut = true
+      events.abort()
+    }, idleTimeoutMs)
+  }
+  const pump = async () => {
+    for (;;) {
+      arm()
+      const next = await events.chunks.next()
+      if (closed) return
+      if (timedOut) throw new Error("idle")
+      if (next.done) break
+      buffer.push(next.value as ChatCompletionChunk)
+      wake()
+    }
+    clearTimeout(timer)
+    ended = true
+    wake()
+  }
+  pump().catch((error: unknown) => {
+    clearTimeout(timer)
+    if (closed) return
+    failed = failure(error, timedOut)
+    wake()
+  })
+  return {
+    /** The chunks buffered since the last call (waiting for one); null once the stream ended. */
+    next: Effect.async<ReadonlyArray<ChatCompletionChunk> | null, LlmError>((resume) => {
+      if (buffer.length > 0 || ended || failed) return resume(take())
+      waiting = resume
+      return Effect.sync(() => {
+        waiting = undefined
+      })
+    }),
+    close: Effect.sync(() => {
+      closed = true
+      clearTimeout(timer)
+    })
+  }
+}
+
+/**
+ * One streamed completion: its deltas handed to `onEvents` a batch at a time, in order, as they
+ * come; answers `Finished` (the text, the tool calls whole, usage). The request is ended when the
+ * call ends early (interruption, idle timeout), which also ends a hung read.
+ */
+export const chatStreamOnce = <E>(
+  target: Target,
+  request: ChatRequest,
+  idleTimeoutMs: number,
+  onEvents: (events: ReadonlyArray<LlmStreamEvent>) => Effect.Effect<void, E>
+): Effect.Effect<Finished, LlmError | E> =>
+  Effect.suspend(() => {
     const toError = toLlmError(target)
     let text = ""
     let usage: Usage | null = null
     let finishReason: string | null = null
     const calls = new Map<number, { id: string; name: string; arguments: string }>()
 
-    const eventsOf = (chunk: ChatCompletionChunk): Array<LlmStreamEvent> => {
+    const eventsOf = (chunk: ChatCompletionChunk, out: Array<LlmStreamEvent>) => {
       if (chunk.usage) usage = usageOf(chunk.usage)
       const choice = chunk.choices?.[0]
-      if (!choice) return []
+      if (!choice) return
       if (choice.finish_reason) finishReason = choice.finish_reason
       const delta = choice.delta
-      if (!delta) return []
-      const out: Array<LlmStreamEvent> = []
+      if (!delta) return
       const reasoning = typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning
       if (typeof reasoning === "string" && reasoning.length > 0) out.push({ _tag: "ReasoningDelta", text: reasoning })
       if (typeof delta.content === "string" && delta.content.length > 0) {
@@ -195,61 +278,37 @@ export const chatStreamOnce = (target: Target, request: ChatRequest, idleTimeout
           argumentsDelta
         })
       }
-      return out
     }
 
     const names = toWireNames(request.tools, request.messages)
     const body = { ...chatBody(target, request, names), stream_options: { include_usage: true } }
+    const idle = new LlmError({ kind: "timeout", detail: `The provider stopped sending (${target.id})` })
 
-    const chunks = Stream.unwrapScoped(
+    return Effect.scoped(
       Effect.gen(function* () {
         // Opening stays interruptible: a cancel while the provider has not answered yet ends the
-        // request.
+        // request. Closing the scope (the end, an interruption) ends it too unless it finished.
         const events = yield* Effect.mapError(target.provider.client.chatStream(body), toError)
-        // The idle timeout is one timer re-armed per chunk (a per-element stream timeout costs
-        // more than the rest of the call): when it fires, the response is ended, the pending
-        // read fails, and the failure is reported as a timeout.
-        let timedOut = false
-        let timer: ReturnType<typeof setTimeout> | undefined
-        const arm = () => {
-          clearTimeout(timer)
-          timer = setTimeout(() => {
-            timedOut = true
-            events.abort()
-          }, idleTimeoutMs)
+        const batches = batchesOf(events, idleTimeoutMs, (error, timedOut) => (timedOut ? idle : toError(error)))
+        yield* Effect.addFinalizer(() => batches.close)
+        for (;;) {
+          const batch = yield* batches.next
+          if (batch === null) break
+          const out: Array<LlmStreamEvent> = []
+          for (const chunk of batch) eventsOf(chunk, out)
+          if (out.length > 0) yield* onEvents(out)
         }
-        yield* Effect.addFinalizer(() => Effect.sync(() => clearTimeout(timer)))
-        arm()
-        const idle = () => new LlmError({ kind: "timeout", detail: `The provider stopped sending (${target.id})` })
-        return Stream.repeatEffectOption(
-          Effect.tryPromise({ try: () => events.chunks.next(), catch: (e) => Option.some(timedOut ? idle() : toError(e)) }).pipe(
-            Effect.flatMap((next) => {
-              if (timedOut) return Effect.fail(Option.some(idle()))
-              if (next.done) return Effect.fail(Option.none())
-              arm()
-              return Effect.succeed(next.value as ChatCompletionChunk)
-            })
-          )
-        )
+        return {
+          _tag: "Finished",
+          model: target.id,
+          text,
+          toolCalls: [...calls.entries()]
+            .sort(([a], [b]) => a - b)
+            .map(([index, call]) => names.toolCallBack({ id: call.id || `call_${index}`, name: call.name, arguments: call.arguments })),
+          usage,
+          finishReason
+        } satisfies Finished
       })
-    )
-
-    return chunks.pipe(
-      Stream.mapConcat(eventsOf),
-      Stream.concat(
-        Stream.sync(
-          (): LlmStreamEvent => ({
-            _tag: "Finished",
-            model: target.id,
-            text,
-            toolCalls: [...calls.entries()]
-              .sort(([a], [b]) => a - b)
-              .map(([index, call]) => names.toolCallBack({ id: call.id || `call_${index}`, name: call.name, arguments: call.arguments })),
-            usage,
-            finishReason
-          })
-        )
-      )
     )
   })
 

@@ -6,13 +6,14 @@
  * a live or finished run and get what it missed, with no gap and no duplicate.
  */
 import { SqlClient } from "@effect/sql"
-import { Cause, Chunk, Deferred, Duration, Effect, Exit, FiberMap, FiberSet, Option, PubSub, Schedule, Stream } from "effect"
+import { Cause, Chunk, Deferred, Duration, Effect, Exit, FiberMap, Option, Schedule, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import type { TurnResult } from "../agent/Turn.ts"
 import { relaxed } from "../db/Commit.ts"
 import { Bus } from "../db/Bus.ts"
 import { DatabaseInfo } from "../db/Database.ts"
 import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
+import { traced } from "../telemetry/Spans.ts"
 import { RunsRepo } from "./Repo.ts"
 import { makeOwner, ownerGone, releaseOwner } from "./Owners.ts"
 import { makeQuota, type RunSlot } from "./Quota.ts"
@@ -30,7 +31,8 @@ interface LiveRun {
   readonly sessionId: string
   readonly events: Array<SequencedEvent>
   readonly unflushed: Array<SequencedEvent>
-  readonly pubsub: PubSub.PubSub<SequencedEvent>
+  /** The readers following it live: each is handed every batch of events as it is emitted. */
+  readonly followers: Set<(items: ReadonlyArray<SequencedEvent>) => void>
   readonly done: Deferred.Deferred<RunOutcome>
   cancelRequested: boolean
   lostLock: boolean
@@ -59,8 +61,32 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     const relaxedCommit = relaxed(yield* SqlClient.SqlClient, (yield* DatabaseInfo).backend)
     const owner = makeOwner()
     yield* Effect.addFinalizer(() => Effect.sync(() => releaseOwner(owner)))
-    // Timers that drop finished runs from memory, interrupted when the service's scope closes.
-    const lingering = yield* FiberSet.make()
+    // Finished runs stay in memory `keepFinished` for a quick rejoin, then one timer drops them: a
+    // queue in the order they finished (so in the order they expire), not a fiber each (thousands
+    // at a few hundred turns a second, each kept alive a minute, cost the garbage collector).
+    const expiring: Array<{ readonly id: string; readonly at: number }> = []
+    let expiringHead = 0
+    let sweepTimer: ReturnType<typeof setTimeout> | undefined
+    const sweep = () => {
+      sweepTimer = undefined
+      const now = Date.now()
+      while (expiringHead < expiring.length && expiring[expiringHead]!.at <= now) live.delete(expiring[expiringHead++]!.id)
+      if (expiringHead === expiring.length) {
+        expiring.length = 0
+        expiringHead = 0
+      } else if (expiringHead > 1024) {
+        expiring.splice(0, expiringHead)
+        expiringHead = 0
+      }
+      scheduleSweep()
+    }
+    const scheduleSweep = () => {
+      if (sweepTimer !== undefined || expiringHead === expiring.length) return
+      // At most once a second: runs that finished within it go together.
+      sweepTimer = setTimeout(sweep, Math.max(1000, expiring[expiringHead]!.at - Date.now()))
+      sweepTimer.unref()
+    }
+    yield* Effect.addFinalizer(() => Effect.sync(() => clearTimeout(sweepTimer)))
     const fibers = yield* FiberMap.make<string>()
     const live = new Map<string, LiveRun>()
     // The runs with events to write: the flush visits these, not every run kept in memory (a
@@ -201,7 +227,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     const start = (
       runId: string,
       sessionId: string,
-      body: (emit: (event: AgentEvent) => Effect.Effect<void>) => Effect.Effect<TurnResult, unknown>,
+      body: (emit: (...events: ReadonlyArray<AgentEvent>) => Effect.Effect<void>) => Effect.Effect<TurnResult, unknown>,
       slot?: RunSlot
     ) =>
       Effect.gen(function* () {
@@ -210,7 +236,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
           sessionId,
           events: [],
           unflushed: [],
-          pubsub: yield* PubSub.unbounded<SequencedEvent>(),
+          followers: new Set(),
           done: yield* Deferred.make<RunOutcome>(),
           cancelRequested: false,
           lostLock: false,
@@ -219,14 +245,20 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
           partialText: ""
         }
         live.set(runId, run)
-        const emit = (event: AgentEvent) =>
+        // Numbered and kept in order; several events (a batch of tokens) are published together.
+        const emit = (...batch: ReadonlyArray<AgentEvent>) =>
           Effect.suspend(() => {
-            const item = { seq: run.events.length + 1, event }
-            run.events.push(item)
-            run.unflushed.push(item)
+            const items: Array<SequencedEvent> = []
+            for (const event of batch) {
+              const item = { seq: run.events.length + 1, event }
+              run.events.push(item)
+              run.unflushed.push(item)
+              items.push(item)
+              if (event.type === "assistant_text") run.partialText = event.text
+            }
             unwritten.add(run)
-            if (event.type === "assistant_text") run.partialText = event.text
-            return PubSub.publish(run.pubsub, item)
+            for (const follower of run.followers) follower(items)
+            return Effect.void
           })
         const finish = (exit: Exit.Exit<TurnResult, unknown>) =>
           Effect.gen(function* () {
@@ -273,13 +305,10 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
             // Readers elsewhere read the end; a task queued behind this run may be claimed now.
             yield* bus.publish("run_end", runId)
             yield* Deferred.succeed(run.done, outcome)
-            yield* PubSub.shutdown(run.pubsub)
-            // Interruptible: `finish` runs in the run's (uninterruptible) exit handler, and a fork
-            // inherits that; the timer must stop at once when the service's scope closes.
-            yield* FiberSet.run(
-              lingering,
-              Effect.interruptible(Effect.zipRight(Effect.sleep(keepFinished), Effect.sync(() => live.delete(runId))))
-            )
+            // Every follower has had the last event (each ends itself on it).
+            run.followers.clear()
+            expiring.push({ id: runId, at: Date.now() + Duration.toMillis(keepFinished) })
+            scheduleSweep()
           })
         yield* FiberMap.run(
           fibers,
@@ -289,29 +318,39 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
         return run
       })
 
-    /** The events of a run after `after`, then live ones until it ends; no gap, no duplicate. */
+    /**
+     * The events of a run after `after`, then live ones until it ends; no gap, no duplicate. A run
+     * of this process is followed in memory: what it holds and the follower's registration are one
+     * synchronous step, so no event falls between them; each batch `emit` makes is then handed over
+     * as it is made.
+     */
     const events = (runId: string, after: number): Stream.Stream<SequencedEvent> => {
       const run = live.get(runId)
-      if (run) {
-        return Stream.unwrapScoped(
-          Effect.gen(function* () {
-            // Subscribe before the snapshot: an event published in between shows up in both and is
-            // dropped from the live side by its sequence number.
-            const subscription = yield* PubSub.subscribe(run.pubsub)
-            const snapshot = run.events.filter((item) => item.seq > after)
-            const last = snapshot.length > 0 ? snapshot[snapshot.length - 1]!.seq : after
-            const finished = snapshot.some((item) => isTerminal(item.event))
-            const replay = Stream.fromIterable(snapshot)
-            if (finished) return replay
-            const rest = Stream.fromQueue(subscription).pipe(
-              Stream.filter((item) => item.seq > last),
-              takeUntilTerminal
-            )
-            return Stream.concat(replay, rest)
-          })
-        )
-      }
-      return storedEvents(runId, after)
+      if (!run) return storedEvents(runId, after)
+      return Stream.asyncPush<SequencedEvent>(
+        (output) =>
+          Effect.acquireRelease(
+            Effect.sync(() => {
+              const held = run.events.filter((item) => item.seq > after)
+              if (held.length > 0) output.array(held)
+              if (held.some((item) => isTerminal(item.event)) || run.finished) {
+                output.end()
+                return undefined
+              }
+              const follower = (items: ReadonlyArray<SequencedEvent>) => {
+                output.array(items)
+                if (items.some((item) => isTerminal(item.event))) {
+                  run.followers.delete(follower)
+                  output.end()
+                }
+              }
+              run.followers.add(follower)
+              return follower
+            }),
+            (follower) => Effect.sync(() => void (follower && run.followers.delete(follower)))
+          ),
+        { bufferSize: "unbounded" }
+      )
     }
 
     /**
@@ -365,28 +404,15 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
 
     const awaitDone = (run: { readonly done: Deferred.Deferred<RunOutcome> }) => Deferred.await(run.done)
 
-    return {
-      acquire: Effect.fn("Runs.acquire")(acquire),
-      release: Effect.fn("Runs.release")(release),
-      start: Effect.fn("Runs.start")(start),
-      reserve: Effect.fn("Runs.reserve")(reserve),
-      runningFor,
-      events,
-      latestRun: Effect.fn("Runs.latestRun")(latestRun),
-      runExists: Effect.fn("Runs.runExists")(runExists),
-      cancel: Effect.fn("Runs.cancel")(cancel),
-      awaitDone,
-      owner
-    } as const
+    // Spans only when tracing is on (`traced`): `Effect.fn` would make one, and a stack trace, on
+    // every call of these, which every turn makes several of.
+    return traced("Runs", { acquire, release, start, reserve, runningFor, events, latestRun, runExists, cancel, awaitDone, owner } as const)
   }),
   dependencies: [RunsRepo.Default, Bus.Default]
 }) {}
 
 /** An event as the log stores it. */
 const storedRow = (item: SequencedEvent) => ({ seq: item.seq, event: toStored(item.event) })
-
-const takeUntilTerminal = <E, R>(stream: Stream.Stream<SequencedEvent, E, R>) =>
-  Stream.takeUntil(stream, (item) => isTerminal(item.event))
 
 /**
  * What a run's failure says to its client: a model's failure with its detail, a declared error's
