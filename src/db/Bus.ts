@@ -8,10 +8,13 @@
  * - PostgreSQL: `NOTIFY` on one channel; each process keeps one listening connection of its own
  *   (outside the pool), reconnects when it drops, and then wakes every waiter for a catch-up read
  *   (notices sent while it was away are gone).
- * - PGlite: one process by construction, so an in-process `PubSub` is the whole bus.
+ * - PGlite: one process by construction, so the in-process delivery is the whole bus.
+ *
+ * In the process, a notice is handed only to the subscribers of its topic (and a catch-up to all):
+ * a run's end, one notice a turn, wakes the one loop that waits for it rather than every loop.
  */
 import { SqlClient } from "@effect/sql"
-import { Data, Deferred, Duration, Effect, Exit, Option, PubSub, Queue, Redacted, Schedule, Stream } from "effect"
+import { Data, Deferred, Duration, Effect, Exit, Option, Queue, Redacted, Schedule, Stream } from "effect"
 import pg from "pg"
 import { AppConfig } from "../config/AppConfig.ts"
 import { DatabaseInfo, describeUrl } from "./Database.ts"
@@ -74,10 +77,22 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
     const sql = yield* SqlClient.SqlClient
     const info = yield* DatabaseInfo
     const config = yield* AppConfig
-    const hub = yield* PubSub.unbounded<Notice>()
+    const subscribers = new Set<{ readonly topics: Topics; readonly queue: Queue.Queue<Notice> }>()
     const deliver = (notice: Notice) => {
-      hub.unsafeOffer(notice)
+      for (const subscriber of subscribers) {
+        if (notice.topic === "*" || hasTopic(subscriber.topics, notice.topic)) subscriber.queue.unsafeOffer(notice)
+      }
     }
+    /** A queue of the notices of `topics` (and the catch-ups), for the caller's scope. */
+    const subscribe = (topics: Topics) =>
+      Effect.acquireRelease(
+        Effect.map(Queue.unbounded<Notice>(), (queue) => {
+          const subscriber = { topics, queue }
+          subscribers.add(subscriber)
+          return subscriber
+        }),
+        (subscriber) => Effect.zipRight(Effect.sync(() => subscribers.delete(subscriber)), Queue.shutdown(subscriber.queue))
+      ).pipe(Effect.map((subscriber): Queue.Dequeue<Notice> => subscriber.queue))
 
     if (info.backend === "postgres" && Option.isSome(config.databaseUrl)) {
       const url = Redacted.value(config.databaseUrl.value)
@@ -154,8 +169,7 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
 
     /** The keys of `topic` as they are notified here ("*" after a reconnect: re-read everything). */
     const changes = (topic: Topic): Stream.Stream<string> =>
-      Stream.fromPubSub(hub).pipe(
-        Stream.filter((notice) => notice.topic === "*" || notice.topic === topic),
+      Stream.unwrapScoped(Effect.map(subscribe(topic), (queue) => Stream.fromQueue(queue))).pipe(
         Stream.flatMap((notice) => Stream.fromIterable(notice.key.split(keySeparator)))
       )
 
@@ -184,7 +198,7 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
      */
     const waker = (topic: Topics, key?: string, safety: Schedule.Schedule<unknown, unknown> = safetyPoll) =>
       Effect.gen(function* () {
-        const subscription = yield* PubSub.subscribe(hub)
+        const subscription = yield* subscribe(topic)
         const poll = yield* Schedule.driver(safety)
         return nextWake(subscription, poll, topic, key)
       })
@@ -202,7 +216,7 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
     ): Effect.Effect<A, E, R> =>
       Effect.scoped(
         Effect.gen(function* () {
-          const subscription = yield* PubSub.subscribe(hub)
+          const subscription = yield* subscribe(topic)
           const poll = yield* Schedule.driver(safety)
           while (true) {
             const found = yield* check
@@ -222,7 +236,7 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
     const lookLoop = <E, R>(topics: Topics, look: Effect.Effect<number, E, R>, spacingMs: number): Effect.Effect<never, E, R> =>
       Effect.scoped(
         Effect.gen(function* () {
-          const subscription = yield* PubSub.subscribe(hub)
+          const subscription = yield* subscribe(topics)
           const noPoll = yield* Schedule.driver(Schedule.stop)
           for (;;) {
             const began = Date.now()
