@@ -9,6 +9,7 @@
  *                          [--profile DIR]   # each Cairn server under node --cpu-prof, profiles in DIR
  *                          [--node-args "--max-semi-space-size=32"]   # flags for the server's node
  *                          [--reply "many words"] [--chunk-delay-ms 2]   # the fake's answer, one chunk per word, paced
+ *                          [--before <checkout with dist/ built>] [--rounds 2]   # before and after in turn, same run
  *
  * Processes: the fake LLM and `cairn serve` are children of this one, so their CPU is read apart
  * from the client's, from /proc/<pid>/stat; on PostgreSQL the CPU of the server's backends (the
@@ -38,6 +39,13 @@ const PROFILE_DIR = arg("profile", "")
 /** Which Cairn cells to run (a profile of one mode alone: `--modes streaming`). */
 const MODES = arg("modes", "blocking,streaming").split(",")
 const DIRECT = arg("direct", "yes") === "yes"
+/**
+ * Another checkout (compiled: its dist/ built) run beside this one, cell by cell, `ROUNDS` times in
+ * turn: before, after, before, after. These machines drift by 10% between runs; interleaving the
+ * two puts both under the same drift.
+ */
+const BEFORE = arg("before", "")
+const ROUNDS = Number(arg("rounds", BEFORE ? "2" : "1"))
 /** Flags for the server's node (a V8 heap setting to compare, say), space-separated. */
 const NODE_ARGS = arg("node-args", "").split(" ").filter(Boolean)
 const WARMUP_TURNS = Math.max(CONCURRENCY * 4, Math.floor(TURNS / 10))
@@ -213,7 +221,10 @@ const main = async () => {
     if (DIRECT) cells.push(await measureCell("fake LLM direct, blocking", () => post(directUrl, PROVIDER_KEY, blockingBody, blockingAnswer), undefined, none))
     if (DIRECT) cells.push(await measureCell("fake LLM direct, streaming", () => post(directUrl, PROVIDER_KEY, streamingBody, directStreamEnds), undefined, none))
 
-    for (const backend of BACKENDS) {
+    const versions: ReadonlyArray<{ readonly label: string; readonly root: string | undefined }> = BEFORE
+      ? [{ label: "Cairn before", root: path.resolve(BEFORE) }, { label: "Cairn after", root: undefined }]
+      : [{ label: "Cairn", root: undefined }]
+    for (const backend of BACKENDS) for (let round = 0; round < ROUNDS; round++) for (const version of versions) {
       const db = await createTestDatabase(backend)
       // One folder per server: node writes one profile per thread (tsx's loader runs in a thread of its own); the main thread's is the largest.
       const profileArgs = PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(PROFILE_DIR, `${backend}-${MODES.join("+")}`)}`] : []
@@ -226,7 +237,8 @@ const main = async () => {
           LOG_LEVEL: "warning",
           RUNS_PER_CREDENTIAL_MAX: String(Math.max(16, CONCURRENCY))
         },
-        [...NODE_ARGS, ...profileArgs]
+        [...NODE_ARGS, ...profileArgs],
+        version.root
       )
       const admin = db.databaseUrl ? new pg.Client({ connectionString: db.databaseUrl }) : undefined
       await admin?.connect()
@@ -239,8 +251,8 @@ const main = async () => {
         const chat = (endpoint: string, check: (text: string) => string | undefined) => (client: number, n: number) =>
           post(`${server.baseUrl}${endpoint}`, API_KEY, JSON.stringify({ message: `turn ${n}`, client_id: `bench-${backend}-${client}` }), check)
         const pid = server.process.pid
-        if (MODES.includes("blocking")) cells.push(await measureCell(`Cairn, ${backend}, blocking`, chat("/chat", blockingAnswer), pid, dbPids))
-        if (MODES.includes("streaming")) cells.push(await measureCell(`Cairn, ${backend}, streaming`, chat("/chat/stream", endsWithResponse), pid, dbPids))
+        if (MODES.includes("blocking")) cells.push(await measureCell(`${version.label}, ${backend}, blocking`, chat("/chat", blockingAnswer), pid, dbPids))
+        if (MODES.includes("streaming")) cells.push(await measureCell(`${version.label}, ${backend}, streaming`, chat("/chat/stream", endsWithResponse), pid, dbPids))
       } finally {
         await admin?.end()
         // SIGINT so node writes the CPU profile on the way out.

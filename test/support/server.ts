@@ -137,15 +137,19 @@ export interface ChildServer extends ClientCalls {
 
 const root = path.resolve(import.meta.dirname, "../..")
 
-/** `cairn serve` as a child process, waited on until /health answers; `nodeArgs` go to node itself (a profiler flag, say). */
+/**
+ * `cairn serve` as a child process, waited on until /health answers; `nodeArgs` go to node itself
+ * (a profiler flag, say); `serverRoot` is the checkout to run (a benchmark's baseline, say).
+ */
 export const spawnServer = async (
   db: TestDatabase,
   extraEnv: Record<string, string> = {},
-  nodeArgs: ReadonlyArray<string> = []
+  nodeArgs: ReadonlyArray<string> = [],
+  serverRoot: string = root
 ): Promise<ChildServer> => {
   const port = await freePort()
-  const child = spawn(process.execPath, [...nodeArgs, path.join(root, "bin/cairn.mjs"), "serve"], {
-    cwd: root,
+  const child = spawn(process.execPath, [...nodeArgs, path.join(serverRoot, "bin/cairn.mjs"), "serve"], {
+    cwd: serverRoot,
     env: { ...process.env, ...envFor(db, port, { LOG_LEVEL: "info", ...extraEnv }) },
     stdio: ["ignore", "pipe", "pipe"]
   })
