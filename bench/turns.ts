@@ -18,6 +18,7 @@
  * would answer the other 34 with 429). Reports turns/s, latency p50/p95/p99, CPU per turn, and
  * the server's RSS idle (before the cell), peak (sampled every 100 ms) and after (5 s after it).
  */
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
@@ -201,6 +202,9 @@ const directStreamEnds = (text: string) => (text.includes("data: [DONE]") ? unde
 const none = async () => []
 
 const main = async () => {
+  // Built first: a test run that touched integrations/ makes dist/ look stale, and a stale dist/
+  // would run the servers through tsx, a different program from what `npm start` runs.
+  if (spawnSync(process.execPath, [path.resolve(import.meta.dirname, "../bin/build.mjs")], { stdio: "ignore" }).status !== 0) throw new Error("the build failed")
   console.log(
     `turns=${TURNS} concurrency=${CONCURRENCY} provider delay=${DELAY_MS} ms reply=${REPLY.split(/\s+/).length} words${CHUNK_DELAY_MS ? ` ${CHUNK_DELAY_MS} ms apart` : ""} node=${process.version} cpus=${os.cpus().length}`
   )
