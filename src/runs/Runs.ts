@@ -148,6 +148,8 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
         const kept = yield* repo.heartbeat(mine.map((run) => run.id))
         const still = new Map(kept.map((row) => [row.id, row.cancel_requested]))
         for (const run of mine) {
+          // Its end was written while the heartbeat was on its way: not a lost lock.
+          if (run.finished) continue
           // Another process took the lock over (this one looked dead): stop, so two runs never share a session.
           if (!still.has(run.id)) yield* stopLocal(run, "lost_lock")
           else if (still.get(run.id)) yield* stopLocal(run, "cancel")
@@ -183,7 +185,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
       Effect.gen(function* () {
         if (reason === "cancel") run.cancelRequested = true
         else run.lostLock = true
-        yield* FiberMap.remove(fibers, run.sessionId)
+        yield* FiberMap.remove(fibers, run.id)
       })
 
     const cancelLocal = (sessionId: string) =>
@@ -310,9 +312,11 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
             expiring.push({ id: runId, at: Date.now() + Duration.toMillis(keepFinished) })
             scheduleSweep()
           })
+        // Keyed by the run, not the session: stopping a run that is ending (a heartbeat that read
+        // its end as a lost lock) must never reach the session's next run, which may have started.
         yield* FiberMap.run(
           fibers,
-          sessionId,
+          runId,
           Effect.suspend(() => body(emit)).pipe(Effect.onExit(finish))
         )
         return run
