@@ -6,7 +6,7 @@
 import { Config, Effect, Option, Ref } from "effect"
 import { Hooks } from "../hooks/Hooks.ts"
 import { Llm } from "../providers/Llm.ts"
-import type { ChatMessage, LlmStreamEvent } from "../providers/Model.ts"
+import type { ChatMessage, LlmFinished, LlmStreamEvent } from "../providers/Model.ts"
 import type { AgentEvent } from "./Events.ts"
 import { Journal } from "../logs/Journal.ts"
 import { assemble, contextWindowFor, defaultToolResultLimit } from "./Context.ts"
@@ -15,10 +15,8 @@ import type { TurnPlan } from "./Plan.ts"
 import { CurrentTurn } from "./Turn.ts"
 import { traced } from "../telemetry/Spans.ts"
 
-type Finished = Extract<LlmStreamEvent, { _tag: "Finished" }>
-
 export interface LlmAnswer {
-  readonly finished: Finished
+  readonly finished: LlmFinished
   /** The streamed text (the final chunk may carry it whole instead). */
   readonly text: string
   readonly reasoning: string

@@ -14,6 +14,7 @@ import {
   type CompletionResult,
   type EmbedRequest,
   type EmbedResult,
+  type LlmFinished,
   type LlmStreamEvent,
   type TranscribeRequest,
   type Usage,
@@ -78,7 +79,8 @@ const imagesChecked = (target: Target, request: ChatRequest) => {
 /** Fallback follows any failure but a request the provider rejected as invalid. */
 const fallsBack = (error: LlmError) => error.kind !== "invalid_request"
 
-type Finished = Extract<LlmStreamEvent, { _tag: "Finished" }>
+/** The failures that are the provider's, as opposed to a caller's own (`onEvents`'s). */
+const isLlmError = (error: unknown): error is LlmError => error instanceof LlmError
 
 export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
   effect: Effect.gen(function* () {
@@ -170,8 +172,8 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
       request: ChatRequest,
       startedAt: number,
       onEvents: (events: ReadonlyArray<LlmStreamEvent>) => Effect.Effect<void, E>
-    ): Effect.Effect<Finished, LlmError | E> => {
-      const attempt = (n: number): Effect.Effect<Finished, LlmError | E> =>
+    ): Effect.Effect<LlmFinished, LlmError | E> => {
+      const attempt = (n: number): Effect.Effect<LlmFinished, LlmError | E> =>
         Effect.suspend(() => {
           let sent = false
           const tracked = (events: ReadonlyArray<LlmStreamEvent>) => {
@@ -179,21 +181,18 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
             return onEvents(events)
           }
           return inSlot(target, request.usage)(chatStreamOnce(target, request, config.timeoutMs, tracked)).pipe(
-            Effect.catchIf(
-              (error): error is LlmError => error instanceof LlmError,
-              (error) => {
-                const delay = sent ? undefined : retryDelayMs(config, n, error)
-                if (delay === undefined) return Effect.fail(error)
-                const notice = error.kind === "rate_limited" ? onEvents([{ _tag: "RateLimitWait", waitSeconds: delay / 1000 }]) : Effect.void
-                return notice.pipe(Effect.zipRight(Effect.sleep(Duration.millis(delay))), Effect.zipRight(attempt(n + 1)))
-              }
-            )
+            Effect.catchIf(isLlmError, (error) => {
+              const delay = sent ? undefined : retryDelayMs(config, n, error)
+              if (delay === undefined) return Effect.fail(error)
+              const notice = error.kind === "rate_limited" ? onEvents([{ _tag: "RateLimitWait", waitSeconds: delay / 1000 }]) : Effect.void
+              return notice.pipe(Effect.zipRight(Effect.sleep(Duration.millis(delay))), Effect.zipRight(attempt(n + 1)))
+            })
           )
         })
       return attempt(0).pipe(
         Effect.tapBoth({
           onSuccess: (finished) => record(request.usage, where(target), startedAt, { usage: finished.usage, cost: costOf(priceOf(target), finished.usage) }),
-          onFailure: (error) => (error instanceof LlmError ? record(request.usage, where(target), startedAt, error) : Effect.void)
+          onFailure: (error) => (isLlmError(error) ? record(request.usage, where(target), startedAt, error) : Effect.void)
         })
       )
     }
@@ -208,9 +207,9 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
     const streamTo = <E>(
       request: ChatRequest,
       onEvents: (events: ReadonlyArray<LlmStreamEvent>) => Effect.Effect<void, E>
-    ): Effect.Effect<Finished, LlmError | E> => {
+    ): Effect.Effect<LlmFinished, LlmError | E> => {
       const candidates = [request.model ?? providers.defaultModel, ...(request.fallbackModels ?? [])]
-      const fromCandidate = (i: number): Effect.Effect<Finished, LlmError | E> =>
+      const fromCandidate = (i: number): Effect.Effect<LlmFinished, LlmError | E> =>
         Effect.suspend(() => {
           let sent = false
           const tracked = (events: ReadonlyArray<LlmStreamEvent>) => {
@@ -224,17 +223,14 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
             const images = imagesChecked(target, request)
             if (images instanceof LlmError) return yield* images
             const call = streamModel(target, request, startedAt, tracked)
-            return yield* images ? Effect.mapError(call, (error) => (error instanceof LlmError ? images(error) : error)) : call
+            return yield* images ? Effect.mapError(call, (error) => (isLlmError(error) ? images(error) : error)) : call
           }).pipe(
-            Effect.catchIf(
-              (error): error is LlmError => error instanceof LlmError,
-              (error) => {
-                if (sent || !fallsBack(error) || i === candidates.length - 1) return Effect.fail(error)
-                return onEvents([{ _tag: "Fallback", originalModel: candidates[0]!, fallbackModel: candidates[i + 1]! }]).pipe(
-                  Effect.zipRight(fromCandidate(i + 1))
-                )
-              }
-            )
+            Effect.catchIf(isLlmError, (error) => {
+              if (sent || !fallsBack(error) || i === candidates.length - 1) return Effect.fail(error)
+              return onEvents([{ _tag: "Fallback", originalModel: candidates[0]!, fallbackModel: candidates[i + 1]! }]).pipe(
+                Effect.zipRight(fromCandidate(i + 1))
+              )
+            })
           )
         })
       return fromCandidate(0)

@@ -96,6 +96,9 @@ export type LlmStreamEvent =
       readonly finishReason: string | null
     }
 
+/** A streamed call's last word: the whole text, the tool calls, usage. */
+export type LlmFinished = Extract<LlmStreamEvent, { _tag: "Finished" }>
+
 export interface CompletionResult {
   readonly content: string
   readonly model: string

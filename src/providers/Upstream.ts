@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { scrub } from "../secrets/Vault.ts"
-import { LlmError, type ChatRequest, type LlmStreamEvent, type ToolCall, type Usage } from "./Model.ts"
+import { LlmError, type ChatRequest, type LlmFinished, type LlmStreamEvent, type ToolCall, type Usage } from "./Model.ts"
 import { WireError, type ChunkStream } from "./OpenAiClient.ts"
 import { providerSecrets, type Target } from "./Providers.ts"
 import { toWireNames, type WireNames } from "./ToolNames.ts"
@@ -153,8 +153,6 @@ export const chatOnce = (target: Target, request: ChatRequest): Effect.Effect<Ch
   )
 }
 
-type Finished = Extract<LlmStreamEvent, { _tag: "Finished" }>
-
 /**
  * The chunks of an opened provider stream as batches: a plain loop reads the SDK's iterator into a
  * buffer, and `next` takes everything buffered (the chunks that arrived together: a packet holds
@@ -241,7 +239,7 @@ export const chatStreamOnce = <E>(
   request: ChatRequest,
   idleTimeoutMs: number,
   onEvents: (events: ReadonlyArray<LlmStreamEvent>) => Effect.Effect<void, E>
-): Effect.Effect<Finished, LlmError | E> =>
+): Effect.Effect<LlmFinished, LlmError | E> =>
   Effect.suspend(() => {
     const toError = toLlmError(target)
     let text = ""
@@ -307,7 +305,7 @@ export const chatStreamOnce = <E>(
             .map(([index, call]) => names.toolCallBack({ id: call.id || `call_${index}`, name: call.name, arguments: call.arguments })),
           usage,
           finishReason
-        } satisfies Finished
+        } satisfies LlmFinished
       })
     )
   })
