@@ -67,10 +67,12 @@ export type Topics = Topic | ReadonlyArray<Topic>
 const hasTopic = (topics: Topics, topic: Topic | "*") =>
   typeof topics === "string" ? topics === topic : (topics as ReadonlyArray<string>).includes(topic)
 
-const matches = (notice: Notice, topic: Topics, key: string | undefined) =>
+/** Whether a notice a subscription received (its topics' or a catch-up) is about `key` (any, when undefined). */
+const isAbout = (notice: Notice, key: string | undefined) =>
   notice.topic === "*" ||
-  (hasTopic(topic, notice.topic) &&
-    (key === undefined || notice.key === key || (notice.key.includes(keySeparator) && notice.key.split(keySeparator).includes(key))))
+  key === undefined ||
+  notice.key === key ||
+  (notice.key.includes(keySeparator) && notice.key.split(keySeparator).includes(key))
 
 export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
   scoped: Effect.gen(function* () {
@@ -173,16 +175,11 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
         Stream.flatMap((notice) => Stream.fromIterable(notice.key.split(keySeparator)))
       )
 
-    /** Waits for a notice of `topic` (for `key`, when given) or the safety poll's next tick. */
-    const nextWake = (
-      subscription: Queue.Dequeue<Notice>,
-      poll: Schedule.ScheduleDriver<unknown, unknown, never>,
-      topic: Topics,
-      key: string | undefined
-    ) =>
+    /** Waits for a notice of the subscription's topics (for `key`, when given) or the safety poll's next tick. */
+    const nextWake = (subscription: Queue.Dequeue<Notice>, poll: Schedule.ScheduleDriver<unknown, unknown, never>, key: string | undefined) =>
       Effect.raceFirst(
         Queue.take(subscription).pipe(
-          Effect.repeat({ until: (notice) => matches(notice, topic, key) }),
+          Effect.repeat({ until: (notice) => isAbout(notice, key) }),
           // One read answers every notice queued so far.
           Effect.zipRight(Queue.takeAll(subscription)),
           Effect.asVoid
@@ -200,7 +197,7 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
       Effect.gen(function* () {
         const subscription = yield* subscribe(topic)
         const poll = yield* Schedule.driver(safety)
-        return nextWake(subscription, poll, topic, key)
+        return nextWake(subscription, poll, key)
       })
 
     /**
@@ -221,7 +218,7 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
           while (true) {
             const found = yield* check
             if (Option.isSome(found)) return found.value
-            yield* nextWake(subscription, poll, topic, key)
+            yield* nextWake(subscription, poll, key)
           }
         })
       )
@@ -241,7 +238,7 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
           for (;;) {
             const began = Date.now()
             const idleMs = yield* look
-            yield* Effect.raceFirst(nextWake(subscription, noPoll, topics, undefined), Effect.sleep(Duration.millis(Math.max(0, idleMs))))
+            yield* Effect.raceFirst(nextWake(subscription, noPoll, undefined), Effect.sleep(Duration.millis(Math.max(0, idleMs))))
             const sinceLook = Date.now() - began
             if (sinceLook < spacingMs) yield* Effect.sleep(Duration.millis(spacingMs - sinceLook))
           }
