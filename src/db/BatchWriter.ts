@@ -1,21 +1,19 @@
 /**
  * Records written off the request's path: `push` queues in memory, a background fiber writes what
- * is queued every `flushMs`, `flush` writes now (a report calls it before reading), and closing the
+ * is queued `flushMs` after the first push (db/WriteBehind.ts; no clock while nothing is queued), `flush` writes now (a report calls it before reading), and closing the
  * scope writes the rest. Used for LLM usage and the agent's trace spans, which every call and turn
  * adds to. Writes go in chunks (a statement's parameters are bounded). A chunk that fails is tried
  * record by record: records that still fail are dropped (one bad record must not hold back the
  * rest forever); when none goes in, the database is taken to be away and the chunk waits for the
  * next flush. The queue holds at most `maxQueued` records; past that the oldest are dropped.
  */
-import { Cause, Duration, Effect, Schedule, type Scope } from "effect"
+import { Cause, Duration, Effect, type Scope } from "effect"
+import { writeBehind } from "./WriteBehind.ts"
 
 export interface BatchWriter<A> {
   readonly push: (record: A) => Effect.Effect<void>
   readonly flush: Effect.Effect<void>
 }
-
-/** The cadence of the background writes. */
-const flushCadence = (flushMs: number) => Schedule.spaced(Duration.millis(flushMs))
 
 /** Records per statement: well under PostgreSQL's 65,535 parameters at a dozen columns. */
 const chunkSize = 500
@@ -59,13 +57,15 @@ export const makeBatchWriter = <A, E>(
     )
     const flush = Effect.catchAllCause(flushOnce, (cause) => Effect.logError(`Writing ${what} failed`, cause))
 
-    yield* flush.pipe(Effect.repeat(flushCadence(flushMs)), Effect.forkScoped)
+    // Again after `flushMs` while records are kept for the next try.
+    const background = yield* writeBehind(Duration.millis(flushMs), Effect.zipRight(flush, Effect.sync(() => pending.length > 0)))
     yield* Effect.addFinalizer(() => flush)
 
     let dropped = 0
     const push = (record: A) =>
       Effect.suspend(() => {
         pending.push(record)
+        background.wake()
         if (pending.length <= maxQueued) return Effect.void
         pending.splice(0, pending.length - maxQueued)
         // Said once per thousand, so a long outage does not flood the log.

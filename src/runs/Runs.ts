@@ -12,6 +12,7 @@ import type { TurnResult } from "../agent/Turn.ts"
 import { relaxed } from "../db/Commit.ts"
 import { Bus } from "../db/Bus.ts"
 import { DatabaseInfo } from "../db/Database.ts"
+import { writeBehind } from "../db/WriteBehind.ts"
 import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { RunsRepo } from "./Repo.ts"
@@ -127,7 +128,8 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
 
     // Background: write events out (telling readers elsewhere), keep this process's runs alive,
     // notice remote cancels.
-    yield* Effect.forkScoped(
+    const eventWrites = yield* writeBehind(
+      flushEvery,
       Effect.suspend(() => {
         const due = [...unwritten]
         unwritten.clear()
@@ -136,7 +138,8 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
         )
       }).pipe(
         Effect.catchAllCause((cause) => Effect.logWarning("Run event flush failed; will retry", cause)),
-        Effect.repeat(Schedule.spaced(flushEvery))
+        // A failed batch is back in `unwritten`: another round.
+        Effect.zipRight(Effect.sync(() => unwritten.size > 0))
       )
     )
     yield* Effect.forkScoped(
@@ -259,6 +262,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
               if (event.type === "assistant_text") run.partialText = event.text
             }
             unwritten.add(run)
+            eventWrites.wake()
             for (const follower of run.followers) follower(items)
             return Effect.void
           })

@@ -3,7 +3,7 @@ import { Effect, Scope, Exit } from "effect"
 import { describe, expect, it } from "vitest"
 import { makeBatchWriter } from "../../src/db/BatchWriter.ts"
 
-const writerOver = async (store: { up: boolean; rows: Array<string>; statements: Array<number> }) => {
+const writerOver = async (store: { up: boolean; rows: Array<string>; statements: Array<number> }, flushMs = 60_000) => {
   const scope = Effect.runSync(Scope.make())
   const writer = await Effect.runPromise(
     Scope.extend(
@@ -17,7 +17,7 @@ const writerOver = async (store: { up: boolean; rows: Array<string>; statements:
             store.rows.push(...batch)
             return Effect.void
           }),
-        60_000
+        flushMs
       ),
       scope
     )
@@ -48,6 +48,29 @@ describe("BatchWriter", () => {
     store.up = true
     await Effect.runPromise(writer.flush)
     expect(store.rows).toEqual(Array.from({ length: 10 }, (_, i) => `row-${i}`))
+    await close()
+  })
+
+  it("writes what is pushed after its cadence on its own, and tries a kept batch again until the store is back", async () => {
+    const store = { up: true, rows: [] as Array<string>, statements: [] as Array<number> }
+    const { writer, close } = await writerOver(store, 40)
+    await Effect.runPromise(writer.push("first"))
+    await Effect.runPromise(writer.push("second"))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    // One statement for both, without a flush asked for.
+    expect(store.rows).toEqual(["first", "second"])
+    expect(store.statements).toEqual([2])
+    store.up = false
+    await Effect.runPromise(writer.push("third"))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    // Tried again on the cadence with nothing new pushed.
+    expect(store.statements.length).toBeGreaterThan(3)
+    store.up = true
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(store.rows).toEqual(["first", "second", "third"])
+    const settled = store.statements.length
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(store.statements).toHaveLength(settled)
     await close()
   })
 })
