@@ -73,7 +73,12 @@ export interface AppConfigShape {
   readonly databaseConnectRetrySeconds: number
   /** PGlite's page cache (PostgreSQL's shared_buffers) in MB: most of the embedded database's memory. */
   readonly pgliteSharedBuffersMb: number
+  /** Which of V8's WebAssembly compilers runs PGlite (db/PgliteClient.ts weighs the two). */
+  readonly pgliteWasmTier: PgliteWasmTier
 }
+
+export const pgliteWasmTiers = ["baseline", "optimizing"] as const
+export type PgliteWasmTier = (typeof pgliteWasmTiers)[number]
 
 export class AppConfig extends Context.Tag("cairn/AppConfig")<AppConfig, AppConfigShape>() {}
 
@@ -218,7 +223,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   pgliteSharedBuffersMb: Config.integer("PGLITE_SHARED_BUFFERS_MB").pipe(
     Config.withDefault(16),
     Config.validate({ message: "Expected an integer from 1 to 4096", validation: (n) => n >= 1 && n <= 4096 })
-  )
+  ),
+  pgliteWasmTier: Config.literal(...pgliteWasmTiers)("PGLITE_WASM_TIER").pipe(Config.withDefault("baseline" as const))
 })
 
 /** Reads the configuration from the current `ConfigProvider` (environment plus `.env`). */

@@ -80,7 +80,7 @@ export const layer = () =>
           const dir = config.dataDir === "memory://" ? "memory://" : path.resolve(config.dataDir, "pglite")
           if (dir !== "memory://") fs.mkdirSync(dir, { recursive: true })
           return Layer.merge(
-            PgliteClient.layer({ dataDir: dir, sharedBuffersMb: config.pgliteSharedBuffersMb }).pipe(
+            PgliteClient.layer({ dataDir: dir, sharedBuffersMb: config.pgliteSharedBuffersMb, wasmTier: config.pgliteWasmTier }).pipe(
               Layer.catchAll((error) =>
                 Layer.fail(new DatabaseUnavailable({ message: error.message, cause: error }))
               )

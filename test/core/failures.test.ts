@@ -60,6 +60,9 @@ describe("startup failures", () => {
     const rate = await runCli(["serve"], { RATE_LIMIT_DEFAULT: "fast" })
     expect(rate.code).not.toBe(0)
     expect(rate.output).toContain("RATE_LIMIT_DEFAULT")
+    const tier = await runCli(["serve"], { PGLITE_WASM_TIER: "fast" })
+    expect(tier.code).not.toBe(0)
+    expect(tier.output).toContain("PGLITE_WASM_TIER")
   })
 
   it("retries an unreachable PostgreSQL, then fails with a clear message and no password", async () => {
