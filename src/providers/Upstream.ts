@@ -280,14 +280,15 @@ export const chatStreamOnce = <E>(
 
     const names = toWireNames(request.tools, request.messages)
     const body = { ...chatBody(target, request, names), stream_options: { include_usage: true } }
-    const idle = new LlmError({ kind: "timeout", detail: `The provider stopped sending (${target.id})` })
+    // Made when the timer fires, not per call: an error captures a stack trace.
+    const idle = () => new LlmError({ kind: "timeout", detail: `The provider stopped sending (${target.id})` })
 
     return Effect.scoped(
       Effect.gen(function* () {
         // Opening stays interruptible: a cancel while the provider has not answered yet ends the
         // request. Closing the scope (the end, an interruption) ends it too unless it finished.
         const events = yield* Effect.mapError(target.provider.client.chatStream(body), toError)
-        const batches = batchesOf(events, idleTimeoutMs, (error, timedOut) => (timedOut ? idle : toError(error)))
+        const batches = batchesOf(events, idleTimeoutMs, (error, timedOut) => (timedOut ? idle() : toError(error)))
         yield* Effect.addFinalizer(() => batches.close)
         for (;;) {
           const batch = yield* batches.next
