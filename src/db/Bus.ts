@@ -57,6 +57,12 @@ const decode = (payload: string): Notice | undefined => {
   return tab < 0 ? undefined : { topic: payload.slice(0, tab) as Topic, key: payload.slice(tab + 1) }
 }
 
+/** `pg_notify`'s arguments, for a statement that sends its own notice (`Bus.publishWith`). */
+export interface StatementNotice {
+  readonly channel: string
+  readonly payload: string
+}
+
 /** Keys told of in one notice (`publishAll`) are joined by this; no key contains it. */
 const keySeparator = ","
 const maxKeysLength = 7000
@@ -154,6 +160,20 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
           )
         : Effect.sync(() => deliver({ topic, key }))
 
+    /**
+     * Makes a change and tells of it in one round trip: on PostgreSQL `change` sends the notice
+     * from its own statement (`SELECT pg_notify(channel, payload)` in it, sent at its commit, as
+     * `publish` inside a transaction is); in-process (PGlite) it is delivered once `change` succeeded.
+     */
+    const publishWith = <A, E, R>(
+      topic: Topic,
+      key: string,
+      change: (notice: StatementNotice | undefined) => Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E, R> =>
+      info.backend === "postgres"
+        ? change({ channel, payload: encode({ topic, key }) })
+        : Effect.tap(change(undefined), () => Effect.sync(() => deliver({ topic, key })))
+
     /** Tells of several keys at once, a few notices in all (a notice holds under 8000 bytes). */
     const publishAll = (topic: Topic, keys: ReadonlyArray<string>): Effect.Effect<void> => {
       const batches: Array<string> = []
@@ -247,6 +267,7 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
 
     return {
       publish,
+      publishWith,
       publishAll,
       changes,
       awaitSome,

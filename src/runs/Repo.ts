@@ -6,6 +6,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Duration, Effect, Option, Schema } from "effect"
 import { decodeRows, IdRow, repository } from "../db/Repository.ts"
+import type { StatementNotice } from "../db/Bus.ts"
 
 /** One event as the log stores it (the event as JSON, decoded by the event schema when read). */
 export interface StoredEventRow {
@@ -119,14 +120,25 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
       /** Gives up a lock whose run never started. */
       release: (runId: string) =>
         Effect.asVoid(sql`UPDATE runs SET status = 'failed', finished_at = now() WHERE id = ${runId} AND status = 'running'`),
-      /** The run's last events and its end in one statement (one round trip, one commit). */
-      end: (runId: string, status: RunStatus, rest: ReadonlyArray<StoredEventRow>) =>
-        Effect.asVoid(
+      /**
+       * The run's last events and its end in one statement (one round trip, one commit), with the
+       * notice of its end when the bus sends notices from statements (db/Bus.ts, `publishWith`).
+       */
+      end: (runId: string, status: RunStatus, rest: ReadonlyArray<StoredEventRow>, notice: StatementNotice | undefined) => {
+        const ended = sql`UPDATE runs SET status = ${status}, finished_at = now() WHERE id = ${runId}`
+        const written = sql`INSERT INTO run_events ${eventValues(runId, rest)} ON CONFLICT DO NOTHING`
+        // Data-modifying WITH parts always run, so the notice can be the statement's own result.
+        const told = notice && sql`SELECT pg_notify(${notice.channel}, ${notice.payload})`
+        return Effect.asVoid(
           rest.length === 0
-            ? sql`UPDATE runs SET status = ${status}, finished_at = now() WHERE id = ${runId}`
-            : sql`WITH written AS (INSERT INTO run_events ${eventValues(runId, rest)} ON CONFLICT DO NOTHING)
-                  UPDATE runs SET status = ${status}, finished_at = now() WHERE id = ${runId}`
-        ),
+            ? told
+              ? sql`WITH ended AS (${ended}) ${told}`
+              : ended
+            : told
+              ? sql`WITH written AS (${written}), ended AS (${ended}) ${told}`
+              : sql`WITH written AS (${written}) ${ended}`
+        )
+      },
       events: (runId: string) => events(runId),
       /** The run's status and whether its process stopped heartbeating; None for an unknown run. */
       status: (runId: string, staleAfter: Duration.Duration) => status({ runId, staleSeconds: Duration.toSeconds(staleAfter) }),

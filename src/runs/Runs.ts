@@ -300,16 +300,16 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
             yield* run.writing.take(1)
             const rest = run.unflushed.splice(0, run.unflushed.length)
             const status = outcome._tag === "interrupted" ? "failed" : outcome._tag
-            // Retried on any database failure (a defect, so sandboxed for the retry).
-            yield* Effect.sandbox(repo.end(runId, status, rest.map(storedRow))).pipe(
+            // Retried on any database failure (a defect, so sandboxed for the retry). Told with the
+            // statement: readers elsewhere read the end; a task queued behind this run may start.
+            const rows = rest.map(storedRow)
+            yield* Effect.sandbox(bus.publishWith("run_end", runId, (notice) => repo.end(runId, status, rows, notice))).pipe(
               Effect.retry(endRetries),
               Effect.catchAll((cause) => Effect.logError("Could not record the end of a run", cause))
             )
             run.finished = true
             unwritten.delete(run)
             yield* run.writing.release(1)
-            // Readers elsewhere read the end; a task queued behind this run may be claimed now.
-            yield* bus.publish("run_end", runId)
             yield* Deferred.succeed(run.done, outcome)
             // Every follower has had the last event (each ends itself on it).
             run.followers.clear()
