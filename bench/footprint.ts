@@ -9,7 +9,11 @@
  *   after:  the compiled server (`node bin/cairn.mjs serve` with dist/ fresh, what `npm start` runs)
  *
  *   npx tsx bench/footprint.ts [pglite|postgres|both] [--turns 300] [--streams 200] [--idle-seconds 30]
- *                              [--before <checkout>] [--before-compiled]
+ *                              [--settle-seconds 30] [--before <checkout>] [--before-compiled]
+ *
+ * Idle is measured after `--settle-seconds` (V8 finishes compiling and shrinks its start-up heap in
+ * the first half minute). Streams open in two waves of `--streams`: the first wave's RSS per stream
+ * includes the heap growing from idle; the second's is what one more open stream costs.
  *
  * The fake LLM answers every turn (test/fixtures/fakeLlm.ts). Each start gets a fresh data
  * directory, and on PostgreSQL a fresh database.
@@ -32,6 +36,7 @@ const backends: ReadonlyArray<Backend> = which === "both" ? ["pglite", "postgres
 const turns = option("turns", 300)
 const streams = option("streams", 200)
 const idleSeconds = option("idle-seconds", 30)
+const settleSeconds = option("settle-seconds", 30)
 const API_KEY = "bench-static-key-0123456789"
 const TICKS = 100 // USER_HZ: /proc/<pid>/stat counts CPU in 1/100 s
 
@@ -116,7 +121,7 @@ const start = async (variant: Variant, db: TestDatabase, llm: FakeLlm): Promise<
       OPENAI_API_KEY: "sk-bench",
       DEFAULT_MODEL: "fake-model",
       // The open-stream cell holds more runs of one key than the default fairness limit allows.
-      RUNS_PER_CREDENTIAL_MAX: String(streams + 100),
+      RUNS_PER_CREDENTIAL_MAX: String(2 * streams + 100),
       ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {})
     },
     stdio: ["ignore", "ignore", "inherit"]
@@ -173,16 +178,19 @@ const burst = async (running: Running, count: number, concurrency: number) => {
   return { peak: Math.max(peak, treeRssMb(running.child.pid!)), failed }
 }
 
-/** Opens `count` streams on a model that answers after a while; the RSS they add, per stream, while all are open. */
+/**
+ * Opens two waves of `count` streams on a model that answers after a while, the second while the
+ * first is still open; the RSS each wave adds, per stream.
+ */
 const openStreams = async (running: Running, llm: FakeLlm, count: number) => {
-  const before = treeRssMb(running.child.pid!)
-  const holdMs = 15_000
+  const idle = treeRssMb(running.child.pid!)
+  const holdMs = 30_000
   llm.setDefaultReply({ text: "held open", delayMs: holdMs })
   let firstBytes = 0
   let failed = 0
-  const opened = performance.now()
-  const done = Promise.all(
-    Array.from({ length: count }, async (_, i) => {
+  const wave = (from: number) =>
+    Array.from({ length: count }, async (_, at) => {
+      const i = from + at
       const response = await fetch(`${running.baseUrl}/chat/stream`, {
         method: "POST",
         headers,
@@ -199,15 +207,21 @@ const openStreams = async (running: Running, llm: FakeLlm, count: number) => {
         if (done) break
       }
     }).map((stream) => stream.catch(() => void failed++))
-  )
-  // Every stream has answered its first event (or, if the server sends none before the model
-  // answers, every request has been in for a while): all are open and waiting on the model.
-  while (firstBytes < count && performance.now() - opened < holdMs - 4000) await sleep(50)
-  await sleep(1000)
-  const held = treeRssMb(running.child.pid!)
-  await done
+  // Every stream of the wave has answered its first event (or, if the server sends none before
+  // the model answers, every request has been in for a while): all are open, waiting on the model.
+  const opening = async (total: number) => {
+    const opened = performance.now()
+    while (firstBytes < total && performance.now() - opened < holdMs / 2 - 2000) await sleep(50)
+    await sleep(1000)
+    return treeRssMb(running.child.pid!)
+  }
+  const firstWave = Promise.all(wave(0))
+  const oneWave = await opening(count)
+  const secondWave = Promise.all(wave(count))
+  const twoWaves = await opening(2 * count)
+  await Promise.all([firstWave, secondWave])
   llm.setDefaultReply({ text: "The quick brown fox jumps over the lazy dog" })
-  return { perStreamKb: ((held - before) * 1024) / count, held, failed }
+  return { perStreamKb: ((oneWave - idle) * 1024) / count, marginalKb: ((twoWaves - oneWave) * 1024) / count, failed }
 }
 
 interface Cell {
@@ -216,11 +230,15 @@ interface Cell {
   startMs: number
   startCpu: number
   processes: number
+  startedMb: number
   idleMb: number
   idleCpuPercent: number
   burstPeakMb: number
   burstFailed: number
+  beforeBurstMb: number
   afterBurstMb: number
+  settledAfterBurstMb: number
+  marginalKb: number
   perStreamKb: number
   streamsFailed: number
   load: string
@@ -236,17 +254,24 @@ const measure = async (backend: Backend, variant: Variant, llm: FakeLlm): Promis
     const running = await start(variant, db, llm)
     const pid = running.child.pid!
     await sleep(5000)
-    const idleMb = treeRssMb(pid)
+    const startedMb = treeRssMb(pid)
     const processes = tree(pid).length
+    await sleep(Math.max(0, settleSeconds - 5) * 1000)
+    const idleMb = treeRssMb(pid)
     const cpuBefore = treeCpuSeconds(pid)
     await sleep(idleSeconds * 1000)
     const idleCpuPercent = ((treeCpuSeconds(pid) - cpuBefore) / idleSeconds) * 100
     // Streams first, while the heap has only its idle headroom; after the burst, room the burst
     // left would hide what they add.
-    const { perStreamKb, failed: streamsFailed } = await openStreams(running, llm, streams)
+    const { perStreamKb, marginalKb, failed: streamsFailed } = await openStreams(running, llm, streams)
+    // What the streams left settles before the burst, as the idle heap did.
+    await sleep(settleSeconds * 1000)
+    const beforeBurstMb = treeRssMb(pid)
     const { peak: burstPeakMb, failed: burstFailed } = await burst(running, turns, 20)
     await sleep(10_000)
     const afterBurstMb = treeRssMb(pid)
+    await sleep(50_000)
+    const settledAfterBurstMb = treeRssMb(pid)
     await stop(running)
     return {
       firstStartMs: first.healthyMs,
@@ -254,12 +279,16 @@ const measure = async (backend: Backend, variant: Variant, llm: FakeLlm): Promis
       startMs: running.healthyMs,
       startCpu: running.healthyCpu,
       processes,
+      startedMb,
       idleMb,
       idleCpuPercent,
       burstPeakMb,
       burstFailed,
+      beforeBurstMb,
       afterBurstMb,
+      settledAfterBurstMb,
       perStreamKb,
+      marginalKb,
       streamsFailed,
       load
     }
@@ -276,18 +305,23 @@ if (build.status !== 0) throw new Error("the build failed")
 console.log(`build: ${((performance.now() - built) / 1000).toFixed(1)} s`)
 
 const llm = await startFakeLlm({ record: false })
+const ofIdle = (cell: Cell, mb: number) => `${mb.toFixed(0)} (${((mb / cell.idleMb) * 100).toFixed(0)}%)`
 const rows: Array<[string, (cell: Cell) => string]> = [
   ["load average at the cell's start", (c) => c.load],
   ["first start to healthy (s wall / s CPU)", (c) => `${(c.firstStartMs / 1000).toFixed(1)} / ${c.firstStartCpu.toFixed(1)}`],
   ["second start to healthy (s wall / s CPU)", (c) => `${(c.startMs / 1000).toFixed(1)} / ${c.startCpu.toFixed(1)}`],
   ["processes", (c) => String(c.processes)],
-  ["RSS idle (MB)", (c) => c.idleMb.toFixed(0)],
-  [`idle CPU over ${idleSeconds} s (% of a core)`, (c) => c.idleCpuPercent.toFixed(2)],
+  ["RSS 5 s after the start (MB)", (c) => c.startedMb.toFixed(0)],
+  [`RSS idle, ${settleSeconds} s after the start (MB)`, (c) => c.idleMb.toFixed(0)],
+  [`idle CPU over the next ${idleSeconds} s (% of a core)`, (c) => c.idleCpuPercent.toFixed(2)],
   [`per open stream, ${streams} open after idle (KB)`, (c) => c.perStreamKb.toFixed(0)],
+  [`per open stream, ${streams} more beside them (KB)`, (c) => c.marginalKb.toFixed(0)],
   ["open streams that failed", (c) => String(c.streamsFailed)],
   [`RSS peak, ${turns} turns at 20 concurrent (MB)`, (c) => c.burstPeakMb.toFixed(0)],
   ["turns of the burst that failed", (c) => String(c.burstFailed)],
-  ["RSS 10 s after the burst (MB; % of idle)", (c) => `${c.afterBurstMb.toFixed(0)} (${((c.afterBurstMb / c.idleMb) * 100).toFixed(0)}%)`]
+  [`RSS ${settleSeconds} s after the streams, before the burst (MB; % of idle)`, (c) => ofIdle(c, c.beforeBurstMb)],
+  ["RSS 10 s after the burst (MB; % of idle)", (c) => ofIdle(c, c.afterBurstMb)],
+  ["RSS 60 s after the burst (MB; % of idle)", (c) => ofIdle(c, c.settledAfterBurstMb)]
 ]
 try {
   for (const backend of backends) {
