@@ -4,6 +4,7 @@
  * wait is not missed, and on PostgreSQL a listening connection that is killed comes back and wakes
  * every waiter to read again (the catch-up), after which notices flow again.
  */
+import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Duration, Effect, Fiber, Layer, ManagedRuntime, Option, Schedule, Stream } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -28,8 +29,8 @@ const noPoll = Schedule.stop
 
 describe.each(backends)("the notification bus (%s)", (backend) => {
   let db: TestDatabase
-  let first: ManagedRuntime.ManagedRuntime<Bus, unknown>
-  let second: ManagedRuntime.ManagedRuntime<Bus, unknown>
+  let first: ManagedRuntime.ManagedRuntime<Bus | SqlClient.SqlClient, unknown>
+  let second: ManagedRuntime.ManagedRuntime<Bus | SqlClient.SqlClient, unknown>
   beforeAll(async () => {
     db = await createTestDatabase(backend)
     first = ManagedRuntime.make(busLayer(db))
@@ -65,6 +66,30 @@ describe.each(backends)("the notification bus (%s)", (backend) => {
     await second.runPromise(Effect.flatMap(Bus, (bus) => bus.publish("approval", "wanted")))
     expect(await first.runPromise(Fiber.join(waiting))).toBe("decided")
     expect(Date.now() - started).toBeLessThan(1000)
+  })
+
+  it("tells of a change from the change's own statement, after it, and not of a change that failed", async () => {
+    const received = first.runFork(
+      Effect.flatMap(Bus, (bus) => bus.changes("run_end").pipe(Stream.take(1), Stream.runCollect))
+    )
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const sent: Array<boolean> = []
+    const change = (fail: boolean) =>
+      Effect.flatMap(Bus, (bus) =>
+        bus.publishWith("run_end", fail ? "refused" : "told", (notice) =>
+          Effect.flatMap(SqlClient.SqlClient, (sql) => {
+            // On PostgreSQL the notice travels in the statement; in-process there is none to send.
+            sent.push(notice !== undefined)
+            const statement = fail ? sql`SELECT 1 FROM no_such_table` : sql`SELECT 1`
+            return notice ? sql`WITH changed AS (${statement}) SELECT pg_notify(${notice.channel}, ${notice.payload}) FROM changed` : statement
+          })
+        )
+      )
+    await expect(second.runPromise(change(true))).rejects.toThrow()
+    await second.runPromise(change(false))
+    const got = await first.runPromise(Fiber.join(received).pipe(Effect.timeout(Duration.seconds(5))))
+    expect([...got]).toEqual(["told"])
+    expect(sent).toEqual(backend === "postgres" ? [true, true] : [false, false])
   })
 
   it("delivers the keys of a batch, each to its waiter", async () => {
