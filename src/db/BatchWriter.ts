@@ -1,11 +1,12 @@
 /**
  * Records written off the request's path: `push` queues in memory, a background fiber writes what
- * is queued `flushMs` after the first push (db/WriteBehind.ts; no clock while nothing is queued), `flush` writes now (a report calls it before reading), and closing the
- * scope writes the rest. Used for LLM usage and the agent's trace spans, which every call and turn
- * adds to. Writes go in chunks (a statement's parameters are bounded). A chunk that fails is tried
- * record by record: records that still fail are dropped (one bad record must not hold back the
- * rest forever); when none goes in, the database is taken to be away and the chunk waits for the
- * next flush. The queue holds at most `maxQueued` records; past that the oldest are dropped.
+ * is queued `flushMs` after the first push (db/WriteBehind.ts: no clock while nothing is queued),
+ * `flush` writes now (a report calls it before reading), and closing the scope writes the rest.
+ * Used for LLM usage and the agent's trace spans, which every call and turn adds to. Writes go in
+ * chunks (a statement's parameters are bounded). A chunk that fails is tried record by record:
+ * records that still fail are dropped (one bad record must not hold back the rest forever); when
+ * none goes in, the database is taken to be away and the chunk waits for the next flush. The queue
+ * holds at most `maxQueued` records; past that the oldest are dropped.
  */
 import { Cause, Duration, Effect, type Scope } from "effect"
 import { writeBehind } from "./WriteBehind.ts"

@@ -27,9 +27,9 @@ export interface PgliteOptions {
  * V8 runs WebAssembly through its baseline compiler (Liftoff) and recompiles hot functions with its
  * optimizing one (TurboFan). For PGlite the second tier makes statements about 12% faster but keeps
  * both tiers' code and the compiler's leftovers: about 45 MB more resident memory and 0.7 s more
- * to start (bench/README.md, "PGlite's WebAssembly tier"). The tier is fixed per module when it
- * is compiled, so the flag is set around PGlite's compile alone; other WebAssembly in the process
- * (the ONNX embedder) keeps V8's default.
+ * to start (bench/README.md, "PGlite's WebAssembly: the baseline tier alone"). The tier is fixed
+ * per module when it is compiled, so the flag is set around PGlite's compile alone; other
+ * WebAssembly in the process (the ONNX embedder) keeps V8's default.
  */
 const compiledAt = async <A>(tier: PgliteWasmTier, compile: () => Promise<A>): Promise<A> => {
   if (tier === "optimizing") return compile()

@@ -126,17 +126,12 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
        */
       end: (runId: string, status: RunStatus, rest: ReadonlyArray<StoredEventRow>, notice: StatementNotice | undefined) => {
         const ended = sql`UPDATE runs SET status = ${status}, finished_at = now() WHERE id = ${runId}`
-        const written = sql`INSERT INTO run_events ${eventValues(runId, rest)} ON CONFLICT DO NOTHING`
         // Data-modifying WITH parts always run, so the notice can be the statement's own result.
         const told = notice && sql`SELECT pg_notify(${notice.channel}, ${notice.payload})`
+        if (rest.length === 0) return Effect.asVoid(told ? sql`WITH ended AS (${ended}) ${told}` : ended)
+        const written = sql`INSERT INTO run_events ${eventValues(runId, rest)} ON CONFLICT DO NOTHING`
         return Effect.asVoid(
-          rest.length === 0
-            ? told
-              ? sql`WITH ended AS (${ended}) ${told}`
-              : ended
-            : told
-              ? sql`WITH written AS (${written}), ended AS (${ended}) ${told}`
-              : sql`WITH written AS (${written}) ${ended}`
+          told ? sql`WITH written AS (${written}), ended AS (${ended}) ${told}` : sql`WITH written AS (${written}) ${ended}`
         )
       },
       events: (runId: string) => events(runId),
