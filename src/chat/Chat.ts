@@ -357,10 +357,9 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
      */
     const follow = (started: { readonly runId: string; readonly sessionId: string }, principal: PrincipalShape) =>
       Effect.gen(function* () {
-        const events = runs.events(started.runId, 0)
-        if (principal.kind !== "widget" || !(yield* settings.get(WidgetStopOnDisconnect))) return events
+        if (principal.kind !== "widget" || !(yield* settings.get(WidgetStopOnDisconnect))) return runs.follow(started.runId, 0)
         let ended = false
-        return events.pipe(
+        return runs.events(started.runId, 0).pipe(
           Stream.tap((item) => Effect.sync(() => void (ended ||= isTerminal(item.event)))),
           Stream.ensuring(
             Effect.suspend(() =>

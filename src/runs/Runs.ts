@@ -18,6 +18,7 @@ import { traced } from "../telemetry/Spans.ts"
 import { RunsRepo } from "./Repo.ts"
 import { makeOwner, ownerGone, releaseOwner } from "./Owners.ts"
 import { makeQuota, type RunSlot } from "./Quota.ts"
+import type { EventPush, EventSource } from "./Sse.ts"
 import { fromStored, isTerminal, toStored, type AgentEvent, type SequencedEvent } from "../agent/Events.ts"
 
 export type RunOutcome =
@@ -327,38 +328,49 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
       })
 
     /**
-     * The events of a run after `after`, then live ones until it ends; no gap, no duplicate. A run
-     * of this process is followed in memory: what it holds and the follower's registration are one
-     * synchronous step, so no event falls between them; each batch `emit` makes is then handed over
-     * as it is made.
+     * Hands a run of this process's events after `after`, then its live ones until it ends, to
+     * `push`; no gap, no duplicate: what the run holds and the follower's registration are one
+     * synchronous step, so no event falls between them, and each batch `emit` makes is then handed
+     * over as it is made. The follower goes when the caller's scope closes.
      */
+    const attach = (run: LiveRun, after: number, push: EventPush) =>
+      Effect.acquireRelease(
+        Effect.sync(() => {
+          const held = run.events.filter((item) => item.seq > after)
+          if (held.length > 0) push.items(held)
+          if (held.some((item) => isTerminal(item.event)) || run.finished) {
+            push.end()
+            return undefined
+          }
+          const follower = (items: ReadonlyArray<SequencedEvent>) => {
+            push.items(items)
+            if (items.some((item) => isTerminal(item.event))) {
+              run.followers.delete(follower)
+              push.end()
+            }
+          }
+          run.followers.add(follower)
+          return follower
+        }),
+        (follower) => Effect.sync(() => void (follower && run.followers.delete(follower)))
+      )
+
+    /** The events of a run after `after`, then live ones until it ends; no gap, no duplicate. */
     const events = (runId: string, after: number): Stream.Stream<SequencedEvent> => {
       const run = live.get(runId)
       if (!run) return storedEvents(runId, after)
-      return Stream.asyncPush<SequencedEvent>(
-        (output) =>
-          Effect.acquireRelease(
-            Effect.sync(() => {
-              const held = run.events.filter((item) => item.seq > after)
-              if (held.length > 0) output.array(held)
-              if (held.some((item) => isTerminal(item.event)) || run.finished) {
-                output.end()
-                return undefined
-              }
-              const follower = (items: ReadonlyArray<SequencedEvent>) => {
-                output.array(items)
-                if (items.some((item) => isTerminal(item.event))) {
-                  run.followers.delete(follower)
-                  output.end()
-                }
-              }
-              run.followers.add(follower)
-              return follower
-            }),
-            (follower) => Effect.sync(() => void (follower && run.followers.delete(follower)))
-          ),
-        { bufferSize: "unbounded" }
-      )
+      return Stream.asyncPush<SequencedEvent>((output) => attach(run, after, { items: (items) => output.array(items), end: () => output.end() }), {
+        bufferSize: "unbounded"
+      })
+    }
+
+    /**
+     * The same events for an SSE response (runs/Sse.ts): a run of this process pushes them to the
+     * response itself, without a stream (its queue, its fiber) between the two; any other is `events`.
+     */
+    const follow = (runId: string, after: number): EventSource<never> => {
+      const run = live.get(runId)
+      return run ? (push) => Effect.asVoid(attach(run, after, push)) : events(runId, after)
     }
 
     /**
@@ -414,7 +426,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
 
     // Spans only when tracing is on (`traced`): `Effect.fn` would make one, and a stack trace, on
     // every call of these, which every turn makes several of.
-    return traced("Runs", { acquire, release, start, reserve, runningFor, events, latestRun, runExists, cancel, awaitDone, owner } as const)
+    return traced("Runs", { acquire, release, start, reserve, runningFor, events, follow, latestRun, runExists, cancel, awaitDone, owner } as const)
   }),
   dependencies: [RunsRepo.Default, Bus.Default]
 }) {}

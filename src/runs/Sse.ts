@@ -3,7 +3,7 @@
  * `: keepalive` comment goes out every 15 s so proxies keep the connection open.
  */
 import { HttpServerResponse } from "@effect/platform"
-import { Duration, Effect, Schema, Stream } from "effect"
+import { Duration, Effect, Schema, type Scope, Stream } from "effect"
 import { AgentEvent, type SequencedEvent } from "../agent/Events.ts"
 
 export const keepaliveEvery = Duration.seconds(15)
@@ -34,6 +34,24 @@ export const endedWithError = (message: string, sessionId: string): readonly [Se
   { type: "response", text: "", tools_used: [], client_actions: [], session_id: sessionId }
 ]
 
+/** What a source of events (a live run, runs/Runs.ts `follow`) hands them to. */
+export interface EventPush {
+  readonly items: (items: ReadonlyArray<SequencedEvent>) => void
+  /** The last event was handed over. */
+  readonly end: () => void
+}
+
+/**
+ * A response's events: a stream, or a source that pushes them to the response itself while the
+ * response's scope is open (a live run's followers: no stream's queue and fiber between them).
+ */
+export type EventSource<E> = Stream.Stream<SequencedEvent, E> | PushedEvents
+
+type PushedEvents = (push: EventPush) => Effect.Effect<void, never, Scope.Scope>
+
+// A stream is an object, never a function.
+const isPushed = <E>(events: EventSource<E>): events is PushedEvents => typeof events === "function"
+
 /**
  * An SSE response from a stream of events; a failure becomes a final `error` event. The events are
  * framed in one pass per chunk, and the frames of one turn of the event loop go out as one write
@@ -41,7 +59,7 @@ export const endedWithError = (message: string, sessionId: string): readonly [Se
  * timer beside them. A stream stage per step (tap, frame, merge with a ticker, encode) cost more
  * than the rest of a token's way.
  */
-export const response = <E>(events: Stream.Stream<SequencedEvent, E>, sessionId?: string) => {
+export const response = <E>(events: EventSource<E>, sessionId?: string) => {
   const body = Stream.asyncPush<Uint8Array>(
     (emit) =>
       Effect.gen(function* () {
@@ -59,21 +77,27 @@ export const response = <E>(events: Stream.Stream<SequencedEvent, E>, sessionId?
           scheduled ??= setImmediate(flush)
         }
         const keepalive = setInterval(() => send(keepaliveFrame), Duration.toMillis(keepaliveEvery))
-        const stop = Effect.sync(() => {
+        const stop = () => {
           clearInterval(keepalive)
           clearImmediate(scheduled)
-        })
-        yield* Effect.addFinalizer(() => stop)
+        }
+        yield* Effect.addFinalizer(() => Effect.sync(stop))
         let last = 0
+        const write = (items: Iterable<SequencedEvent>) => {
+          for (const item of items) {
+            last = item.seq
+            send(frame(item))
+          }
+        }
+        // What is pending goes out before the end.
+        const end = () => {
+          stop()
+          flush()
+          emit.end()
+        }
+        if (isPushed(events)) return yield* events({ items: write, end })
         yield* Effect.forkScoped(
-          Stream.runForEachChunk(events, (chunk) =>
-            Effect.sync(() => {
-              for (const item of chunk) {
-                last = item.seq
-                send(frame(item))
-              }
-            })
-          ).pipe(
+          Stream.runForEachChunk(events, (chunk) => Effect.sync(() => write(chunk))).pipe(
             Effect.catchAllCause((cause) =>
               Effect.as(
                 Effect.logError("Event stream failed", cause),
@@ -85,8 +109,7 @@ export const response = <E>(events: Stream.Stream<SequencedEvent, E>, sessionId?
                 )
               )
             ),
-            // What is pending goes out before the end.
-            Effect.ensuring(Effect.zipRight(stop, Effect.sync(() => (flush(), emit.end()))))
+            Effect.ensuring(Effect.sync(end))
           )
         )
       }),
