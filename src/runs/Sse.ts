@@ -3,7 +3,7 @@
  * `: keepalive` comment goes out every 15 s so proxies keep the connection open.
  */
 import { HttpServerResponse } from "@effect/platform"
-import { Duration, Effect, Schema, type Scope, Stream } from "effect"
+import { Cause, Duration, Effect, Runtime, Schema, type Scope, Stream } from "effect"
 import { AgentEvent, type SequencedEvent } from "../agent/Events.ts"
 
 export const keepaliveEvery = Duration.seconds(15)
@@ -33,6 +33,12 @@ export const endedWithError = (message: string, sessionId: string): readonly [Se
   { type: "error", message },
   { type: "response", text: "", tools_used: [], client_actions: [], session_id: sessionId }
 ]
+
+/** The frames that end a stream that failed after event `last`. */
+const failedFrames = (last: number, sessionId: string | undefined) =>
+  endedWithError("The event stream failed", sessionId ?? "")
+    .map((event, index) => frame({ seq: last + 1 + index, event }))
+    .join("")
 
 /** What a source of events (a live run, runs/Runs.ts `follow`) hands them to. */
 export interface EventPush {
@@ -95,18 +101,31 @@ export const response = <E>(events: EventSource<E>, sessionId?: string) => {
           flush()
           emit.end()
         }
-        if (isPushed(events)) return yield* events({ items: write, end })
+        if (isPushed(events)) {
+          // The run calls this from its own step: a frame that fails to encode (a bug at its emit
+          // site) ends this response as a failed stream does, and never reaches the run.
+          const runtime = yield* Effect.runtime<never>()
+          let ended = false
+          const items = (batch: ReadonlyArray<SequencedEvent>) => {
+            if (ended) return
+            try {
+              write(batch)
+            } catch (defect) {
+              ended = true
+              Runtime.runFork(runtime)(Effect.logError("Event stream failed", Cause.die(defect)))
+              send(failedFrames(last, sessionId))
+              end()
+            }
+          }
+          return yield* events({ items, end: () => void (ended || ((ended = true), end())) })
+        }
         yield* Effect.forkScoped(
           Stream.runForEachChunk(events, (chunk) => Effect.sync(() => write(chunk))).pipe(
             Effect.catchAllCause((cause) =>
               Effect.as(
                 Effect.logError("Event stream failed", cause),
                 // `response` is always last, even when the stream itself fails.
-                send(
-                  endedWithError("The event stream failed", sessionId ?? "")
-                    .map((event, index) => frame({ seq: last + 1 + index, event }))
-                    .join("")
-                )
+                send(failedFrames(last, sessionId))
               )
             ),
             Effect.ensuring(Effect.sync(end))

@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { CairnApi } from "../../src/Api.ts"
-import { AgentEvent, fromStored, StoredEvent, toStored, type AgentEventType } from "../../src/agent/Events.ts"
+import { AgentEvent, fromStored, StoredEvent, toStored, type AgentEventType, type SequencedEvent } from "../../src/agent/Events.ts"
 import * as Sse from "../../src/runs/Sse.ts"
 import { root } from "../support/imports.ts"
 
@@ -134,6 +134,34 @@ describe("the SSE event schema", () => {
         Sse.frame({ seq: 3, event: { type: "error", message: "The event stream failed" } }) +
         Sse.frame({ seq: 4, event: { type: "response", text: "", tools_used: [], client_actions: [], session_id: "s1" } })
     )
+  })
+
+  it("ends a pushed stream (a live run's) the same way, without the failure reaching the run that pushed", async () => {
+    const thrown: Array<unknown> = []
+    const pushed: Sse.EventSource<never> = (push) =>
+      Effect.sync(() => {
+        const run = (items: ReadonlyArray<SequencedEvent>) => {
+          try {
+            push.items(items)
+          } catch (error) {
+            thrown.push(error)
+          }
+        }
+        run([{ seq: 1, event: samples.assistant_text }])
+        // Later batches come from the run's own steps, after the response has started.
+        setTimeout(() => {
+          run([{ seq: 2, event: { type: "tool_start", tool: "add" } as unknown as AgentEvent }])
+          run([{ seq: 3, event: samples.response }])
+          push.end()
+        }, 10)
+      })
+    const text = await body(Sse.response(pushed, "s1"))
+    expect(text).toBe(
+      Sse.frame({ seq: 1, event: samples.assistant_text }) +
+        Sse.frame({ seq: 3, event: { type: "error", message: "The event stream failed" } }) +
+        Sse.frame({ seq: 4, event: { type: "response", text: "", tools_used: [], client_actions: [], session_id: "s1" } })
+    )
+    expect(thrown).toEqual([])
   })
 })
 
