@@ -106,18 +106,22 @@ export const response = <E>(events: EventSource<E>, sessionId?: string) => {
           // site) ends this response as a failed stream does, and never reaches the run.
           const runtime = yield* Effect.runtime<never>()
           let ended = false
+          const endOnce = () => {
+            if (ended) return
+            ended = true
+            end()
+          }
           const items = (batch: ReadonlyArray<SequencedEvent>) => {
             if (ended) return
             try {
               write(batch)
             } catch (defect) {
-              ended = true
               Runtime.runFork(runtime)(Effect.logError("Event stream failed", Cause.die(defect)))
               send(failedFrames(last, sessionId))
-              end()
+              endOnce()
             }
           }
-          return yield* events({ items, end: () => void (ended || ((ended = true), end())) })
+          return yield* events({ items, end: endOnce })
         }
         yield* Effect.forkScoped(
           Stream.runForEachChunk(events, (chunk) => Effect.sync(() => write(chunk))).pipe(
