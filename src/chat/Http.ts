@@ -36,21 +36,21 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
           const started = yield* chat.begin(payload, principal)
           switch (started._tag) {
             case "passive":
-              return Sse.response(Sse.fixed(...heard(started), { type: "passive_stored", session_id: started.sessionId }), started.sessionId)
+              return yield* Sse.response(Sse.fixed(...heard(started), { type: "passive_stored", session_id: started.sessionId }), started.sessionId)
             case "queued":
-              return Sse.response(
+              return yield* Sse.response(
                 chat.followTask([...heard(started), { type: "queued", session_id: started.sessionId, task_id: started.taskId, reason: started.reason }], started.taskId),
                 started.sessionId
               )
             case "busy":
               return yield* Effect.dieMessage("/chat/stream queues a busy session's message; it is never refused")
             case "unheard":
-              return Sse.response(
+              return yield* Sse.response(
                 Sse.fixed(...heard(started), ...Sse.endedWithError(started.message, started.sessionId)),
                 started.sessionId
               )
             case "started":
-              return Sse.response(yield* chat.follow(started, principal), started.sessionId)
+              return yield* Sse.response(yield* chat.follow(started, principal), started.sessionId)
           }
         })
       )

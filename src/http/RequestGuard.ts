@@ -121,7 +121,9 @@ const readWithin = (source: IncomingMessage, limit: number, setting: string) =>
     }
     const onEnd = () => {
       stop()
-      resume(Effect.succeed(Buffer.concat(chunks)))
+      // One chunk is the body as read (no copy). A small copy would come from Node's shared 8 KB
+      // pool, and the request keeps its body for its whole life: an open stream would pin a slab.
+      resume(Effect.succeed(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)))
     }
     const onError = (error: Error) => {
       stop()

@@ -50,9 +50,11 @@ export const nodeFetch = (input: string | URL | Request, init: RequestInit = {})
   const url = typeof input === "string" ? new URL(input) : input
   const transport = url.protocol === "https:" ? https : http
   const agent = url.protocol === "https:" ? agents["https:"] : agents["http:"]
-  const payload = body == null ? undefined : typeof body === "string" ? Buffer.from(body) : Buffer.from(body)
+  // The body as given, not copied: a small copy would come from Node's shared 8 KB pool and, held
+  // for a resend while the answer streams, pin a whole slab per open call.
+  const payload = body == null ? undefined : body
   const headers = headersObject(init.headers)
-  if (payload) headers["content-length"] = String(payload.length)
+  if (payload !== undefined) headers["content-length"] = String(typeof payload === "string" ? Buffer.byteLength(payload) : payload.byteLength)
   return new Promise<Response>((resolve, reject) => {
     const send = (resent: boolean) => {
       let answered = false

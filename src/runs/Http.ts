@@ -28,7 +28,7 @@ export const RunsHttpLive = HttpApiBuilder.group(CairnApi, "runs", (handlers) =>
           if (Option.isNone(latest)) return yield* new RunNotFound({ detail: "This session has no run yet" })
           runId = latest.value
         }
-        return Sse.response(runs.follow(runId, after), session.id)
+        return yield* Sse.response(runs.follow(runId, after), session.id)
       })
     )
   })

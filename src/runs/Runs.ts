@@ -6,7 +6,7 @@
  * a live or finished run and get what it missed, with no gap and no duplicate.
  */
 import { SqlClient } from "@effect/sql"
-import { Cause, Chunk, Deferred, Duration, Effect, Exit, FiberMap, Option, Schedule, Stream } from "effect"
+import { Cause, Chunk, Context, Deferred, Duration, Effect, Exit, FiberMap, Option, Schedule, Stream, Tracer } from "effect"
 import { randomUUID } from "node:crypto"
 import type { TurnResult } from "../agent/Turn.ts"
 import { relaxed } from "../db/Commit.ts"
@@ -319,11 +319,17 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
           })
         // Keyed by the run, not the session: stopping a run that is ending (a heartbeat that read
         // its end as a lost lock) must never reach the session's next run, which may have started.
+        // The run asks for no service (its body's type says so) and outlives the request that
+        // starts it, so it runs in a context of its own, holding only the request's span (tracing):
+        // each service the turn adds then copies that, not the request's hundred-odd entries, and
+        // an open run keeps no request alive.
+        const parent = yield* Effect.serviceOption(Tracer.ParentSpan)
+        const runContext = Context.unsafeMake<never>(new Map(Option.isSome(parent) ? [[Tracer.ParentSpan.key, parent.value]] : []))
         yield* FiberMap.run(
           fibers,
           runId,
           Effect.suspend(() => body(emit)).pipe(Effect.onExit(finish))
-        )
+        ).pipe(Effect.mapInputContext((_: Context.Context<never>) => runContext))
         return run
       })
 

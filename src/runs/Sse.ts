@@ -3,7 +3,8 @@
  * `: keepalive` comment goes out every 15 s so proxies keep the connection open.
  */
 import { HttpServerResponse } from "@effect/platform"
-import { Cause, Duration, Effect, Runtime, Schema, type Scope, Stream } from "effect"
+import { Readable } from "node:stream"
+import { Cause, Duration, Effect, Exit, Runtime, Schema, Scope, Stream } from "effect"
 import { AgentEvent, type SequencedEvent } from "../agent/Events.ts"
 
 export const keepaliveEvery = Duration.seconds(15)
@@ -59,94 +60,127 @@ type PushedEvents = (push: EventPush) => Effect.Effect<void, never, Scope.Scope>
 const isPushed = <E>(events: EventSource<E>): events is PushedEvents => typeof events === "function"
 
 /**
- * An SSE response from a stream of events; a failure becomes a final `error` event. The events are
- * framed in one pass per chunk, and the frames of one turn of the event loop go out as one write
- * (a write is a system call; a model sends several tokens in one packet); the keep-alive is a
- * timer beside them. A stream stage per step (tap, frame, merge with a ticker, encode) cost more
- * than the rest of a token's way.
+ * Frames events into text, the frames of one turn of the event loop together (one write: a write is
+ * a system call, and a model sends several tokens in one packet), with the keep-alive beside them
+ * on a timer. `out` takes the text; `close` ends the body after the last of it.
  */
-export const response = <E>(events: EventSource<E>, sessionId?: string) => {
-  const body = Stream.asyncPush<Uint8Array>(
-    (emit) =>
-      Effect.gen(function* () {
-        let pending = ""
-        let scheduled: ReturnType<typeof setImmediate> | undefined
-        const flush = () => {
-          scheduled = undefined
-          if (pending.length === 0) return
-          const text = pending
-          pending = ""
-          emit.single(encoder.encode(text))
-        }
-        const send = (text: string) => {
-          pending += text
-          scheduled ??= setImmediate(flush)
-        }
-        const keepalive = setInterval(() => send(keepaliveFrame), Duration.toMillis(keepaliveEvery))
-        const stop = () => {
-          clearInterval(keepalive)
-          clearImmediate(scheduled)
-        }
-        yield* Effect.addFinalizer(() => Effect.sync(stop))
-        let last = 0
-        const write = (items: Iterable<SequencedEvent>) => {
-          for (const item of items) {
-            last = item.seq
-            send(frame(item))
-          }
-        }
-        // What is pending goes out before the end.
-        const end = () => {
-          stop()
-          flush()
-          emit.end()
-        }
-        if (isPushed(events)) {
-          // The run calls this from its own step: a frame that fails to encode (a bug at its emit
-          // site) ends this response as a failed stream does, and never reaches the run.
-          const runtime = yield* Effect.runtime<never>()
-          let ended = false
-          const endOnce = () => {
-            if (ended) return
-            ended = true
-            end()
-          }
-          const items = (batch: ReadonlyArray<SequencedEvent>) => {
-            if (ended) return
-            try {
-              write(batch)
-            } catch (defect) {
-              Runtime.runFork(runtime)(Effect.logError("Event stream failed", Cause.die(defect)))
-              send(failedFrames(last, sessionId))
-              endOnce()
-            }
-          }
-          return yield* events({ items, end: endOnce })
-        }
-        yield* Effect.forkScoped(
-          Stream.runForEachChunk(events, (chunk) => Effect.sync(() => write(chunk))).pipe(
-            Effect.catchAllCause((cause) =>
-              Effect.as(
-                Effect.logError("Event stream failed", cause),
-                // `response` is always last, even when the stream itself fails.
-                send(failedFrames(last, sessionId))
-              )
-            ),
-            Effect.ensuring(Effect.sync(end))
-          )
-        )
-      }),
-    { bufferSize: "unbounded" }
-  )
-  return HttpServerResponse.stream(body, {
-    contentType: "text/event-stream",
-    headers: {
-      "cache-control": "no-cache",
-      "x-accel-buffering": "no",
-      ...(sessionId ? { "x-session-id": sessionId } : {})
-    }
-  })
+const framer = (out: (text: string) => void, close: () => void, sessionId: string | undefined) => {
+  let pending = ""
+  let scheduled: ReturnType<typeof setImmediate> | undefined
+  let last = 0
+  let ended = false
+  const flush = () => {
+    scheduled = undefined
+    if (pending.length === 0) return
+    const text = pending
+    pending = ""
+    out(text)
+  }
+  const send = (text: string) => {
+    pending += text
+    scheduled ??= setImmediate(flush)
+  }
+  const keepalive = setInterval(() => send(keepaliveFrame), Duration.toMillis(keepaliveEvery))
+  /** Stops the timers; nothing more is sent (the body was closed from the other side). */
+  const stop = () => {
+    ended = true
+    clearInterval(keepalive)
+    clearImmediate(scheduled)
+  }
+  return {
+    get ended() {
+      return ended
+    },
+    stop,
+    write: (items: Iterable<SequencedEvent>) => {
+      for (const item of items) {
+        last = item.seq
+        send(frame(item))
+      }
+    },
+    /** What is pending goes out, then the end. */
+    end: () => {
+      if (ended) return
+      stop()
+      flush()
+      close()
+    },
+    /** `response` is always last, even when the events failed. */
+    fail: () => send(failedFrames(last, sessionId))
+  }
 }
+
+const sseHeaders = (sessionId: string | undefined) => ({
+  contentType: "text/event-stream",
+  headers: {
+    "cache-control": "no-cache",
+    "x-accel-buffering": "no",
+    ...(sessionId ? { "x-session-id": sessionId } : {})
+  }
+})
+
+/**
+ * An SSE response from a stream of events; a failure becomes a final `error` event. The events are
+ * framed in one pass per chunk. A stream stage per step (tap, frame, merge with a ticker, encode)
+ * cost more than the rest of a token's way.
+ */
+const streamed = <E>(events: Stream.Stream<SequencedEvent, E>, sessionId: string | undefined) =>
+  HttpServerResponse.stream(
+    Stream.asyncPush<Uint8Array>(
+      (emit) =>
+        Effect.gen(function* () {
+          const frames = framer((text) => emit.single(encoder.encode(text)), () => emit.end(), sessionId)
+          yield* Effect.addFinalizer(() => Effect.sync(frames.stop))
+          yield* Effect.forkScoped(
+            Stream.runForEachChunk(events, (chunk) => Effect.sync(() => frames.write(chunk))).pipe(
+              Effect.catchAllCause((cause) => Effect.as(Effect.logError("Event stream failed", cause), frames.fail())),
+              Effect.ensuring(Effect.sync(frames.end))
+            )
+          )
+        }),
+      { bufferSize: "unbounded" }
+    ),
+    sseHeaders(sessionId)
+  )
+
+/**
+ * An SSE response whose events a source (a live run) pushes itself: the frames go into a Node
+ * stream the server pipes to the socket, with no Effect stream, fiber or queue between the run and
+ * the socket (an open stream held two fibers and seven channel executors more that way). The
+ * source's registration lives until the body ends or the client goes.
+ */
+const pushed = (source: PushedEvents, sessionId: string | undefined) =>
+  Effect.gen(function* () {
+    const runtime = yield* Effect.runtime<never>()
+    const scope = yield* Scope.make()
+    const body = new Readable({
+      read() {},
+      destroy(error, callback) {
+        frames.stop()
+        Runtime.runFork(runtime)(Scope.close(scope, Exit.void))
+        callback(error)
+      }
+    })
+    const frames = framer((text) => body.push(text), () => body.push(null), sessionId)
+    // The run calls this from its own step: a frame that fails to encode (a bug at its emit site)
+    // ends this response as a failed stream does, and never reaches the run.
+    const items = (batch: ReadonlyArray<SequencedEvent>) => {
+      if (frames.ended) return
+      try {
+        frames.write(batch)
+      } catch (defect) {
+        Runtime.runFork(runtime)(Effect.logError("Event stream failed", Cause.die(defect)))
+        frames.fail()
+        frames.end()
+      }
+    }
+    yield* Scope.extend(source({ items, end: frames.end }), scope)
+    return HttpServerResponse.raw(body, sseHeaders(sessionId))
+  })
+
+/** An SSE response of `events`: `response` is always the last event, even when they fail. */
+export const response = <E>(events: EventSource<E>, sessionId?: string): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  isPushed(events) ? pushed(events, sessionId) : Effect.succeed(streamed(events, sessionId))
 
 /** A few events, numbered from 1, for answers that need no run (passive, queued, unheard voice). */
 export const fixed = (...events: ReadonlyArray<SequencedEvent["event"]>) =>
