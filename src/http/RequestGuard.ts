@@ -10,7 +10,7 @@
  * Bodies are still read lazily, by the handler, after authentication: the request a handler sees
  * reads its body through the limit and the JSON checks instead of the platform's unbounded reader.
  */
-import { HttpApi, HttpApiBuilder, HttpIncomingMessage, HttpMethod, HttpServerError, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
+import { FileSystem, HttpApi, HttpApiBuilder, HttpIncomingMessage, HttpMethod, HttpServerError, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Data, Effect, Option, Context } from "effect"
 import type { IncomingMessage } from "node:http"
@@ -210,11 +210,13 @@ export const requestGuard = HttpApiBuilder.middleware(
           )
         }
         const guarded = guardedRequest(request, limit.bytes, limit.setting, isJsonType(contentType))
-        return yield* app.pipe(
-          Effect.provideService(HttpServerRequest.HttpServerRequest, guarded),
-          // Multipart bodies are read by the platform's parser, which takes its limit from here.
-          HttpIncomingMessage.withMaxBodySize(Option.some(limit.bytes))
+        // The guarded request, and the limit the platform's multipart parser reads, given in one
+        // copy of the request's context (each service given alone copies all of it).
+        const given = Context.make(HttpServerRequest.HttpServerRequest, guarded).pipe(
+          Context.add(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(limit.bytes)))
         )
+        type Rest = Exclude<Effect.Effect.Context<typeof app>, HttpServerRequest.HttpServerRequest | HttpIncomingMessage.MaxBodySize>
+        return yield* Effect.mapInputContext(app, (context: Context.Context<Rest>) => Context.merge(context, given))
       })
   })
 )
