@@ -140,6 +140,9 @@ const terminated = (response: Response): Response => {
 }
 const blankLine = new TextEncoder().encode("\n\n")
 
+/** Node's timers take at most 2^31 - 1 ms (24.8 days); a longer one fires at once. */
+const longestTimer = 2_147_483_647
+
 export class OpenAiClient {
   private readonly sdk: OpenAI
 
@@ -220,17 +223,34 @@ export class OpenAiClient {
    */
   chatStream(body: Record<string, unknown>): Effect.Effect<ChunkStream, WireError, Scope.Scope> {
     const controller = new AbortController()
-    const open = Effect.tryPromise({
-      try: (signal) => {
-        signal.addEventListener("abort", () => controller.abort(), { once: true })
-        return this.sdk.chat.completions.create({ ...body, stream: true } as never, { signal: controller.signal }).asResponse()
-      },
-      catch: describe
-    }).pipe(
-      Effect.timeoutFail({
-        duration: this.connection.timeoutMs,
-        onTimeout: () => new WireError({ reason: "timeout", message: "The provider did not answer in time" })
-      }),
+    // The opening's timeout is a timer on the request's own abort, not a race of fibers: a stream
+    // waiting on its model's first byte holds no fiber but its own (a race forks two, and
+    // tryPromise's signal is one more AbortController a call).
+    const opened = Effect.async<Response, WireError>((resume) => {
+      let timedOut = false
+      const timer = setTimeout(() => {
+        timedOut = true
+        controller.abort()
+      }, Math.min(this.connection.timeoutMs, longestTimer))
+      this.sdk.chat.completions
+        .create({ ...body, stream: true } as never, { signal: controller.signal })
+        .asResponse()
+        .then(
+          (response) => {
+            clearTimeout(timer)
+            resume(Effect.succeed(response))
+          },
+          (error: unknown) => {
+            clearTimeout(timer)
+            resume(Effect.fail(timedOut ? new WireError({ reason: "timeout", message: "The provider did not answer in time" }) : describe(error)))
+          }
+        )
+      return Effect.sync(() => {
+        clearTimeout(timer)
+        controller.abort()
+      })
+    })
+    const open = opened.pipe(
       Effect.flatMap((response) => {
         const type = response.headers.get("content-type") ?? ""
         if (type.toLowerCase().includes("text/event-stream")) return Effect.succeed(this.chunksOf(response, controller))

@@ -6,7 +6,7 @@
 import { Effect, Either, Exit, Fiber } from "effect"
 import * as http from "node:http"
 import * as net from "node:net"
-import { afterEach, describe, expect, it } from "vitest"
+import { afterEach, describe, expect, it, vi } from "vitest"
 import { OpenAiClient, providerMessage, WireError, type Connection } from "../../src/providers/OpenAiClient.ts"
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) => void
@@ -305,6 +305,17 @@ describe("OpenAiClient event streams", () => {
       await new Promise((resolve) => setTimeout(resolve, 20))
     }
     expect(connections).toBe(1)
+  })
+
+  it("times out a stream's opening when the provider never answers, and drops the request", async () => {
+    let closed = 0
+    const silent = await serve((req) => void req.socket.on("close", () => closed++))
+    const started = Date.now()
+    const result = await drain(client(silent, { timeoutMs: 200 }))
+    expect(result).toMatchObject({ left: { reason: "timeout", message: "The provider did not answer in time" } })
+    expect(Date.now() - started).toBeLessThan(1_500)
+    // The timed-out request was aborted: its connection goes, rather than waiting on the provider.
+    await vi.waitFor(() => expect(closed).toBe(1))
   })
 
   it("times out only the opening: a slow stream that has started is not cut by the request timer", async () => {
