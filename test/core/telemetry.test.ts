@@ -1,12 +1,22 @@
 /** Traces reach an OTLP/HTTP collector (a loopback receiver) with a span per request and per query. */
 import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { startServer, type TestServer } from "../support/server.ts"
+
+interface ExportedSpan {
+  readonly name: string
+  readonly traceId: string
+  readonly spanId: string
+  readonly parentSpanId?: string
+}
 
 describe("OpenTelemetry export", () => {
   let collector: http.Server
   let server: TestServer
+  let llm: FakeLlm
   const spanNames: Array<string> = []
+  const spans: Array<ExportedSpan> = []
 
   beforeAll(async () => {
     collector = http.createServer((request, response) => {
@@ -17,7 +27,10 @@ describe("OpenTelemetry export", () => {
           const payload = JSON.parse(body)
           for (const resource of payload.resourceSpans ?? []) {
             for (const scope of resource.scopeSpans ?? []) {
-              for (const span of scope.spans ?? []) spanNames.push(span.name)
+              for (const span of scope.spans ?? []) {
+                spanNames.push(span.name)
+                spans.push(span)
+              }
             }
           }
         }
@@ -26,10 +39,12 @@ describe("OpenTelemetry export", () => {
     })
     await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve))
     const { port } = collector.address() as { port: number }
-    server = await startServer({ backend: "pglite", env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` } })
+    llm = await startFakeLlm()
+    server = await startServer({ backend: "pglite", env: { ...fakeLlmEnv(llm), OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` } })
   })
   afterAll(async () => {
     await server?.close()
+    await llm?.close()
     await new Promise((resolve) => collector?.close(resolve))
   })
 
@@ -56,5 +71,25 @@ describe("OpenTelemetry export", () => {
       await new Promise((resolve) => setTimeout(resolve, 200))
     }
     expect(spanNames).toEqual(expect.arrayContaining(wanted))
+  })
+
+  it("puts a turn's spans in the trace of the request that started it, though its run outlives the request", async () => {
+    const response = await server.request("/chat/stream", { method: "POST", body: JSON.stringify({ message: "Hi", client_id: "traced-turn" }) })
+    expect(response.status).toBe(200)
+    expect(await response.text()).toContain('"type":"response"')
+    const deadline = Date.now() + 15_000
+    const named = (name: string) => spans.find((span) => span.name === name)
+    while (Date.now() < deadline && !(named("AgentLoop.runTurn") && named("Chat.begin"))) {
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    const turn = named("AgentLoop.runTurn")!
+    const begin = named("Chat.begin")!
+    expect(turn).toBeDefined()
+    expect(turn.traceId).toBe(begin.traceId)
+    // Up the turn's parents, the request's own span.
+    const byId = new Map(spans.map((span) => [span.spanId, span]))
+    const ancestors: Array<string> = []
+    for (let at = byId.get(turn.parentSpanId ?? ""); at; at = byId.get(at.parentSpanId ?? "")) ancestors.push(at.name)
+    expect(ancestors.some((name) => name.startsWith("http.server"))).toBe(true)
   })
 })
