@@ -321,7 +321,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
         // its end as a lost lock) must never reach the session's next run, which may have started.
         // The run asks for no service (its body's type says so) and outlives the request that
         // starts it, so it runs in a context of its own, holding only the request's span (tracing):
-        // each service the turn adds then copies that, not the request's hundred-odd entries, and
+        // each service the turn adds then copies that, not the request's seventy-odd entries, and
         // an open run keeps no request alive.
         const parent = yield* Effect.serviceOption(Tracer.ParentSpan)
         const runContext = Context.unsafeMake<never>(new Map(Option.isSome(parent) ? [[Tracer.ParentSpan.key, parent.value]] : []))
