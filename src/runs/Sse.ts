@@ -26,7 +26,6 @@ const eventJson = (event: SequencedEvent["event"]) =>
 /** One event's frame; its JSON is the schema's encoding, so the wire holds exactly what `AgentEvent` declares. */
 export const frame = (item: SequencedEvent) => `id: ${item.seq}\ndata: ${eventJson(item.event)}\n\n`
 
-const encoder = new TextEncoder()
 const keepaliveFrame = ": keepalive\n\n"
 
 /** How a stream ends that could not answer: the reason, then the (empty) `response` that always comes last. */
@@ -77,6 +76,7 @@ const framer = (out: (text: string) => void, close: () => void, sessionId: strin
     out(text)
   }
   const send = (text: string) => {
+    if (ended) return
     pending += text
     scheduled ??= setImmediate(flush)
   }
@@ -110,46 +110,14 @@ const framer = (out: (text: string) => void, close: () => void, sessionId: strin
   }
 }
 
-const sseHeaders = (sessionId: string | undefined) => ({
-  contentType: "text/event-stream",
-  headers: {
-    "cache-control": "no-cache",
-    "x-accel-buffering": "no",
-    ...(sessionId ? { "x-session-id": sessionId } : {})
-  }
-})
-
 /**
- * An SSE response from a stream of events; a failure becomes a final `error` event. The events are
- * framed in one pass per chunk. A stream stage per step (tap, frame, merge with a ticker, encode)
- * cost more than the rest of a token's way.
+ * An SSE response of `events`: `response` is always the last event, even when they fail. The frames
+ * go into a Node stream the server pipes to the socket. A source that pushes (a live run) hands its
+ * batches over itself, with no Effect stream, fiber or queue between the run and the socket (an
+ * open stream held two fibers and seven channel executors more that way); a stream is read by a
+ * fiber of the response's. Either lives until the body ends or the client goes.
  */
-const streamed = <E>(events: Stream.Stream<SequencedEvent, E>, sessionId: string | undefined) =>
-  HttpServerResponse.stream(
-    Stream.asyncPush<Uint8Array>(
-      (emit) =>
-        Effect.gen(function* () {
-          const frames = framer((text) => emit.single(encoder.encode(text)), () => emit.end(), sessionId)
-          yield* Effect.addFinalizer(() => Effect.sync(frames.stop))
-          yield* Effect.forkScoped(
-            Stream.runForEachChunk(events, (chunk) => Effect.sync(() => frames.write(chunk))).pipe(
-              Effect.catchAllCause((cause) => Effect.as(Effect.logError("Event stream failed", cause), frames.fail())),
-              Effect.ensuring(Effect.sync(frames.end))
-            )
-          )
-        }),
-      { bufferSize: "unbounded" }
-    ),
-    sseHeaders(sessionId)
-  )
-
-/**
- * An SSE response whose events a source (a live run) pushes itself: the frames go into a Node
- * stream the server pipes to the socket, with no Effect stream, fiber or queue between the run and
- * the socket (an open stream held two fibers and seven channel executors more that way). The
- * source's registration lives until the body ends or the client goes.
- */
-const pushed = (source: PushedEvents, sessionId: string | undefined) =>
+export const response = <E>(events: EventSource<E>, sessionId?: string): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
   Effect.gen(function* () {
     const runtime = yield* Effect.runtime<never>()
     const scope = yield* Scope.make()
@@ -162,7 +130,7 @@ const pushed = (source: PushedEvents, sessionId: string | undefined) =>
       }
     })
     const frames = framer((text) => body.push(text), () => body.push(null), sessionId)
-    // The run calls this from its own step: a frame that fails to encode (a bug at its emit site)
+    // A run calls this from its own step: a frame that fails to encode (a bug at its emit site)
     // ends this response as a failed stream does, and never reaches the run.
     const items = (batch: ReadonlyArray<SequencedEvent>) => {
       if (frames.ended) return
@@ -174,13 +142,24 @@ const pushed = (source: PushedEvents, sessionId: string | undefined) =>
         frames.end()
       }
     }
-    yield* Scope.extend(source({ items, end: frames.end }), scope)
-    return HttpServerResponse.raw(body, sseHeaders(sessionId))
+    const source = isPushed(events)
+      ? events({ items, end: frames.end })
+      : Effect.forkScoped(
+          Stream.runForEachChunk(events, (chunk) => Effect.sync(() => frames.write(chunk))).pipe(
+            Effect.catchAllCause((cause) => Effect.as(Effect.logError("Event stream failed", cause), frames.fail())),
+            Effect.ensuring(Effect.sync(frames.end))
+          )
+        )
+    yield* Scope.extend(source, scope)
+    return HttpServerResponse.raw(body, {
+      contentType: "text/event-stream",
+      headers: {
+        "cache-control": "no-cache",
+        "x-accel-buffering": "no",
+        ...(sessionId ? { "x-session-id": sessionId } : {})
+      }
+    })
   })
-
-/** An SSE response of `events`: `response` is always the last event, even when they fail. */
-export const response = <E>(events: EventSource<E>, sessionId?: string): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
-  isPushed(events) ? pushed(events, sessionId) : Effect.succeed(streamed(events, sessionId))
 
 /** A few events, numbered from 1, for answers that need no run (passive, queued, unheard voice). */
 export const fixed = (...events: ReadonlyArray<SequencedEvent["event"]>) =>

@@ -4,7 +4,7 @@
  * the OpenAPI document of the two streaming routes.
  */
 import { HttpBody, OpenApi } from "@effect/platform"
-import { Chunk, Effect, Schema, Stream } from "effect"
+import { Effect, Schema, Stream } from "effect"
 import * as fs from "node:fs"
 import type { Readable } from "node:stream"
 import * as path from "node:path"
@@ -85,20 +85,16 @@ const docTable = () => {
 const encode = Schema.encodeSync(AgentEvent)
 const decode = Schema.decodeUnknownSync(AgentEvent)
 
-/** The text of an SSE response's body: a stream's chunks, or what a pushed body's Node stream gives. */
+/** The text of an SSE response's body: what its Node stream gives. */
 const body = (response: ReturnType<typeof Sse.response>) =>
   Effect.runPromise(
-    Effect.flatMap(response, (answered) => {
-      const sent = answered.body as HttpBody.Stream | HttpBody.Raw
-      if (sent._tag === "Raw") {
-        return Effect.promise(async () => {
-          let text = ""
-          for await (const chunk of sent.body as Readable) text += String(chunk)
-          return text
-        })
-      }
-      return Stream.runCollect(sent.stream).pipe(Effect.map((chunks) => Chunk.toArray(chunks).map((bytes) => new TextDecoder().decode(bytes)).join("")))
-    })
+    Effect.flatMap(response, (answered) =>
+      Effect.promise(async () => {
+        let text = ""
+        for await (const chunk of (answered.body as HttpBody.Raw).body as Readable) text += String(chunk)
+        return text
+      })
+    )
   )
 
 describe("the SSE event schema", () => {
