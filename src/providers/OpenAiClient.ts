@@ -1,9 +1,16 @@
 /**
- * One provider connection through the `openai` SDK: chat (blocking and streamed), embeddings,
- * audio transcription and the model list. The SDK does the wire (requests, headers, multipart,
- * server-sent events); this file configures it for an OpenAI-compatible server that may not be
- * OpenAI, and describes every failure as a `WireError` (what it means, a retry, a 429 or a 502, is
- * decided in `Upstream.ts`), with the provider's own words from an error body.
+ * One provider connection: blocking chat, embeddings, audio transcription and the model list
+ * through the `openai` SDK, and the streamed chat (every turn's call) directly over node:http. The
+ * SDK does the wire of the former (requests, headers, multipart); this file configures it for an
+ * OpenAI-compatible server that may not be OpenAI, and describes every failure as a `WireError`
+ * (what it means, a retry, a 429 or a 502, is decided in `Upstream.ts`), with the provider's own
+ * words from an error body.
+ *
+ * Why the streamed chat is not the SDK's: it is the one call on every turn's path, and the SDK
+ * reads an event stream through a web stream, an async generator per layer and a promise per
+ * event (bench/README.md "The streamed call without the SDK": a quarter less CPU a call read from
+ * the socket's own events, a tenth less per turn). The direct call sends what the SDK sends (the
+ * same URL, query, headers and body) and reads the stream by the same rules (`EventStream.ts`).
  *
  * What the SDK is told, and why:
  * - `maxRetries: 0`: retries, Retry-After and fallbacks are `Llm`'s, across providers.
@@ -18,9 +25,11 @@
  *   stream's only its opening; the caller keeps an idle timer on the stream itself.
  */
 import { Data, Effect, type Scope } from "effect"
+import type * as http from "node:http"
 import OpenAI, { toFile } from "openai"
-import { Stream as SseStream } from "openai/core/streaming"
-import { nodeFetch } from "./NodeFetch.ts"
+import { cairnVersion } from "../contract/Version.ts"
+import { EventStreamDecoder, readChatEvent, type ServerSentEvent } from "./EventStream.ts"
+import { nodeFetch, nodeRequest, readBody } from "./NodeFetch.ts"
 
 /** A provider call that did not give a usable answer, described but not yet judged. */
 export class WireError extends Data.TaggedError("WireError")<{
@@ -31,6 +40,8 @@ export class WireError extends Data.TaggedError("WireError")<{
   /** The provider's words (status, stream_error) or what went wrong (unreachable, malformed). */
   readonly message: string
 }> {}
+
+const timedOut = () => new WireError({ reason: "timeout", message: "The provider did not answer in time" })
 
 const parseJson = (text: string): unknown => {
   try {
@@ -69,10 +80,22 @@ export interface Connection {
   readonly timeoutMs: number
 }
 
-/** A started event stream: its payloads in order, and a way to end it early. */
+/** Where an opened stream delivers: each read's payloads together, then its end or its failure (once). */
+export interface ChunkSink {
+  /**
+   * The payloads one read completed, in order; empty when it completed none (a comment, half an
+   * event): the provider is still sending.
+   */
+  readonly chunks: (batch: ReadonlyArray<unknown>) => void
+  readonly end: () => void
+  readonly fail: (error: WireError) => void
+}
+
+/** A started event stream: delivery of its payloads, and a way to end it early. */
 export interface ChunkStream {
-  readonly chunks: AsyncIterator<unknown>
-  /** Ends the request (an idle timeout, an interruption); the pending read then ends. */
+  /** Starts delivery to `sink` (once). */
+  readonly read: (sink: ChunkSink) => void
+  /** Ends the request (an idle timeout, an interruption); the sink then hears a failure, or nothing more. */
   readonly abort: () => void
 }
 
@@ -110,7 +133,7 @@ const headersOf = (headers: Headers | undefined): Record<string, string> =>
 export const describe = (error: unknown): WireError => {
   if (error instanceof WireError) return error
   if (error instanceof OpenAI.APIConnectionTimeoutError) {
-    return new WireError({ reason: "timeout", message: "The provider did not answer in time" })
+    return timedOut()
   }
   if (error instanceof OpenAI.APIConnectionError) {
     return new WireError({ reason: "unreachable", message: causeText(error.cause ?? error) })
@@ -127,24 +150,20 @@ export const describe = (error: unknown): WireError => {
   return new WireError({ reason: "unreachable", message: causeText(error) })
 }
 
-/**
- * The body with a blank line after its end, so an event the provider left unterminated when it
- * closed the stream is delivered rather than dropped (a lenient reading, as the earlier client had).
- */
-const terminated = (response: Response): Response => {
-  if (!response.body) return response
-  const body = response.body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({ flush: (controller) => controller.enqueue(blankLine) })
-  )
-  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
+const headersRecord = (headers: http.IncomingHttpHeaders): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value
+  return out
 }
-const blankLine = new TextEncoder().encode("\n\n")
 
 /** Node's timers take at most 2^31 - 1 ms (24.8 days); a longer one fires at once. */
 const longestTimer = 2_147_483_647
 
 export class OpenAiClient {
   private readonly sdk: OpenAI
+  /** The streamed chat's request, as the SDK would make it: the URL with the base's query, and the headers. */
+  private readonly streamUrl: URL
+  private readonly streamHeaders: Record<string, string>
 
   constructor(readonly connection: Connection) {
     const url = new URL(connection.baseUrl)
@@ -157,8 +176,18 @@ export class OpenAiClient {
     url.username = ""
     url.password = ""
     url.search = ""
+    const baseURL = url.toString().replace(/\/+$/, "")
+    this.streamUrl = new URL(`${baseURL}/chat/completions`)
+    for (const [name, value] of Object.entries(query)) this.streamUrl.searchParams.set(name, value)
+    // A user agent, as the SDK sends its own: some providers' front doors turn away requests without one.
+    this.streamHeaders = { "content-type": "application/json", accept: "text/event-stream", "user-agent": `Cairn/${cairnVersion}` }
+    if (connection.apiKey) this.streamHeaders.authorization = `Bearer ${connection.apiKey}`
+    for (const [name, value] of Object.entries(headers)) {
+      if (value === null) delete this.streamHeaders[name]
+      else this.streamHeaders[name] = value
+    }
     this.sdk = new OpenAI({
-      baseURL: url.toString().replace(/\/+$/, ""),
+      baseURL,
       // The SDK insists on a key; without one, the authorization header is removed above.
       apiKey: connection.apiKey || "none",
       organization: null,
@@ -180,7 +209,7 @@ export class OpenAiClient {
     return Effect.tryPromise({ try: (signal) => call(signal), catch: describe }).pipe(
       Effect.timeoutFail({
         duration: timeoutMs,
-        onTimeout: () => new WireError({ reason: "timeout", message: "The provider did not answer in time" })
+        onTimeout: timedOut
       }),
       Effect.flatMap((reply) => {
         // The SDK answers text when the content type is not JSON; a provider may still send JSON.
@@ -223,82 +252,112 @@ export class OpenAiClient {
    */
   chatStream(body: Record<string, unknown>): Effect.Effect<ChunkStream, WireError, Scope.Scope> {
     const controller = new AbortController()
-    // The opening's timeout is a timer on the request's own abort, not a race of fibers: a stream
-    // waiting on its model's first byte holds no fiber but its own (a race forks two, and
-    // tryPromise's signal is one more AbortController a call).
-    const opened = Effect.async<Response, WireError>((resume) => {
-      let timedOut = false
+    const { signal } = controller
+    const payload = JSON.stringify({ ...body, stream: true })
+    const open = async (): Promise<http.IncomingMessage> => {
+      const response = await nodeRequest(this.streamUrl, { method: "POST", headers: this.streamHeaders, payload, signal })
+      const status = response.statusCode ?? 0
+      const type = String(response.headers["content-type"] ?? "").toLowerCase()
+      const ok = status >= 200 && status < 300
+      if (ok && type.includes("text/event-stream")) return response
+      const text = (await readBody(response, signal)).toString("utf8")
+      if (!ok) throw new WireError({ reason: "status", status, headers: headersRecord(response.headers), message: providerMessage(status, text) })
+      const parsed = parseJson(text) as { error?: unknown } | undefined
+      throw parsed && typeof parsed === "object" && parsed.error
+        ? new WireError({ reason: "stream_error", message: providerMessage(undefined, text) })
+        : new WireError({ reason: "malformed", message: `expected an event stream, got ${type || "no content type"}` })
+    }
+    // The opening's timeout (to the headers, or the whole of an error answer) is a timer on the
+    // request's own abort, not a race of fibers: a stream waiting on its model's first byte holds
+    // no fiber but its own.
+    const opened = Effect.async<http.IncomingMessage, WireError>((resume) => {
+      let expired = false
       const timer = setTimeout(() => {
-        timedOut = true
+        expired = true
         controller.abort()
       }, Math.min(this.connection.timeoutMs, longestTimer))
-      this.sdk.chat.completions
-        .create({ ...body, stream: true } as never, { signal: controller.signal })
-        .asResponse()
-        .then(
-          (response) => {
-            clearTimeout(timer)
-            resume(Effect.succeed(response))
-          },
-          (error: unknown) => {
-            clearTimeout(timer)
-            resume(Effect.fail(timedOut ? new WireError({ reason: "timeout", message: "The provider did not answer in time" }) : describe(error)))
-          }
-        )
+      open().then(
+        (response) => {
+          clearTimeout(timer)
+          resume(Effect.succeed(response))
+        },
+        (error: unknown) => {
+          clearTimeout(timer)
+          resume(Effect.fail(expired ? timedOut() : describe(error)))
+        }
+      )
       return Effect.sync(() => {
         clearTimeout(timer)
         controller.abort()
       })
     })
-    const open = opened.pipe(
-      Effect.flatMap((response) => {
-        const type = response.headers.get("content-type") ?? ""
-        if (type.toLowerCase().includes("text/event-stream")) return Effect.succeed(this.chunksOf(response, controller))
-        return Effect.flatMap(
-          Effect.tryPromise({ try: () => response.text(), catch: describe }),
-          (text) => {
-            const parsed = parseJson(text) as { error?: unknown } | undefined
-            return Effect.fail(
-              parsed && typeof parsed === "object" && parsed.error
-                ? new WireError({ reason: "stream_error", message: providerMessage(undefined, text) })
-                : new WireError({ reason: "malformed", message: `expected an event stream, got ${type || "no content type"}` })
-            )
-          }
-        )
-      })
+    return Effect.acquireRelease(
+      Effect.interruptible(Effect.map(opened, (response) => streamOf(response, controller))),
+      (stream) => Effect.sync(() => stream.release())
     )
-    return Effect.acquireRelease(Effect.interruptible(open), (stream) => Effect.sync(() => stream.release()))
   }
+}
 
-  private chunksOf(response: Response, controller: AbortController): ChunkStream & { release: () => void } {
-    let finished = false
-    const events = SseStream.fromSSEResponse<{ event: string | null; data: unknown }>(terminated(response), controller, this.sdk, true)[
-      Symbol.asyncIterator
-    ]()
-    const chunks: AsyncIterator<unknown> = {
-      next: async () => {
-        const next = await events.next().catch((error: unknown) => {
-          throw describe(error)
-        })
-        if (next.done) {
-          finished = true
-          return next
-        }
-        const { event, data } = next.value
-        if (event === "error") {
-          const words = (data as { message?: unknown; error?: { message?: unknown } } | null) ?? {}
-          const message = typeof words.message === "string" ? words.message : typeof words.error?.message === "string" ? words.error.message : JSON.stringify(data)
-          throw new WireError({ reason: "stream_error", message })
-        }
-        return { done: false, value: data }
+/**
+ * An event-stream answer's payloads, a read at a time, from the socket's own events: text is
+ * decoded as it comes, events after `[DONE]` are ignored (the body is still read to its end, so
+ * the connection is kept), and a body that breaks off before its end is a failure worth a retry.
+ */
+const streamOf = (response: http.IncomingMessage, controller: AbortController): ChunkStream & { release: () => void } => {
+  let finished = false
+  return {
+    read: (sink) => {
+      const decoder = new EventStreamDecoder()
+      const events: Array<ServerSentEvent> = []
+      let done = false
+      let settled = false
+      // The error is made only when it is told: an error captures a stack trace, and every
+      // stream's socket closes after its end.
+      const fail = (reason: WireError["reason"], message: string) => {
+        if (settled) return
+        settled = true
+        sink.fail(new WireError({ reason, message }))
       }
-    }
-    return {
-      chunks,
-      abort: () => controller.abort(),
-      release: () => {
-        if (!finished) controller.abort()
+      /** The decoded events as payloads to the sink; false when one was the provider's failure. */
+      const deliver = (): boolean => {
+        const batch: Array<unknown> = []
+        for (const sse of events) {
+          if (done) break
+          const item = readChatEvent(sse)
+          if (item._tag === "Done") done = true
+          else if (item._tag === "Payload") batch.push(item.value)
+          else {
+            events.length = 0
+            if (batch.length > 0) sink.chunks(batch)
+            fail(item.reason, item.message)
+            return false
+          }
+        }
+        events.length = 0
+        sink.chunks(batch)
+        return true
       }
+      response.setEncoding("utf8")
+      response.on("data", (text: string) => {
+        if (settled) return
+        decoder.push(text, events)
+        deliver()
+      })
+      response.on("end", () => {
+        if (settled) return
+        if (!response.complete) return fail("unreachable", "terminated")
+        decoder.end(events)
+        if (events.length > 0 && !deliver()) return
+        settled = true
+        finished = true
+        sink.end()
+      })
+      response.on("error", (error) => fail("unreachable", causeText(error)))
+      response.on("close", () => fail("unreachable", "the connection closed before the answer's end"))
+    },
+    abort: () => controller.abort(),
+    release: () => {
+      if (!finished) controller.abort()
     }
   }
 }

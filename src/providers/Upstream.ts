@@ -154,16 +154,17 @@ export const chatOnce = (target: Target, request: ChatRequest): Effect.Effect<Ch
 }
 
 /**
- * The chunks of an opened provider stream as batches: a plain loop reads the SDK's iterator into a
- * buffer, and `next` takes everything buffered (the chunks that arrived together: a packet holds
- * several tokens), waiting when there is none. So a token costs the run one loop step, not a pass
- * through stream stages. The idle timeout is one timer re-armed per chunk: when it fires, the
- * response is ended and the read fails as a timeout.
+ * The chunks of an opened provider stream as batches: the stream hands over each read's payloads,
+ * they wait in a buffer, and `next` takes everything buffered (the chunks that arrived together: a
+ * packet holds several tokens), waiting when there is none. So a token costs the run one loop step,
+ * not a pass through stream stages. The idle timeout is one timer re-armed on every read (a
+ * provider's keep-alive comment counts): when it fires, the response is ended and the read fails as
+ * a timeout.
  */
 const batchesOf = (
   events: ChunkStream,
   idleTimeoutMs: number,
-  failure: (error: unknown, timedOut: boolean) => LlmError
+  failure: (error: WireError, timedOut: boolean) => LlmError
 ) => {
   let buffer: Array<ChatCompletionChunk> = []
   let ended = false
@@ -193,25 +194,27 @@ const batchesOf = (
       events.abort()
     }, idleTimeoutMs)
   }
-  const pump = async () => {
-    for (;;) {
+  arm()
+  events.read({
+    chunks: (batch) => {
+      if (closed || timedOut) return
       arm()
-      const next = await events.chunks.next()
+      if (batch.length === 0) return
+      for (const chunk of batch) buffer.push(chunk as ChatCompletionChunk)
+      wake()
+    },
+    end: () => {
+      clearTimeout(timer)
       if (closed) return
-      if (timedOut) throw new Error("idle")
-      if (next.done) break
-      buffer.push(next.value as ChatCompletionChunk)
+      ended = true
+      wake()
+    },
+    fail: (error) => {
+      clearTimeout(timer)
+      if (closed) return
+      failed = failure(error, timedOut)
       wake()
     }
-    clearTimeout(timer)
-    ended = true
-    wake()
-  }
-  pump().catch((error: unknown) => {
-    clearTimeout(timer)
-    if (closed) return
-    failed = failure(error, timedOut)
-    wake()
   })
   return {
     /** The chunks buffered since the last call (waiting for one); null once the stream ended. */

@@ -1,5 +1,5 @@
 /**
- * The provider client (the `openai` SDK as Cairn configures it), against loopback servers that
+ * The provider client (the `openai` SDK as Cairn configures it, and the streamed chat over node:http), against loopback servers that
  * answer exactly as scripted here: event-stream framing, error bodies, headers, timeouts,
  * cancellation, multipart and the one resend on a keep-alive socket the server had closed.
  */
@@ -37,11 +37,13 @@ const drain = (c: OpenAiClient) =>
       Effect.gen(function* () {
         const events = yield* c.chatStream({ model: "m", messages: [] })
         const out: Array<unknown> = []
-        for (;;) {
-          const next = yield* Effect.tryPromise({ try: () => events.chunks.next(), catch: (e) => e as WireError })
-          if (next.done) return out
-          out.push(next.value)
-        }
+        return yield* Effect.async<Array<unknown>, WireError>((resume) =>
+          events.read({
+            chunks: (batch) => void out.push(...batch),
+            end: () => resume(Effect.succeed(out)),
+            fail: (error) => resume(Effect.fail(error))
+          })
+        )
       })
     ).pipe(Effect.either)
   )
@@ -231,6 +233,45 @@ describe("OpenAiClient", () => {
 })
 
 describe("OpenAiClient event streams", () => {
+  it("sends the streamed chat as the SDK sends its calls: the path, the base's query, the key or a provider's own headers", async () => {
+    const seen: Array<Record<string, unknown>> = []
+    const base = await serve((req, res, body) => {
+      seen.push({ url: req.url, authorization: req.headers.authorization, "api-key": req.headers["api-key"], type: req.headers["content-type"], body: JSON.parse(body.toString()) })
+      expect(req.headers["user-agent"]).toMatch(/^Cairn\/\d/)
+      writeSlowly(res, ["data: [DONE]\n\n"])
+    })
+    await drain(client(`${base}?api-version=2024-10-21`))
+    await drain(client(base, { headers: { "Api-Key": "azure-key", Authorization: "Token t" } }))
+    await drain(client(base, { apiKey: undefined }))
+    const withCredentials = new URL(base)
+    withCredentials.username = "user"
+    withCredentials.password = "p@ss"
+    await drain(client(withCredentials.toString()))
+    const body = { model: "m", messages: [], stream: true }
+    expect(seen).toEqual([
+      { url: "/v1/chat/completions?api-version=2024-10-21", authorization: "Bearer sk-test-key", "api-key": undefined, type: "application/json", body },
+      { url: "/v1/chat/completions", authorization: "Token t", "api-key": "azure-key", type: "application/json", body },
+      { url: "/v1/chat/completions", authorization: undefined, "api-key": undefined, type: "application/json", body },
+      { url: "/v1/chat/completions", authorization: `Basic ${Buffer.from("user:p@ss").toString("base64")}`, "api-key": undefined, type: "application/json", body }
+    ])
+  })
+
+  it("hears every read, a keep-alive comment too, so a caller's idle timer sees a provider still sending", async () => {
+    const base = await serve((_req, res) => writeSlowly(res, [": waiting\n\n", ": waiting\n\n", 'data: {"n":1}\n\n']))
+    const reads = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const events = yield* client(base).chatStream({ model: "m", messages: [] })
+          const batches: Array<ReadonlyArray<unknown>> = []
+          return yield* Effect.async<Array<ReadonlyArray<unknown>>>((resume) =>
+            events.read({ chunks: (batch) => void batches.push(batch), end: () => resume(Effect.succeed(batches)), fail: () => resume(Effect.succeed([])) })
+          )
+        })
+      )
+    )
+    expect(reads).toEqual([[], [], [{ n: 1 }]])
+  })
+
   it("frames events split across reads, with CRLF, comments and multi-line data, until [DONE]", async () => {
     const base = await serve((_req, res) =>
       writeSlowly(res, [
