@@ -2,10 +2,10 @@
  * The agent's own trace: every turn, LLM call, tool call and hook as a span kept in the database
  * (whatever OTLP does), so an operator can read what a bot did without a tracing backend. Spans
  * are queued and written in batches (db/BatchWriter.ts); nothing waits on them. A span's parent is
- * the span it ran inside, carried in a fiber ref, so a hook fired by a tool call nests under it.
+ * the span it ran inside, carried in the context, so a hook fired by a tool call nests under it.
  * Spans older than LOG_RETENTION_DAYS are dropped hourly.
  */
-import { Cause, Duration, Effect, Exit, FiberRef, Schedule } from "effect"
+import { Cause, Context, Duration, Effect, Exit, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import { makeBatchWriter } from "../db/BatchWriter.ts"
 import { auditedText } from "../secrets/Patterns.ts"
@@ -21,8 +21,16 @@ export const flushMs = 500
 /** How often old spans are pruned. */
 const pruneCadence = Schedule.spaced(Duration.hours(1))
 
-/** The span the current fiber runs inside, for its children's `parent_id`. */
-const currentSpan = FiberRef.unsafeMake<string | null>(null)
+/**
+ * The span the current fiber runs inside, for its children's `parent_id`. A context entry rather
+ * than a fiber ref: giving it to a span's body is one context copy, where `Effect.locally` is a
+ * guarded acquire-use-release of two fiber-ref writes (a turn runs several spans).
+ */
+class ParentSpan extends Context.Reference<ParentSpan>()("cairn/Journal/ParentSpan", { defaultValue: (): string | null => null }) {}
+
+/** The enclosing span's id, read in one runtime step. */
+const withParentSpan = <A, E, R>(f: (parentId: string | null) => Effect.Effect<A, E, R>) =>
+  Effect.withFiberRuntime<A, E, R>((fiber) => f(Context.get(fiber.currentContext, ParentSpan)))
 
 export interface SpanMeta {
   readonly correlationId: string
@@ -51,7 +59,7 @@ export class Journal extends Effect.Service<Journal>()("cairn/Journal", {
     yield* hooks.observe((event, context, listening) =>
       context.correlation_id === null
         ? Effect.void
-        : Effect.flatMap(FiberRef.get(currentSpan), (parentId) =>
+        : withParentSpan((parentId) =>
             writer.push({
               id: randomUUID(),
               correlationId: context.correlation_id!,
@@ -84,7 +92,7 @@ export class Journal extends Effect.Service<Journal>()("cairn/Journal", {
      * message, or `cancelled` when interrupted), and the parent of the spans it runs.
      */
     const span = <A, E, R>(meta: SpanMeta, effect: Effect.Effect<A, E, R>, outcome?: (value: A) => SpanOutcome): Effect.Effect<A, E, R> =>
-      Effect.flatMap(FiberRef.get(currentSpan), (parentId) => {
+      withParentSpan((parentId) => {
         const id = randomUUID()
         const startedAt = new Date()
         const record = (exit: Exit.Exit<A, E>) => {
@@ -107,7 +115,7 @@ export class Journal extends Effect.Service<Journal>()("cairn/Journal", {
             attributes: { ...meta.attributes, ...after.attributes }
           } satisfies SpanRecord)
         }
-        return effect.pipe(Effect.locally(currentSpan, id), Effect.onExit(record))
+        return effect.pipe(Effect.provideService(ParentSpan, id), Effect.onExit(record))
       })
 
     const list = <A>(read: Effect.Effect<A>) => Effect.zipRight(writer.flush, read)
