@@ -3,13 +3,15 @@
  * Cairn's services, bound to the server that loaded the integration. Effect failures become
  * rejected promises with a readable message; nothing of Effect leaks into integration code.
  */
-import { Cause, Effect, Exit, Runtime } from "effect"
+import { Cause, Effect, Exit, LogLevel, Runtime } from "effect"
 import { InvalidArgument, type IntegrationContext, type IntegrationMetadata, type LruSet, type Worker } from "../sdk/index.ts"
 import { failureMessage, type CallerIdentity, type IntegrationCapabilities } from "./Capabilities.ts"
 import type { IntegrationServicesShape } from "./Services.ts"
 
 export interface ContextServices {
   readonly runtime: Runtime.Runtime<never>
+  /** Whether a log line at this level would be written now (the running LOG_LEVEL). */
+  readonly logEnabled: (level: LogLevel.LogLevel) => boolean
   readonly registerHook: IntegrationContext["registerHook"]
   readonly registerDispatcher: (integrationId: string) => IntegrationContext["registerDispatcher"]
   readonly settings: (integrationId: string) => IntegrationContext["settings"]
@@ -81,16 +83,16 @@ export const makeContext = (
       if (Exit.isSuccess(exit)) return exit.value
       throw asError(exit.cause)
     })
-  const log = (level: "Debug" | "Info" | "Warning" | "Error") => (message: string, data?: Record<string, unknown>) => {
-    const effect =
-      level === "Debug" ? Effect.logDebug(message) : level === "Info" ? Effect.logInfo(message) : level === "Warning" ? Effect.logWarning(message) : Effect.logError(message)
+  const log = (level: LogLevel.LogLevel) => (message: string, data?: Record<string, unknown>) => {
+    // A line below the running level forks nothing (integrations log on hot paths: every turn's hook).
+    if (!services.logEnabled(level)) return
     Runtime.runFork(services.runtime)(
-      effect.pipe(Effect.annotateLogs({ integration: id, ...(data ?? {}) }))
+      Effect.logWithLevel(level, message).pipe(Effect.annotateLogs({ integration: id, ...(data ?? {}) }))
     )
   }
   return {
     id,
-    logger: { debug: log("Debug"), info: log("Info"), warn: log("Warning"), error: log("Error") },
+    logger: { debug: log(LogLevel.Debug), info: log(LogLevel.Info), warn: log(LogLevel.Warning), error: log(LogLevel.Error) },
     registerHook: services.registerHook,
     registerMetadata: (metadata) => {
       if (!metadata || typeof metadata.integration_type !== "string" || typeof metadata.client_id_prefix !== "string") {

@@ -20,6 +20,7 @@ import { checkWorker, checkWorkerNames, load, type LoadedIntegration } from "./L
 import { uniqueSidebars, type NormalizedSidebar } from "./Manifest.ts"
 import { IntegrationSettings, statusOf } from "./Settings.ts"
 import { IntegrationServices, layer as IntegrationServicesLive } from "./Services.ts"
+import { LogLevelControl } from "../telemetry/Logging.ts"
 import { traced } from "../telemetry/Spans.ts"
 
 export interface IntegrationState {
@@ -63,6 +64,7 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
     const capabilities = yield* IntegrationCapabilities
     const runtime = yield* Effect.runtime<never>()
     const run = Runtime.runPromise(runtime)
+    const logLevel = yield* Effect.serviceOption(LogLevelControl)
 
     const states = new Map<string, IntegrationState>()
     const manifests = new Map<string, LoadedIntegration["manifest"]>()
@@ -89,6 +91,8 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
 
     const services: ContextServices = {
       runtime,
+      // Without the level control (an embedder's own logging), every line goes to Effect's loggers.
+      logEnabled: (level) => Option.isNone(logLevel) || logLevel.value.enabled(level),
       registerHook: (event, callback) => hooks.registerHook(event, callback),
       registerDispatcher: (integrationId) => (type, dispatcher) => {
         extra.registerDispatcher(integrationId, type, dispatcher)

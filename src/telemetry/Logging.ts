@@ -22,6 +22,8 @@ const levels: Record<LogLevelName, LogLevel.LogLevel> = {
 export interface LogLevelControlShape {
   readonly get: Effect.Effect<LogLevelName>
   readonly set: (level: LogLevelName) => Effect.Effect<void>
+  /** Whether a line at `level` would be written now: a caller outside Effect skips building one that would not. */
+  readonly enabled: (level: LogLevel.LogLevel) => boolean
 }
 
 /** The running log level of this process. */
@@ -34,8 +36,9 @@ export class LogLevelControl extends Context.Tag("cairn/LogLevelControl")<LogLev
  */
 export const layer = (initial: LogLevelName, pretty = process.stdout.isTTY === true) => {
   let current = initial
-  const atLevel = <M, O>(logger: Logger.Logger<M, O>) =>
-    Logger.filterLogLevel(logger, (level) => LogLevel.greaterThanEqual(level, levels[current]))
+  /** The one test of a line against the running level: the loggers' filter and `enabled` both. */
+  const enabled = (level: LogLevel.LogLevel) => LogLevel.greaterThanEqual(level, levels[current])
+  const atLevel = <M, O>(logger: Logger.Logger<M, O>) => Logger.filterLogLevel(logger, enabled)
   const output = pretty ? Logger.prettyLoggerDefault : Logger.withConsoleLog(Logger.jsonLogger)
   const loggers = Layer.scopedDiscard(
     Effect.locallyScopedWith(FiberRef.currentLoggers, (installed) =>
@@ -52,7 +55,8 @@ export const layer = (initial: LogLevelName, pretty = process.stdout.isTTY === t
       set: (level) =>
         Effect.sync(() => {
           current = level
-        })
+        }),
+      enabled
     })
   )
 }

@@ -135,4 +135,24 @@ describe("the log level, changed while the server runs", () => {
       await db.drop()
     }
   }, 60_000)
+
+  it("governs an integration's logger too: its debug line after every answer is written only at debug", async () => {
+    const llm = await startFakeLlm({ defaultReply: { text: "Hello." } })
+    const db = await createTestDatabase("pglite")
+    const server = await spawnServer(db, { LOG_LEVEL: "info", OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-logs-test", DEFAULT_MODEL: "fake-model" })
+    const turn = async () => expect((await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "hi" }) })).status).toBe(200)
+    try {
+      // The example integration logs "a bot answered" at debug from its after_response hook.
+      await turn()
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(server.output()).not.toContain("a bot answered")
+      expect((await server.request("/api/v1/admin/log-level", { method: "PUT", body: JSON.stringify({ level: "debug" }) })).status).toBe(200)
+      await turn()
+      await expect.poll(() => server.output()).toContain("a bot answered")
+    } finally {
+      await server.stop()
+      await db.drop()
+      await llm.close()
+    }
+  }, 60_000)
 })
