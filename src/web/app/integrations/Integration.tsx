@@ -9,10 +9,11 @@ import { allows } from "../scopes.ts"
 import { CopyValue } from "../ui/Copy.tsx"
 import { Icon } from "../ui/Icon.tsx"
 import { Page, Section, StatusBadge, When } from "../ui/Page.tsx"
-import { useLoad } from "../ui/useLoad.ts"
+import { useLoad, usePoll } from "../ui/useLoad.ts"
 import { ItemView } from "./ItemView.tsx"
 import { isLocalPath } from "./routeFetch.ts"
 import { SettingsForm } from "./SettingsForm.tsx"
+import { WORKERS_POLL_MS, WORKERS_SETTLING_POLL_MS } from "./polling.ts"
 import { itemHref } from "./SidebarSections.tsx"
 import { statusBadge, statusLabel, statusReason } from "./status.ts"
 
@@ -52,6 +53,9 @@ export const IntegrationView = ({ auth, id }: { readonly auth: AuthSession; read
   const openItem = item ? section?.items.find((entry) => entry.href === item) : undefined
   const missing = list.data && !integration ? `No integration ${id}` : undefined
   const reason = integration ? statusReason(integration) : null
+  // The workers table follows the workers: saved settings restart them a moment after the save answers.
+  const settling = integration?.workers.some((worker) => worker.state === "starting" || worker.state === "backing_off") ?? false
+  usePoll(list.reload, settling ? WORKERS_SETTLING_POLL_MS : WORKERS_POLL_MS, (integration?.workers.length ?? 0) > 0)
 
   return (
     <Page

@@ -5,3 +5,9 @@ export const HUD_POLL_MS = 30_000
 
 /** A sidebar section's readiness dot. */
 export const READINESS_POLL_MS = 30_000
+
+/** An integration's workers: a state can change at any time (a failure, a restart on new settings). */
+export const WORKERS_POLL_MS = 10_000
+
+/** …and sooner while one is on its way to another state (starting, or waiting out a backoff). */
+export const WORKERS_SETTLING_POLL_MS = 1_000
