@@ -1,13 +1,18 @@
 /**
  * The one `SqlClient` of the process. DATABASE_URL chooses PostgreSQL; without it the embedded
- * PGlite database lives in DATA_DIR. Services only ever see the generic `SqlClient`.
+ * PGlite database lives in DATA_DIR. Services only ever see the generic `SqlClient`, and the few
+ * repositories on a turn's path `DirectStatements` beside it (db/Direct.ts).
  */
+import * as Reactivity from "@effect/experimental/Reactivity"
 import { PgClient } from "@effect/sql-pg"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Data, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { SqlError } from "@effect/sql/SqlError"
+import { Context, Data, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import Pg from "pg"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { AppConfig } from "../config/AppConfig.ts"
+import * as Direct from "./Direct.ts"
 import * as PgliteClient from "./PgliteClient.ts"
 
 export class DatabaseUnavailable extends Data.TaggedError("DatabaseUnavailable")<{
@@ -43,14 +48,53 @@ const connectSchedule = (seconds: number) =>
     Schedule.upTo(Duration.seconds(seconds))
   )
 
+/**
+ * The pool, made here rather than by `PgClient.layer` so that the statements a turn makes can run on
+ * it directly (db/Direct.ts); its options are what `PgClient.layer` would give it. The first
+ * connection is tried at once, as there, so an unreachable server fails the layer (and is retried).
+ */
+const openPool = (url: Redacted.Redacted<string>) =>
+  Effect.acquireRelease(
+    Effect.suspend(() => {
+      const pool = new Pg.Pool({ connectionString: Redacted.value(url), application_name: "cairn", connectionTimeoutMillis: 5000, max: 20 })
+      // A pooled connection's error (the server restarted) is met by the next statement that uses it.
+      pool.on("error", () => {})
+      return Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      }).pipe(
+        Effect.timeoutFail({ duration: Duration.seconds(5), onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" }) }),
+        Effect.tapError(() => Effect.promise(() => pool.end()).pipe(Effect.ignore)),
+        Effect.as(pool)
+      )
+    }),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  )
+
+/** A statement on the pool: a free connection, the statement, the connection back (db/Direct.ts). */
+const poolExecute =
+  (pool: Pg.Pool): Direct.DriverExecute =>
+  (sql, params) =>
+    Effect.async<ReadonlyArray<unknown>, SqlError>((resume) => {
+      pool.query(sql, params as Array<unknown>, (error: Error | undefined, result: Pg.QueryResult | undefined) => {
+        if (error) resume(Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" })))
+        else resume(Effect.succeed(result?.rows ?? []))
+      })
+    })
+
 const postgresLayer = (url: Redacted.Redacted<string>, retry: Schedule.Schedule<unknown, unknown>) => {
   const where = describeUrl(Redacted.value(url))
-  return PgClient.layer({
-    url,
-    applicationName: "cairn",
-    connectTimeout: Duration.seconds(5),
-    maxConnections: 20
-  }).pipe(
+  return Layer.scopedContext(
+    Effect.gen(function* () {
+      const pool = yield* openPool(url)
+      const client = yield* PgClient.fromPool({ acquire: Effect.succeed(pool), applicationName: "cairn" })
+      return Context.make(SqlClient.SqlClient, client).pipe(
+        Context.add(PgClient.PgClient, client),
+        Context.add(Direct.DirectStatements, Direct.make(poolExecute(pool)))
+      )
+    })
+  ).pipe(
+    Layer.provide(Reactivity.layer),
     Layer.tapError((error) =>
       Effect.logWarning(`PostgreSQL at ${where} is not reachable yet (${reason(error)}); retrying`)
     ),
@@ -73,7 +117,7 @@ export const layer = () =>
       return Option.match(config.databaseUrl, {
         onSome: (url) =>
           Layer.merge(
-            postgresLayer(url, connectSchedule(config.databaseConnectRetrySeconds)) as Layer.Layer<SqlClient.SqlClient, DatabaseUnavailable>,
+            postgresLayer(url, connectSchedule(config.databaseConnectRetrySeconds)) as Layer.Layer<SqlClient.SqlClient | Direct.DirectStatements, DatabaseUnavailable>,
             Layer.succeed(DatabaseInfo, { backend: "postgres", location: describeUrl(Redacted.value(url)) })
           ),
         onNone: () => {

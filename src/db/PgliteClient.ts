@@ -11,9 +11,10 @@ import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
 import { vector } from "@electric-sql/pglite-pgvector"
-import { Effect, Layer, Stream } from "effect"
+import { Context, Effect, Layer, Stream } from "effect"
 import * as v8 from "node:v8"
 import type { PgliteWasmTier } from "../config/AppConfig.ts"
+import * as Direct from "./Direct.ts"
 
 export interface PgliteOptions {
   /** A directory for the database files, or `memory://` for a throwaway in-memory database. */
@@ -75,7 +76,8 @@ const makeConnection = (db: PGlite, lock: <A, E, R>(effect: Effect.Effect<A, E, 
         catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
       })
     )
-  const connection: Connection = {
+  const connection: Connection & { readonly run: typeof run } = {
+    run,
     execute: (sql, params, transformRows) =>
       transformRows ? Effect.map(run(sql, params), transformRows) : run(sql, params),
     executeRaw: (sql, params) => run(sql, params),
@@ -96,6 +98,7 @@ const makeConnection = (db: PGlite, lock: <A, E, R>(effect: Effect.Effect<A, E, 
   return connection
 }
 
+/** The client and, for the statements a turn makes, the same single connection without the client's wrapping (db/Direct.ts). */
 export const make = (options: PgliteOptions) =>
   Effect.gen(function* () {
     const db = yield* openPglite(options)
@@ -116,8 +119,7 @@ export const make = (options: PgliteOptions) =>
         ["db.namespace", "pglite"]
       ]
     })
-    return client
+    return Context.make(SqlClient.SqlClient, client).pipe(Context.add(Direct.DirectStatements, Direct.make(locked.run)))
   })
 
-export const layer = (options: PgliteOptions) =>
-  Layer.scoped(SqlClient.SqlClient, make(options)).pipe(Layer.provide(Reactivity.layer))
+export const layer = (options: PgliteOptions) => Layer.scopedContext(make(options)).pipe(Layer.provide(Reactivity.layer))

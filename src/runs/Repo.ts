@@ -5,6 +5,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Duration, Effect, Option, Schema } from "effect"
+import { DirectStatements } from "../db/Direct.ts"
 import { decodeRows, IdRow, repository } from "../db/Repository.ts"
 import type { StatementNotice } from "../db/Bus.ts"
 
@@ -25,6 +26,8 @@ const ClosedRow = Schema.Struct({ run_id: Schema.String })
 export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    // A turn's statements: the run's lock and its end.
+    const { rows } = yield* DirectStatements
     const eventValues = (runId: string, events: ReadonlyArray<StoredEventRow>) =>
       sql.insert(events.map((item) => ({ run_id: runId, seq: item.seq, event: JSON.stringify(item.event) })))
 
@@ -38,8 +41,8 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
       Request: Schema.Struct({ id: Schema.String, sessionId: Schema.String, owner: Schema.String, taskId: Schema.NullOr(Schema.String) }),
       Result: IdRow,
       execute: ({ id, sessionId, owner, taskId }) =>
-        sql`INSERT INTO runs (id, session_id, status, owner, task_id) VALUES (${id}, ${sessionId}, 'running', ${owner}, ${taskId})
-            ON CONFLICT (session_id) WHERE status = 'running' DO NOTHING RETURNING id`
+        rows(sql`INSERT INTO runs (id, session_id, status, owner, task_id) VALUES (${id}, ${sessionId}, 'running', ${owner}, ${taskId})
+            ON CONFLICT (session_id) WHERE status = 'running' DO NOTHING RETURNING id`)
     })
     const failStale = SqlSchema.findAll({
       Request: Schema.Struct({ sessionId: Schema.String, staleSeconds: Schema.Number }),
@@ -128,10 +131,10 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
         const ended = sql`UPDATE runs SET status = ${status}, finished_at = now() WHERE id = ${runId}`
         // Data-modifying WITH parts always run, so the notice can be the statement's own result.
         const told = notice && sql`SELECT pg_notify(${notice.channel}, ${notice.payload})`
-        if (rest.length === 0) return Effect.asVoid(told ? sql`WITH ended AS (${ended}) ${told}` : ended)
+        if (rest.length === 0) return Effect.asVoid(rows(told ? sql`WITH ended AS (${ended}) ${told}` : ended))
         const written = sql`INSERT INTO run_events ${eventValues(runId, rest)} ON CONFLICT DO NOTHING`
         return Effect.asVoid(
-          told ? sql`WITH written AS (${written}), ended AS (${ended}) ${told}` : sql`WITH written AS (${written}) ${ended}`
+          rows(told ? sql`WITH written AS (${written}), ended AS (${ended}) ${told}` : sql`WITH written AS (${written}) ${ended}`)
         )
       },
       events: (runId: string) => events(runId),

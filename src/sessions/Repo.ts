@@ -1,4 +1,5 @@
 /** SQL for sessions and messages. */
+import { DirectStatements } from "../db/Direct.ts"
 import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
@@ -92,13 +93,15 @@ const messageColumns = "id, session_id, role, content, tool_calls, tool_call_id,
 export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/SessionsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    // A turn's statements: its session, its history, its two messages.
+    const { rows } = yield* DirectStatements
     const sessionRows = decodeRows(SessionRow)
     return repository("SessionsRepo", {
       /** Seals, once (db/Reseal.ts), the URL credentials an older release stored in the clear. */
       resealDispatchConfigs: (seal: (config: Record<string, unknown>) => Record<string, unknown>) =>
         resealPending("sessions.dispatch_config", dispatchConfigColumn(sql, "sessions", "id", seal)),
       findDefault: (key: string) =>
-        sql`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE default_for = ${key}`.pipe(sessionRows, Effect.map(firstRow)),
+        rows(sql`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE default_for = ${key}`).pipe(sessionRows, Effect.map(firstRow)),
       find: (id: string) =>
         sql`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE id = ${id}`.pipe(sessionRows, Effect.map(firstRow)),
       /** The session under a default key (see `defaultKey`), created when missing; race-free across processes. */
@@ -191,13 +194,13 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
        * not fetched or parsed); the summary comes on each row, in the same statement.
        */
       recentMessages: (sessionId: string, limit: number) =>
-        sql`SELECT m.seq::int AS seq, coalesce((m.metadata->>'passive')::boolean, false) AS passive,
+        rows(sql`SELECT m.seq::int AS seq, coalesce((m.metadata->>'passive')::boolean, false) AS passive,
                    m.role, m.content, m.tool_calls, m.tool_call_id,
                    coalesce((m.metadata->>'cancelled')::boolean, false) AS cancelled, s.summary,
                    CASE WHEN m.attachments = '[]'::jsonb THEN NULL ELSE m.attachments END AS attachments
             FROM messages m JOIN sessions s ON s.id = m.session_id
             WHERE m.session_id = ${sessionId} AND m.seq > coalesce(s.summary_through, 0)
-            ORDER BY m.seq DESC LIMIT ${limit}`.pipe(
+            ORDER BY m.seq DESC LIMIT ${limit}`).pipe(
           decodeRows(HistoryRow),
           Effect.map((rows) => [...rows].reverse())
         ),
@@ -207,7 +210,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
           const id = randomUUID()
           // Only the time comes back: the rest of the row is what was sent (no JSON read back).
           return Effect.map(
-            decodeRows(Inserted)(sql`WITH inserted AS (
+            decodeRows(Inserted)(rows(sql`WITH inserted AS (
                 INSERT INTO messages (id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata)
                 VALUES (${id}, ${sessionId}, ${message.role}, ${message.content},
                         ${message.tool_calls ? JSON.stringify(message.tool_calls) : null}::jsonb, ${message.tool_call_id ?? null},
@@ -216,7 +219,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
               ), touched AS (
                 -- The first user message with text names an untitled session (the same statement: no extra round trip).
                 UPDATE sessions SET updated_at = now(), title = COALESCE(title, ${titleFrom(message)}) WHERE id = ${sessionId})
-              SELECT created_at FROM inserted`),
+              SELECT created_at FROM inserted`)),
             (rows): MessageRow => ({
               id,
               session_id: sessionId,
