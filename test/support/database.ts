@@ -11,6 +11,7 @@ import { ConfigProvider, Effect, Layer } from "effect"
 import pg from "pg"
 import * as AppConfig from "../../src/config/AppConfig.ts"
 import * as Database from "../../src/db/Database.ts"
+import type { DirectStatements } from "../../src/db/Direct.ts"
 
 export type Backend = "pglite" | "postgres"
 export const backends: ReadonlyArray<Backend> = ["pglite", "postgres"]
@@ -71,7 +72,7 @@ export const createTestDatabase = async (backend: Backend): Promise<TestDatabase
 }
 
 /** Runs an effect on a test database directly, with no server (migrations as the test chooses). */
-export const withDatabase = <A, E>(db: TestDatabase, effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+export const withDatabase = <A, E>(db: TestDatabase, effect: Effect.Effect<A, E, SqlClient.SqlClient | DirectStatements>) =>
   Effect.runPromise(
     Effect.scoped(effect).pipe(
       Effect.provide(Database.layer().pipe(Layer.provide(AppConfig.layer))),
