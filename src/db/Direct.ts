@@ -1,10 +1,10 @@
 /**
  * A statement run straight on the driver. `@effect/sql` runs each statement in a span (made even
  * when tracing is off), a scope for its connection (extended with a context swap, an
- * acquire-use-release of two fiber-ref writes) and an interruptible callback: some 50 runtime
- * steps, about 45 µs (bench/sqlCost.ts), for a statement whose driver call is one callback. A turn
- * makes six, so its hot statements (the session, the run's lock, the history, the two messages,
- * the run's end) go through here instead.
+ * acquire-use-release of two fiber-ref writes) and an interruptible callback: some 66 runtime
+ * steps for one driver call, about three quarters of what a statement costs the server above the
+ * bare pool (bench/sqlCost.ts). A turn makes six, so its statements (the session, the run's lock,
+ * the history, the two messages, the run's end) go through here instead.
  *
  * Outside a transaction and with tracing off, `rows` compiles the statement with the client's own
  * compiler and hands it to the driver: the pool on PostgreSQL (what `@effect/sql-pg` does between

@@ -76,8 +76,7 @@ const makeConnection = (db: PGlite, lock: <A, E, R>(effect: Effect.Effect<A, E, 
         catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
       })
     )
-  const connection: Connection & { readonly run: typeof run } = {
-    run,
+  const connection: Connection = {
     execute: (sql, params, transformRows) =>
       transformRows ? Effect.map(run(sql, params), transformRows) : run(sql, params),
     executeRaw: (sql, params) => run(sql, params),
@@ -119,7 +118,7 @@ export const make = (options: PgliteOptions) =>
         ["db.namespace", "pglite"]
       ]
     })
-    return Context.make(SqlClient.SqlClient, client).pipe(Context.add(Direct.DirectStatements, Direct.make(locked.run)))
+    return Context.make(SqlClient.SqlClient, client).pipe(Context.add(Direct.DirectStatements, Direct.make((sql, params) => locked.execute(sql, params, undefined))))
   })
 
 export const layer = (options: PgliteOptions) => Layer.scopedContext(make(options)).pipe(Layer.provide(Reactivity.layer))
