@@ -55,6 +55,29 @@ export const HistoryRow = Schema.Struct({
 })
 export type HistoryRow = typeof HistoryRow.Type
 
+/** What `historySince` answers: the session's summary state, the count asked for, and new rows newest first. */
+export interface HistorySlice {
+  readonly through: number
+  readonly summary: string | null
+  readonly counted: number
+  readonly rows: ReadonlyArray<HistoryRow & { readonly seq: number }>
+}
+
+/** A row of `historySince`: the session's summary state and count on each, and a message or (none new) nulls. */
+const HistorySliceRow = Schema.Struct({
+  through: Schema.Number,
+  summary: Schema.NullOr(Schema.String),
+  counted: Schema.Number,
+  seq: Schema.NullOr(Schema.Number),
+  passive: Schema.NullOr(Schema.Boolean),
+  role: Schema.NullOr(Role),
+  content: Schema.NullOr(Schema.String),
+  tool_calls: ToolCalls,
+  tool_call_id: Schema.NullOr(Schema.String),
+  cancelled: Schema.NullOr(Schema.Boolean),
+  attachments: Schema.NullOr(Schema.Array(Schema.Unknown))
+})
+
 const Inserted = Schema.Struct({ created_at: Schema.DateFromSelf })
 
 export const TranscriptRow = Schema.Struct({
@@ -189,20 +212,50 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
           Effect.map((rows) => [...rows].reverse())
         ),
       /**
-       * The most recent messages after the session's summary, oldest first, with only what context
-       * assembly reads (every turn reads up to the history limit, so the columns it does not need are
-       * not fetched or parsed); the summary comes on each row, in the same statement.
+       * The newest messages after the session's summary with seq above `after` (newest first, at
+       * most `limit`), with only what context assembly reads, and with the summary and how many
+       * rows after it have seq `from` or above, all in one statement (see History.ts). Undefined
+       * when the session is gone.
        */
-      recentMessages: (sessionId: string, limit: number) =>
-        rows(sql`SELECT m.seq::int AS seq, coalesce((m.metadata->>'passive')::boolean, false) AS passive,
-                   m.role, m.content, m.tool_calls, m.tool_call_id,
-                   coalesce((m.metadata->>'cancelled')::boolean, false) AS cancelled, s.summary,
-                   CASE WHEN m.attachments = '[]'::jsonb THEN NULL ELSE m.attachments END AS attachments
-            FROM messages m JOIN sessions s ON s.id = m.session_id
-            WHERE m.session_id = ${sessionId} AND m.seq > coalesce(s.summary_through, 0)
-            ORDER BY m.seq DESC LIMIT ${limit}`).pipe(
-          decodeRows(HistoryRow),
-          Effect.map((rows) => [...rows].reverse())
+      historySince: (sessionId: string, read: { readonly after: number; readonly from: number }, limit: number) =>
+        rows(sql`SELECT coalesce(s.summary_through, 0)::int AS through, s.summary, c.counted::int AS counted,
+                   m.seq::int AS seq, m.passive, m.role, m.content, m.tool_calls, m.tool_call_id, m.cancelled, m.attachments
+            FROM sessions s
+            CROSS JOIN LATERAL (
+              SELECT count(*) AS counted FROM messages c
+              WHERE c.session_id = s.id AND c.seq > coalesce(s.summary_through, 0) AND c.seq >= ${read.from}
+            ) c
+            LEFT JOIN LATERAL (
+              SELECT m.seq, coalesce((m.metadata->>'passive')::boolean, false) AS passive, m.role, m.content, m.tool_calls, m.tool_call_id,
+                     coalesce((m.metadata->>'cancelled')::boolean, false) AS cancelled,
+                     CASE WHEN m.attachments = '[]'::jsonb THEN NULL ELSE m.attachments END AS attachments
+              FROM messages m
+              WHERE m.session_id = s.id AND m.seq > greatest(${read.after}, coalesce(s.summary_through, 0))
+              ORDER BY m.seq DESC LIMIT ${limit}
+            ) m ON true
+            WHERE s.id = ${sessionId}
+            ORDER BY m.seq DESC`).pipe(
+          decodeRows(HistorySliceRow),
+          Effect.map((found): HistorySlice | undefined => {
+            const first = found[0]
+            if (first === undefined) return undefined
+            const rows: Array<HistoryRow & { readonly seq: number }> = []
+            for (const row of found) {
+              if (row.seq === null || row.role === null) continue
+              rows.push({
+                seq: row.seq,
+                passive: row.passive ?? false,
+                role: row.role,
+                content: row.content,
+                tool_calls: row.tool_calls,
+                tool_call_id: row.tool_call_id,
+                cancelled: row.cancelled ?? false,
+                attachments: row.attachments,
+                summary: row.summary
+              })
+            }
+            return { through: first.through, summary: first.summary, counted: first.counted, rows }
+          })
         ),
       /** One statement: the message and the session's activity time commit together. */
       append: (sessionId: string, message: NewMessage) =>

@@ -12,6 +12,7 @@ import { Message, Session, SessionWithMessages, type NewMessage } from "./Model.
 import { SessionsRepo, type MessageRow, type SessionRow } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { SessionNotFound } from "./Errors.ts"
+import { makeHistoryCache, wholeRead } from "./History.ts"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { mayReach, ownerOf, reachesEverySession, requireBotAllowed, requireReach } from "./Access.ts"
 
@@ -25,6 +26,13 @@ export const shownSession = (session: Session): Session =>
 export const toMessage = (row: MessageRow) =>
   new Message({ ...row, content: row.content ?? "", tool_calls: (row.tool_calls as Message["tool_calls"]) ?? null }, true)
 
+
+/**
+ * Sessions whose recent history a process holds: 50 open conversations at the default 200 messages
+ * of a few hundred characters are some 5 MB; a window larger than a quarter of the budget is read
+ * every time instead.
+ */
+const historyCacheSize = { sessions: 256, chars: 8_000_000 }
 
 export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
   effect: Effect.gen(function* () {
@@ -160,6 +168,24 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
       Effect.gen(function* () {
         yield* reach(principal, id)
         if (!(yield* repo.remove(id))) return yield* notFound(id)
+        history.forget(id)
+      })
+
+    const history = makeHistoryCache(historyCacheSize)
+
+    /**
+     * The newest `limit` messages after the session's summary, oldest first: only what was added
+     * since the last read is fetched, and the window is read whole when the count says something
+     * else changed (see History.ts).
+     */
+    const recent = (sessionId: string, limit: number) =>
+      Effect.suspend(() => {
+        const read = history.plan(sessionId, limit)
+        return Effect.flatMap(repo.historySince(sessionId, read, limit), (slice) => {
+          const rows = history.settle(sessionId, limit, read, slice)
+          if (rows !== undefined) return Effect.succeed(rows)
+          return Effect.map(repo.historySince(sessionId, wholeRead, limit), (whole) => history.settle(sessionId, limit, wholeRead, whole)!)
+        })
       })
 
     /** Stores a message; `durable: false` commits relaxed (see db/Commit.ts). */
@@ -183,7 +209,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
       list,
       remove,
       append,
-      recent: repo.recentMessages
+      recent
     } as const)
   }),
   dependencies: [SessionsRepo.Default, Bots.Default]
