@@ -7,6 +7,7 @@
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Schema } from "effect"
+import type { ParseError } from "effect/ParseResult"
 import { inSpan, isRunnable } from "../telemetry/Spans.ts"
 
 type Defected<M> = {
@@ -54,8 +55,23 @@ export const transactions =
  * cast. Row schemas describe what both drivers return (jsonb parsed, timestamptz as `Date`).
  */
 export const decodeRows = <A, I>(schema: Schema.Schema<A, I, never>) => {
-  const decode = Schema.decodeUnknown(Schema.Array(schema))
+  const decode = rowsDecoder(schema)
   return <E, R>(query: Effect.Effect<ReadonlyArray<unknown>, E, R>) => Effect.flatMap(query, (rows) => decode(rows))
+}
+
+/**
+ * One decoder per row schema. Most repository methods call `decodeRows` on each call, and each
+ * `Schema.Array` is a new schema class whose array parser is built afresh: a turn's statements
+ * made theirs every time (some 20 KB of a turn's allocation).
+ */
+const decoders = new WeakMap<Schema.Schema.Any, (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<any>, ParseError>>()
+const rowsDecoder = <A, I>(schema: Schema.Schema<A, I, never>) => {
+  let decode = decoders.get(schema)
+  if (decode === undefined) {
+    decode = Schema.decodeUnknown(Schema.Array(schema))
+    decoders.set(schema, decode)
+  }
+  return decode as (rows: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<A>, ParseError>
 }
 
 /** Rows that are only an id (`RETURNING id`, a list of ids). */

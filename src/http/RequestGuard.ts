@@ -12,7 +12,7 @@
  */
 import { FileSystem, HttpApi, HttpApiBuilder, HttpIncomingMessage, HttpMethod, HttpServerError, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Data, Effect, Option, Context } from "effect"
+import { Context, Data, Deferred, Effect, FiberId, Option } from "effect"
 import type { IncomingMessage } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
 import { BodyLimit, type BodyLimitKind } from "../contract/BodyLimit.ts"
@@ -142,7 +142,17 @@ const readWithin = (source: IncomingMessage, limit: number, setting: string) =>
  */
 const guardedRequest = (request: HttpServerRequest.HttpServerRequest, limit: number, setting: string, json: boolean) => {
   const fail = (cause: unknown) => new HttpServerError.RequestError({ request, reason: "Decode", cause })
-  const memo = <A>(effect: Effect.Effect<A, HttpServerError.RequestError>) => Effect.runSync(Effect.cached(effect))
+  const memo = <A>(effect: Effect.Effect<A, HttpServerError.RequestError>) => {
+    // Read once, whoever asks first; the others wait for that read. (Effect.cached would do the
+    // same but needs a fiber run to make, two a request.)
+    const done = Deferred.unsafeMake<A, HttpServerError.RequestError>(FiberId.none)
+    let started = false
+    return Effect.suspend(() => {
+      if (started) return Deferred.await(done)
+      started = true
+      return Effect.zipRight(Effect.intoDeferred(effect, done), Deferred.await(done))
+    })
+  }
   const bytes = memo(Effect.mapError(Effect.suspend(() => readWithin(NodeHttpServerRequest.toIncomingMessage(request), limit, setting)), fail))
   const text = memo(
     Effect.flatMap(bytes, (buffer) => {
