@@ -44,6 +44,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
     yield* repo.resealDispatchConfigs(secrets.seal)
 
     const notFound = (id: string) => new SessionNotFound({ detail: `Session not found: ${id}` })
+    const history = makeHistoryCache(historyCacheSize)
 
     // A bot the client names that does not exist is a 404, as the companion clients expect.
     const requireBot = (botId: string) => Effect.mapError(bots.get(botId), () => new BotNotFound({ detail: `Unknown bot: ${botId}` }))
@@ -170,8 +171,6 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
         if (!(yield* repo.remove(id))) return yield* notFound(id)
         history.forget(id)
       })
-
-    const history = makeHistoryCache(historyCacheSize)
 
     /**
      * The newest `limit` messages after the session's summary, oldest first: only what was added
