@@ -76,7 +76,8 @@ export const makeHistoryCache = (options: HistoryCacheOptions) => {
   /** What to ask the database for `sessionId`'s newest `limit` rows. */
   const plan = (sessionId: string, limit: number): HistoryRead => {
     const held = windows.get(sessionId)
-    if (held === undefined || held.limit !== limit) return wholeRead
+    // No window to count from when nothing is asked for (HISTORY_MESSAGES=0).
+    if (held === undefined || held.limit !== limit || limit <= 0) return wholeRead
     const newest = held.rows.at(-1)?.seq ?? 0
     return { after: newest, from: held.rows.length === limit ? held.rows[0]!.seq : 0, basis: held }
   }

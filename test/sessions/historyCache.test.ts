@@ -167,6 +167,12 @@ describe("the history window a process holds", () => {
     expect(history.plan("e", 5).from).not.toBe(noCount)
   })
 
+  it("reads whole each time when no history is asked for", () => {
+    const history = cache()
+    expect(history.settle("s", 0, wholeRead, answer([1, 2], wholeRead, 0))).toEqual([])
+    expect(history.plan("s", 0)).toEqual(wholeRead)
+  })
+
   it("holds a window per limit asked", () => {
     const history = cache()
     history.settle("s", 5, wholeRead, answer([1, 2], wholeRead, 5))
