@@ -1,9 +1,9 @@
 /**
  * A session's recent history, read once and then only what was added since. Every turn needs the
- * newest messages after the session's summary (up to HISTORY_MESSAGES, 200), and re-reading and
- * re-decoding all of them cost a turn about a quarter of its CPU once a session had a hundred
- * messages. Messages are never edited, and a summary changes `summary_through`, so a window read
- * earlier stays true; what the cache cannot know is what another fiber or process added since.
+ * newest messages after the session's summary (up to HISTORY_MESSAGES, 200); reading and decoding
+ * all of them again was about a quarter of a turn's server CPU once a session had that many.
+ * Messages are never edited, and a summary changes `summary_through`, so a window read earlier
+ * stays true; what the cache cannot know is what another fiber or process added since.
  *
  * So each read asks for the rows after the newest one held (`after`), and counts the rows in the
  * window held (`from`: its oldest seq when it is full, else every row after the summary). The rows
@@ -36,7 +36,7 @@ export const noCount = Number.MAX_SAFE_INTEGER
 
 export const wholeRead: HistoryRead = { after: 0, from: noCount }
 
-/** Characters a row holds beyond its fields' fixed cost (content, tool calls, attachments). */
+/** About how many characters a row holds: its content, tool calls and attachments, and 64 for the rest. */
 const charsOf = (row: HistoryRow) =>
   64 +
   (row.content?.length ?? 0) +
