@@ -16,7 +16,7 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import type { Statement } from "@effect/sql/Statement"
-import { Context, Effect, FiberRef, Layer } from "effect"
+import { Context, Effect, FiberRef } from "effect"
 
 /** The driver's own execution of a compiled statement, outside any transaction. */
 export type DriverExecute = (sql: string, params: ReadonlyArray<unknown>) => Effect.Effect<ReadonlyArray<unknown>, SqlError>
@@ -38,5 +38,3 @@ export const make = (execute: DriverExecute): DirectStatements["Type"] => ({
       return execute(sql, params) as Effect.Effect<ReadonlyArray<A>, SqlError>
     })
 })
-
-export const layer = (execute: DriverExecute) => Layer.succeed(DirectStatements, make(execute))
