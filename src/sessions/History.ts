@@ -91,7 +91,7 @@ export const makeHistoryCache = (options: HistoryCacheOptions) => {
       drop(sessionId)
       return []
     }
-    const fresh = [...slice.rows].reverse()
+    const fresh = slice.rows
     const held = read.basis
     if (held === undefined) {
       hold(sessionId, { limit, through: slice.through, summary: slice.summary, rows: fresh, chars: fresh.reduce((n, row) => n + charsOf(row), 0) })
@@ -120,5 +120,3 @@ export const makeHistoryCache = (options: HistoryCacheOptions) => {
 
   return { plan, settle, forget: drop, size: () => windows.size, chars: () => chars }
 }
-
-export type HistoryCache = ReturnType<typeof makeHistoryCache>

@@ -55,7 +55,7 @@ export const HistoryRow = Schema.Struct({
 })
 export type HistoryRow = typeof HistoryRow.Type
 
-/** What `historySince` answers: the session's summary state, the count asked for, and new rows newest first. */
+/** What `historySince` answers: the session's summary state, the count asked for, and the new rows oldest first. */
 export interface HistorySlice {
   readonly through: number
   readonly summary: string | null
@@ -212,8 +212,8 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
           Effect.map((rows) => [...rows].reverse())
         ),
       /**
-       * The newest messages after the session's summary with seq above `after` (newest first, at
-       * most `limit`), with only what context assembly reads, and with the summary and how many
+       * The newest messages after the session's summary with seq above `after` (at most `limit`,
+       * oldest first), with only what context assembly reads, and with the summary and how many
        * rows after it have seq `from` or above, all in one statement (see History.ts). Undefined
        * when the session is gone.
        */
@@ -234,7 +234,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
               ORDER BY m.seq DESC LIMIT ${limit}
             ) m ON true
             WHERE s.id = ${sessionId}
-            ORDER BY m.seq DESC`).pipe(
+            ORDER BY m.seq`).pipe(
           decodeRows(HistorySliceRow),
           Effect.map((found): HistorySlice | undefined => {
             const first = found[0]

@@ -28,7 +28,8 @@ const answer = (
   through = 0,
   summary: string | null = null
 ): HistorySlice => {
-  const after = seqs.filter((seq) => seq > Math.max(read.after, through)).sort((a, b) => b - a).slice(0, limit)
+  // The newest `limit` of them, oldest first.
+  const after = seqs.filter((seq) => seq > Math.max(read.after, through)).sort((a, b) => b - a).slice(0, limit).reverse()
   return {
     through,
     summary,
@@ -88,7 +89,7 @@ describe("the history window a process holds", () => {
     expect(read).toMatchObject({ after: 12, from: 10 })
     const rows = history.settle("s", 3, read, answer(stored, read, 3))
     expect(seqsOf(rows)).toEqual([11, 12, 13])
-    expect(seqsOf(rows)).toEqual(seqsOf([...answer(stored, wholeRead, 3).rows].reverse()))
+    expect(seqsOf(rows)).toEqual(seqsOf(answer(stored, wholeRead, 3).rows))
   })
 
   it("reads whole again when more rows arrived than one read takes", () => {
