@@ -71,6 +71,11 @@ export interface AppConfigShape {
   readonly shutdownGraceMs: number
   /** How long startup keeps retrying an unreachable PostgreSQL before it gives up. */
   readonly databaseConnectRetrySeconds: number
+  /**
+   * Whether a turn's statements are prepared on each PostgreSQL connection (db/Database.ts). Off
+   * for a pooler in transaction mode that does not keep prepared statements (older PgBouncer).
+   */
+  readonly databasePreparedStatements: boolean
   /** PGlite's page cache (PostgreSQL's shared_buffers) in MB: most of the embedded database's memory. */
   readonly pgliteSharedBuffersMb: number
   /** Which of V8's WebAssembly compilers runs PGlite (db/PgliteClient.ts weighs the two). */
@@ -220,6 +225,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     Config.withDefault(30),
     Config.validate({ message: "Expected a non-negative integer", validation: (n) => n >= 0 })
   ),
+  databasePreparedStatements: Config.boolean("DATABASE_PREPARED_STATEMENTS").pipe(Config.withDefault(true)),
   pgliteSharedBuffersMb: Config.integer("PGLITE_SHARED_BUFFERS_MB").pipe(
     Config.withDefault(16),
     Config.validate({ message: "Expected an integer from 1 to 4096", validation: (n) => n >= 1 && n <= 4096 })

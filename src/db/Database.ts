@@ -71,18 +71,37 @@ const openPool = (url: Redacted.Redacted<string>) =>
     (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
   )
 
-/** A statement on the pool: a free connection, the statement, the connection back (db/Direct.ts). */
-const poolExecute =
-  (pool: Pg.Pool): Direct.DriverExecute =>
-  (sql, params) =>
+/** How many distinct statements get a name; any other runs unnamed (parsed and planned each time). */
+const namedMax = 64
+
+/**
+ * A statement on the pool: a free connection, the statement, the connection back (db/Direct.ts).
+ * With `prepared`, each distinct statement text gets a name, so every connection parses and plans
+ * it once and then only binds and runs it (node-postgres prepares a named statement on a connection
+ * the first time it runs there). Parsing and planning were half of what a turn's statements cost
+ * PostgreSQL (bench/README.md, "Prepared statements"). The names are few and fixed: the turn's
+ * statements have one text each whatever their values.
+ */
+const poolExecute = (pool: Pg.Pool, prepared: boolean): Direct.DriverExecute => {
+  const names = new Map<string, string>()
+  const nameOf = (sql: string) => {
+    if (!prepared) return undefined
+    let name = names.get(sql)
+    if (name === undefined && names.size < namedMax) names.set(sql, (name = `cairn_${names.size + 1}`))
+    return name
+  }
+  return (sql, params) =>
     Effect.async<ReadonlyArray<unknown>, SqlError>((resume) => {
-      pool.query(sql, params as Array<unknown>, (error: Error | undefined, result: Pg.QueryResult | undefined) => {
+      const name = nameOf(sql)
+      const query = name === undefined ? { text: sql, values: params as Array<unknown> } : { name, text: sql, values: params as Array<unknown> }
+      pool.query(query, (error: Error | undefined, result: Pg.QueryResult | undefined) => {
         if (error) resume(Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" })))
         else resume(Effect.succeed(result?.rows ?? []))
       })
     })
+}
 
-const postgresLayer = (url: Redacted.Redacted<string>, retry: Schedule.Schedule<unknown, unknown>) => {
+const postgresLayer = (url: Redacted.Redacted<string>, retry: Schedule.Schedule<unknown, unknown>, prepared: boolean) => {
   const where = describeUrl(Redacted.value(url))
   return Layer.scopedContext(
     Effect.gen(function* () {
@@ -90,7 +109,7 @@ const postgresLayer = (url: Redacted.Redacted<string>, retry: Schedule.Schedule<
       const client = yield* PgClient.fromPool({ acquire: Effect.succeed(pool), applicationName: "cairn" })
       return Context.make(SqlClient.SqlClient, client).pipe(
         Context.add(PgClient.PgClient, client),
-        Context.add(Direct.DirectStatements, Direct.make(poolExecute(pool)))
+        Context.add(Direct.DirectStatements, Direct.make(poolExecute(pool, prepared)))
       )
     })
   ).pipe(
@@ -117,7 +136,7 @@ export const layer = () =>
       return Option.match(config.databaseUrl, {
         onSome: (url) =>
           Layer.merge(
-            postgresLayer(url, connectSchedule(config.databaseConnectRetrySeconds)) as Layer.Layer<SqlClient.SqlClient | Direct.DirectStatements, DatabaseUnavailable>,
+            postgresLayer(url, connectSchedule(config.databaseConnectRetrySeconds), config.databasePreparedStatements) as Layer.Layer<SqlClient.SqlClient | Direct.DirectStatements, DatabaseUnavailable>,
             Layer.succeed(DatabaseInfo, { backend: "postgres", location: describeUrl(Redacted.value(url)) })
           ),
         onNone: () => {

@@ -9,7 +9,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
-import { PGlite } from "@electric-sql/pglite"
+import { parse, PGlite, protocol } from "@electric-sql/pglite"
 import { vector } from "@electric-sql/pglite-pgvector"
 import { Context, Effect, Layer, Stream } from "effect"
 import * as v8 from "node:v8"
@@ -60,7 +60,69 @@ const openPglite = ({ dataDir, sharedBuffersMb, wasmTier }: PgliteOptions) =>
     (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
   )
 
-const makeConnection = (db: PGlite, lock: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) => {
+/** How many statements stay prepared on the connection; past it, the least recently used is closed. */
+const preparedMax = 256
+
+const concatMessages = (parts: ReadonlyArray<Uint8Array>): Uint8Array => {
+  const out = new Uint8Array(parts.reduce((length, part) => length + part.length, 0))
+  let at = 0
+  for (const part of parts) {
+    out.set(part, at)
+    at += part.length
+  }
+  return out
+}
+
+/**
+ * Statements with parameters, each prepared once on the connection and then run in one call into
+ * PGlite. `PGlite.query` parses and plans the statement every time and makes six calls into its
+ * WebAssembly for one statement (parse, describe, bind, describe, execute, sync); here a known
+ * statement is one call (bind, describe, execute, sync) on its kept plan, which costs PGlite
+ * about a third of what `query` does (bench/README.md, "Prepared statements"). The parameters are
+ * serialized by their described types with PGlite's own serializers, and the rows parsed by its
+ * own parsers, so values go in and come out exactly as through `query`. Callers hold the
+ * connection's permit (or a transaction's), so no two calls interleave.
+ */
+const preparedStatements = (db: PGlite) => {
+  const { serialize } = protocol
+  const known = new Map<string, { readonly name: string; readonly types: ReadonlyArray<number> }>()
+  let made = 0
+  const prepare = async (sql: string) => {
+    const name = `cairn_${++made}`
+    const { messages } = await db.execProtocol(
+      concatMessages([serialize.parse({ name, text: sql }), serialize.describe({ type: "S", name }), serialize.sync()]),
+      { syncToFs: false }
+    )
+    const description = messages.find((message) => message.name === "parameterDescription") as { dataTypeIDs?: Array<number> } | undefined
+    const statement = { name, types: description?.dataTypeIDs ?? [] }
+    known.set(sql, statement)
+    if (known.size > preparedMax) {
+      const [oldest, { name: closing }] = known.entries().next().value!
+      known.delete(oldest)
+      await db.execProtocol(concatMessages([serialize.close({ type: "S", name: closing }), serialize.sync()]), { syncToFs: false })
+    }
+    return statement
+  }
+  return async (sql: string, params: ReadonlyArray<unknown>, rowMode?: "array") => {
+    let statement = known.get(sql)
+    if (statement) {
+      // Most recently used last: the map's order is the eviction order.
+      known.delete(sql)
+      known.set(sql, statement)
+    } else statement = await prepare(sql)
+    const values = params.map((value, index) => {
+      if (value === null || value === undefined) return null
+      const serializer = db.serializers[statement.types[index]!]
+      return serializer ? serializer(value) : String(value)
+    })
+    const { messages } = await db.execProtocol(
+      concatMessages([serialize.bind({ statement: statement.name, values }), serialize.describe({ type: "P" }), serialize.execute({}), serialize.sync()])
+    )
+    return parse.parseResults(messages, db.parsers, rowMode ? { rowMode } : undefined)[0]?.rows ?? []
+  }
+}
+
+const makeConnection = (db: PGlite, lock: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>, prepared: ReturnType<typeof preparedStatements>) => {
   const run = (sql: string, params: ReadonlyArray<unknown>) =>
     lock(
       Effect.tryPromise({
@@ -70,8 +132,7 @@ const makeConnection = (db: PGlite, lock: <A, E, R>(effect: Effect.Effect<A, E, 
             const results = await db.exec(sql)
             return (results.length === 0 ? [] : results[results.length - 1]!.rows) as ReadonlyArray<any>
           }
-          const result = await db.query(sql, params as Array<unknown>)
-          return result.rows as ReadonlyArray<any>
+          return (await prepared(sql, params)) as ReadonlyArray<any>
         },
         catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
       })
@@ -83,7 +144,7 @@ const makeConnection = (db: PGlite, lock: <A, E, R>(effect: Effect.Effect<A, E, 
     executeValues: (sql, params) =>
       lock(
         Effect.tryPromise({
-          try: async () => (await db.query(sql, params as Array<unknown>, { rowMode: "array" })).rows as any,
+          try: async () => (await prepared(sql, params, "array")) as any,
           catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
         })
       ),
@@ -102,8 +163,9 @@ export const make = (options: PgliteOptions) =>
   Effect.gen(function* () {
     const db = yield* openPglite(options)
     const semaphore = yield* Effect.makeSemaphore(1)
-    const locked = makeConnection(db, semaphore.withPermits(1))
-    const unlocked = makeConnection(db, (effect) => effect)
+    const prepared = preparedStatements(db)
+    const locked = makeConnection(db, semaphore.withPermits(1), prepared)
+    const unlocked = makeConnection(db, (effect) => effect, prepared)
     // A transaction holds the only permit until its scope closes (after COMMIT or ROLLBACK).
     const transactionAcquirer = Effect.as(
       Effect.acquireRelease(semaphore.take(1), () => semaphore.release(1)),

@@ -28,8 +28,12 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
     const sql = yield* SqlClient.SqlClient
     // A turn's statements: the run's lock and its end.
     const { rows } = yield* DirectStatements
-    const eventValues = (runId: string, events: ReadonlyArray<StoredEventRow>) =>
-      sql.insert(events.map((item) => ({ run_id: runId, seq: item.seq, event: JSON.stringify(item.event) })))
+    // The batch as one JSON parameter, so the statement has one text whatever the batch's size and
+    // stays prepared (db/Database.ts, db/PgliteClient.ts).
+    const eventInsert = (runId: string, events: ReadonlyArray<StoredEventRow>) =>
+      sql`INSERT INTO run_events (run_id, seq, event)
+          SELECT ${runId}::uuid, (item->>'seq')::int, item->'event' FROM jsonb_array_elements(${JSON.stringify(events)}::jsonb) AS item
+          ON CONFLICT DO NOTHING`
 
     const heartbeat = SqlSchema.findAll({
       Request: Schema.Array(Schema.String),
@@ -111,7 +115,7 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
       closeRuns,
       /** Appends events; one already written (a retried batch) is kept as it is. */
       appendEvents: (runId: string, batch: ReadonlyArray<StoredEventRow>) =>
-        Effect.asVoid(sql`INSERT INTO run_events ${eventValues(runId, batch)} ON CONFLICT DO NOTHING`),
+        Effect.asVoid(eventInsert(runId, batch)),
       /** Keeps these runs' locks alive; answers the ones still running here, with their cancel flag. */
       heartbeat: (ids: ReadonlyArray<string>) => heartbeat(ids),
       /** Takes the session's lock for a new run; false when a run holds it. */
@@ -132,7 +136,7 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
         // Data-modifying WITH parts always run, so the notice can be the statement's own result.
         const told = notice && sql`SELECT pg_notify(${notice.channel}, ${notice.payload})`
         if (rest.length === 0) return Effect.asVoid(rows(told ? sql`WITH ended AS (${ended}) ${told}` : ended))
-        const written = sql`INSERT INTO run_events ${eventValues(runId, rest)} ON CONFLICT DO NOTHING`
+        const written = eventInsert(runId, rest)
         return Effect.asVoid(
           rows(told ? sql`WITH written AS (${written}), ended AS (${ended}) ${told}` : sql`WITH written AS (${written}) ${ended}`)
         )

@@ -2,7 +2,8 @@
  * Statements run straight on the driver (db/Direct.ts), on both databases: rows and failures as the
  * client gives them; inside a transaction the statement is part of it; a statement from another
  * fiber never joins an open transaction (PGlite's one connection waits for its permit); with tracing
- * on the statement keeps its `sql.execute` span.
+ * on the statement keeps its `sql.execute` span; a statement is prepared on its connection (named, so
+ * it is parsed and planned once there), unless DATABASE_PREPARED_STATEMENTS is off on PostgreSQL.
  */
 import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
@@ -13,15 +14,22 @@ import * as Database from "../../src/db/Database.ts"
 import { DirectStatements } from "../../src/db/Direct.ts"
 import { backends, createTestDatabase, type TestDatabase } from "../support/database.ts"
 
-const databaseLayer = (db: TestDatabase) =>
+const databaseLayer = (db: TestDatabase, extra: ReadonlyArray<[string, string]> = []) =>
   Database.layer().pipe(
     Layer.provide(AppConfig.layer),
     Layer.provide(
       Layer.setConfigProvider(
-        ConfigProvider.fromMap(new Map([["DATA_DIR", db.dataDir], ...(db.databaseUrl ? [["DATABASE_URL", db.databaseUrl] as [string, string]] : [])]))
+        ConfigProvider.fromMap(new Map([["DATA_DIR", db.dataDir], ...(db.databaseUrl ? [["DATABASE_URL", db.databaseUrl] as [string, string]] : []), ...extra]))
       )
     )
   )
+
+/** The statements prepared on the connection that runs this one, which is among them when it is. */
+const preparedHere = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const { rows } = yield* DirectStatements
+  return yield* rows(sql<{ name: string; statement: string }>`SELECT name, statement FROM pg_prepared_statements WHERE statement LIKE ${"%pg_prepared_statements%"}`)
+})
 
 /** As in the server, where tracing is off unless an OTLP endpoint is set. */
 const untraced = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.withTracerEnabled(effect, false)
@@ -119,6 +127,25 @@ describe.each(backends)("direct statements (%s)", (backend) => {
     expect(seen).toBe(0)
   })
 
+  it("prepares the statement on its connection, under a name of its own, and answers the same after", async () => {
+    const first = await run(preparedHere)
+    const again = await run(preparedHere)
+    expect(first.map((row) => row.name)).toEqual([expect.stringMatching(/^cairn_\d+$/)])
+    expect(first[0]!.statement).toContain("FROM pg_prepared_statements")
+    expect(again).toEqual(first)
+    // A failure leaves the prepared statement usable: the same text fails, then succeeds with other values.
+    const insert = (id: string) =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const { rows } = yield* DirectStatements
+        return yield* rows(sql<{ id: string }>`INSERT INTO direct_probe (id) VALUES (${id}) RETURNING id`)
+      })
+    await run(insert("prepared-1"))
+    const duplicate = await runtime.runPromiseExit(untraced(insert("prepared-1")))
+    expect(Exit.isFailure(duplicate)).toBe(true)
+    expect(await run(insert("prepared-2"))).toEqual([{ id: "prepared-2" }])
+  })
+
   it("keeps the statement's span when tracing is on", async () => {
     const names: Array<string> = []
     await runtime.runPromise(
@@ -137,5 +164,23 @@ describe.each(backends)("direct statements (%s)", (backend) => {
       }).pipe(Effect.withTracerEnabled(true))
     )
     expect(names).toContain("sql.execute")
+  })
+})
+
+describe("direct statements with DATABASE_PREPARED_STATEMENTS=false (postgres)", () => {
+  let db: TestDatabase
+  let runtime: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient | DirectStatements, unknown>
+  beforeAll(async () => {
+    db = await createTestDatabase("postgres")
+    runtime = ManagedRuntime.make(databaseLayer(db, [["DATABASE_PREPARED_STATEMENTS", "false"]]))
+  })
+  afterAll(async () => {
+    await runtime?.dispose()
+    await db?.drop()
+  })
+
+  it("runs every statement unnamed, for a pooler that keeps no prepared statements", async () => {
+    expect(await runtime.runPromise(untraced(preparedHere))).toEqual([])
+    expect(await runtime.runPromise(untraced(preparedHere))).toEqual([])
   })
 })
