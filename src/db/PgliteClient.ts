@@ -42,6 +42,14 @@ const compiledAt = async <A>(tier: PgliteWasmTier, compile: () => Promise<A>): P
   }
 }
 
+/**
+ * Prepared statements are planned for their values each time, never with a generic plan: PGlite
+ * runs no autovacuum, so its tables are never analyzed, and a generic plan costed on that guess
+ * turned a read of a session's newest messages into a sort of all of them (bench/pgliteStatements.ts:
+ * 3.6 ms a pair and growing, against 0.6 ms planned each time). Parsing is still done once.
+ */
+export const planCacheMode = "force_custom_plan"
+
 const openPglite = ({ dataDir, sharedBuffersMb, wasmTier }: PgliteOptions) =>
   Effect.acquireRelease(
     Effect.tryPromise({
@@ -49,7 +57,7 @@ const openPglite = ({ dataDir, sharedBuffersMb, wasmTier }: PgliteOptions) =>
         const db = await compiledAt(wasmTier, () =>
           PGlite.create(dataDir, {
             extensions: { vector },
-            startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffersMb}MB`]
+            startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffersMb}MB`, "-c", `plan_cache_mode=${planCacheMode}`]
           })
         )
         await db.exec("CREATE EXTENSION IF NOT EXISTS vector")
@@ -83,7 +91,7 @@ const concatMessages = (parts: ReadonlyArray<Uint8Array>): Uint8Array => {
  * own parsers, so values go in and come out exactly as through `query`. Callers hold the
  * connection's permit (or a transaction's), so no two calls interleave.
  */
-const preparedStatements = (db: PGlite) => {
+export const preparedStatements = (db: PGlite) => {
   const { serialize } = protocol
   const known = new Map<string, { readonly name: string; readonly types: ReadonlyArray<number> }>()
   let made = 0
