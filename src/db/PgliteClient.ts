@@ -83,10 +83,10 @@ const concatMessages = (parts: ReadonlyArray<Uint8Array>): Uint8Array => {
 
 /**
  * Statements with parameters, each prepared once on the connection and then run in one call into
- * PGlite. `PGlite.query` parses and plans the statement every time and makes six calls into its
- * WebAssembly for one statement (parse, describe, bind, describe, execute, sync); here a known
- * statement is one call (bind, describe, execute, sync) on its kept plan, which costs PGlite
- * about a third of what `query` does (bench/README.md, "Prepared statements"). The parameters are
+ * PGlite. `PGlite.query` parses the statement every time and makes six calls into its WebAssembly
+ * for one statement (parse, describe, bind, describe, execute, sync); here a known statement is one
+ * call (bind, describe, execute, sync), planned for its values (`planCacheMode`), which costs about
+ * 60 % of what `query` does (bench/README.md, "Prepared statements"). The parameters are
  * serialized by their described types with PGlite's own serializers, and the rows parsed by its
  * own parsers, so values go in and come out exactly as through `query`. Callers hold the
  * connection's permit (or a transaction's), so no two calls interleave.
