@@ -84,21 +84,26 @@ const namedMax = 64
  */
 const poolExecute = (pool: Pg.Pool, prepared: boolean): Direct.DriverExecute => {
   const names = new Map<string, string>()
+  let made = 0
   const nameOf = (sql: string) => {
     if (!prepared) return undefined
     let name = names.get(sql)
-    if (name === undefined && names.size < namedMax) names.set(sql, (name = `cairn_${names.size + 1}`))
+    if (name === undefined && names.size < namedMax) names.set(sql, (name = `cairn_${++made}`))
     return name
   }
-  return (sql, params) =>
+  const run = (sql: string, params: ReadonlyArray<unknown>, name: string | undefined, retried: boolean) =>
     Effect.async<ReadonlyArray<unknown>, SqlError>((resume) => {
-      const name = nameOf(sql)
-      const query = name === undefined ? { text: sql, values: params as Array<unknown> } : { name, text: sql, values: params as Array<unknown> }
-      pool.query(query, (error: Error | undefined, result: Pg.QueryResult | undefined) => {
-        if (error) resume(Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" })))
+      const values = params as Array<unknown>
+      pool.query(name === undefined ? { text: sql, values } : { name, text: sql, values }, (error: Error | undefined, result: Pg.QueryResult | undefined) => {
+        if (error && name !== undefined && !retried && Direct.isStalePlan(error)) {
+          // A migration changed what the statement returns: a new name prepares it afresh everywhere.
+          names.delete(sql)
+          resume(run(sql, params, nameOf(sql), true))
+        } else if (error) resume(Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" })))
         else resume(Effect.succeed(result?.rows ?? []))
       })
     })
+  return (sql, params) => run(sql, params, nameOf(sql), false)
 }
 
 const postgresLayer = (url: Redacted.Redacted<string>, retry: Schedule.Schedule<unknown, unknown>, prepared: boolean) => {

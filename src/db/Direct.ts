@@ -38,3 +38,12 @@ export const make = (execute: DriverExecute): DirectStatements["Type"] => ({
       return execute(sql, params) as Effect.Effect<ReadonlyArray<A>, SqlError>
     })
 })
+
+/**
+ * PostgreSQL's answer (PGlite's too) to a prepared statement whose result's columns changed type
+ * since it was prepared on that connection, by a migration: it holds until the statement is
+ * prepared again, which both databases' prepared paths then do (db/Database.ts, db/PgliteClient.ts).
+ */
+export const isStalePlan = (error: unknown): boolean =>
+  (error as { code?: unknown } | null)?.code === "0A000" &&
+  String((error as { message?: unknown }).message).includes("cached plan must not change result type")

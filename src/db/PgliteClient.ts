@@ -95,6 +95,7 @@ export const preparedStatements = (db: PGlite) => {
   const { serialize } = protocol
   const known = new Map<string, { readonly name: string; readonly types: ReadonlyArray<number> }>()
   let made = 0
+  const close = (name: string) => db.execProtocol(concatMessages([serialize.close({ type: "S", name }), serialize.sync()]), { syncToFs: false })
   const prepare = async (sql: string) => {
     const name = `cairn_${++made}`
     const { messages } = await db.execProtocol(
@@ -107,17 +108,11 @@ export const preparedStatements = (db: PGlite) => {
     if (known.size > preparedMax) {
       const [oldest, { name: closing }] = known.entries().next().value!
       known.delete(oldest)
-      await db.execProtocol(concatMessages([serialize.close({ type: "S", name: closing }), serialize.sync()]), { syncToFs: false })
+      await close(closing)
     }
     return statement
   }
-  return async (sql: string, params: ReadonlyArray<unknown>, rowMode?: "array") => {
-    let statement = known.get(sql)
-    if (statement) {
-      // Most recently used last: the map's order is the eviction order.
-      known.delete(sql)
-      known.set(sql, statement)
-    } else statement = await prepare(sql)
+  const execute = async (statement: { readonly name: string; readonly types: ReadonlyArray<number> }, params: ReadonlyArray<unknown>, rowMode?: "array") => {
     const values = params.map((value, index) => {
       if (value === null || value === undefined) return null
       const serializer = db.serializers[statement.types[index]!]
@@ -127,6 +122,22 @@ export const preparedStatements = (db: PGlite) => {
       concatMessages([serialize.bind({ statement: statement.name, values }), serialize.describe({ type: "P" }), serialize.execute({}), serialize.sync()])
     )
     return parse.parseResults(messages, db.parsers, rowMode ? { rowMode } : undefined)[0]?.rows ?? []
+  }
+  return async (sql: string, params: ReadonlyArray<unknown>, rowMode?: "array") => {
+    const held = known.get(sql)
+    if (!held) return execute(await prepare(sql), params, rowMode)
+    // Most recently used last: the map's order is the eviction order.
+    known.delete(sql)
+    known.set(sql, held)
+    try {
+      return await execute(held, params, rowMode)
+    } catch (error) {
+      if (!Direct.isStalePlan(error)) throw error
+      // A migration changed what the statement returns: it is prepared afresh.
+      known.delete(sql)
+      await close(held.name)
+      return execute(await prepare(sql), params, rowMode)
+    }
   }
 }
 

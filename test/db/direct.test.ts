@@ -146,6 +146,21 @@ describe.each(backends)("direct statements (%s)", (backend) => {
     expect(await run(insert("prepared-2"))).toEqual([{ id: "prepared-2" }])
   })
 
+  it("prepares a statement afresh when a migration changed the type of what it returns", async () => {
+    const read = Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const { rows } = yield* DirectStatements
+      return yield* rows(sql<{ n: unknown }>`SELECT n FROM direct_widen WHERE id = ${1}`)
+    })
+    await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`CREATE TABLE direct_widen (id int PRIMARY KEY, n int NOT NULL)`))
+    await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`INSERT INTO direct_widen VALUES (1, 7)`))
+    expect(await run(read)).toEqual([{ n: 7 }])
+    expect(await run(read)).toEqual([{ n: 7 }])
+    await run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`ALTER TABLE direct_widen ALTER COLUMN n TYPE text`))
+    expect(await run(read)).toEqual([{ n: "7" }])
+    expect(await run(read)).toEqual([{ n: "7" }])
+  })
+
   it("keeps the statement's span when tracing is on", async () => {
     const names: Array<string> = []
     await runtime.runPromise(
