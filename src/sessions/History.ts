@@ -43,6 +43,8 @@ const charsOf = (row: HistoryRow) =>
   (row.tool_calls && row.tool_calls.length > 0 ? JSON.stringify(row.tool_calls).length : 0) +
   (row.attachments && row.attachments.length > 0 ? JSON.stringify(row.attachments).length : 0)
 
+const charsOfRows = (rows: ReadonlyArray<HistoryRow>) => rows.reduce((n, row) => n + charsOf(row), 0)
+
 export interface HistoryCacheOptions {
   /** Sessions held at most (the least recently read goes first). */
   readonly sessions: number
@@ -94,7 +96,7 @@ export const makeHistoryCache = (options: HistoryCacheOptions) => {
     const fresh = slice.rows
     const held = read.basis
     if (held === undefined) {
-      hold(sessionId, { limit, through: slice.through, summary: slice.summary, rows: fresh, chars: fresh.reduce((n, row) => n + charsOf(row), 0) })
+      hold(sessionId, { limit, through: slice.through, summary: slice.summary, rows: fresh, chars: charsOfRows(fresh) })
       return fresh
     }
     const matches =
@@ -113,7 +115,7 @@ export const makeHistoryCache = (options: HistoryCacheOptions) => {
     }
     const joined = held.rows.concat(fresh)
     const rows = joined.length > limit ? joined.slice(joined.length - limit) : joined
-    const kept = rows === joined ? held.chars + fresh.reduce((n, row) => n + charsOf(row), 0) : rows.reduce((n, row) => n + charsOf(row), 0)
+    const kept = rows === joined ? held.chars + charsOfRows(fresh) : charsOfRows(rows)
     hold(sessionId, { limit, through: slice.through, summary: slice.summary, rows, chars: kept })
     return rows
   }
