@@ -91,12 +91,18 @@ const concatMessages = (parts: ReadonlyArray<Uint8Array>): Uint8Array => {
  * own parsers, so values go in and come out exactly as through `query`. Callers hold the
  * connection's permit (or a transaction's), so no two calls interleave.
  */
+/** A statement prepared on the connection: its name, and the types of its parameters as described. */
+interface Prepared {
+  readonly name: string
+  readonly types: ReadonlyArray<number>
+}
+
 export const preparedStatements = (db: PGlite) => {
   const { serialize } = protocol
-  const known = new Map<string, { readonly name: string; readonly types: ReadonlyArray<number> }>()
+  const known = new Map<string, Prepared>()
   let made = 0
   const close = (name: string) => db.execProtocol(concatMessages([serialize.close({ type: "S", name }), serialize.sync()]), { syncToFs: false })
-  const prepare = async (sql: string) => {
+  const prepare = async (sql: string): Promise<Prepared> => {
     const name = `cairn_${++made}`
     const { messages } = await db.execProtocol(
       concatMessages([serialize.parse({ name, text: sql }), serialize.describe({ type: "S", name }), serialize.sync()]),
@@ -112,7 +118,7 @@ export const preparedStatements = (db: PGlite) => {
     }
     return statement
   }
-  const execute = async (statement: { readonly name: string; readonly types: ReadonlyArray<number> }, params: ReadonlyArray<unknown>, rowMode?: "array") => {
+  const execute = async (statement: Prepared, params: ReadonlyArray<unknown>, rowMode?: "array") => {
     const values = params.map((value, index) => {
       if (value === null || value === undefined) return null
       const serializer = db.serializers[statement.types[index]!]
