@@ -273,7 +273,13 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
       awaitSome,
       waker,
       lookLoop,
-      backend: info.backend
+      backend: info.backend,
+      /**
+       * Whether every change reaches its waiters as a notice: on PGlite (one process, the bus is
+       * in-process) none can be lost, so a safety poll there guards only against a change made
+       * without one.
+       */
+      lossless: info.backend === "pglite"
     } as const
   })
 }) {}

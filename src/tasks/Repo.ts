@@ -9,6 +9,8 @@ import type { NewTask } from "./Model.ts"
 import { dispatchConfigColumn, resealPending } from "../db/Reseal.ts"
 
 const WorkerRow = Schema.Struct({ worker: Schema.String })
+/** A task whose lease ran out: back in the queue (`pending`), or `failed` after its last attempt. */
+const RecoveredRow = Schema.Struct({ id: Schema.String, status: Schema.Literal("pending", "failed") })
 
 const runStaleSeconds = Duration.toSeconds(staleAfter)
 
@@ -207,10 +209,10 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
         Effect.asVoid(sql`UPDATE tasks SET lease_until = now() - interval '1 second' WHERE status = 'running' AND worker IN ${sql.in(workers)}`),
       /**
        * Tasks whose lease ran out lost their worker: back to the queue, or failed (and their result's
-       * delivery due) once they have used `maxAttempts`.
+       * delivery due) once they have used `maxAttempts`. Answers each with where it went.
        */
       recoverExpired: (maxAttempts: number) =>
-        Effect.asVoid(sql`UPDATE tasks SET
+        decodeRows(RecoveredRow)(sql`UPDATE tasks SET
             status = CASE WHEN attempts >= ${maxAttempts} THEN 'failed' ELSE 'pending' END,
             error = CASE WHEN attempts >= ${maxAttempts}
                          THEN 'The worker running this task stopped (lease expired) ' || attempts || ' times; giving up'
@@ -218,7 +220,8 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
             completed_at = CASE WHEN attempts >= ${maxAttempts} THEN now() ELSE NULL END,
             delivery_status = CASE WHEN attempts >= ${maxAttempts} AND dispatch_type <> 'none' THEN 'pending' ELSE delivery_status END,
             worker = NULL, lease_until = NULL
-          WHERE status = 'running' AND lease_until < now()`)
+          WHERE status = 'running' AND lease_until < now()
+          RETURNING id, status`)
     })
   })
 }) {}

@@ -26,11 +26,18 @@ import { Tasks } from "./Tasks.ts"
 
 const workerConfig = Config.all({
   concurrency: Config.integer("TASK_CONCURRENCY").pipe(Config.withDefault(4)),
-  /** The safety poll: a queued task wakes the worker through the bus (db/Bus.ts) at once. */
-  pollMs: Config.integer("TASK_POLL_MS").pipe(Config.withDefault(5000)),
+  /** The safety poll (defaults below): a queued task wakes the worker through the bus (db/Bus.ts) at once. */
+  pollMs: Config.option(Config.integer("TASK_POLL_MS")),
   leaseSeconds: Config.integer("TASK_LEASE_SECONDS").pipe(Config.withDefault(60)),
   maxAttempts: Config.integer("TASK_MAX_ATTEMPTS").pipe(Config.withDefault(3))
 })
+
+/**
+ * The safety poll's default, for a notice lost while PostgreSQL's listening connection was down;
+ * a minute where the bus loses none (PGlite), as an idle server's claims were most of its statements.
+ */
+const defaultPollMs = 5_000
+const losslessPollMs = 60_000
 
 /** How often the leader looks for deliveries a stopped process left undone. */
 const orphanSweep = Schedule.spaced(Duration.seconds(10))
@@ -162,9 +169,11 @@ export const WorkerLive = Layer.scopedDiscard(
     const gone = (yield* repo.runningWorkers).filter((holder) => ownerGone(holder, worker))
     if (gone.length > 0) yield* repo.expireLeases(gone)
 
-    // Next cycle as soon as a task is queued (in any process), a run ends while a task waits for
-    // its session, or a slot here frees; else on the safety poll.
-    const queued = yield* bus.waker(["tasks"], undefined, Schedule.spaced(Duration.millis(config.pollMs)))
+    // Next cycle as soon as a task is queued or recovered (in any process), a setting changes (the
+    // system unpaused), a run ends while a task waits for its session, or a slot here frees; else
+    // on the safety poll.
+    const pollMs = Option.getOrElse(config.pollMs, () => (bus.lossless ? losslessPollMs : defaultPollMs))
+    const queued = yield* bus.waker(["tasks", "invalidate"], undefined, Schedule.spaced(Duration.millis(pollMs)))
     const runEnded = yield* bus.waker(["run_end"], undefined, Schedule.stop)
     const sessionFreed = runEnded.pipe(Effect.repeat({ until: () => waitingForSession }))
     yield* Effect.forkScoped(
@@ -176,6 +185,15 @@ export const WorkerLive = Layer.scopedDiscard(
     )
     yield* Effect.forkScoped(
       Effect.all([repo.renewLeases(worker, config.leaseSeconds), runsRepo.releaseDeadTaskRuns, repo.recoverExpired(config.maxAttempts)]).pipe(
+        // Told like any other change: a requeued task wakes the workers, a failed one its waiters.
+        Effect.tap(([, , recovered]) =>
+          recovered.length === 0
+            ? Effect.void
+            : Effect.zipRight(
+                Effect.forEach(recovered, (task) => tasks.changed(task.id), { discard: true }),
+                recovered.some((task) => task.status === "pending") ? bus.publish("tasks", "recovered") : Effect.void
+              )
+        ),
         Effect.catchAllCause((cause) => Effect.logError("Task lease upkeep failed", cause)),
         Effect.repeat(Schedule.spaced(Duration.seconds(Math.max(1, Math.floor(config.leaseSeconds / 3)))))
       )

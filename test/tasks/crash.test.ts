@@ -45,7 +45,9 @@ describe.each(backends)("task crash safety (%s)", (backend) => {
   })
 
   it("a server killed with SIGKILL mid-task is restarted and the task completes exactly once", async () => {
-    const env = { ...llmEnv(llm), TASK_LEASE_SECONDS: "2", TASK_POLL_MS: "100" }
+    // A ten-minute safety poll: the recovered task is started because the upkeep that requeues it
+    // says so, not because a poll comes round.
+    const env = { ...llmEnv(llm), TASK_LEASE_SECONDS: "2", TASK_POLL_MS: "600000" }
     // The first model call never answers: the kill lands while the task runs.
     llm.script({ hang: true })
     const first = await spawnServer(db, env)
