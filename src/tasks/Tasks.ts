@@ -81,6 +81,9 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
     /** Tells whoever waits on the task (in any process) that it changed. */
     const changed = (id: string) => bus.publish("task", id)
 
+    /** `changed` for several tasks, in one notice (none for none). */
+    const changedAll = (ids: ReadonlyArray<string>) => bus.publishAll("task", ids)
+
     return traced("Tasks", {
       get,
       awaitTask,
@@ -94,6 +97,7 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
       openDispatchConfig: secrets.open,
       signalWork,
       changed,
+      changedAll,
       /** Completes when work was signalled since the last take. */
       awaitWork: Queue.take(workSignal)
     } as const)

@@ -185,14 +185,13 @@ export const WorkerLive = Layer.scopedDiscard(
     )
     yield* Effect.forkScoped(
       Effect.all([repo.renewLeases(worker, config.leaseSeconds), runsRepo.releaseDeadTaskRuns, repo.recoverExpired(config.maxAttempts)]).pipe(
-        // Told like any other change: a requeued task wakes the workers, a failed one its waiters.
+        // Told like any other change: a requeued task wakes the workers, a failed one its waiters
+        // (one notice for them all; none when nothing was recovered).
         Effect.tap(([, , recovered]) =>
-          recovered.length === 0
-            ? Effect.void
-            : Effect.zipRight(
-                Effect.forEach(recovered, (task) => tasks.changed(task.id), { discard: true }),
-                recovered.some((task) => task.status === "pending") ? bus.publish("tasks", "recovered") : Effect.void
-              )
+          Effect.zipRight(
+            tasks.changedAll(recovered.map((task) => task.id)),
+            recovered.some((task) => task.status === "pending") ? bus.publish("tasks", "recovered") : Effect.void
+          )
         ),
         Effect.catchAllCause((cause) => Effect.logError("Task lease upkeep failed", cause)),
         Effect.repeat(Schedule.spaced(Duration.seconds(Math.max(1, Math.floor(config.leaseSeconds / 3)))))
