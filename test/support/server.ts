@@ -234,3 +234,14 @@ export const childPids = (pid: number): Array<number> =>
     })
 
 export const json = async (response: Response): Promise<any> => response.json()
+
+/** The task once it has ended (neither pending nor running), read every 50 ms; throws after `timeoutMs`. */
+export const taskEnded = async (server: Pick<TestServer, "request">, taskId: string, timeoutMs = 20_000): Promise<any> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const task = await json(await server.request(`/api/v1/tasks/${taskId}`))
+    if (task.status !== "pending" && task.status !== "running") return task
+    if (Date.now() > deadline) throw new Error(`task ${taskId} still ${task.status} after ${timeoutMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}

@@ -8,7 +8,7 @@ import { ToolRegistry } from "../../src/agent/Tools.ts"
 import { SkillLibrary } from "../../src/skills/Skills.ts"
 import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
-import { json, startServer, type TestServer } from "../support/server.ts"
+import { json, startServer, taskEnded, type TestServer } from "../support/server.ts"
 
 describe.each(backends)("tasks (%s)", (backend) => {
   let llm: FakeLlm
@@ -25,15 +25,6 @@ describe.each(backends)("tasks (%s)", (backend) => {
   }
   const inject = (sessionId: string, body: Record<string, unknown>) =>
     server.request(`/api/v1/sessions/${sessionId}/messages`, { method: "POST", body: JSON.stringify(body) })
-  const poll = async (taskId: string, timeoutMs = 20_000) => {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const task = await json(await server.request(`/api/v1/tasks/${taskId}`))
-      if (task.status !== "pending" && task.status !== "running") return task
-      if (Date.now() > deadline) throw new Error(`task ${taskId} still ${task.status}`)
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-  }
   const messagesOf = async (sessionId: string) => json(await server.request(`/api/v1/sessions/${sessionId}/messages`))
   const completions = () => llm.requestsTo("/v1/chat/completions")
 
@@ -89,7 +80,7 @@ describe.each(backends)("tasks (%s)", (backend) => {
     const sessionId = await newSession()
     const body = await json(await inject(sessionId, { content: "Check the deploy", source: "scheduler", run_agent: true, notify: false }))
     expect(body.task_id).toMatch(/^[0-9a-f-]{36}$/)
-    const task = await poll(body.task_id)
+    const task = await taskEnded(server, body.task_id)
     expect(task).toMatchObject({
       id: body.task_id,
       status: "complete",
@@ -134,7 +125,7 @@ describe.each(backends)("tasks (%s)", (backend) => {
         }
       })
     )
-    const task = await poll(first.task_id)
+    const task = await taskEnded(server, first.task_id)
     expect(task.status).toBe("complete")
     expect(task.execution_config).toEqual({
       system_preamble: "PREAMBLE-MARKER: you are handling an acme event.",
@@ -152,7 +143,7 @@ describe.each(backends)("tasks (%s)", (backend) => {
 
     // The next task of the same bot has none of it: the bot is unchanged.
     const second = await json(await inject(sessionId, { content: "And now?", source: "acme", run_agent: true, notify: false }))
-    expect((await poll(second.task_id)).status).toBe("complete")
+    expect((await taskEnded(server, second.task_id)).status).toBe("complete")
     const plain = completions()[1]!.body
     expect(plain.model).toBe("fake-model")
     const plainSystem = plain.messages.filter((m: { role: string }) => m.role === "system").map((m: { content: string }) => m.content).join("\n")
@@ -168,7 +159,7 @@ describe.each(backends)("tasks (%s)", (backend) => {
     const body = await json(
       await inject(sessionId, { content: "@skill:integrations/acme/triage please, @skill:tone", source: "t", run_agent: true, notify: false, execution_config: { skills: ["tone"] } })
     )
-    expect((await poll(body.task_id)).status).toBe("complete")
+    expect((await taskEnded(server, body.task_id)).status).toBe("complete")
     const system = completions()[0]!.body.messages[0].content as string
     expect(system).toContain("TRIAGE-MARKER")
     expect(system.match(/TONE-MARKER/g)).toHaveLength(1)
@@ -179,11 +170,11 @@ describe.each(backends)("tasks (%s)", (backend) => {
     const viaConfig = await json(
       await inject(sessionId, { content: "go", source: "t", run_agent: true, notify: false, execution_config: { skills: ["no-such-skill"] } })
     )
-    const failed = await poll(viaConfig.task_id)
+    const failed = await taskEnded(server, viaConfig.task_id)
     expect(failed.status).toBe("failed")
     expect(failed.error).toContain("Unknown skill: no-such-skill")
     const viaTag = await json(await inject(sessionId, { content: "go @skill:missing-too", source: "t", run_agent: true, notify: false }))
-    expect((await poll(viaTag.task_id)).error).toContain("Unknown skill: missing-too")
+    expect((await taskEnded(server, viaTag.task_id)).error).toContain("Unknown skill: missing-too")
     expect(completions()).toHaveLength(0)
   })
 
@@ -217,7 +208,7 @@ describe.each(backends)("tasks (%s)", (backend) => {
     // Stop the slow run: its task ends cancelled.
     const stop = await server.request("/chat/cancel", { method: "POST", body: JSON.stringify({ session_id: sessionId }) })
     expect(await json(stop)).toEqual({ cancelled: true, queued_tasks_cancelled: 0 })
-    const stopped = await poll(running.task_id)
+    const stopped = await taskEnded(server, running.task_id)
     expect(stopped.status).toBe("cancelled")
     expect(completions()).toHaveLength(1)
   })

@@ -6,22 +6,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
-import { json, startServer, type TestServer } from "../support/server.ts"
+import { json, startServer, taskEnded, type TestServer } from "../support/server.ts"
 
 describe.each(backends)("the task worker wakes on notices (%s)", (backend) => {
   let llm: FakeLlm
   let server: TestServer
 
   const taskOf = async (id: string) => json(await server.request(`/api/v1/tasks/${id}`))
-  const finished = async (id: string, timeoutMs: number) => {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const task = await taskOf(id)
-      if (task.status !== "pending" && task.status !== "running") return task
-      if (Date.now() > deadline) throw new Error(`task ${id} still ${task.status} after ${timeoutMs} ms`)
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-  }
   const queue = async (content: string) => {
     const { session_id } = await json(await server.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: `wakes-${content}` }) }))
     const injected = await json(
@@ -48,7 +39,7 @@ describe.each(backends)("the task worker wakes on notices (%s)", (backend) => {
   })
 
   it("a queued task runs at once", async () => {
-    expect(await finished(await queue("now"), 10_000)).toMatchObject({ status: "complete", result: "ok" })
+    expect(await taskEnded(server, await queue("now"), 10_000)).toMatchObject({ status: "complete", result: "ok" })
   })
 
   it("a task queued while the system is paused waits, and runs as soon as it is unpaused", async () => {
@@ -60,7 +51,7 @@ describe.each(backends)("the task worker wakes on notices (%s)", (backend) => {
       expect((await taskOf(id)).status).toBe("pending")
       expect(llm.requestsTo("/v1/chat/completions")).toHaveLength(calls)
       expect((await pause(false)).status).toBe(200)
-      expect(await finished(id, 10_000)).toMatchObject({ status: "complete", result: "ok" })
+      expect(await taskEnded(server, id, 10_000)).toMatchObject({ status: "complete", result: "ok" })
     } finally {
       await pause(false)
     }
