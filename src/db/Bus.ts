@@ -80,22 +80,48 @@ const isAbout = (notice: Notice, key: string | undefined) =>
   notice.key === key ||
   (notice.key.includes(keySeparator) && notice.key.split(keySeparator).includes(key))
 
+/** A subscription: the notices it takes, and its queue of them. */
+interface Subscriber {
+  readonly topics: Topics
+  /** Only the notices about this key (and the catch-ups); every key when undefined. */
+  readonly key: string | undefined
+  /** Asked at each notice of its topics: only while it answers true does the notice go in. */
+  readonly wanted: (() => boolean) | undefined
+  readonly queue: Queue.Queue<Notice>
+}
+
+/** What a waiter waits for besides its notices: a safety poll's next tick, or nothing (`null`). */
+export interface WakeOptions {
+  readonly key?: string | undefined
+  /** Re-read on this schedule even without a notice (default `safetyPoll`); `null`: only notices. */
+  readonly safety?: Schedule.Schedule<unknown, unknown> | null
+  /** See `Subscriber.wanted`. */
+  readonly wanted?: () => boolean
+}
+
 export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
   scoped: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const info = yield* DatabaseInfo
     const config = yield* AppConfig
-    const subscribers = new Set<{ readonly topics: Topics; readonly queue: Queue.Queue<Notice> }>()
+    const subscribers = new Set<Subscriber>()
     const deliver = (notice: Notice) => {
       for (const subscriber of subscribers) {
-        if (notice.topic === "*" || hasTopic(subscriber.topics, notice.topic)) subscriber.queue.unsafeOffer(notice)
+        if (notice.topic === "*" || (hasTopic(subscriber.topics, notice.topic) && isAbout(notice, subscriber.key) && (subscriber.wanted?.() ?? true))) {
+          subscriber.queue.unsafeOffer(notice)
+        }
       }
     }
-    /** A queue of the notices of `topics` (and the catch-ups), for the caller's scope. */
-    const subscribe = (topics: Topics) =>
+    /**
+     * A queue of the notices of `topics` (about `key`, when given; only while `wanted` answers true,
+     * when given) and the catch-ups, for the caller's scope. Sorted out as they are delivered, so a
+     * notice nobody waits for wakes no fiber: a run's end, one a turn, reaches none of the loops that
+     * do not care for it now.
+     */
+    const subscribe = (topics: Topics, key?: string, wanted?: () => boolean) =>
       Effect.acquireRelease(
         Effect.map(Queue.unbounded<Notice>(), (queue) => {
-          const subscriber = { topics, queue }
+          const subscriber: Subscriber = { topics, key, wanted, queue }
           subscribers.add(subscriber)
           return subscriber
         }),
@@ -195,29 +221,32 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
         Stream.flatMap((notice) => Stream.fromIterable(notice.key.split(keySeparator)))
       )
 
-    /** Waits for a notice of the subscription's topics (for `key`, when given) or the safety poll's next tick. */
-    const nextWake = (subscription: Queue.Dequeue<Notice>, poll: Schedule.ScheduleDriver<unknown, unknown, never>, key: string | undefined) =>
-      Effect.raceFirst(
-        Queue.take(subscription).pipe(
-          Effect.repeat({ until: (notice) => isAbout(notice, key) }),
-          // One read answers every notice queued so far.
-          Effect.zipRight(Queue.takeAll(subscription)),
-          Effect.asVoid
-        ),
-        // A schedule that ends leaves only the notices.
-        poll.next(undefined).pipe(Effect.asVoid, Effect.catchAll(() => Effect.never))
-      )
+    /** Takes every notice queued so far: one read answers them all. */
+    const drained = (subscription: Queue.Dequeue<Notice>) => Effect.asVoid(Effect.zipRight(Queue.take(subscription), Queue.takeAll(subscription)))
+
+    /** Waits for a notice of the subscription or, when there is a poll, the poll's next tick. */
+    const nextWake = (subscription: Queue.Dequeue<Notice>, poll: Schedule.ScheduleDriver<unknown, unknown, never> | null) =>
+      poll === null
+        ? drained(subscription)
+        : Effect.raceFirst(
+            drained(subscription),
+            // A schedule that ends leaves only the notices.
+            poll.next(undefined).pipe(Effect.asVoid, Effect.catchAll(() => Effect.never))
+          )
+
+    const driverOf = (safety: Schedule.Schedule<unknown, unknown> | null | undefined) =>
+      safety === null ? Effect.succeed(null) : Schedule.driver(safety ?? safetyPoll)
 
     /**
      * For a loop that re-reads (the task worker, a reader of another process's run): an effect
-     * that waits for the next notice of `topic` (for `key`, when given) or the next tick of `safety`. Subscribed for the caller's scope, so notices
-     * between two waits are not missed.
+     * that waits for the next notice of `topic` (for `options.key`, when given) or the next tick of
+     * `options.safety`. Subscribed for the caller's scope, so notices between two waits are not missed.
      */
-    const waker = (topic: Topics, key?: string, safety: Schedule.Schedule<unknown, unknown> = safetyPoll) =>
+    const waker = (topic: Topics, options: WakeOptions = {}) =>
       Effect.gen(function* () {
-        const subscription = yield* subscribe(topic)
-        const poll = yield* Schedule.driver(safety)
-        return nextWake(subscription, poll, key)
+        const subscription = yield* subscribe(topic, options.key, options.wanted)
+        const poll = yield* driverOf(options.safety)
+        return nextWake(subscription, poll)
       })
 
     /**
@@ -233,12 +262,12 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
     ): Effect.Effect<A, E, R> =>
       Effect.scoped(
         Effect.gen(function* () {
-          const subscription = yield* subscribe(topic)
+          const subscription = yield* subscribe(topic, key)
           const poll = yield* Schedule.driver(safety)
           while (true) {
             const found = yield* check
             if (Option.isSome(found)) return found.value
-            yield* nextWake(subscription, poll, key)
+            yield* nextWake(subscription, poll)
           }
         })
       )
@@ -254,11 +283,10 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
       Effect.scoped(
         Effect.gen(function* () {
           const subscription = yield* subscribe(topics)
-          const noPoll = yield* Schedule.driver(Schedule.stop)
           for (;;) {
             const began = Date.now()
             const idleMs = yield* look
-            yield* Effect.raceFirst(nextWake(subscription, noPoll, undefined), Effect.sleep(Duration.millis(Math.max(0, idleMs))))
+            yield* Effect.raceFirst(nextWake(subscription, null), Effect.sleep(Duration.millis(Math.max(0, idleMs))))
             const sinceLook = Date.now() - began
             if (sinceLook < spacingMs) yield* Effect.sleep(Duration.millis(spacingMs - sinceLook))
           }

@@ -384,7 +384,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
      * says the run wrote events (or on its safety poll) while it runs.
      */
     const storedEvents = (runId: string, after: number): Stream.Stream<SequencedEvent> =>
-      Stream.unwrapScoped(Effect.map(bus.waker(["run_events", "run_end"], runId), (wake) => storedPages(runId, after, wake)))
+      Stream.unwrapScoped(Effect.map(bus.waker(["run_events", "run_end"], { key: runId }), (wake) => storedPages(runId, after, wake)))
 
     const storedPages = (runId: string, after: number, wake: Effect.Effect<void>): Stream.Stream<SequencedEvent> =>
       Stream.paginateChunkEffect({ cursor: after, done: false }, (state) =>

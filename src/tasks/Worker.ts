@@ -150,6 +150,9 @@ export const WorkerLive = Layer.scopedDiscard(
     /** Claims while there are free slots and claimable tasks. */
     const drain = Effect.gen(function* () {
       if (yield* settings.get(SystemPaused)) return
+      // A run that ends while these claims are made may free the session of a task they leave:
+      // its notice is kept until the claims tell whether one waits.
+      waitingForSession = true
       while (active < config.concurrency) {
         const task = yield* repo.claim(worker, config.leaseSeconds)
         if (!task) {
@@ -162,6 +165,8 @@ export const WorkerLive = Layer.scopedDiscard(
           execute(task).pipe(Effect.ensuring(Effect.zipRight(Effect.sync(() => (active -= 1)), tasks.signalWork)))
         )
       }
+      // Every slot is busy: a slot freed (`awaitWork`), not a run's end, calls for the next claim.
+      waitingForSession = false
     })
 
     // Tasks a process on this host held when it died go back to the queue now (the upkeep below
@@ -173,8 +178,10 @@ export const WorkerLive = Layer.scopedDiscard(
     // system unpaused), a run ends while a task waits for its session, or a slot here frees; else
     // on the safety poll.
     const pollMs = Option.getOrElse(config.pollMs, () => (bus.lossless ? losslessPollMs : defaultPollMs))
-    const queued = yield* bus.waker(["tasks", "invalidate"], undefined, Schedule.spaced(Duration.millis(pollMs)))
-    const runEnded = yield* bus.waker(["run_end"], undefined, Schedule.stop)
+    const queued = yield* bus.waker(["tasks", "invalidate"], { safety: Schedule.spaced(Duration.millis(pollMs)) })
+    // A run's end is taken only while a task waits for its session: every chat turn ends a run,
+    // and one a worker with nothing to wait for is handed would wake it for nothing.
+    const runEnded = yield* bus.waker(["run_end"], { safety: null, wanted: () => waitingForSession })
     const sessionFreed = runEnded.pipe(Effect.repeat({ until: () => waitingForSession }))
     yield* Effect.forkScoped(
       drain.pipe(

@@ -1,7 +1,7 @@
 /**
  * The notification bus on both databases: a wait wakes on a notice from another bus (on PostgreSQL
  * another listening connection, as another process would have), a notice between the check and the
- * wait is not missed, and on PostgreSQL a listening connection that is killed comes back and wakes
+ * wait is not missed, a waker is handed only the notices it wants, and on PostgreSQL a listening connection that is killed comes back and wakes
  * every waiter to read again (the catch-up), after which notices flow again.
  */
 import { SqlClient } from "@effect/sql"
@@ -66,6 +66,33 @@ describe.each(backends)("the notification bus (%s)", (backend) => {
     await second.runPromise(Effect.flatMap(Bus, (bus) => bus.publish("approval", "wanted")))
     expect(await first.runPromise(Fiber.join(waiting))).toBe("decided")
     expect(Date.now() - started).toBeLessThan(1000)
+  })
+
+  it("hands a waker the notices of its topics only while it wants them", async () => {
+    let wanted = false
+    let ready = false
+    const woken = first.runFork(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const bus = yield* Bus
+          const wake = yield* bus.waker("run_end", { safety: null, wanted: () => wanted })
+          yield* Effect.sync(() => void (ready = true))
+          yield* wake
+          return Date.now()
+        })
+      )
+    )
+    while (!ready) await new Promise((resolve) => setTimeout(resolve, 20))
+    // Told while it does not want them: the notice is dropped, not kept for later.
+    await second.runPromise(Effect.flatMap(Bus, (bus) => bus.publish("run_end", "unwanted")))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    wanted = true
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(woken.unsafePoll()).toBeNull()
+    const told = Date.now()
+    await second.runPromise(Effect.flatMap(Bus, (bus) => bus.publish("run_end", "wanted")))
+    const wokeAt = await first.runPromise(Fiber.join(woken))
+    expect(wokeAt - told).toBeLessThan(1000)
   })
 
   it("tells of a change from the change's own statement, after it, and not of a change that failed", async () => {
