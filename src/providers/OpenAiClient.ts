@@ -99,6 +99,11 @@ export interface ChunkStream {
   readonly abort: () => void
 }
 
+/** An opened stream its opener gives back: `release` ends the request unless the stream finished. */
+export interface ReleasableChunkStream extends ChunkStream {
+  readonly release: () => void
+}
+
 /**
  * The SDK's fetch: `nodeFetch` (node:http keep-alive sockets, and one resend of a request that met
  * a connection the provider had closed while idle). An error answer's body becomes OpenAI's error
@@ -251,6 +256,15 @@ export class OpenAiClient {
    * kept for the next call).
    */
   chatStream(body: Record<string, unknown>): Effect.Effect<ChunkStream, WireError, Scope.Scope> {
+    return Effect.acquireRelease(this.openChatStream(body), (stream) => Effect.sync(() => stream.release()))
+  }
+
+  /**
+   * `chatStream` without a scope, for a caller that releases the stream itself (in an
+   * `acquireUseRelease`, one region where a scope costs several): `release` ends the request unless
+   * the stream finished. Opening stays interruptible: a cancel before the provider answers ends it.
+   */
+  openChatStream(body: Record<string, unknown>): Effect.Effect<ReleasableChunkStream, WireError> {
     const controller = new AbortController()
     const { signal } = controller
     const payload = JSON.stringify({ ...body, stream: true })
@@ -291,10 +305,7 @@ export class OpenAiClient {
         controller.abort()
       })
     })
-    return Effect.acquireRelease(
-      Effect.interruptible(Effect.map(opened, (response) => streamOf(response, controller))),
-      (stream) => Effect.sync(() => stream.release())
-    )
+    return Effect.interruptible(Effect.map(opened, (response) => streamOf(response, controller)))
   }
 }
 
@@ -303,7 +314,7 @@ export class OpenAiClient {
  * decoded as it comes, events after `[DONE]` are ignored (the body is still read to its end, so
  * the connection is kept), and a body that breaks off before its end is a failure worth a retry.
  */
-const streamOf = (response: http.IncomingMessage, controller: AbortController): ChunkStream & { release: () => void } => {
+const streamOf = (response: http.IncomingMessage, controller: AbortController): ReleasableChunkStream => {
   let finished = false
   return {
     read: (sink) => {

@@ -225,10 +225,10 @@ const batchesOf = (
         waiting = undefined
       })
     }),
-    close: Effect.sync(() => {
+    close: () => {
       closed = true
       clearTimeout(timer)
-    })
+    }
   }
 }
 
@@ -286,31 +286,38 @@ export const chatStreamOnce = <E>(
     // Made when the timer fires, not per call: an error captures a stack trace.
     const idle = () => new LlmError({ kind: "timeout", detail: `The provider stopped sending (${target.id})` })
 
-    return Effect.scoped(
-      Effect.gen(function* () {
-        // Opening stays interruptible: a cancel while the provider has not answered yet ends the
-        // request. Closing the scope (the end, an interruption) ends it too unless it finished.
-        const events = yield* Effect.mapError(target.provider.client.chatStream(body), toError)
-        const batches = batchesOf(events, idleTimeoutMs, (error, timedOut) => (timedOut ? idle() : toError(error)))
-        yield* Effect.addFinalizer(() => batches.close)
-        for (;;) {
-          const batch = yield* batches.next
-          if (batch === null) break
-          const out: Array<LlmStreamEvent> = []
-          for (const chunk of batch) eventsOf(chunk, out)
-          if (out.length > 0) yield* onEvents(out)
-        }
-        return {
-          _tag: "Finished",
-          model: target.id,
-          text,
-          toolCalls: [...calls.entries()]
-            .sort(([a], [b]) => a - b)
-            .map(([index, call]) => names.toolCallBack({ id: call.id || `call_${index}`, name: call.name, arguments: call.arguments })),
-          usage,
-          finishReason
-        } satisfies LlmFinished
-      })
+    // One region around the call rather than a scope: the request is ended, and the idle timer
+    // cleared, when the call ends early (interruption, idle timeout) or fails.
+    return Effect.acquireUseRelease(
+      Effect.map(Effect.mapError(target.provider.client.openChatStream(body), toError), (stream) => ({
+        stream,
+        batches: batchesOf(stream, idleTimeoutMs, (error, timedOut) => (timedOut ? idle() : toError(error)))
+      })),
+      ({ batches }) =>
+        Effect.gen(function* () {
+          for (;;) {
+            const batch = yield* batches.next
+            if (batch === null) break
+            const out: Array<LlmStreamEvent> = []
+            for (const chunk of batch) eventsOf(chunk, out)
+            if (out.length > 0) yield* onEvents(out)
+          }
+          return {
+            _tag: "Finished",
+            model: target.id,
+            text,
+            toolCalls: [...calls.entries()]
+              .sort(([a], [b]) => a - b)
+              .map(([index, call]) => names.toolCallBack({ id: call.id || `call_${index}`, name: call.name, arguments: call.arguments })),
+            usage,
+            finishReason
+          } satisfies LlmFinished
+        }),
+      ({ stream, batches }) =>
+        Effect.sync(() => {
+          batches.close()
+          stream.release()
+        })
     )
   })
 
