@@ -53,8 +53,8 @@ const keepFinished = Duration.seconds(60)
 /** What a run closed for a process that stopped says to its readers. */
 const interruptedMessage = "The server running this session stopped before the run finished"
 
-/** Recording the end of a run is retried this often before it is only logged. */
-const endRetries = Schedule.recurs(3)
+/** Recording the end of a run, after a first attempt failed: three more tries (this and one) before it is only logged. */
+const endRetries = Schedule.recurs(2)
 
 export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
   scoped: Effect.gen(function* () {
@@ -304,9 +304,15 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
             // Retried on any database failure (a defect, so sandboxed for the retry). Told with the
             // statement: readers elsewhere read the end; a task queued behind this run may start.
             const rows = rest.map(storedRow)
-            yield* Effect.sandbox(bus.publishWith("run_end", runId, (notice) => repo.end(runId, status, rows, notice))).pipe(
-              Effect.retry(endRetries),
-              Effect.catchAll((cause) => Effect.logError("Could not record the end of a run", cause))
+            const end = bus.publishWith("run_end", runId, (notice) => repo.end(runId, status, rows, notice))
+            // The retry's schedule is set up only after a first failure: every turn ends a run.
+            yield* end.pipe(
+              Effect.catchAllCause(() =>
+                Effect.sandbox(end).pipe(
+                  Effect.retry(endRetries),
+                  Effect.catchAll((cause) => Effect.logError("Could not record the end of a run", cause))
+                )
+              )
             )
             run.finished = true
             unwritten.delete(run)
