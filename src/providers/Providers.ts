@@ -188,7 +188,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
       Effect.suspend(() => {
         const id = (modelId ?? fallbackDefault).trim()
         if (id.length === 0) return Effect.fail(new LlmError({ kind: "unknown_model", detail: "Empty model id" }))
-        return Effect.map(current, (snapshot) => splitModelId(snapshot.byId, id))
+        return registry.read((snapshot) => splitModelId(snapshot.byId, id))
       })
 
     const view = (provider: Provider): ProviderView =>

@@ -51,9 +51,7 @@ export class Settings extends Effect.Service<Settings>()("cairn/Settings", {
 
     /** The current value of one setting, typed by its declaration (stored values were validated on load). */
     const get = <A>(setting: SettingDefinition<A>): Effect.Effect<A> =>
-      Effect.map(current, (snapshot) =>
-        snapshot.stored.has(setting.key) ? (snapshot.stored.get(setting.key) as A) : setting.fromConfig(config)
-      )
+      snapshot.read((current) => (current.stored.has(setting.key) ? (current.stored.get(setting.key) as A) : setting.fromConfig(config)))
 
     /** Validates every value first; stores none of them when any is wrong. */
     const update = (values: Readonly<Record<string, unknown>>) =>
