@@ -6,7 +6,7 @@
  * a live or finished run and get what it missed, with no gap and no duplicate.
  */
 import { SqlClient } from "@effect/sql"
-import { Cause, Chunk, Context, Deferred, Duration, Effect, Exit, FiberMap, Option, Schedule, Stream, Tracer } from "effect"
+import { Cause, Chunk, Context, Deferred, Duration, Effect, Exit, FiberMap, FiberRef, Option, Schedule, Stream, Tracer } from "effect"
 import { randomUUID } from "node:crypto"
 import type { TurnResult } from "../agent/Turn.ts"
 import { relaxed } from "../db/Commit.ts"
@@ -328,14 +328,18 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
         // The run asks for no service (its body's type says so) and outlives the request that
         // starts it, so it runs in a context of its own, holding only the request's span (tracing):
         // each service the turn adds then copies that, not the request's seventy-odd entries, and
-        // an open run keeps no request alive.
+        // an open run keeps no request alive. Its fiber sets that context as its first step: it is
+        // the fiber's for good, so nothing is put back (as `mapInputContext` would, in a region).
         const parent = yield* Effect.serviceOption(Tracer.ParentSpan)
         const runContext = Context.unsafeMake<never>(new Map(Option.isSome(parent) ? [[Tracer.ParentSpan.key, parent.value]] : []))
         yield* FiberMap.run(
           fibers,
           runId,
-          Effect.suspend(() => body(emit)).pipe(Effect.onExit(finish))
-        ).pipe(Effect.mapInputContext((_: Context.Context<never>) => runContext))
+          Effect.zipRight(
+            FiberRef.set(FiberRef.currentContext, runContext),
+            Effect.suspend(() => body(emit)).pipe(Effect.onExit(finish))
+          )
+        )
         return run
       })
 
