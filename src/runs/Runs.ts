@@ -53,7 +53,7 @@ const keepFinished = Duration.seconds(60)
 /** What a run closed for a process that stopped says to its readers. */
 const interruptedMessage = "The server running this session stopped before the run finished"
 
-/** Recording the end of a run, after a first attempt failed: three more tries (this and one) before it is only logged. */
+/** Recording the end of a run, once its first attempt failed: tried again and retried twice (four attempts in all) before it is only logged. */
 const endRetries = Schedule.recurs(2)
 
 export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
