@@ -17,3 +17,11 @@ export const relaxed =
     backend === "pglite"
       ? (effect as Effect.Effect<A, Exclude<E, SqlError>, R>)
       : transactions(sql)(Effect.zipRight(Effect.orDie(sql`SET LOCAL synchronous_commit TO OFF`), effect))
+
+/**
+ * The same for a statement on its own, outside a transaction: a `FROM` item (one row) whose
+ * `set_config(..., true)` turns `synchronous_commit` off for the statement's own transaction, that
+ * is, for its commit. Joined into the statement, it makes one round trip where `relaxed` makes four
+ * (BEGIN, SET LOCAL, the statement, COMMIT). On PGlite it changes nothing, as above.
+ */
+export const relaxedFromItem = "(SELECT set_config('synchronous_commit', 'off', true)) AS relaxed_commit"

@@ -5,6 +5,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Duration, Effect, Option, Schema } from "effect"
+import { relaxedFromItem } from "../db/Commit.ts"
 import { DirectStatements } from "../db/Direct.ts"
 import { decodeRows, IdRow, repository } from "../db/Repository.ts"
 import type { StatementNotice } from "../db/Bus.ts"
@@ -29,10 +30,12 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
     // A turn's statements: the run's lock and its end.
     const { rows } = yield* DirectStatements
     // The batch as one JSON parameter, so the statement has one text whatever the batch's size and
-    // stays prepared (db/Database.ts, db/PgliteClient.ts).
-    const eventInsert = (runId: string, events: ReadonlyArray<StoredEventRow>) =>
+    // stays prepared (db/Database.ts, db/PgliteClient.ts). Relaxed, its commit does not wait for
+    // the disk (db/Commit.ts): a running run's events, written while it runs.
+    const eventInsert = (runId: string, events: ReadonlyArray<StoredEventRow>, relaxed = false) =>
       sql`INSERT INTO run_events (run_id, seq, event)
-          SELECT ${runId}::uuid, (item->>'seq')::int, item->'event' FROM jsonb_array_elements(${JSON.stringify(events)}::jsonb) AS item
+          SELECT ${runId}::uuid, (item->>'seq')::int, item->'event'
+          FROM jsonb_array_elements(${JSON.stringify(events)}::jsonb) AS item${sql.literal(relaxed ? `, ${relaxedFromItem}` : "")}
           ON CONFLICT DO NOTHING`
 
     const heartbeat = SqlSchema.findAll({
@@ -115,7 +118,7 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
       closeRuns,
       /** Appends events; one already written (a retried batch) is kept as it is. */
       appendEvents: (runId: string, batch: ReadonlyArray<StoredEventRow>) =>
-        Effect.asVoid(eventInsert(runId, batch)),
+        Effect.asVoid(rows(eventInsert(runId, batch, true))),
       /** Keeps these runs' locks alive; answers the ones still running here, with their cancel flag. */
       heartbeat: (ids: ReadonlyArray<string>) => heartbeat(ids),
       /** Takes the session's lock for a new run; false when a run holds it. */

@@ -5,13 +5,10 @@
  * memory while it runs here, and written to `run_events` in small batches, so a client can rejoin
  * a live or finished run and get what it missed, with no gap and no duplicate.
  */
-import { SqlClient } from "@effect/sql"
 import { Cause, Chunk, Context, Deferred, Duration, Effect, Exit, FiberMap, FiberRef, Option, Schedule, Stream, Tracer } from "effect"
 import { randomUUID } from "node:crypto"
 import type { TurnResult } from "../agent/Turn.ts"
-import { relaxed } from "../db/Commit.ts"
 import { Bus } from "../db/Bus.ts"
-import { DatabaseInfo } from "../db/Database.ts"
 import { writeBehind } from "../db/WriteBehind.ts"
 import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
 import { traced } from "../telemetry/Spans.ts"
@@ -60,7 +57,6 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
   scoped: Effect.gen(function* () {
     const repo = yield* RunsRepo
     const bus = yield* Bus
-    const relaxedCommit = relaxed(yield* SqlClient.SqlClient, (yield* DatabaseInfo).backend)
     const owner = makeOwner()
     yield* Effect.addFinalizer(() => Effect.sync(() => releaseOwner(owner)))
     // Finished runs stay in memory `keepFinished` for a quick rejoin, then one timer drops them: a
@@ -97,14 +93,15 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     const quota = makeQuota()
 
     /**
-     * Writes the run's unwritten events while it runs (relaxed: replay data, not the turn itself);
-     * answers whether it wrote any, so readers in other processes can be told (one notice a cycle).
+     * Writes the run's unwritten events while it runs (committed relaxed by the statement itself:
+     * replay data, not the turn itself); answers whether it wrote any, so readers in other
+     * processes can be told (one notice a cycle).
      */
     const flush = (run: LiveRun) =>
       Effect.suspend(() => {
         if (run.unflushed.length === 0 || run.finished) return Effect.succeed(false)
         const batch = run.unflushed.splice(0, run.unflushed.length)
-        return relaxedCommit(repo.appendEvents(run.id, batch.map(storedRow))).pipe(
+        return repo.appendEvents(run.id, batch.map(storedRow)).pipe(
           Effect.as(true),
           // Put the batch back so the next flush retries it (a database failure is a defect).
           Effect.onError(() => Effect.sync(() => (run.unflushed.unshift(...batch), unwritten.add(run))))
