@@ -1,4 +1,5 @@
 /** SQL for sessions and messages. */
+import { relaxedFromItem } from "../db/Commit.ts"
 import { DirectStatements } from "../db/Direct.ts"
 import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
@@ -257,8 +258,11 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
             return { through: first.through, summary: first.summary, counted: first.counted, rows }
           })
         ),
-      /** One statement: the message and the session's activity time commit together. */
-      append: (sessionId: string, message: NewMessage) =>
+      /**
+       * One statement: the message and the session's activity time commit together; `relaxed`,
+       * that commit does not wait for the disk (db/Commit.ts).
+       */
+      append: (sessionId: string, message: NewMessage, relaxed = false) =>
         Effect.suspend(() => {
           const id = randomUUID()
           // Only the time comes back: the rest of the row is what was sent (no JSON read back).
@@ -272,7 +276,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
               ), touched AS (
                 -- The first user message with text names an untitled session (the same statement: no extra round trip).
                 UPDATE sessions SET updated_at = now(), title = COALESCE(title, ${titleFrom(message)}) WHERE id = ${sessionId})
-              SELECT created_at FROM inserted`)),
+              SELECT created_at FROM inserted${sql.literal(relaxed ? `, ${relaxedFromItem}` : "")}`)),
             (rows): MessageRow => ({
               id,
               session_id: sessionId,

@@ -1,10 +1,7 @@
 /** Sessions: the conversation a client has with a bot, and its stored messages. */
-import { SqlClient } from "@effect/sql"
 import { isUuid } from "../contract/Params.ts"
 import { Effect } from "effect"
-import { relaxed } from "../db/Commit.ts"
 import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConfig.ts"
-import { DatabaseInfo } from "../db/Database.ts"
 import { Bots } from "../bots/Bots.ts"
 import { BotNotFound } from "../bots/Errors.ts"
 import { ValidationError } from "../contract/Errors.ts"
@@ -38,7 +35,6 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
   effect: Effect.gen(function* () {
     const repo = yield* SessionsRepo
     const bots = yield* Bots
-    const relaxedCommit = relaxed(yield* SqlClient.SqlClient, (yield* DatabaseInfo).backend)
     const secrets = yield* makeDispatchSecrets
     // Rows an older release stored with a URL credential in the clear are sealed once, here.
     yield* repo.resealDispatchConfigs(secrets.seal)
@@ -189,7 +185,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
 
     /** Stores a message; `durable: false` commits relaxed (see db/Commit.ts). */
     const append = (sessionId: string, message: NewMessage, options: { readonly durable?: boolean } = {}) =>
-      Effect.map(options.durable === false ? relaxedCommit(repo.append(sessionId, message)) : repo.append(sessionId, message), toMessage)
+      Effect.map(repo.append(sessionId, message, options.durable === false), toMessage)
 
     return traced("Sessions", {
       get,
