@@ -18,6 +18,7 @@ import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { createTestDatabase, type Backend } from "../test/support/database.ts"
+import { waitFor } from "../test/support/integrations.ts"
 import { API_KEY, spawnServer } from "../test/support/server.ts"
 import { startFakeLlmProcess } from "./children.ts"
 
@@ -47,14 +48,6 @@ const post = (url: string, body: string) =>
     request.on("error", reject)
     request.end(body)
   })
-
-const until = async (done: () => boolean, what: string) => {
-  const started = Date.now()
-  while (!done()) {
-    if (Date.now() - started > 30_000) throw new Error(`bench/steps: no ${what} after 30 s`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
 
 interface Tally {
   readonly total: number
@@ -86,7 +79,7 @@ const measure = async (label: string, root: string | undefined, llmUrl: string):
   const read = async (dump: number) => {
     process.kill(server.process.pid!, "SIGUSR2")
     const file = `${out}.${dump}`
-    await until(() => fs.existsSync(file), `tally from ${label}`)
+    await waitFor(() => (fs.existsSync(file) ? true : undefined), `the tally from ${label}`, 30_000)
     return fs.readFileSync(file, "utf8")
   }
   try {
