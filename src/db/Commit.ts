@@ -14,3 +14,6 @@
  * would hold to that transaction's end, so only bookkeeping statements made on their own take it.
  */
 export const relaxedFromItem = "(SELECT set_config('synchronous_commit', 'off', true)) AS relaxed_commit"
+
+/** What a statement's `FROM` list gains when it commits `relaxed`: the item, or nothing. */
+export const relaxedJoin = (relaxed: boolean) => (relaxed ? `, ${relaxedFromItem}` : "")

@@ -5,7 +5,7 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Duration, Effect, Option, Schema } from "effect"
-import { relaxedFromItem } from "../db/Commit.ts"
+import { relaxedJoin } from "../db/Commit.ts"
 import { DirectStatements } from "../db/Direct.ts"
 import { decodeRows, IdRow, repository } from "../db/Repository.ts"
 import type { StatementNotice } from "../db/Bus.ts"
@@ -35,7 +35,7 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
     const eventInsert = (runId: string, events: ReadonlyArray<StoredEventRow>, relaxed = false) =>
       sql`INSERT INTO run_events (run_id, seq, event)
           SELECT ${runId}::uuid, (item->>'seq')::int, item->'event'
-          FROM jsonb_array_elements(${JSON.stringify(events)}::jsonb) AS item${sql.literal(relaxed ? `, ${relaxedFromItem}` : "")}
+          FROM jsonb_array_elements(${JSON.stringify(events)}::jsonb) AS item${sql.literal(relaxedJoin(relaxed))}
           ON CONFLICT DO NOTHING`
 
     const heartbeat = SqlSchema.findAll({

@@ -1,5 +1,5 @@
 /** SQL for sessions and messages. */
-import { relaxedFromItem } from "../db/Commit.ts"
+import { relaxedJoin } from "../db/Commit.ts"
 import { DirectStatements } from "../db/Direct.ts"
 import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
@@ -276,7 +276,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
               ), touched AS (
                 -- The first user message with text names an untitled session (the same statement: no extra round trip).
                 UPDATE sessions SET updated_at = now(), title = COALESCE(title, ${titleFrom(message)}) WHERE id = ${sessionId})
-              SELECT created_at FROM inserted${sql.literal(relaxed ? `, ${relaxedFromItem}` : "")}`)),
+              SELECT created_at FROM inserted${sql.literal(relaxedJoin(relaxed))}`)),
             (rows): MessageRow => ({
               id,
               session_id: sessionId,
