@@ -1,8 +1,9 @@
 /**
  * The notification bus on both databases: a wait wakes on a notice from another bus (on PostgreSQL
  * another listening connection, as another process would have), a notice between the check and the
- * wait is not missed, a waker is handed only the notices it wants, and on PostgreSQL a listening connection that is killed comes back and wakes
- * every waiter to read again (the catch-up), after which notices flow again.
+ * wait is not missed, a waker is handed only the notices it wants, and on PostgreSQL a listening
+ * connection that is killed comes back and wakes every waiter to read again (the catch-up), after
+ * which notices flow again.
  */
 import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Duration, Effect, Fiber, Layer, ManagedRuntime, Option, Schedule, Stream } from "effect"
