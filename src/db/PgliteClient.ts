@@ -15,6 +15,7 @@ import { Context, Effect, Layer, Stream } from "effect"
 import * as v8 from "node:v8"
 import type { PgliteWasmTier } from "../config/AppConfig.ts"
 import * as Direct from "./Direct.ts"
+import { keepFileSizes } from "./PgliteFileSizes.ts"
 
 export interface PgliteOptions {
   /** A directory for the database files, or `memory://` for a throwaway in-memory database. */
@@ -60,6 +61,7 @@ const openPglite = ({ dataDir, sharedBuffersMb, wasmTier }: PgliteOptions) =>
             startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffersMb}MB`, "-c", `plan_cache_mode=${planCacheMode}`]
           })
         )
+        keepFileSizes(db)
         await db.exec("CREATE EXTENSION IF NOT EXISTS vector")
         return db
       },
