@@ -81,6 +81,8 @@ export interface AssembledContext {
  */
 const contentOf = (row: HistoryRow, hear: boolean): ChatMessage["content"] => {
   const attachments = row.role === "user" ? (row.attachments ?? []) : []
+  // Most rows have none: no arrays made for them (every turn converts the whole history).
+  if (attachments.length === 0) return row.content
   const images = attachments.map(imageUrlOf).filter((url) => url !== null)
   const voice = hear ? attachments.map(modelAudioOf).filter((audio) => audio !== null) : []
   if (images.length === 0 && voice.length === 0) return row.content

@@ -126,8 +126,11 @@ export const preparedStatements = (db: PGlite) => {
       const serializer = db.serializers[statement.types[index]!]
       return serializer ? serializer(value) : String(value)
     })
+    // No sync to the file system after it: for a data directory on disk (NODEFS) or in memory that
+    // sync does nothing, but it still takes PGlite's file-system mutex, a few promises a statement.
     const { messages } = await db.execProtocol(
-      concatMessages([serialize.bind({ statement: statement.name, values }), serialize.describe({ type: "P" }), serialize.execute({}), serialize.sync()])
+      concatMessages([serialize.bind({ statement: statement.name, values }), serialize.describe({ type: "P" }), serialize.execute({}), serialize.sync()]),
+      { syncToFs: false }
     )
     return parse.parseResults(messages, db.parsers, rowMode ? { rowMode } : undefined)[0]?.rows ?? []
   }
