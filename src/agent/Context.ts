@@ -29,7 +29,13 @@ const contentTokens = (content: ChatMessage["content"]) =>
 export const messageTokens = (message: {
   readonly content: ChatMessage["content"]
   readonly tool_calls?: ReadonlyArray<{ readonly function: { readonly arguments: string } }> | null | undefined
-}) => 4 + contentTokens(message.content) + (message.tool_calls ?? []).reduce((n, call) => n + estimateTokens(call.function.arguments) + 8, 0)
+}) => {
+  // A loop, not a reduce over `tool_calls ?? []`: this runs for every history row several times a turn.
+  let tokens = 4 + contentTokens(message.content)
+  const calls = message.tool_calls
+  if (calls) for (const call of calls) tokens += estimateTokens(call.function.arguments) + 8
+  return tokens
+}
 
 /** Known context windows; anything else gets the default. */
 const contextWindows: ReadonlyArray<readonly [RegExp, number]> = [
@@ -93,12 +99,32 @@ const contentOf = (row: HistoryRow, hear: boolean): ChatMessage["content"] => {
   ]
 }
 
-const toChatMessage = (row: HistoryRow, hear: boolean, toolResultLimit: number): ChatMessage => ({
-  role: row.role,
-  content: row.role === "tool" && row.content !== null ? forModel(row.content, toolResultLimit) : contentOf(row, hear),
-  ...(row.tool_calls && row.tool_calls.length > 0 ? { tool_calls: row.tool_calls as ChatMessage["tool_calls"] } : {}),
-  ...(row.tool_call_id ? { tool_call_id: row.tool_call_id } : {})
-})
+const convertRow = (row: HistoryRow, hear: boolean, toolResultLimit: number): ChatMessage => {
+  const message: { -readonly [K in keyof ChatMessage]: ChatMessage[K] } = {
+    role: row.role,
+    content: row.role === "tool" && row.content !== null ? forModel(row.content, toolResultLimit) : contentOf(row, hear)
+  }
+  if (row.tool_calls && row.tool_calls.length > 0) message.tool_calls = row.tool_calls as ChatMessage["tool_calls"]
+  if (row.tool_call_id) message.tool_call_id = row.tool_call_id
+  return message
+}
+
+/**
+ * Stored rows as the model gets them, kept per row: a session's history is held between turns
+ * (sessions/History.ts) and every turn sends all of it, so a row is converted once, not on every
+ * turn. A row with attachments is converted each time (its voice is heard in its own turn only);
+ * a tool result is kept for the limit it was cut at.
+ */
+const converted = new WeakMap<HistoryRow, { readonly toolResultLimit: number; readonly message: ChatMessage }>()
+
+const toChatMessage = (row: HistoryRow, hear: boolean, toolResultLimit: number): ChatMessage => {
+  if (row.role === "user" && (row.attachments?.length ?? 0) > 0) return convertRow(row, hear, toolResultLimit)
+  const held = converted.get(row)
+  if (held !== undefined && held.toolResultLimit === toolResultLimit) return held.message
+  const message = convertRow(row, hear, toolResultLimit)
+  converted.set(row, { toolResultLimit, message })
+  return message
+}
 
 export const systemPrompt = (input: Pick<ContextInput, "bot" | "skills" | "preamble" | "channel">) => {
   const parts: Array<string> = []
@@ -125,8 +151,8 @@ export const repairToolSequence = (messages: ReadonlyArray<ChatMessage>): Array<
     index += 1
     if (message.role === "tool") continue
     out.push(message)
-    const calls = message.role === "assistant" ? (message.tool_calls ?? []) : []
-    if (calls.length === 0) continue
+    const calls = message.role === "assistant" ? message.tool_calls : undefined
+    if (calls === undefined || calls.length === 0) continue
     const pending = new Map(calls.map((call) => [call.id, call]))
     const results = new Map<string, ChatMessage>()
     const deferred: Array<ChatMessage> = []
