@@ -6,9 +6,9 @@
  * about 6 % of an embedded server's CPU at 50 concurrent turns (bench/README.md, "PGlite's file
  * lengths").
  *
- * PGlite holds its data directory alone, and a file's length changes only through the file
- * system's own operations: a write (the length grows to the write's end), a truncation, an open
- * (which may truncate). So a regular file's length is kept on its node once read, moved by each
+ * Only this PGlite writes its data directory (two processes on one would corrupt it whatever the
+ * lengths), and a file's length changes only through the file system's own operations: a write
+ * (the length grows to the write's end), a truncation, an open (which may truncate). So a regular file's length is kept on its node once read, moved by each
  * write past it, and forgotten on a truncation or an open, when the next seek reads it again.
  * Emscripten keeps one node per path, so every descriptor of a file sees the same length.
  */
