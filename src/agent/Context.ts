@@ -81,13 +81,18 @@ export interface AssembledContext {
   readonly droppedMessages: number
 }
 
+const noAttachments: ReadonlyArray<unknown> = []
+
+/** What the model is given beside a row's text: a user message's attachments (other roles' are not sent). */
+const attachmentsOf = (row: HistoryRow): ReadonlyArray<unknown> => (row.role === "user" && row.attachments) || noAttachments
+
 /**
  * A stored message's text, images and (when `hear`) voice as content parts; its text alone when it
  * has neither. Voice is heard once, in its own turn: later turns have its transcript.
  */
 const contentOf = (row: HistoryRow, hear: boolean): ChatMessage["content"] => {
-  const attachments = row.role === "user" ? (row.attachments ?? []) : []
-  // Most rows have none: no arrays made for them (every turn converts the whole history).
+  const attachments = attachmentsOf(row)
+  // Most rows have none: no arrays made for them.
   if (attachments.length === 0) return row.content
   const images = attachments.map(imageUrlOf).filter((url) => url !== null)
   const voice = hear ? attachments.map(modelAudioOf).filter((audio) => audio !== null) : []
@@ -118,7 +123,7 @@ const convertRow = (row: HistoryRow, hear: boolean, toolResultLimit: number): Ch
 const converted = new WeakMap<HistoryRow, { readonly toolResultLimit: number; readonly message: ChatMessage }>()
 
 const toChatMessage = (row: HistoryRow, hear: boolean, toolResultLimit: number): ChatMessage => {
-  if (row.role === "user" && (row.attachments?.length ?? 0) > 0) return convertRow(row, hear, toolResultLimit)
+  if (attachmentsOf(row).length > 0) return convertRow(row, hear, toolResultLimit)
   const held = converted.get(row)
   if (held !== undefined && held.toolResultLimit === toolResultLimit) return held.message
   const message = convertRow(row, hear, toolResultLimit)

@@ -8,9 +8,10 @@
  *
  * Only this PGlite writes its data directory (two processes on one would corrupt it whatever the
  * lengths), and a file's length changes only through the file system's own operations: a write
- * (the length grows to the write's end), a truncation, an open (which may truncate). So a regular file's length is kept on its node once read, moved by each
- * write past it, and forgotten on a truncation or an open, when the next seek reads it again.
- * Emscripten keeps one node per path, so every descriptor of a file sees the same length.
+ * (the length grows to the write's end), a truncation, an open (which may truncate). So a regular
+ * file's length is kept on its node once read, moved by each write past it, and forgotten on a
+ * truncation or an open, when the next seek reads it again. Emscripten keeps one node per path, so
+ * every descriptor of a file sees the same length.
  */
 import type { PGlite } from "@electric-sql/pglite"
 
