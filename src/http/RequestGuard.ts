@@ -136,11 +136,13 @@ const readWithin = (source: IncomingMessage, limit: number, setting: string) =>
   })
 
 /**
- * The request as a handler should see it: its body readers bounded by `limit` and, for JSON, the
- * text checks. Failures are the platform's `RequestError` (what its readers fail with) whose
- * cause is the `RequestRefused` to answer.
+ * Bounds the request's body readers by `limit` and, for JSON, the text checks. Failures are the
+ * platform's `RequestError` (what its readers fail with) whose cause is the `RequestRefused` to
+ * answer. The readers are set on the request itself (shadowing its class's getters), so the
+ * handler's context stays the one the platform made: giving a wrapped request instead would copy
+ * that whole context (70-odd services) and write a fiber ref twice, on every request with a body.
  */
-const guardedRequest = (request: HttpServerRequest.HttpServerRequest, limit: number, setting: string, json: boolean) => {
+const guardBody = (request: HttpServerRequest.HttpServerRequest, limit: number, setting: string, json: boolean) => {
   const fail = (cause: unknown) => new HttpServerError.RequestError({ request, reason: "Decode", cause })
   const memo = <A>(effect: Effect.Effect<A, HttpServerError.RequestError>) => {
     // Read once, whoever asks first; the others wait for that read. (Effect.cached would do the
@@ -163,20 +165,12 @@ const guardedRequest = (request: HttpServerRequest.HttpServerRequest, limit: num
   )
   const parsed = Effect.flatMap(text, (body) => Effect.try({ try: () => (body === "" ? null : JSON.parse(body)), catch: fail }))
   const arrayBuffer = Effect.map(bytes, (buffer) => buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength) as ArrayBuffer)
-  return new Proxy(request, {
-    get(target, property) {
-      switch (property) {
-        case "text":
-          return text
-        case "json":
-          return parsed
-        case "arrayBuffer":
-          return arrayBuffer
-        case "urlParamsBody":
-          return Effect.flatMap(text, (body) => Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(body)), catch: fail }))
-        default:
-          return Reflect.get(target, property, target)
-      }
+  Object.defineProperties(request, {
+    text: { value: text },
+    json: { value: parsed },
+    arrayBuffer: { value: arrayBuffer },
+    urlParamsBody: {
+      get: () => Effect.flatMap(text, (body) => Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(body)), catch: fail }))
     }
   })
 }
@@ -219,14 +213,11 @@ export const requestGuard = HttpApiBuilder.middleware(
             new RequestRefused({ status: 415, body: { detail: `Unsupported Content-Type ${contentType}: this route takes application/json` } })
           )
         }
-        const guarded = guardedRequest(request, limit.bytes, limit.setting, isJsonType(contentType))
-        // The guarded request, and the limit the platform's multipart parser reads, given in one
-        // copy of the request's context (each service given alone copies all of it).
-        const given = Context.make(HttpServerRequest.HttpServerRequest, guarded).pipe(
-          Context.add(HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(limit.bytes)))
-        )
-        type Rest = Exclude<Effect.Effect.Context<typeof app>, HttpServerRequest.HttpServerRequest | HttpIncomingMessage.MaxBodySize>
-        return yield* Effect.mapInputContext(app, (context: Context.Context<Rest>) => Context.merge(context, given))
+        guardBody(request, limit.bytes, limit.setting, isJsonType(contentType))
+        // The platform's multipart parser reads its limit from the context (one copy of it, for
+        // an upload only).
+        if (!contentType.startsWith("multipart/")) return yield* app
+        return yield* Effect.provideService(app, HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(limit.bytes)))
       })
   })
 )

@@ -45,8 +45,12 @@ interface LiveRun {
 export const staleAfter = Duration.seconds(30)
 const heartbeatEvery = Duration.seconds(5)
 const flushEvery = Duration.millis(150)
-/** How long a finished run stays in memory for a quick rejoin (the database keeps it anyway). */
-const keepFinished = Duration.seconds(60)
+/**
+ * How long a finished run stays in memory for a quick rejoin (the database keeps it anyway): long
+ * enough for a client's reconnect. At a few hundred turns a second each second kept is hundreds of
+ * runs in the old generation, marked again by every full collection (a minute kept some 15,000).
+ */
+export const keepFinished = Duration.seconds(10)
 /** What a run closed for a process that stopped says to its readers. */
 const interruptedMessage = "The server running this session stopped before the run finished"
 
@@ -61,7 +65,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     yield* Effect.addFinalizer(() => Effect.sync(() => releaseOwner(owner)))
     // Finished runs stay in memory `keepFinished` for a quick rejoin, then one timer drops them: a
     // queue in the order they finished (so in the order they expire), not a fiber each (thousands
-    // at a few hundred turns a second, each kept alive a minute, cost the garbage collector).
+    // at a few hundred turns a second, each kept alive for `keepFinished`, cost the garbage collector).
     const expiring: Array<{ readonly id: string; readonly at: number }> = []
     let expiringHead = 0
     let sweepTimer: ReturnType<typeof setTimeout> | undefined

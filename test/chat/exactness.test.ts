@@ -1,13 +1,16 @@
 /**
  * Streams are exact under concurrency: every `/chat/stream` ends with `response`, a message queued
  * behind a busy session streams its own turn to the end (it follows its task), the stored messages
- * are what was streamed, and a rejoin replays exactly the events the live stream carried.
+ * are what was streamed, and a rejoin replays exactly the events the live stream carried, from
+ * memory just after the run and from the stored log once the run has left memory.
  */
+import { Duration } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 import { readSse, type SseEvent } from "../support/sse.ts"
+import { keepFinished } from "../../src/runs/Runs.ts"
 
 const ECHO = "echo "
 
@@ -51,6 +54,17 @@ describe.each(backends)("stream exactness (%s)", (backend) => {
     // The queued turn's events are its run's: a rejoin of that run replays them exactly.
     expect((await rejoin(second.at(-1)!.data.session_id)).map((event) => event.raw)).toEqual(second.slice(1).map((event) => event.raw))
   })
+
+  it("replays a finished run exactly once it has left memory, from the stored log", async () => {
+    const live = await stream({ message: "kept in the log", client_id: "exact-expired" })
+    const sessionId = live.at(-1)!.data.session_id as string
+    // Right after the end the run is still held in memory; past `keepFinished` it is read back.
+    const fromMemory = await rejoin(sessionId)
+    await new Promise((resolve) => setTimeout(resolve, Duration.toMillis(keepFinished) + 1500))
+    const fromLog = await rejoin(sessionId)
+    expect(fromMemory.map((event) => event.raw)).toEqual(live.map((event) => event.raw))
+    expect(fromLog.map((event) => event.raw)).toEqual(live.map((event) => event.raw))
+  }, 60_000)
 
   it("ends 500 streams at 50 concurrent with response, stores what was streamed, and replays it exactly", async () => {
     const clients = 50
