@@ -10,6 +10,7 @@
  *
  *   npx tsx bench/footprint.ts [pglite|postgres|both] [--turns 300] [--streams 120] [--idle-seconds 30]
  *                              [--settle-seconds 45] [--stream-settle-seconds 10] [--before <checkout>] [--before-compiled]
+ *                              [--node-args "<flags>"] [--before-node-args "<flags>"]   # node's flags for each column
  *
  * Idle is measured after `--settle-seconds` (V8 finishes compiling in the first half minute, and
  * about 30 s after the start collects the start-up heap in one full collection, half a second of
@@ -50,14 +51,22 @@ const beforeAt = args.indexOf("--before")
 const beforeRoot = beforeAt >= 0 ? path.resolve(args[beforeAt + 1]!) : root
 // `--before-compiled` runs that checkout compiled too (its dist/ built), to compare code with code.
 const beforeCompiled = args.includes("--before-compiled")
+// Flags for each column's node (a V8 heap setting, say); `--before .` with flags on one side only
+// shows what a flag does.
+const flagsOf = (name: string) => {
+  const at = args.indexOf(`--${name}`)
+  return at >= 0 ? args[at + 1]!.split(" ").filter(Boolean) : []
+}
+const beforeNodeArgs = flagsOf("before-node-args")
+const afterNodeArgs = flagsOf("node-args")
 const variants = {
   before: {
     cwd: beforeRoot,
     argv: beforeCompiled
-      ? [path.join(beforeRoot, "bin/cairn.mjs"), "serve"]
-      : [path.join(beforeRoot, "node_modules/tsx/dist/cli.mjs"), "src/cli.ts", "serve"]
+      ? [...beforeNodeArgs, path.join(beforeRoot, "bin/cairn.mjs"), "serve"]
+      : [...beforeNodeArgs, path.join(beforeRoot, "node_modules/tsx/dist/cli.mjs"), "src/cli.ts", "serve"]
   },
-  after: { cwd: root, argv: [path.join(root, "bin/cairn.mjs"), "serve"] }
+  after: { cwd: root, argv: [...afterNodeArgs, path.join(root, "bin/cairn.mjs"), "serve"] }
 } as const
 type Variant = keyof typeof variants
 

@@ -9,6 +9,7 @@
  *
  *   npx tsx bench/gcTurns.ts [--backend postgres|pglite] [--turns 3000] [--concurrency 50]
  *                            [--node-args "--max-semi-space-size=32"] [--before <checkout with dist/ built>]
+ *                            [--warmup 6000] [--env "PGLITE_WASM_TIER=optimizing"]   # settings for the server
  *
  * The fake LLM answers after 50 ms with nine words (as bench/turns.ts); each client is its own
  * session, sending turn after turn to `POST /chat`.
@@ -27,8 +28,16 @@ const arg = (name: string, fallback: string) => {
 const BACKEND = arg("backend", "postgres") as Backend
 const TURNS = Number(arg("turns", "3000"))
 const CONCURRENCY = Number(arg("concurrency", "50"))
-const WARMUP = Math.max(CONCURRENCY * 8, 400)
+/** Turns before the measured ones: V8's optimizing of the server settles after a few thousand (bench/turns.ts). */
+const WARMUP = Number(arg("warmup", "6000"))
 const NODE_ARGS = arg("node-args", "").split(" ").filter(Boolean)
+/** Settings for the server (`--env "PGLITE_WASM_TIER=optimizing"`), space-separated. */
+const SERVER_ENV = Object.fromEntries(
+  arg("env", "")
+    .split(" ")
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)])
+)
 const BEFORE = arg("before", "")
 const PROVIDER_KEY = "sk-bench-provider-key-0123456789"
 
@@ -84,7 +93,7 @@ const measure = async (label: string, root: string | undefined) => {
   const fake = await startFakeLlmProcess({ delayMs: "50", reply: "The quick brown fox jumps over the lazy dog.", apiKey: PROVIDER_KEY })
   const server = await spawnServer(
     db,
-    { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: PROVIDER_KEY, DEFAULT_MODEL: "fake-model", LOG_LEVEL: "warning", RUNS_PER_CREDENTIAL_MAX: String(Math.max(16, CONCURRENCY)) },
+    { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: PROVIDER_KEY, DEFAULT_MODEL: "fake-model", LOG_LEVEL: "warning", RUNS_PER_CREDENTIAL_MAX: String(Math.max(16, CONCURRENCY)), ...SERVER_ENV },
     ["--trace-gc-nvp", ...NODE_ARGS],
     root
   )
@@ -97,6 +106,7 @@ const measure = async (label: string, root: string | undefined) => {
     await drive(server.baseUrl, TURNS)
     const seconds = Number(process.hrtime.bigint() - started) / 1e9
     const after = threadCpu(pid)
+    const rssMb = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024
     const gcs = collections(server.output().slice(logged))
     let main = { user: 0, system: 0 }
     let others = 0
@@ -118,7 +128,8 @@ const measure = async (label: string, root: string | undefined) => {
       markCompacts: (count("mc") * 1000) / TURNS,
       allocatedKb: perTurn(sum("allocated")) / 1024,
       promotedKb: perTurn(sum("promoted")) / 1024,
-      pauseMs: perTurn(sum("pause"))
+      pauseMs: perTurn(sum("pause")),
+      rssMb
     }
   } finally {
     await server.stop()
@@ -132,11 +143,13 @@ for (const [label, root] of BEFORE ? [["before", path.resolve(BEFORE)], ["after"
   rows.push(await measure(label, root))
 }
 agent.destroy()
-console.log(`backend=${BACKEND} turns=${TURNS} concurrency=${CONCURRENCY} node args: ${NODE_ARGS.join(" ") || "none"}`)
-console.log("| | turns/s | main thread ms/turn (user + system) | other threads ms/turn | scavenges / 1000 turns | mark-compacts / 1000 turns | allocated KB/turn | promoted KB/turn | GC pause ms/turn |")
-console.log("|---|---|---|---|---|---|---|---|---|")
+console.log(
+  `backend=${BACKEND} turns=${TURNS} warm-up=${WARMUP} concurrency=${CONCURRENCY} node args: ${NODE_ARGS.join(" ") || "none"} env: ${arg("env", "") || "none"}`
+)
+console.log("| | turns/s | main thread ms/turn (user + system) | other threads ms/turn | scavenges / 1000 turns | mark-compacts / 1000 turns | allocated KB/turn | promoted KB/turn | GC pause ms/turn | RSS at the end MB |")
+console.log("|---|---|---|---|---|---|---|---|---|---|")
 for (const r of rows) {
   console.log(
-    `| ${r.label} | ${r.turnsPerSecond.toFixed(0)} | ${r.mainUser.toFixed(2)} + ${r.mainSystem.toFixed(2)} | ${r.otherThreads.toFixed(2)} | ${r.scavenges.toFixed(0)} | ${r.markCompacts.toFixed(1)} | ${r.allocatedKb.toFixed(0)} | ${r.promotedKb.toFixed(1)} | ${r.pauseMs.toFixed(3)} |`
+    `| ${r.label} | ${r.turnsPerSecond.toFixed(0)} | ${r.mainUser.toFixed(2)} + ${r.mainSystem.toFixed(2)} | ${r.otherThreads.toFixed(2)} | ${r.scavenges.toFixed(0)} | ${r.markCompacts.toFixed(1)} | ${r.allocatedKb.toFixed(0)} | ${r.promotedKb.toFixed(1)} | ${r.pauseMs.toFixed(3)} | ${r.rssMb.toFixed(0)} |`
   )
 }

@@ -10,6 +10,7 @@
  *                          [--node-args "--max-semi-space-size=32"]   # flags for the server's node
  *                          [--reply "many words"] [--chunk-delay-ms 2]   # the fake's answer, one chunk per word, paced
  *                          [--before <checkout with dist/ built>] [--rounds 2]   # before and after in turn, same run
+ *                          [--warmup 6000]   # turns each cell runs before it is measured
  *
  * Processes: the fake LLM and `cairn serve` are children of this one, so their CPU is read apart
  * from the client's, from /proc/<pid>/stat; on PostgreSQL the CPU of the server's backends (the
@@ -49,7 +50,14 @@ const BEFORE = arg("before", "")
 const ROUNDS = Number(arg("rounds", BEFORE ? "2" : "1"))
 /** Flags for the server's node (a V8 heap setting to compare, say), space-separated. */
 const NODE_ARGS = arg("node-args", "").split(" ").filter(Boolean)
-const WARMUP_TURNS = Math.max(CONCURRENCY * 4, Math.floor(TURNS / 10))
+/**
+ * Turns each cell runs before it is measured. V8 goes on optimizing the server's functions for
+ * its first few thousand turns, on its helper threads (`--trace-opt` on a PostgreSQL server at 50
+ * concurrent: 363 functions optimized in turns 600–2,600, 59 in 3,000–5,000, 9 in 8,000–10,000):
+ * work a long-running server does once. The default measures the steady state after it;
+ * `--warmup 300` is what sections of bench/README.md before 2026-11-27 measured.
+ */
+const WARMUP_TURNS = Number(arg("warmup", "6000"))
 const AFTER_MS = 5000
 
 const PROVIDER_KEY = "sk-bench-provider-key-0123456789"
