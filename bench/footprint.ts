@@ -21,11 +21,11 @@
  * directory, and on PostgreSQL a fresh database.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process"
-import * as fs from "node:fs"
 import * as path from "node:path"
 import { startFakeLlm, type FakeLlm } from "../test/fixtures/fakeLlm.ts"
 import { createTestDatabase, type Backend, type TestDatabase } from "../test/support/database.ts"
 import { childPids, freePort } from "../test/support/server.ts"
+import { cpuMs, loadAverage, rssMb } from "./proc.ts"
 
 const root = path.resolve(import.meta.dirname, "..")
 const args = process.argv.slice(2)
@@ -43,7 +43,6 @@ const streamSettleSeconds = option("stream-settle-seconds", 10)
 const idleSeconds = option("idle-seconds", 30)
 const settleSeconds = option("settle-seconds", 45)
 const API_KEY = "bench-static-key-0123456789"
-const TICKS = 100 // USER_HZ: /proc/<pid>/stat counts CPU in 1/100 s
 
 // `--before <checkout>` runs the before column from another checkout (main, say), so it shows the
 // code before this change too, not only the same code through tsx.
@@ -75,25 +74,8 @@ type Variant = keyof typeof variants
 
 const tree = (pid: number): Array<number> => [pid, ...childPids(pid).flatMap(tree)]
 
-const rssKb = (pid: number) => {
-  try {
-    return Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0)
-  } catch {
-    return 0
-  }
-}
-const cpuTicks = (pid: number) => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return Number(fields[11]) + Number(fields[12]) // utime, stime
-  } catch {
-    return 0
-  }
-}
-const treeRssMb = (pid: number) => tree(pid).reduce((sum, p) => sum + rssKb(p), 0) / 1024
-const treeCpuSeconds = (pid: number) => tree(pid).reduce((sum, p) => sum + cpuTicks(p), 0) / TICKS
-const loadAverage = () => fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")
+const treeRssMb = (pid: number) => tree(pid).reduce((sum, p) => sum + rssMb(p), 0)
+const treeCpuSeconds = (pid: number) => tree(pid).reduce((sum, p) => sum + cpuMs(p), 0) / 1000
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 // ---------------------------------------------------------------------------------------------

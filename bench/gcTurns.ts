@@ -20,6 +20,7 @@ import * as path from "node:path"
 import { createTestDatabase, type Backend } from "../test/support/database.ts"
 import { API_KEY, spawnServer } from "../test/support/server.ts"
 import { startFakeLlmProcess } from "./children.ts"
+import { cpuOf, rssMb } from "./proc.ts"
 
 const arg = (name: string, fallback: string) => {
   const at = process.argv.indexOf(`--${name}`)
@@ -69,14 +70,7 @@ const drive = async (baseUrl: string, turns: number) => {
 }
 
 /** CPU ms (user, system) of each thread of a process, by thread id. */
-const threadCpu = (pid: number) =>
-  new Map(
-    fs.readdirSync(`/proc/${pid}/task`).map((tid) => {
-      const stat = fs.readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8")
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-      return [tid, { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 }] as const
-    })
-  )
+const threadCpu = (pid: number) => new Map(fs.readdirSync(`/proc/${pid}/task`).map((tid) => [tid, cpuOf(`/proc/${pid}/task/${tid}/stat`)] as const))
 
 /** The collections `--trace-gc-nvp` logged in a stretch of the server's output. */
 const collections = (output: string) =>
@@ -106,7 +100,7 @@ const measure = async (label: string, root: string | undefined) => {
     await drive(server.baseUrl, TURNS)
     const seconds = Number(process.hrtime.bigint() - started) / 1e9
     const after = threadCpu(pid)
-    const rssMb = Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) / 1024
+    const rssAtEnd = rssMb(pid)
     const gcs = collections(server.output().slice(logged))
     let main = { user: 0, system: 0 }
     let others = 0
@@ -129,7 +123,7 @@ const measure = async (label: string, root: string | undefined) => {
       allocatedKb: perTurn(sum("allocated")) / 1024,
       promotedKb: perTurn(sum("promoted")) / 1024,
       pauseMs: perTurn(sum("pause")),
-      rssMb
+      rssMb: rssAtEnd
     }
   } finally {
     await server.stop()

@@ -13,12 +13,12 @@
  * >= 0.8 of direct.
  */
 import { spawn, type ChildProcess } from "node:child_process"
-import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import { createTestDatabase, type Backend } from "../test/support/database.ts"
 import { API_KEY, freePort, spawnServer, type ChildServer } from "../test/support/server.ts"
+import { cpuMs, loadAverage } from "./proc.ts"
 
 const arg = (name: string, fallback: string) => {
   const at = process.argv.indexOf(`--${name}`)
@@ -93,17 +93,6 @@ const post = (url: string, token: string, body: string | undefined): Promise<num
     request.on("error", reject)
     request.end(body)
   })
-
-/** CPU time (user + system) a process has used, in ms, from /proc (Linux; 0 elsewhere). */
-const cpuMs = (pid: number | undefined): number => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 // clock ticks at 100 Hz
-  } catch {
-    return 0
-  }
-}
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 const summary = (samples: ReadonlyArray<number>) => {
@@ -214,7 +203,7 @@ const main = async () => {
   } finally {
     agent.destroy()
   }
-  console.log(`\nmachine load average at the end: ${fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`)
+  console.log(`\nmachine load average at the end: ${loadAverage()}`)
 }
 
 await main()

@@ -8,13 +8,13 @@
  *   npx tsx bench/replicas.ts [seconds=15] [sessions=200]
  */
 import { ConfigProvider, Effect, Layer, ManagedRuntime, Stream } from "effect"
-import * as fs from "node:fs"
 import * as AppConfig from "../src/config/AppConfig.ts"
 import { Bus } from "../src/db/Bus.ts"
 import * as Database from "../src/db/Database.ts"
 import { createTestDatabase } from "../test/support/database.ts"
 import { API_KEY, spawnServer, type ChildServer } from "../test/support/server.ts"
 import { startFakeLlmProcess, startProxyProcess } from "./children.ts"
+import { cpuMs, loadAverage } from "./proc.ts"
 
 const seconds = Number(process.argv[2] ?? 15)
 const sessions = Number(process.argv[3] ?? 200)
@@ -23,12 +23,6 @@ const warmupSeconds = 3
 const quantile = (values: Array<number>, q: number) => {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))]!
-}
-
-/** CPU seconds (user + system) a process has used, from /proc (clock ticks of 10 ms). */
-const cpuSeconds = (pid: number) => {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")
-  return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
 // The fake LLM and the proxy each run in a process of their own: in the load's process they took its
@@ -111,8 +105,8 @@ try {
     // The load's own side, to see that it is not what limits the turns.
     const harness = [process.pid, proxy.child.pid!, llm.child.pid!]
     await load(proxy.url, warmupSeconds * 1000, `warm${n}`)
-    const before = servers.map((server) => cpuSeconds(server.process.pid!))
-    const harnessBefore = harness.map(cpuSeconds)
+    const before = servers.map((server) => cpuMs(server.process.pid!) / 1000)
+    const harnessBefore = harness.map((pid) => cpuMs(pid) / 1000)
     const started = performance.now()
     const [result, busUnderLoad] = await Promise.all([
       load(proxy.url, seconds * 1000, `n${n}`),
@@ -120,12 +114,12 @@ try {
     ])
     const elapsed = (performance.now() - started) / 1000
     if (busUnderLoad) loadedBus = busUnderLoad
-    const cpu = servers.map((server, i) => ((cpuSeconds(server.process.pid!) - before[i]!) / elapsed) * 100)
-    const [client, proxied, provider] = harness.map((pid, i) => ((cpuSeconds(pid) - harnessBefore[i]!) / elapsed) * 100)
+    const cpu = servers.map((server, i) => ((cpuMs(server.process.pid!) / 1000 - before[i]!) / elapsed) * 100)
+    const [client, proxied, provider] = harness.map((pid, i) => ((cpuMs(pid) / 1000 - harnessBefore[i]!) / elapsed) * 100)
     const perSecond = result.turns / elapsed
-    const loadAverage = (await fs.promises.readFile("/proc/loadavg", "utf8")).split(" ").slice(0, 3).join(" ")
+    const loadAfter = loadAverage()
     rows.push(
-      `| ${n} | ${perSecond.toFixed(0)} | ${result.failures} | ${cpu.map((c) => c.toFixed(0) + " %").join(", ")} | ${cpu.reduce((a, b) => a + b, 0).toFixed(0)} % | ${client!.toFixed(0)} % / ${proxied!.toFixed(0)} % / ${provider!.toFixed(0)} % | ${loadAverage} |`
+      `| ${n} | ${perSecond.toFixed(0)} | ${result.failures} | ${cpu.map((c) => c.toFixed(0) + " %").join(", ")} | ${cpu.reduce((a, b) => a + b, 0).toFixed(0)} % | ${client!.toFixed(0)} % / ${proxied!.toFixed(0)} % / ${provider!.toFixed(0)} % | ${loadAfter} |`
     )
     console.log(rows.at(-1))
     proxy.child.kill("SIGTERM")

@@ -20,7 +20,6 @@
  * the server's RSS idle (before the cell), peak (sampled every 100 ms) and after (5 s after it).
  */
 import { spawnSync } from "node:child_process"
-import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -28,6 +27,7 @@ import pg from "pg"
 import { createTestDatabase, type Backend } from "../test/support/database.ts"
 import { API_KEY, spawnServer } from "../test/support/server.ts"
 import { startFakeLlmProcess } from "./children.ts"
+import { cpuMs, loadAverage, rssMb } from "./proc.ts"
 
 const arg = (name: string, fallback: string) => {
   const at = process.argv.indexOf(`--${name}`)
@@ -95,27 +95,6 @@ const post = (url: string, token: string, body: string, check: (text: string) =>
     request.end(body)
   })
 
-const TICK_MS = 1000 / 100 // clock ticks at 100 Hz
-/** CPU (user + system) a process has used, ms. */
-const cpuMs = (pid: number | undefined): number => {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MS
-  } catch {
-    return 0
-  }
-}
-/** Resident set size of a process, MB. */
-const rssMb = (pid: number | undefined): number => {
-  try {
-    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8")
-    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024
-  } catch {
-    return 0
-  }
-}
-const loadAverage = () => fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")
 
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 
