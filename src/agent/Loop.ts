@@ -50,7 +50,7 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
       })
 
     const runTurn = (input: TurnInput): Effect.Effect<TurnResult, SkillNotFound | LlmError> => {
-      const record = input.history ? memoryRecord(input.history) : sessionRecord(sessions, input.sessionId)
+      const record = input.history ? memoryRecord(input.history) : sessionRecord(sessions, input.sessionId, input.withRunEnd)
       return Effect.gen(function* () {
         const { hookIds } = yield* CurrentTurn
         yield* acceptUserText(input, record)
@@ -71,11 +71,15 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
             addUsage(usage, finished.usage)
             if (finished.toolCalls.length === 0 || finalPass) {
               const answer = finished.text || text
-              yield* record.append({
-                role: "assistant",
-                content: answer,
-                metadata: { run_id: input.runId, model: finished.model, ...(reasoning ? { reasoning } : {}) }
-              })
+              // The turn's last write: it commits with the run's end, in that statement.
+              yield* record.append(
+                {
+                  role: "assistant",
+                  content: answer,
+                  metadata: { run_id: input.runId, model: finished.model, ...(reasoning ? { reasoning } : {}) }
+                },
+                { last: true }
+              )
               return answer
             }
             yield* record.append(

@@ -3,14 +3,19 @@
  * stateless caller sent, held in memory for the turn's own later steps and then dropped.
  */
 import { Effect } from "effect"
+import type { CarriedWrites } from "../db/Commit.ts"
 import type { HistoryRow } from "../sessions/Repo.ts"
 import type { Sessions } from "../sessions/Sessions.ts"
 import type { TurnRecord } from "./Turn.ts"
 
-export const sessionRecord = (sessions: Sessions, sessionId: string): TurnRecord => ({
+/** `withRunEnd`: the run that commits the turn's last write with its end (`TurnInput.withRunEnd`). */
+export const sessionRecord = (sessions: Sessions, sessionId: string, withRunEnd?: (writes: CarriedWrites) => void): TurnRecord => ({
   stored: true,
   recent: (limit) => sessions.recent(sessionId, limit),
-  append: (message, options) => Effect.asVoid(sessions.append(sessionId, message, options))
+  append: (message, options) =>
+    options?.last && withRunEnd
+      ? Effect.sync(() => withRunEnd(sessions.appendWrites(sessionId, message)))
+      : Effect.asVoid(sessions.append(sessionId, message, options))
 })
 
 export const memoryRecord = (history: ReadonlyArray<HistoryRow>): TurnRecord => {

@@ -4,6 +4,7 @@
  */
 import { Context, type Effect } from "effect"
 import type { Bot, RetrievalOverride } from "../bots/Model.ts"
+import type { CarriedWrites } from "../db/Commit.ts"
 import type { HookIds } from "../hooks/Model.ts"
 import type { ToolCall, ToolSchema, Usage, UsageContext } from "../providers/Model.ts"
 import type { NewMessage } from "../sessions/Model.ts"
@@ -57,6 +58,11 @@ export interface TurnInput {
   readonly callerTools?: ReadonlyArray<ToolSchema>
   /** Nested turns (delegation) do not fire after_response for the outer run. */
   readonly depth?: number
+  /**
+   * Hands writes to the run, which commits them in the statement that records its end (runs/Runs.ts):
+   * the turn's answer, its last write, costs no statement of its own. A nested turn has none.
+   */
+  readonly withRunEnd?: ((writes: CarriedWrites) => void) | undefined
 }
 
 export interface TurnResult {
@@ -77,7 +83,11 @@ export interface TurnRecord {
   /** Backed by a stored session: compaction and approvals need one. */
   readonly stored: boolean
   readonly recent: (limit: number) => Effect.Effect<ReadonlyArray<HistoryRow>>
-  readonly append: (message: NewMessage, options?: { readonly durable?: boolean }) => Effect.Effect<void>
+  /**
+   * Stores a message. `durable: false` commits relaxed (db/Commit.ts); `last`, the turn's last
+   * write, goes with the run's end where the turn has one (`TurnInput.withRunEnd`).
+   */
+  readonly append: (message: NewMessage, options?: { readonly durable?: boolean; readonly last?: boolean }) => Effect.Effect<void>
 }
 
 /**

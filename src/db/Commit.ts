@@ -7,6 +7,14 @@
  * PGlite runs with `fsync` off: every commit there is already as cheap as a relaxed one.
  */
 
+import type { Statement } from "@effect/sql"
+
+/**
+ * Data-modifying statements that another statement carries as parts of its `WITH`, so they commit
+ * with it, in its round trip (a turn's answer with its run's end, runs/Repo.ts).
+ */
+export type CarriedWrites = ReadonlyArray<Statement.Statement<unknown>>
+
 /**
  * A `FROM` item (one row) whose `set_config(..., true)` turns `synchronous_commit` off for the
  * transaction of the statement that joins it in: on its own, that is the statement's own commit, so

@@ -3,9 +3,9 @@
  * per session); events are rows of `run_events` keyed by run and sequence number. Rows read back are
  * decoded with schemas; a database failure is a defect here.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlClient, SqlSchema, Statement } from "@effect/sql"
 import { Duration, Effect, Option, Schema } from "effect"
-import { relaxedJoin } from "../db/Commit.ts"
+import { type CarriedWrites, relaxedJoin } from "../db/Commit.ts"
 import { DirectStatements } from "../db/Direct.ts"
 import { decodeRows, IdRow, repository } from "../db/Repository.ts"
 import type { StatementNotice } from "../db/Bus.ts"
@@ -23,6 +23,7 @@ const EventRow = Schema.Struct({ seq: Schema.Number, event: Schema.Unknown })
 const StatusRow = Schema.Struct({ status: Schema.String, stale: Schema.Boolean })
 const OwnerRow = Schema.Struct({ owner: Schema.String })
 const ClosedRow = Schema.Struct({ run_id: Schema.String })
+const joinParts = Statement.join(", ", false)
 
 export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
   effect: Effect.gen(function* () {
@@ -131,18 +132,18 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
       release: (runId: string) =>
         Effect.asVoid(sql`UPDATE runs SET status = 'failed', finished_at = now() WHERE id = ${runId} AND status = 'running'`),
       /**
-       * The run's last events and its end in one statement (one round trip, one commit), with the
-       * notice of its end when the bus sends notices from statements (db/Bus.ts, `publishWith`).
+       * The run's last events, the writes its turn left to commit with its end (its answer), and its
+       * end, in one statement (one round trip, one commit), with the notice of its end when the bus
+       * sends notices from statements (db/Bus.ts, `publishWith`).
        */
-      end: (runId: string, status: RunStatus, rest: ReadonlyArray<StoredEventRow>, notice: StatementNotice | undefined) => {
+      end: (runId: string, status: RunStatus, rest: ReadonlyArray<StoredEventRow>, notice: StatementNotice | undefined, carried: CarriedWrites = []) => {
         const ended = sql`UPDATE runs SET status = ${status}, finished_at = now() WHERE id = ${runId}`
         // Data-modifying WITH parts always run, so the notice can be the statement's own result.
         const told = notice && sql`SELECT pg_notify(${notice.channel}, ${notice.payload})`
-        if (rest.length === 0) return Effect.asVoid(rows(told ? sql`WITH ended AS (${ended}) ${told}` : ended))
-        const written = eventInsert(runId, rest)
-        return Effect.asVoid(
-          rows(told ? sql`WITH written AS (${written}), ended AS (${ended}) ${told}` : sql`WITH written AS (${written}) ${ended}`)
-        )
+        const parts = rest.length > 0 ? [...carried, eventInsert(runId, rest)] : carried
+        if (parts.length === 0) return Effect.asVoid(rows(told ? sql`WITH ended AS (${ended}) ${told}` : ended))
+        const carriedParts = joinParts(parts.map((part, i) => sql`part${sql.literal(String(i))} AS (${part})`))
+        return Effect.asVoid(rows(told ? sql`WITH ${carriedParts}, ended AS (${ended}) ${told}` : sql`WITH ${carriedParts} ${ended}`))
       },
       events: (runId: string) => events(runId),
       /** The run's status and whether its process stopped heartbeating; None for an unknown run. */

@@ -9,6 +9,7 @@ import { Cause, Chunk, Context, Deferred, Duration, Effect, Exit, FiberMap, Fibe
 import { randomUUID } from "node:crypto"
 import type { TurnResult } from "../agent/Turn.ts"
 import { Bus } from "../db/Bus.ts"
+import type { CarriedWrites } from "../db/Commit.ts"
 import { writeBehind } from "../db/WriteBehind.ts"
 import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
 import { traced } from "../telemetry/Spans.ts"
@@ -30,6 +31,8 @@ interface LiveRun {
   readonly sessionId: string
   readonly events: Array<SequencedEvent>
   readonly unflushed: Array<SequencedEvent>
+  /** Writes the run's body left to commit with its end (its answer): one statement for both. */
+  readonly carried: Array<CarriedWrites[number]>
   /** The readers following it live: each is handed every batch of events as it is emitted. */
   readonly followers: Set<(items: ReadonlyArray<SequencedEvent>) => void>
   readonly done: Deferred.Deferred<RunOutcome>
@@ -227,14 +230,18 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     const runningFor = (credential: string) => Effect.sync(() => quota.count(credential))
 
     /**
-     * Starts a run whose lock `acquire` took. `body` gets `emit` and produces the turn's result;
-     * the run then ends with `response` (or `error` then `response`, or `cancelled`), and gives back
-     * its credential's `slot` when it has one.
+     * Starts a run whose lock `acquire` took. `body` gets `emit` and `carry` and produces the turn's
+     * result; the run then ends with `response` (or `error` then `response`, or `cancelled`), and
+     * gives back its credential's `slot` when it has one. What the body hands `carry` (its last
+     * write) commits in the statement that records the run's end, whatever the outcome.
      */
     const start = (
       runId: string,
       sessionId: string,
-      body: (emit: (...events: ReadonlyArray<AgentEvent>) => Effect.Effect<void>) => Effect.Effect<TurnResult, unknown>,
+      body: (
+        emit: (...events: ReadonlyArray<AgentEvent>) => Effect.Effect<void>,
+        carry: (writes: CarriedWrites) => void
+      ) => Effect.Effect<TurnResult, unknown>,
       slot?: RunSlot
     ) =>
       Effect.gen(function* () {
@@ -243,6 +250,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
           sessionId,
           events: [],
           unflushed: [],
+          carried: [],
           followers: new Set(),
           done: yield* Deferred.make<RunOutcome>(),
           cancelRequested: false,
@@ -268,6 +276,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
             for (const follower of run.followers) follower(items)
             return Effect.void
           })
+        const carry = (writes: CarriedWrites) => void run.carried.push(...writes)
         const finish = (exit: Exit.Exit<TurnResult, unknown>) =>
           Effect.gen(function* () {
             // The run no longer counts against its credential, whatever follows.
@@ -297,15 +306,16 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
               yield* emit({ type: "error", message })
               yield* emit({ type: "response", text: run.partialText, tools_used: [], client_actions: [], session_id: sessionId })
             }
-            // The last events and the run's end in one statement (one round trip, one commit),
-            // after any background flush in flight, so a reader never sees the end before them.
+            // The last events, the body's carried writes and the run's end in one statement (one
+            // round trip, one commit), after any background flush in flight, so a reader never
+            // sees the end before them.
             yield* run.writing.take(1)
             const rest = run.unflushed.splice(0, run.unflushed.length)
             const status = outcome._tag === "interrupted" ? "failed" : outcome._tag
             // Retried on any database failure (a defect, so sandboxed for the retry). Told with the
             // statement: readers elsewhere read the end; a task queued behind this run may start.
             const rows = rest.map(storedRow)
-            const end = bus.publishWith("run_end", runId, (notice) => repo.end(runId, status, rows, notice))
+            const end = bus.publishWith("run_end", runId, (notice) => repo.end(runId, status, rows, notice, run.carried))
             // The retry's schedule is set up only after a first failure: every turn ends a run.
             yield* end.pipe(
               Effect.catchAllCause(() =>
@@ -338,7 +348,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
           runId,
           Effect.zipRight(
             FiberRef.set(FiberRef.currentContext, runContext),
-            Effect.suspend(() => body(emit)).pipe(Effect.onExit(finish))
+            Effect.suspend(() => body(emit, carry)).pipe(Effect.onExit(finish))
           )
         )
         return run

@@ -48,7 +48,7 @@ export class Turns extends Effect.Service<Turns>()("cairn/Turns", {
     const loop = yield* AgentLoop
     const journal = yield* Journal
     const start = ({ slot, ...turn }: TurnStart) =>
-      runs.start(turn.runId, turn.sessionId, (emit) =>
+      runs.start(turn.runId, turn.sessionId, (emit, carry) =>
         journal.span(
           {
             correlationId: turn.runId,
@@ -58,7 +58,7 @@ export class Turns extends Effect.Service<Turns>()("cairn/Turns", {
             sessionId: turn.sessionId,
             attributes: { channel_id: turn.channel?.id ?? null, client_id: turn.clientId, ...(turn.transcript !== undefined ? { voice: true } : {}) }
           },
-          loop.runTurn({ ...turn, emit }),
+          loop.runTurn({ ...turn, emit, withRunEnd: carry }),
           (result) => ({ attributes: { response_chars: result.text.length, client_actions: result.clientActions.length } })
         ),
         slot

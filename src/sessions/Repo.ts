@@ -1,5 +1,5 @@
 /** SQL for sessions and messages. */
-import { relaxedJoin } from "../db/Commit.ts"
+import { type CarriedWrites, relaxedJoin } from "../db/Commit.ts"
 import { DirectStatements } from "../db/Direct.ts"
 import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
@@ -120,6 +120,19 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
     // A turn's statements: its session, its history, its two messages.
     const { rows } = yield* DirectStatements
     const sessionRows = decodeRows(SessionRow)
+    /**
+     * Storing a message: its row, and its session's activity time (the first user message with
+     * text names an untitled session). Two data-modifying statements, so a caller's statement can
+     * carry them as parts of its own `WITH` (`appendWrites`).
+     */
+    const messageWrites = (id: string, sessionId: string, message: NewMessage) => ({
+      inserted: sql`INSERT INTO messages (id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata)
+        VALUES (${id}, ${sessionId}, ${message.role}, ${message.content},
+                ${message.tool_calls ? JSON.stringify(message.tool_calls) : null}::jsonb, ${message.tool_call_id ?? null},
+                ${JSON.stringify(message.attachments ?? [])}::jsonb, ${JSON.stringify(message.metadata ?? {})}::jsonb)`,
+      touched: sql`UPDATE sessions SET updated_at = now(), title = COALESCE(title, ${titleFrom(message)}) WHERE id = ${sessionId}`
+    })
+
     return repository("SessionsRepo", {
       /** Seals, once (db/Reseal.ts), the URL credentials an older release stored in the clear. */
       resealDispatchConfigs: (seal: (config: Record<string, unknown>) => Record<string, unknown>) =>
@@ -258,6 +271,11 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
             return { through: first.through, summary: first.summary, counted: first.counted, rows }
           })
         ),
+      /** The writes that store a message, for another statement to carry (db/Commit.ts). */
+      appendWrites: (sessionId: string, message: NewMessage): CarriedWrites => {
+        const { inserted, touched } = messageWrites(randomUUID(), sessionId, message)
+        return [inserted, touched]
+      },
       /**
        * One statement: the message and the session's activity time commit together; `relaxed`,
        * that commit does not wait for the disk (db/Commit.ts).
@@ -265,18 +283,13 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
       append: (sessionId: string, message: NewMessage, relaxed = false) =>
         Effect.suspend(() => {
           const id = randomUUID()
+          const { inserted, touched } = messageWrites(id, sessionId, message)
           // Only the time comes back: the rest of the row is what was sent (no JSON read back).
           return Effect.map(
-            decodeRows(Inserted)(rows(sql`WITH inserted AS (
-                INSERT INTO messages (id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata)
-                VALUES (${id}, ${sessionId}, ${message.role}, ${message.content},
-                        ${message.tool_calls ? JSON.stringify(message.tool_calls) : null}::jsonb, ${message.tool_call_id ?? null},
-                        ${JSON.stringify(message.attachments ?? [])}::jsonb, ${JSON.stringify(message.metadata ?? {})}::jsonb)
-                RETURNING created_at
-              ), touched AS (
-                -- The first user message with text names an untitled session (the same statement: no extra round trip).
-                UPDATE sessions SET updated_at = now(), title = COALESCE(title, ${titleFrom(message)}) WHERE id = ${sessionId})
-              SELECT created_at FROM inserted${sql.literal(relaxedJoin(relaxed))}`)),
+            decodeRows(Inserted)(
+              rows(sql`WITH inserted AS (${inserted} RETURNING created_at), touched AS (${touched})
+                SELECT created_at FROM inserted${sql.literal(relaxedJoin(relaxed))}`)
+            ),
             (rows): MessageRow => ({
               id,
               session_id: sessionId,

@@ -187,6 +187,12 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
     const append = (sessionId: string, message: NewMessage, options: { readonly durable?: boolean } = {}) =>
       Effect.map(repo.append(sessionId, message, options.durable === false), toMessage)
 
+    /**
+     * What storing a message writes, for a statement that commits it with its own (a turn's answer
+     * with its run's end): nothing is written until that statement runs.
+     */
+    const appendWrites = (sessionId: string, message: NewMessage) => repo.appendWrites(sessionId, message)
+
     return traced("Sessions", {
       get,
       reach,
@@ -204,6 +210,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
       list,
       remove,
       append,
+      appendWrites,
       recent
     } as const)
   }),
