@@ -14,7 +14,7 @@ import { LlmStep } from "./LlmStep.ts"
 import { TurnPlanner } from "./Plan.ts"
 import { clientActionsOf, ToolStep } from "./ToolStep.ts"
 import { memoryRecord, sessionRecord } from "./Record.ts"
-import { CurrentTurn, type TurnInput, type TurnRecord, type TurnResult } from "./Turn.ts"
+import { CurrentTurn, type TurnInput, type TurnRecord, type TurnResult, userMessage } from "./Turn.ts"
 import { traced } from "../telemetry/Spans.ts"
 
 export { SkillNotFound } from "./Errors.ts"
@@ -41,12 +41,8 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
         if (input.userText === null) return
         const patterns = detectSecrets(input.userText)
         if (patterns.length > 0) yield* input.emit({ type: "secret_warning", patterns: patterns.map((type) => ({ type })) })
-        yield* record.append({
-          role: "user",
-          content: input.userText,
-          attachments: input.attachments ?? [],
-          metadata: { run_id: input.runId, ...(input.transcript !== undefined ? { voice: true } : {}) }
-        })
+        if (input.userStored) return
+        yield* record.append(userMessage({ runId: input.runId, text: input.userText, attachments: input.attachments, transcript: input.transcript }))
       })
 
     const runTurn = (input: TurnInput): Effect.Effect<TurnResult, SkillNotFound | LlmError> => {

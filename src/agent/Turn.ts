@@ -12,6 +12,19 @@ import type { HistoryRow } from "../sessions/Repo.ts"
 import type { ToolCallContext } from "../sdk/index.ts"
 import type { AgentEvent } from "./Events.ts"
 
+/** The message that stores a user's text for its run (with the run's lock, or as the turn starts). */
+export const userMessage = (input: {
+  readonly runId: string
+  readonly text: string
+  readonly attachments?: ReadonlyArray<unknown> | undefined
+  readonly transcript?: string | undefined
+}): NewMessage => ({
+  role: "user",
+  content: input.text,
+  attachments: input.attachments ?? [],
+  metadata: { run_id: input.runId, ...(input.transcript !== undefined ? { voice: true } : {}) }
+})
+
 export interface ExecutionConfig {
   readonly system_preamble?: string | undefined
   readonly skills?: ReadonlyArray<string> | undefined
@@ -35,6 +48,8 @@ export interface TurnInput {
   } | null
   /** The user's message; null when it is already stored (a queued task's message). */
   readonly userText: string | null
+  /** `userText` is stored already, with the run's lock (chat/Chat.ts): the turn only reads it. */
+  readonly userStored?: boolean | undefined
   readonly attachments?: ReadonlyArray<unknown>
   /** What the voice input said: the run's first event, before anything else of the turn. */
   readonly transcript?: string | undefined

@@ -4,6 +4,7 @@
  */
 import { Effect, FiberSet, Option, Stream } from "effect"
 import { isTerminal, type SequencedEvent } from "../agent/Events.ts"
+import { userMessage } from "../agent/Turn.ts"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { Bots } from "../bots/Bots.ts"
 import { Channels } from "../channels/Channels.ts"
@@ -258,7 +259,18 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
           Effect.gen(function* () {
             const slot = yield* runs.reserve(credential, maxRuns)
             if (Option.isNone(slot)) return yield* overRunLimit(maxRuns)
-            const lock = yield* runs.acquire(session.id).pipe(Effect.onError(() => slot.value.release))
+            // The user's message commits with the lock, in its statement, unless tool results the
+            // caller answered go before it (stored after the lock, as the run starts).
+            const userStored = hasMessage && toolResults.length === 0
+            const lock = yield* runs
+              .acquire(
+                session.id,
+                null,
+                userStored
+                  ? (runId) => (gate) => sessions.appendWrites(session.id, userMessage({ runId, text, attachments, transcript: transcript ?? undefined }), gate)
+                  : undefined
+              )
+              .pipe(Effect.onError(() => slot.value.release))
             if (Option.isNone(lock)) {
               yield* slot.value.release
               return Option.none()
@@ -279,6 +291,7 @@ export class Chat extends Effect.Service<Chat>()("cairn/Chat", {
                 bot,
                 channel: channel ? turnChannel(channel) : null,
                 userText: hasMessage ? text : null,
+                userStored,
                 attachments,
                 transcript: transcript ?? undefined,
                 modelOverride: request.model_override,

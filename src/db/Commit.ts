@@ -16,6 +16,13 @@ import type { Statement } from "@effect/sql"
 export type CarriedWrites = ReadonlyArray<Statement.Statement<unknown>>
 
 /**
+ * Writes that commit only when the statement carrying them did its own work: each reads from the
+ * `WITH` part named `gate`, which answers one row when it did and none when not (a run's lock
+ * with the message that starts it, runs/Repo.ts).
+ */
+export type GatedWrites = (gate: string) => CarriedWrites
+
+/**
  * A `FROM` item (one row) whose `set_config(..., true)` turns `synchronous_commit` off for the
  * transaction of the statement that joins it in: on its own, that is the statement's own commit, so
  * one round trip does what BEGIN, SET LOCAL, the statement and COMMIT did. Inside a transaction it

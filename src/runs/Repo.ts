@@ -5,7 +5,7 @@
  */
 import { SqlClient, SqlSchema, Statement } from "@effect/sql"
 import { Duration, Effect, Option, Schema } from "effect"
-import { type CarriedWrites, relaxedJoin } from "../db/Commit.ts"
+import { type CarriedWrites, type GatedWrites, relaxedJoin } from "../db/Commit.ts"
 import { DirectStatements } from "../db/Direct.ts"
 import { decodeRows, IdRow, repository } from "../db/Repository.ts"
 import type { StatementNotice } from "../db/Bus.ts"
@@ -45,13 +45,15 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
       execute: (ids) =>
         sql`UPDATE runs SET heartbeat_at = now() WHERE id IN ${sql.in(ids)} AND status = 'running' RETURNING id, cancel_requested`
     })
-    const lock = SqlSchema.findOne({
-      Request: Schema.Struct({ id: Schema.String, sessionId: Schema.String, owner: Schema.String, taskId: Schema.NullOr(Schema.String) }),
-      Result: IdRow,
-      execute: ({ id, sessionId, owner, taskId }) =>
-        rows(sql`INSERT INTO runs (id, session_id, status, owner, task_id) VALUES (${id}, ${sessionId}, 'running', ${owner}, ${taskId})
-            ON CONFLICT (session_id) WHERE status = 'running' DO NOTHING RETURNING id`)
-    })
+    // With gated writes (the message that starts the run), they commit only when the lock was
+    // taken: the `locked` part answers the run's row then, and nothing when another run holds it.
+    const lockStatement = (id: string, sessionId: string, owner: string, taskId: string | null, gated: GatedWrites | undefined) => {
+      const locked = sql`INSERT INTO runs (id, session_id, status, owner, task_id) VALUES (${id}, ${sessionId}, 'running', ${owner}, ${taskId})
+            ON CONFLICT (session_id) WHERE status = 'running' DO NOTHING RETURNING id`
+      if (!gated) return locked
+      const parts = joinParts(gated("locked").map((part, i) => sql`part${sql.literal(String(i))} AS (${part})`))
+      return sql`WITH locked AS (${locked}), ${parts} SELECT id FROM locked`
+    }
     const failStale = SqlSchema.findAll({
       Request: Schema.Struct({ sessionId: Schema.String, staleSeconds: Schema.Number }),
       Result: IdRow,
@@ -122,9 +124,11 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
         Effect.asVoid(rows(eventInsert(runId, batch, true))),
       /** Keeps these runs' locks alive; answers the ones still running here, with their cancel flag. */
       heartbeat: (ids: ReadonlyArray<string>) => heartbeat(ids),
-      /** Takes the session's lock for a new run; false when a run holds it. */
-      lock: (input: { readonly id: string; readonly sessionId: string; readonly owner: string; readonly taskId: string | null }) =>
-        Effect.map(lock(input), Option.isSome),
+      /** Takes the session's lock for a new run, with the writes `gated` gives; false when a run holds it. */
+      lock: (
+        { id, sessionId, owner, taskId }: { readonly id: string; readonly sessionId: string; readonly owner: string; readonly taskId: string | null },
+        gated?: GatedWrites
+      ) => Effect.map(decodeRows(IdRow)(rows(lockStatement(id, sessionId, owner, taskId, gated))), (locked) => locked.length > 0),
       /** Ends the session's running run if its process stopped heartbeating that long ago; whether it did. */
       failStale: (sessionId: string, staleAfter: Duration.Duration) =>
         Effect.map(failStale({ sessionId, staleSeconds: Duration.toSeconds(staleAfter) }), (rows) => rows.length > 0),

@@ -9,7 +9,7 @@ import { Cause, Chunk, Context, Deferred, Duration, Effect, Exit, FiberMap, Fibe
 import { randomUUID } from "node:crypto"
 import type { TurnResult } from "../agent/Turn.ts"
 import { Bus } from "../db/Bus.ts"
-import type { CarriedWrites } from "../db/Commit.ts"
+import type { CarriedWrites, GatedWrites } from "../db/Commit.ts"
 import { writeBehind } from "../db/WriteBehind.ts"
 import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
 import { traced } from "../telemetry/Spans.ts"
@@ -31,6 +31,8 @@ interface LiveRun {
   readonly sessionId: string
   readonly events: Array<SequencedEvent>
   readonly unflushed: Array<SequencedEvent>
+  /** When the oldest of `unflushed` was emitted (ms since the epoch). */
+  unflushedSince: number
   /** Writes the run's body left to commit with its end (its answer): one statement for both. */
   readonly carried: Array<CarriedWrites[number]>
   /** The readers following it live: each is handed every batch of events as it is emitted. */
@@ -47,6 +49,10 @@ interface LiveRun {
 /** A run that stopped heartbeating this long ago lost its process; its lock is taken over. */
 export const staleAfter = Duration.seconds(30)
 const heartbeatEvery = Duration.seconds(5)
+/**
+ * A running run's events are written once the oldest unwritten one is this old (so within one to
+ * two of these after it is emitted): a run shorter than that writes them only with its end.
+ */
 const flushEvery = Duration.millis(150)
 /**
  * How long a finished run stays in memory for a quick rejoin (the database keeps it anyway): long
@@ -110,8 +116,8 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
         const batch = run.unflushed.splice(0, run.unflushed.length)
         return repo.appendEvents(run.id, batch.map(storedRow)).pipe(
           Effect.as(true),
-          // Put the batch back so the next flush retries it (a database failure is a defect).
-          Effect.onError(() => Effect.sync(() => (run.unflushed.unshift(...batch), unwritten.add(run))))
+          // Put the batch back, due at once, so the next flush retries it (a database failure is a defect).
+          Effect.onError(() => Effect.sync(() => (run.unflushed.unshift(...batch), (run.unflushedSince = 0), unwritten.add(run))))
         )
       }).pipe((effect) => run.writing.withPermits(1)(effect))
 
@@ -132,18 +138,24 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     )
 
     // Background: write events out (telling readers elsewhere), keep this process's runs alive,
-    // notice remote cancels.
+    // notice remote cancels. Only runs whose events have waited `flushEvery` are written: most
+    // turns end sooner, and their end writes their events in its own statement.
     const eventWrites = yield* writeBehind(
       flushEvery,
       Effect.suspend(() => {
-        const due = [...unwritten]
-        unwritten.clear()
+        const due: Array<LiveRun> = []
+        const cutoff = Date.now() - Duration.toMillis(flushEvery)
+        for (const run of unwritten) {
+          if (run.unflushedSince > cutoff) continue
+          due.push(run)
+          unwritten.delete(run)
+        }
         return Effect.forEach(due, (run) => flush(run)).pipe(
           Effect.flatMap((wrote) => bus.publishAll("run_events", due.filter((_, i) => wrote[i]).map((run) => run.id)))
         )
       }).pipe(
         Effect.catchAllCause((cause) => Effect.logWarning("Run event flush failed; will retry", cause)),
-        // A failed batch is back in `unwritten`: another round.
+        // Runs not yet due, or a failed batch put back: another round.
         Effect.zipRight(Effect.sync(() => unwritten.size > 0))
       )
     )
@@ -207,11 +219,18 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     /** Gives up a lock whose run never started (a failure between `acquire` and `start`). */
     const release = (runId: string) => repo.release(runId)
 
-    /** Takes the session's lock; None when another run holds it. */
-    const acquire = (sessionId: string, taskId: string | null = null): Effect.Effect<Option.Option<string>> =>
+    /**
+     * Takes the session's lock; None when another run holds it. `withLock` gives writes (the message
+     * that starts the run, for the run's id) that commit with the lock, and only if it is taken.
+     */
+    const acquire = (
+      sessionId: string,
+      taskId: string | null = null,
+      withLock?: (runId: string) => GatedWrites
+    ): Effect.Effect<Option.Option<string>> =>
       Effect.gen(function* () {
         const id = randomUUID()
-        const lock = repo.lock({ id, sessionId, owner, taskId })
+        const lock = repo.lock({ id, sessionId, owner, taskId }, withLock?.(id))
         if (yield* lock) return Option.some(id)
         // Held: take the lock over only from a run whose process stopped heartbeating.
         if (!(yield* repo.failStale(sessionId, staleAfter))) return Option.none()
@@ -250,6 +269,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
           sessionId,
           events: [],
           unflushed: [],
+          unflushedSince: 0,
           carried: [],
           followers: new Set(),
           done: yield* Deferred.make<RunOutcome>(),
@@ -264,6 +284,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
         const emit = (...batch: ReadonlyArray<AgentEvent>) =>
           Effect.suspend(() => {
             const items: Array<SequencedEvent> = []
+            if (run.unflushed.length === 0) run.unflushedSince = Date.now()
             for (const event of batch) {
               const item = { seq: run.events.length + 1, event }
               run.events.push(item)

@@ -32,6 +32,8 @@ export interface TurnStart {
   readonly bot: Bot
   readonly channel: TurnInput["channel"]
   readonly userText: string | null
+  /** `userText` was stored with the run's lock (`Runs.acquire`). */
+  readonly userStored?: boolean | undefined
   readonly attachments?: ReadonlyArray<unknown>
   readonly transcript?: string | undefined
   readonly modelOverride?: string | undefined

@@ -123,14 +123,17 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
     /**
      * Storing a message: its row, and its session's activity time (the first user message with
      * text names an untitled session). Two data-modifying statements, so a caller's statement can
-     * carry them as parts of its own `WITH` (`appendWrites`).
+     * carry them as parts of its own `WITH` (`appendWrites`); with a `gate`, only when the `WITH`
+     * part of that name answered a row (db/Commit.ts, `GatedWrites`).
      */
-    const messageWrites = (id: string, sessionId: string, message: NewMessage) => ({
+    const messageWrites = (id: string, sessionId: string, message: NewMessage, gate?: string) => ({
       inserted: sql`INSERT INTO messages (id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata)
-        VALUES (${id}, ${sessionId}, ${message.role}, ${message.content},
-                ${message.tool_calls ? JSON.stringify(message.tool_calls) : null}::jsonb, ${message.tool_call_id ?? null},
-                ${JSON.stringify(message.attachments ?? [])}::jsonb, ${JSON.stringify(message.metadata ?? {})}::jsonb)`,
-      touched: sql`UPDATE sessions SET updated_at = now(), title = COALESCE(title, ${titleFrom(message)}) WHERE id = ${sessionId}`
+        SELECT ${id}::uuid, ${sessionId}::uuid, ${message.role}::text, ${message.content}::text,
+               ${message.tool_calls ? JSON.stringify(message.tool_calls) : null}::jsonb, ${message.tool_call_id ?? null}::text,
+               ${JSON.stringify(message.attachments ?? [])}::jsonb, ${JSON.stringify(message.metadata ?? {})}::jsonb${gate ? sql` FROM ${sql(gate)}` : sql``}`,
+      touched: sql`UPDATE sessions SET updated_at = now(), title = COALESCE(title, ${titleFrom(message)}) WHERE id = ${sessionId}${
+        gate ? sql` AND EXISTS (SELECT FROM ${sql(gate)})` : sql``
+      }`
     })
 
     return repository("SessionsRepo", {
@@ -271,9 +274,9 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
             return { through: first.through, summary: first.summary, counted: first.counted, rows }
           })
         ),
-      /** The writes that store a message, for another statement to carry (db/Commit.ts). */
-      appendWrites: (sessionId: string, message: NewMessage): CarriedWrites => {
-        const { inserted, touched } = messageWrites(randomUUID(), sessionId, message)
+      /** The writes that store a message, for another statement to carry (db/Commit.ts); `gate` as `messageWrites`. */
+      appendWrites: (sessionId: string, message: NewMessage, gate?: string): CarriedWrites => {
+        const { inserted, touched } = messageWrites(randomUUID(), sessionId, message, gate)
         return [inserted, touched]
       },
       /**

@@ -189,9 +189,10 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
 
     /**
      * What storing a message writes, for a statement that commits it with its own (a turn's answer
-     * with its run's end): nothing is written until that statement runs.
+     * with its run's end; with a `gate`, the message that starts a run with its lock): nothing is
+     * written until that statement runs.
      */
-    const appendWrites = (sessionId: string, message: NewMessage) => repo.appendWrites(sessionId, message)
+    const appendWrites = (sessionId: string, message: NewMessage, gate?: string) => repo.appendWrites(sessionId, message, gate)
 
     return traced("Sessions", {
       get,
