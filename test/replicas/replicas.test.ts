@@ -120,6 +120,32 @@ describe("three server processes behind a load balancer (postgres)", () => {
     expect(rest.at(-1)!.data).toMatchObject({ type: "response", text: "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10" })
   })
 
+  it("hands a long run's events to a reader on another process while it runs, not only at its end", async () => {
+    // Words 150 ms apart: the run lasts about 1.8 s. Its events are written in the background once
+    // the oldest has waited 150 ms, so a reader elsewhere has each within 300 ms or so, long before
+    // the end; were they written only with the end, they would all arrive together with `response`.
+    llm.script({ text: "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12", chunkDelayMs: 150 })
+    const clientId = client()
+    const { sse, at } = await stream({ message: "Go", client_id: clientId })
+    const seen = await sse.until((e) => e.data.type === "assistant_text" && e.data.text.includes("w2"))
+    sse.abort()
+    const sessionId = await sessionOf(clientId)
+    await awayFrom(at)
+    const rejoin = await request(`/api/v1/sessions/${sessionId}/stream`, { headers: { "last-event-id": String(seen.at(-1)!.id) } })
+    expect(upstream(rejoin)).not.toBe(at)
+    const reader = readSse(rejoin)
+    const middle = await reader.until((e) => e.data.type === "assistant_text" && e.data.text.includes("w6"))
+    const middleAt = Date.now()
+    const rest = await reader.rest()
+    const endAt = Date.now()
+    expect(rest.at(-1)!.data).toMatchObject({ type: "response", text: "w1 w2 w3 w4 w5 w6 w7 w8 w9 w10 w11 w12" })
+    expect(rest.some((e) => e.data.type === "assistant_text" && e.data.text.includes("w7"))).toBe(true)
+    const ids = [...seen, ...middle, ...rest].map((e) => e.id)
+    expect(ids).toEqual(ids.map((_, i) => i + 1))
+    // Six more words (900 ms) were still to come when w6 arrived.
+    expect(endAt - middleAt).toBeGreaterThan(400)
+  })
+
   it("cancels a run from another process at once (not at the next heartbeat)", async () => {
     llm.script({ text: "a b c d e f g h i j k l m n o p q r s t", chunkDelayMs: 200 })
     const clientId = client()
