@@ -45,14 +45,15 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
       execute: (ids) =>
         sql`UPDATE runs SET heartbeat_at = now() WHERE id IN ${sql.in(ids)} AND status = 'running' RETURNING id, cancel_requested`
     })
+    /** Carried writes as a statement's `WITH` parts, named `part0`, `part1`, ... */
+    const withParts = (parts: CarriedWrites) => joinParts(parts.map((part, i) => sql`part${sql.literal(String(i))} AS (${part})`))
     // With gated writes (the message that starts the run), they commit only when the lock was
     // taken: the `locked` part answers the run's row then, and nothing when another run holds it.
     const lockStatement = (id: string, sessionId: string, owner: string, taskId: string | null, gated: GatedWrites | undefined) => {
       const locked = sql`INSERT INTO runs (id, session_id, status, owner, task_id) VALUES (${id}, ${sessionId}, 'running', ${owner}, ${taskId})
             ON CONFLICT (session_id) WHERE status = 'running' DO NOTHING RETURNING id`
       if (!gated) return locked
-      const parts = joinParts(gated("locked").map((part, i) => sql`part${sql.literal(String(i))} AS (${part})`))
-      return sql`WITH locked AS (${locked}), ${parts} SELECT id FROM locked`
+      return sql`WITH locked AS (${locked}), ${withParts(gated("locked"))} SELECT id FROM locked`
     }
     const failStale = SqlSchema.findAll({
       Request: Schema.Struct({ sessionId: Schema.String, staleSeconds: Schema.Number }),
@@ -146,8 +147,7 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
         const told = notice && sql`SELECT pg_notify(${notice.channel}, ${notice.payload})`
         const parts = rest.length > 0 ? [...carried, eventInsert(runId, rest)] : carried
         if (parts.length === 0) return Effect.asVoid(rows(told ? sql`WITH ended AS (${ended}) ${told}` : ended))
-        const carriedParts = joinParts(parts.map((part, i) => sql`part${sql.literal(String(i))} AS (${part})`))
-        return Effect.asVoid(rows(told ? sql`WITH ${carriedParts}, ended AS (${ended}) ${told}` : sql`WITH ${carriedParts} ${ended}`))
+        return Effect.asVoid(rows(told ? sql`WITH ${withParts(parts)}, ended AS (${ended}) ${told}` : sql`WITH ${withParts(parts)} ${ended}`))
       },
       events: (runId: string) => events(runId),
       /** The run's status and whether its process stopped heartbeating; None for an unknown run. */
