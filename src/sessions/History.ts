@@ -5,18 +5,19 @@
  * Messages are never edited, and a summary changes `summary_through`, so a window read earlier
  * stays true; what the cache cannot know is what another fiber or process added since.
  *
- * So each read asks for the rows after the newest one held (`after`), and counts the rows in the
- * window held (`from`: its oldest seq when it is full, else every row after the summary). The rows
- * held plus the new ones must make that count. A message whose seq is older than the newest held
- * but which committed later (seqs are taken at insert and commits can land out of order), or any
- * other surprise, makes the count differ: the window is then read whole, as it always was.
+ * So each read asks for the rows after the newest one held (`after`), with how many messages the
+ * session holds (`sessions.message_count`, kept by the statement that stores a message, so a read
+ * sees the count and the rows of the same commits). The count when the window was read plus the
+ * new rows must make it. A message whose seq is older than the newest held but which committed
+ * later (seqs are taken at insert and commits can land out of order), more new rows than one read
+ * takes, or any other surprise makes the count differ: the window is then read whole, as it always
+ * was. (It once counted the window's rows instead: on PGlite, never vacuumed, that visited each.)
  */
 import type { HistoryRow, HistorySlice } from "./Repo.ts"
 
-/** What the statement is asked: rows with seq above `after`; the count of rows from seq `from` on (none past `noCount`). */
+/** What the statement is asked: rows with seq above `after`. */
 export interface HistoryRead {
   readonly after: number
-  readonly from: number
   /** The window held when the read was planned: the slice is checked against it, not whatever is held by then. */
   readonly basis?: Window | undefined
 }
@@ -25,16 +26,15 @@ interface Window {
   readonly limit: number
   readonly through: number
   readonly summary: string | null
+  /** How many messages the session held when the rows were read. */
+  readonly total: number
   /** Oldest first, at most `limit`, each with its seq. */
   readonly rows: ReadonlyArray<HistoryRow & { readonly seq: number }>
   /** About how many characters the rows hold, for the cache's budget. */
   readonly chars: number
 }
 
-/** A count from past every seq: a whole read counts nothing. */
-export const noCount = Number.MAX_SAFE_INTEGER
-
-export const wholeRead: HistoryRead = { after: 0, from: noCount }
+export const wholeRead: HistoryRead = { after: 0 }
 
 /** About how many characters a row holds: its content, tool calls and attachments, and 64 for the rest. */
 const charsOf = (row: HistoryRow) =>
@@ -78,10 +78,9 @@ export const makeHistoryCache = (options: HistoryCacheOptions) => {
   /** What to ask the database for `sessionId`'s newest `limit` rows. */
   const plan = (sessionId: string, limit: number): HistoryRead => {
     const held = windows.get(sessionId)
-    // No window to count from when nothing is asked for (HISTORY_MESSAGES=0).
+    // No window to go on when nothing is asked for (HISTORY_MESSAGES=0).
     if (held === undefined || held.limit !== limit || limit <= 0) return wholeRead
-    const newest = held.rows.at(-1)?.seq ?? 0
-    return { after: newest, from: held.rows.length === limit ? held.rows[0]!.seq : 0, basis: held }
+    return { after: held.rows.at(-1)?.seq ?? 0, basis: held }
   }
 
   /**
@@ -96,14 +95,14 @@ export const makeHistoryCache = (options: HistoryCacheOptions) => {
     const fresh = slice.rows
     const held = read.basis
     if (held === undefined) {
-      hold(sessionId, { limit, through: slice.through, summary: slice.summary, rows: fresh, chars: charsOfRows(fresh) })
+      hold(sessionId, { limit, through: slice.through, summary: slice.summary, total: slice.total, rows: fresh, chars: charsOfRows(fresh) })
       return fresh
     }
     const matches =
       held.limit === limit &&
       held.through === slice.through &&
       held.summary === slice.summary &&
-      slice.counted === held.rows.length + fresh.length
+      slice.total === held.total + fresh.length
     if (!matches) {
       drop(sessionId)
       return undefined
@@ -116,7 +115,7 @@ export const makeHistoryCache = (options: HistoryCacheOptions) => {
     const joined = held.rows.concat(fresh)
     const rows = joined.length > limit ? joined.slice(joined.length - limit) : joined
     const kept = rows === joined ? held.chars + charsOfRows(fresh) : charsOfRows(rows)
-    hold(sessionId, { limit, through: slice.through, summary: slice.summary, rows, chars: kept })
+    hold(sessionId, { limit, through: slice.through, summary: slice.summary, total: slice.total, rows, chars: kept })
     return rows
   }
 

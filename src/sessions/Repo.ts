@@ -56,19 +56,19 @@ export const HistoryRow = Schema.Struct({
 })
 export type HistoryRow = typeof HistoryRow.Type
 
-/** What `historySince` answers: the session's summary state, the count asked for, and the new rows oldest first. */
+/** What `historySince` answers: the session's summary state, how many messages it holds, and the new rows oldest first. */
 export interface HistorySlice {
   readonly through: number
   readonly summary: string | null
-  readonly counted: number
+  readonly total: number
   readonly rows: ReadonlyArray<HistoryRow & { readonly seq: number }>
 }
 
-/** A row of `historySince`: the session's summary state and count on each, and a message or (none new) nulls. */
+/** A row of `historySince`: the session's summary state and message count on each, and a message or (none new) nulls. */
 const HistorySliceRow = Schema.Struct({
   through: Schema.Number,
   summary: Schema.NullOr(Schema.String),
-  counted: Schema.Number,
+  total: Schema.Number,
   seq: Schema.NullOr(Schema.Number),
   passive: Schema.NullOr(Schema.Boolean),
   role: Schema.NullOr(Role),
@@ -121,8 +121,10 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
     const { rows } = yield* DirectStatements
     const sessionRows = decodeRows(SessionRow)
     /**
-     * Storing a message: its row, and its session's activity time (the first user message with
-     * text names an untitled session). Two data-modifying statements, so a caller's statement can
+     * Storing a message: its row, and its session's activity time and message count (the first
+     * user message with text names an untitled session). The count is exact because only this
+     * statement adds messages and only a session's removal takes them away (sessions/History.ts
+     * relies on it). Two data-modifying statements, so a caller's statement can
      * carry them as parts of its own `WITH` (`appendWrites`); with a `gate`, only when the `WITH`
      * part of that name answered a row (db/Commit.ts, `GatedWrites`).
      */
@@ -131,7 +133,8 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
         SELECT ${id}::uuid, ${sessionId}::uuid, ${message.role}::text, ${message.content}::text,
                ${message.tool_calls ? JSON.stringify(message.tool_calls) : null}::jsonb, ${message.tool_call_id ?? null}::text,
                ${JSON.stringify(message.attachments ?? [])}::jsonb, ${JSON.stringify(message.metadata ?? {})}::jsonb${gate ? sql` FROM ${sql(gate)}` : sql``}`,
-      touched: sql`UPDATE sessions SET updated_at = now(), title = COALESCE(title, ${titleFrom(message)}) WHERE id = ${sessionId}${
+      touched: sql`UPDATE sessions SET updated_at = now(), title = COALESCE(title, ${titleFrom(message)}), message_count = message_count + 1
+        WHERE id = ${sessionId}${
         gate ? sql` AND EXISTS (SELECT FROM ${sql(gate)})` : sql``
       }`
     })
@@ -231,17 +234,13 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
       /**
        * The newest messages after the session's summary with seq above `after` (at most `limit`,
        * oldest first), with only what context assembly reads, and with the summary and how many
-       * rows after it have seq `from` or above, all in one statement (see History.ts). Undefined
-       * when the session is gone.
+       * messages the session holds, all in one statement (see History.ts). Undefined when the
+       * session is gone.
        */
-      historySince: (sessionId: string, read: { readonly after: number; readonly from: number }, limit: number) =>
-        rows(sql`SELECT coalesce(s.summary_through, 0)::int AS through, s.summary, c.counted::int AS counted,
+      historySince: (sessionId: string, read: { readonly after: number }, limit: number) =>
+        rows(sql`SELECT coalesce(s.summary_through, 0)::int AS through, s.summary, s.message_count::int AS total,
                    m.seq::int AS seq, m.passive, m.role, m.content, m.tool_calls, m.tool_call_id, m.cancelled, m.attachments
             FROM sessions s
-            CROSS JOIN LATERAL (
-              SELECT count(*) AS counted FROM messages c
-              WHERE c.session_id = s.id AND c.seq > coalesce(s.summary_through, 0) AND c.seq >= ${read.from}
-            ) c
             LEFT JOIN LATERAL (
               SELECT m.seq, coalesce((m.metadata->>'passive')::boolean, false) AS passive, m.role, m.content, m.tool_calls, m.tool_call_id,
                      coalesce((m.metadata->>'cancelled')::boolean, false) AS cancelled,
@@ -271,7 +270,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
                 summary: row.summary
               })
             }
-            return { through: first.through, summary: first.summary, counted: first.counted, rows }
+            return { through: first.through, summary: first.summary, total: first.total, rows }
           })
         ),
       /** The writes that store a message, for another statement to carry (db/Commit.ts); `gate` as `messageWrites`. */

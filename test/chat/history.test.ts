@@ -65,13 +65,18 @@ describe.each(backends)("history read since the last turn (%s)", (backend) => {
     expect(lastContext()).toEqual(["one", "noted", "two", "noted", "an aside", "three"])
 
     // A row with the seq of the newest message the last turn read ("three"; its answer came after
-    // the read), committed since: a read of only the newer rows would never see it; the count it
-    // changed sends the next turn back to a whole read.
+    // the read), committed since and counted in its session as every stored message is: a read of
+    // only the newer rows would never see it; the count it moved sends the next turn back to a
+    // whole read.
     await server().run(
       Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql`INSERT INTO messages (id, session_id, seq, role, content)
-            SELECT ${randomUUID()}, session_id, seq, 'user', 'committed late' FROM messages
-            WHERE session_id = ${first.session_id} AND content = 'three'`
+        sql`WITH late AS (
+              INSERT INTO messages (id, session_id, seq, role, content)
+              SELECT ${randomUUID()}, session_id, seq, 'user', 'committed late' FROM messages
+              WHERE session_id = ${first.session_id} AND content = 'three'
+              RETURNING session_id
+            )
+            UPDATE sessions SET message_count = message_count + 1 WHERE id IN (SELECT session_id FROM late)`
       )
     )
     await chat(server(), { message: "four", client_id: id })

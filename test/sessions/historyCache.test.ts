@@ -1,11 +1,11 @@
 /**
  * The history window a process holds for each session (src/sessions/History.ts): after a whole
- * read, each read asks only for rows after the newest held and counts the window; rows held plus
- * rows new must make the count, or the window is read whole. Pure logic: the statement's answers
- * are written here as the database would give them.
+ * read, each read asks only for rows after the newest held, with how many messages the session
+ * holds; the count at the window's read plus the rows new must make it, or the window is read
+ * whole. Pure logic: the statement's answers are written here as the database would give them.
  */
 import { describe, expect, it } from "vitest"
-import { makeHistoryCache, noCount, wholeRead } from "../../src/sessions/History.ts"
+import { makeHistoryCache, wholeRead } from "../../src/sessions/History.ts"
 import type { HistorySlice } from "../../src/sessions/Repo.ts"
 
 const message = (seq: number, content = `m${seq}`, summary: string | null = null) => ({
@@ -23,7 +23,7 @@ const message = (seq: number, content = `m${seq}`, summary: string | null = null
 /** What the statement answers for a session holding `seqs` (all after `through`), asked `read`. */
 const answer = (
   seqs: ReadonlyArray<number>,
-  read: { readonly after: number; readonly from: number },
+  read: { readonly after: number },
   limit: number,
   through = 0,
   summary: string | null = null
@@ -33,7 +33,7 @@ const answer = (
   return {
     through,
     summary,
-    counted: seqs.filter((seq) => seq > through && seq >= read.from).length,
+    total: seqs.length,
     rows: after.map((seq) => message(seq, `m${seq}`, summary))
   }
 }
@@ -43,7 +43,7 @@ const seqsOf = (rows: ReadonlyArray<{ readonly seq?: number | undefined }> | und
 describe("the history window a process holds", () => {
   const cache = () => makeHistoryCache({ sessions: 8, chars: 1_000_000 })
 
-  it("reads a session whole once, then only the rows added since, counting the window", () => {
+  it("reads a session whole once, then only the rows added since, checked against the session's count", () => {
     const history = cache()
     const stored = [1, 2, 3]
     expect(history.plan("s", 5)).toEqual(wholeRead)
@@ -51,19 +51,17 @@ describe("the history window a process holds", () => {
 
     stored.push(4, 5)
     const read = history.plan("s", 5)
-    // Not full (3 of 5): the count covers every row after the summary.
-    expect(read).toMatchObject({ after: 3, from: 0 })
+    expect(read).toMatchObject({ after: 3 })
     expect(seqsOf(history.settle("s", 5, read, answer(stored, read, 5)))).toEqual([1, 2, 3, 4, 5])
 
     stored.push(6, 7)
     const next = history.plan("s", 5)
-    // Full: the count starts at the oldest row held.
-    expect(next).toMatchObject({ after: 5, from: 1 })
+    expect(next).toMatchObject({ after: 5 })
     expect(seqsOf(history.settle("s", 5, next, answer(stored, next, 5)))).toEqual([3, 4, 5, 6, 7])
 
     // Nothing new: the rows held are the answer.
     const same = history.plan("s", 5)
-    expect(same).toMatchObject({ after: 7, from: 3 })
+    expect(same).toMatchObject({ after: 7 })
     expect(seqsOf(history.settle("s", 5, same, answer(stored, same, 5)))).toEqual([3, 4, 5, 6, 7])
   })
 
@@ -80,16 +78,20 @@ describe("the history window a process holds", () => {
     expect(seqsOf(history.settle("s", 5, wholeRead, answer(stored, wholeRead, 5)))).toEqual([1, 2, 3, 4, 5])
   })
 
-  it("ignores a late row older than a full window, as a whole read would", () => {
+  it("reads whole again for a late row older than a full window, which the whole read leaves out", () => {
     const history = cache()
     const stored = [10, 11, 12]
     history.settle("s", 3, wholeRead, answer(stored, wholeRead, 3))
     stored.push(5, 13)
     const read = history.plan("s", 3)
-    expect(read).toMatchObject({ after: 12, from: 10 })
-    const rows = history.settle("s", 3, read, answer(stored, read, 3))
-    expect(seqsOf(rows)).toEqual([11, 12, 13])
-    expect(seqsOf(rows)).toEqual(seqsOf(answer(stored, wholeRead, 3).rows))
+    expect(read).toMatchObject({ after: 12 })
+    // Two messages more, one row new: the count does not square.
+    expect(history.settle("s", 3, read, answer(stored, read, 3))).toBeUndefined()
+    expect(seqsOf(history.settle("s", 3, wholeRead, answer(stored, wholeRead, 3)))).toEqual([11, 12, 13])
+    // And from that whole read on, only what is new again.
+    stored.push(14)
+    const next = history.plan("s", 3)
+    expect(seqsOf(history.settle("s", 3, next, answer(stored, next, 3)))).toEqual([12, 13, 14])
   })
 
   it("reads whole again when more rows arrived than one read takes", () => {
@@ -140,7 +142,7 @@ describe("the history window a process holds", () => {
   it("holds at most its sessions and characters, the least recently read going first", () => {
     const history = makeHistoryCache({ sessions: 2, chars: 4_000 })
     const read = (id: string, content: string) =>
-      history.settle(id, 5, wholeRead, { through: 0, summary: null, counted: 0, rows: [message(1, content)] })
+      history.settle(id, 5, wholeRead, { through: 0, summary: null, total: 1, rows: [message(1, content)] })
     read("a", "x")
     read("b", "x")
     // Read again: now the most recent.
@@ -149,7 +151,7 @@ describe("the history window a process holds", () => {
     read("c", "x")
     expect(history.size()).toBe(2)
     expect(history.plan("b", 5)).toEqual(wholeRead)
-    expect(history.plan("a", 5).from).not.toBe(noCount)
+    expect(history.plan("a", 5)).not.toEqual(wholeRead)
     // A window over a quarter of the budget is not held; the rows are still answered.
     expect(read("big", "y".repeat(1_500))).toHaveLength(1)
     expect(history.plan("big", 5)).toEqual(wholeRead)
@@ -160,12 +162,12 @@ describe("the history window a process holds", () => {
     const history = makeHistoryCache({ sessions: 10, chars: 2_000 })
     // Each window is 400 characters of text and a row's 64: four fit, a fifth pushes out the first.
     for (const id of ["a", "b", "c", "d", "e"]) {
-      history.settle(id, 5, wholeRead, { through: 0, summary: null, counted: 0, rows: [message(1, "z".repeat(400))] })
+      history.settle(id, 5, wholeRead, { through: 0, summary: null, total: 1, rows: [message(1, "z".repeat(400))] })
     }
     expect(history.size()).toBe(4)
     expect(history.chars()).toBe(4 * 464)
     expect(history.plan("a", 5)).toEqual(wholeRead)
-    expect(history.plan("e", 5).from).not.toBe(noCount)
+    expect(history.plan("e", 5)).not.toEqual(wholeRead)
   })
 
   it("reads whole each time when no history is asked for", () => {
