@@ -347,6 +347,8 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
               )
             )
             run.finished = true
+            // Written (or given up on): a finished run kept for a rejoin holds no statements.
+            run.carried.length = 0
             unwritten.delete(run)
             yield* run.writing.release(1)
             yield* Deferred.succeed(run.done, outcome)

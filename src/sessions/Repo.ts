@@ -117,16 +117,16 @@ const messageColumns = "id, session_id, role, content, tool_calls, tool_call_id,
 export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/SessionsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    // A turn's statements: its session, its history, its two messages.
+    // A turn's statements: its session, its history, and a message stored on its own.
     const { rows } = yield* DirectStatements
     const sessionRows = decodeRows(SessionRow)
     /**
      * Storing a message: its row, and its session's activity time and message count (the first
-     * user message with text names an untitled session). The count is exact because only this
-     * statement adds messages and only a session's removal takes them away (sessions/History.ts
-     * relies on it). Two data-modifying statements, so a caller's statement can
-     * carry them as parts of its own `WITH` (`appendWrites`); with a `gate`, only when the `WITH`
-     * part of that name answered a row (db/Commit.ts, `GatedWrites`).
+     * user message with text names an untitled session). The count is exact because only these
+     * writes add messages and only a session's removal takes them away (sessions/History.ts relies
+     * on it). Two data-modifying statements, so a caller's statement can carry them as parts of its
+     * own `WITH` (`appendWrites`); with a `gate`, only when the `WITH` part of that name answered a
+     * row (db/Commit.ts, `GatedWrites`).
      */
     const messageWrites = (id: string, sessionId: string, message: NewMessage, gate?: string) => ({
       inserted: sql`INSERT INTO messages (id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata)
@@ -134,9 +134,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
                ${message.tool_calls ? JSON.stringify(message.tool_calls) : null}::jsonb, ${message.tool_call_id ?? null}::text,
                ${JSON.stringify(message.attachments ?? [])}::jsonb, ${JSON.stringify(message.metadata ?? {})}::jsonb${gate ? sql` FROM ${sql(gate)}` : sql``}`,
       touched: sql`UPDATE sessions SET updated_at = now(), title = COALESCE(title, ${titleFrom(message)}), message_count = message_count + 1
-        WHERE id = ${sessionId}${
-        gate ? sql` AND EXISTS (SELECT FROM ${sql(gate)})` : sql``
-      }`
+        WHERE id = ${sessionId}${gate ? sql` AND EXISTS (SELECT FROM ${sql(gate)})` : sql``}`
     })
 
     return repository("SessionsRepo", {
@@ -279,8 +277,8 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
         return [inserted, touched]
       },
       /**
-       * One statement: the message and the session's activity time commit together; `relaxed`,
-       * that commit does not wait for the disk (db/Commit.ts).
+       * One statement: the message and its session's activity time and count commit together;
+       * `relaxed`, that commit does not wait for the disk (db/Commit.ts).
        */
       append: (sessionId: string, message: NewMessage, relaxed = false) =>
         Effect.suspend(() => {
