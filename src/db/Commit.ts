@@ -7,13 +7,23 @@
  * PGlite runs with `fsync` off: every commit there is already as cheap as a relaxed one.
  */
 
-import type { Statement } from "@effect/sql"
+import { type SqlClient, Statement } from "@effect/sql"
 
 /**
  * Data-modifying statements that another statement carries as parts of its `WITH`, so they commit
- * with it, in its round trip (a turn's answer with its run's end, runs/Repo.ts).
+ * with it, in its round trip (a turn's answer with its run's end, runs/Repo.ts). Each part is named
+ * (a statement carries one writer's parts: the names are fixed, so its text, and its prepared plan,
+ * stays the same from turn to turn).
  */
-export type CarriedWrites = ReadonlyArray<Statement.Statement<unknown>>
+export interface CarriedWrites {
+  readonly parts: ReadonlyArray<readonly [name: string, write: Statement.Statement<unknown>]>
+  /**
+   * What the writer learns back: `value`, a scalar subquery over its parts, which the carrying
+   * statement answers as a column; `take` gets it (null when the parts wrote nothing) once that
+   * statement has committed.
+   */
+  readonly report?: { readonly value: Statement.Statement<unknown>; readonly take: (value: unknown) => void } | undefined
+}
 
 /**
  * Writes that commit only when the statement carrying them did its own work: each reads from the
@@ -21,6 +31,12 @@ export type CarriedWrites = ReadonlyArray<Statement.Statement<unknown>>
  * with the message that starts it, runs/Repo.ts).
  */
 export type GatedWrites = (gate: string) => CarriedWrites
+
+const joinParts = Statement.join(", ", false)
+
+/** Carried parts as a statement's `WITH` list: `name AS (write), ...`. */
+export const withParts = (sql: SqlClient.SqlClient, parts: CarriedWrites["parts"]) =>
+  joinParts(parts.map(([name, write]) => sql`${sql.literal(name)} AS (${write})`))
 
 /**
  * A `FROM` item (one row) whose `set_config(..., true)` turns `synchronous_commit` off for the

@@ -5,7 +5,7 @@
  */
 import { SqlClient, SqlSchema, Statement } from "@effect/sql"
 import { Duration, Effect, Option, Schema } from "effect"
-import { type CarriedWrites, type GatedWrites, relaxedJoin } from "../db/Commit.ts"
+import { type CarriedWrites, type GatedWrites, relaxedJoin, withParts } from "../db/Commit.ts"
 import { DirectStatements } from "../db/Direct.ts"
 import { decodeRows, IdRow, repository } from "../db/Repository.ts"
 import type { StatementNotice } from "../db/Bus.ts"
@@ -23,7 +23,8 @@ const EventRow = Schema.Struct({ seq: Schema.Number, event: Schema.Unknown })
 const StatusRow = Schema.Struct({ status: Schema.String, stale: Schema.Boolean })
 const OwnerRow = Schema.Struct({ owner: Schema.String })
 const ClosedRow = Schema.Struct({ run_id: Schema.String })
-const joinParts = Statement.join(", ", false)
+const LockedRow = Schema.Struct({ id: Schema.String, report: Schema.optional(Schema.Unknown) })
+const joinColumns = Statement.join(", ", false)
 
 export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
   effect: Effect.gen(function* () {
@@ -45,15 +46,14 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
       execute: (ids) =>
         sql`UPDATE runs SET heartbeat_at = now() WHERE id IN ${sql.in(ids)} AND status = 'running' RETURNING id, cancel_requested`
     })
-    /** Carried writes as a statement's `WITH` parts, named `part0`, `part1`, ... */
-    const withParts = (parts: CarriedWrites) => joinParts(parts.map((part, i) => sql`part${sql.literal(String(i))} AS (${part})`))
     // With gated writes (the message that starts the run), they commit only when the lock was
     // taken: the `locked` part answers the run's row then, and nothing when another run holds it.
-    const lockStatement = (id: string, sessionId: string, owner: string, taskId: string | null, gated: GatedWrites | undefined) => {
+    const lockStatement = (id: string, sessionId: string, owner: string, taskId: string | null, gated: CarriedWrites | undefined) => {
       const locked = sql`INSERT INTO runs (id, session_id, status, owner, task_id) VALUES (${id}, ${sessionId}, 'running', ${owner}, ${taskId})
             ON CONFLICT (session_id) WHERE status = 'running' DO NOTHING RETURNING id`
       if (!gated) return locked
-      return sql`WITH locked AS (${locked}), ${withParts(gated("locked"))} SELECT id FROM locked`
+      const report = gated.report ? sql`, ${gated.report.value} AS report` : sql``
+      return sql`WITH locked AS (${locked}), ${withParts(sql, gated.parts)} SELECT id${report} FROM locked`
     }
     const failStale = SqlSchema.findAll({
       Request: Schema.Struct({ sessionId: Schema.String, staleSeconds: Schema.Number }),
@@ -125,11 +125,21 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
         Effect.asVoid(rows(eventInsert(runId, batch, true))),
       /** Keeps these runs' locks alive; answers the ones still running here, with their cancel flag. */
       heartbeat: (ids: ReadonlyArray<string>) => heartbeat(ids),
-      /** Takes the session's lock for a new run, with the writes `gated` gives; false when a run holds it. */
+      /**
+       * Takes the session's lock for a new run, with the writes `gated` gives; false when a run
+       * holds it. Their report, when they ask for one, is told once the lock is taken.
+       */
       lock: (
         { id, sessionId, owner, taskId }: { readonly id: string; readonly sessionId: string; readonly owner: string; readonly taskId: string | null },
         gated?: GatedWrites
-      ) => Effect.map(decodeRows(IdRow)(rows(lockStatement(id, sessionId, owner, taskId, gated))), (locked) => locked.length > 0),
+      ) => {
+        const writes = gated?.("locked")
+        return Effect.map(decodeRows(LockedRow)(rows(lockStatement(id, sessionId, owner, taskId, writes))), (locked) => {
+          if (locked.length === 0) return false
+          writes?.report?.take(locked[0]!.report ?? null)
+          return true
+        })
+      },
       /** Ends the session's running run if its process stopped heartbeating that long ago; whether it did. */
       failStale: (sessionId: string, staleAfter: Duration.Duration) =>
         Effect.map(failStale({ sessionId, staleSeconds: Duration.toSeconds(staleAfter) }), (rows) => rows.length > 0),
@@ -141,13 +151,24 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
        * end, in one statement (one round trip, one commit), with the notice of its end when the bus
        * sends notices from statements (db/Bus.ts, `publishWith`).
        */
-      end: (runId: string, status: RunStatus, rest: ReadonlyArray<StoredEventRow>, notice: StatementNotice | undefined, carried: CarriedWrites = []) => {
+      end: (runId: string, status: RunStatus, rest: ReadonlyArray<StoredEventRow>, notice: StatementNotice | undefined, carried?: CarriedWrites) => {
         const ended = sql`UPDATE runs SET status = ${status}, finished_at = now() WHERE id = ${runId}`
-        // Data-modifying WITH parts always run, so the notice can be the statement's own result.
-        const told = notice && sql`SELECT pg_notify(${notice.channel}, ${notice.payload})`
-        const parts = rest.length > 0 ? [...carried, eventInsert(runId, rest)] : carried
-        if (parts.length === 0) return Effect.asVoid(rows(told ? sql`WITH ended AS (${ended}) ${told}` : ended))
-        return Effect.asVoid(rows(told ? sql`WITH ${withParts(parts)}, ended AS (${ended}) ${told}` : sql`WITH ${withParts(parts)} ${ended}`))
+        const report = carried?.report
+        // Data-modifying WITH parts always run, so the notice and the report can be the statement's own result.
+        const columns = [
+          ...(notice ? [sql`pg_notify(${notice.channel}, ${notice.payload})`] : []),
+          ...(report ? [sql`${report.value} AS report`] : [])
+        ]
+        const parts = [...(carried?.parts ?? []), ...(rest.length > 0 ? [["events", eventInsert(runId, rest)] as const] : [])]
+        const statement =
+          columns.length === 0
+            ? parts.length === 0
+              ? ended
+              : sql`WITH ${withParts(sql, parts)} ${ended}`
+            : sql`WITH ${parts.length > 0 ? sql`${withParts(sql, parts)}, ` : sql``}ended AS (${ended}) SELECT ${joinColumns(columns)}`
+        return Effect.map(rows(statement), (found) => {
+          report?.take((found[0] as { readonly report?: unknown } | undefined)?.report ?? null)
+        })
       },
       events: (runId: string) => events(runId),
       /** The run's status and whether its process stopped heartbeating; None for an unknown run. */

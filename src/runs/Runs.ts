@@ -33,8 +33,8 @@ interface LiveRun {
   readonly unflushed: Array<SequencedEvent>
   /** When the oldest of `unflushed` was emitted (ms since the epoch). */
   unflushedSince: number
-  /** Writes the run's body left to commit with its end (its answer): one statement for both. */
-  readonly carried: Array<CarriedWrites[number]>
+  /** The write the run's body left to commit with its end (its answer): one statement for both. */
+  carried: CarriedWrites | undefined
   /** The readers following it live: each is handed every batch of events as it is emitted. */
   readonly followers: Set<(items: ReadonlyArray<SequencedEvent>) => void>
   readonly done: Deferred.Deferred<RunOutcome>
@@ -270,7 +270,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
           events: [],
           unflushed: [],
           unflushedSince: 0,
-          carried: [],
+          carried: undefined,
           followers: new Set(),
           done: yield* Deferred.make<RunOutcome>(),
           cancelRequested: false,
@@ -297,7 +297,11 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
             for (const follower of run.followers) follower(items)
             return Effect.void
           })
-        const carry = (writes: CarriedWrites) => void run.carried.push(...writes)
+        // One writer's parts a statement: their names are fixed (db/Commit.ts).
+        const carry = (writes: CarriedWrites) => {
+          if (run.carried) throw new Error("A run carries one write into its end")
+          run.carried = writes
+        }
         const finish = (exit: Exit.Exit<TurnResult, unknown>) =>
           Effect.gen(function* () {
             // The run no longer counts against its credential, whatever follows.
@@ -348,7 +352,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
             )
             run.finished = true
             // Written (or given up on): a finished run kept for a rejoin holds no statements.
-            run.carried.length = 0
+            run.carried = undefined
             unwritten.delete(run)
             yield* run.writing.release(1)
             yield* Deferred.succeed(run.done, outcome)

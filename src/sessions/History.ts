@@ -12,8 +12,18 @@
  * later (seqs are taken at insert and commits can land out of order), more new rows than one read
  * takes, or any other surprise makes the count differ: the window is then read whole, as it always
  * was. (It once counted the window's rows instead: on PGlite, never vacuumed, that visited each.)
+ *
+ * A message this process stores extends the window without a read (`extend`): the statement that
+ * stores it answers the session's count after it, its summary, and the newest seq before it. When
+ * the count is the window's plus this one, the summary is the window's and the newest seq before it
+ * is the window's newest, nothing else was stored in between, and the window plus the message is
+ * the history as of that commit. The next read then needs no statement (`current`); a turn's writes
+ * (its user message, its tool steps, its answer) keep it so, and a turn reads nothing. Only the one
+ * read right after such a write takes it: a message stored elsewhere later is in the next read but
+ * one, as it would be had it come a moment later. Any mismatch drops the window.
  */
-import type { HistoryRow, HistorySlice } from "./Repo.ts"
+import type { NewMessage } from "./Model.ts"
+import type { HistoryRow, HistorySlice, StoredMessage } from "./Repo.ts"
 
 /** What the statement is asked: rows with seq above `after`. */
 export interface HistoryRead {
@@ -32,6 +42,8 @@ interface Window {
   readonly rows: ReadonlyArray<HistoryRow & { readonly seq: number }>
   /** About how many characters the rows hold, for the cache's budget. */
   readonly chars: number
+  /** Extended by a message stored here and not read since: the next read needs no statement. */
+  readonly current: boolean
 }
 
 export const wholeRead: HistoryRead = { after: 0 }
@@ -44,6 +56,30 @@ const charsOf = (row: HistoryRow) =>
   (row.attachments && row.attachments.length > 0 ? JSON.stringify(row.attachments).length : 0)
 
 const charsOfRows = (rows: ReadonlyArray<HistoryRow>) => rows.reduce((n, row) => n + charsOf(row), 0)
+
+/** A metadata flag as the history read takes it (`coalesce((metadata->>'flag')::boolean, false)`); undefined when not a plain boolean. */
+const flagOf = (value: unknown) => (value === undefined || value === null ? false : typeof value === "boolean" ? value : undefined)
+
+/**
+ * A message as the history read would answer it, stored at `seq` under `summary`; undefined when
+ * a flag is not a plain boolean (only the database's reading of it is then certain).
+ */
+export const historyRowOf = (message: NewMessage, seq: number, summary: string | null): (HistoryRow & { readonly seq: number }) | undefined => {
+  const passive = flagOf(message.metadata?.passive)
+  const cancelled = flagOf(message.metadata?.cancelled)
+  if (passive === undefined || cancelled === undefined) return undefined
+  return {
+    seq,
+    passive,
+    role: message.role,
+    content: message.content,
+    tool_calls: message.tool_calls ?? null,
+    tool_call_id: message.tool_call_id ?? null,
+    cancelled,
+    attachments: message.attachments && message.attachments.length > 0 ? message.attachments : null,
+    summary
+  }
+}
 
 export interface HistoryCacheOptions {
   /** Sessions held at most (the least recently read goes first). */
@@ -75,6 +111,39 @@ export const makeHistoryCache = (options: HistoryCacheOptions) => {
     }
   }
 
+  /**
+   * The window, when a message stored here extended it since it was last read (and it is taken
+   * for this read only); undefined when the database must be asked (`plan`).
+   */
+  const current = (sessionId: string, limit: number) => {
+    const held = windows.get(sessionId)
+    if (held === undefined || !held.current || held.limit !== limit || limit <= 0) return undefined
+    hold(sessionId, { ...held, current: false })
+    return held.rows
+  }
+
+  /**
+   * A message stored here, with what storing it answered: the window gains it when nothing else
+   * changed since the window (see above), and is dropped otherwise.
+   */
+  const extend = (sessionId: string, message: NewMessage, stored: StoredMessage) => {
+    const held = windows.get(sessionId)
+    if (held === undefined) return
+    const row = historyRowOf(message, stored.seq, stored.summary)
+    const matches =
+      row !== undefined &&
+      stored.total === held.total + 1 &&
+      stored.through === held.through &&
+      stored.summary === held.summary &&
+      stored.before === (held.rows.at(-1)?.seq ?? 0) &&
+      stored.seq > stored.before
+    if (!matches) return drop(sessionId)
+    const joined = held.rows.concat(row)
+    const rows = joined.length > held.limit ? joined.slice(joined.length - held.limit) : joined
+    const kept = rows === joined ? held.chars + charsOf(row) : charsOfRows(rows)
+    hold(sessionId, { ...held, total: stored.total, rows, chars: kept, current: true })
+  }
+
   /** What to ask the database for `sessionId`'s newest `limit` rows. */
   const plan = (sessionId: string, limit: number): HistoryRead => {
     const held = windows.get(sessionId)
@@ -95,7 +164,7 @@ export const makeHistoryCache = (options: HistoryCacheOptions) => {
     const fresh = slice.rows
     const held = read.basis
     if (held === undefined) {
-      hold(sessionId, { limit, through: slice.through, summary: slice.summary, total: slice.total, rows: fresh, chars: charsOfRows(fresh) })
+      hold(sessionId, { limit, through: slice.through, summary: slice.summary, total: slice.total, rows: fresh, chars: charsOfRows(fresh), current: false })
       return fresh
     }
     const matches =
@@ -109,15 +178,15 @@ export const makeHistoryCache = (options: HistoryCacheOptions) => {
     }
     if (fresh.length === 0) {
       // Held again: now the most recently read.
-      hold(sessionId, held)
+      hold(sessionId, held.current ? { ...held, current: false } : held)
       return held.rows
     }
     const joined = held.rows.concat(fresh)
     const rows = joined.length > limit ? joined.slice(joined.length - limit) : joined
     const kept = rows === joined ? held.chars + charsOfRows(fresh) : charsOfRows(rows)
-    hold(sessionId, { limit, through: slice.through, summary: slice.summary, total: slice.total, rows, chars: kept })
+    hold(sessionId, { limit, through: slice.through, summary: slice.summary, total: slice.total, rows, chars: kept, current: false })
     return rows
   }
 
-  return { plan, settle, forget: drop, size: () => windows.size, chars: () => chars }
+  return { current, extend, plan, settle, forget: drop, size: () => windows.size, chars: () => chars }
 }

@@ -1,9 +1,9 @@
 /** SQL for sessions and messages. */
-import { type CarriedWrites, relaxedJoin } from "../db/Commit.ts"
+import { type CarriedWrites, relaxedJoin, withParts } from "../db/Commit.ts"
 import { DirectStatements } from "../db/Direct.ts"
 import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import type { NewMessage } from "./Model.ts"
 import { dispatchConfigColumn, resealPending } from "../db/Reseal.ts"
@@ -79,7 +79,25 @@ const HistorySliceRow = Schema.Struct({
   attachments: Schema.NullOr(Schema.Array(Schema.Unknown))
 })
 
-const Inserted = Schema.Struct({ created_at: Schema.DateFromSelf })
+/**
+ * What storing a message answers: its seq; its session's message count and summary after it; and
+ * the newest seq the session held before it (0 for none). The history window (History.ts) extends
+ * itself by it. Null when nothing was stored (the session is gone, or a gated write's gate was shut).
+ */
+export const StoredMessage = Schema.Struct({
+  seq: Schema.Number,
+  total: Schema.Number,
+  through: Schema.Number,
+  summary: Schema.NullOr(Schema.String),
+  before: Schema.Number
+})
+export type StoredMessage = typeof StoredMessage.Type
+// A JSON column: drivers hand it over parsed, but a string is taken too. Anything else is taken as
+// nothing learned (the window is then read, History.ts): it is told after the message committed.
+const decodeStoredOption = Schema.decodeUnknownOption(Schema.NullOr(Schema.Union(StoredMessage, Schema.parseJson(StoredMessage))))
+const decodeStored = (value: unknown) => Option.getOrNull(decodeStoredOption(value))
+
+const Inserted = Schema.Struct({ created_at: Schema.DateFromSelf, stored: Schema.Unknown })
 
 export const TranscriptRow = Schema.Struct({
   seq: Schema.Number,
@@ -124,17 +142,32 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
      * Storing a message: its row, and its session's activity time and message count (the first
      * user message with text names an untitled session). The count is exact because only these
      * writes add messages and only a session's removal takes them away (sessions/History.ts relies
-     * on it). Two data-modifying statements, so a caller's statement can carry them as parts of its
-     * own `WITH` (`appendWrites`); with a `gate`, only when the `WITH` part of that name answered a
-     * row (db/Commit.ts, `GatedWrites`).
+     * on it). Two data-modifying statements, named, so a caller's statement can carry them as parts
+     * of its own `WITH` (`appendWrites`); with a `gate`, only when the `WITH` part of that name
+     * answered a row (db/Commit.ts, `GatedWrites`). `stored` is what the statement answers for them
+     * (`StoredMessage` as JSON, null when nothing was stored): the rest of the statement runs on
+     * the snapshot before these writes, so the newest seq it reads is the one before the message.
      */
     const messageWrites = (id: string, sessionId: string, message: NewMessage, gate?: string) => ({
-      inserted: sql`INSERT INTO messages (id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata)
+      parts: [
+        [
+          "message_row",
+          sql`INSERT INTO messages (id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata)
         SELECT ${id}::uuid, ${sessionId}::uuid, ${message.role}::text, ${message.content}::text,
                ${message.tool_calls ? JSON.stringify(message.tool_calls) : null}::jsonb, ${message.tool_call_id ?? null}::text,
-               ${JSON.stringify(message.attachments ?? [])}::jsonb, ${JSON.stringify(message.metadata ?? {})}::jsonb${gate ? sql` FROM ${sql(gate)}` : sql``}`,
-      touched: sql`UPDATE sessions SET updated_at = now(), title = COALESCE(title, ${titleFrom(message)}), message_count = message_count + 1
-        WHERE id = ${sessionId}${gate ? sql` AND EXISTS (SELECT FROM ${sql(gate)})` : sql``}`
+               ${JSON.stringify(message.attachments ?? [])}::jsonb, ${JSON.stringify(message.metadata ?? {})}::jsonb${gate ? sql` FROM ${sql(gate)}` : sql``}
+        RETURNING seq, created_at`
+        ],
+        [
+          "message_touch",
+          sql`UPDATE sessions SET updated_at = now(), title = COALESCE(title, ${titleFrom(message)}), message_count = message_count + 1
+        WHERE id = ${sessionId}${gate ? sql` AND EXISTS (SELECT FROM ${sql(gate)})` : sql``}
+        RETURNING message_count, summary_through, summary`
+        ]
+      ] as const,
+      stored: sql`(SELECT json_build_object('seq', r.seq, 'total', t.message_count, 'through', coalesce(t.summary_through, 0),
+          'summary', t.summary, 'before', coalesce((SELECT max(seq) FROM messages WHERE session_id = ${sessionId}), 0))
+        FROM message_row r, message_touch t)`
     })
 
     return repository("SessionsRepo", {
@@ -271,35 +304,47 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
             return { through: first.through, summary: first.summary, total: first.total, rows }
           })
         ),
-      /** The writes that store a message, for another statement to carry (db/Commit.ts); `gate` as `messageWrites`. */
-      appendWrites: (sessionId: string, message: NewMessage, gate?: string): CarriedWrites => {
-        const { inserted, touched } = messageWrites(randomUUID(), sessionId, message, gate)
-        return [inserted, touched]
+      /**
+       * The writes that store a message, for another statement to carry (db/Commit.ts); `gate` as
+       * `messageWrites`. `stored` gets what storing it answered, once that statement commits.
+       */
+      appendWrites: (
+        sessionId: string,
+        message: NewMessage,
+        stored: (report: StoredMessage | null) => void,
+        gate?: string
+      ): CarriedWrites => {
+        const writes = messageWrites(randomUUID(), sessionId, message, gate)
+        return { parts: writes.parts, report: { value: writes.stored, take: (value) => stored(decodeStored(value)) } }
       },
       /**
        * One statement: the message and its session's activity time and count commit together;
-       * `relaxed`, that commit does not wait for the disk (db/Commit.ts).
+       * `relaxed`, that commit does not wait for the disk (db/Commit.ts). Answers the message and
+       * what storing it answered.
        */
       append: (sessionId: string, message: NewMessage, relaxed = false) =>
         Effect.suspend(() => {
           const id = randomUUID()
-          const { inserted, touched } = messageWrites(id, sessionId, message)
+          const writes = messageWrites(id, sessionId, message)
           // Only the time comes back: the rest of the row is what was sent (no JSON read back).
           return Effect.map(
             decodeRows(Inserted)(
-              rows(sql`WITH inserted AS (${inserted} RETURNING created_at), touched AS (${touched})
-                SELECT created_at FROM inserted${sql.literal(relaxedJoin(relaxed))}`)
+              rows(sql`WITH ${withParts(sql, writes.parts)}
+                SELECT created_at, ${writes.stored} AS stored FROM message_row${sql.literal(relaxedJoin(relaxed))}`)
             ),
-            (rows): MessageRow => ({
-              id,
-              session_id: sessionId,
-              role: message.role,
-              content: message.content,
-              tool_calls: message.tool_calls ?? null,
-              tool_call_id: message.tool_call_id ?? null,
-              attachments: message.attachments ?? [],
-              metadata: message.metadata ?? {},
-              created_at: rows[0]!.created_at
+            (rows) => ({
+              row: {
+                id,
+                session_id: sessionId,
+                role: message.role,
+                content: message.content,
+                tool_calls: message.tool_calls ?? null,
+                tool_call_id: message.tool_call_id ?? null,
+                attachments: message.attachments ?? [],
+                metadata: message.metadata ?? {},
+                created_at: rows[0]!.created_at
+              } satisfies MessageRow,
+              stored: decodeStored(rows[0]!.stored)
             })
           )
         }),

@@ -120,9 +120,11 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
 
     /** Stores the session's next summary version (see the repository). */
     const setSummary = (id: string, summary: string, range: { readonly from: number; readonly through: number }, trigger: "summarize" | "compaction" | "admin") =>
-      Effect.flatMap(repo.setSummary(id, summary, range.from, range.through, trigger), (stored) =>
-        stored ? Effect.succeed(stored) : Effect.fail(notFound(id))
-      )
+      Effect.flatMap(repo.setSummary(id, summary, range.from, range.through, trigger), (stored) => {
+        // A new summary starts another window (a read would see it too; this saves the read's miss).
+        history.forget(id)
+        return stored ? Effect.succeed(stored) : Effect.fail(notFound(id))
+      })
 
     const summaries = (principal: PrincipalShape, id: string) => Effect.zipRight(reach(principal, id), repo.summaries(id))
 
@@ -171,10 +173,12 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
     /**
      * The newest `limit` messages after the session's summary, oldest first: only what was added
      * since the last read is fetched, and the window is read whole when the count says something
-     * else changed (see History.ts).
+     * else changed, and not at all right after a message stored here extended it (see History.ts).
      */
     const recent = (sessionId: string, limit: number) =>
       Effect.suspend(() => {
+        const known = history.current(sessionId, limit)
+        if (known !== undefined) return Effect.succeed(known)
         const read = history.plan(sessionId, limit)
         return Effect.flatMap(repo.historySince(sessionId, read, limit), (slice) => {
           const rows = history.settle(sessionId, limit, read, slice)
@@ -185,14 +189,18 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
 
     /** Stores a message; `durable: false` commits relaxed (see db/Commit.ts). */
     const append = (sessionId: string, message: NewMessage, options: { readonly durable?: boolean } = {}) =>
-      Effect.map(repo.append(sessionId, message, options.durable === false), toMessage)
+      Effect.map(repo.append(sessionId, message, options.durable === false), ({ row, stored }) => {
+        if (stored) history.extend(sessionId, message, stored)
+        return toMessage(row)
+      })
 
     /**
      * What storing a message writes, for a statement that commits it with its own (a turn's answer
      * with its run's end; with a `gate`, the message that starts a run with its lock): nothing is
      * written until that statement runs.
      */
-    const appendWrites = (sessionId: string, message: NewMessage, gate?: string) => repo.appendWrites(sessionId, message, gate)
+    const appendWrites = (sessionId: string, message: NewMessage, gate?: string) =>
+      repo.appendWrites(sessionId, message, (stored) => stored && history.extend(sessionId, message, stored), gate)
 
     return traced("Sessions", {
       get,

@@ -1,8 +1,9 @@
 /**
  * A turn's history is read whole once per session, then only what was added since (see
  * src/sessions/History.ts). Whatever added it, the model gets every stored message: a passive one
- * sent between turns, one whose seq is older than the newest read (a commit that landed late), and,
- * on PostgreSQL, the turns another server process ran on the same session.
+ * sent between turns, one whose seq is older than the newest read (a commit that landed late), one
+ * stored without moving the session's count, and, on PostgreSQL, the turns another server process
+ * ran on the same session.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -83,6 +84,23 @@ describe.each(backends)("history read since the last turn (%s)", (backend) => {
     const context = lastContext()
     expect(context).toContain("committed late")
     expect([...context].sort()).toEqual([...(await storedBeforeAnswer(first.session_id))].sort())
+  })
+
+  it("gives the model a message stored without moving the count, as a release before the count stores one", async () => {
+    const id = client()
+    llm().setDefaultReply({ text: "noted" })
+    const first = await chat(server(), { message: "one", client_id: id })
+    await chat(server(), { message: "two", client_id: id })
+    // This server's own writes since the last read extend its window without a read; the next
+    // message's statement sees a newer message than the window's newest, and the turn reads.
+    await server().run(
+      Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql`INSERT INTO messages (id, session_id, role, content) VALUES (${randomUUID()}, ${first.session_id}, 'user', 'uncounted')`
+      )
+    )
+    await chat(server(), { message: "three", client_id: id })
+    expect(lastContext()).toEqual(["one", "noted", "two", "noted", "uncounted", "three"])
+    expect(lastContext()).toEqual(await storedBeforeAnswer(first.session_id))
   })
 })
 

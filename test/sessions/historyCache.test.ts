@@ -181,4 +181,78 @@ describe("the history window a process holds", () => {
     history.settle("s", 5, wholeRead, answer([1, 2], wholeRead, 5))
     expect(history.plan("s", 3)).toEqual(wholeRead)
   })
+
+  describe("extended by a message stored here", () => {
+    const stored = (seq: number, total: number, before: number, through = 0, summary: string | null = null) => ({ seq, total, through, summary, before })
+    const user = (content: string, metadata: Record<string, unknown> = {}) => ({ role: "user" as const, content, metadata })
+    /** A window read whole over seqs 1..3 (`limit` 5). */
+    const held = () => {
+      const history = cache()
+      history.settle("s", 5, wholeRead, answer([1, 2, 3], wholeRead, 5))
+      return history
+    }
+
+    it("answers the next read without a statement, once, when nothing else was stored in between", () => {
+      const history = held()
+      history.extend("s", user("four"), stored(4, 4, 3))
+      expect(seqsOf(history.current("s", 5))).toEqual([1, 2, 3, 4])
+      expect(history.current("s", 5)?.at(-1)).toBeUndefined()
+      // The read after that asks the database again, for rows after the message.
+      expect(history.plan("s", 5)).toMatchObject({ after: 4 })
+    })
+
+    it("keeps the row as the database would answer it, and the window's newest `limit`", () => {
+      const history = held()
+      const call = { id: "c1", type: "function" as const, function: { name: "search", arguments: "{}" } }
+      history.extend("s", { ...user("four", { passive: true }), attachments: [{ kind: "image" }] }, stored(4, 4, 3))
+      history.extend("s", { role: "assistant", content: null, tool_calls: [call], metadata: { cancelled: false } }, stored(5, 5, 4))
+      history.extend("s", user("six"), stored(6, 6, 5))
+      const rows = history.current("s", 5)!
+      expect(seqsOf(rows)).toEqual([2, 3, 4, 5, 6])
+      expect(rows[2]).toEqual({ ...message(4, "four"), passive: true, attachments: [{ kind: "image" }] })
+      expect(rows[3]).toEqual({ ...message(5, "x"), role: "assistant", content: null, tool_calls: [call] })
+    })
+
+    it("drops the window when the count says another message was stored (a late commit, another process)", () => {
+      const history = held()
+      history.extend("s", user("five"), stored(5, 5, 3))
+      expect(history.current("s", 5)).toBeUndefined()
+      expect(history.plan("s", 5)).toEqual(wholeRead)
+    })
+
+    it("drops the window when a newer message was stored without being counted (a release before the count)", () => {
+      const history = held()
+      history.extend("s", user("five"), stored(5, 4, 4))
+      expect(history.current("s", 5)).toBeUndefined()
+      expect(history.plan("s", 5)).toEqual(wholeRead)
+    })
+
+    it("drops the window when the summary moved", () => {
+      const history = held()
+      history.extend("s", user("four"), stored(4, 4, 3, 2, "the first two"))
+      expect(history.plan("s", 5)).toEqual(wholeRead)
+    })
+
+    it("drops the window for a flag the database would read otherwise than a plain boolean", () => {
+      const history = held()
+      history.extend("s", user("four", { passive: "yes" }), stored(4, 4, 3))
+      expect(history.plan("s", 5)).toEqual(wholeRead)
+    })
+
+    it("holds nothing new for a session without a window, and answers a read of another limit from the database", () => {
+      const history = held()
+      history.extend("t", user("one"), stored(1, 1, 0))
+      expect(history.current("t", 5)).toBeUndefined()
+      history.extend("s", user("four"), stored(4, 4, 3))
+      expect(history.current("s", 6)).toBeUndefined()
+    })
+
+    it("is taken by a read from the database, which the next read must make again", () => {
+      const history = held()
+      history.extend("s", user("four"), stored(4, 4, 3))
+      const read = history.plan("s", 5)
+      history.settle("s", 5, read, answer([1, 2, 3, 4], read, 5))
+      expect(history.current("s", 5)).toBeUndefined()
+    })
+  })
 })
