@@ -3,12 +3,15 @@
  * describe, execute, sync: six calls into its WebAssembly, the statement parsed and planned each
  * time) and through `db/PgliteClient.ts`'s prepared statements (prepared once, then one call), on
  * one in-memory PGlite: a turn's kind of work, a message insert that touches its session and a read
- * of the session's newest messages, in interleaved rounds. CPU of the process per pair.
+ * of the session's newest messages, in interleaved rounds. CPU of the process per pair. As the
+ * server does, grown tables are analyzed (db/PgliteAnalyze.ts), here every 500 pairs, and that
+ * time is counted; `--analyze no` leaves them without statistics.
  *
- *   npx tsx bench/pgliteStatements.ts [--pairs 3000] [--rounds 5] [--plan-cache-mode auto|force_custom_plan]
+ *   npx tsx bench/pgliteStatements.ts [--pairs 3000] [--rounds 5] [--plan-cache-mode auto|force_custom_plan] [--analyze yes|no]
  */
 import { PGlite } from "@electric-sql/pglite"
 import { randomUUID } from "node:crypto"
+import { analyzeSql, grownTablesSql } from "../src/db/PgliteAnalyze.ts"
 import { planCacheMode, preparedStatements } from "../src/db/PgliteClient.ts"
 
 const arg = (name: string, fallback: string) => {
@@ -17,8 +20,9 @@ const arg = (name: string, fallback: string) => {
 }
 const PAIRS = Number(arg("pairs", "3000"))
 const ROUNDS = Number(arg("rounds", "5"))
+const ANALYZE = arg("analyze", "yes") === "yes"
 
-// As db/PgliteClient.ts sets it (`--plan-cache-mode auto` shows why it does).
+// As db/PgliteClient.ts sets it; `--plan-cache-mode force_custom_plan` is what it set before its tables were analyzed.
 const db = await PGlite.create("memory://", { startParams: [...PGlite.defaultStartParams, "-c", `plan_cache_mode=${arg("plan-cache-mode", planCacheMode)}`] })
 await db.exec(`CREATE TABLE sessions (id uuid PRIMARY KEY, title text, updated_at timestamptz NOT NULL DEFAULT now());
   CREATE TABLE messages (id uuid PRIMARY KEY, session_id uuid NOT NULL REFERENCES sessions (id), seq bigserial, role text NOT NULL,
@@ -40,6 +44,10 @@ const cpuPerPair = async (run: Run) => {
   for (let n = 0; n < PAIRS; n++) {
     await run(insert, [randomUUID(), session, "user", `message ${n}`, JSON.stringify({ n }), "a title"])
     await run(read, [session])
+    if (ANALYZE && n % 500 === 499) {
+      const grown = (await db.query<{ name: string; columns: string | null }>(grownTablesSql)).rows
+      if (grown.length > 0) await db.exec(analyzeSql(grown))
+    }
   }
   const used = process.cpuUsage(started)
   return (used.user + used.system) / 1000 / PAIRS
@@ -56,7 +64,7 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 const median = (values: Array<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 const baseline = median(results.get("PGlite.query")!)
-console.log(`${PAIRS} pairs (an insert touching its session, a read of 10 rows) per round, ${ROUNDS} rounds, median CPU per pair`)
+console.log(`${PAIRS} pairs (an insert touching its session, a read of 10 rows) per round, ${ROUNDS} rounds, median CPU per pair, plan_cache_mode ${arg("plan-cache-mode", planCacheMode)}, analyzed: ${ANALYZE ? "yes" : "no"}`)
 console.log("| path | ms per pair | rounds | ratio |")
 console.log("|---|---|---|---|")
 for (const [name, values] of results) {

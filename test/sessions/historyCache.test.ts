@@ -213,6 +213,15 @@ describe("the history window a process holds", () => {
       expect(rows[3]).toEqual({ ...message(5, "x"), role: "assistant", content: null, tool_calls: [call] })
     })
 
+    it("counts a window it extended past its limit as a read of the same rows would", () => {
+      const extended = held()
+      for (let seq = 4; seq <= 9; seq++) extended.extend("s", user(`m${seq}`), stored(seq, seq, seq - 1))
+      const read = cache()
+      const rows = read.settle("s", 5, wholeRead, answer([1, 2, 3, 4, 5, 6, 7, 8, 9], wholeRead, 5))
+      expect(seqsOf(extended.current("s", 5))).toEqual(seqsOf(rows))
+      expect(extended.chars()).toBe(read.chars())
+    })
+
     it("drops the window when the count says another message was stored (a late commit, another process)", () => {
       const history = held()
       history.extend("s", user("five"), stored(5, 5, 3))
