@@ -8,7 +8,9 @@
  * planned once").
  *
  * So this does the analyze half of autovacuum: every 10 s, each table that grew by more than a
- * fifth and 8 pages since it was last analyzed (or never was, past 8 pages) is analyzed. Growth is
+ * fifth and 8 pages since it was last analyzed (or never was, past 8 pages) is analyzed. The check
+ * reads every table's length (some 10 ms), so an idle server makes it only every 5 minutes: it is
+ * skipped while fewer than 50 statements ran since the last. Growth is
  * read from the table's length against the pages its last analyze counted (`relpages`), which
  * PGlite keeps; its change counters are not flushed in time to go by. Messages, runs and events
  * only grow, so growth is what makes statistics stale here. A table analyzed is planned again on
@@ -21,8 +23,12 @@
  */
 import { Duration, Effect, Schedule, Schema } from "effect"
 
-/** How often the tables' lengths are checked: one catalog read, well under a millisecond. */
+/** How often the tables' lengths are checked, while statements run. */
 export const analyzeCadence = Schedule.spaced(Duration.seconds(10))
+/** Fewer statements than this since the last check, and the tables cannot have grown by a fifth: skipped. */
+const quietStatements = 50
+/** Checks skipped in a row at most (a bulk write of few statements is still seen within 5 minutes). */
+const quietChecksMax = 30
 
 /** The tables grown past the threshold since their last analyze, as `ANALYZE` names them, with their indexed columns. */
 export const grownTablesSql = `SELECT c.oid::regclass::text AS name,
@@ -50,3 +56,20 @@ export const analyzeGrown = Effect.fn("PgliteAnalyze.analyzeGrown")(
   },
   Effect.catchAllCause((cause) => Effect.logWarning("Could not analyze the embedded database's tables", cause))
 )
+
+/**
+ * Checks every `analyzeCadence`, and analyzes what grew, unless fewer than `quietStatements` ran
+ * (by `statementsRun`, a count the connection keeps) since the last check that ran.
+ */
+export const analyzeWhileBusy = (statementsRun: () => number, run: (sql: string) => Effect.Effect<ReadonlyArray<unknown>, unknown>) => {
+  let counted = 0
+  let skipped = 0
+  const check = Effect.suspend(() => {
+    const ran = statementsRun()
+    if (ran - counted < quietStatements && ++skipped < quietChecksMax) return Effect.void
+    counted = ran
+    skipped = 0
+    return analyzeGrown(run)
+  })
+  return Effect.repeat(check, analyzeCadence)
+}

@@ -16,7 +16,7 @@ import * as v8 from "node:v8"
 import type { PgliteWasmTier } from "../config/AppConfig.ts"
 import * as Direct from "./Direct.ts"
 import { keepFileSizes } from "./PgliteFileSizes.ts"
-import { analyzeCadence, analyzeGrown } from "./PgliteAnalyze.ts"
+import { analyzeWhileBusy } from "./PgliteAnalyze.ts"
 
 export interface PgliteOptions {
   /** A directory for the database files, or `memory://` for a throwaway in-memory database. */
@@ -195,7 +195,13 @@ export const make = (options: PgliteOptions) =>
   Effect.gen(function* () {
     const db = yield* openPglite(options)
     const semaphore = yield* Effect.makeSemaphore(1)
-    const prepared = preparedStatements(db)
+    const preparedOnce = preparedStatements(db)
+    // Statements with parameters run, for the analyze's check (db/PgliteAnalyze.ts).
+    let statementsRun = 0
+    const prepared: typeof preparedOnce = (sql, params, rowMode) => {
+      statementsRun++
+      return preparedOnce(sql, params, rowMode)
+    }
     const locked = makeConnection(db, semaphore.withPermits(1), prepared)
     const unlocked = makeConnection(db, (effect) => effect, prepared)
     // A transaction holds the only permit until its scope closes (after COMMIT or ROLLBACK).
@@ -213,7 +219,7 @@ export const make = (options: PgliteOptions) =>
       ]
     })
     // Statistics for the planner, as autovacuum would keep them (db/PgliteAnalyze.ts).
-    yield* Effect.forkScoped(Effect.repeat(analyzeGrown((sql) => locked.execute(sql, [], undefined)), analyzeCadence))
+    yield* Effect.forkScoped(analyzeWhileBusy(() => statementsRun, (sql) => locked.execute(sql, [], undefined)))
     return Context.make(SqlClient.SqlClient, client).pipe(Context.add(Direct.DirectStatements, Direct.make((sql, params) => locked.execute(sql, params, undefined))))
   })
 

@@ -1,12 +1,14 @@
 /**
  * PGlite runs no autovacuum, so Cairn analyzes its tables as they grow (src/db/PgliteAnalyze.ts):
  * a table grown past a fifth and 8 pages since its last analyze gets statistics for the columns its
- * indexes cover, on a small sample, and is left alone until it grows that much again.
+ * indexes cover, on a small sample, and is left alone until it grows that much again. The check
+ * runs every 10 s while statements run, and every 5 minutes on an idle server.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect } from "effect"
+import { it as effectIt } from "@effect/vitest"
+import { Duration, Effect, Fiber, TestClock } from "effect"
 import { describe, expect, it } from "vitest"
-import { analyzeGrown, analyzeSql, grownTablesSql } from "../../src/db/PgliteAnalyze.ts"
+import { analyzeGrown, analyzeSql, analyzeWhileBusy, grownTablesSql } from "../../src/db/PgliteAnalyze.ts"
 import * as PgliteClient from "../../src/db/PgliteClient.ts"
 
 const layer = PgliteClient.layer({ dataDir: "memory://", sharedBuffersMb: 16, wasmTier: "baseline" })
@@ -71,4 +73,36 @@ describe("PgliteAnalyze", () => {
       ])
     ).toBe('SET LOCAL default_statistics_target = 10; ANALYZE messages (id, seq, session_id), "Odd name"')
   })
+})
+
+describe("PgliteAnalyze's cadence", () => {
+  effectIt.effect("checks every 10 s while 50 statements or more ran since the last check, and every 5 minutes when idle", () =>
+    Effect.gen(function* () {
+      let statements = 0
+      const checks: Array<number> = []
+      const run = (sql: string) =>
+        Effect.sync(() => {
+          if (sql === grownTablesSql) checks.push(statements)
+          return []
+        })
+      const fiber = yield* Effect.fork(analyzeWhileBusy(() => statements, run))
+      const tick = (statementsMeanwhile: number) =>
+        Effect.gen(function* () {
+          statements += statementsMeanwhile
+          yield* TestClock.adjust(Duration.seconds(10))
+        })
+      // Busy: a check each 10 s.
+      for (let i = 0; i < 3; i++) yield* tick(60)
+      const whileBusy = checks.length
+      // Idle (a few statements: heartbeats): none for 290 s, then one at the 30th tick.
+      for (let i = 0; i < 29; i++) yield* tick(1)
+      const idleBefore = checks.length
+      yield* tick(1)
+      const idleAfter = checks.length
+      yield* Fiber.interrupt(fiber)
+      expect(whileBusy).toBe(3)
+      expect(idleBefore).toBe(3)
+      expect(idleAfter).toBe(4)
+    })
+  )
 })
