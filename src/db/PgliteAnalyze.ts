@@ -4,7 +4,7 @@
  * costs no more than planning it for its values each time. PGlite runs no autovacuum, so its
  * tables were never analyzed; a generic plan costed on no statistics sorted a whole session to find
  * its newest messages, and PGlite was made to plan every statement for its values instead, which
- * cost a turn's statements about half of PGlite's time (bench/README.md, "PGlite's statements
+ * cost a turn's statements about a third of PGlite's time (bench/README.md, "PGlite's statements
  * planned once").
  *
  * So this does the analyze half of autovacuum: every 10 s, each table that grew by more than a

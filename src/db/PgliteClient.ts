@@ -48,7 +48,7 @@ const compiledAt = async <A>(tier: PgliteWasmTier, compile: () => Promise<A>): P
  * Prepared statements are planned as PostgreSQL plans them by default: for their values for the
  * first five runs, then once (a generic plan) when that costs no more. The plan is costed on the
  * tables' statistics, which PGlite, running no autovacuum, gets from db/PgliteAnalyze.ts. (Before
- * that, every statement was planned for its values each time, `force_custom_plan`, about half of
+ * that, every statement was planned for its values each time, `force_custom_plan`, about a third of
  * what PGlite spent on a turn's statements.)
  */
 export const planCacheMode = "auto"
