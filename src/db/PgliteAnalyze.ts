@@ -10,11 +10,10 @@
  * So this does the analyze half of autovacuum: every 10 s, each table that grew by more than a
  * fifth and 8 pages since it was last analyzed (or never was, past 8 pages) is analyzed. The check
  * reads every table's length (some 10 ms), so an idle server makes it only every 5 minutes: it is
- * skipped while fewer than 50 statements ran since the last. Growth is
- * read from the table's length against the pages its last analyze counted (`relpages`), which
- * PGlite keeps; its change counters are not flushed in time to go by. Messages, runs and events
- * only grow, so growth is what makes statistics stale here. A table analyzed is planned again on
- * its new statistics.
+ * skipped while fewer than 50 statements ran since the last. Growth is read from the table's
+ * length against the pages its last analyze counted (`relpages`), which PGlite keeps; its change
+ * counters are not flushed in time to go by. Messages, runs and events only grow, so growth is
+ * what makes statistics stale here. A table analyzed is planned again on its new statistics.
  *
  * The analyze holds the only connection, so it is kept short: only the columns an index covers
  * (what the statements filter and join on; a whole `run_events` analyze also sorted a sample of
@@ -24,7 +23,7 @@
 import { Duration, Effect, Schedule, Schema } from "effect"
 
 /** How often the tables' lengths are checked, while statements run. */
-export const analyzeCadence = Schedule.spaced(Duration.seconds(10))
+const analyzeCadence = Schedule.spaced(Duration.seconds(10))
 /** Fewer statements than this since the last check, and the tables cannot have grown by a fifth: skipped. */
 const quietStatements = 50
 /** Checks skipped in a row at most (a bulk write of few statements is still seen within 5 minutes). */

@@ -67,12 +67,11 @@ type WindowRows = Window["rows"]
 const joinRows = (held: Window, fresh: WindowRows, limit: number) => {
   const joined = held.rows.concat(fresh)
   const dropped = Math.max(0, joined.length - limit)
-  if (dropped === 0) return { rows: joined, chars: held.chars + charsOfRows(fresh) }
-  if (dropped >= held.rows.length) {
-    const rows = joined.slice(dropped)
-    return { rows, chars: charsOfRows(rows) }
+  // `held.chars` is its rows' sum, so what is dropped (held rows first) comes off it exactly.
+  return {
+    rows: dropped === 0 ? joined : joined.slice(dropped),
+    chars: held.chars + charsOfRows(fresh) - charsOfRows(joined.slice(0, dropped))
   }
-  return { rows: joined.slice(dropped), chars: held.chars + charsOfRows(fresh) - charsOfRows(held.rows.slice(0, dropped)) }
 }
 
 /** A metadata flag as the history read takes it (`coalesce((metadata->>'flag')::boolean, false)`); undefined when not a plain boolean. */
@@ -129,13 +128,19 @@ export const makeHistoryCache = (options: HistoryCacheOptions) => {
     }
   }
 
+  /** The window held for `sessionId` at `limit`; none to go on when nothing is asked for (HISTORY_MESSAGES=0). */
+  const usable = (sessionId: string, limit: number) => {
+    const held = windows.get(sessionId)
+    return held !== undefined && held.limit === limit && limit > 0 ? held : undefined
+  }
+
   /**
    * The window, when a message stored here extended it since it was last read (and it is taken
    * for this read only); undefined when the database must be asked (`plan`).
    */
   const current = (sessionId: string, limit: number) => {
-    const held = windows.get(sessionId)
-    if (held === undefined || !held.current || held.limit !== limit || limit <= 0) return undefined
+    const held = usable(sessionId, limit)
+    if (held === undefined || !held.current) return undefined
     hold(sessionId, { ...held, current: false })
     return held.rows
   }
@@ -162,9 +167,8 @@ export const makeHistoryCache = (options: HistoryCacheOptions) => {
 
   /** What to ask the database for `sessionId`'s newest `limit` rows. */
   const plan = (sessionId: string, limit: number): HistoryRead => {
-    const held = windows.get(sessionId)
-    // No window to go on when nothing is asked for (HISTORY_MESSAGES=0).
-    if (held === undefined || held.limit !== limit || limit <= 0) return wholeRead
+    const held = usable(sessionId, limit)
+    if (held === undefined) return wholeRead
     return { after: held.rows.at(-1)?.seq ?? 0, basis: held }
   }
 
