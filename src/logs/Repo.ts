@@ -1,6 +1,7 @@
 /** SQL for the trace spans: written in batches, read as turn logs, the tool-call audit and traces. */
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { jsonRowsInsert } from "../db/JsonRows.ts"
 import { decodeRows, repository } from "../db/Repository.ts"
 import { SpanKind, SpanStatus } from "./Model.ts"
 
@@ -56,8 +57,11 @@ export interface Window {
   readonly offset: number
 }
 
-const columns = "id, correlation_id, parent_id, kind, name, bot_id, session_id, started_at, duration_ms, status, error, attributes"
+const spanColumnNames = ["id", "correlation_id", "parent_id", "kind", "name", "bot_id", "session_id", "started_at", "duration_ms", "status", "error", "attributes"] as const
+const columns = spanColumnNames.join(", ")
 const spanColumns = (alias: string) => columns.split(", ").map((c) => `${alias}.${c}`).join(", ")
+
+const insertSpans = jsonRowsInsert("trace_spans", spanColumnNames, " ON CONFLICT (id) DO NOTHING")
 
 export class LogsRepo extends Effect.Service<LogsRepo>()("cairn/LogsRepo", {
   effect: Effect.gen(function* () {
@@ -74,23 +78,23 @@ export class LogsRepo extends Effect.Service<LogsRepo>()("cairn/LogsRepo", {
       insertMany: (records: ReadonlyArray<SpanRecord>) =>
         records.length === 0
           ? Effect.void
-          : sql`INSERT INTO trace_spans ${sql.insert(
+          : insertSpans(
+              sql,
               records.map((r) => ({
                 id: r.id,
                 correlation_id: r.correlationId,
                 parent_id: r.parentId,
                 kind: r.kind,
-                name: r.name.replace(/\u0000/g, ""),
+                name: r.name,
                 bot_id: r.botId,
                 session_id: r.sessionId,
                 started_at: r.startedAt,
                 duration_ms: Math.round(r.durationMs),
                 status: r.status,
-                // PostgreSQL text and jsonb take no NUL character.
-                error: r.error?.replace(/\u0000/g, "") ?? null,
-                attributes: JSON.stringify(r.attributes).replace(/\\u0000/g, "")
+                error: r.error ?? null,
+                attributes: r.attributes
               }))
-            )} ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid),
+            ).pipe(Effect.asVoid),
       /** Turns, newest first, each with the tokens of its LLM calls and the names of its tools. */
       turns: (w: Window & { readonly status?: SpanStatus | undefined }) =>
         turns(sql`SELECT ${sql.literal(spanColumns("s"))},

@@ -1,4 +1,5 @@
 /** SQL for the usage records. */
+import { jsonRowsInsert } from "../db/JsonRows.ts"
 import { decodeRows, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, type Schema } from "effect"
@@ -14,6 +15,11 @@ const totalsColumns = `
   coalesce(sum(cost_usd), 0)::float8 AS cost_usd,
   (count(*) FILTER (WHERE cost_usd IS NULL AND outcome = 'ok'))::int AS unpriced_calls,
   coalesce(sum(audio_seconds), 0)::float8 AS audio_seconds`
+
+const insertUsage = jsonRowsInsert("llm_usage", [
+  "id", "at", "source", "principal_kind", "principal_id", "bot_id", "session_id", "provider_id", "model",
+  "prompt_tokens", "completion_tokens", "total_tokens", "audio_seconds", "cost_usd", "duration_ms", "outcome", "error_kind"
+])
 
 export class UsageRepo extends Effect.Service<UsageRepo>()("cairn/UsageRepo", {
   effect: Effect.gen(function* () {
@@ -34,7 +40,8 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("cairn/UsageRepo", {
       insertMany: (records: ReadonlyArray<UsageRecord>) =>
         records.length === 0
           ? Effect.void
-          : sql`INSERT INTO llm_usage ${sql.insert(
+          : insertUsage(
+              sql,
               records.map((r) => ({
                 id: crypto.randomUUID(),
                 at: r.at,
@@ -54,7 +61,7 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("cairn/UsageRepo", {
                 outcome: r.outcome,
                 error_kind: r.errorKind
               }))
-            )}`.pipe(Effect.asVoid),
+            ).pipe(Effect.asVoid),
       totals: (from: Date, to: Date) =>
         sql
           .unsafe(`SELECT ${totalsColumns} FROM llm_usage WHERE at >= $1 AND at < $2`, [from, to])
