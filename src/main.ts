@@ -24,6 +24,7 @@ import { HealthHttpLive } from "./health/Http.ts"
 import { Hooks } from "./hooks/Hooks.ts"
 import { documented, EndpointCatalogue, fromApi } from "./auth/Catalogue.ts"
 import { serve } from "./http/Server.ts"
+import * as QuietCollection from "./lifecycle/QuietCollection.ts"
 import { ShutdownSignal } from "./lifecycle/Shutdown.ts"
 import { IntegrationsHttpLive } from "./integrations/Http.ts"
 import { Integrations } from "./integrations/Integrations.ts"
@@ -135,8 +136,11 @@ const ServicesLive = Layer.mergeAll(
   McpServers.Default
 )
 
-/** Work beside the handlers, started once the services are up: the task worker, integration processes and workers, the heartbeat scheduler, the workflow engine. */
-const BackgroundLive = Layer.mergeAll(WorkerLive, ProcessesLive, WorkersLive, HeartbeatSchedulerLive, WorkflowEngineLive)
+/**
+ * Work beside the handlers, started once the services are up: the task worker, integration
+ * processes and workers, the heartbeat scheduler, the workflow engine, the collection when quiet.
+ */
+const BackgroundLive = Layer.mergeAll(WorkerLive, ProcessesLive, WorkersLive, HeartbeatSchedulerLive, WorkflowEngineLive, QuietCollection.layer)
 
 const HandlersLive = Layer.mergeAll(
   HealthHttpLive,

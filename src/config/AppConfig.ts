@@ -80,6 +80,8 @@ export interface AppConfigShape {
   readonly pgliteSharedBuffersMb: number
   /** Which of V8's WebAssembly compilers runs PGlite (db/PgliteClient.ts weighs the two). */
   readonly pgliteWasmTier: PgliteWasmTier
+  /** One full collection when the server goes quiet after work, so a burst's memory goes back (lifecycle/QuietCollection.ts). */
+  readonly quietCollection: boolean
 }
 
 export const pgliteWasmTiers = ["baseline", "optimizing"] as const
@@ -230,6 +232,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     Config.withDefault(16),
     Config.validate({ message: "Expected an integer from 1 to 4096", validation: (n) => n >= 1 && n <= 4096 })
   ),
+  quietCollection: Config.boolean("QUIET_COLLECTION").pipe(Config.withDefault(true)),
   pgliteWasmTier: Config.literal(...pgliteWasmTiers)("PGLITE_WASM_TIER").pipe(Config.withDefault("baseline" as const))
 })
 
