@@ -6,11 +6,13 @@
  * little to reach one: RSS then stayed at the burst's high mark for minutes (bench/README.md,
  * "Memory back after a burst").
  *
- * So every 5 s the server looks at the window behind it. When its event loop was busy under 1 % of
- * it and the heap in use has grown by a fifth since the last collection (the garbage of the work
- * before), it collects once. That collection also sets V8's memory reducer going, which hands the
- * young generation's pages back some seconds later. Under load the loop is never quiet, and an
- * idle server's heap does not grow, so neither pays for it.
+ * So every 5 s the server looks at the window behind it, and collects once when all of these hold:
+ * the event loop was busy under 1 % of the window; it worked a second or more since the last
+ * collection; and V8 holds a fifth more heap than that collection left live (garbage, and the room
+ * its young generation grew into). That collection also sets V8's memory reducer going, which hands
+ * the young generation's pages back some seconds later. Under load the loop is never quiet, and an
+ * idle server does no work, so neither pays for it; a collection (some 50–100 ms) costs a tenth of
+ * the work before it at most.
  */
 import { Duration, Effect, Layer, Schedule } from "effect"
 import { performance, type EventLoopUtilization } from "node:perf_hooks"
@@ -24,17 +26,42 @@ const quietCheckCadence = Schedule.spaced(Duration.seconds(5))
 /** A window whose event loop was busy under this share of it is quiet. */
 export const quietBelow = 0.01
 
-/** Growth of the heap in use, as a share of what the last collection left, that is worth a collection. */
-export const growthToCollect = 0.2
+/** The event loop's busy time since the last collection that is worth one (a collection takes some 50–100 ms). */
+export const workToCollect = 1000
 
-/** Whether to collect after a window: quiet, and grown since the last collection (none yet: grown). */
-export const shouldCollect = (window: { readonly busyShare: number; readonly heapUsed: number }, liveAfterLast: number | undefined): boolean =>
-  window.busyShare < quietBelow && (liveAfterLast === undefined || window.heapUsed > liveAfterLast * (1 + growthToCollect))
+/** How far the heap V8 holds may exceed what the last collection left before it is worth one. */
+export const heldOverLive = 1.2
+
+/** A window behind the server: how busy its event loop was, and its heap at the window's end. */
+export interface Window {
+  readonly busyShare: number
+  readonly busyMs: number
+  /** The heap V8 holds from the system (its spaces' committed size), garbage and free room included. */
+  readonly heapHeld: number
+}
+
+/** What the watch remembers between windows. */
+export interface Since {
+  /** The event loop's busy time since the last collection (since the start: none yet). */
+  readonly workMs: number
+  /** The heap in use right after the last collection: what was live then. */
+  readonly liveAfterLast: number | undefined
+}
+
+/**
+ * Whether to collect after a window: it was quiet, the server worked a second or more since the
+ * last collection, and V8 holds a fifth more heap than that collection left live.
+ */
+export const shouldCollect = (window: Window, since: Since): boolean =>
+  window.busyShare < quietBelow &&
+  since.workMs + window.busyMs >= workToCollect &&
+  (since.liveAfterLast === undefined || window.heapHeld > since.liveAfterLast * heldOverLive)
 
 /** What the policy reads and does: the process's own, or a test's. */
 export interface HeapProbe {
-  /** The share of the time since the last call that the event loop was busy. */
-  readonly busyShare: () => number
+  /** How busy the event loop was since the last call (since the process started, on the first). */
+  readonly busy: () => { readonly share: number; readonly ms: number }
+  readonly heapHeld: () => number
   readonly heapUsed: () => number
   /** A full, synchronous collection. */
   readonly collect: () => void
@@ -54,15 +81,16 @@ const fullCollection = (): (() => void) => {
 
 /** The process's own event loop and heap. */
 export const processProbe = (): HeapProbe => {
-  let last: EventLoopUtilization = performance.eventLoopUtilization()
+  let last: EventLoopUtilization | undefined
   const collect = fullCollection()
   return {
-    busyShare: () => {
+    busy: () => {
       const now = performance.eventLoopUtilization()
-      const share = performance.eventLoopUtilization(now, last).utilization
+      const window = last === undefined ? now : performance.eventLoopUtilization(now, last)
       last = now
-      return share
+      return { share: window.utilization, ms: window.active }
     },
+    heapHeld: () => v8.getHeapStatistics().total_heap_size,
     heapUsed: () => v8.getHeapStatistics().used_heap_size,
     collect
   }
@@ -73,15 +101,19 @@ const megabytes = (bytes: number) => (bytes / 1048576).toFixed(0)
 /** Looks back every 5 s, and collects as `shouldCollect` says, for as long as the scope lasts. */
 export const watch = (probe: HeapProbe) =>
   Effect.gen(function* () {
-    let liveAfterLast: number | undefined
+    let since: Since = { workMs: 0, liveAfterLast: undefined }
     const look = Effect.suspend(() => {
-      const window = { busyShare: probe.busyShare(), heapUsed: probe.heapUsed() }
-      if (!shouldCollect(window, liveAfterLast)) return Effect.void
+      const busy = probe.busy()
+      const window: Window = { busyShare: busy.share, busyMs: busy.ms, heapHeld: probe.heapHeld() }
+      if (!shouldCollect(window, since)) {
+        since = { ...since, workMs: since.workMs + window.busyMs }
+        return Effect.void
+      }
       const started = performance.now()
       probe.collect()
-      liveAfterLast = probe.heapUsed()
+      since = { workMs: 0, liveAfterLast: probe.heapUsed() }
       return Effect.logDebug(
-        `Collected while quiet: ${megabytes(window.heapUsed)} MB in use, ${megabytes(liveAfterLast)} MB after, in ${(performance.now() - started).toFixed(0)} ms`
+        `Collected while quiet: V8 held ${megabytes(window.heapHeld)} MB, ${megabytes(since.liveAfterLast!)} MB live after, in ${(performance.now() - started).toFixed(0)} ms`
       )
     })
     yield* Effect.forkScoped(Effect.repeat(look, quietCheckCadence))
