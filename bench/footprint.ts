@@ -240,6 +240,9 @@ interface Cell {
   beforeBurstMb: number
   afterBurstMb: number
   settledAfterBurstMb: number
+  lateAfterBurstMb: number
+  /** The first 5 s mark after the burst at which RSS was within 20 % of idle; none in 120 s. */
+  backWithinSeconds: number | undefined
   marginalKb: number
   perStreamKb: number
   streamsFailed: number
@@ -270,10 +273,19 @@ const measure = async (backend: Backend, variant: Variant, llm: FakeLlm): Promis
     await sleep(settleSeconds * 1000)
     const beforeBurstMb = treeRssMb(pid)
     const { peak: burstPeakMb, failed: burstFailed } = await burst(running, turns, 20)
-    await sleep(10_000)
-    const afterBurstMb = treeRssMb(pid)
-    await sleep(50_000)
-    const settledAfterBurstMb = treeRssMb(pid)
+    // RSS every 5 s for two minutes: an idle server's heap goes back at its next full collection,
+    // which comes with its next piece of work (the lease upkeep, every 20 s), not at a fixed mark.
+    const afterBurst = new Map<number, number>()
+    let backWithinSeconds: number | undefined
+    for (let second = 5; second <= 120; second += 5) {
+      await sleep(5000)
+      const mb = treeRssMb(pid)
+      afterBurst.set(second, mb)
+      if (backWithinSeconds === undefined && mb <= idleMb * 1.2) backWithinSeconds = second
+    }
+    const afterBurstMb = afterBurst.get(10)!
+    const settledAfterBurstMb = afterBurst.get(60)!
+    const lateAfterBurstMb = afterBurst.get(120)!
     await stop(running)
     return {
       firstStartMs: first.healthyMs,
@@ -289,6 +301,8 @@ const measure = async (backend: Backend, variant: Variant, llm: FakeLlm): Promis
       beforeBurstMb,
       afterBurstMb,
       settledAfterBurstMb,
+      lateAfterBurstMb,
+      backWithinSeconds,
       perStreamKb,
       marginalKb,
       streamsFailed,
@@ -323,7 +337,9 @@ const rows: Array<[string, (cell: Cell) => string]> = [
   ["turns of the burst that failed", (c) => String(c.burstFailed)],
   [`RSS ${settleSeconds} s after the streams, before the burst (MB; % of idle)`, (c) => ofIdle(c, c.beforeBurstMb)],
   ["RSS 10 s after the burst (MB; % of idle)", (c) => ofIdle(c, c.afterBurstMb)],
-  ["RSS 60 s after the burst (MB; % of idle)", (c) => ofIdle(c, c.settledAfterBurstMb)]
+  ["RSS 60 s after the burst (MB; % of idle)", (c) => ofIdle(c, c.settledAfterBurstMb)],
+  ["RSS 120 s after the burst (MB; % of idle)", (c) => ofIdle(c, c.lateAfterBurstMb)],
+  ["back within 20 % of idle after the burst (s; read every 5 s)", (c) => (c.backWithinSeconds === undefined ? "not in 120 s" : String(c.backWithinSeconds))]
 ]
 try {
   for (const backend of backends) {

@@ -17,7 +17,8 @@
  * rows of pg_stat_activity for the bench's database) is added as its own column. All clients use
  * the static key, so the bench raises RUNS_PER_CREDENTIAL_MAX to the concurrency (its default, 16,
  * would answer the other 34 with 429). Reports turns/s, latency p50/p95/p99, CPU per turn, and
- * the server's RSS idle (before the cell), peak (sampled every 100 ms) and after (5 s after it).
+ * the server's RSS idle (before the cell), peak (sampled every 100 ms) and after (5 s after it, and
+ * `--late-after` seconds after it).
  */
 import { spawnSync } from "node:child_process"
 import * as http from "node:http"
@@ -59,6 +60,12 @@ const NODE_ARGS = arg("node-args", "").split(" ").filter(Boolean)
  */
 const WARMUP_TURNS = Number(arg("warmup", "6000"))
 const AFTER_MS = 5000
+/**
+ * A second reading of the server's RSS this many seconds after the cell (`--late-after 45`; none by
+ * default): 5 s after, V8 still holds what the load left, which it gives back once the server has
+ * been quiet a while (lifecycle/QuietCollection.ts, then V8's memory reducer).
+ */
+const LATE_AFTER_MS = Number(arg("late-after", "0")) * 1000
 
 const PROVIDER_KEY = "sk-bench-provider-key-0123456789"
 /** The fake's answer, streamed word by word (`--reply` to see what a chunk costs). */
@@ -108,7 +115,7 @@ interface Cell {
   readonly p99: number
   readonly serverCpuPerTurn: number | undefined
   readonly dbCpuPerTurn: number | undefined
-  readonly rss: { idle: number; peak: number; after: number } | undefined
+  readonly rss: { idle: number; peak: number; after: number; late: number | undefined } | undefined
 }
 
 /** `TURNS` turns from `CONCURRENCY` clients, client i always sending `send(i, n)`. */
@@ -159,13 +166,15 @@ const measureCell = async (
   clearInterval(sampler)
   peak = Math.max(peak, rssMb(serverPid))
   await new Promise((resolve) => setTimeout(resolve, AFTER_MS))
+  const after = serverPid === undefined ? 0 : rssMb(serverPid)
+  if (LATE_AFTER_MS > AFTER_MS) await new Promise((resolve) => setTimeout(resolve, LATE_AFTER_MS - AFTER_MS))
   const cell: Cell = {
     name,
     load,
     ...result,
     serverCpuPerTurn: serverPid === undefined ? undefined : cpu / Math.max(1, TURNS - result.errors),
     dbCpuPerTurn: pids.length ? db / Math.max(1, TURNS - result.errors) : undefined,
-    rss: serverPid === undefined ? undefined : { idle, peak, after: rssMb(serverPid) }
+    rss: serverPid === undefined ? undefined : { idle, peak, after, late: LATE_AFTER_MS > AFTER_MS ? rssMb(serverPid) : undefined }
   }
   console.log(row(cell))
   return cell
@@ -173,10 +182,10 @@ const measureCell = async (
 
 const fixed = (x: number | undefined, digits = 2) => (x === undefined ? "-" : x.toFixed(digits))
 const header =
-  "| cell | load avg before | turns/s | failed turns | p50 ms | p95 ms | p99 ms | server CPU ms/turn | PostgreSQL CPU ms/turn | RSS MB idle / peak / after |\n|---|---|---|---|---|---|---|---|---|---|"
+  `| cell | load avg before | turns/s | failed turns | p50 ms | p95 ms | p99 ms | server CPU ms/turn | PostgreSQL CPU ms/turn | RSS MB idle / peak / after${LATE_AFTER_MS > AFTER_MS ? ` / ${LATE_AFTER_MS / 1000} s after` : ""} |\n|---|---|---|---|---|---|---|---|---|---|`
 const row = (c: Cell) =>
   `| ${c.name} | ${c.load} | ${c.turnsPerSecond.toFixed(0)} | ${c.errors} | ${fixed(c.p50, 1)} | ${fixed(c.p95, 1)} | ${fixed(c.p99, 1)} | ${fixed(c.serverCpuPerTurn)} | ${fixed(c.dbCpuPerTurn)} | ${
-    c.rss ? `${c.rss.idle.toFixed(0)} / ${c.rss.peak.toFixed(0)} / ${c.rss.after.toFixed(0)}` : "-"
+    c.rss ? `${c.rss.idle.toFixed(0)} / ${c.rss.peak.toFixed(0)} / ${c.rss.after.toFixed(0)}${c.rss.late === undefined ? "" : ` / ${c.rss.late.toFixed(0)}`}` : "-"
   } |`
 
 const endsWithResponse = (text: string) => {
