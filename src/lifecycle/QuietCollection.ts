@@ -6,13 +6,14 @@
  * little to reach one: RSS then stayed at the burst's high mark for minutes (bench/README.md,
  * "Memory back after a burst").
  *
- * So every 5 s the server looks at the window behind it, and collects once when all of these hold:
- * the event loop was busy under 1 % of the window; it worked a second or more since the last
- * collection; and V8 holds a fifth more heap than that collection left live (garbage, and the room
- * its young generation grew into). That collection also sets V8's memory reducer going, which hands
- * the young generation's pages back some seconds later. Under load the loop is never quiet, and an
- * idle server does no work, so neither pays for it; a collection (some 50–100 ms) costs a tenth of
- * the work before it at most.
+ * So every 5 s the server looks at the window behind it, and collects once when the event loop was
+ * busy under 1 % of the window and the server worked a second or more since its last collection.
+ * That collection also sets V8's memory reducer going, which hands the young generation's pages back
+ * some seconds later. Under load the loop is never quiet, and an idle server does no work, so
+ * neither pays for it; a collection (some 50–100 ms) costs a tenth of the work before it at most.
+ * The heap is no guide to when: what was live at the last collection (streams open, say) may be
+ * gone, and by a quiet moment the scavenges have taken the garbage in use while V8 still holds the
+ * room it grew into.
  */
 import { Duration, Effect, Layer, Schedule } from "effect"
 import { performance, type EventLoopUtilization } from "node:perf_hooks"
@@ -29,39 +30,21 @@ export const quietBelow = 0.01
 /** The event loop's busy time since the last collection that is worth one (a collection takes some 50–100 ms). */
 export const workToCollect = 1000
 
-/** How far the heap V8 holds may exceed what the last collection left before it is worth one. */
-export const heldOverLive = 1.2
-
-/** A window behind the server: how busy its event loop was, and its heap at the window's end. */
+/** A window behind the server: how busy its event loop was, as a share and in milliseconds. */
 export interface Window {
   readonly busyShare: number
   readonly busyMs: number
-  /** The heap V8 holds from the system (its spaces' committed size), garbage and free room included. */
-  readonly heapHeld: number
 }
 
-/** What the watch remembers between windows. */
-export interface Since {
-  /** The event loop's busy time since the last collection (since the start: none yet). */
-  readonly workMs: number
-  /** The heap in use right after the last collection: what was live then. */
-  readonly liveAfterLast: number | undefined
-}
-
-/**
- * Whether to collect after a window: it was quiet, the server worked a second or more since the
- * last collection, and V8 holds a fifth more heap than that collection left live.
- */
-export const shouldCollect = (window: Window, since: Since): boolean =>
-  window.busyShare < quietBelow &&
-  since.workMs + window.busyMs >= workToCollect &&
-  (since.liveAfterLast === undefined || window.heapHeld > since.liveAfterLast * heldOverLive)
+/** Whether to collect after a window: it was quiet, and the server worked a second or more since the last collection (its work before the window included). */
+export const shouldCollect = (window: Window, workBeforeMs: number): boolean =>
+  window.busyShare < quietBelow && workBeforeMs + window.busyMs >= workToCollect
 
 /** What the policy reads and does: the process's own, or a test's. */
 export interface HeapProbe {
   /** How busy the event loop was since the last call (since the process started, on the first). */
   readonly busy: () => { readonly share: number; readonly ms: number }
-  readonly heapHeld: () => number
+  /** The heap in use, for the log. */
   readonly heapUsed: () => number
   /** A full, synchronous collection. */
   readonly collect: () => void
@@ -90,7 +73,6 @@ export const processProbe = (): HeapProbe => {
       last = now
       return { share: window.utilization, ms: window.active }
     },
-    heapHeld: () => v8.getHeapStatistics().total_heap_size,
     heapUsed: () => v8.getHeapStatistics().used_heap_size,
     collect
   }
@@ -101,19 +83,19 @@ const megabytes = (bytes: number) => (bytes / 1048576).toFixed(0)
 /** Looks back every 5 s, and collects as `shouldCollect` says, for as long as the scope lasts. */
 export const watch = (probe: HeapProbe) =>
   Effect.gen(function* () {
-    let since: Since = { workMs: 0, liveAfterLast: undefined }
+    let workMs = 0
     const look = Effect.suspend(() => {
       const busy = probe.busy()
-      const window: Window = { busyShare: busy.share, busyMs: busy.ms, heapHeld: probe.heapHeld() }
-      if (!shouldCollect(window, since)) {
-        since = { ...since, workMs: since.workMs + window.busyMs }
+      if (!shouldCollect({ busyShare: busy.share, busyMs: busy.ms }, workMs)) {
+        workMs += busy.ms
         return Effect.void
       }
+      const before = probe.heapUsed()
       const started = performance.now()
       probe.collect()
-      since = { workMs: 0, liveAfterLast: probe.heapUsed() }
+      workMs = 0
       return Effect.logDebug(
-        `Collected while quiet: V8 held ${megabytes(window.heapHeld)} MB, ${megabytes(since.liveAfterLast!)} MB live after, in ${(performance.now() - started).toFixed(0)} ms`
+        `Collected while quiet: ${megabytes(before)} MB of heap in use, ${megabytes(probe.heapUsed())} MB after, in ${(performance.now() - started).toFixed(0)} ms`
       )
     })
     yield* Effect.forkScoped(Effect.repeat(look, quietCheckCadence))
