@@ -25,25 +25,25 @@ import { AppConfig } from "../config/AppConfig.ts"
 const quietCheckCadence = Schedule.spaced(Duration.seconds(5))
 
 /** A window whose event loop was busy under this share of it is quiet. */
-export const quietBelow = 0.01
+const quietBelow = 0.01
 
 /** The event loop's busy time since the last collection that is worth one (a collection takes some 50–100 ms). */
-export const workToCollect = 1000
+const workToCollect = 1000
 
-/** A window behind the server: how busy its event loop was, as a share and in milliseconds. */
+/** A window behind the server: how busy its event loop was, as a share of it and in milliseconds. */
 export interface Window {
-  readonly busyShare: number
-  readonly busyMs: number
+  readonly share: number
+  readonly ms: number
 }
 
 /** Whether to collect after a window: it was quiet, and the server worked a second or more since the last collection (its work before the window included). */
 export const shouldCollect = (window: Window, workBeforeMs: number): boolean =>
-  window.busyShare < quietBelow && workBeforeMs + window.busyMs >= workToCollect
+  window.share < quietBelow && workBeforeMs + window.ms >= workToCollect
 
 /** What the policy reads and does: the process's own, or a test's. */
 export interface HeapProbe {
   /** How busy the event loop was since the last call (since the process started, on the first). */
-  readonly busy: () => { readonly share: number; readonly ms: number }
+  readonly busy: () => Window
   /** The heap in use, for the log. */
   readonly heapUsed: () => number
   /** A full, synchronous collection. */
@@ -85,9 +85,9 @@ export const watch = (probe: HeapProbe) =>
   Effect.gen(function* () {
     let workMs = 0
     const look = Effect.suspend(() => {
-      const busy = probe.busy()
-      if (!shouldCollect({ busyShare: busy.share, busyMs: busy.ms }, workMs)) {
-        workMs += busy.ms
+      const window = probe.busy()
+      if (!shouldCollect(window, workMs)) {
+        workMs += window.ms
         return Effect.void
       }
       const before = probe.heapUsed()

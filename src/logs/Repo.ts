@@ -59,7 +59,7 @@ export interface Window {
 
 const spanColumnNames = ["id", "correlation_id", "parent_id", "kind", "name", "bot_id", "session_id", "started_at", "duration_ms", "status", "error", "attributes"] as const
 const columns = spanColumnNames.join(", ")
-const spanColumns = (alias: string) => columns.split(", ").map((c) => `${alias}.${c}`).join(", ")
+const spanColumns = (alias: string) => spanColumnNames.map((c) => `${alias}.${c}`).join(", ")
 
 const insertSpans = jsonRowsInsert("trace_spans", spanColumnNames, " ON CONFLICT (id) DO NOTHING")
 

@@ -12,18 +12,18 @@ const MB = 1048576
 
 describe("collection when quiet", () => {
   it("collects in a quiet window once the server worked a second since the last collection", () => {
-    expect(shouldCollect({ busyShare: 0.002, busyMs: 10 }, 1500)).toBe(true)
+    expect(shouldCollect({ share: 0.002, ms: 10 }, 1500)).toBe(true)
     // Not while busy, however long the work.
-    expect(shouldCollect({ busyShare: 0.2, busyMs: 1000 }, 5000)).toBe(false)
-    expect(shouldCollect({ busyShare: 0.011, busyMs: 55 }, 5000)).toBe(false)
+    expect(shouldCollect({ share: 0.2, ms: 1000 }, 5000)).toBe(false)
+    expect(shouldCollect({ share: 0.011, ms: 55 }, 5000)).toBe(false)
     // Not after too little work: the window's own counts.
-    expect(shouldCollect({ busyShare: 0.002, busyMs: 10 }, 900)).toBe(false)
-    expect(shouldCollect({ busyShare: 0.008, busyMs: 40 }, 960)).toBe(true)
+    expect(shouldCollect({ share: 0.002, ms: 10 }, 900)).toBe(false)
+    expect(shouldCollect({ share: 0.008, ms: 40 }, 960)).toBe(true)
   })
 
   effectIt.scoped("looks every 5 s: collects once when work ends, not while it lasts nor while idle after", () =>
     Effect.gen(function* () {
-      // What the process does in each 5 s window: how busy, and what V8 holds at its end.
+      // What the process does in each 5 s window: how busy, and its heap in use at its end (for the log).
       let busyMs = 2500
       let heap = 140 * MB
       const collections: Array<number> = []
