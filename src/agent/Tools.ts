@@ -1,31 +1,20 @@
 /**
- * The tool registry: every tool a bot can be given, core or from an integration, with the spec's
- * schema (`{type: "function", function: {name, description, parameters}}`) and a function that
- * returns a string. Integration code registers plain (async) functions; they never see Effect.
+ * The tool registry: every tool a bot can be given (core, from an integration, an MCP server or a
+ * workflow), each in the one contract of `Tool.ts`. It runs a call with the tool's timeout, in the
+ * caller's fiber: a timeout or an interrupted turn interrupts the tool.
  */
-import { Context, Data, Duration, Effect, Layer } from "effect"
-import type { ToolCallContext, ToolDefinition as ToolContract } from "../sdk/index.ts"
+import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { declareTool, ToolError, ToolFailure, type Tool, type ToolContext } from "./Tool.ts"
 
-/** What a tool call knows about where it runs: the SDK's type, so integrations see the same. */
-export type ToolContext = ToolCallContext
-
-/**
- * A registered tool: the SDK's definition (schema, execute, per-call `timeoutMs`, the registry
- * default applying when unset), plus where it comes from: "core" or "integration:<name>".
- */
-export interface ToolDefinition extends ToolContract {
-  readonly source: string
-}
-
-export class ToolError extends Data.TaggedError("ToolError")<{ readonly message: string }> {}
+export { ToolError, type Tool, type ToolContext } from "./Tool.ts"
 
 export interface ToolRegistryShape {
-  readonly register: (tool: ToolDefinition) => Effect.Effect<void>
+  readonly register: (tool: Tool) => Effect.Effect<void>
   readonly unregister: (name: string) => Effect.Effect<void>
-  readonly get: (name: string) => ToolDefinition | undefined
-  readonly list: () => ReadonlyArray<ToolDefinition>
-  /** Runs a tool with its timeout; a thrown error or a timeout becomes a ToolError with a message. */
-  readonly execute: (name: string, args: Record<string, unknown>, context: ToolContext) => Effect.Effect<string, ToolError>
+  readonly get: (name: string) => Tool | undefined
+  readonly list: () => ReadonlyArray<Tool>
+  /** Runs a tool with its timeout; a failure or a timeout is a ToolError with a message. */
+  readonly execute: (name: string, args: unknown, context: ToolContext) => Effect.Effect<string, ToolError>
 }
 
 export class ToolRegistry extends Context.Tag("cairn/ToolRegistry")<ToolRegistry, ToolRegistryShape>() {}
@@ -45,11 +34,11 @@ export const toolGroups: ReadonlyMap<string, ReadonlyArray<string>> = new Map([
  * The tools of a source with a prefix (`mcp:<server>`, `integration:<id>`), which a bot or
  * carapace names as the group `@<source>`; by name, so the order does not follow registration.
  */
-const toolsOfSource = (source: string, registered: ReadonlyArray<ToolDefinition>): Array<string> =>
+const toolsOfSource = (source: string, registered: ReadonlyArray<Tool>): Array<string> =>
   source.includes(":")
     ? registered
         .filter((tool) => tool.source === source)
-        .map((tool) => tool.schema.function.name)
+        .map((tool) => tool.name)
         .sort()
     : []
 
@@ -58,7 +47,7 @@ const toolsOfSource = (source: string, registered: ReadonlyArray<ToolDefinition>
  * `toolGroups`, or `@<source>` for every registered tool of that source (`@mcp:github`). A group
  * that names nothing stays as it is (the planner reports it as unknown).
  */
-export const expandToolNames = (names: ReadonlyArray<string>, registered: ReadonlyArray<ToolDefinition> = []): Array<string> => [
+export const expandToolNames = (names: ReadonlyArray<string>, registered: ReadonlyArray<Tool> = []): Array<string> => [
   ...new Set(
     names.flatMap((name) => {
       if (!name.startsWith("@")) return [name]
@@ -93,89 +82,70 @@ export const toolPolicy = <P extends string>(
 /** The actions the companion clients understand, which the `client_action` tool may ask for. */
 export const clientActions = ["new_session", "switch_bot", "switch_session", "toggle_tts", "list_sessions", "list_bots", "show_history"] as const
 
-const clientActionTool: ToolDefinition = {
-  source: "core",
-  schema: {
-    type: "function",
-    function: {
-      name: "client_action",
-      description:
-        "Ask the user's client to do something in its interface: start a new session, switch bot or session, toggle speech, list sessions or bots, show the history. The client acts after this answer.",
-      parameters: {
-        type: "object",
-        properties: {
-          action: { type: "string", enum: [...clientActions] },
-          bot_id: { type: "string", description: "For switch_bot: the bot to switch to" },
-          session_id: { type: "string", description: "For switch_session: the session to switch to" }
-        },
-        required: ["action"]
-      }
-    }
-  },
-  // The result carries the action; the turn collects it into the response's client_actions.
-  execute: (args) => {
-    const action = args.action
-    if (typeof action !== "string" || !(clientActions as ReadonlyArray<string>).includes(action)) {
-      return `Error: action must be one of ${clientActions.join(", ")}`
-    }
-    if (action === "switch_bot" && typeof args.bot_id !== "string") return "Error: switch_bot needs bot_id"
-    if (action === "switch_session" && typeof args.session_id !== "string") return "Error: switch_session needs session_id"
-    const clientAction = {
-      action,
-      ...(action === "switch_bot" ? { bot_id: args.bot_id } : {}),
-      ...(action === "switch_session" ? { session_id: args.session_id } : {})
-    }
-    return JSON.stringify({ status: "requested", client_action: clientAction })
-  }
-}
+const ClientAction = Schema.Struct({
+  action: Schema.Literal(...clientActions),
+  bot_id: Schema.optional(Schema.String),
+  session_id: Schema.optional(Schema.String)
+})
 
-const coreTools: ReadonlyArray<ToolDefinition> = [
-  clientActionTool,
-  {
-    source: "core",
-    schema: {
-      type: "function",
-      function: {
-        name: "current_time",
-        description: "The current date and time (ISO 8601, UTC) and the server's time zone.",
-        parameters: { type: "object", properties: {} }
+// The result carries the action; the turn collects it into the response's client_actions.
+const clientActionTool = declareTool({
+  name: "client_action",
+  description:
+    "Ask the user's client to do something in its interface: start a new session, switch bot or session, toggle speech, list sessions or bots, show the history. The client acts after this answer.",
+  effect: "write",
+  parameters: Schema.Struct({
+    action: ClientAction.fields.action,
+    bot_id: Schema.optional(Schema.String.annotations({ description: "For switch_bot: the bot to switch to" })),
+    session_id: Schema.optional(Schema.String.annotations({ description: "For switch_session: the session to switch to" }))
+  }),
+  success: Schema.Struct({ status: Schema.Literal("requested"), client_action: ClientAction }),
+  handler: ({ action, bot_id, session_id }) => {
+    if (action === "switch_bot" && bot_id === undefined) return new ToolFailure({ message: "switch_bot needs bot_id" })
+    if (action === "switch_session" && session_id === undefined) return new ToolFailure({ message: "switch_session needs session_id" })
+    return Effect.succeed({
+      status: "requested" as const,
+      client_action: {
+        action,
+        ...(action === "switch_bot" ? { bot_id } : {}),
+        ...(action === "switch_session" ? { session_id } : {})
       }
-    },
-    execute: () =>
-      JSON.stringify({ now: new Date().toISOString(), time_zone: Intl.DateTimeFormat().resolvedOptions().timeZone })
+    })
   }
-]
+})
+
+const currentTimeTool = declareTool({
+  name: "current_time",
+  description: "The current date and time (ISO 8601, UTC) and the server's time zone.",
+  effect: "read",
+  parameters: Schema.Struct({}),
+  success: Schema.Struct({ now: Schema.String, time_zone: Schema.String }),
+  handler: () => Effect.sync(() => ({ now: new Date().toISOString(), time_zone: Intl.DateTimeFormat().resolvedOptions().timeZone }))
+})
 
 export const make = (options: { readonly timeoutMs?: number } = {}) =>
-  Effect.sync((): ToolRegistryShape => {
-    const tools = new Map<string, ToolDefinition>(coreTools.map((tool) => [tool.schema.function.name, tool]))
-    return {
-      register: (tool) => Effect.sync(() => void tools.set(tool.schema.function.name, tool)),
+  Effect.gen(function* () {
+    const coreTools = [yield* clientActionTool, yield* currentTimeTool]
+    const tools = new Map<string, Tool>(coreTools.map((tool) => [tool.name, tool]))
+    const registry: ToolRegistryShape = {
+      register: (tool) => Effect.sync(() => void tools.set(tool.name, tool)),
       unregister: (name) => Effect.sync(() => void tools.delete(name)),
       get: (name) => tools.get(name),
       list: () => [...tools.values()],
       execute: (name, args, context) => {
         const tool = tools.get(name)
-        if (!tool) return Effect.fail(new ToolError({ message: `Unknown tool: ${name}` }))
+        if (!tool) return Effect.fail(new ToolError({ tool: name, reason: "unknown", message: `Unknown tool: ${name}` }))
         const timeout = tool.timeoutMs ?? options.timeoutMs ?? defaultToolTimeoutMs
-        return Effect.tryPromise({
-          // The signal aborts when the call is given up (its timeout, an interrupted turn), so a
-          // tool can stop its own work (an MCP tool cancels its request).
-          try: async (signal) => {
-            const result: unknown = await tool.execute(args, { ...context, signal })
-            // Integration code is plain JS: undefined (or a non-JSON value) must still be a string.
-            if (typeof result === "string") return result
-            return result === undefined ? "" : (JSON.stringify(result) ?? String(result))
-          },
-          catch: (cause) => new ToolError({ message: cause instanceof Error ? cause.message : String(cause) })
-        }).pipe(
+        // The tool runs in this fiber: the timeout, or the turn's interruption, interrupts it.
+        return tool.run(args, context).pipe(
           Effect.timeoutFail({
             duration: Duration.millis(timeout),
-            onTimeout: () => new ToolError({ message: `Tool ${name} timed out after ${timeout} ms` })
+            onTimeout: () => new ToolError({ tool: name, reason: "timeout", message: `Tool ${name} timed out after ${timeout} ms` })
           })
         )
       }
     }
+    return registry
   })
 
 export const layer = Layer.effect(ToolRegistry, make())

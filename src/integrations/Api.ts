@@ -5,6 +5,7 @@ import { RequiredScope } from "../auth/RequiredScope.ts"
 import { body, pathParams } from "../contract/Params.ts"
 import { IntegrationNotFound, ToolNotFound } from "./Errors.ts"
 import { detailBody } from "../contract/Errors.ts"
+import { EffectClass } from "../contract/ToolSchemas.ts"
 
 const Json = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 const idPath = pathParams({ id: Schema.String })
@@ -82,7 +83,8 @@ export class ToolView extends Schema.Class<ToolView>("ToolView")({
   parameters: Json,
   /** The integration that registered it; null for a core tool. */
   source_integration: Schema.NullOr(Schema.String),
-  source: Schema.String
+  source: Schema.String,
+  effect: EffectClass
 }) {}
 
 export class ToolResult extends Schema.Class<ToolResult>("ToolResult")({

@@ -10,6 +10,7 @@ import { pathToFileURL } from "node:url"
 import { isScope } from "../auth/Scopes.ts"
 import { compiledFile, runningCompiled } from "../config/ProjectRoot.ts"
 import { headerNamePattern } from "../contract/Params.ts"
+import { EffectClass, foreignTool, type Tool } from "../agent/Tool.ts"
 import type { EnvVarSpec, RouteDefinition, ToolDefinition, Worker } from "../sdk/index.ts"
 import type { Candidate } from "./Discovery.ts"
 import { normalizeManifest, type NormalizedManifest } from "./Manifest.ts"
@@ -35,7 +36,8 @@ export interface LoadedIntegration {
   readonly workers: ReadonlyArray<Worker>
   readonly manifest: NormalizedManifest
   readonly hasConfig: boolean
-  readonly tools: ReadonlyArray<ToolDefinition>
+  /** Its tools in the one tool contract, converted here once from the SDK's Promise form. */
+  readonly tools: ReadonlyArray<Tool>
   readonly skillsDir: string | null
   readonly carapacesDir: string | null
 }
@@ -112,7 +114,10 @@ const checkSecretSettings = (routes: ReadonlyArray<RouteDefinition>, envVars: Re
   })
 }
 
-const checkTool = (tool: unknown, file: string): ToolDefinition => {
+const effectClasses: ReadonlyArray<unknown> = EffectClass.literals
+
+/** An integration's tool checked, then converted to the tool contract under the integration's source. */
+const checkTool = (tool: unknown, file: string, id: string): Tool => {
   const t = tool as Partial<ToolDefinition>
   const where = `tools/${path.basename(file)}`
   if (typeof t !== "object" || t === null) throw new IntegrationLoadError({ message: `${where}: the default export must be a tool` })
@@ -125,7 +130,22 @@ const checkTool = (tool: unknown, file: string): ToolDefinition => {
   if (!parameters || parameters.type !== "object" || typeof parameters.properties !== "object") {
     throw new IntegrationLoadError({ message: `${where}: parameters must be a JSON schema object with type "object" and properties` })
   }
-  return t as ToolDefinition
+  if (t.effect !== undefined && !effectClasses.includes(t.effect)) {
+    throw new IntegrationLoadError({ message: `${where}: effect must be one of ${effectClasses.join(", ")}` })
+  }
+  if (t.timeoutMs !== undefined && !(typeof t.timeoutMs === "number" && t.timeoutMs > 0)) {
+    throw new IntegrationLoadError({ message: `${where}: timeoutMs must be a positive number of milliseconds` })
+  }
+  const execute = t.execute
+  return foreignTool({
+    name: schema.function.name,
+    description: schema.function.description ?? "",
+    parameters: { ...schema.function.parameters, type: "object", properties: schema.function.parameters.properties },
+    effect: t.effect,
+    source: `integration:${id}`,
+    timeoutMs: t.timeoutMs,
+    execute: (args, context) => execute(args, context)
+  })
 }
 
 const workerName = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/
@@ -232,14 +252,14 @@ export const load = async (candidate: Candidate): Promise<LoadedIntegration> => 
 
   checkSecretSettings(routes, manifest.env_vars ?? [])
 
-  const tools: Array<ToolDefinition> = []
+  const tools: Array<Tool> = []
   const toolsDir = path.join(dir, "tools")
   if (fs.existsSync(toolsDir)) {
     for (const file of fs.readdirSync(toolsDir).sort()) {
       // Files starting with "_" are helpers, never tools.
       if (file.startsWith("_") || !/\.(ts|mts|js|mjs)$/.test(file) || file.endsWith(".d.ts") || file.includes(".test.")) continue
       const mod = await importFile(path.join(toolsDir, file))
-      tools.push(checkTool(mod.default ?? mod.tool, file))
+      tools.push(checkTool(mod.default ?? mod.tool, file, id))
     }
   }
 

@@ -4,7 +4,7 @@
  * from these, so a tool's declaration and its validation are one definition), and the URIs of
  * workspace files as resources. Contract-safe: effect and the contract only.
  */
-import { Either, JSONSchema, Schema, SchemaAST } from "effect"
+import { Either, Schema } from "effect"
 import { BotId } from "../bots/Model.ts"
 import { isUuid } from "../contract/Params.ts"
 
@@ -69,23 +69,6 @@ export const BotSummary = Schema.Struct({
 })
 
 export const ListBotsResult = Schema.Struct({ bots: Schema.Array(BotSummary) })
-
-/** Effect marks unknown values with `$id: "/schemas/unknown"`: repeated, validators reject the schema. */
-const dropIds = (node: unknown): unknown => {
-  if (Array.isArray(node)) return node.map(dropIds)
-  if (node === null || typeof node !== "object") return node
-  return Object.fromEntries(Object.entries(node).filter(([key]) => key !== "$id" && key !== "$schema").map(([key, value]) => [key, dropIds(value)]))
-}
-
-/** A tool's input or output schema as MCP declares it: a JSON Schema object. */
-export const toolJsonSchema = (schema: Schema.Schema<any, any>): { readonly type: "object"; readonly [key: string]: unknown } => {
-  const { ast } = schema
-  // An empty Struct is TypeScript's `{}`, which Effect renders as "object or array"; MCP wants an object.
-  if (SchemaAST.isTypeLiteral(ast) && ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0) {
-    return { type: "object", properties: {}, additionalProperties: false }
-  }
-  return dropIds(JSONSchema.make(schema)) as { readonly type: "object" }
-}
 
 const workspacePrefix = "cairn://workspaces/"
 

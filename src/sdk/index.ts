@@ -88,10 +88,19 @@ export interface ToolCallContext {
   readonly signal?: AbortSignal
 }
 
+/**
+ * What a call does beyond answering: `read` changes nothing and sends nothing out; `write` changes
+ * what the server or the integration keeps; `egress` reaches or changes something outside (a
+ * message sent, an API called). Undeclared is `egress`: the class checked most carefully (a bot
+ * may be stopped from calling it while untrusted content is in its context).
+ */
+export type ToolEffectClass = "read" | "write" | "egress"
+
 export interface ToolDefinition {
   readonly schema: ToolSchema
-  /** Returns a string (commonly JSON text). */
+  /** Returns a string (commonly JSON text); the signal in the context aborts when the call is given up. */
   readonly execute: (args: Record<string, any>, context: ToolCallContext) => string | Promise<string>
+  readonly effect?: ToolEffectClass
   readonly timeoutMs?: number
 }
 

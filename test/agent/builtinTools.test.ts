@@ -25,13 +25,28 @@ describe.each(backends)("built-in tools in a turn (%s)", (backend) => {
     DEFAULT_MODEL: "fake-model",
     LLM_MAX_RETRIES: "0",
     FETCH_ALLOWED_HOSTS: "127.0.0.1",
+    // Only a cancel can end a fetch of the page that never answers.
+    FETCH_TIMEOUT_SECONDS: "600",
     TOOL_RESULT_MAX_CHARS: "2000"
   })
+
+  /** A promise and what settles it. */
+  const signal = () => {
+    let resolve = () => {}
+    const promise = new Promise<void>((settle) => (resolve = settle))
+    return { promise, resolve }
+  }
+  /** The page that never answers: when a fetch of it began, and when its connection closed. */
+  let hang = { requested: signal(), closed: signal() }
 
   beforeAll(async () => {
     llm = await startFakeLlm({ defaultReply: { text: "Done." } })
     page = http.createServer((req, res) => {
-      if (req.url === "/article") {
+      if (req.url === "/hang") {
+        const { requested, closed } = hang
+        req.socket.on("close", () => closed.resolve())
+        requested.resolve()
+      } else if (req.url === "/article") {
         res.writeHead(200, { "content-type": "text/html; charset=utf-8" })
         res.end("<html><head><style>p{}</style><script>var secret = 1</script></head><body><h1>Lighthouses</h1><p>The oldest one is in <a href='/egypt'>Alexandria</a>.</p></body></html>")
       } else if (req.url === "/moved") {
@@ -138,6 +153,20 @@ describe.each(backends)("built-in tools in a turn (%s)", (backend) => {
     const refused = await call("write_file", { path: "x.md", content: "x" }, { client_id: "no-tools" })
     expect(refused).toBe("Error: the tool write_file is not available in this conversation.")
     expect(offered()).not.toContain("write_file")
+  })
+
+  it("stops a fetch_url when its run is cancelled: the page's connection closes", async () => {
+    hang = { requested: signal(), closed: signal() }
+    // One reply only: the cancelled run never asks for a second, which would be left for the next test.
+    llm.script({ toolCalls: [{ name: "fetch_url", arguments: JSON.stringify({ url: `${pageUrl}/hang` }) }] })
+    const clientId = `hang-${backend}`
+    const chat = server.request("/chat", { method: "POST", body: JSON.stringify({ message: "fetch the stuck page", bot_id: "worker", client_id: clientId }) })
+    await hang.requested.promise
+    const cancel = await server.request("/chat/cancel", { method: "POST", body: JSON.stringify({ client_id: clientId, bot_id: "worker" }) })
+    expect(await json(cancel)).toMatchObject({ cancelled: true })
+    // The fetch's own limit is ten minutes away: only the cancel closes the connection.
+    await hang.closed.promise
+    await (await chat).body?.cancel()
   })
 
   it("cuts a long tool result for the model with a note, and stores it whole", async () => {

@@ -6,6 +6,7 @@ import { Effect } from "effect"
 import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ToolRegistry } from "../../src/agent/Tools.ts"
+import { foreignTool } from "../../src/agent/Tool.ts"
 import { Hooks } from "../../src/hooks/Hooks.ts"
 import type { HookEvent } from "../../src/hooks/Model.ts"
 import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
@@ -65,11 +66,13 @@ describe("lifecycle hooks in agent runs", () => {
           })
         }
         const tools = yield* ToolRegistry
-        yield* tools.register({
+        yield* tools.register(foreignTool({
+          name: "echo",
+          description: "Echoes",
+          parameters: { type: "object", properties: {} },
           source: "test",
-          schema: { type: "function", function: { name: "echo", description: "Echoes", parameters: { type: "object", properties: {} } } },
           execute: (args) => JSON.stringify(args)
-        })
+        }))
       })
     )
     const bot = await server.request("/api/v1/admin/bots", {

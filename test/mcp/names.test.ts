@@ -4,14 +4,12 @@
  * takes only `[a-zA-Z0-9_-]{1,64}`.
  */
 import { describe, expect, it } from "vitest"
-import { expandToolNames, toolPolicy, type ToolDefinition } from "../../src/agent/Tools.ts"
+import { foreignTool } from "../../src/agent/Tool.ts"
+import { expandToolNames, toolPolicy } from "../../src/agent/Tools.ts"
 import { toWireNames, wireToolName } from "../../src/providers/ToolNames.ts"
 
-const tool = (name: string, source: string): ToolDefinition => ({
-  source,
-  schema: { type: "function", function: { name, description: name, parameters: { type: "object", properties: {} } } },
-  execute: () => name
-})
+const tool = (name: string, source: string) =>
+  foreignTool({ name, description: name, parameters: { type: "object", properties: {} }, source, execute: () => name })
 
 const registered = [
   tool("current_time", "core"),

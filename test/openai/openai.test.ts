@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import OpenAI from "openai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { ToolRegistry } from "../../src/agent/Tools.ts"
+import { foreignTool } from "../../src/agent/Tool.ts"
 import { CreateBot } from "../../src/bots/Model.ts"
 import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { createKey } from "../auth/helpers.ts"
@@ -42,14 +43,13 @@ describe.each(backends)("OpenAI-compatible API (%s)", (backend) => {
     })
     await server.run(
       Effect.flatMap(ToolRegistry, (tools) =>
-        tools.register({
+        tools.register(foreignTool({
+          name: "add",
+          description: "Adds a and b",
+          parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } },
           source: "test",
-          schema: {
-            type: "function",
-            function: { name: "add", description: "Adds a and b", parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } } }
-          },
           execute: (args) => String(Number(args.a) + Number(args.b))
-        })
+        }))
       )
     )
     await server.call((client) => client.bots.create({ payload: botRequest({ id: "mathbot", name: "Math Bot", system_prompt: "You add.", tools: ["add"] }) }))

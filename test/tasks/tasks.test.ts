@@ -5,6 +5,7 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { ToolRegistry } from "../../src/agent/Tools.ts"
+import { foreignTool } from "../../src/agent/Tool.ts"
 import { SkillLibrary } from "../../src/skills/Skills.ts"
 import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
@@ -44,11 +45,13 @@ describe.each(backends)("tasks (%s)", (backend) => {
     await server.run(
       Effect.gen(function* () {
         const tools = yield* ToolRegistry
-        yield* tools.register({
+        yield* tools.register(foreignTool({
+          name: "lookup_order",
+          description: "Finds an order",
+          parameters: { type: "object", properties: {} },
           source: "test",
-          schema: { type: "function", function: { name: "lookup_order", description: "Finds an order", parameters: { type: "object", properties: {} } } },
           execute: () => "order 42: shipped"
-        })
+        }))
         const skills = yield* SkillLibrary
         yield* skills.register({ id: "integrations/acme/triage", title: "Triage", content: "# Triage\n\nAlways label with TRIAGE-MARKER.", source: "acme" })
         yield* skills.register({ id: "tone", title: "Tone", content: "# Tone\n\nBe warm: TONE-MARKER.", source: "test" })

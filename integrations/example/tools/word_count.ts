@@ -14,6 +14,7 @@ export default defineTool({
       }
     }
   },
+  effect: "read",
   execute: (args) => {
     const list = words(String(args.text ?? ""))
     const longest = list.reduce((best, word) => (word.length > best.length ? word : best), "")

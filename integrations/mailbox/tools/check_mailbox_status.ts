@@ -12,5 +12,6 @@ export default defineTool({
     }
   },
   timeoutMs: 30_000,
+  effect: "read",
   execute: async () => JSON.stringify(await checkConnection(await cairnContext().settings.all()))
 })

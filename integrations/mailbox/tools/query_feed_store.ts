@@ -22,6 +22,7 @@ export default defineTool({
       }
     }
   },
+  effect: "read",
   execute: async (args) => {
     const feed = feedStore(cairnContext().store)
     const limit = Math.min(200, Math.max(1, Number(args.limit) || 20))

@@ -12,6 +12,7 @@ export default defineTool({
     }
   },
   timeoutMs: 300_000,
+  effect: "write",
   execute: async () => {
     const cairn = cairnContext()
     const result = await pollOnce(cairn, await cairn.settings.all())

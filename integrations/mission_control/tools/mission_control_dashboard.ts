@@ -11,5 +11,6 @@ export default defineTool({
       parameters: { type: "object", properties: {} }
     }
   },
+  effect: "read",
   execute: async () => JSON.stringify(await cairnContext().overview())
 })

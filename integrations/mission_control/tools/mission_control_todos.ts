@@ -24,6 +24,7 @@ export default defineTool({
       }
     }
   },
+  effect: "write",
   execute: async (args, context) => {
     const todos = cairnContext().todos
     const text = (value: unknown) => (typeof value === "string" && value.trim() ? value : undefined)

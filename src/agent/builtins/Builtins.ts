@@ -10,14 +10,12 @@ import { ToolRegistry, layer as ToolRegistryLive } from "../Tools.ts"
 import { fileTools } from "./Files.ts"
 import { memoryTools } from "./Memory.ts"
 import { todoTools } from "./Todos.ts"
-import { effectTool } from "./Tool.ts"
 import { webTools } from "./Web.ts"
 
 export const BuiltinToolsLive = Layer.effectDiscard(
   Effect.gen(function* () {
     const registry = yield* ToolRegistry
-    const runtime = yield* Effect.runtime<never>()
     const tools = [...(yield* fileTools), ...(yield* memoryTools), ...(yield* todoTools), ...(yield* webTools)]
-    for (const tool of tools) yield* registry.register(effectTool(runtime, tool))
+    yield* Effect.forEach(tools, registry.register, { discard: true })
   })
 ).pipe(Layer.provide(Layer.mergeAll(ToolRegistryLive, Workspaces.Default, Documents.Default, Todos.Default)))

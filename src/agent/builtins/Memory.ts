@@ -8,11 +8,11 @@
  * operator can list or delete them through the documents API. `search_documents` never returns
  * notes; only their bot recalls them.
  */
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { Documents } from "../../documents/Documents.ts"
 import { MAX_SEARCH_LIMIT, type SearchResult } from "../../documents/Model.ts"
 import type { ToolCallContext } from "../../sdk/index.ts"
-import { count, text, type EffectTool } from "./Tool.ts"
+import { CountArgument, declareTool, NonBlankArgument, ToolFailure } from "../Tool.ts"
 
 export const notesPrefix = "notes:"
 const botNotes = (context: Pick<ToolCallContext, "botId">) => `${notesPrefix}${context.botId}`
@@ -49,52 +49,49 @@ const listed = (hits: ReadonlyArray<SearchResult>, empty: string) =>
         .map((hit, index) => `[${index + 1}] ${hit.title} (${hit.integration_id}, score ${hit.score.toFixed(3)})\n${hit.snippet}`)
         .join("\n\n")
 
+const LimitArgument = Schema.optional(CountArgument({ min: 1, max: 20 }))
+
 export const memoryTools = Effect.gen(function* () {
   const documents = yield* Documents
 
-  const searchDocuments: EffectTool = {
+  const searchDocuments = yield* declareTool({
     name: "search_documents",
     description: "Search the stored documents (hybrid semantic and full-text search); answers the best passages with their titles and sources.",
-    parameters: {
-      type: "object",
-      properties: {
-        query: { type: "string" },
-        integration_id: { type: "string", description: "Only documents stored by this integration" },
-        limit: { type: "integer", minimum: 1, maximum: 20 }
-      },
-      required: ["query"]
-    },
-    run: (args) =>
+    effect: "read",
+    parameters: Schema.Struct({
+      query: Schema.String,
+      integration_id: Schema.optional(Schema.String.annotations({ description: "Only documents stored by this integration" })),
+      limit: LimitArgument
+    }),
+    success: Schema.String,
+    handler: (args) =>
       Effect.gen(function* () {
-        const integrationId = typeof args.integration_id === "string" && args.integration_id ? args.integration_id : undefined
-        if (integrationId?.startsWith(notesPrefix)) return yield* Effect.fail(new Error("Notes are read with recall, not search_documents"))
-        const hits = yield* searchDocumentsOnly(documents, yield* text(args, "query"), integrationId ? [integrationId] : [], count(args, "limit", 5, 20))
+        const integrationId = args.integration_id || undefined
+        if (integrationId?.startsWith(notesPrefix)) return yield* new ToolFailure({ message: "Notes are read with recall, not search_documents" })
+        const hits = yield* searchDocumentsOnly(documents, args.query, integrationId ? [integrationId] : [], args.limit ?? 5)
         return listed(hits, "No document matches.")
       })
-  }
+  })
 
-  const remember: EffectTool = {
+  const remember = yield* declareTool({
     name: "remember",
     description:
       "Write a long-term note for yourself, kept across conversations (a fact, a preference, a decision). scope: bot (default, every conversation) or channel (this channel only).",
-    parameters: {
-      type: "object",
-      properties: {
-        note: { type: "string" },
-        title: { type: "string", description: "A short title; default: the note's start" },
-        scope: { type: "string", enum: ["bot", "channel"] }
-      },
-      required: ["note"]
-    },
-    run: (args, context) =>
+    effect: "write",
+    parameters: Schema.Struct({
+      note: NonBlankArgument(),
+      title: Schema.optional(Schema.String.annotations({ description: "A short title; default: the note's start" })),
+      scope: Schema.optional(Schema.Literal("bot", "channel"))
+    }),
+    success: Schema.String,
+    handler: (args, context) =>
       Effect.gen(function* () {
-        const note = (yield* text(args, "note")).trim()
-        if (!note) return yield* Effect.fail(new Error("note must not be empty"))
+        const note = args.note.trim()
         const channel = channelNotes(context)
-        if (args.scope === "channel" && !channel) return yield* Effect.fail(new Error("This conversation has no channel; remember with scope bot"))
+        if (args.scope === "channel" && !channel) return yield* new ToolFailure({ message: "This conversation has no channel; remember with scope bot" })
         const integrationId = args.scope === "channel" ? channel! : botNotes(context)
         const date = new Date().toISOString().slice(0, 10)
-        const title = typeof args.title === "string" && args.title.trim() ? args.title.trim() : note.split("\n", 1)[0]!.slice(0, 80)
+        const title = args.title?.trim() || note.split("\n", 1)[0]!.slice(0, 80)
         const stored = yield* documents.ingest({
           integration_id: integrationId,
           title: `${date}: ${title}`,
@@ -104,18 +101,20 @@ export const memoryTools = Effect.gen(function* () {
         })
         return `Remembered (${args.scope === "channel" ? "this channel" : "every conversation"}): note ${stored.id}`
       })
-  }
+  })
 
-  const recall: EffectTool = {
+  const recall = yield* declareTool({
     name: "recall",
     description: "Search your long-term notes (this bot's, and this channel's own) for what you wrote about something.",
-    parameters: { type: "object", properties: { query: { type: "string" }, limit: { type: "integer", minimum: 1, maximum: 20 } }, required: ["query"] },
-    run: (args, context) =>
+    effect: "read",
+    parameters: Schema.Struct({ query: Schema.String, limit: LimitArgument }),
+    success: Schema.String,
+    handler: (args, context) =>
       Effect.gen(function* () {
-        const hits = yield* searchNotes(documents, yield* text(args, "query"), context, count(args, "limit", 5, 20))
+        const hits = yield* searchNotes(documents, args.query, context, args.limit ?? 5)
         return listed(hits, "No note matches.")
       })
-  }
+  })
 
   return [searchDocuments, remember, recall]
 })

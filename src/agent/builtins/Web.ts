@@ -4,10 +4,10 @@
  * model gets the new location and may fetch it, guarded again); the body is cut at FETCH_MAX_BYTES
  * and the whole call at FETCH_TIMEOUT_SECONDS; HTML is turned into text.
  */
-import { Config, Effect } from "effect"
+import { Config, Effect, Schema } from "effect"
 import { convert } from "html-to-text"
 import { allowList, guardedRequest } from "../../http/Outbound.ts"
-import { text, type EffectTool } from "./Tool.ts"
+import { declareTool, ToolFailure } from "../Tool.ts"
 
 const webConfig = Config.all({
   allowedHosts: Config.string("FETCH_ALLOWED_HOSTS").pipe(Config.withDefault("")),
@@ -25,14 +25,16 @@ export const webTools = Effect.gen(function* () {
   const allowed = allowList(config.allowedHosts.split(","))
   const label = { what: "fetch_url", setting: "FETCH_ALLOWED_HOSTS" }
 
-  const fetchUrl: EffectTool = {
+  const fetchUrl = yield* declareTool({
     name: "fetch_url",
     description: "Fetch a public web page (http or https) and answer its text: HTML is converted to plain text with links kept.",
-    parameters: { type: "object", properties: { url: { type: "string", description: "The page's http(s) URL" } }, required: ["url"] },
+    effect: "egress",
+    parameters: Schema.Struct({ url: Schema.String.annotations({ description: "The page's http(s) URL" }) }),
+    success: Schema.String,
     timeoutMs: config.timeoutSeconds * 1000 + 1000,
-    run: (args) =>
+    handler: ({ url }) =>
       Effect.gen(function* () {
-        const url = yield* text(args, "url")
+        // The signal aborts when the call is interrupted (its timeout, a cancelled run).
         const response = yield* Effect.tryPromise({
           try: (signal) =>
             guardedRequest(url, {
@@ -44,7 +46,7 @@ export const webTools = Effect.gen(function* () {
               signal,
               maxBytes: config.maxBytes
             }),
-          catch: (error) => new Error((error as { message?: string }).message ?? String(error))
+          catch: (error) => new ToolFailure({ message: (error as { message?: string }).message ?? String(error) })
         })
         if (response.status >= 300 && response.status < 400 && response.headers.location) {
           return `${url} redirects (${response.status}) to ${new URL(response.headers.location, url).href}; fetch that URL to follow it.`
@@ -62,7 +64,7 @@ export const webTools = Effect.gen(function* () {
           ...(cut ? [`[Cut: the page is longer than ${response.truncated ? `${config.maxBytes} bytes` : `${maxTextChars} characters`}]`] : [])
         ].join("\n\n")
       })
-  }
+  })
 
   return [fetchUrl]
 })
