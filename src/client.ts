@@ -12,7 +12,7 @@ import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientError, HttpClient
 import { Data, Effect, Schema, Stream } from "effect"
 import { AgentEvent, type SequencedEvent } from "./agent/Events.ts"
 import { CairnApi } from "./Api.ts"
-import { ChatRequest } from "./chat/Model.ts"
+import { ChatRequest } from "./intake/Model.ts"
 
 export interface ClientOptions {
   readonly baseUrl: string

@@ -40,7 +40,7 @@ import { Interactions } from "./agent/Interactions.ts"
 import { AgentLoop } from "./agent/Loop.ts"
 import * as Tools from "./agent/Tools.ts"
 import { BuiltinToolsLive } from "./agent/builtins/Builtins.ts"
-import { Chat } from "./chat/Chat.ts"
+import { Intake } from "./intake/Intake.ts"
 import { Summaries } from "./chat/Summaries.ts"
 import { ChatHttpLive } from "./chat/Http.ts"
 import { RunsHttpLive } from "./runs/Http.ts"
@@ -124,7 +124,7 @@ const ServicesLive = Layer.mergeAll(
   AgentLoop.Default,
   Runs.Default,
   Turns.Default,
-  Chat.Default,
+  Intake.Default,
   Summaries.Default,
   Tasks.Default,
   Injector.Default,

@@ -48,7 +48,7 @@ export interface TurnInput {
   } | null
   /** The user's message; null when it is already stored (a queued task's message). */
   readonly userText: string | null
-  /** `userText` is stored already, with the run's lock (chat/Chat.ts): the turn only reads it. */
+  /** `userText` is stored already, with the run's lock (intake/Intake.ts): the turn only reads it. */
   readonly userStored?: boolean | undefined
   readonly attachments?: ReadonlyArray<unknown>
   /** What the voice input said: the run's first event, before anything else of the turn. */

@@ -8,13 +8,13 @@ import { Sessions } from "../sessions/Sessions.ts"
 import { Dispatchers } from "../tasks/delivery/Dispatchers.ts"
 import { injectionOf, Injector } from "../tasks/Injection.ts"
 import { MessageInjected } from "../tasks/Model.ts"
-import { Chat } from "./Chat.ts"
+import { Intake } from "../intake/Intake.ts"
 
 export const ChannelMessagesHttpLive = HttpApiBuilder.group(CairnApi, "channelMessages", (handlers) =>
   Effect.gen(function* () {
     const channels = yield* Channels
     const sessions = yield* Sessions
-    const chat = yield* Chat
+    const chat = yield* Intake
     const injector = yield* Injector
     const dispatchers = yield* Dispatchers
 

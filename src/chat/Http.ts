@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { Interactions } from "../agent/Interactions.ts"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
-import { Chat, type ChatStart } from "./Chat.ts"
+import { Intake, type IntakeStart } from "../intake/Intake.ts"
 import type { SequencedEvent } from "../agent/Events.ts"
 import { Summaries } from "./Summaries.ts"
 import { Acknowledged, ApprovalDecision, ApprovalView, CancelResponse, ChatResponse, SessionSummary, SummaryVersion } from "./Model.ts"
@@ -12,13 +12,13 @@ import * as Sse from "../runs/Sse.ts"
 
 export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
   Effect.gen(function* () {
-    const chat = yield* Chat
+    const chat = yield* Intake
     const interactions = yield* Interactions
     const summaries = yield* Summaries
     const sessions = yield* Sessions
 
     /** What a voice message said comes first, before whatever else the answer streams. */
-    const heard = (started: ChatStart): ReadonlyArray<SequencedEvent["event"]> =>
+    const heard = (started: IntakeStart): ReadonlyArray<SequencedEvent["event"]> =>
       started.transcript === null ? [] : [{ type: "transcript", text: started.transcript }]
 
     return handlers

@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { Channels } from "../channels/Channels.ts"
 import { Bus } from "../db/Bus.ts"
-import { Chat } from "../chat/Chat.ts"
+import { Intake } from "../intake/Intake.ts"
 import { makeDispatchSecrets, maskDispatchConfig, unmaskDispatchConfig } from "../secrets/DispatchConfig.ts"
 import { Dispatchers } from "../tasks/delivery/Dispatchers.ts"
 import { Injector } from "../tasks/Injection.ts"
@@ -32,43 +32,16 @@ export const slotAfter = (row: Pick<HeartbeatRow, "enabled" | "interval_seconds"
   return row.ends_at !== null && next > row.ends_at ? null : next
 }
 
-const toHeartbeat = (row: HeartbeatRow) =>
-  new Heartbeat({
-    channel_id: row.channel_id,
-    enabled: row.enabled,
-    prompt: row.prompt,
-    interval_seconds: row.interval_seconds,
-    cron: row.cron,
-    timezone: row.timezone,
-    quiet_start: row.quiet_start,
-    quiet_end: row.quiet_end,
-    ends_at: row.ends_at?.toISOString() ?? null,
-    only_when_something: row.only_when_something,
-    catch_up: row.catch_up,
-    dispatch_type: row.dispatch_type,
-    dispatch_config: maskDispatchConfig(row.dispatch_config),
-    next_at: row.next_at?.toISOString() ?? null,
-    updated_at: row.updated_at.toISOString()
-  })
+/** A heartbeat as responses show it: secrets in its dispatch_config masked. */
+const toHeartbeat = (row: HeartbeatRow) => new Heartbeat({ ...row, dispatch_config: maskDispatchConfig(row.dispatch_config) })
 
-export const toRun = (row: RunRow) =>
-  new HeartbeatRun({
-    id: row.id,
-    slot: row.slot.toISOString(),
-    trigger: row.trigger,
-    status: row.status,
-    task_id: row.task_id,
-    result: row.result,
-    error: row.error,
-    created_at: row.created_at.toISOString(),
-    finished_at: row.finished_at?.toISOString() ?? null
-  })
+export const toRun = (row: RunRow) => new HeartbeatRun(row)
 
 export class Heartbeats extends Effect.Service<Heartbeats>()("cairn/Heartbeats", {
   effect: Effect.gen(function* () {
     const repo = yield* HeartbeatsRepo
     const channels = yield* Channels
-    const chat = yield* Chat
+    const chat = yield* Intake
     const injector = yield* Injector
     const dispatchers = yield* Dispatchers
     const bus = yield* Bus
@@ -168,5 +141,5 @@ export class Heartbeats extends Effect.Service<Heartbeats>()("cairn/Heartbeats",
 
     return traced("Heartbeats", { get, put, runs, runNow, fire, settle } as const)
   }),
-  dependencies: [HeartbeatsRepo.Default, Channels.Default, Chat.Default, Injector.Default, Dispatchers.Default, Bus.Default]
+  dependencies: [HeartbeatsRepo.Default, Channels.Default, Intake.Default, Injector.Default, Dispatchers.Default, Bus.Default]
 }) {}

@@ -6,7 +6,7 @@
 import { Config, Data, Duration, Effect, Schema } from "effect"
 import { isUuid } from "../contract/Params.ts"
 import { Bindings } from "../bindings/Bindings.ts"
-import { Chat } from "../chat/Chat.ts"
+import { Intake } from "../intake/Intake.ts"
 import { allowList, guardedRequest, OutboundRefused, type AllowList } from "../http/Outbound.ts"
 import { Speech } from "../speech/Speech.ts"
 import { formatOfUpload, prepareFile } from "../speech/Audio.ts"
@@ -68,7 +68,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
     const llm = yield* Llm
     const speech = yield* Speech
     const bindings = yield* Bindings
-    const chat = yield* Chat
+    const chat = yield* Intake
     const sessions = yield* Sessions
     const injector = yield* Injector
     const tasks = yield* Tasks
@@ -346,7 +346,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
     Llm.Default,
     Speech.Default,
     Bindings.Default,
-    Chat.Default,
+    Intake.Default,
     Sessions.Default,
     Injector.Default,
     Tasks.Default,

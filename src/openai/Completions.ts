@@ -12,7 +12,7 @@ import type { TurnResult } from "../agent/Turn.ts"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import type { ToolSchema } from "../providers/Model.ts"
 import { Bots } from "../bots/Bots.ts"
-import { Chat } from "../chat/Chat.ts"
+import { Intake } from "../intake/Intake.ts"
 import { ValidationError } from "../contract/Errors.ts"
 import { runFailureMessage, Runs, type RunOutcome } from "../runs/Runs.ts"
 import { confinedBot, ownerOf, requireBotAllowed } from "../sessions/Access.ts"
@@ -70,7 +70,7 @@ const outcomeOf = (exit: Exit.Exit<TurnResult, unknown>) =>
 export class Completions extends Effect.Service<Completions>()("cairn/OpenAiCompletions", {
   effect: Effect.gen(function* () {
     const bots = yield* Bots
-    const chat = yield* Chat
+    const chat = yield* Intake
     const runs = yield* Runs
     const loop = yield* AgentLoop
     const settings = yield* Settings
@@ -191,5 +191,5 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
 
     return traced("Completions", { botFor, models, accept } as const)
   }),
-  dependencies: [AgentLoop.Default, Bots.Default, Chat.Default, Runs.Default, Sessions.Default, Settings.Default]
+  dependencies: [AgentLoop.Default, Bots.Default, Intake.Default, Runs.Default, Sessions.Default, Settings.Default]
 }) {}

@@ -1,8 +1,8 @@
 /** Starting an agent turn as a run: the one path both live chat and the task worker take. */
 import { Effect } from "effect"
 import { AgentLoop } from "../agent/Loop.ts"
-import type { ExecutionConfig, TurnInput } from "../agent/Turn.ts"
-import type { Bot, RetrievalOverride } from "../bots/Model.ts"
+import type { TurnInput } from "../agent/Turn.ts"
+import type { RetrievalOverride } from "../bots/Model.ts"
 import { Journal } from "../logs/Journal.ts"
 import type { RunSlot } from "./Quota.ts"
 import { Runs } from "./Runs.ts"
@@ -25,21 +25,27 @@ export const turnChannel = (channel: {
   passive_memory: channel.passive_memory ?? false
 })
 
-export interface TurnStart {
-  readonly runId: string
-  readonly sessionId: string
-  readonly clientId: string
-  readonly bot: Bot
-  readonly channel: TurnInput["channel"]
-  readonly userText: string | null
-  /** `userText` was stored with the run's lock (`Runs.acquire`). */
-  readonly userStored?: boolean | undefined
-  readonly attachments?: ReadonlyArray<unknown>
-  readonly transcript?: string | undefined
-  readonly modelOverride?: string | undefined
-  readonly executionConfig?: ExecutionConfig | undefined
-  readonly principal?: TurnInput["principal"]
-  readonly callerTools?: TurnInput["callerTools"]
+/**
+ * A turn to start: the turn's own input, less what the run supplies when it starts it (the event
+ * sink, the write carried into the run's end) and what only a stateless or nested turn has.
+ */
+export interface TurnStart
+  extends Pick<
+    TurnInput,
+    | "runId"
+    | "sessionId"
+    | "clientId"
+    | "bot"
+    | "channel"
+    | "userText"
+    | "userStored"
+    | "attachments"
+    | "transcript"
+    | "modelOverride"
+    | "executionConfig"
+    | "principal"
+    | "callerTools"
+  > {
   /** The credential's place the run holds until it ends (`Runs.reserve`). */
   readonly slot?: RunSlot | undefined
 }

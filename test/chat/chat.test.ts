@@ -7,6 +7,7 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { ToolRegistry } from "../../src/agent/Tools.ts"
+import { foreignTool } from "../../src/agent/Tool.ts"
 import { CreateBot } from "../../src/bots/Model.ts"
 import { CreateChannel } from "../../src/channels/Model.ts"
 import { CancelRequest, ChatRequest } from "../../src/chat/Model.ts"
@@ -18,6 +19,7 @@ import { withDefaults, type CairnClient } from "../support/client.ts"
 import { backends } from "../support/database.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 import { readSse, type SseEvent } from "../support/sse.ts"
+import { waitFor } from "../support/time.ts"
 
 const types = (events: ReadonlyArray<SseEvent>) => events.map((event) => event.data.type)
 
@@ -72,21 +74,22 @@ describe.each(backends)("chat (%s)", (backend) => {
     await server.run(
       Effect.flatMap(ToolRegistry, (tools) =>
         Effect.all([
-          tools.register({
+          tools.register(foreignTool({
+            name: "explode",
+            description: "Always fails",
+            parameters: { type: "object", properties: {} },
             source: "test",
-            schema: { type: "function", function: { name: "explode", description: "Always fails", parameters: { type: "object", properties: {} } } },
             execute: () => {
               throw new Error("the tool blew up")
             }
-          }),
-          tools.register({
+          })),
+          tools.register(foreignTool({
+            name: "add",
+            description: "Adds a and b",
+            parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } },
             source: "test",
-            schema: {
-              type: "function",
-              function: { name: "add", description: "Adds a and b", parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } } }
-            },
             execute: (args) => String(Number(args.a) + Number(args.b))
-          })
+          }))
         ])
       )
     )
@@ -242,13 +245,15 @@ describe.each(backends)("chat (%s)", (backend) => {
     const clientId = client()
     const sse = await stream({ message: "Anyone there?", client_id: clientId })
     await sse.until((e) => e.data.type === "context_budget")
-    const started = Date.now()
     const cancel = await server.call((client) =>
       client.chat.cancel({ payload: cancelRequest({ client_id: clientId, bot_id: "default" }) })
     )
     expect(cancel.cancelled).toBe(true)
-    expect((await sse.rest()).at(-1)!.data.type).toBe("cancelled")
-    expect(Date.now() - started).toBeLessThan(5_000)
+    // The provider never answers: the run ends with `cancelled` (not a provider timeout's error), so
+    // the cancel reached the waiting model call.
+    const rest = await sse.rest()
+    expect(rest.at(-1)!.data.type).toBe("cancelled")
+    expect(rest.some((e) => e.data.type === "error")).toBe(false)
   })
 
   it("stores a passive message without a run", async () => {
@@ -276,13 +281,10 @@ describe.each(backends)("chat (%s)", (backend) => {
     expect(types(events).filter((type) => type === "response")).toHaveLength(1)
     await first.rest()
     // The queued message runs after the first turn; its answer lands in the session.
-    const deadline = Date.now() + 15_000
-    let messages: ReadonlyArray<{ readonly role: string; readonly content: string | null }> = []
-    while (Date.now() < deadline) {
-      messages = await messagesOf(events[0]!.data.session_id)
-      if (messages.some((m) => m.content === "second answer")) break
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
+    const messages = await waitFor(async () => {
+      const stored = await messagesOf(events[0]!.data.session_id)
+      return stored.some((m) => m.content === "second answer") ? stored : undefined
+    }, "the queued turn's answer stored", 15_000, 100)
     expect(messages.map((m) => m.content)).toEqual(["first", "first answer here", "second", "second answer"])
 
     llm.script({ text: "slow one", chunkDelayMs: 80 }, { text: "waited answer" })

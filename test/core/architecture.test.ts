@@ -38,11 +38,11 @@ describe("folders of src/", () => {
     expect(describeCycles(edges)).toEqual([])
   })
 
-  it("a cycle is found when one import closes it (probe: sessions importing the chat service)", () => {
-    const probe = withImport(path.join(srcDir, "sessions", "Sessions.ts"), "../chat/Chat.ts")
+  it("a cycle is found when one import closes it (probe: sessions importing the message intake)", () => {
+    const probe = withImport(path.join(srcDir, "sessions", "Sessions.ts"), "../intake/Intake.ts")
     const found = cycles(folderGraph(srcDir, probe))
     expect(found.length).toBe(1)
-    expect(found[0]).toEqual(expect.arrayContaining(["chat", "sessions"]))
+    expect(found[0]).toEqual(expect.arrayContaining(["intake", "sessions"]))
   })
 })
 

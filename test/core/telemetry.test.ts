@@ -79,11 +79,11 @@ describe("OpenTelemetry export", () => {
     expect(await response.text()).toContain('"type":"response"')
     const deadline = Date.now() + 15_000
     const named = (name: string) => spans.find((span) => span.name === name)
-    while (Date.now() < deadline && !(named("AgentLoop.runTurn") && named("Chat.begin"))) {
+    while (Date.now() < deadline && !(named("AgentLoop.runTurn") && named("Intake.begin"))) {
       await new Promise((resolve) => setTimeout(resolve, 200))
     }
     const turn = named("AgentLoop.runTurn")!
-    const begin = named("Chat.begin")!
+    const begin = named("Intake.begin")!
     expect(turn).toBeDefined()
     expect(turn.traceId).toBe(begin.traceId)
     // Up the turn's parents, the request's own span.
@@ -91,5 +91,20 @@ describe("OpenTelemetry export", () => {
     const ancestors: Array<string> = []
     for (let at = byId.get(turn.parentSpanId ?? ""); at; at = byId.get(at.parentSpanId ?? "")) ancestors.push(at.name)
     expect(ancestors.some((name) => name.startsWith("http.server"))).toBe(true)
+  })
+
+  it("makes one span per operation: none runs inside a span of its own name", async () => {
+    // A proxied completion: `Llm.complete` once made its own span inside the one `traced` gives it.
+    const response = await server.request("/api/v1/llm/completions", {
+      method: "POST",
+      body: JSON.stringify({ messages: [{ role: "user", content: "hello there" }] })
+    })
+    expect(response.status).toBe(200)
+    const deadline = Date.now() + 15_000
+    while (Date.now() < deadline && !spanNames.includes("Llm.complete")) await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(spanNames).toContain("Llm.complete")
+    const byId = new Map(spans.map((span) => [span.spanId, span]))
+    const doubled = spans.filter((span) => byId.get(span.parentSpanId ?? "")?.name === span.name).map((span) => span.name)
+    expect(doubled).toEqual([])
   })
 })

@@ -7,7 +7,7 @@
  */
 import { Cause, Effect, Exit, Fiber, Option, Stream } from "effect"
 import type { AgentEvent } from "../../agent/Events.ts"
-import type { ChatRequest } from "../../chat/Model.ts"
+import type { ChatRequest } from "../../intake/Model.ts"
 import type { StreamingClient } from "../../client.ts"
 
 export type RunStart =
