@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto"
 import { Bus } from "../db/Bus.ts"
 import { ApprovalsRepo, ClientToolsRepo } from "./Repo.ts"
 import { maskArguments } from "../secrets/Patterns.ts"
+import { traced } from "../telemetry/Spans.ts"
 import { ApprovalDecided, ApprovalNotFound, ToolRequestNotFound } from "./Errors.ts"
 
 export class Interactions extends Effect.Service<Interactions>()("cairn/Interactions", {
@@ -78,15 +79,15 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
     const approvals = (filter: Parameters<typeof repo.list>[0]) =>
       Effect.map(repo.list(filter), (rows) => rows.map((row) => ({ ...row, arguments: maskArguments(row.arguments) })))
 
-    return {
-      approvals: Effect.fn("Interactions.approvals")(approvals),
-      openToolRequest: Effect.fn("Interactions.openToolRequest")(openToolRequest),
-      awaitToolResult: Effect.fn("Interactions.awaitToolResult")(awaitToolResult),
-      submitToolResult: Effect.fn("Interactions.submitToolResult")(submitToolResult),
-      createApproval: Effect.fn("Interactions.createApproval")(createApproval),
-      awaitDecision: Effect.fn("Interactions.awaitDecision")(awaitDecision),
-      decide: Effect.fn("Interactions.decide")(decide)
-    } as const
+    return traced("Interactions", {
+      approvals,
+      openToolRequest,
+      awaitToolResult,
+      submitToolResult,
+      createApproval,
+      awaitDecision,
+      decide
+    } as const)
   }),
   dependencies: [ApprovalsRepo.Default, ClientToolsRepo.Default, Bus.Default]
 }) {}

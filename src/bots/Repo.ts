@@ -1,9 +1,9 @@
 /**
  * SQL for bots. The configuration is one jsonb document, validated by the service. Rows are decoded
- * with `BotRow`; a database failure is a defect here (no endpoint's contract names it).
+ * with `BotRow`; a database failure is a defect here (no endpoint's contract names it: `repository`).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { IdRow } from "../db/Repository.ts"
+import { IdRow, repository } from "../db/Repository.ts"
 import { Effect, Schema } from "effect"
 import type { BotConfig } from "./Model.ts"
 
@@ -56,25 +56,18 @@ export class BotsRepo extends Effect.Service<BotsRepo>()("cairn/BotsRepo", {
       Result: IdRow,
       execute: (id) => sql`DELETE FROM bots WHERE id = ${id} RETURNING id`
     })
-    return {
-      list: Effect.orDie(listRows(undefined)).pipe(Effect.withSpan("BotsRepo.list")),
-      find: Effect.fn("BotsRepo.find")((id: string) => Effect.orDie(findRow(id))),
+    return repository("BotsRepo", {
+      list: listRows(undefined),
+      find: (id: string) => findRow(id),
       /** Inserts; answers false when the id is taken. */
-      insert: Effect.fn("BotsRepo.insert")((config: BotConfig, source: "file" | "api") =>
-        Effect.orDie(Effect.map(insertRow({ config, source }), (row) => row._tag === "Some"))
-      ),
+      insert: (config: BotConfig, source: "file" | "api") => Effect.map(insertRow({ config, source }), (row) => row._tag === "Some"),
       /** A file's bot replaces the stored one unless the API has taken it over. */
-      syncFromFile: Effect.fn("BotsRepo.syncFromFile")((config: BotConfig) =>
-        Effect.orDie(
-          sql`INSERT INTO bots (id, config, source) VALUES (${config.id}, ${configJson(config)}::jsonb, 'file')
-              ON CONFLICT (id) DO UPDATE SET config = EXCLUDED.config, updated_at = now()
-              WHERE bots.source = 'file' AND bots.config <> EXCLUDED.config`
-        ).pipe(Effect.asVoid)
-      ),
-      update: Effect.fn("BotsRepo.update")((config: BotConfig) =>
-        Effect.orDie(Effect.map(updateRow(config), (row) => row._tag === "Some"))
-      ),
-      remove: Effect.fn("BotsRepo.remove")((id: string) => Effect.orDie(Effect.map(removeRow(id), (row) => row._tag === "Some")))
-    }
+      syncFromFile: (config: BotConfig) =>
+        sql`INSERT INTO bots (id, config, source) VALUES (${config.id}, ${configJson(config)}::jsonb, 'file')
+            ON CONFLICT (id) DO UPDATE SET config = EXCLUDED.config, updated_at = now()
+            WHERE bots.source = 'file' AND bots.config <> EXCLUDED.config`.pipe(Effect.asVoid),
+      update: (config: BotConfig) => Effect.map(updateRow(config), (row) => row._tag === "Some"),
+      remove: (id: string) => Effect.map(removeRow(id), (row) => row._tag === "Some")
+    })
   })
 }) {}

@@ -9,6 +9,7 @@ import { Duration, Effect, Schedule } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { projectDir } from "../config/ProjectRoot.ts"
+import { tracedFn } from "../telemetry/Spans.ts"
 
 export const migrationsDir = projectDir("migrations")
 
@@ -45,13 +46,13 @@ const migrator = Migrator.make({})
 const startupRace = Schedule.recurs(3).pipe(Schedule.addDelay(() => Duration.millis(200)))
 
 /** Applies every pending migration; answers the ones applied now. */
-export const run = (options: { readonly dir?: string; readonly upTo?: number } = {}) =>
+export const run = tracedFn("Migrations.run", (options: { readonly dir?: string; readonly upTo?: number } = {}) =>
   migrator({ loader: fromDirectory(options.dir ?? migrationsDir, options.upTo), table: "cairn_migrations" }).pipe(
     Effect.retry({ schedule: startupRace, while: (error) => error._tag === "SqlError" }),
     Effect.tap((applied) =>
       applied.length === 0
         ? Effect.logDebug("Database schema is up to date")
         : Effect.logInfo(`Applied migrations: ${applied.map(([id, name]) => `${id}_${name}`).join(", ")}`)
-    ),
-    Effect.withSpan("Migrations.run")
+    )
   )
+)

@@ -21,6 +21,7 @@
  * some 10 ms for a table of 100,000 events where a whole default analyze took 55 ms.
  */
 import { Duration, Effect, Schedule, Schema } from "effect"
+import { tracedFn } from "../telemetry/Spans.ts"
 
 /** How often the tables' lengths are checked, while statements run. */
 const analyzeCadence = Schedule.spaced(Duration.seconds(10))
@@ -47,13 +48,12 @@ export const analyzeSql = (tables: typeof GrownTables.Type) =>
  * Analyzes the grown tables, through `run` (which holds the connection's permit). A failure is
  * logged and the next check tries again.
  */
-export const analyzeGrown = Effect.fn("PgliteAnalyze.analyzeGrown")(
-  function* (run: (sql: string) => Effect.Effect<ReadonlyArray<unknown>, unknown>) {
+export const analyzeGrown = tracedFn("PgliteAnalyze.analyzeGrown", (run: (sql: string) => Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
+  Effect.gen(function* () {
     const grown = yield* Schema.decodeUnknown(GrownTables)(yield* run(grownTablesSql))
     if (grown.length === 0) return
     yield* run(analyzeSql(grown))
-  },
-  Effect.catchAllCause((cause) => Effect.logWarning("Could not analyze the embedded database's tables", cause))
+  }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("Could not analyze the embedded database's tables", cause)))
 )
 
 /**

@@ -2,13 +2,13 @@
  * What makes a repository: its methods answer only what the query means. A database failure (or a
  * row that does not decode) is no endpoint's contract, so it becomes a defect here, which the HTTP
  * layer logs and answers with a bare 500; callers never handle `SqlError`. Each call is a span named
- * `<Repository>.<method>` when tracing is on.
+ * `<Repository>.<method>` when tracing is on: the methods are `traced` (telemetry/Spans.ts).
  */
 import type { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Schema } from "effect"
 import type { ParseError } from "effect/ParseResult"
-import { inSpan, isRunnable } from "../telemetry/Spans.ts"
+import { isRunnable, traced } from "../telemetry/Spans.ts"
 
 type Defected<M> = {
   readonly [K in keyof M]: M[K] extends (...args: infer Args) => Effect.Effect<infer A, infer _E, infer R>
@@ -18,23 +18,19 @@ type Defected<M> = {
       : M[K]
 }
 
+/** A repository method, its database failures made defects. */
+const defected = (method: unknown): unknown => {
+  if (isRunnable(method)) return Effect.orDie(method)
+  if (typeof method !== "function") return method
+  return (...args: Array<unknown>) => {
+    const result = (method as (...a: Array<unknown>) => unknown)(...args)
+    return isRunnable(result) ? Effect.orDie(result) : result
+  }
+}
+
+/** The repository's methods, each failure a defect and each call a span (`traced`). */
 export const repository = <const M extends Record<string, unknown>>(name: string, methods: M): Defected<M> =>
-  Object.fromEntries(
-    Object.entries(methods).map(([key, method]) => {
-      const span = `${name}.${key}`
-      if (isRunnable(method)) return [key, inSpan(Effect.orDie(method), span)]
-      if (typeof method === "function") {
-        return [
-          key,
-          (...args: Array<unknown>) => {
-            const result = (method as (...a: Array<unknown>) => unknown)(...args)
-            return isRunnable(result) ? inSpan(Effect.orDie(result), span) : result
-          }
-        ]
-      }
-      return [key, method]
-    })
-  ) as Defected<M>
+  traced(name, Object.fromEntries(Object.entries(methods).map(([key, method]) => [key, defected(method)]))) as Defected<M>
 
 const isSqlError = (error: unknown): error is SqlError =>
   typeof error === "object" && error !== null && (error as { _tag?: unknown })._tag === "SqlError"

@@ -7,6 +7,7 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import { tracedFn } from "../telemetry/Spans.ts"
 
 export interface ResealColumn<V> {
   /** The rows that may hold something to seal, as [key, value]. */
@@ -16,21 +17,23 @@ export interface ResealColumn<V> {
 }
 
 /** Seals a column's rows once, when `name` is pending; answers how many rows changed. */
-export const resealPending = Effect.fn("Reseal.pending")(function* <V>(name: string, column: ResealColumn<V>) {
-  const sql = yield* SqlClient.SqlClient
-  const pending = yield* sql`SELECT name FROM pending_reseals WHERE name = ${name}`
-  if (pending.length === 0) return 0
-  let changed = 0
-  for (const [key, value] of yield* column.read) {
-    const sealed = column.seal(value)
-    if (JSON.stringify(sealed) === JSON.stringify(value)) continue
-    yield* column.write(key, sealed)
-    changed += 1
-  }
-  yield* sql`DELETE FROM pending_reseals WHERE name = ${name}`
-  if (changed > 0) yield* Effect.logInfo(`Sealed the credentials stored in the clear in ${changed} row(s) of ${name}`)
-  return changed
-}, Effect.orDie)
+export const resealPending = tracedFn("Reseal.pending", <V>(name: string, column: ResealColumn<V>) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const pending = yield* sql`SELECT name FROM pending_reseals WHERE name = ${name}`
+    if (pending.length === 0) return 0
+    let changed = 0
+    for (const [key, value] of yield* column.read) {
+      const sealed = column.seal(value)
+      if (JSON.stringify(sealed) === JSON.stringify(value)) continue
+      yield* column.write(key, sealed)
+      changed += 1
+    }
+    yield* sql`DELETE FROM pending_reseals WHERE name = ${name}`
+    if (changed > 0) yield* Effect.logInfo(`Sealed the credentials stored in the clear in ${changed} row(s) of ${name}`)
+    return changed
+  }).pipe(Effect.orDie)
+)
 
 type Config = Record<string, unknown>
 

@@ -3,7 +3,7 @@
  * hybrid search (vector similarity fused with full text by reciprocal rank). The REST handlers and
  * the integration SDK both call this service, so they behave alike.
  */
-import { Chunk, DateTime, Effect, ParseResult, Schedule, Schema } from "effect"
+import { Chunk, Effect, ParseResult, Schedule, Schema } from "effect"
 import { EmbeddingConfig } from "../embeddings/Config.ts"
 import { Embedder, type EmbeddingError } from "../embeddings/Embedder.ts"
 import { layer as EmbedderLive } from "../embeddings/Live.ts"
@@ -23,7 +23,7 @@ import {
 } from "./Model.ts"
 import { fuse, type VectorHit } from "./Ranking.ts"
 import { DocumentsRepo, embeddingInput, MAX_INDEXED_DIMENSION, type DocumentRow } from "./Repo.ts"
-import { traced } from "../telemetry/Spans.ts"
+import { inSpan, traced } from "../telemetry/Spans.ts"
 import { DocumentNotFound, EmbeddingFailed } from "./Errors.ts"
 
 /** Texts per embedding request: well under every provider's batch limit. */
@@ -61,17 +61,7 @@ const SearchArguments = Schema.Struct({
   limit: Schema.optional(Schema.Int.pipe(Schema.between(1, MAX_SEARCH_LIMIT)))
 })
 
-const toDocument = (row: DocumentRow) =>
-  new Document({
-    id: row.id,
-    title: row.title,
-    content: row.content,
-    integration_id: row.integration_id,
-    session_id: row.session_id,
-    metadata: row.metadata,
-    chunk_count: row.chunk_count,
-    created_at: DateTime.unsafeMake(row.created_at)
-  })
+const toDocument = (row: DocumentRow) => new Document(row)
 
 export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
   scoped: Effect.gen(function* () {
@@ -106,7 +96,7 @@ export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
         Effect.map((batches) => batches.flat())
       )
 
-    const ingest = Effect.fn("Documents.ingest")(function* (unchecked: typeof DocumentCreate.Encoded) {
+    const ingest = (unchecked: typeof DocumentCreate.Encoded) => Effect.gen(function* () {
       const input = yield* validate(DocumentCreate, unchecked)
       const pieces = chunkText(input.content)
       const vectors = yield* embedAll(pieces.map((piece) => embeddingInput(input.title, piece))).pipe(
@@ -128,35 +118,23 @@ export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
       return toDocument(row!)
     })
 
-    const get = Effect.fn("Documents.get")(function* (id: string) {
+    const get = (id: string) => Effect.gen(function* () {
       const row = Schema.is(Schema.UUID)(id) ? yield* repo.get(id) : undefined
       if (!row) return yield* new DocumentNotFound({ detail: `Document ${id} not found` })
       return toDocument(row)
     })
 
-    const list = Effect.fn("Documents.list")(function* (query: { readonly integration_id?: string | undefined; readonly limit?: number | undefined; readonly offset?: number | undefined }) {
+    const list = (query: { readonly integration_id?: string | undefined; readonly limit?: number | undefined; readonly offset?: number | undefined }) => Effect.gen(function* () {
       const limit = query.limit ?? 50
       const offset = query.offset ?? 0
       const rows = yield* repo.list(query.integration_id, limit, offset)
       return new DocumentPage({
-        items: rows.slice(0, limit).map(
-          (row) =>
-            new DocumentSummary({
-              id: row.id,
-              title: row.title,
-              integration_id: row.integration_id,
-              session_id: row.session_id,
-              metadata: row.metadata,
-              content_chars: row.content_chars,
-              chunk_count: row.chunk_count,
-              created_at: DateTime.unsafeMake(row.created_at)
-            })
-        ),
+        items: rows.slice(0, limit).map((row) => new DocumentSummary(row)),
         next_offset: rows.length > limit ? offset + limit : null
       })
     })
 
-    const remove = Effect.fn("Documents.remove")(function* (id: string) {
+    const remove = (id: string) => Effect.gen(function* () {
       const removed = Schema.is(Schema.UUID)(id) && (yield* repo.remove(id))
       if (!removed) return yield* new DocumentNotFound({ detail: `Document ${id} not found` })
       return new DocumentDeleted({ id, deleted: true })
@@ -175,7 +153,7 @@ export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
         )
       )
 
-    const search = Effect.fn("Documents.search")(function* (unchecked: SearchInput) {
+    const search = (unchecked: SearchInput) => Effect.gen(function* () {
       const input = yield* validate(SearchArguments, unchecked)
       const limit = Math.min(input.limit ?? DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
       const candidates = candidatesFor(limit)
@@ -198,7 +176,7 @@ export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
             integration_id: row.integration_id,
             session_id: row.session_id,
             metadata: row.metadata,
-            created_at: DateTime.unsafeMake(row.created_at),
+            created_at: row.created_at,
             score: hit.score,
             similarity: hit.similarity,
             snippet: hit.snippet
@@ -208,7 +186,7 @@ export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
     })
 
     /** Brings every chunk to the current model, a batch at a time; searches meanwhile use full text for the rest. */
-    const reembed = Effect.gen(function* () {
+    const reembed = inSpan(Effect.gen(function* () {
       const pending = yield* repo.countPending(embedder.model)
       if (pending === 0) return
       yield* Effect.logInfo(`Re-embedding ${pending} document chunks with ${embedder.model}`)
@@ -225,7 +203,7 @@ export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
         done += batch.length
       }
       yield* Effect.logInfo(`Re-embedded ${done} document chunks with ${embedder.model}`)
-    }).pipe(Effect.withSpan("Documents.reembed"))
+    }), "Documents.reembed")
 
     yield* reembed.pipe(
       Effect.tapErrorCause((cause) => Effect.logWarning("Re-embedding documents failed; retrying", cause)),

@@ -14,6 +14,7 @@
 import { Effect } from "effect"
 import * as fs from "node:fs/promises"
 import { createRequire } from "node:module"
+import { inSpan } from "../telemetry/Spans.ts"
 import { EmbeddingError, type EmbedderShape } from "./Embedder.ts"
 import { dot, hashedUnitVector, normalize } from "./Vector.ts"
 
@@ -106,11 +107,12 @@ export const embedText = (vectors: WordVectors, text: string): Array<number> => 
 export const make = (): EmbedderShape => ({
   model: GLOVE_MODEL,
   embed: (texts) =>
-    Effect.tryPromise({
-      try: () => wordVectors(),
-      catch: (cause) => new EmbeddingError({ message: "Cannot load the packaged word vectors", cause })
-    }).pipe(
-      Effect.map((vectors) => texts.map((text) => embedText(vectors, text))),
-      Effect.withSpan("Embedder.glove", { attributes: { texts: texts.length } })
+    inSpan(
+      Effect.tryPromise({
+        try: () => wordVectors(),
+        catch: (cause) => new EmbeddingError({ message: "Cannot load the packaged word vectors", cause })
+      }).pipe(Effect.map((vectors) => texts.map((text) => embedText(vectors, text)))),
+      "Embedder.glove",
+      { attributes: { texts: texts.length } }
     )
 })

@@ -12,6 +12,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as ort from "onnxruntime-web"
 import * as path from "node:path"
+import { inSpan } from "../telemetry/Spans.ts"
 import { downloadOnce } from "./Download.ts"
 import { EmbeddingError, type EmbedderShape } from "./Embedder.ts"
 import { normalize } from "./Vector.ts"
@@ -91,13 +92,17 @@ export const embedBatch = async (model: OnnxModel, texts: ReadonlyArray<string>)
 export const make = (name: string, model: OnnxModel): EmbedderShape => ({
   model: `onnx/${name}`,
   embed: (texts) =>
-    Effect.tryPromise({
-      try: async () => {
-        const out: Array<Array<number>> = []
-        for (let i = 0; i < texts.length; i += RUN_BATCH) out.push(...(await embedBatch(model, texts.slice(i, i + RUN_BATCH))))
-        return out
-      },
-      catch: (cause) =>
-        new EmbeddingError({ message: `ONNX inference failed: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
-    }).pipe(Effect.withSpan("Embedder.onnx", { attributes: { texts: texts.length } }))
+    inSpan(
+      Effect.tryPromise({
+        try: async () => {
+          const out: Array<Array<number>> = []
+          for (let i = 0; i < texts.length; i += RUN_BATCH) out.push(...(await embedBatch(model, texts.slice(i, i + RUN_BATCH))))
+          return out
+        },
+        catch: (cause) =>
+          new EmbeddingError({ message: `ONNX inference failed: ${cause instanceof Error ? cause.message : String(cause)}`, cause })
+      }),
+      "Embedder.onnx",
+      { attributes: { texts: texts.length } }
+    )
 })

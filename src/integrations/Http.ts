@@ -87,12 +87,13 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations
           tools.list().map(
             (tool) =>
               new ToolView({
-                tool_name: tool.schema.function.name,
-                name: tool.schema.function.name,
+                tool_name: tool.name,
+                name: tool.name,
                 description: tool.schema.function.description ?? "",
                 parameters: tool.schema.function.parameters,
                 source_integration: tool.source.startsWith("integration:") ? tool.source.slice("integration:".length) : null,
-                source: tool.source
+                source: tool.source,
+                effect: tool.effect
               })
           )
         )

@@ -204,8 +204,8 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
       const { integration, context } = attempt.right
       const workers = [...integration.workers, ...(registeredWorkers.get(integration.id) ?? [])]
       for (const tool of integration.tools) {
-        yield* tools.register({ ...tool, source: `integration:${integration.id}` })
-        registered.push(tool.schema.function.name)
+        yield* tools.register(tool)
+        registered.push(tool.name)
       }
       for (const skill of integration.skillsDir ? readSkillDir(integration.skillsDir, `integrations/${integration.id}/`, integration.id) : []) {
         yield* skills.register(skill)

@@ -7,7 +7,7 @@
  */
 import { Command, CommandExecutor, HttpServer } from "@effect/platform"
 import { NodeCommandExecutor, NodeFileSystem } from "@effect/platform-node"
-import { Config, Context, Deferred, Duration, Effect, Either, Fiber, Layer, Option, PubSub, Queue, Schedule, Stream } from "effect"
+import { Cause, Config, Context, Data, Deferred, Duration, Effect, Either, Fiber, Layer, Option, PubSub, Queue, Schedule, Stream } from "effect"
 import { Leadership } from "../db/Leadership.ts"
 import { Integrations } from "./Integrations.ts"
 import type { LoadedIntegration } from "./Loader.ts"
@@ -81,6 +81,26 @@ const awaitExit = (child: CommandExecutor.Process): Effect.Effect<ChildExit> =>
     onFailure: (error) => ({ code: null, signal: /signal: (\w+)/.exec(error.message)?.[1] ?? null })
   })
 
+/** A run of the process ended: how the child exited, after `upMs` running (0: it did not start). */
+class ProcessExited extends Data.TaggedError("ProcessExited")<{ readonly exit: ChildExit; readonly upMs: number }> {}
+
+/** A round of the supervisor failed on its own (the database, say), not the process. */
+class SupervisorFailed extends Data.TaggedError("SupervisorFailed")<{ readonly cause: Cause.Cause<unknown> }> {}
+
+/**
+ * Between the rounds of an integration's process: PROCESS_RESTART_BASE_MS doubling up to
+ * PROCESS_RESTART_MAX_MS, starting over after a run that stayed up longer than that; a failure of
+ * the supervisor's own waits the same way, so it never gives up on the process for good. Answers
+ * each wait with what ended the round.
+ */
+const processRestarts = (baseMs: number, maxMs: number) =>
+  Schedule.exponential(Duration.millis(baseMs)).pipe(
+    Schedule.union(Schedule.spaced(Duration.millis(maxMs))),
+    Schedule.delays,
+    Schedule.intersect(Schedule.identity<ProcessExited | SupervisorFailed>()),
+    Schedule.resetWhen(([, ended]) => ended._tag === "ProcessExited" && ended.upMs > maxMs)
+  )
+
 /** Stops a child: SIGTERM, then SIGKILL after the grace period; answers when it has exited. */
 const stopChild = (child: CommandExecutor.Process, graceMs: number) =>
   child.kill("SIGTERM").pipe(
@@ -144,11 +164,16 @@ export const ProcessesLive = Layer.scoped(
             last_exit: lastExit,
             ...patch
           })
-        let delay = config.restartBaseMs
-        let startedAt = 0
-        // A supervisor, not a retry: each round re-reads the settings, its backoff resets after a
-        // healthy run and a settings change cuts the wait short, which no Schedule expresses.
-        for (;;) {
+        const exited = (exit: ChildExit) => {
+          lastExit = { ...exit, at: new Date().toISOString() }
+        }
+
+        /**
+         * One round: the settings as they are now, then the child until it exits (`ProcessExited`).
+         * Answers `missing` when a required name has no value. Anything else failing (the
+         * database, a key that cannot be made) is `SupervisorFailed`.
+         */
+        const round = Effect.gen(function* () {
           const resolved = yield* settings.resolve(integration.id, integration.manifest)
           const values = new Map(resolved.filter((s) => s.value !== undefined).map((s) => [s.key, s.value!]))
           for (const name of manifest.requiredEnv) {
@@ -161,8 +186,7 @@ export const ProcessesLive = Layer.scoped(
           const missing = manifest.requiredEnv.filter((name) => lookup(name) === undefined)
           if (missing.length > 0) {
             set({ state: "waiting_for_settings", missing_env: missing, pid: null })
-            yield* Queue.take(wake)
-            continue
+            return "missing" as const
           }
           set({ state: "starting", missing_env: [] })
           const baseUrl = Option.isSome(config.agentBaseUrl) ? config.agentBaseUrl.value : yield* Deferred.await(listening)
@@ -180,7 +204,7 @@ export const ProcessesLive = Layer.scoped(
           const [command, ...args] = manifest.cmd
           // One attempt: the child lives in this scope, so however the attempt ends (exit, settings
           // change, shutdown) the child is stopped and its output readers end with it.
-          const outcome = yield* Effect.scoped(
+          return yield* Effect.scoped(
             Effect.gen(function* () {
               const started = yield* Command.make(command!, ...args).pipe(
                 Command.workingDirectory(integration.dir),
@@ -190,10 +214,10 @@ export const ProcessesLive = Layer.scoped(
               )
               if (Either.isLeft(started)) {
                 yield* Effect.logError(`Integration ${integration.id} process could not start: ${started.left.message}`)
-                return { _tag: "exited" as const, exit: { code: null, signal: null } }
+                return yield* new ProcessExited({ exit: { code: null, signal: null }, upMs: 0 })
               }
               const child = started.right
-              startedAt = Date.now()
+              const startedAt = Date.now()
               const readers = yield* Effect.forkScoped(
                 Effect.all([logLines(child.stdout, integration.id, "info"), logLines(child.stderr, integration.id, "warn")], {
                   concurrency: 2,
@@ -201,50 +225,54 @@ export const ProcessesLive = Layer.scoped(
                 })
               )
               set({ state: "running", pid: child.pid, started_at: new Date(startedAt).toISOString() })
-              const ended = yield* Effect.raceFirst(
-                Effect.map(awaitExit(child), (exit) => ({ _tag: "exited" as const, exit })),
-                Effect.as(Queue.take(wake), { _tag: "settings" as const })
-              ).pipe(Effect.onInterrupt(() => stopChild(child, config.stopGraceMs)))
+              // Stopped from outside (its settings changed, or shutdown): its exit is recorded.
+              const exit = yield* awaitExit(child).pipe(
+                Effect.onInterrupt(() => stopChild(child, config.stopGraceMs).pipe(Effect.zipRight(awaitExit(child)), Effect.map(exited)))
+              )
               // What the child wrote before it exited is still logged (its pipes close soon after).
-              if (ended._tag === "exited") {
-                yield* Effect.ignore(Effect.timeout(Fiber.join(readers), outputDrain))
-                return ended
-              }
-              yield* Effect.logInfo(`Integration ${integration.id}: settings changed, restarting its process`)
-              yield* stopChild(child, config.stopGraceMs)
-              return { _tag: "settings" as const, exit: yield* awaitExit(child) }
+              yield* Effect.ignore(Effect.timeout(Fiber.join(readers), outputDrain))
+              return yield* new ProcessExited({ exit, upMs: Date.now() - startedAt })
             })
           )
-          if (outcome._tag === "settings") {
-            lastExit = { ...outcome.exit, at: new Date().toISOString() }
-            delay = config.restartBaseMs
+        }).pipe(
+          Effect.catchAllCause((cause) => {
+            const failure = Cause.failureOption(cause)
+            return Effect.fail(Option.isSome(failure) && failure.value instanceof ProcessExited ? failure.value : new SupervisorFailed({ cause }))
+          })
+        )
+
+        /** Each wait of `processRestarts`, told: an exit is counted, recorded and logged; a failure of its own is logged. */
+        const restartsTold = processRestarts(config.restartBaseMs, config.restartMaxMs).pipe(
+          Schedule.tapOutput(([wait, ended]) =>
+            Effect.suspend(() => {
+              if (ended._tag === "SupervisorFailed") {
+                set({ state: "restarting", pid: null })
+                return Effect.logError(`Integration ${integration.id} process supervisor failed; restarting it`, ended.cause)
+              }
+              exited(ended.exit)
+              restarts += 1
+              set({ state: "restarting", pid: null })
+              return Effect.logWarning(
+                `Integration ${integration.id} process exited (code ${ended.exit.code}, signal ${ended.exit.signal}); restarting in ${Math.round(Duration.toMillis(wait))} ms`
+              )
+            })
+          )
+        )
+
+        // Rounds on `processRestarts` until the settings change, which cuts a run or a wait short
+        // and starts again at once with the new values (and a fresh backoff).
+        for (;;) {
+          const ended = yield* Effect.raceFirst(Effect.retry(round, restartsTold), Effect.as(Queue.take(wake), "settings" as const))
+          if (ended === "settings") {
+            yield* Effect.logInfo(`Integration ${integration.id}: settings changed, restarting its process`)
             continue
           }
-          lastExit = { ...outcome.exit, at: new Date().toISOString() }
-          restarts += 1
-          if (Date.now() - startedAt > config.restartMaxMs) delay = config.restartBaseMs
-          yield* Effect.logWarning(
-            `Integration ${integration.id} process exited (code ${outcome.exit.code}, signal ${outcome.exit.signal}); restarting in ${delay} ms`
-          )
-          set({ state: "restarting", pid: null })
-          // A settings change during the backoff restarts at once.
-          yield* Effect.raceFirst(Effect.sleep(Duration.millis(delay)), Queue.take(wake))
-          delay = Math.min(delay * 2, config.restartMaxMs)
+          // A required setting is missing: nothing runs until the settings change.
+          yield* Queue.take(wake)
         }
       }).pipe(
-        // A passing failure (the database, say) restarts the supervisor with backoff; it never
-        // gives up on the process for good.
-        Effect.tapErrorCause((cause) =>
-          Effect.zipRight(
-            Effect.logError(`Integration ${integration.id} process supervisor failed; restarting it`, cause),
-            Effect.sync(() => {
-              const current = statuses.get(integration.id)
-              if (current) statuses.set(integration.id, { ...current, state: "restarting", pid: null })
-            })
-          )
-        ),
-        Effect.retry(Schedule.exponential(Duration.millis(config.restartBaseMs)).pipe(Schedule.union(Schedule.spaced(Duration.millis(config.restartMaxMs))))),
-        Effect.catchAllCause(() => Effect.void)
+        // `processRestarts` never ends: only a defect of the supervisor's own loop stops it.
+        Effect.catchAllCause((cause) => Effect.logError(`Integration ${integration.id} process supervisor stopped`, cause))
       )
 
     // One process in all runs each integration's process: the holder of its leader lock.

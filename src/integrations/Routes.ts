@@ -13,6 +13,7 @@ import { internalErrorBody, ValidationError } from "../contract/Errors.ts"
 import { pathParams } from "../contract/Params.ts"
 import { isInvalidArgument, type IntegrationContext, type RouteDefinition, type RouteSecret } from "../sdk/index.ts"
 import { safeEqual } from "../access/Authenticator.ts"
+import { tracedFn } from "../telemetry/Spans.ts"
 
 export const groupName = (integrationId: string) => `integration_${integrationId}`
 
@@ -34,13 +35,13 @@ const refused = { detail: "Invalid or missing webhook token" }
  * header or query parameter), compared in constant time. An unset setting refuses everything (a
  * 401 like a wrong secret, so a caller learns nothing of the configuration; the log says why).
  */
-const sharedSecret = Effect.fn("Integrations.sharedSecret")(function* (
+const sharedSecret = tracedFn("Integrations.sharedSecret", (
   integrationId: string,
   secret: RouteSecret,
   context: IntegrationContext,
   headers: Readonly<Record<string, string | undefined>>,
   query: Readonly<Record<string, string | ReadonlyArray<string>>>
-) {
+) => Effect.gen(function* () {
   const expected = yield* Effect.orDie(Effect.tryPromise(() => context.settings.get(secret.setting)))
   if (!expected) {
     yield* Effect.logWarning(`Integration ${integrationId}: ${secret.setting} is not set, so its webhook refuses every call`)
@@ -49,7 +50,7 @@ const sharedSecret = Effect.fn("Integrations.sharedSecret")(function* (
   const fromQuery = secret.query === undefined ? undefined : query[secret.query]
   const given = [secret.header === undefined ? undefined : headers[secret.header.toLowerCase()], typeof fromQuery === "string" ? fromQuery : fromQuery?.[0]]
   return given.map((value) => value !== undefined && safeEqual(value, expected)).some(Boolean)
-})
+}))
 
 export const routeGroup = (integrationId: string, routes: ReadonlyArray<RouteDefinition>) => {
   let group: HttpApiGroup.HttpApiGroup<string, any, any, any, boolean> = HttpApiGroup.make(groupName(integrationId)) as any

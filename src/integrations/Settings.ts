@@ -13,6 +13,7 @@ import { Bus } from "../db/Bus.ts"
 import { makeSharedSnapshot } from "../db/Snapshot.ts"
 import { MASK } from "../secrets/Mask.ts"
 import { makeKeyVaultFor } from "../secrets/Vault.ts"
+import { traced } from "../telemetry/Spans.ts"
 import type { NormalizedEnvVar, NormalizedManifest } from "./Manifest.ts"
 import { IntegrationsRepo } from "./Repo.ts"
 
@@ -220,13 +221,7 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
         return created.key
       })
 
-    return {
-      resolve: Effect.fn("IntegrationSettings.resolve")(resolve),
-      update: Effect.fn("IntegrationSettings.update")(update),
-      processApiKey: Effect.fn("IntegrationSettings.processApiKey")(processApiKey),
-      changes,
-      environment
-    } as const
+    return { ...traced("IntegrationSettings", { resolve, update, processApiKey } as const), changes, environment } as const
   }),
   dependencies: [IntegrationsRepo.Default, ApiKeys.Default, Bus.Default]
 }) {}

@@ -7,7 +7,7 @@
  * it within WORKER_STOP_GRACE_MS. A singleton runs only in the process that leads its name
  * (db/Leadership.ts).
  */
-import { Config, Data, Duration, Effect, Layer, PubSub, Queue } from "effect"
+import { Config, Data, Duration, Effect, Layer, PubSub, Queue, Schedule } from "effect"
 import { Leadership } from "../db/Leadership.ts"
 import type { IntegrationContext, Worker, WorkerContext, WorkerState } from "../sdk/index.ts"
 import { failureMessage } from "./Capabilities.ts"
@@ -38,15 +38,23 @@ const workersConfig = Config.all({
   storeSweepMs: Config.integer("STORE_SWEEP_MS").pipe(Config.withDefault(300_000))
 })
 
-/**
- * The wait before restart `attempt` (0-based): exponential from `baseMs`, at most `maxMs`, with
- * jitter in [50%, 100%] so workers failing together do not retry together.
- */
-export const workerBackoffMs = (attempt: number, baseMs: number, maxMs: number, random = Math.random()): number =>
-  Math.round(Math.min(baseMs * 2 ** Math.min(attempt, 30), maxMs) * (0.5 + random / 2))
+/** A worker's run failed (threw, rejected, or its Effect failed) after running `upMs`. */
+class WorkerFailed extends Data.TaggedError("WorkerFailed")<{ readonly message: string; readonly upMs: number }> {}
 
-/** A worker's run failed (threw, rejected, or its Effect failed). */
-class WorkerFailed extends Data.TaggedError("WorkerFailed")<{ readonly message: string }> {}
+/**
+ * Between a worker's restarts: exponential from `baseMs` (WORKER_RESTART_BASE_MS), at most `maxMs`
+ * (WORKER_RESTART_MAX_MS), each wait 50–100% of that so workers failing together do not retry
+ * together; it starts over after a run that stayed up longer than `maxMs`. Answers each wait with
+ * the failure it follows.
+ */
+const workerRestarts = (baseMs: number, maxMs: number) =>
+  Schedule.exponential(Duration.millis(baseMs)).pipe(
+    Schedule.union(Schedule.spaced(Duration.millis(maxMs))),
+    Schedule.jitteredWith({ min: 0.5, max: 1 }),
+    Schedule.delays,
+    Schedule.intersect(Schedule.identity<WorkerFailed>()),
+    Schedule.resetWhen(([, failure]) => failure.upMs > maxMs)
+  )
 
 export class WorkerManager extends Effect.Tag("cairn/WorkerManager")<
   WorkerManager,
@@ -74,6 +82,10 @@ export const WorkersLive = Layer.scoped(
   WorkerManager,
   Effect.gen(function* () {
     const config = yield* workersConfig
+    /** A supervisor that failed (the database, say) starts again after this. */
+    const supervisorRestart = Schedule.spaced(Duration.millis(config.restartBaseMs))
+    /** How often expired store entries are swept. */
+    const storeSweepEvery = Schedule.spaced(Duration.millis(config.storeSweepMs))
     const integrations = yield* Integrations
     const settings = yield* IntegrationSettings
     const leadership = yield* Leadership
@@ -142,6 +154,8 @@ export const WorkersLive = Layer.scoped(
         /** One run of the worker, until it returns, fails, or is interrupted (then aborted and given the grace). */
         const runOnce = (all: Record<string, string | undefined>) =>
           Effect.gen(function* () {
+            const startedAt = Date.now()
+            const failed = (error: unknown) => new WorkerFailed({ message: failureMessage(error), upMs: Date.now() - startedAt })
             const controller = new AbortController()
             const workerContext: WorkerContext = {
               name,
@@ -155,11 +169,11 @@ export const WorkersLive = Layer.scoped(
             yield* set({ state: "running", started_at: new Date().toISOString(), next_attempt_at: null })
             const started = yield* Effect.try({
               try: () => worker.run(context, workerContext),
-              catch: (error) => new WorkerFailed({ message: failureMessage(error) })
+              catch: failed
             })
             if (isEffect(started)) {
               return yield* started.pipe(
-                Effect.mapError((error) => new WorkerFailed({ message: failureMessage(error) })),
+                Effect.mapError(failed),
                 Effect.ensuring(Effect.sync(() => controller.abort()))
               )
             }
@@ -167,7 +181,7 @@ export const WorkersLive = Layer.scoped(
             return yield* Effect.async<void, WorkerFailed>((resume) => {
               settled.then(
                 () => resume(Effect.void),
-                (error) => resume(Effect.fail(new WorkerFailed({ message: failureMessage(error) })))
+                (error) => resume(Effect.fail(failed(error)))
               )
               // Interrupted: tell the worker, and give it the grace to finish what it is doing.
               return Effect.promise(() => {
@@ -177,34 +191,27 @@ export const WorkersLive = Layer.scoped(
             }).pipe(Effect.ensuring(Effect.sync(() => controller.abort())))
           })
 
-        /**
-         * Runs and restarts after failures. A supervisor rather than `Effect.retry`: the backoff
-         * resets after a run that stayed up longer than the longest wait, and each wait shows in
-         * the status with its end.
-         */
-        const runWithRestarts = (all: Record<string, string | undefined>) =>
-          Effect.gen(function* () {
-            let attempt = 0
-            for (;;) {
-              const startedAt = Date.now()
-              const outcome = yield* Effect.either(runOnce(all))
-              if (outcome._tag === "Right") return
-              if (Date.now() - startedAt > config.restartMaxMs) attempt = 0
-              const delay = workerBackoffMs(attempt, config.restartBaseMs, config.restartMaxMs)
-              attempt += 1
-              const at = new Date()
-              yield* Effect.logError(`Integration ${integrationId} worker ${name} failed: ${outcome.left.message}; restarting in ${delay} ms`).pipe(
-                Effect.annotateLogs({ integration: integrationId, worker: name })
+        /** Each failure logged and shown in the status, with the end of the wait `workerRestarts` chose. */
+        const restarts = workerRestarts(config.restartBaseMs, config.restartMaxMs).pipe(
+          Schedule.tapOutput(([wait, failure]) => {
+            const delay = Math.round(Duration.toMillis(wait))
+            const at = new Date()
+            return Effect.logError(`Integration ${integrationId} worker ${name} failed: ${failure.message}; restarting in ${delay} ms`).pipe(
+              Effect.annotateLogs({ integration: integrationId, worker: name }),
+              Effect.zipRight(
+                set({
+                  state: "backing_off",
+                  restarts: status.restarts + 1,
+                  last_error: { message: failure.message, at: at.toISOString() },
+                  next_attempt_at: new Date(at.getTime() + delay).toISOString()
+                })
               )
-              yield* set({
-                state: "backing_off",
-                restarts: status.restarts + 1,
-                last_error: { message: outcome.left.message, at: at.toISOString() },
-                next_attempt_at: new Date(at.getTime() + delay).toISOString()
-              })
-              yield* Effect.sleep(Duration.millis(delay))
-            }
+            )
           })
+        )
+
+        /** Runs, and after a failure runs again on `workerRestarts`, until a run returns. */
+        const runWithRestarts = (all: Record<string, string | undefined>) => Effect.retry(runOnce(all), restarts)
 
         for (;;) {
           const all = yield* values
@@ -236,8 +243,7 @@ export const WorkersLive = Layer.scoped(
       }).pipe(
         // The supervisor itself failing (the database, say) must not end the worker for good.
         Effect.catchAllCause((cause) => Effect.logError(`Integration ${integrationId} worker supervisor failed; restarting it`, cause)),
-        Effect.zipRight(Effect.sleep(Duration.millis(config.restartBaseMs))),
-        Effect.forever
+        Effect.repeat(supervisorRestart)
       )
 
     for (const state of integrations.loaded()) {
@@ -247,8 +253,7 @@ export const WorkersLive = Layer.scoped(
     yield* Effect.forkScoped(
       store.sweepExpired.pipe(
         Effect.catchAllCause((cause) => Effect.logWarning("Integration store sweep failed", cause)),
-        Effect.zipRight(Effect.sleep(Duration.millis(config.storeSweepMs))),
-        Effect.forever
+        Effect.repeat(storeSweepEvery)
       )
     )
     yield* Effect.addFinalizer(() =>

@@ -11,13 +11,15 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool } from "@modelcontextprotocol/sdk/types.js"
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Duration, Effect, Exit, FiberMap, Option, Queue, Runtime } from "effect"
-import { ToolRegistry, layer as ToolRegistryLive, type ToolDefinition } from "../agent/Tools.ts"
+import { foreignTool, type EffectClass, type Tool } from "../agent/Tool.ts"
+import { ToolRegistry, layer as ToolRegistryLive } from "../agent/Tools.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { cairnVersion } from "../contract/Version.ts"
 import { DatabaseInfo } from "../db/Database.ts"
 import { scrub } from "../secrets/Vault.ts"
+import { traced, tracedFn } from "../telemetry/Spans.ts"
 import { renderResult, type McpToolResult } from "./Content.ts"
 import { syncServersFile } from "./File.ts"
 import { mcpToolName, mcpToolSource, type McpStatus } from "./Model.ts"
@@ -38,6 +40,15 @@ import {
 /** How long a stdio server may take to exit once asked (the SDK ends stdin, then signals). */
 const closeGrace = Duration.seconds(6)
 
+/**
+ * What a server's tool does, from its own hints (MCP's tool annotations): read-only is `read`; a
+ * tool that says its world is closed (`openWorldHint: false`) is `write`; any other (the hint's
+ * default is an open world) is `egress`. Hints are a server's word, so they can only narrow a
+ * tool a bot's owner already chose to connect.
+ */
+const mcpEffectClass = (tool: McpTool): EffectClass =>
+  tool.annotations?.readOnlyHint === true ? "read" : tool.annotations?.openWorldHint === false ? "write" : "egress"
+
 /** The live state of a server's connection in this process. */
 export interface LiveState {
   readonly status: McpStatus
@@ -53,7 +64,7 @@ interface Entry {
   /** The client while connected. */
   client: Client | undefined
   /** The tools as the server last listed them. */
-  listed: ReadonlyArray<Tool>
+  listed: ReadonlyArray<McpTool>
   /** Done once the first attempt for these settings has connected or failed. */
   readonly settled: Deferred.Deferred<void>
 }
@@ -116,29 +127,26 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
       return text
     }
 
-    const definitionOf = (server: OpenedServer, tool: Tool): ToolDefinition => ({
-      source: mcpToolSource(server.name),
-      timeoutMs: server.timeoutMs,
-      schema: {
-        type: "function",
-        function: {
-          name: mcpToolName(server.name, tool.name),
-          description: tool.description ?? tool.title ?? tool.annotations?.title ?? "",
-          parameters: { ...tool.inputSchema, type: "object", properties: tool.inputSchema.properties ?? {} }
-        }
-      },
-      execute: (args, context) => callTool(server.name, tool.name, args, context.signal)
-    })
+    const definitionOf = (server: OpenedServer, tool: McpTool): Tool =>
+      foreignTool({
+        name: mcpToolName(server.name, tool.name),
+        description: tool.description ?? tool.title ?? tool.annotations?.title ?? "",
+        parameters: { ...tool.inputSchema, type: "object", properties: tool.inputSchema.properties ?? {} },
+        effect: mcpEffectClass(tool),
+        source: mcpToolSource(server.name),
+        timeoutMs: server.timeoutMs,
+        execute: (args, context) => callTool(server.name, tool.name, args, context.signal)
+      })
 
     const registeredOf = (name: string) => registry.list().filter((tool) => tool.source === mcpToolSource(name))
 
     /** Registers what the server lists and takes back what it no longer does. */
-    const registerTools = (entry: Entry, listed: ReadonlyArray<Tool>) =>
+    const registerTools = (entry: Entry, listed: ReadonlyArray<McpTool>) =>
       Effect.gen(function* () {
         const { server } = entry
         const wanted = new Map(listed.map((tool) => [mcpToolName(server.name, tool.name), tool]))
         for (const tool of registeredOf(server.name)) {
-          if (!wanted.has(tool.schema.function.name)) yield* registry.unregister(tool.schema.function.name)
+          if (!wanted.has(tool.name)) yield* registry.unregister(tool.name)
         }
         const names: Array<string> = []
         for (const [name, tool] of wanted) {
@@ -154,7 +162,7 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
         set(entry, { tools: names })
       })
 
-    const unregisterAll = (name: string) => Effect.forEach(registeredOf(name), (tool) => registry.unregister(tool.schema.function.name), { discard: true })
+    const unregisterAll = (name: string) => Effect.forEach(registeredOf(name), (tool) => registry.unregister(tool.name), { discard: true })
 
     // ---------------------------------------------------------------------------------------
     // One connection
@@ -314,12 +322,12 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
     // Rows are read under the permit: a row read earlier could be older than one already followed.
 
     /** Follows the stored row of one server now (after a change made here, or a reconnect). */
-    const apply = Effect.fn("McpConnections.apply")(function* (name: string) {
+    const apply = (name: string) => Effect.gen(function* () {
       yield* applying.withPermits(1)(Effect.flatMap(repo.find(name), (row) => follow(name, row)))
     })
 
     /** Follows every row that changed since this process last read it (another process's edits). */
-    const resync = Effect.fn("McpConnections.resync")(function* () {
+    const resync = tracedFn("McpConnections.resync", () => Effect.gen(function* () {
       yield* applying.withPermits(1)(
         Effect.gen(function* () {
           const rows = yield* repo.all
@@ -331,10 +339,10 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
           for (const name of [...entries.keys()]) if (!names.has(name)) yield* follow(name, undefined)
         })
       )
-    })
+    }))
 
     /** Waits until the current settings' first attempt has connected or failed (bounded). */
-    const settled = Effect.fn("McpConnections.settled")(function* (name: string) {
+    const settled = (name: string) => Effect.gen(function* () {
       const entry = entries.get(name)
       if (entry) yield* Deferred.await(entry.settled).pipe(Effect.timeout(Duration.millis(config.connectTimeoutMs + 1000)), Effect.ignore)
     })
@@ -357,7 +365,7 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
       )
     }
 
-    return { apply, settled, state } as const
+    return traced("McpConnections", { apply, settled, state } as const)
   }),
   dependencies: [McpServersRepo.Default, ToolRegistryLive]
 }) {}

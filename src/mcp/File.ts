@@ -9,6 +9,7 @@
 import { Config, Effect, Either, Option, ParseResult, Schema } from "effect"
 import * as fs from "node:fs"
 import YAML from "yaml"
+import { tracedFn } from "../telemetry/Spans.ts"
 import { CreateMcpServer } from "./Model.ts"
 import { McpServersRepo } from "./Repo.ts"
 import { makeSealing, sameSettings } from "./Sealing.ts"
@@ -81,7 +82,7 @@ export const readServersFile = (file: string) =>
   })
 
 /** Startup: the file's servers into the table (before any connection is made). */
-export const syncServersFile = Effect.fn("McpServers.syncFile")(function* (file: Option.Option<string>) {
+export const syncServersFile = tracedFn("McpServers.syncFile", (file: Option.Option<string>) => Effect.gen(function* () {
   const repo = yield* McpServersRepo
   const sealing = yield* makeSealing
   if (Option.isNone(file)) {
@@ -109,4 +110,4 @@ export const syncServersFile = Effect.fn("McpServers.syncFile")(function* (file:
     `MCP servers synced from ${file.value}: ${read.right.map((server) => server.name).join(", ") || "(none)"}` +
       (removed.length > 0 ? `; removed ${removed.join(", ")}` : "")
   )
-})
+}))

@@ -9,6 +9,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import { sameOrigin } from "../secrets/UrlSecrets.ts"
 import { isMaskOf, MASK } from "../secrets/Mask.ts"
+import { traced } from "../telemetry/Spans.ts"
 import { McpConnections, type LiveState } from "./Connections.ts"
 import { McpServerConflict, McpServerNotFound } from "./Errors.ts"
 import { McpServerList, McpServerView, type CreateMcpServer, type UpdateMcpServer } from "./Model.ts"
@@ -96,14 +97,14 @@ export class McpServers extends Effect.Service<McpServers>()("cairn/McpServers",
         return yield* current(name)
       })
 
-    const list = Effect.fn("McpServers.list")(function* () {
+    const list = () => Effect.gen(function* () {
       const rows = yield* repo.all
       return new McpServerList({ servers: rows.map((row) => view(sealing.open(row))) })
     })
 
-    const get = Effect.fn("McpServers.get")((name: string) => current(name))
+    const get = (name: string) => current(name)
 
-    const create = Effect.fn("McpServers.create")(function* (input: CreateMcpServer) {
+    const create = (input: CreateMcpServer) => Effect.gen(function* () {
       const issues: Array<ValidationIssue> = []
       const env = unmask("env", input.env, {}, issues)
       const headers = unmask("headers", input.headers, {}, issues)
@@ -113,7 +114,7 @@ export class McpServers extends Effect.Service<McpServers>()("cairn/McpServers",
       return yield* applied(input.name)
     })
 
-    const update = Effect.fn("McpServers.update")(function* (name: string, input: UpdateMcpServer) {
+    const update = (name: string, input: UpdateMcpServer) => Effect.gen(function* () {
       const row: McpServerRow = yield* find(name)
       if (row.source === "file") return yield* fromFile(name)
       const stored = sealing.open(row)
@@ -132,20 +133,20 @@ export class McpServers extends Effect.Service<McpServers>()("cairn/McpServers",
       return yield* applied(name)
     })
 
-    const remove = Effect.fn("McpServers.remove")(function* (name: string) {
+    const remove = (name: string) => Effect.gen(function* () {
       const row = yield* find(name)
       if (row.source === "file") return yield* fromFile(name)
       if (!(yield* repo.remove(name))) return yield* notFound(name)
       yield* connections.apply(name)
     })
 
-    const reconnect = Effect.fn("McpServers.reconnect")(function* (name: string) {
+    const reconnect = (name: string) => Effect.gen(function* () {
       const row = yield* find(name)
       if (!row.enabled) return yield* new McpServerConflict({ detail: `MCP server ${name} is disabled: enable it to connect` })
       return yield* applied(name)
     })
 
-    return { list, get, create, update, remove, reconnect } as const
+    return traced("McpServers", { list, get, create, update, remove, reconnect } as const)
   }),
   dependencies: [McpServersRepo.Default, McpConnections.Default]
 }) {}

@@ -23,7 +23,7 @@ import {
   type Resource,
   type Tool
 } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Data, Effect, Either, Exit, Option, ParseResult, Runtime, Schema } from "effect"
+import { Cause, Data, Effect, Either, Exit, Option, Runtime, Schema } from "effect"
 import { rateSubject } from "../access/Middleware.ts"
 import { RateLimiter } from "../access/RateLimit.ts"
 import { isText, sniffType } from "../attachments/FileTypes.ts"
@@ -31,13 +31,15 @@ import type { PrincipalShape } from "../auth/Principal.ts"
 import { grants, type Scope } from "../auth/Scopes.ts"
 import { Bots } from "../bots/Bots.ts"
 import { Channels } from "../channels/Channels.ts"
-import { Chat } from "../chat/Chat.ts"
-import type { ChatRequest } from "../chat/Model.ts"
+import { Intake } from "../intake/Intake.ts"
+import type { ChatRequest } from "../intake/Model.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { cairnVersion } from "../contract/Version.ts"
 import { issuePath } from "../contract/Errors.ts"
+import { argumentIssues, toolJsonSchema } from "../contract/ToolSchemas.ts"
 import { Documents } from "../documents/Documents.ts"
 import { confinedBot, requireBotAllowed } from "../sessions/Access.ts"
+import { tracedFn } from "../telemetry/Spans.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
 import {
   ChatWithBotArguments,
@@ -47,7 +49,6 @@ import {
   parseWorkspaceFileUri,
   SearchDocumentsArguments,
   SearchDocumentsResult,
-  toolJsonSchema,
   workspaceFileTemplate,
   workspaceFileUri
 } from "./Model.ts"
@@ -121,17 +122,15 @@ const tool = <A, I>(spec: ToolSpec<A, I>): AnyTool => {
       name: spec.name,
       title: spec.title,
       description: `${spec.description} (scope ${spec.scope})`,
-      inputSchema: toolJsonSchema(spec.input),
-      outputSchema: toolJsonSchema(spec.output),
+      // The SDK's type names mutable arrays; the derived schema is the same JSON.
+      inputSchema: toolJsonSchema(spec.input) as Tool["inputSchema"],
+      outputSchema: toolJsonSchema(spec.output) as Tool["outputSchema"],
       annotations: { readOnlyHint: spec.readOnly, openWorldHint: false }
     },
     call: (raw, caller) => {
       const args = decode(raw ?? {})
       if (Either.isLeft(args)) {
-        const issues = ParseResult.ArrayFormatter.formatErrorSync(args.left).map((issue) =>
-          issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message
-        )
-        return Effect.succeed(refused(`Invalid arguments for ${spec.name}: ${issues.join("; ")}`))
+        return Effect.succeed(refused(`Invalid arguments for ${spec.name}: ${argumentIssues(args.left)}`))
       }
       return spec.run(args.right, caller).pipe(Effect.catchAll((error) => Effect.succeed(refused(failureText(error)))))
     }
@@ -140,7 +139,7 @@ const tool = <A, I>(spec: ToolSpec<A, I>): AnyTool => {
 
 export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
   effect: Effect.gen(function* () {
-    const chat = yield* Chat
+    const chat = yield* Intake
     const documents = yield* Documents
     const bots = yield* Bots
     const channels = yield* Channels
@@ -148,7 +147,7 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
     const limiter = yield* RateLimiter
     const { defaultModel } = yield* AppConfig
 
-    const chatWithBot = Effect.fn("McpServer.chatWithBot")(function* (args: typeof ChatWithBotArguments.Type, caller: Caller) {
+    const chatWithBot = tracedFn("McpServer.chatWithBot", (args: typeof ChatWithBotArguments.Type, caller: Caller) => Effect.gen(function* () {
       // The turn is held to RATE_LIMIT_CHAT like /chat; the request itself was counted by the middleware.
       yield* limiter.checkChat(rateSubject(caller.principal, caller.address))
       const request: ChatRequest = {
@@ -166,9 +165,9 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
         { response: answer.text, session_id: answer.sessionId },
         `session_id: ${answer.sessionId} (pass it as "session" to continue this conversation)`
       )
-    })
+    }))
 
-    const searchDocuments = Effect.fn("McpServer.searchDocuments")(function* (args: typeof SearchDocumentsArguments.Type) {
+    const searchDocuments = tracedFn("McpServer.searchDocuments", (args: typeof SearchDocumentsArguments.Type) => Effect.gen(function* () {
       const hits = yield* documents.search({ q: args.query, limit: args.limit, integration_id: args.integration_id })
       const results = hits.map((hit) => ({
         id: hit.id,
@@ -181,14 +180,14 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
         snippet: hit.snippet
       }))
       return answered(JSON.stringify({ results }, null, 2), { results })
-    })
+    }))
 
-    const listBots = Effect.fn("McpServer.listBots")(function* (caller: Caller) {
+    const listBots = tracedFn("McpServer.listBots", (caller: Caller) => Effect.gen(function* () {
       const only = confinedBot(caller.principal)
       const list = (yield* bots.list).filter((bot) => only === null || bot.id === only)
       const summaries = list.map((bot) => ({ id: bot.id, name: bot.name, description: bot.description, model: bot.model ?? defaultModel }))
       return answered(JSON.stringify({ bots: summaries }, null, 2), { bots: summaries })
-    })
+    }))
 
     const tools: ReadonlyArray<AnyTool> = [
       tool({
@@ -229,19 +228,19 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
     const listTools = (caller: Caller) =>
       Effect.succeed({ tools: tools.filter((t) => grants(caller.principal.scopes, t.scope)).map((t) => t.declaration) })
 
-    const callTool = Effect.fn("McpServer.callTool")(function* (caller: Caller, name: string, args: unknown) {
+    const callTool = tracedFn("McpServer.callTool", (caller: Caller, name: string, args: unknown) => Effect.gen(function* () {
       yield* Effect.annotateCurrentSpan("mcp.tool", name)
       const found = tools.find((t) => t.name === name)
       if (!found) return yield* new ProtocolError({ code: ErrorCode.InvalidParams, message: `Unknown tool: ${name}` })
       // A tool not listed for this key is refused as the REST route would be: by the scope it lacks.
       if (!grants(caller.principal.scopes, found.scope)) return refused(`Missing required scope: ${found.scope} (${name} needs it)`)
       return yield* found.call(args, caller)
-    })
+    }))
 
     /** Channels read per page of resources/list; each page lists the files of the enabled workspaces among them. */
     const channelsPerPage = 50
 
-    const listResources = Effect.fn("McpServer.listResources")(function* (caller: Caller, cursor: string | undefined) {
+    const listResources = tracedFn("McpServer.listResources", (caller: Caller, cursor: string | undefined) => Effect.gen(function* () {
       if (!grants(caller.principal.scopes, workspaceScope)) return { resources: [] } satisfies ListResourcesResult
       const offset = cursor === undefined ? 0 : Number(cursor)
       if (!/^\d{1,15}$/.test(cursor ?? "0") || !Number.isSafeInteger(offset)) {
@@ -266,7 +265,7 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
         }
       }
       return (page.length === channelsPerPage ? { resources, nextCursor: String(offset + channelsPerPage) } : { resources }) satisfies ListResourcesResult
-    })
+    }))
 
     const listResourceTemplates = (caller: Caller) =>
       Effect.succeed({
@@ -282,7 +281,7 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
           : []
       })
 
-    const readResource = Effect.fn("McpServer.readResource")(function* (caller: Caller, uri: string) {
+    const readResource = tracedFn("McpServer.readResource", (caller: Caller, uri: string) => Effect.gen(function* () {
       if (!grants(caller.principal.scopes, workspaceScope)) {
         return yield* new ProtocolError({ code: ErrorCode.InvalidRequest, message: `Missing required scope: ${workspaceScope}` })
       }
@@ -313,7 +312,7 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
             : { uri: canonical, mimeType: type, blob: Buffer.from(file.bytes).toString("base64") }
         ]
       } satisfies ReadResourceResult
-    })
+    }))
 
     /** Runs one MCP request's effect for the SDK: a protocol error becomes its McpError, a defect is logged. */
     const runner =
@@ -355,7 +354,7 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
      * server and transport; they are closed when it is answered or the client goes away, which
      * interrupts whatever its handlers still run.
      */
-    const handle = Effect.fn("McpServer.handle")(function* (request: Request, caller: Caller) {
+    const handle = tracedFn("McpServer.handle", (request: Request, caller: Caller) => Effect.gen(function* () {
       const run = runner(yield* Effect.runtime<never>())
       const server = serverFor(caller, run)
       const transport = new WebStandardStreamableHTTPServerTransport({
@@ -368,9 +367,9 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
         () => Effect.promise(() => transport.handleRequest(request)),
         () => Effect.promise(() => server.close())
       )
-    })
+    }))
 
     return { handle, listTools, callTool, listResources, readResource } as const
   }),
-  dependencies: [Chat.Default, Documents.Default, Bots.Default, Channels.Default, Workspaces.Default, RateLimiter.Default]
+  dependencies: [Intake.Default, Documents.Default, Bots.Default, Channels.Default, Workspaces.Default, RateLimiter.Default]
 }) {}

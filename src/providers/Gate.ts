@@ -8,6 +8,7 @@
 import { Deferred, Effect, Exit, FiberId } from "effect"
 import { ProviderConcurrencyMax } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
+import { inSpan } from "../telemetry/Spans.ts"
 import { FairQueue } from "./FairQueue.ts"
 import type { UsageContext } from "./Model.ts"
 
@@ -71,8 +72,7 @@ export class ProviderGate extends Effect.Service<ProviderGate>()("cairn/Provider
         const turn = Deferred.unsafeMake<void>(FiberId.none)
         slots.waiting.push(caller, turn)
         admit(slots)
-        return restore(Deferred.await(turn)).pipe(
-          Effect.withSpan("ProviderGate.wait", { attributes: { provider: providerId, caller }, captureStackTrace: false }),
+        return inSpan(restore(Deferred.await(turn)), "ProviderGate.wait", { attributes: { provider: providerId, caller } }).pipe(
           Effect.onInterrupt(() => (slots.waiting.remove(caller, turn) ? Effect.void : give(slots))),
           Effect.as(slots)
         )

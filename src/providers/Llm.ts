@@ -158,9 +158,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
     }
 
     const complete = (request: ChatRequest): Effect.Effect<CompletionResult, LlmError> =>
-      completeFrom(request, [request.model ?? providers.defaultModel, ...(request.fallbackModels ?? [])], 0).pipe(
-        Effect.withSpan("Llm.complete", { captureStackTrace: false })
-      )
+      completeFrom(request, [request.model ?? providers.defaultModel, ...(request.fallbackModels ?? [])], 0)
 
     /**
      * One model with retries; a retry only happens while nothing has been sent. Not `llmRetries`:
@@ -259,7 +257,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
           Effect.tapError((error) => record(request.usage, where(target), startedAt, error))
         )
         return { model: target.id, embeddings: result.embeddings, usage: result.usage }
-      }).pipe(Effect.withSpan("Llm.embed", { captureStackTrace: false }))
+      })
 
     /** Speech to text; usage counts the audio's seconds (the caller's, else what the provider reports). */
     const transcribe = (request: TranscribeRequest): Effect.Effect<Transcribed, LlmError> =>
@@ -274,8 +272,9 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
           }),
           Effect.tapError((error) => record(request.usage, where(target), startedAt, error))
         )
-      }).pipe(Effect.withSpan("Llm.transcribe", { captureStackTrace: false }))
+      })
 
+    // Each call one span, `Llm.<method>`: the methods make none of their own.
     return traced("Llm", { complete, stream, streamTo, embed, transcribe } as const)
   }),
   dependencies: [Providers.Default, ProviderGate.Default, UsageService.Default, LlmConfigLayer]

@@ -16,6 +16,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import YAML from "yaml"
+import { jsonSchemaTool } from "../agent/Tool.ts"
 import { ToolRegistry, layer as ToolRegistryLive } from "../agent/Tools.ts"
 import { Bots } from "../bots/Bots.ts"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
@@ -363,24 +364,19 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
         Object.entries(definition.params).map(([param, spec]) => [param, { type: spec.type, ...(spec.description ? { description: spec.description } : {}) }])
       )
       const required = Object.entries(definition.params).flatMap(([param, spec]) => (spec.required && spec.default === undefined ? [param] : []))
-      return tools.register({
-        source: `workflow:${definition.id}`,
-        schema: {
-          type: "function",
-          function: {
-            name,
-            description: definition.triggers.tool?.description ?? `Start the workflow "${definition.name}": ${definition.description}`.trim(),
-            parameters: { type: "object", properties, required }
-          }
-        },
-        execute: (args, context) =>
-          Effect.runPromise(
-            start(definition.id, args, `tool:${context.botId}`, "tool").pipe(
-              Effect.map((run) => JSON.stringify({ workflow_run_id: run.id, status: run.status })),
-              Effect.catchAll((error) => Effect.succeed(`Error: ${"detail" in error && typeof error.detail === "string" ? error.detail : JSON.stringify(error.detail)}`))
-            )
-          )
-      })
+      const description = definition.triggers.tool?.description ?? `Start the workflow "${definition.name}": ${definition.description}`.trim()
+      // Starting a run changes what the server keeps; its steps are checked as they run.
+      return tools.register(
+        jsonSchemaTool({
+          name,
+          description,
+          parameters: { type: "object", properties, required },
+          effect: "write",
+          source: `workflow:${definition.id}`,
+          handler: (args, context) =>
+            Effect.map(start(definition.id, args, `tool:${context.botId}`, "tool"), (run) => ({ workflow_run_id: run.id, status: run.status }))
+        })
+      )
     }
 
     /** Registers the tools of every stored workflow that has a tool trigger (at start). */
