@@ -10,6 +10,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { Unauthorized } from "../contract/Errors.ts"
 import { ApiKeys, KEY_PREFIX } from "./keys/ApiKeys.ts"
 import type { PrincipalShape } from "../auth/Principal.ts"
+import type { Scope } from "../auth/Scopes.ts"
 import { looksLikeJwt, Tokens } from "./Tokens.ts"
 
 export class Authenticator extends Context.Tag("cairn/Authenticator")<
@@ -22,7 +23,7 @@ const digest = (value: string) => crypto.createHash("sha256").update(value).dige
 /** Constant-time equality that does not leak the length through an early exit. */
 export const safeEqual = (a: string, b: string): boolean => crypto.timingSafeEqual(digest(a), digest(b))
 
-const staticPrincipal: PrincipalShape = { kind: "static_key", id: "", scopes: new Set(["admin"]) }
+const staticPrincipal: PrincipalShape = { kind: "static_key", id: "", scopes: new Set<Scope>(["admin"]) }
 
 export const invalid = new Unauthorized({ detail: "Invalid or expired credentials" })
 

@@ -8,7 +8,6 @@
  * through the admin settings applies without a restart; a bucket is keyed by its rate, so a new
  * rate starts with a full bucket.
  */
-import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Either } from "effect"
 import { DatabaseInfo } from "../db/Database.ts"
 import type { CatalogueEntry } from "../auth/Catalogue.ts"
@@ -17,6 +16,7 @@ import { TooManyRequests } from "../contract/Errors.ts"
 import { RateLimitChat, RateLimitDefault, RateLimitEnabled } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { RateLimitRepo } from "./RateLimitRepo.ts"
 
 interface Bucket {
   tokens: number
@@ -40,7 +40,7 @@ export const takeToken = (bucket: Bucket, rate: RateExpression, now: number): nu
 export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimiter", {
   effect: Effect.gen(function* () {
     const settings = yield* Settings
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* RateLimitRepo
     const shared = (yield* DatabaseInfo).backend === "postgres"
     const buckets = new Map<string, { bucket: Bucket; rate: RateExpression }>()
     const parsed = new Map<string, RateExpression>()
@@ -75,27 +75,13 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimite
       return takeToken(entry.bucket, rate, now)
     }
 
-    /**
-     * `takeToken` as one statement on the shared row: refilled for the time since its last take
-     * (the database's clock, the same for every process), then one token taken when there is one.
-     */
+    /** A take from the shared row (the repository's one statement); the seconds to wait as `takeToken` answers them. */
     const takeShared = (key: string, rate: RateExpression) => {
       const perMs = rate.limit / rate.periodMs
-      const refilled = sql`LEAST(${rate.limit}::float8, b.tokens + EXTRACT(EPOCH FROM (now() - b.at)) * 1000 * ${perMs}::float8)`
-      return Effect.map(
-        sql<{ granted: boolean; tokens: number }>`
-          INSERT INTO rate_buckets AS b (key, tokens, at, granted) VALUES (${key}, ${rate.limit - 1}, now(), true)
-          ON CONFLICT (key) DO UPDATE SET
-            tokens = ${refilled} - CASE WHEN ${refilled} >= 1 THEN 1 ELSE 0 END,
-            granted = ${refilled} >= 1,
-            at = now()
-          RETURNING granted, tokens`,
-        ([row]) => (!row || row.granted ? 0 : Math.max(1, Math.ceil((1 - Number(row.tokens)) / perMs / 1000)))
-      ).pipe(Effect.orDie)
+      return Effect.map(repo.take(key, rate.limit, perMs), (row) =>
+        !row || row.granted ? 0 : Math.max(1, Math.ceil((1 - row.tokens) / perMs / 1000))
+      )
     }
-
-    /** Drops shared buckets untouched for a day (any limit refills in less): they hold nothing. */
-    const sweepShared = sql`DELETE FROM rate_buckets WHERE at < now() - interval '1 day'`.pipe(Effect.asVoid, Effect.orDie)
 
     const takeFrom = (name: string, rate: RateExpression, subject: string, now: number): Effect.Effect<number> => {
       const key = `${name}|${rate.text}|${subject}`
@@ -112,7 +98,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimite
         const now = yield* Clock.currentTimeMillis
         if (now - lastSweep > sweepEveryMs) {
           sweep(now)
-          if (shared) yield* sweepShared
+          if (shared) yield* repo.sweep
         }
         let wait = 0
         if (buckets.default) {
@@ -152,5 +138,5 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimite
 
     return traced("RateLimit", { check, checkChat } as const)
   }),
-  dependencies: [Settings.Default]
+  dependencies: [Settings.Default, RateLimitRepo.Default]
 }) {}

@@ -3,19 +3,21 @@
  * its own key derived from the server secret, and carries its scopes, so a request with one needs no
  * database lookup. Times come from Effect's `Clock`, so tests can move time.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import * as jose from "jose"
 import * as crypto from "node:crypto"
 import { ServerSecret } from "../secrets/ServerSecret.ts"
 import { Unauthorized } from "../contract/Errors.ts"
 import type { PrincipalShape } from "../auth/Principal.ts"
-import { expandScopes, knownScopes } from "../auth/Scopes.ts"
+import { expandScopes, HeldScopes, type Scope } from "../auth/Scopes.ts"
 import { traced } from "../telemetry/Spans.ts"
 
 export type TokenKind = "widget" | "user"
 
 const ISSUER = "cairn"
 const invalid = new Unauthorized({ detail: "Invalid or expired credentials" })
+
+const decodeScopes = Schema.decodeUnknown(HeldScopes)
 
 /** Three dot-separated base64url segments: the shape of a compact JWT. */
 export const looksLikeJwt = (token: string): boolean => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(token)
@@ -43,7 +45,7 @@ export class Tokens extends Effect.Service<Tokens>()("cairn/Tokens", {
     const sign = (
       kind: TokenKind,
       subject: string,
-      scopes: ReadonlyArray<string>,
+      scopes: ReadonlyArray<Scope>,
       lifetimeSeconds: number,
       extra: Record<string, unknown> = {}
     ): Effect.Effect<SignedToken> =>
@@ -108,9 +110,8 @@ export class Tokens extends Effect.Service<Tokens>()("cairn/Tokens", {
         if (payload.kind !== kind || typeof payload.sub !== "string" || !Array.isArray(payload.scopes)) {
           return yield* invalid
         }
-        const scopes = (payload.scopes as Array<unknown>).filter(
-          (s): s is string => typeof s === "string" && knownScopes.has(s)
-        )
+        // Names this release does not declare are dropped: they grant nothing.
+        const scopes = yield* Effect.mapError(decodeScopes(payload.scopes), () => invalid)
         const tokenId = typeof payload.jti === "string" && payload.jti.length > 0 ? payload.jti : undefined
         // A widget's sessions belong to its identity (`wid`), which its re-mints keep.
         const widgetId = kind === "widget" ? (typeof payload.wid === "string" && payload.wid ? payload.wid : tokenId) : undefined

@@ -1,5 +1,6 @@
 /** Who is calling: resolved once per request by the authentication middleware. */
 import { Context } from "effect"
+import type { Scope } from "./Scopes.ts"
 
 export type PrincipalKind = "anonymous" | "static_key" | "scoped_key" | "widget" | "user"
 
@@ -8,7 +9,7 @@ export interface PrincipalShape {
   /** Key id, user id or bot id; empty for anonymous and the static key. */
   readonly id: string
   /** Scopes with implications applied; `admin` grants everything. */
-  readonly scopes: ReadonlySet<string>
+  readonly scopes: ReadonlySet<Scope>
   /** The `jti` of a signed token (widget or user), when it carries one. */
   readonly tokenId?: string
   /**

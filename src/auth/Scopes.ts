@@ -2,6 +2,7 @@
  * The scope catalogue of the spec: every scope a key can hold, its group and what it grants, the
  * implications between them, and the presets the admin UI offers.
  */
+import { Record as Records, Schema } from "effect"
 
 export interface ScopeDefinition<Name extends string = string> {
   readonly name: Name
@@ -117,10 +118,30 @@ export const scopeGroups = [
 export type Scope = (typeof scopeGroups)[number]["scopes"][number]["name"]
 
 export const allScopes: ReadonlyArray<Scope> = scopeGroups.flatMap((group): ReadonlyArray<Scope> => group.scopes.map((s) => s.name))
-export const knownScopes: ReadonlySet<string> = new Set<string>(allScopes)
 
-/** Narrows a name from outside the code (a stored key, an integration's route) to a `Scope`. */
-export const isScope = (name: string): name is Scope => knownScopes.has(name)
+/**
+ * A scope name from outside the code (a request body, a command-line flag): one of the declared
+ * names, or a failure naming the unknown one (`Unknown scope: root`).
+ */
+export const ScopeName = Schema.Literal(...allScopes).annotations({
+  identifier: "Scope",
+  description: "A scope name of the catalogue (GET /api/v1/scopes)",
+  message: (issue) => ({ message: `Unknown scope: ${String(issue.actual)}`, override: true })
+})
+
+/** Narrows a name from outside the code (an integration's route) to a `Scope`. */
+export const isScope: (name: unknown) => name is Scope = Schema.is(ScopeName)
+
+/**
+ * The scopes a credential holds as stored or signed (a key's jsonb column, a token's claim): the
+ * declared names, any other entry dropped, so a name this release does not declare (or a bad value)
+ * grants nothing and breaks nothing.
+ */
+export const HeldScopes: Schema.Schema<ReadonlyArray<Scope>, unknown> = Schema.transform(Schema.Unknown, Schema.Array(ScopeName), {
+  strict: true,
+  decode: (held) => (Array.isArray(held) ? held.filter(isScope) : []),
+  encode: (scopes) => scopes
+})
 
 /**
  * Scopes a held scope grants beyond itself. `admin` grants everything (handled in `grants`);
@@ -128,7 +149,7 @@ export const isScope = (name: string): name is Scope => knownScopes.has(name)
  * `channels:read` grants every `channels.*:read`. `chat` grants `approvals:write`: a chat client
  * decides the approvals its own runs ask for.
  */
-const implied = (held: string): ReadonlyArray<string> => {
+const implied = (held: Scope): ReadonlyArray<Scope> => {
   if (held === "chat") return ["approvals:write"]
   if (held === "channels:write") return allScopes.filter((s) => s.startsWith("channels.") && s.endsWith(":write"))
   if (held === "channels:read") return allScopes.filter((s) => s.startsWith("channels.") && s.endsWith(":read"))
@@ -136,8 +157,8 @@ const implied = (held: string): ReadonlyArray<string> => {
 }
 
 /** The full set a list of held scopes grants, implications applied. */
-export const expandScopes = (held: Iterable<string>): ReadonlySet<string> => {
-  const out = new Set<string>()
+export const expandScopes = (held: Iterable<Scope>): ReadonlySet<Scope> => {
+  const out = new Set<Scope>()
   for (const s of held) {
     out.add(s)
     for (const extra of implied(s)) out.add(extra)
@@ -159,16 +180,17 @@ export const deprecationDate = new Date("2026-06-01T00:00:00Z")
 
 type DeprecatedScope = keyof typeof deprecatedScopes
 
-const deprecatedFor = new Map<string, DeprecatedScope>(
-  Object.entries(deprecatedScopes).map(([old, current]) => [current, old as DeprecatedScope])
-)
+const deprecatedFor = new Map<Scope, DeprecatedScope>(Records.toEntries(deprecatedScopes).map(([old, current]) => [current, old]))
 
 /** Whether an expanded scope set satisfies a required scope (directly, or through a deprecated alias). */
-export const grants = (expanded: ReadonlySet<string>, required: string): boolean =>
-  expanded.has("admin") || expanded.has(required) || expanded.has(deprecatedFor.get(required) ?? "")
+export const grants = (expanded: ReadonlySet<Scope>, required: Scope): boolean => {
+  if (expanded.has("admin") || expanded.has(required)) return true
+  const old = deprecatedFor.get(required)
+  return old !== undefined && expanded.has(old)
+}
 
 /** The deprecated scope a grant of `required` rests on, when no current scope grants it. */
-export const grantedAsDeprecated = (expanded: ReadonlySet<string>, required: string): DeprecatedScope | undefined => {
+export const grantedAsDeprecated = (expanded: ReadonlySet<Scope>, required: Scope): DeprecatedScope | undefined => {
   if (expanded.has("admin") || expanded.has(required)) return undefined
   const old = deprecatedFor.get(required)
   return old !== undefined && expanded.has(old) ? old : undefined

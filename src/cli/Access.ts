@@ -1,6 +1,7 @@
 /** `cairn login` (where and with which key the client commands connect) and `cairn keys`. */
 import { Args, Command, Options, Prompt } from "@effect/cli"
-import { Console, Effect, Option, Redacted } from "effect"
+import { Array as Arr, Console, Effect, Option, Redacted } from "effect"
+import { isScope } from "../auth/Scopes.ts"
 import { answerCommand, connect, connectionOptions, readConfigFile, resolveFrom, writeConfigFile, type ConfigFile } from "./Connection.ts"
 import { fail, jsonOption, printJson, style, table } from "./Output.ts"
 
@@ -52,9 +53,12 @@ const keysCreate = Command.make(
         for (const scope of preset.scopes) scopes.add(scope)
       }
       if (scopes.size === 0) return yield* fail("give --preset or --scopes: a key with no scope can do nothing")
+      // Names from the command line (and the server's presets) are checked against the catalogue here.
+      const [unknown, known] = Arr.partition(scopes, isScope)
+      if (unknown.length > 0) return yield* fail(`unknown scope${unknown.length === 1 ? "" : "s"}: ${unknown.join(", ")} (GET /api/v1/scopes lists them)`)
       const name = Option.getOrElse(flags.name, () => presetName ?? "cairn CLI key")
       const created = yield* client.apiKeys.create({
-        payload: { name, scopes: [...scopes], ...(Option.isSome(flags.expires) ? { expires_at: flags.expires.value } : {}) }
+        payload: { name, scopes: known, ...(Option.isSome(flags.expires) ? { expires_at: flags.expires.value } : {}) }
       })
       if (flags.json) return yield* printJson(created)
       yield* Console.log(`${style.green("Created")} ${created.name} (${created.id})\n  scopes: ${created.scopes.join(", ")}\n\n  ${style.bold(created.key)}\n\n${style.yellow("  The key is shown this once; it is stored only as a hash.")}`)

@@ -5,7 +5,7 @@
  */
 import { Command, Options } from "@effect/cli"
 import { type CommandExecutor, HttpClientError } from "@effect/platform"
-import { Deferred, Effect, Fiber, Option, Schedule, Stream } from "effect"
+import { Data, Deferred, Effect, Fiber, Option, Schedule, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import type { SequencedEvent } from "../agent/Events.ts"
 import { StreamRefused, type StreamingClient } from "../client.ts"
@@ -20,7 +20,11 @@ import { makeTerminal } from "./Terminal.ts"
 export const cliClientId = "cli"
 
 /** A run's stream ended before its last event: the connection dropped or the server went away. */
-class StreamDropped extends Error {}
+class StreamDropped extends Data.TaggedError("StreamDropped") {
+  override get message() {
+    return "the stream ended before the run did"
+  }
+}
 
 /** A rejoin after a drop: quickly at first, then every few seconds, for two minutes without progress. */
 export const rejoinSchedule = Schedule.exponential("250 millis").pipe(

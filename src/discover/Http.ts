@@ -2,12 +2,13 @@ import { HttpApiBuilder, HttpServerResponse, OpenApi } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
-import { AUTHENTICATED, deprecatedScopes, expandScopes, grants, memberScopes, presets, PUBLIC, scopeGroups, allScopes } from "../auth/Scopes.ts"
+import { AUTHENTICATED, deprecatedScopes, expandScopes, grants, memberScopes, presets, PUBLIC, scopeGroups, allScopes, type Scope } from "../auth/Scopes.ts"
 import { EndpointCatalogue, type CatalogueEntry } from "../auth/Catalogue.ts"
 import { EndpointEntry, ScopeCatalogue } from "./Model.ts"
 import { renderReference } from "./Reference.ts"
 
-const standsInFor = (scope: string): string | undefined => (deprecatedScopes as Record<string, string>)[scope]
+const standing: Partial<Record<Scope, Scope>> = deprecatedScopes
+const standsInFor = (scope: Scope): Scope | undefined => standing[scope]
 
 const implications = allScopes
   .map((scope) => ({
@@ -18,7 +19,7 @@ const implications = allScopes
 
 /** The scope catalogue with the routes each scope opens, read off the endpoint catalogue: one source for both. */
 const scopeCatalogueOf = (entries: ReadonlyArray<CatalogueEntry>) => {
-  const routesOf = (scope: string) =>
+  const routesOf = (scope: Scope) =>
     entries.filter((entry) => entry.scope === (standsInFor(scope) ?? scope)).map((entry) => `${entry.method} ${entry.path}`)
   return new ScopeCatalogue({
     groups: scopeGroups.map((group) => ({
@@ -40,7 +41,7 @@ export const DiscoverHttpLive = HttpApiBuilder.group(CairnApi, "discover", (hand
     const catalogue = yield* EndpointCatalogue
     const spec = OpenApi.fromApi(CairnApi)
     const scopeCatalogue = scopeCatalogueOf(catalogue.entries)
-    const usable = (scopes: ReadonlySet<string>): ReadonlyArray<CatalogueEntry> =>
+    const usable = (scopes: ReadonlySet<Scope>): ReadonlyArray<CatalogueEntry> =>
       catalogue.entries.filter(
         (entry) => entry.scope === PUBLIC || entry.scope === AUTHENTICATED || grants(scopes, entry.scope)
       )

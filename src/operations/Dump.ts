@@ -3,19 +3,19 @@
  * (`row_to_json`, read through a cursor inside one repeatable-read, read-only transaction, so every
  * table is of the same instant while the server keeps serving), loaded back with
  * `json_populate_recordset` in foreign-key order inside one transaction, sequences set after. Plain
- * SQL on purpose: `pg_dump` is not there for PGlite, and a logical dump restores across backends
- * and into a schema of the same release the backup was made by.
+ * SQL on purpose (its statements are in DumpRepo.ts): `pg_dump` is not there for PGlite, and a
+ * logical dump restores across backends and into a schema of the same release the backup was made by.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { StringDecoder } from "node:string_decoder"
+import { transactions } from "../db/Repository.ts"
+import { dumpRepo, type ForeignKey } from "./DumpRepo.ts"
 
 /** Tables not in a backup: the migrations' own record (a restore replays them) and the backup history. */
 const notBackedUp = ["cairn_migrations", "backups"]
-
-export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`
 
 export interface TableDump {
   readonly name: string
@@ -28,54 +28,44 @@ const batchRows = 1000
 const batchChars = 8 * 1024 * 1024
 
 /** The tables a backup dumps (every table of the schema but the ones it leaves out). */
-export const dataTables = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  Effect.map(
-    sql.unsafe<{ name: string }>(
-      `SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`
-    ),
-    (rows) => rows.map((row) => row.name).filter((name) => !notBackedUp.includes(name))
-  )
+export const dataTables = Effect.flatMap(dumpRepo, (repo) =>
+  Effect.map(repo.tables, (tables) => tables.filter((name) => !notBackedUp.includes(name)))
 )
 
 /** The newest migration applied: the schema a dump belongs to. */
-export const schemaVersion = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  Effect.map(sql.unsafe<{ version: number | null }>(`SELECT max(migration_id)::int AS version FROM cairn_migrations`), (rows) => rows[0]?.version ?? 0)
-)
+export const schemaVersion = Effect.flatMap(dumpRepo, (repo) => repo.schemaVersion)
 
 /**
  * Writes every data table into `dir` as `<table>.jsonl`; `progress` hears after each table.
  * Answers the schema version and the tables with their row counts.
  */
 export const dumpDatabase = (dir: string, progress: (done: number, total: number, rows: number) => Effect.Effect<void>) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(
+  Effect.gen(function* () {
+    const repo = yield* dumpRepo
+    return yield* transactions(yield* SqlClient.SqlClient)(
       Effect.gen(function* () {
-        yield* sql.unsafe(`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`)
-        const version = yield* schemaVersion
+        yield* repo.readOnlySnapshot
+        const version = yield* repo.schemaVersion
         const tables = yield* dataTables
         fs.mkdirSync(dir, { recursive: true })
         const dumped: Array<TableDump> = []
         let total = 0
         for (const [index, name] of tables.entries()) {
           // A table of files (bytea) is read a row at a time: one row may be tens of megabytes.
-          const [binary] = yield* sql.unsafe<{ n: number }>(
-            `SELECT count(*)::int AS n FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 AND data_type = 'bytea'`,
-            [name]
-          )
-          const fetchRows = (binary?.n ?? 0) > 0 ? 1 : batchRows
+          const fetchRows = (yield* repo.hasBinaryColumn(name)) ? 1 : batchRows
           const rows = yield* Effect.acquireUseRelease(
             Effect.sync(() => fs.openSync(path.join(dir, `${name}.jsonl`), "w")),
             (fd) =>
               Effect.gen(function* () {
                 let rows = 0
-                yield* sql.unsafe(`DECLARE cairn_backup NO SCROLL CURSOR FOR SELECT row_to_json(t)::text AS j FROM ${quoteIdent(name)} t`)
+                yield* repo.openCursor(name)
                 for (;;) {
-                  const batch = yield* sql.unsafe<{ j: string }>(`FETCH ${fetchRows} FROM cairn_backup`)
+                  const batch = yield* repo.fetchCursor(fetchRows)
                   if (batch.length === 0) break
-                  for (const row of batch) fs.writeSync(fd, row.j + "\n")
+                  for (const line of batch) fs.writeSync(fd, line + "\n")
                   rows += batch.length
                 }
-                yield* sql.unsafe(`CLOSE cairn_backup`)
+                yield* repo.closeCursor
                 return rows
               }),
             (fd) => Effect.sync(() => fs.closeSync(fd))
@@ -87,7 +77,7 @@ export const dumpDatabase = (dir: string, progress: (done: number, total: number
         return { schemaVersion: version, tables: dumped }
       })
     )
-  )
+  })
 
 /** The lines of an open file in batches (by count and by size), read a megabyte at a time; the caller closes it. */
 function* lineBatches(fd: number): Generator<Array<string>> {
@@ -116,32 +106,20 @@ function* lineBatches(fd: number): Generator<Array<string>> {
 }
 
 /** Tables ordered so each comes after the tables its foreign keys point to (self-references aside). */
-const inDependencyOrder = (tables: ReadonlyArray<string>) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(
-      sql.unsafe<{ child: string; parent: string }>(
-        `SELECT child.relname AS child, parent.relname AS parent
-           FROM pg_constraint c
-           JOIN pg_class child ON child.oid = c.conrelid
-           JOIN pg_class parent ON parent.oid = c.confrelid
-          WHERE c.contype = 'f' AND child.relnamespace = current_schema()::regnamespace`
-      ),
-      (edges) => {
-        const pending = new Set(tables)
-        const ordered: Array<string> = []
-        while (pending.size > 0) {
-          const ready = [...pending].filter((table) => !edges.some((e) => e.child === table && e.parent !== table && pending.has(e.parent)))
-          // A cycle of foreign keys (none today): the rest in name order; a superuser load skips the checks anyway.
-          const next = ready.length > 0 ? ready : [...pending]
-          for (const table of next) {
-            ordered.push(table)
-            pending.delete(table)
-          }
-        }
-        return ordered
-      }
-    )
-  )
+const inDependencyOrder = (tables: ReadonlyArray<string>, edges: ReadonlyArray<ForeignKey>) => {
+  const pending = new Set(tables)
+  const ordered: Array<string> = []
+  while (pending.size > 0) {
+    const ready = [...pending].filter((table) => !edges.some((e) => e.child === table && e.parent !== table && pending.has(e.parent)))
+    // A cycle of foreign keys (none today): the rest in name order; a superuser load skips the checks anyway.
+    const next = ready.length > 0 ? ready : [...pending]
+    for (const table of next) {
+      ordered.push(table)
+      pending.delete(table)
+    }
+  }
+  return ordered
+}
 
 /**
  * Loads `<table>.jsonl` files from `dir` into the (empty) tables of the current schema, in one
@@ -149,31 +127,23 @@ const inDependencyOrder = (tables: ReadonlyArray<string>) =>
  */
 export const loadDatabase = (dir: string, tables: ReadonlyArray<string>, onRows: (rows: number) => void = () => {}) =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const [role] = yield* sql.unsafe<{ superuser: boolean }>(`SELECT rolsuper AS superuser FROM pg_roles WHERE rolname = current_user`)
+    const repo = yield* dumpRepo
+    const superuser = yield* repo.isSuperuser
     // Rows go in as they were, foreign keys included; a superuser can skip their triggers too.
-    if (role?.superuser) yield* sql.unsafe(`SET LOCAL session_replication_role = replica`)
+    if (superuser) yield* repo.setTriggers(false)
     let loaded = 0
-    for (const name of yield* inDependencyOrder(tables)) {
+    for (const name of inDependencyOrder(tables, yield* repo.foreignKeys)) {
       const file = path.join(dir, `${name}.jsonl`)
       if (!fs.existsSync(file)) continue
-      const columns = yield* sql.unsafe<{ name: string }>(
-        `SELECT column_name AS name FROM information_schema.columns
-          WHERE table_schema = current_schema() AND table_name = $1 AND is_generated = 'NEVER' ORDER BY ordinal_position`,
-        [name]
-      )
+      const columns = yield* repo.writableColumns(name)
       if (columns.length === 0) return yield* Effect.dieMessage(`The backup has a table ${name} this schema does not`)
-      const list = columns.map((column) => quoteIdent(column.name)).join(", ")
       loaded += yield* Effect.acquireUseRelease(
         Effect.sync(() => fs.openSync(file, "r")),
         (fd) =>
           Effect.gen(function* () {
             let rows = 0
             for (const batch of lineBatches(fd)) {
-              yield* sql.unsafe(
-                `INSERT INTO ${quoteIdent(name)} (${list}) SELECT ${list} FROM json_populate_recordset(NULL::${quoteIdent(name)}, $1::json)`,
-                [`[${batch.join(",")}]`]
-              )
+              yield* repo.insertJson(name, columns, batch)
               rows += batch.length
               onRows(batch.length)
             }
@@ -182,19 +152,8 @@ export const loadDatabase = (dir: string, tables: ReadonlyArray<string>, onRows:
         (fd) => Effect.sync(() => fs.closeSync(fd))
       )
     }
-    if (role?.superuser) yield* sql.unsafe(`SET LOCAL session_replication_role = origin`)
+    if (superuser) yield* repo.setTriggers(true)
     // Serial and identity columns go on from the highest value restored.
-    const serials = yield* sql.unsafe<{ table_name: string; column_name: string }>(
-      `SELECT table_name, column_name FROM information_schema.columns
-        WHERE table_schema = current_schema() AND (column_default LIKE 'nextval(%' OR is_identity = 'YES')`
-    )
-    for (const { table_name, column_name } of serials) {
-      const table = quoteIdent(table_name)
-      const column = quoteIdent(column_name)
-      yield* sql.unsafe(
-        `SELECT setval(pg_get_serial_sequence($1, $2), GREATEST(coalesce(max(${column}), 0), 1), max(${column}) IS NOT NULL) FROM ${table}`,
-        [table, column_name]
-      )
-    }
+    for (const { table_name, column_name } of yield* repo.serialColumns) yield* repo.advanceSequence(table_name, column_name)
     return loaded
   })

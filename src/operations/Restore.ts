@@ -11,8 +11,10 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { AppConfig } from "../config/AppConfig.ts"
 import * as Migrations from "../db/Migrations.ts"
+import { transactions } from "../db/Repository.ts"
 import { unpack } from "./Archive.ts"
-import { loadDatabase, quoteIdent } from "./Dump.ts"
+import { loadDatabase } from "./Dump.ts"
+import { dumpRepo } from "./DumpRepo.ts"
 
 export class RestoreRefused extends Schema.TaggedError<RestoreRefused>()("RestoreRefused", { detail: Schema.String }) {}
 
@@ -20,12 +22,13 @@ export class RestoreRefused extends Schema.TaggedError<RestoreRefused>()("Restor
 const newestMigration = () =>
   Math.max(0, ...fs.readdirSync(Migrations.migrationsDir).map((file) => Number(/^(\d+)_/.exec(file)?.[1] ?? 0)))
 
-/** Every table of the schema (it was empty before the restore began). */
-const dropTables = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  Effect.flatMap(sql.unsafe<{ name: string }>(`SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()`), (tables) =>
-    tables.length === 0 ? Effect.void : Effect.asVoid(sql.unsafe(`DROP TABLE IF EXISTS ${tables.map((t) => quoteIdent(t.name)).join(", ")} CASCADE`))
-  )
-).pipe(Effect.ignore)
+/**
+ * Every table of the schema (it was empty before the restore began). Best effort: what went wrong
+ * with the restore is the failure to report, not a drop that failed after it.
+ */
+const dropTables = Effect.flatMap(dumpRepo, (repo) => Effect.flatMap(repo.tables, repo.dropTables)).pipe(
+  Effect.catchAllCause(() => Effect.void)
+)
 
 export interface RestoreSummary {
   readonly tables: number
@@ -44,16 +47,17 @@ export interface RestoreProgress {
 export const restore = (archive: string, progress?: RestoreProgress) =>
   Effect.gen(function* () {
     const config = yield* AppConfig
-    const sql = yield* SqlClient.SqlClient
+    const repo = yield* dumpRepo
+    const transaction = transactions(yield* SqlClient.SqlClient)
     const dataDir = path.resolve(config.dataDir)
     // The embedded database's own directory is made as soon as it opens; it is empty until now.
     const present = fs.existsSync(dataDir) ? fs.readdirSync(dataDir).filter((name) => name !== "pglite") : []
     if (present.length > 0) {
       return yield* new RestoreRefused({ detail: `DATA_DIR ${dataDir} is not empty (${present.slice(0, 5).join(", ")}): restore into an empty data directory` })
     }
-    const [tables] = yield* sql.unsafe<{ n: number }>(`SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = current_schema()`)
-    if ((tables?.n ?? 0) > 0) {
-      return yield* new RestoreRefused({ detail: `The database already has ${tables!.n} tables: restore into an empty database` })
+    const tables = yield* repo.tableCount
+    if (tables > 0) {
+      return yield* new RestoreRefused({ detail: `The database already has ${tables} tables: restore into an empty database` })
     }
     const staging = fs.mkdtempSync(path.join(os.tmpdir(), "cairn-restore-"))
     return yield* Effect.gen(function* () {
@@ -68,7 +72,7 @@ export const restore = (archive: string, progress?: RestoreProgress) =>
       const { rows, applied } = yield* Effect.gen(function* () {
         yield* Migrations.run({ upTo: manifest.schema_version })
         progress?.started(manifest.tables.reduce((sum, table) => sum + table.rows, 0))
-        const rows = yield* sql.withTransaction(
+        const rows = yield* transaction(
           loadDatabase(path.join(staging, "database"), manifest.tables.map((table) => table.name), progress?.loaded)
         )
         const applied = yield* Migrations.run()

@@ -2,8 +2,9 @@
  * Every endpoint enforces the scope it declares. The walk is driven by the admin's discover list, so
  * it covers routes added later (integrations included) without being edited.
  */
+import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { allScopes, presets, scopeGroups } from "../../src/auth/Scopes.ts"
+import { allScopes, presets, scopeGroups, ScopeName } from "../../src/auth/Scopes.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 import { createKey } from "./helpers.ts"
@@ -85,7 +86,7 @@ describe.each(backends)("discover and scope enforcement (%s)", (backend) => {
         await unscoped.body?.cancel()
       }
       if (needsScope) {
-        if (!exact.has(entry.scope)) exact.set(entry.scope, (await createKey(server, [entry.scope])).key)
+        if (!exact.has(entry.scope)) exact.set(entry.scope, (await createKey(server, [Schema.decodeUnknownSync(ScopeName)(entry.scope)])).key)
         const scoped = await call(entry, exact.get(entry.scope)!)
         if (scoped.status === 401 || scoped.status === 403) failures.push(`${where}: exact-scope key gave ${scoped.status}`)
         await scoped.body?.cancel()

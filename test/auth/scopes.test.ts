@@ -4,6 +4,7 @@
  * routes) are checked against the same declaration when they load.
  */
 import { HttpApiEndpoint } from "@effect/platform"
+import { Either, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -11,7 +12,19 @@ import { describe, expect, it } from "vitest"
 import { CairnApi } from "../../src/Api.ts"
 import { fromApi } from "../../src/auth/Catalogue.ts"
 import { RequiredScope } from "../../src/auth/RequiredScope.ts"
-import { allScopes, AUTHENTICATED, isScope, memberScopes, presets, PUBLIC, type Scope } from "../../src/auth/Scopes.ts"
+import {
+  allScopes,
+  AUTHENTICATED,
+  expandScopes,
+  grants,
+  HeldScopes,
+  isScope,
+  memberScopes,
+  presets,
+  PUBLIC,
+  ScopeName,
+  type Scope
+} from "../../src/auth/Scopes.ts"
 import { load } from "../../src/integrations/Loader.ts"
 
 describe("scope names", () => {
@@ -23,6 +36,18 @@ describe("scope names", () => {
     const typo: Scope = "bots:raed"
     const fine: Scope = "bots:read"
     expect([isScope(typo), isScope(fine)]).toEqual([false, true])
+    // @ts-expect-error nor is a check of a misspelt scope
+    expect(grants(expandScopes([fine]), "bots:raed")).toBe(false)
+  })
+
+  it("are decoded where they come from outside: a request's unknown name is refused, a held one dropped", () => {
+    const requested = Schema.decodeUnknownEither(Schema.Array(ScopeName))(["chat", "root"])
+    expect(Either.isLeft(requested) && requested.left.message).toContain("Unknown scope: root")
+    expect(Schema.decodeUnknownSync(Schema.Array(ScopeName))(["chat", "bots:read"])).toEqual(["chat", "bots:read"])
+    // A stored key or a token may carry a name this release does not declare: it grants nothing.
+    expect(Schema.decodeUnknownSync(HeldScopes)(["chat", "root", 7, null])).toEqual(["chat"])
+    expect(Schema.decodeUnknownSync(HeldScopes)("chat")).toEqual([])
+    expect(grants(expandScopes(Schema.decodeUnknownSync(HeldScopes)(["knowledge:read"])), "documents:read")).toBe(true)
   })
 
   it("every endpoint requires a declared scope, or is public, or open to any credential", () => {

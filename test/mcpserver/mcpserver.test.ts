@@ -8,6 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import type { Scope } from "../../src/auth/Scopes.ts"
 import { createKey } from "../auth/helpers.ts"
 import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
@@ -30,7 +31,7 @@ describe.each(backends)("MCP server (%s)", (backend) => {
     open.push(client)
     return client
   }
-  const withScopes = async (...scopes: ReadonlyArray<string>) => connect((await createKey(server, scopes)).key)
+  const withScopes = async (...scopes: ReadonlyArray<Scope>) => connect((await createKey(server, scopes)).key)
   /** The text parts of a tool's result. */
   const textOf = (result: Record<string, unknown>) => (result.content as Array<{ type: string; text: string }>).map((part) => part.text)
 

@@ -5,6 +5,7 @@
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
+import type { Scope } from "../../src/auth/Scopes.ts"
 import { CreateBot } from "../../src/bots/Model.ts"
 import { createKey } from "../auth/helpers.ts"
 import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
@@ -127,7 +128,7 @@ export interface WidgetStack {
   readonly host: WidgetHost
   readonly server: TestServer
   /** A bot whose key (the widget token's ceiling) holds `scopes`. */
-  readonly addBot: (id: string, scopes: ReadonlyArray<string>) => Promise<void>
+  readonly addBot: (id: string, scopes: ReadonlyArray<Scope>) => Promise<void>
   readonly close: () => Promise<void>
 }
 

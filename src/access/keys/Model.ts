@@ -1,12 +1,7 @@
 /** Scoped API keys: what an admin sends and what the API answers (never the key value, but once). */
 import { Schema } from "effect"
 import { bodyOptions } from "../../contract/Params.ts"
-import { knownScopes } from "../../auth/Scopes.ts"
-
-/** A scope name from the catalogue; an unknown name is a 422 naming its position. */
-export const ScopeName = Schema.String.pipe(
-  Schema.filter((name) => knownScopes.has(name) || `Unknown scope: ${name}`)
-)
+import { ScopeName } from "../../auth/Scopes.ts"
 
 const KeyName = Schema.Trim.pipe(Schema.minLength(1, { message: () => "Name must not be empty" }), Schema.maxLength(200))
 

@@ -9,9 +9,9 @@
  * before it left.
  */
 import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { CairnApi } from "../../Api.ts"
-import { expandScopes } from "../../auth/Scopes.ts"
+import { expandScopes, HeldScopes, type Scope } from "../../auth/Scopes.ts"
 import { makeStreamingClient, type CairnClient, type StreamingClient } from "../../client.ts"
 import { runCall } from "./calls.ts"
 
@@ -46,10 +46,10 @@ export const clientWith = (bearer: () => string | undefined): Promise<CairnClien
  * The scopes a user token carries, read from its payload (the server verifies it on every call;
  * the page only decides what to show), with the implied ones: a round trip to /auth/me saved.
  */
-const scopesOf = (token: string): ReadonlySet<string> => {
+const scopesOf = (token: string): ReadonlySet<Scope> => {
   try {
     const payload = JSON.parse(atob(token.split(".")[1]!.replace(/-/g, "+").replace(/_/g, "/"))) as { scopes?: unknown }
-    return expandScopes(Array.isArray(payload.scopes) ? payload.scopes.filter((s): s is string => typeof s === "string") : [])
+    return expandScopes(Schema.decodeUnknownSync(HeldScopes)(payload.scopes))
   } catch {
     return new Set()
   }
@@ -65,7 +65,7 @@ export class AuthSession {
   private timer: ReturnType<typeof setTimeout> | undefined
   private listeners = new Set<() => void>()
   user: SignedInUser | undefined
-  scopes: ReadonlySet<string> = new Set()
+  scopes: ReadonlySet<Scope> = new Set()
   /** How many silent refreshes this page made (the sign-in tests read it). */
   refreshes = 0
   private clientPromise: Promise<CairnClient> | undefined
@@ -90,7 +90,7 @@ export class AuthSession {
   }
 
   /** Whether the user's scopes grant `scope` (`admin` grants everything). */
-  can(scope: string) {
+  can(scope: Scope) {
     return this.scopes.has("admin") || this.scopes.has(scope)
   }
 

@@ -3,13 +3,14 @@
  * take answers only from that page's window and origin, and hold the newest token where every later
  * call reads it, so a renewal reaches the next call without touching a stream already open.
  */
+import { Schema } from "effect"
 import { useCallback, useEffect, useRef, useState } from "react"
-import { expandScopes } from "../../auth/Scopes.ts"
+import { expandScopes, HeldScopes, type Scope } from "../../auth/Scopes.ts"
 import { isHostMessage, originParam, tokenRequestType, tokenType, type TokenRequest } from "./protocol.ts"
 
 /** What the widget reads from its token to decide what to show (the server still checks each call). */
 export interface TokenClaims {
-  readonly scopes: ReadonlySet<string>
+  readonly scopes: ReadonlySet<Scope>
   readonly botName: string | null
 }
 
@@ -18,8 +19,7 @@ const decodeClaims = (token: string): TokenClaims => {
     const part = token.split(".")[1] ?? ""
     const json = atob(part.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(part.length / 4) * 4, "="))
     const claims = JSON.parse(json) as { scopes?: unknown; bot_name?: unknown }
-    const scopes = Array.isArray(claims.scopes) ? claims.scopes.filter((s): s is string => typeof s === "string") : []
-    return { scopes: expandScopes(scopes), botName: typeof claims.bot_name === "string" ? claims.bot_name : null }
+    return { scopes: expandScopes(Schema.decodeUnknownSync(HeldScopes)(claims.scopes)), botName: typeof claims.bot_name === "string" ? claims.bot_name : null }
   } catch {
     return { scopes: new Set(), botName: null }
   }

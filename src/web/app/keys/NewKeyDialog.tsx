@@ -3,7 +3,9 @@
  * the server's scope catalogue (grouped as the catalogue is, each with its description). The new
  * value is shown once, in this dialog; closing it drops the value from the page for good.
  */
+import { Array as Arr } from "effect"
 import { useState } from "react"
+import { isScope } from "../../../auth/Scopes.ts"
 import type { ScopeCatalogue } from "../../../discover/Model.ts"
 import type { AuthSession } from "../../shared/session.ts"
 import { CopyValue } from "../ui/Copy.tsx"
@@ -54,9 +56,12 @@ export const NewKeyDialog = ({ auth, catalogue, open, onClose, onCreated }: {
   }
   const create = async () => {
     if (chosen.size === 0) return action.setError("Choose at least one scope, or a preset.")
+    // The catalogue's names come from the server; each is checked against this build's catalogue.
+    const [unknown, scopes] = Arr.partition(chosen, isScope)
+    if (unknown.length > 0) return action.setError(`Unknown scope: ${unknown.join(", ")}`)
     const answer = await action.run(() =>
       auth.call((client) =>
-        client.apiKeys.create({ payload: { name: name.trim(), scopes: [...chosen], expires_at: expires ? endOfDay(expires) : null } })
+        client.apiKeys.create({ payload: { name: name.trim(), scopes, expires_at: expires ? endOfDay(expires) : null } })
       )
     )
     if (answer) {
