@@ -20,17 +20,7 @@ import { imageTypes, isText, safeFileName, sniffType, typeAllowed } from "./File
 import { Attachment } from "./Model.ts"
 import { AttachmentsRepo, type AttachmentRow } from "./Repo.ts"
 
-export const toAttachment = (row: AttachmentRow) =>
-  new Attachment({
-    id: row.id,
-    name: row.name,
-    type: row.type,
-    size_bytes: row.size_bytes,
-    sha256: row.sha256,
-    session_id: row.session_id,
-    created_at: row.created_at.toISOString(),
-    url: `/api/v1/attachments/${row.id}/file`
-  })
+export const toAttachment = (row: AttachmentRow) => new Attachment({ ...row, url: `/api/v1/attachments/${row.id}/file` })
 
 /** A chat message's references, made into what the turn takes: inline images, and text to add to the message. */
 export interface ResolvedReferences {

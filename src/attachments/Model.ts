@@ -2,6 +2,7 @@
 import { Multipart } from "@effect/platform"
 import { Schema } from "effect"
 import { limitParam, queryParams } from "../contract/Params.ts"
+import { TimestampText } from "../contract/Time.ts"
 
 export class Attachment extends Schema.Class<Attachment>("Attachment")({
   id: Schema.UUID,
@@ -11,7 +12,7 @@ export class Attachment extends Schema.Class<Attachment>("Attachment")({
   size_bytes: Schema.Number,
   sha256: Schema.String,
   session_id: Schema.NullOr(Schema.String),
-  created_at: Schema.String,
+  created_at: TimestampText,
   /** Where its bytes are served. */
   url: Schema.String
 }) {}

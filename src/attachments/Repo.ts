@@ -2,17 +2,14 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { decodeRows, firstRow, repository } from "../db/Repository.ts"
+import { Attachment } from "./Model.ts"
 
-export const AttachmentRow = Schema.Struct({
-  id: Schema.String,
-  owner: Schema.String,
-  name: Schema.String,
-  type: Schema.String,
-  size_bytes: Schema.Number,
-  sha256: Schema.String,
-  session_id: Schema.NullOr(Schema.String),
-  created_at: Schema.DateFromSelf
-})
+/** An attachment as stored: the API's `Attachment` as the driver hands it over (its type side: timestamps as `Date`) with its owner; the url is the service's. */
+export const AttachmentRow = Schema.Struct(Attachment.fields).pipe(
+  Schema.omit("url"),
+  Schema.typeSchema,
+  Schema.extend(Schema.Struct({ owner: Schema.String }))
+)
 export type AttachmentRow = typeof AttachmentRow.Type
 
 const DataRow = Schema.Struct({ data: Schema.Uint8ArrayFromSelf })

@@ -13,18 +13,7 @@ import { traced } from "../telemetry/Spans.ts"
 import { BindingConflict, BindingNotFound } from "./Errors.ts"
 import type { ChannelNotFound } from "../channels/Errors.ts"
 
-const toBinding = (row: BindingRow): Binding =>
-  new Binding({
-    id: row.id,
-    channel_id: row.channel_id,
-    integration_type: row.integration_type,
-    client_id: row.client_id,
-    // Both drivers parse jsonb; the service only ever writes a list of strings.
-    wake_words: Array.isArray(row.wake_words) ? (row.wake_words as Array<string>) : [],
-    use_bot_wake_word: row.use_bot_wake_word,
-    hud_preset: row.hud_preset,
-    created_at: row.created_at
-  })
+const toBinding = (row: BindingRow): Binding => new Binding(row)
 
 export interface ChannelBinding {
   readonly channel: Channel

@@ -1,8 +1,7 @@
 /** A channel integration binding: an integration type attached to a channel under a client id. */
 import { Schema } from "effect"
 import { bodyOptions, indexedText } from "../contract/Params.ts"
-
-const Timestamp = Schema.Date.annotations({ jsonSchema: { type: "string", format: "date-time" } })
+import { Timestamp } from "../contract/Time.ts"
 
 export const IntegrationType = Schema.String.pipe(
   Schema.pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, {

@@ -2,31 +2,16 @@
 import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { Binding } from "./Model.ts"
 
-const bindingFields = {
-  id: Schema.String,
-  channel_id: Schema.String,
-  integration_type: Schema.String,
-  client_id: Schema.String,
-  wake_words: Schema.Unknown,
-  use_bot_wake_word: Schema.Boolean,
-  hud_preset: Schema.Literal("default", "none"),
-  created_at: Schema.DateFromSelf
-}
-export const BindingRow = Schema.Struct(bindingFields)
+/** A binding as stored: the API's `Binding` as the driver hands it over (its type side: timestamps as `Date`, jsonb parsed). */
+export const BindingRow = Schema.typeSchema(Schema.Struct(Binding.fields))
 export type BindingRow = typeof BindingRow.Type
 /** A binding with its channel's bot, for routing an incoming message. */
-const RoutedBindingRow = Schema.Struct({ ...bindingFields, bot_id: Schema.String })
+const RoutedBindingRow = BindingRow.pipe(Schema.extend(Schema.Struct({ bot_id: Schema.String })))
 
-export interface NewBinding {
-  readonly id: string
-  readonly channel_id: string
-  readonly integration_type: string
-  readonly client_id: string
-  readonly wake_words: ReadonlyArray<string>
-  readonly use_bot_wake_word: boolean
-  readonly hud_preset: "default" | "none"
-}
+/** A binding as created: the database fills in its time. */
+export type NewBinding = Omit<BindingRow, "created_at">
 
 export class BindingsRepo extends Effect.Service<BindingsRepo>()("cairn/BindingsRepo", {
   effect: Effect.gen(function* () {

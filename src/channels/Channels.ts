@@ -11,13 +11,7 @@ import { type ChannelChanges, type ChannelRow, ChannelsRepo } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { ChannelConflict, ChannelNotFound } from "./Errors.ts"
 
-const toChannel = (row: ChannelRow): Channel =>
-  new Channel({
-    ...row,
-    // Both drivers parse jsonb; an object is all these columns ever hold.
-    integration_config: (row.integration_config ?? {}) as Record<string, unknown>,
-    retrieval: (row.retrieval ?? null) as Channel["retrieval"]
-  })
+const toChannel = (row: ChannelRow): Channel => new Channel(row)
 
 const notFound = (id: string) => new ChannelNotFound({ detail: `Channel not found: ${id}` })
 

@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { bodyOptions, indexedText } from "../contract/Params.ts"
 import { RetrievalOverride } from "../bots/Model.ts"
+import { Timestamp } from "../contract/Time.ts"
 
 const nonBlank = (what: string) =>
   indexedText(what).pipe(Schema.filter((value) => value.trim().length > 0 || `${what} must not be blank`))
@@ -12,8 +13,6 @@ export const ClientId = nonBlank("client_id")
 export const BotIdRef = nonBlank("bot_id")
 /** A model id (`provider/model` or a bare model) used instead of the bot's for this channel. */
 export const ModelOverride = Schema.NullOr(nonBlank("model_override"))
-
-const Timestamp = Schema.Date.annotations({ jsonSchema: { type: "string", format: "date-time" } })
 
 export class Channel extends Schema.Class<Channel>("Channel")({
   id: Schema.UUID,

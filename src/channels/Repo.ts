@@ -2,23 +2,10 @@
 import { CountRow, decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import type { ChannelFilter } from "./Model.ts"
+import { Channel, type ChannelFilter } from "./Model.ts"
 
-export const ChannelRow = Schema.Struct({
-  id: Schema.String,
-  name: Schema.String,
-  bot_id: Schema.String,
-  client_id: Schema.String,
-  require_mention: Schema.Boolean,
-  passive_memory: Schema.Boolean,
-  workspace_enabled: Schema.Boolean,
-  active_session_id: Schema.NullOr(Schema.String),
-  model_override: Schema.NullOr(Schema.String),
-  retrieval: Schema.Unknown,
-  integration_config: Schema.Unknown,
-  created_at: Schema.DateFromSelf,
-  updated_at: Schema.DateFromSelf
-})
+/** A channel as stored: the API's `Channel` as the driver hands it over (its type side: timestamps as `Date`, jsonb parsed). */
+export const ChannelRow = Schema.typeSchema(Schema.Struct(Channel.fields))
 export type ChannelRow = typeof ChannelRow.Type
 
 /** A row as created: what the database fills in or a later change sets is left out. */

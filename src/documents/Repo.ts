@@ -5,29 +5,25 @@ import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Schema } from "effect"
 import { toPgArray, toPgVector } from "../embeddings/Vector.ts"
 import type { ChunkHit, VectorHit } from "./Ranking.ts"
+import { Document, DocumentSummary } from "./Model.ts"
 
-export const DocumentRow = Schema.Struct({
-  id: Schema.String,
-  integration_id: Schema.String,
-  session_id: Schema.NullOr(Schema.String),
-  title: Schema.String,
-  content: Schema.String,
-  metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  created_at: Schema.DateFromSelf,
-  chunk_count: Schema.Number
-})
+/**
+ * A document as stored: the API's `Document` as the driver hands it over (its type side), its
+ * `timestamptz` read as a `Date` and made the model's `DateTime`.
+ */
+export const DocumentRow = Schema.Struct(Document.fields).pipe(
+  Schema.omit("created_at"),
+  Schema.typeSchema,
+  Schema.extend(Schema.Struct({ created_at: Schema.DateTimeUtcFromDate }))
+)
 export type DocumentRow = typeof DocumentRow.Type
 
-export const DocumentSummaryRow = Schema.Struct({
-  id: Schema.String,
-  integration_id: Schema.String,
-  session_id: Schema.NullOr(Schema.String),
-  title: Schema.String,
-  metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  created_at: Schema.DateFromSelf,
-  content_chars: Schema.Number,
-  chunk_count: Schema.Number
-})
+/** A document in a list (`DocumentSummary`): its content's length, not its content. */
+export const DocumentSummaryRow = Schema.Struct(DocumentSummary.fields).pipe(
+  Schema.omit("created_at"),
+  Schema.typeSchema,
+  Schema.extend(Schema.Struct({ created_at: Schema.DateTimeUtcFromDate }))
+)
 
 export interface NewDocument {
   readonly title: string

@@ -1,6 +1,7 @@
 /** A channel's heartbeat and its runs, as the API shows them. */
 import { Schema } from "effect"
 import { limitParam, queryParams, storableDate } from "../contract/Params.ts"
+import { TimestampText } from "../contract/Time.ts"
 
 /** A local wall-clock time, HH:MM. */
 export const clockPattern = /^([01]\d|2[0-3]):([0-5]\d)$/
@@ -59,30 +60,30 @@ export class Heartbeat extends Schema.Class<Heartbeat>("Heartbeat")({
   timezone: Schema.String,
   quiet_start: Schema.NullOr(Schema.String),
   quiet_end: Schema.NullOr(Schema.String),
-  ends_at: Schema.NullOr(Schema.String),
+  ends_at: Schema.NullOr(TimestampText),
   only_when_something: Schema.Boolean,
   catch_up: Schema.Boolean,
   dispatch_type: Schema.String,
-  /** Secret values masked. */
+  /** Secret values masked (sealed in the database). */
   dispatch_config: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   /** The next slot; null when off or past its end. */
-  next_at: Schema.NullOr(Schema.String),
-  updated_at: Schema.String
+  next_at: Schema.NullOr(TimestampText),
+  updated_at: TimestampText
 }) {}
 
 export const HeartbeatRunStatus = Schema.Literal("running", "posted", "silent", "quiet", "failed")
 
 export class HeartbeatRun extends Schema.Class<HeartbeatRun>("HeartbeatRun")({
   id: Schema.String,
-  slot: Schema.String,
+  slot: TimestampText,
   trigger: Schema.Literal("schedule", "catch_up", "manual"),
   /** running; posted; silent (nothing to report, or dispatch none); quiet (in quiet hours, not run); failed. */
   status: HeartbeatRunStatus,
   task_id: Schema.NullOr(Schema.String),
   result: Schema.NullOr(Schema.String),
   error: Schema.NullOr(Schema.String),
-  created_at: Schema.String,
-  finished_at: Schema.NullOr(Schema.String)
+  created_at: TimestampText,
+  finished_at: Schema.NullOr(TimestampText)
 }) {}
 
 export const HeartbeatRunsQuery = queryParams({

@@ -2,52 +2,37 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { decodeRows, firstRow, repository } from "../db/Repository.ts"
-import { HeartbeatRunStatus } from "./Model.ts"
+import { Heartbeat, HeartbeatRun } from "./Model.ts"
 import { dispatchConfigColumn, resealPending } from "../db/Reseal.ts"
 
-const Json = Schema.Record({ key: Schema.String, value: Schema.Unknown })
-
-export const HeartbeatRow = Schema.Struct({
-  channel_id: Schema.String,
-  enabled: Schema.Boolean,
-  prompt: Schema.String,
-  interval_seconds: Schema.NullOr(Schema.Number),
-  cron: Schema.NullOr(Schema.String),
-  timezone: Schema.String,
-  quiet_start: Schema.NullOr(Schema.String),
-  quiet_end: Schema.NullOr(Schema.String),
-  ends_at: Schema.NullOr(Schema.DateFromSelf),
-  only_when_something: Schema.Boolean,
-  catch_up: Schema.Boolean,
-  dispatch_type: Schema.String,
-  dispatch_config: Json,
-  anchor: Schema.DateFromSelf,
-  next_at: Schema.NullOr(Schema.DateFromSelf),
-  updated_at: Schema.DateFromSelf
-})
+/**
+ * A heartbeat as stored: the API's `Heartbeat` as the driver hands it over (its type side:
+ * timestamps as `Date`, the dispatch config sealed rather than masked) and the grid's anchor.
+ */
+export const HeartbeatRow = Schema.typeSchema(Schema.Struct(Heartbeat.fields)).pipe(
+  Schema.extend(Schema.Struct({ anchor: Schema.DateFromSelf }))
+)
 export type HeartbeatRow = typeof HeartbeatRow.Type
 
-export const RunRow = Schema.Struct({
-  id: Schema.String,
-  channel_id: Schema.String,
-  slot: Schema.DateFromSelf,
-  trigger: Schema.Literal("schedule", "catch_up", "manual"),
-  status: HeartbeatRunStatus,
-  task_id: Schema.NullOr(Schema.String),
-  result: Schema.NullOr(Schema.String),
-  error: Schema.NullOr(Schema.String),
-  created_at: Schema.DateFromSelf,
-  finished_at: Schema.NullOr(Schema.DateFromSelf)
-})
+/** A run as stored: the API's `HeartbeatRun` and its channel. */
+export const RunRow = Schema.typeSchema(Schema.Struct(HeartbeatRun.fields)).pipe(
+  Schema.extend(Schema.Struct({ channel_id: Schema.String }))
+)
 export type RunRow = typeof RunRow.Type
 
 /** A running heartbeat run with its task's state. */
-const SettlingRow = Schema.Struct({
-  ...RunRow.fields,
-  task_status: Schema.NullOr(Schema.String),
-  task_result: Schema.NullOr(Schema.String),
-  task_error: Schema.NullOr(Schema.String)
-})
+const SettlingRow = RunRow.pipe(
+  Schema.extend(
+    Schema.Struct({
+      task_status: Schema.NullOr(Schema.String),
+      task_result: Schema.NullOr(Schema.String),
+      task_error: Schema.NullOr(Schema.String)
+    })
+  )
+)
+
+/** `min(next_at)`: null when no heartbeat is enabled. */
+const NextSlotRow = Schema.Struct({ next_at: Schema.NullOr(Schema.DateFromSelf) })
 
 const columns =
   "channel_id, enabled, prompt, interval_seconds, cron, timezone, quiet_start, quiet_end, ends_at, only_when_something, catch_up, dispatch_type, dispatch_config, anchor, next_at, updated_at"
@@ -61,6 +46,7 @@ export class HeartbeatsRepo extends Effect.Service<HeartbeatsRepo>()("cairn/Hear
     const rows = decodeRows(HeartbeatRow)
     const runs = decodeRows(RunRow)
     const settling = decodeRows(SettlingRow)
+    const nextSlot = decodeRows(NextSlotRow)
     return repository("HeartbeatsRepo", {
       /** Seals, once (db/Reseal.ts), the URL credentials an older release stored in the clear. */
       resealDispatchConfigs: (seal: (config: Record<string, unknown>) => Record<string, unknown>) =>
@@ -82,8 +68,8 @@ export class HeartbeatsRepo extends Effect.Service<HeartbeatsRepo>()("cairn/Hear
       due: (now: Date) => rows(sql`SELECT ${sql.literal(columns)} FROM channel_heartbeats WHERE enabled AND next_at <= ${now} ORDER BY next_at LIMIT 100`),
       /** The earliest slot of an enabled heartbeat, if any (the scheduler sleeps until it). */
       nextSlot: Effect.map(
-        sql<{ next_at: Date | null }>`SELECT min(next_at) AS next_at FROM channel_heartbeats WHERE enabled`,
-        (found) => (found[0]?.next_at ? new Date(found[0].next_at) : undefined)
+        nextSlot(sql`SELECT min(next_at) AS next_at FROM channel_heartbeats WHERE enabled`),
+        (found) => found[0]?.next_at ?? undefined
       ),
       /** Moves a heartbeat to its next slot, unless another process moved it first (it read `from`). */
       advance: (channelId: string, from: Date, to: Date | null) =>

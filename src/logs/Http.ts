@@ -110,20 +110,7 @@ export const LogsHttpLive = HttpApiBuilder.group(CairnApi, "logs", (handlers) =>
             correlation_id: path.correlation_id,
             bot_id: root.bot_id,
             session_id: root.session_id,
-            spans: spans.map(
-              (span) =>
-                new TraceSpan({
-                  id: span.id,
-                  parent_id: span.parent_id,
-                  kind: span.kind,
-                  name: span.name,
-                  started_at: span.started_at.toISOString(),
-                  duration_ms: span.duration_ms,
-                  status: span.status,
-                  error: span.error,
-                  attributes: span.attributes
-                })
-            )
+            spans: spans.map((span) => new TraceSpan(span))
           })
         })
       )

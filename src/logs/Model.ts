@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { logLevels } from "../contract/LogLevels.ts"
 import { limitParam, queryParams, storableDate } from "../contract/Params.ts"
+import { TimestampText } from "../contract/Time.ts"
 
 export const SpanKind = Schema.Literal("turn", "llm", "tool", "hook")
 export type SpanKind = typeof SpanKind.Type
@@ -94,7 +95,7 @@ export class TraceSpan extends Schema.Class<TraceSpan>("TraceSpan")({
   parent_id: Schema.NullOr(Schema.String),
   kind: SpanKind,
   name: Schema.String,
-  started_at: Schema.String,
+  started_at: TimestampText,
   duration_ms: Schema.Number,
   status: SpanStatus,
   error: Schema.NullOr(Schema.String),

@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { jsonRowsInsert } from "../db/JsonRows.ts"
 import { decodeRows, repository } from "../db/Repository.ts"
-import { SpanKind, SpanStatus } from "./Model.ts"
+import { type SpanKind, type SpanStatus, Trace, TraceSpan } from "./Model.ts"
 
 export interface SpanRecord {
   readonly id: string
@@ -20,33 +20,25 @@ export interface SpanRecord {
   readonly attributes: Record<string, unknown>
 }
 
-const Attributes = Schema.Record({ key: Schema.String, value: Schema.Unknown })
-
-export const SpanRow = Schema.Struct({
-  id: Schema.String,
-  correlation_id: Schema.String,
-  parent_id: Schema.NullOr(Schema.String),
-  kind: SpanKind,
-  name: Schema.String,
-  bot_id: Schema.NullOr(Schema.String),
-  session_id: Schema.NullOr(Schema.String),
-  started_at: Schema.DateFromSelf,
-  duration_ms: Schema.Number,
-  status: SpanStatus,
-  error: Schema.NullOr(Schema.String),
-  attributes: Attributes
-})
+/**
+ * A span as stored: the API's `TraceSpan` as the driver hands it over (its type side: timestamps as
+ * `Date`) with its trace's correlation id, bot and session.
+ */
+export const SpanRow = Schema.typeSchema(Schema.Struct({ ...TraceSpan.fields, ...Trace.fields }).pipe(Schema.omit("spans")))
 
 /** A turn span with its LLM calls and tool calls folded in. */
-export const TurnRow = Schema.Struct({
-  ...SpanRow.fields,
-  llm_calls: Schema.NumberFromString,
-  prompt_tokens: Schema.NumberFromString,
-  completion_tokens: Schema.NumberFromString,
-  total_tokens: Schema.NumberFromString,
-  model: Schema.NullOr(Schema.String),
-  tools_used: Schema.Array(Schema.String)
-})
+export const TurnRow = SpanRow.pipe(
+  Schema.extend(
+    Schema.Struct({
+      llm_calls: Schema.NumberFromString,
+      prompt_tokens: Schema.NumberFromString,
+      completion_tokens: Schema.NumberFromString,
+      total_tokens: Schema.NumberFromString,
+      model: Schema.NullOr(Schema.String),
+      tools_used: Schema.Array(Schema.String)
+    })
+  )
+)
 
 export interface Window {
   readonly botId?: string | undefined

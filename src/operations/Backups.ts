@@ -29,22 +29,7 @@ const scheduleCheck = Schedule.spaced(Duration.minutes(1))
 const abandonedAfterMs = 6 * 3600 * 1000
 
 export const toBackup = (row: BackupRow) =>
-  new Backup({
-    id: row.id,
-    status: row.status,
-    trigger: row.trigger,
-    file_name: row.file_name,
-    size_bytes: row.size_bytes,
-    tables_done: row.tables_done,
-    tables_total: row.tables_total,
-    rows_written: row.rows_written,
-    files_written: row.files_written,
-    schema_version: row.schema_version,
-    error: row.error,
-    started_at: row.started_at.toISOString(),
-    finished_at: row.finished_at?.toISOString() ?? null,
-    download_url: row.status === "complete" ? `/api/v1/admin/operations/backup/${row.id}/download` : null
-  })
+  new Backup({ ...row, download_url: row.status === "complete" ? `/api/v1/admin/operations/backup/${row.id}/download` : null })
 
 const archiveName = (at: Date) => `cairn-backup-${at.toISOString().replace(/[:.]/g, "-")}.tar.gz`
 

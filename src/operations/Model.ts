@@ -1,6 +1,7 @@
 /** What the operations routes answer: backups with their progress, and a restart's acknowledgement. */
 import { Schema } from "effect"
 import { limitParam, queryParams } from "../contract/Params.ts"
+import { TimestampText } from "../contract/Time.ts"
 
 export const BackupStatus = Schema.Literal("running", "complete", "failed", "expired")
 
@@ -19,8 +20,8 @@ export class Backup extends Schema.Class<Backup>("Backup")({
   /** The schema (newest migration) the database had: a restore replays up to it, then the rest. */
   schema_version: Schema.NullOr(Schema.Number),
   error: Schema.NullOr(Schema.String),
-  started_at: Schema.String,
-  finished_at: Schema.NullOr(Schema.String),
+  started_at: TimestampText,
+  finished_at: Schema.NullOr(TimestampText),
   /** Where the archive is served while it is kept. */
   download_url: Schema.NullOr(Schema.String)
 }) {}

@@ -2,26 +2,23 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { decodeRows, firstRow, repository } from "../db/Repository.ts"
-import { BackupStatus } from "./Model.ts"
+import { Backup } from "./Model.ts"
 
 const Count = Schema.Union(Schema.Number, Schema.NumberFromString)
 
-export const BackupRow = Schema.Struct({
-  id: Schema.String,
-  status: BackupStatus,
-  trigger: Schema.Literal("manual", "scheduled"),
-  file_name: Schema.String,
-  size_bytes: Schema.NullOr(Count),
-  tables_total: Schema.Number,
-  tables_done: Schema.Number,
-  rows_written: Count,
-  files_written: Schema.Number,
-  schema_version: Schema.NullOr(Schema.Number),
-  error: Schema.NullOr(Schema.String),
-  started_at: Schema.DateFromSelf,
-  finished_at: Schema.NullOr(Schema.DateFromSelf)
-})
+/**
+ * A backup as stored: the API's `Backup` as the driver hands it over (its type side: timestamps as
+ * `Date`), its bigint counts as node-postgres reads them (text); the download url is the service's.
+ */
+export const BackupRow = Schema.Struct(Backup.fields).pipe(
+  Schema.omit("download_url", "size_bytes", "rows_written"),
+  Schema.typeSchema,
+  Schema.extend(Schema.Struct({ size_bytes: Schema.NullOr(Count), rows_written: Count }))
+)
 export type BackupRow = typeof BackupRow.Type
+
+/** `max(started_at)`: null before the first backup. */
+const LastStartedRow = Schema.Struct({ at: Schema.NullOr(Schema.DateFromSelf) })
 
 const columns =
   "id, status, trigger, file_name, size_bytes, tables_total, tables_done, rows_written, files_written, schema_version, error, started_at, finished_at"
@@ -57,7 +54,7 @@ export class BackupsRepo extends Effect.Service<BackupsRepo>()("cairn/BackupsRep
       history: (limit: number) => rows(sql`SELECT ${sql.literal(columns)} FROM backups ORDER BY started_at DESC, id LIMIT ${limit}`),
       /** When the newest backup started. */
       lastStarted: Effect.map(
-        sql<{ at: Date | null }>`SELECT max(started_at) AS at FROM backups`,
+        decodeRows(LastStartedRow)(sql`SELECT max(started_at) AS at FROM backups`),
         (found) => found[0]?.at ?? null
       )
     })

@@ -25,6 +25,8 @@ export const ProviderRow = Schema.Struct({
 })
 export type ProviderRow = typeof ProviderRow.Type
 
+const BaseUrlRow = ProviderRow.pipe(Schema.pick("id", "base_url"))
+
 export class ProvidersRepo extends Effect.Service<ProvidersRepo>()("cairn/ProvidersRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -32,7 +34,12 @@ export class ProvidersRepo extends Effect.Service<ProvidersRepo>()("cairn/Provid
       /** Seals, once (db/Reseal.ts), the base URL credentials an older release stored in the clear. */
       resealBaseUrls: (seal: (url: string) => string) =>
         resealPending("llm_providers.base_url", {
-          read: Effect.map(sql<{ id: string; base_url: string }>`SELECT id, base_url FROM llm_providers`, (rows) => rows.map((row) => [row.id, row.base_url] as const)),
+          read: sql`SELECT id, base_url FROM llm_providers`.pipe(
+            decodeRows(BaseUrlRow),
+            // A row that does not decode is a defect, as in every repository; a database failure stays the caller's.
+            Effect.catchTag("ParseError", Effect.die),
+            Effect.map((rows) => rows.map((row) => [row.id, row.base_url] as const))
+          ),
           seal,
           write: (id, url) => sql`UPDATE llm_providers SET base_url = ${url} WHERE id = ${id}`
         }),

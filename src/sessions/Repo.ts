@@ -5,37 +5,34 @@ import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
-import type { NewMessage } from "./Model.ts"
+import { Message, Session, type NewMessage } from "./Model.ts"
 import { dispatchConfigColumn, resealPending } from "../db/Reseal.ts"
 
-export const SessionRow = Schema.Struct({
-  id: Schema.String,
-  bot_id: Schema.String,
-  client_id: Schema.String,
-  channel_id: Schema.NullOr(Schema.String),
-  dispatch_config: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  title: Schema.NullOr(Schema.String),
-  owner: Schema.NullOr(Schema.String),
-  created_at: Schema.DateFromSelf,
-  updated_at: Schema.DateFromSelf
-})
+/**
+ * A session as stored: the API's `Session` as the driver hands it over (its type side: timestamps
+ * as `Date`, the dispatch config sealed rather than masked) with its owner; `last_active` is the
+ * service's (`updated_at`).
+ */
+export const SessionRow = Schema.Struct(Session.fields).pipe(
+  Schema.omit("last_active"),
+  Schema.typeSchema,
+  Schema.extend(Schema.Struct({ owner: Schema.NullOr(Schema.String) }))
+)
 export type SessionRow = typeof SessionRow.Type
 
-const Role = Schema.Literal("system", "user", "assistant", "tool")
+const Role = Message.fields.role
 /** Tool calls as the model sent them (OpenAI's shape); kept as stored. */
 const ToolCalls = Schema.NullOr(Schema.Array(Schema.Any))
 
-export const MessageRow = Schema.Struct({
-  id: Schema.String,
-  session_id: Schema.String,
-  role: Role,
-  content: Schema.NullOr(Schema.String),
-  tool_calls: ToolCalls,
-  tool_call_id: Schema.NullOr(Schema.String),
-  attachments: Schema.Array(Schema.Unknown),
-  metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  created_at: Schema.DateFromSelf
-})
+/**
+ * A message as stored: the API's `Message` as the driver hands it over, but for its content (null for
+ * an assistant message that only calls tools; "" on the wire) and its tool calls, kept as stored.
+ */
+export const MessageRow = Schema.Struct(Message.fields).pipe(
+  Schema.omit("content", "tool_calls"),
+  Schema.typeSchema,
+  Schema.extend(Schema.Struct({ content: Schema.NullOr(Schema.String), tool_calls: ToolCalls }))
+)
 export type MessageRow = typeof MessageRow.Type
 
 /** A stored message as context assembly reads it. */

@@ -5,7 +5,7 @@ import { Effect, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { Duration } from "effect"
 import { staleAfter } from "../runs/Runs.ts"
-import type { NewTask } from "./Model.ts"
+import { Task, type NewTask } from "./Model.ts"
 import { dispatchConfigColumn, resealPending } from "../db/Reseal.ts"
 
 const WorkerRow = Schema.Struct({ worker: Schema.String })
@@ -25,37 +25,22 @@ export interface FinishedOutcome {
 /** A finished task's result waits for delivery unless nobody is to be told. */
 const deliveryAfterFinish = "CASE WHEN dispatch_type = 'none' THEN 'none' ELSE 'pending' END"
 
-const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
-
-/** A task as the services read it (`SELECT *` also returns the worker's lease columns, dropped here). */
-export const TaskRow = Schema.Struct({
-  id: Schema.String,
-  status: Schema.Literal("pending", "running", "complete", "failed", "cancelled"),
-  source: Schema.String,
-  bot_id: Schema.String,
-  session_id: Schema.String,
-  channel_id: Schema.NullOr(Schema.String),
-  client_id: Schema.String,
-  prompt: Schema.String,
-  prompt_stored: Schema.Boolean,
-  /** The message's attachments, stored with it when its turn comes. */
-  attachments: Schema.optionalWith(Schema.Array(Schema.Unknown), { default: () => [] }),
-  model_override: Schema.NullOr(Schema.String),
-  result: Schema.NullOr(Schema.String),
-  error: Schema.NullOr(Schema.String),
-  client_actions: Schema.Array(Schema.Unknown),
-  dispatch_type: Schema.String,
-  dispatch_config: JsonObject,
-  execution_config: JsonObject,
-  attempts: Schema.Number,
-  run_id: Schema.NullOr(Schema.String),
-  delivery_status: Schema.String,
-  delivery_error: Schema.NullOr(Schema.String),
-  delivery_attempts: Schema.Number,
-  created_at: Schema.DateFromSelf,
-  started_at: Schema.NullOr(Schema.DateFromSelf),
-  completed_at: Schema.NullOr(Schema.DateFromSelf)
-})
+/**
+ * A task as the services read it: the API's `Task` as the driver hands it over (its type side:
+ * timestamps as `Date`, the dispatch config sealed rather than masked) and the columns the API does
+ * not show. `SELECT *` also returns the worker's lease columns, dropped here.
+ */
+export const TaskRow = Schema.typeSchema(Schema.Struct(Task.fields)).pipe(
+  Schema.extend(
+    Schema.Struct({
+      client_id: Schema.String,
+      prompt_stored: Schema.Boolean,
+      /** The message's attachments, stored with it when its turn comes. */
+      attachments: Schema.optionalWith(Schema.Array(Schema.Unknown), { default: () => [] }),
+      model_override: Schema.NullOr(Schema.String)
+    })
+  )
+)
 export type TaskRow = typeof TaskRow.Type
 
 

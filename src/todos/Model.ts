@@ -1,8 +1,8 @@
 /** Todos as the API shows and takes them. */
 import { Schema } from "effect"
 import { limitParam, queryParams } from "../contract/Params.ts"
+import { Timestamp } from "../contract/Time.ts"
 
-const Timestamp = Schema.Date.annotations({ jsonSchema: { type: "string", format: "date-time" } })
 const Status = Schema.Literal("open", "done")
 const Title = Schema.String.pipe(Schema.trimmed({ message: () => "title must not start or end with spaces" }), Schema.minLength(1), Schema.maxLength(500))
 const Notes = Schema.String.pipe(Schema.maxLength(20_000))

@@ -3,23 +3,10 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { decodeRows, firstRow, repository } from "../db/Repository.ts"
+import { Todo } from "./Model.ts"
 
-export const TodoStatus = Schema.Literal("open", "done")
-
-export const TodoRow = Schema.Struct({
-  id: Schema.String,
-  bot_id: Schema.String,
-  channel_id: Schema.NullOr(Schema.String),
-  session_id: Schema.NullOr(Schema.String),
-  title: Schema.String,
-  notes: Schema.String,
-  status: TodoStatus,
-  due_at: Schema.NullOr(Schema.DateFromSelf),
-  created_at: Schema.DateFromSelf,
-  updated_at: Schema.DateFromSelf,
-  completed_at: Schema.NullOr(Schema.DateFromSelf),
-  created_by: Schema.String
-})
+/** A todo as stored: the API's `Todo` as the driver hands it over (its type side: timestamps as `Date`). */
+export const TodoRow = Schema.typeSchema(Schema.Struct(Todo.fields))
 export type TodoRow = typeof TodoRow.Type
 
 export interface NewTodo {
@@ -35,7 +22,7 @@ export interface NewTodo {
 export interface TodoChange {
   readonly title?: string | undefined
   readonly notes?: string | undefined
-  readonly status?: typeof TodoStatus.Type | undefined
+  readonly status?: TodoRow["status"] | undefined
   readonly dueAt?: Date | null | undefined
 }
 
@@ -54,7 +41,7 @@ export class TodosRepo extends Effect.Service<TodosRepo>()("cairn/TodosRepo", {
       list: (filter: {
         readonly botId?: string | undefined
         readonly channelId?: string | undefined
-        readonly status?: typeof TodoStatus.Type | undefined
+        readonly status?: TodoRow["status"] | undefined
         readonly limit: number
       }) =>
         rows(sql`SELECT ${sql.literal(columns)} FROM todos

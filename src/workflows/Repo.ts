@@ -1,7 +1,7 @@
 /** SQL for workflows, their runs and steps. Every step transition is conditional on the status it leaves. */
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { decodeRows, firstRow, repository } from "../db/Repository.ts"
+import { decodeRows, firstRow, IdRow, repository } from "../db/Repository.ts"
 import { RunStatus, StepStatusSchema } from "./Model.ts"
 
 const Json = Schema.Unknown
@@ -46,6 +46,10 @@ export const StepRow = Schema.Struct({
 })
 export type StepRow = typeof StepRow.Type
 
+/** A workflow with a schedule trigger and its next slot. */
+const ScheduledRow = WorkflowRow.pipe(Schema.pick("id", "definition"), Schema.extend(Schema.Struct({ next_at: Schema.NullOr(Schema.DateFromSelf) })))
+const StepTaskRow = StepRow.pipe(Schema.pick("task_id"))
+
 const TaskState = Schema.Struct({ status: Schema.String, result: Schema.NullOr(Schema.String), error: Schema.NullOr(Schema.String) })
 
 const runColumns = "id, workflow_id, definition, params, status, triggered_by, session_id, error, created_at, finished_at"
@@ -77,10 +81,7 @@ export class WorkflowsRepo extends Effect.Service<WorkflowsRepo>()("cairn/Workfl
           (rows) => rows.length === 1
         ),
       /** Workflows with a schedule trigger, with their next slot. */
-      scheduled: Effect.map(
-        sql<{ id: string; definition: unknown; next_at: Date | null }>`SELECT id, definition, next_at FROM workflows WHERE definition->'triggers'->'schedule' IS NOT NULL`,
-        (rows) => rows
-      ),
+      scheduled: decodeRows(ScheduledRow)(sql`SELECT id, definition, next_at FROM workflows WHERE definition->'triggers'->'schedule' IS NOT NULL`),
       /** Moves a schedule's next slot from what was read (to the millisecond) to `to`; false when another process moved it. */
       moveSchedule: (id: string, from: Date | null, to: Date) =>
         Effect.map(
@@ -103,7 +104,10 @@ export class WorkflowsRepo extends Effect.Service<WorkflowsRepo>()("cairn/Workfl
                  WHERE (${filter.workflowId ?? null}::text IS NULL OR workflow_id = ${filter.workflowId ?? null})
                    AND (${filter.status ?? null}::text IS NULL OR status = ${filter.status ?? null})
                  ORDER BY created_at DESC, id LIMIT ${filter.limit}`),
-      activeRunIds: Effect.map(sql<{ id: string }>`SELECT id FROM workflow_runs WHERE status = 'running' ORDER BY created_at LIMIT 200`, (rows) => rows.map((row) => row.id)),
+      activeRunIds: Effect.map(
+        decodeRows(IdRow)(sql`SELECT id FROM workflow_runs WHERE status = 'running' ORDER BY created_at LIMIT 200`),
+        (rows) => rows.map((row) => row.id)
+      ),
       steps: (runId: string) => steps(sql`SELECT ${sql.literal(stepColumns)} FROM workflow_steps WHERE run_id = ${runId} ORDER BY ordinal`),
       taskState: (taskId: string) => tasks(sql`SELECT status, result, error FROM tasks WHERE id = ${taskId}`).pipe(Effect.map(firstRow)),
       /** Moves a step from one status to another (with the fields given); false when it was not in `from`. */
@@ -130,10 +134,10 @@ export class WorkflowsRepo extends Effect.Service<WorkflowsRepo>()("cairn/Workfl
       cancelSteps: (runId: string) =>
         Effect.map(
           // The task id as the row is when cancelled (an attempt started meanwhile included).
-          sql<{ task_id: string | null }>`
+          decodeRows(StepTaskRow)(sql`
             UPDATE workflow_steps SET status = 'cancelled', finished_at = now()
              WHERE run_id = ${runId} AND status IN ('pending', 'waiting_approval', 'running')
-            RETURNING task_id`,
+            RETURNING task_id`),
           (rows) => rows.flatMap((row) => (row.task_id ? [row.task_id] : []))
         ),
       /** Moves a run between statuses; false when it was not in `from`. */

@@ -114,7 +114,7 @@ export default function BackupsPage({ auth }: PageProps) {
             <tbody>
               {(history.data ?? []).map((backup) => (
                 <tr key={backup.id} data-backup-id={backup.id}>
-                  <td><When at={backup.started_at} /></td>
+                  <td><When at={backup.started_at.toISOString()} /></td>
                   <td>
                     <StatusBadge state={stateOf(backup.status)} label={backup.status} />
                     {backup.error ? <div className="error small-text">{backup.error}</div> : null}

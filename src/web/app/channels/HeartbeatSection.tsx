@@ -85,7 +85,7 @@ export const HeartbeatSection = ({ auth, channelId }: { readonly auth: AuthSessi
             timezone: draft.timezone.trim(),
             quiet_start: draft.quiet_start || null,
             quiet_end: draft.quiet_end || null,
-            ends_at: stored?.ends_at ?? null,
+            ends_at: stored?.ends_at?.toISOString() ?? null,
             only_when_something: draft.only_when_something,
             catch_up: draft.catch_up,
             dispatch_type: draft.dispatch_type.trim() || "none",
@@ -118,7 +118,7 @@ export const HeartbeatSection = ({ auth, channelId }: { readonly auth: AuthSessi
       {runNow.error ? <p role="alert" className="error">{runNow.error}</p> : null}
       <p className="muted">
         {stored ? (
-          <>Next run: {stored.next_at ? <When at={stored.next_at} /> : "none (off or ended)"}</>
+          <>Next run: {stored.next_at ? <When at={stored.next_at.toISOString()} /> : "none (off or ended)"}</>
         ) : (
           "No heartbeat yet: give a prompt and a schedule to start one."
         )}
@@ -168,7 +168,7 @@ export const HeartbeatSection = ({ auth, channelId }: { readonly auth: AuthSessi
             <tbody>
               {runs.data.map((entry) => (
                 <tr key={entry.id}>
-                  <td><When at={entry.slot} /></td>
+                  <td><When at={entry.slot.toISOString()} /></td>
                   <td>{entry.trigger}</td>
                   <td><StatusBadge state={runState[entry.status]} label={entry.status} /></td>
                   <td className="plain">{entry.error ?? entry.result ?? ""}</td>
