@@ -1,10 +1,14 @@
 import { defineConfig } from "vitest/config"
+import { scaled } from "./test/support/time.ts"
 
+// Deadlines, not speeds: each stretches with TEST_TIME_SCALE (test/support/time.ts) on a busy machine.
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "integrations/**/*.test.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    testTimeout: scaled(60_000),
+    hookTimeout: scaled(120_000),
+    // expect.poll's own default (1 s) is a deadline too short for a machine busy with other work.
+    expect: { poll: { timeout: scaled(10_000) } },
     pool: "forks",
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     reporters: ["default"]

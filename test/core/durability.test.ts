@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { backends, createTestDatabase, type TestDatabase } from "../support/database.ts"
-import { json, spawnServer } from "../support/server.ts"
+import { json, spawnDeadlineMs, spawnServer } from "../support/server.ts"
+import { scaled } from "../support/time.ts"
 
 const setting = (list: { settings: Array<{ key: string; value: unknown }> }, key: string) =>
   list.settings.find((s) => s.key === key)?.value
@@ -18,7 +19,9 @@ describe.each(backends)("durability (%s)", (backend) => {
     await db?.drop()
   })
 
-  it("keeps committed data across SIGTERM and across SIGKILL", async () => {
+  // Three starts of `cairn serve` in turn, each a minute or more on a busy machine (longer than the
+  // suite's default for a whole test): the test has each start's deadline, and a minute for the rest.
+  it("keeps committed data across SIGTERM and across SIGKILL", { timeout: 3 * spawnDeadlineMs + scaled(60_000) }, async () => {
     const first = await spawnServer(db)
     const put = await first.request("/api/v1/admin/settings", {
       method: "PUT",

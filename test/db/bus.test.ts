@@ -13,6 +13,7 @@ import * as AppConfig from "../../src/config/AppConfig.ts"
 import { Bus } from "../../src/db/Bus.ts"
 import * as Database from "../../src/db/Database.ts"
 import { backends, createTestDatabase, type TestDatabase } from "../support/database.ts"
+import { eventually, sleep, within } from "../support/time.ts"
 
 const busLayer = (db: TestDatabase) =>
   Bus.Default.pipe(
@@ -28,10 +29,25 @@ const busLayer = (db: TestDatabase) =>
 /** A safety poll that never ticks, so only a notice (or a catch-up) can wake a wait. */
 const noPoll = Schedule.stop
 
+type BusRuntime = ManagedRuntime.ManagedRuntime<Bus | SqlClient.SqlClient, unknown>
+
+/**
+ * Once `to` hears what `from` publishes: on PostgreSQL each bus connects its listener in the
+ * background. Probes on a topic no test here reads, until one arrives.
+ */
+const hearing = async (to: BusRuntime, from: BusRuntime) => {
+  const heard = to.runFork(Effect.flatMap(Bus, (bus) => bus.changes("tasks").pipe(Stream.take(1), Stream.runDrain)))
+  await eventually(async () => {
+    await from.runPromise(Effect.flatMap(Bus, (bus) => bus.publish("tasks", "probe")))
+    await sleep(50)
+    return heard.unsafePoll() !== null
+  }, "the buses' listeners", 30_000, 0)
+}
+
 describe.each(backends)("the notification bus (%s)", (backend) => {
   let db: TestDatabase
-  let first: ManagedRuntime.ManagedRuntime<Bus | SqlClient.SqlClient, unknown>
-  let second: ManagedRuntime.ManagedRuntime<Bus | SqlClient.SqlClient, unknown>
+  let first: BusRuntime
+  let second: BusRuntime
   beforeAll(async () => {
     db = await createTestDatabase(backend)
     first = ManagedRuntime.make(busLayer(db))
@@ -39,8 +55,9 @@ describe.each(backends)("the notification bus (%s)", (backend) => {
     second = backend === "postgres" ? ManagedRuntime.make(busLayer(db)) : first
     await first.runPromise(Effect.void)
     await second.runPromise(Effect.void)
-    // The PostgreSQL listeners connect in the background.
-    await new Promise((resolve) => setTimeout(resolve, 500))
+    // The PostgreSQL listeners connect in the background: wait until they hear each other.
+    await hearing(first, second)
+    await hearing(second, first)
   })
   afterAll(async () => {
     await first?.dispose()
@@ -63,10 +80,10 @@ describe.each(backends)("the notification bus (%s)", (backend) => {
     // Another key does not wake it.
     expect(checks).toBe(1)
     state = Option.some("decided")
-    const started = Date.now()
     await second.runPromise(Effect.flatMap(Bus, (bus) => bus.publish("approval", "wanted")))
-    expect(await first.runPromise(Fiber.join(waiting))).toBe("decided")
-    expect(Date.now() - started).toBeLessThan(1000)
+    // No poll ticks: the notice alone woke it.
+    expect(await within(first.runPromise(Fiber.join(waiting)), "the wait to wake")).toBe("decided")
+    expect(checks).toBe(2)
   })
 
   it("hands a waker the notices of its topics only while it wants them", async () => {
@@ -79,21 +96,30 @@ describe.each(backends)("the notification bus (%s)", (backend) => {
           const wake = yield* bus.waker("run_end", { safety: null, wanted: () => wanted })
           yield* Effect.sync(() => void (ready = true))
           yield* wake
-          return Date.now()
+          return "woken"
         })
       )
     )
+    // A witness hearing every run_end: once it has a notice, the bus has handed it to the waker too.
+    const witnessed: Array<string> = []
+    const witness = first.runFork(
+      Effect.flatMap(Bus, (bus) => bus.changes("run_end").pipe(Stream.runForEach((key) => Effect.sync(() => void witnessed.push(key)))))
+    )
     while (!ready) await new Promise((resolve) => setTimeout(resolve, 20))
-    // Told while it does not want them: the notice is dropped, not kept for later.
-    await second.runPromise(Effect.flatMap(Bus, (bus) => bus.publish("run_end", "unwanted")))
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // Told while it does not want them: the notice is dropped, not kept for later. (Told until the
+    // witness has one: then the waker has been handed it too, and dropped it.)
+    await eventually(async () => {
+      await second.runPromise(Effect.flatMap(Bus, (bus) => bus.publish("run_end", "unwanted")))
+      await sleep(20)
+      return witnessed.includes("unwanted")
+    }, "an unwanted notice delivered", 20_000, 0)
     wanted = true
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    await sleep(300)
     expect(woken.unsafePoll()).toBeNull()
-    const told = Date.now()
+    // No safety poll: the notice alone wakes it.
     await second.runPromise(Effect.flatMap(Bus, (bus) => bus.publish("run_end", "wanted")))
-    const wokeAt = await first.runPromise(Fiber.join(woken))
-    expect(wokeAt - told).toBeLessThan(1000)
+    expect(await within(first.runPromise(Fiber.join(woken)), "the waker to wake")).toBe("woken")
+    await first.runPromise(Fiber.interrupt(witness))
   })
 
   it("tells of a change from the change's own statement, after it, and not of a change that failed", async () => {
@@ -163,8 +189,9 @@ describe.each(backends)("the notification bus (%s)", (backend) => {
       ready = true
       await second.runPromise(Effect.flatMap(Bus, (bus) => bus.publish("tool_result", "r3")))
       expect(await first.runPromise(Fiber.join(third).pipe(Effect.timeout(Duration.seconds(5))))).toBe(true)
-      const listeners = await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'cairn-bus' AND datname = current_database()")
-      expect(listeners.rows[0].n).toBe(2)
+      const listeners = async () =>
+        (await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'cairn-bus' AND datname = current_database()")).rows[0].n
+      await eventually(async () => (await listeners()) === 2, "both listeners back")
     } finally {
       await admin.end()
     }

@@ -202,10 +202,11 @@ describe.each(backends)("the request edge (%s)", (backend) => {
   })
 
   it("refuses 100,000 items before decoding them, and caps a 422 of many bad items at 50 issues and a small body", async () => {
-    const started = Date.now()
     const many = await post("/api/v1/admin/bots", JSON.stringify({ id: "edge-many", name: "n", tools: Array(100_000).fill(1) }))
-    await expectIssue(many, 422, ["body"])
-    expect(Date.now() - started).toBeLessThan(1000)
+    // One issue on the body as a whole, naming the entry cap and where the text passed it: refused
+    // by the scan of the text, before any item was decoded (which would name items, as below).
+    const refused = await expectIssue(many, 422, ["body"])
+    expect(refused.detail[0].msg).toContain(`more than ${MAX_JSON_ENTRIES} entries (at character`)
     const response = await post("/api/v1/admin/bots", JSON.stringify({ id: "edge-many", name: "n", tools: Array(MAX_JSON_ENTRIES).fill(1) }))
     const text = await response.text()
     expect(response.status).toBe(422)

@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Dispatchers } from "../../src/tasks/delivery/index.ts"
 import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends, createTestDatabase, withDatabase, type TestDatabase } from "../support/database.ts"
-import { json, spawnServer, startServer, type TestServer } from "../support/server.ts"
+import { json, spawnDeadlineMs, spawnServer, startServer, type TestServer } from "../support/server.ts"
+import { scaled, waitFor } from "../support/time.ts"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -56,11 +57,13 @@ describe.each(backends)("heartbeats (%s)", (backend) => {
 
   it("fires on its slots and posts the answer through the dispatcher's post_message", async () => {
     const id = await channel("harbour")
+    const before = Date.now()
     const set = await put(id, { prompt: "Anything new at the harbour?", interval_seconds: 1, dispatch_type: "pager", dispatch_config: { room: "ops", token: "pager-secret-token" } })
     expect(set.status).toBe(200)
     const heartbeat = await json(set)
     expect(heartbeat).toMatchObject({ channel_id: id, interval_seconds: 1, cron: null, timezone: "UTC", only_when_something: true, dispatch_config: { room: "ops", token: "****" } })
-    expect(Date.parse(heartbeat.next_at)).toBeGreaterThan(Date.now() - 1000)
+    // Its next slot is not before it was set (measured from before the request, so a slow answer does not count).
+    expect(Date.parse(heartbeat.next_at)).toBeGreaterThan(before - 1000)
     await expect.poll(async () => (await runs(id)).filter((r) => r.status === "posted").length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2)
     const mine = posts.filter((p) => p.extra?.channel_id === id)
     expect(mine[0]).toMatchObject({ text: "The tide turns at noon.", botId: "default", config: { room: "ops", token: "pager-secret-token" } })
@@ -193,10 +196,18 @@ describe("heartbeats with two server processes on one PostgreSQL", () => {
         body: JSON.stringify({ prompt: "Status?", interval_seconds: 1, dispatch_type: "webhook", dispatch_config: { url } })
       })
       expect(set.status).toBe(200)
-      await sleep(5000)
+      const runsOf = async () => (await json(await first.request(`/api/v1/channels/${channel.id}/heartbeat/runs`))) as Array<{ slot: string; status: string }>
+      // Three slots or more with both processes up (however long a busy machine takes to get there).
+      await waitFor(async () => ((await runsOf()).length >= 3 ? true : undefined), "three heartbeat runs", 60_000)
       await first.request(`/api/v1/channels/${channel.id}/heartbeat`, { method: "PUT", body: JSON.stringify({ prompt: "Status?", interval_seconds: 1, enabled: false }) })
+      // A scheduler tick under way may still start one (ticks are 100 ms apart); then the runs under
+      // way end, and what they posted is delivered.
       await sleep(1500)
-      const history = (await json(await first.request(`/api/v1/channels/${channel.id}/heartbeat/runs`))) as Array<{ slot: string; status: string }>
+      const history = await waitFor(async () => {
+        const runs = await runsOf()
+        const settled = runs.every((r) => r.status !== "running") && received.length === runs.filter((r) => r.status === "posted").length
+        return settled ? runs : undefined
+      }, "the last runs to end and deliver")
       expect(history.length).toBeGreaterThanOrEqual(3)
       expect(new Set(history.map((r) => r.slot)).size).toBe(history.length)
       const posted = history.filter((r) => r.status === "posted")
@@ -210,5 +221,6 @@ describe("heartbeats with two server processes on one PostgreSQL", () => {
       await llm.close()
       hook.close()
     }
-  }, 90_000)
+    // Two starts of `cairn serve` in turn, and the waits above.
+  }, 2 * spawnDeadlineMs + scaled(90_000))
 })

@@ -4,6 +4,7 @@
  */
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
+import { scaled } from "../support/time.ts"
 
 export interface ReceivedRequest {
   readonly method: string
@@ -21,7 +22,7 @@ export interface WebhookReceiver {
   readonly url: string
   readonly requests: Array<ReceivedRequest>
   mode: ReceiverMode
-  /** Resolves once `count` requests have arrived, or rejects after `timeoutMs`. */
+  /** Resolves once `count` requests have arrived, or rejects after `timeoutMs` (scaled by TEST_TIME_SCALE). */
   readonly waitFor: (count: number, timeoutMs?: number) => Promise<ReadonlyArray<ReceivedRequest>>
   readonly close: () => Promise<void>
 }
@@ -59,11 +60,11 @@ export const startReceiver = async (mode: ReceiverMode = { status: 204 }): Promi
     url: `http://127.0.0.1:${port}`,
     requests,
     mode,
-    waitFor: (count, timeoutMs = 5_000) =>
+    waitFor: (count, timeoutMs = 10_000) =>
       new Promise((resolve, reject) => {
         const deadline = setTimeout(
           () => reject(new Error(`expected ${count} webhook requests, got ${requests.length}`)),
-          timeoutMs
+          scaled(timeoutMs)
         )
         const check = () => {
           if (requests.length >= count) {

@@ -21,6 +21,7 @@ import { withDefaults } from "../support/client.ts"
 import { tempDir } from "../support/database.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 import { readSse } from "../support/sse.ts"
+import { scaled } from "../support/time.ts"
 
 const TOKEN = "file-token-value-0000ABCD"
 const HEADER_TOKEN = "http-bearer-value-1111WXYZ"
@@ -155,17 +156,16 @@ describe("Cairn as an MCP client (pglite)", () => {
   it("renders content parts, reports an isError result, applies the timeout, and follows a changed tool list", async () => {
     expect((await execute("mcp:files/mixed")).result).toBe("a picture:\n[image image/png]\n[resource link file:///tmp/report.txt (report.txt)]")
     expect(await execute("mcp:files/fail", { message: "no such file" })).toMatchObject({ is_error: true, error: "no such file" })
-    const started = Date.now()
+    // Ended by the server's timeout (its message says so), not by the tool's own 10 s.
     const slow = await execute("mcp:web/slow", { ms: 10_000 })
     expect(slow).toMatchObject({ is_error: true })
     expect(slow.error).toContain("timed out after 1500 ms")
-    expect(Date.now() - started).toBeLessThan(6000)
     // Given up here, the call is cancelled at the server too.
-    await eventually(async () => web.methods.includes("notifications/cancelled"), 2000)
+    await eventually(async () => web.methods.includes("notifications/cancelled"), 20_000)
 
     expect((await view("files")).tools).not.toContain("mcp:files/extra")
     expect((await execute("mcp:files/grow")).result).toBe("grown")
-    await eventually(async () => (await view("files")).tools.includes("mcp:files/extra"), 5000)
+    await eventually(async () => (await view("files")).tools.includes("mcp:files/extra"), 20_000)
     expect((await execute("mcp:files/extra")).result).toBe("extra!")
   })
 
@@ -174,10 +174,9 @@ describe("Cairn as an MCP client (pglite)", () => {
     llm.script(call("mcp:files/slow", { ms: 20_000 }), { text: "The tool failed" })
     const sse = await stream({ message: "Be slow", bot_id: "filer", client_id: client() })
     await sse.until((e) => e.data.type === "tool_start")
-    const killedAt = Date.now()
     process.kill(before.pid!, "SIGKILL")
+    // Failed by the lost connection (so said), not by the call's timeout or the tool's 20 s.
     const result = (await sse.until((e) => e.data.type === "tool_result")).at(-1)!.data
-    expect(Date.now() - killedAt).toBeLessThan(3000)
     expect(result).toMatchObject({ name: "mcp:files/slow", is_error: true })
     expect(result.error).toContain('MCP server "files" lost the connection during the call')
     // Read at once: the server is tried again after MCP_RECONNECT_BASE_MS (1 s).
@@ -186,10 +185,11 @@ describe("Cairn as an MCP client (pglite)", () => {
     expect(down.error).toContain("the connection closed")
     expect((await sse.rest()).at(-1)!.data).toMatchObject({ type: "response", text: "The tool failed" })
 
-    await eventually(async () => (await view("files")).status === "connected", 10_000)
+    // A new stdio process to start: most of a minute on a busy machine.
+    await eventually(async () => (await view("files")).status === "connected", 60_000)
     expect((await view("files")).pid).not.toBe(before.pid)
     expect((await execute("mcp:files/echo", { text: "back" })).result).toBe("back")
-  })
+  }, scaled(120_000))
 
   it("fails an HTTP call at once when its server dies mid-call, and every call after at once with a clear error", async () => {
     await server.call((c) =>
@@ -201,10 +201,9 @@ describe("Cairn as an MCP client (pglite)", () => {
     llm.script(call("mcp:web/slow", { ms: 15_000 }), { text: "The server died" })
     const sse = await stream({ message: "Be slow", bot_id: "webber", client_id: client() })
     await sse.until((e) => e.data.type === "tool_start")
-    const crashedAt = Date.now()
     await web.crash()
+    // Failed by the lost connection (so said), not by the call's 20 s timeout or the tool's 15 s.
     const result = (await sse.until((e) => e.data.type === "tool_result")).at(-1)!.data
-    expect(Date.now() - crashedAt).toBeLessThan(3000)
     expect(result).toMatchObject({ name: "mcp:web/slow", is_error: true })
     expect(result.error).toContain('MCP server "web" lost the connection during the call')
     expect((await sse.rest()).at(-1)!.data).toMatchObject({ type: "response", text: "The server died" })
@@ -213,9 +212,8 @@ describe("Cairn as an MCP client (pglite)", () => {
     expect(["failed", "connecting"]).toContain(down.status)
     expect(down.error).toBeTruthy()
     expect(down.tools).toContain("mcp:web/echo")
-    const started = Date.now()
+    // Refused as not connected, not sent to wait on a dead server.
     const refused = await execute("mcp:web/echo", { text: "anyone?" })
-    expect(Date.now() - started).toBeLessThan(2000)
     expect(refused.error).toMatch(/^MCP server "web" is not connected: /)
     expect(JSON.stringify(await server.call((c) => c.mcpServers.list()))).not.toContain(HEADER_TOKEN)
   })

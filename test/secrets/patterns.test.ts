@@ -121,19 +121,18 @@ describe("detectSecrets leaves ordinary text alone", () => {
 })
 
 describe("detectSecrets bounds", () => {
-  it("scans a large input quickly and only up to the bound", () => {
+  // How fast a scan is belongs to a benchmark; what is asserted here is what bounds its work: only
+  // the first `maxScannedLength` characters are read, and the patterns finish on inputs where a
+  // backtracking one would not (it would run past the test's timeout).
+  it("scans a large input only up to the bound", () => {
     const filler = "lorem ipsum dolor sit amet password reset api key ".repeat(Math.ceil(maxScannedLength / 50))
-    const started = performance.now()
     expect(detectSecrets(filler + `password=hunter2`)).toEqual([])
     expect(detectSecrets(`password=hunter2 ` + filler)).toEqual(["password_assignment"])
-    expect(performance.now() - started).toBeLessThan(1000)
   })
 
   it("does not backtrack catastrophically on long runs of token characters", () => {
     const run = "a".repeat(100_000)
-    const started = performance.now()
-    detectSecrets(`Bearer ${run} api_key=${run} sk-${run} eyJ${run}.eyJ${run}`)
-    expect(performance.now() - started).toBeLessThan(1000)
+    expect(Array.isArray(detectSecrets(`Bearer ${run} api_key=${run} sk-${run} eyJ${run}.eyJ${run}`))).toBe(true)
   })
 })
 

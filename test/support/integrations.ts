@@ -19,16 +19,8 @@ export const writeIntegration = (root: string, id: string, files: Record<string,
   return dir
 }
 
-/** Polls `probe` until it answers something other than undefined; fails after `timeoutMs`. */
-export const waitFor = async <A>(probe: () => Promise<A | undefined> | A | undefined, what: string, timeoutMs = 20_000, everyMs = 50): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, everyMs))
-  }
-}
+/** Polls `probe` until it answers something other than undefined (deadline scaled by TEST_TIME_SCALE). */
+export { waitFor } from "./time.ts"
 
 /** Lines of a file written by a test integration (missing file: none). */
 export const linesOf = (file: string): Array<string> => (fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter(Boolean) : [])

@@ -13,6 +13,7 @@ import * as AppConfig from "../../src/config/AppConfig.ts"
 import { AppLive } from "../../src/main.ts"
 import { clientCalls, type ClientCalls } from "./client.ts"
 import { createTestDatabase, tempDir, type Backend, type TestDatabase } from "./database.ts"
+import { scaled } from "./time.ts"
 
 export const API_KEY = "test-static-key-0123456789"
 
@@ -138,6 +139,13 @@ export interface ChildServer extends ClientCalls {
 const root = path.resolve(import.meta.dirname, "../..")
 
 /**
+ * How long `spawnServer` waits for /health: a start from source (tsx, when dist/ is stale) on a
+ * machine busy with other work took over a minute. A test that starts servers in turn gives itself
+ * this much for each.
+ */
+export const spawnDeadlineMs = scaled(120_000)
+
+/**
  * `cairn serve` as a child process, waited on until /health answers; `nodeArgs` go to node itself
  * (a profiler flag, say); `serverRoot` is the checkout to run (a benchmark's baseline, say).
  */
@@ -158,7 +166,7 @@ export const spawnServer = async (
   child.stderr!.on("data", (chunk) => (output += chunk))
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
   const baseUrl = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 60_000
+  const deadline = Date.now() + spawnDeadlineMs
   for (;;) {
     if (child.exitCode !== null) throw new Error(`Server exited during startup:\n${output}`)
     try {
@@ -169,7 +177,7 @@ export const spawnServer = async (
     }
     if (Date.now() > deadline) {
       child.kill("SIGKILL")
-      throw new Error(`Server did not answer /health within 60 s:\n${output}`)
+      throw new Error(`Server did not answer /health within ${spawnDeadlineMs} ms:\n${output}`)
     }
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
@@ -187,7 +195,7 @@ export const spawnServer = async (
   }
 }
 
-/** `cairn <args>` as a child process to its end (killed after 60 s): its exit code and output. */
+/** `cairn <args>` as a child process to its end (killed after `spawnDeadlineMs`): its exit code and output. */
 export const runCli = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   new Promise<{ code: number | null; output: string; stdout: string; stderr: string }>((resolve) => {
     const child = spawn(process.execPath, [path.join(root, "bin/cairn.mjs"), ...args], {
@@ -200,7 +208,7 @@ export const runCli = (args: ReadonlyArray<string>, env: Record<string, string> 
     let stderr = ""
     child.stdout!.on("data", (chunk) => ((output += chunk), (stdout += chunk)))
     child.stderr!.on("data", (chunk) => ((output += chunk), (stderr += chunk)))
-    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000)
+    const timer = setTimeout(() => child.kill("SIGKILL"), spawnDeadlineMs)
     child.on("close", (code) => {
       clearTimeout(timer)
       resolve({ code, output, stdout, stderr })
@@ -235,8 +243,9 @@ export const childPids = (pid: number): Array<number> =>
 
 export const json = async (response: Response): Promise<any> => response.json()
 
-/** The task once it has ended (neither pending nor running), read every 50 ms; throws after `timeoutMs`. */
+/** The task once it has ended (neither pending nor running), read every 50 ms; throws after `timeoutMs` (scaled). */
 export const taskEnded = async (server: Pick<TestServer, "request">, taskId: string, timeoutMs = 20_000): Promise<any> => {
+  timeoutMs = scaled(timeoutMs)
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const task = await json(await server.request(`/api/v1/tasks/${taskId}`))

@@ -6,6 +6,7 @@
 import { execFileSync } from "node:child_process"
 import * as path from "node:path"
 import { root } from "./imports.ts"
+import { scaled } from "./time.ts"
 
 const socket = `cairn-test-${process.pid}`
 let sessions = 0
@@ -20,7 +21,7 @@ const quote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`
 export interface Pty {
   /** What the terminal shows, scrollback included, lines joined where the terminal wrapped them. */
   readonly screen: () => string
-  /** Waits until the screen matches; fails with the screen when it does not in time. */
+  /** Waits until the screen matches; fails with the screen when it does not in time (`timeoutMs` scaled by TEST_TIME_SCALE). */
   readonly waitFor: (pattern: RegExp | string, timeoutMs?: number) => Promise<string>
   /** Types a line and presses Enter. */
   readonly typeLine: (text: string) => void
@@ -28,7 +29,7 @@ export interface Pty {
   readonly press: (...keys: Array<string>) => void
   /** The command's exit status once it has exited (a signal shows as 128 + its number). */
   readonly exitStatus: () => number | undefined
-  /** Waits for the command to exit: its exit status, or undefined if it did not exit in time. */
+  /** Waits for the command to exit: its exit status, or undefined if it did not exit in time (scaled). */
   readonly waitForExit: (timeoutMs?: number) => Promise<number | undefined>
   readonly close: () => void
 }
@@ -48,7 +49,7 @@ export const startPty = (args: ReadonlyArray<string>, env: Record<string, string
     screen,
     waitFor: async (pattern, timeoutMs = 15_000) => {
       const matches = (text: string) => (typeof pattern === "string" ? text.includes(pattern) : pattern.test(text))
-      const deadline = Date.now() + timeoutMs
+      const deadline = Date.now() + scaled(timeoutMs)
       while (Date.now() < deadline) {
         const text = screen()
         if (matches(text)) return text
@@ -69,7 +70,7 @@ export const startPty = (args: ReadonlyArray<string>, env: Record<string, string
       return status === undefined ? undefined : Number(status)
     },
     waitForExit: async (timeoutMs = 10_000) => {
-      const deadline = Date.now() + timeoutMs
+      const deadline = Date.now() + scaled(timeoutMs)
       while (Date.now() < deadline) {
         const status = pty.exitStatus()
         if (status !== undefined) return status

@@ -1,10 +1,17 @@
 /**
  * Password guessing is held back whatever RATE_LIMIT_ENABLED says: sign-in and first-admin setup
  * count failures per client address and per username. The first few are free; after them each
- * failure locks the key for twice as long as the last (1 s, 2 s, 4 s, ... at most 15 minutes), and
- * an hour without a failure forgets it. An attempt counts as a failure from the moment it starts
- * (a success takes it back), so a burst of parallel guesses is refused before any password hash is
- * computed for most of them: that hash is what makes guessing expensive for the server too.
+ * failure locks the key for twice as long as the last (1 s, 2 s, 4 s, ... at most 15 minutes;
+ * SIGNIN_FIRST_LOCK_SECONDS sets the first), and an hour without a failure forgets it. An attempt
+ * counts as a failure from the moment it starts (a success takes it back), so a burst of parallel
+ * guesses is refused before any password hash is computed for most of them: that hash is what
+ * makes guessing expensive for the server too.
+ *
+ * Reading the clock, checking the locks and counting the attempt are one synchronous step, so
+ * concurrent attempts are counted one after another: of a burst that arrives within a lock, exactly
+ * the free few run. A burst answered more slowly than the lock lasts (a busy machine answering
+ * thirty requests takes seconds) gets one more attempt through each time a lock lapses, as any
+ * attempt after a lapse does.
  *
  * Per process and in memory, like the request rate limits.
  */
@@ -16,8 +23,12 @@ const freeFailuresConfig = Config.integer("SIGNIN_FREE_FAILURES").pipe(
   Config.withDefault(5),
   Config.validate({ message: "Expected a whole number of at least 1", validation: (n) => n >= 1 })
 )
-const firstLockMs = 1_000
 const maxLockMs = 15 * 60_000
+/** The lock after the last free failure, doubled by each further one (SIGNIN_FIRST_LOCK_SECONDS). */
+const firstLockConfig = Config.integer("SIGNIN_FIRST_LOCK_SECONDS").pipe(
+  Config.validate({ message: "Expected a whole number of seconds from 1 to 900", validation: (n) => n >= 1 && n * 1000 <= maxLockMs }),
+  Config.withDefault(1)
+)
 const forgetAfterMs = 60 * 60_000
 const sweepEveryMs = 60_000
 
@@ -34,6 +45,7 @@ export const guardKeys = (address: string, username?: string): ReadonlyArray<str
 export class SignInGuard extends Effect.Service<SignInGuard>()("cairn/SignInGuard", {
   effect: Effect.gen(function* () {
     const freeFailures = yield* freeFailuresConfig
+    const firstLockMs = (yield* firstLockConfig) * 1000
     const strikes = new Map<string, Strikes>()
     let lastSweep = 0
 
@@ -55,18 +67,29 @@ export class SignInGuard extends Effect.Service<SignInGuard>()("cairn/SignInGuar
     }
 
     /**
+     * Whether an attempt may run now: if no key is locked, the attempt is counted against every key
+     * at once (0); else the wait. One synchronous step, with the clock read in it: no other attempt
+     * is checked or counted between this one's check and its count.
+     */
+    const admit = (keys: ReadonlyArray<string>, clock: Clock.Clock) => {
+      const now = clock.unsafeCurrentTimeMillis()
+      if (now - lastSweep > sweepEveryMs) sweep(now)
+      const wait = Math.max(0, ...keys.map((key) => (strikes.get(key)?.lockedUntil ?? 0) - now))
+      if (wait === 0) for (const key of keys) fail(key, now)
+      return wait
+    }
+
+    /**
      * Runs `attempt` unless one of the keys is locked (429 with the wait). The attempt counts as a
      * failure until it succeeds; a success forgets the username's failures (not the address's).
      */
     const guard = <A, E, R>(keys: ReadonlyArray<string>, attempt: Effect.Effect<A, E, R>) =>
       Effect.gen(function* () {
-        const now = yield* Clock.currentTimeMillis
-        if (now - lastSweep > sweepEveryMs) sweep(now)
-        const wait = Math.max(0, ...keys.map((key) => (strikes.get(key)?.lockedUntil ?? 0) - now))
+        const clock = yield* Effect.clock
+        const wait = yield* Effect.sync(() => admit(keys, clock))
         if (wait > 0) {
           return yield* new TooManyRequests({ detail: "Too many failed attempts; try again later", retryAfterSeconds: Math.ceil(wait / 1000) })
         }
-        for (const key of keys) fail(key, now)
         const result = yield* attempt
         for (const key of keys) {
           if (key.startsWith("user:")) strikes.delete(key)

@@ -14,7 +14,7 @@ import { AppConfig } from "../../config/AppConfig.ts"
 import { Forbidden, Unauthorized } from "../../contract/Errors.ts"
 import { safeEqual } from "../Authenticator.ts"
 import type { PrincipalShape } from "../../auth/Principal.ts"
-import { grants, memberScopes } from "../../auth/Scopes.ts"
+import { grants, memberScopes, type Scope } from "../../auth/Scopes.ts"
 import { Tokens } from "../Tokens.ts"
 import { ServerSecret } from "../../secrets/ServerSecret.ts"
 import { guardKeys, SignInGuard } from "./SignInGuard.ts"
@@ -26,7 +26,7 @@ import { UserConflict, UserNotFound } from "./Errors.ts"
 
 export const refreshTokenMs = 30 * 24 * 3_600_000
 
-export const scopesForRole = (role: Role): ReadonlyArray<string> => (role === "admin" ? ["admin"] : memberScopes)
+export const scopesForRole = (role: Role): ReadonlyArray<Scope> => (role === "admin" ? ["admin"] : memberScopes)
 
 const hash = (value: string) => crypto.createHash("sha256").update(value).digest("base64url")
 
