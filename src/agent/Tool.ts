@@ -188,6 +188,10 @@ export const FlagArgument = (description: string) =>
     encode: (flag) => (flag ? "true" : "false")
   })).annotations({ jsonSchema: { type: "boolean", description } })
 
+/** One of a few words; a wrong one is told in one line with the choices (not one line per choice). */
+export const ChoiceArgument = <const Choices extends ReadonlyArray<string>>(...choices: Choices) =>
+  Schema.Literal(...choices).annotations({ message: () => ({ message: `must be one of ${choices.join(", ")}`, override: true }) })
+
 /** Text that says something: not empty, nor only white space. */
 export const NonBlankArgument = (description?: string) =>
   Schema.String.pipe(Schema.pattern(/\S/, { message: () => "must not be empty" })).annotations(description ? { description } : {})

@@ -4,7 +4,7 @@
  * caller's fiber: a timeout or an interrupted turn interrupts the tool.
  */
 import { Context, Duration, Effect, Layer, Schema } from "effect"
-import { declareTool, ToolError, ToolFailure, type Tool, type ToolContext } from "./Tool.ts"
+import { ChoiceArgument, declareTool, ToolError, ToolFailure, type Tool, type ToolContext } from "./Tool.ts"
 
 export { ToolError, type Tool, type ToolContext } from "./Tool.ts"
 
@@ -83,7 +83,7 @@ export const toolPolicy = <P extends string>(
 export const clientActions = ["new_session", "switch_bot", "switch_session", "toggle_tts", "list_sessions", "list_bots", "show_history"] as const
 
 const ClientAction = Schema.Struct({
-  action: Schema.Literal(...clientActions),
+  action: ChoiceArgument(...clientActions),
   bot_id: Schema.optional(Schema.String),
   session_id: Schema.optional(Schema.String)
 })

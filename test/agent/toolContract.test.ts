@@ -15,7 +15,7 @@ import * as path from "node:path"
 import { describe, expect } from "vitest"
 import { fileTools } from "../../src/agent/builtins/Files.ts"
 import { webTools } from "../../src/agent/builtins/Web.ts"
-import { CountArgument, declareTool, foreignTool, ToolError, ToolFailure, type ToolContext } from "../../src/agent/Tool.ts"
+import { ChoiceArgument, CountArgument, declareTool, foreignTool, ToolError, ToolFailure, type ToolContext } from "../../src/agent/Tool.ts"
 import { make as makeRegistry } from "../../src/agent/Tools.ts"
 import { Channels } from "../../src/channels/Channels.ts"
 import { layer as AppConfigLive } from "../../src/config/AppConfig.ts"
@@ -42,7 +42,12 @@ describe("a tool declared with Schemas", () => {
     name: "add",
     description: "Adds",
     effect: "read",
-    parameters: Schema.Struct({ a: Schema.Number, b: Schema.Number, times: Schema.optional(CountArgument({ min: 1, max: 3 })) }),
+    parameters: Schema.Struct({
+      a: Schema.Number,
+      b: Schema.Number,
+      times: Schema.optional(CountArgument({ min: 1, max: 3 })),
+      round: Schema.optional(ChoiceArgument("up", "down"))
+    }),
     success: Schema.Struct({ sum: Schema.Number }),
     handler: ({ a, b, times }) =>
       a < 0 ? new ToolFailure({ message: "a must not be negative" }) : Effect.succeed({ sum: (a + b) * (times ?? 1) })
@@ -71,11 +76,13 @@ describe("a tool declared with Schemas", () => {
   it.effect("refuses arguments its Schema refuses, naming every problem, and never runs the handler", () =>
     Effect.gen(function* () {
       const tool = yield* addTool
-      const refused = failureOf(yield* Effect.exit(tool.run({ a: "one" }, context)))
+      const refused = failureOf(yield* Effect.exit(tool.run({ a: "one", round: "sideways" }, context)))
       expect(refused.reason).toBe("arguments")
       expect(refused.message).toMatch(/^Invalid arguments for add: /)
       expect(refused.message).toMatch(/a: Expected number/)
       expect(refused.message).toMatch(/b: is missing/)
+      // A wrong choice is one line naming the choices.
+      expect(refused.message).toMatch(/round: must be one of up, down(;|$)/)
     })
   )
 

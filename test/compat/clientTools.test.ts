@@ -75,6 +75,6 @@ describe.each(backends)("client tools and client actions (%s)", (backend) => {
     const refused = await json(await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "wipe it", bot_id: "helper", client_id: "compat-actions-3" }) }))
     expect(refused.client_actions).toEqual([])
     const toolMessage = (llm.requestsTo("/v1/chat/completions").at(-1)!.body as any).messages.find((m: any) => m.role === "tool")
-    expect(toolMessage.content).toContain("action must be one of new_session")
+    expect(toolMessage.content).toContain("action: must be one of new_session")
   })
 })

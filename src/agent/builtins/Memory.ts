@@ -12,7 +12,7 @@ import { Effect, Schema } from "effect"
 import { Documents } from "../../documents/Documents.ts"
 import { MAX_SEARCH_LIMIT, type SearchResult } from "../../documents/Model.ts"
 import type { ToolCallContext } from "../../sdk/index.ts"
-import { CountArgument, declareTool, NonBlankArgument, ToolFailure } from "../Tool.ts"
+import { ChoiceArgument, CountArgument, declareTool, NonBlankArgument, ToolFailure } from "../Tool.ts"
 
 export const notesPrefix = "notes:"
 const botNotes = (context: Pick<ToolCallContext, "botId">) => `${notesPrefix}${context.botId}`
@@ -81,7 +81,7 @@ export const memoryTools = Effect.gen(function* () {
     parameters: Schema.Struct({
       note: NonBlankArgument(),
       title: Schema.optional(Schema.String.annotations({ description: "A short title; default: the note's start" })),
-      scope: Schema.optional(Schema.Literal("bot", "channel"))
+      scope: Schema.optional(ChoiceArgument("bot", "channel"))
     }),
     success: Schema.String,
     handler: (args, context) =>

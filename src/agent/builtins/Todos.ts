@@ -2,7 +2,7 @@
 import { Effect, Schema } from "effect"
 import type { Todo } from "../../todos/Model.ts"
 import { Todos } from "../../todos/Todos.ts"
-import { CountArgument, declareTool, ToolFailure } from "../Tool.ts"
+import { ChoiceArgument, CountArgument, declareTool, ToolFailure } from "../Tool.ts"
 
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -17,12 +17,12 @@ const dueOf = (value: string | null | undefined) =>
       : new ToolFailure({ message: "due must be an ISO 8601 date or date-time" })
 
 const TodosArguments = Schema.Struct({
-  action: Schema.Literal("create", "list", "update", "complete", "reopen"),
+  action: ChoiceArgument("create", "list", "update", "complete", "reopen"),
   id: Schema.optional(Schema.String),
   title: Schema.optional(Schema.String),
   notes: Schema.optional(Schema.String),
   due: Schema.optional(Schema.NullOr(Schema.String.annotations({ description: "ISO 8601 date or date-time" }))),
-  status: Schema.optional(Schema.Literal("open", "done", "all")),
+  status: Schema.optional(ChoiceArgument("open", "done", "all")),
   limit: Schema.optional(CountArgument({ min: 1, max: 100 }))
 })
 
