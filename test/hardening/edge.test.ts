@@ -10,6 +10,7 @@ import { inspectJsonText, MAX_JSON_DEPTH, MAX_JSON_ENTRIES } from "../../src/htt
 import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { API_KEY, json, startServer, type TestServer } from "../support/server.ts"
+import { scaled } from "../support/time.ts"
 
 describe("inspectJsonText", () => {
   const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth)
@@ -133,7 +134,9 @@ describe.each(backends)("the request edge (%s)", (backend) => {
     expect((await chunkedPastLimit("/api/v1/admin/bots", null)).status).toBe(401)
   })
 
-  it("follows REQUEST_MAX_BYTES at runtime and gives routes that carry files UPLOAD_MAX_BYTES", async () => {
+  // The document below is the first this test process embeds: the GloVe vectors load then (a few
+  // seconds and ~1 GB transiently; over a minute on a machine busy with other work).
+  it("follows REQUEST_MAX_BYTES at runtime and gives routes that carry files UPLOAD_MAX_BYTES", { timeout: scaled(240_000) }, async () => {
     expect((await putSettings({ REQUEST_MAX_BYTES: 4096 })).status).toBe(200)
     try {
       const big = JSON.stringify({ id: "edge-big", name: "x".repeat(5000) })
