@@ -136,9 +136,8 @@ export const jsonSchemaTool = <E extends HandlerError>(spec: JsonSchemaToolSpec<
   run: (args, context) =>
     decodeArgumentObject(args ?? {}).pipe(
       Effect.mapError(() => new ToolError({ tool: spec.name, reason: "arguments", message: `Invalid arguments for ${spec.name}: an object is expected` })),
-      Effect.flatMap((object) => spec.handler(object, context)),
-      Effect.map(asText),
-      Effect.mapError((error) => (error instanceof ToolError ? error : new ToolError({ tool: spec.name, reason: "failed", message: failureText(error) })))
+      Effect.flatMap((object) => Effect.mapError(spec.handler(object, context), (error) => new ToolError({ tool: spec.name, reason: "failed", message: failureText(error) }))),
+      Effect.map(asText)
     )
 })
 
