@@ -12,21 +12,21 @@
  */
 import { HttpApi, HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpServer } from "@effect/platform"
 import { ConfigProvider, Effect, Layer, ManagedRuntime, Schema } from "effect"
-import * as AppConfig from "../src/config/AppConfig.ts"
-import { AuthServicesLive } from "../src/access/Layers.ts"
 import { ApiKeys } from "../src/access/keys/ApiKeys.ts"
 import { CreateApiKey } from "../src/access/keys/Model.ts"
-import { Authentication } from "../src/auth/Authentication.ts"
+import { AuthServicesLive } from "../src/access/Layers.ts"
 import * as AuthMiddleware from "../src/access/Middleware.ts"
+import { Tokens } from "../src/access/Tokens.ts"
+import { Authentication } from "../src/auth/Authentication.ts"
+import { catalogueLayer } from "../src/auth/Catalogue.ts"
 import { RequiredScope } from "../src/auth/RequiredScope.ts"
 import { PUBLIC } from "../src/auth/Scopes.ts"
-import { Tokens } from "../src/access/Tokens.ts"
 import { Bots } from "../src/bots/Bots.ts"
-import * as ServerSecret from "../src/secrets/ServerSecret.ts"
-import { catalogueLayer } from "../src/auth/Catalogue.ts"
+import * as AppConfig from "../src/config/AppConfig.ts"
 import { DatabaseLive } from "../src/main.ts"
+import * as ServerSecret from "../src/secrets/ServerSecret.ts"
 import { Settings } from "../src/settings/Settings.ts"
-import { createTestDatabase, type Backend } from "../test/support/database.ts"
+import { type Backend, createTestDatabase } from "../test/support/database.ts"
 
 const arg = (name: string, fallback: string) => {
   const at = process.argv.indexOf(`--${name}`)
@@ -42,16 +42,18 @@ const Pong = Schema.Struct({ ok: Schema.Boolean })
 class BenchGroup extends HttpApiGroup.make("bench")
   .add(HttpApiEndpoint.get("open", "/open").addSuccess(Pong).annotate(RequiredScope, PUBLIC))
   .add(HttpApiEndpoint.get("guarded", "/guarded").addSuccess(Pong).annotate(RequiredScope, "bots:read"))
-  .middleware(Authentication) {}
+  .middleware(Authentication)
+{}
 
 class BenchApi extends HttpApi.make("bench").add(BenchGroup) {}
 
-const HandlersLive = HttpApiBuilder.group(BenchApi, "bench", (handlers) =>
-  handlers.handle("open", () => Effect.succeed({ ok: true })).handle("guarded", () => Effect.succeed({ ok: true }))
+const HandlersLive = HttpApiBuilder.group(
+  BenchApi,
+  "bench",
+  (handlers) => handlers.handle("open", () => Effect.succeed({ ok: true })).handle("guarded", () => Effect.succeed({ ok: true }))
 )
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!
+const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))]!
 
 const main = async () => {
   const db = await createTestDatabase(BACKEND)
@@ -81,7 +83,7 @@ const main = async () => {
 
   // Credentials made by the real services: a scoped key in the database, a widget token.
   const [scopedKey, widgetToken] = await runtime.runPromise(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const keys = yield* ApiKeys
       const tokens = yield* Tokens
       const created = yield* keys.create(new CreateApiKey({ name: "bench", scopes: ["bots:read"] }))
@@ -134,7 +136,9 @@ const main = async () => {
     const sorted = [...samples[i]!].sort((a, b) => a - b)
     const added = medians[i]! - medians[0]!
     lines.push(
-      `| ${kind.name} | ${percentile(sorted, 50).toFixed(4)} | ${percentile(sorted, 90).toFixed(4)} | ${percentile(sorted, 99).toFixed(4)} | ${i === 0 ? "-" : added.toFixed(4)} | ${(medians[i]! / medians[0]!).toFixed(2)} |`
+      `| ${kind.name} | ${percentile(sorted, 50).toFixed(4)} | ${percentile(sorted, 90).toFixed(4)} | ${
+        percentile(sorted, 99).toFixed(4)
+      } | ${i === 0 ? "-" : added.toFixed(4)} | ${(medians[i]! / medians[0]!).toFixed(2)} |`
     )
   })
   const worst = Math.max(...medians.slice(1).map((m) => m - medians[0]!))

@@ -31,20 +31,29 @@ const source = await createTestDatabase(backend)
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`
 const configOf = (db: typeof source) =>
-  ConfigProvider.fromMap(new Map([["DATA_DIR", db.dataDir], ["LOG_LEVEL", "error"], ...(db.databaseUrl ? [["DATABASE_URL", db.databaseUrl] as [string, string]] : [])]))
+  ConfigProvider.fromMap(
+    new Map([
+      ["DATA_DIR", db.dataDir],
+      ["LOG_LEVEL", "error"],
+      ...(db.databaseUrl ? [["DATABASE_URL", db.databaseUrl] as [string, string]] : [])
+    ])
+  )
 
 // The store, written with the server stopped (PGlite has one process's lock): sessions of 100
 // messages each, then the corpus. Writing it is the restore's baseline, reading it the backup's.
-const runtime = ManagedRuntime.make(DatabaseLive.pipe(Layer.provide(AppConfig.layer), Layer.provide(Layer.setConfigProvider(configOf(source)))))
+const runtime = ManagedRuntime.make(
+  DatabaseLive.pipe(Layer.provide(AppConfig.layer), Layer.provide(Layer.setConfigProvider(configOf(source))))
+)
 const writeStarted = performance.now()
 await runtime.runPromise(
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     for (let s = 0; s * 100 < messageCount; s++) {
       const sessionId = crypto.randomUUID()
       yield* sql`INSERT INTO sessions (id, bot_id, client_id) VALUES (${sessionId}, 'default', ${`bench-${s}`})`
-      const rows = Array.from({ length: Math.min(100, messageCount - s * 100) }, (_, i) =>
-        `('${crypto.randomUUID()}', '${sessionId}', '${i % 2 === 0 ? "user" : "assistant"}', '${sentence(60)}')`
+      const rows = Array.from(
+        { length: Math.min(100, messageCount - s * 100) },
+        (_, i) => `('${crypto.randomUUID()}', '${sessionId}', '${i % 2 === 0 ? "user" : "assistant"}', '${sentence(60)}')`
       )
       yield* sql.unsafe(`INSERT INTO messages (id, session_id, role, content) VALUES ${rows.join(",")}`)
     }
@@ -54,7 +63,7 @@ await runtime.runPromise(
 const writeMs = performance.now() - writeStarted
 const readStarted = performance.now()
 const readRows = await runtime.runPromise(
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const tables = yield* sql<{ name: string }>`SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()`
     let rows = 0
@@ -64,8 +73,10 @@ const readRows = await runtime.runPromise(
 )
 const readMs = performance.now() - readStarted
 const databaseBytes = await runtime.runPromise(
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(sql<{ bytes: string }>`SELECT pg_database_size(current_database())::text AS bytes`, (rows) => Number(rows[0]!.bytes))
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      Effect.map(sql<{ bytes: string }>`SELECT pg_database_size(current_database())::text AS bytes`, (rows) => Number(rows[0]!.bytes))
   )
 )
 await runtime.dispose()
@@ -73,7 +84,9 @@ await runtime.dispose()
 const server = await startServer({ backend, db: source, env: { LOG_LEVEL: "error" } })
 const headers = { authorization: `Bearer ${server.apiKey}` }
 const backupStarted = performance.now()
-const started = await (await fetch(`${server.baseUrl}/api/v1/admin/operations/backup`, { method: "POST", headers })).json() as { id: string }
+const started = await (await fetch(`${server.baseUrl}/api/v1/admin/operations/backup`, { method: "POST", headers })).json() as {
+  id: string
+}
 let backup: any
 for (;;) {
   backup = await (await fetch(`${server.baseUrl}/api/v1/admin/operations/backup/${started.id}`, { headers })).json()
@@ -88,7 +101,11 @@ await server.close()
 await source.drop()
 
 const target = await createTestDatabase(backend)
-const env = new Map([["DATA_DIR", target.dataDir], ["LOG_LEVEL", "error"], ...(target.databaseUrl ? [["DATABASE_URL", target.databaseUrl] as [string, string]] : [])])
+const env = new Map([
+  ["DATA_DIR", target.dataDir],
+  ["LOG_LEVEL", "error"],
+  ...(target.databaseUrl ? [["DATABASE_URL", target.databaseUrl] as [string, string]] : [])
+])
 const restoreStarted = performance.now()
 const summary = await Effect.runPromise(
   Effect.scoped(restore(archive)).pipe(
@@ -99,14 +116,28 @@ const summary = await Effect.runPromise(
 const restoreMs = performance.now() - restoreStarted
 const cliTarget = await createTestDatabase(backend)
 const cliStarted = performance.now()
-const cli = await runCli(["restore", archive], { DATA_DIR: cliTarget.dataDir, LOG_LEVEL: "error", ...(cliTarget.databaseUrl ? { DATABASE_URL: cliTarget.databaseUrl } : {}) })
+const cli = await runCli(["restore", archive], {
+  DATA_DIR: cliTarget.dataDir,
+  LOG_LEVEL: "error",
+  ...(cliTarget.databaseUrl ? { DATABASE_URL: cliTarget.databaseUrl } : {})
+})
 const cliMs = performance.now() - cliStarted
 if (cli.code !== 0) throw new Error(`cairn restore failed: ${cli.output}`)
 await target.drop()
 await cliTarget.drop()
 
-console.log(`backup and restore (${backend}): ${messageCount} messages, ${chunkCount} chunks, ${backup.rows_written} rows in ${backup.tables_total} tables`)
-console.log(`| ${backend} | read every row ${seconds(readMs)} (${readRows} rows) | backup ${seconds(backupMs)} | ${(backupMs / readMs).toFixed(2)}x |`)
-console.log(`| ${backend} | bulk write ${seconds(writeMs)} | restore ${seconds(restoreMs)} (${summary.rows} rows) | ${(restoreMs / writeMs).toFixed(2)}x | cairn restore ${seconds(cliMs)} |`)
-console.log(`| ${backend} | database ${mib(databaseBytes)} | archive ${mib(backup.size_bytes)} | ${(backup.size_bytes / databaseBytes).toFixed(2)}x |`)
+console.log(
+  `backup and restore (${backend}): ${messageCount} messages, ${chunkCount} chunks, ${backup.rows_written} rows in ${backup.tables_total} tables`
+)
+console.log(
+  `| ${backend} | read every row ${seconds(readMs)} (${readRows} rows) | backup ${seconds(backupMs)} | ${(backupMs / readMs).toFixed(2)}x |`
+)
+console.log(
+  `| ${backend} | bulk write ${seconds(writeMs)} | restore ${seconds(restoreMs)} (${summary.rows} rows) | ${
+    (restoreMs / writeMs).toFixed(2)
+  }x | cairn restore ${seconds(cliMs)} |`
+)
+console.log(
+  `| ${backend} | database ${mib(databaseBytes)} | archive ${mib(backup.size_bytes)} | ${(backup.size_bytes / databaseBytes).toFixed(2)}x |`
+)
 process.exit(0)

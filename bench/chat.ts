@@ -55,7 +55,11 @@ const direct = async () => {
 
 const blocking = async (client: string) => {
   const started = performance.now()
-  const response = await fetch(`${server.baseUrl}/chat`, { method: "POST", headers, body: JSON.stringify({ message: "Hi", client_id: client }) })
+  const response = await fetch(`${server.baseUrl}/chat`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ message: "Hi", client_id: client })
+  })
   await response.json()
   if (response.status !== 200) throw new Error(`chat answered ${response.status}`)
   return performance.now() - started
@@ -63,7 +67,11 @@ const blocking = async (client: string) => {
 
 const streamed = async (client: string) => {
   const started = performance.now()
-  const response = await fetch(`${server.baseUrl}/chat/stream`, { method: "POST", headers, body: JSON.stringify({ message: "Hi", client_id: client }) })
+  const response = await fetch(`${server.baseUrl}/chat/stream`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ message: "Hi", client_id: client })
+  })
   const reader = response.body!.getReader()
   const decoder = new TextDecoder()
   let text = ""
@@ -74,7 +82,7 @@ const streamed = async (client: string) => {
     text += decoder.decode(value, { stream: true })
     if (!first && text.includes("data: ")) first = performance.now() - started
   }
-  if (!text.includes('"type":"response"')) throw new Error("stream ended without response")
+  if (!text.includes("\"type\":\"response\"")) throw new Error("stream ended without response")
   return { total: performance.now() - started, first }
 }
 
@@ -130,11 +138,12 @@ await Promise.all(
   Array.from({ length: streams }, (_, i) =>
     streamed(`held-${i}`)
       .then(() => void completed++)
-      .catch(() => void errors++)
-  )
+      .catch(() => void errors++))
 )
 console.log(
-  `[${backend}] ${streams} concurrent open streams: ${completed} completed, ${errors} errors, all done in ${fmt(performance.now() - opened)} ` +
+  `[${backend}] ${streams} concurrent open streams: ${completed} completed, ${errors} errors, all done in ${
+    fmt(performance.now() - opened)
+  } ` +
     `(each held ≥ 4 s by the model)`
 )
 

@@ -3,7 +3,7 @@
  * CPU is neither the client's nor the server's: the fake LLM (`test/fixtures/fakeLlmMain.ts`) and
  * the round-robin proxy of the replica tests (`bench/proxyMain.ts`).
  */
-import { spawn, type ChildProcess } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as path from "node:path"
 import { freePort } from "../test/support/server.ts"
 
@@ -30,11 +30,19 @@ const start = (entry: string, env: Record<string, string>): Promise<Child> => {
   })
 }
 
-export const startFakeLlmProcess = async (options: { readonly delayMs: string; readonly reply: string; readonly apiKey: string; readonly chunkDelayMs?: string }) => {
+export const startFakeLlmProcess = async (
+  options: { readonly delayMs: string; readonly reply: string; readonly apiKey: string; readonly chunkDelayMs?: string }
+) => {
   const port = await freePort()
   return start(
     "test/fixtures/fakeLlmMain.ts",
-    { FAKE_LLM_PORT: String(port), FAKE_LLM_API_KEY: options.apiKey, FAKE_LLM_DELAY_MS: options.delayMs, FAKE_LLM_REPLY: options.reply, FAKE_LLM_CHUNK_DELAY_MS: options.chunkDelayMs ?? "" }
+    {
+      FAKE_LLM_PORT: String(port),
+      FAKE_LLM_API_KEY: options.apiKey,
+      FAKE_LLM_DELAY_MS: options.delayMs,
+      FAKE_LLM_REPLY: options.reply,
+      FAKE_LLM_CHUNK_DELAY_MS: options.chunkDelayMs ?? ""
+    }
   )
 }
 

@@ -16,7 +16,17 @@ const rounds = Number(process.argv[3] ?? 20)
 const messages = Number(process.argv[4] ?? 200)
 
 const llm = await startFakeLlm({ record: false, defaultReply: { text: JSON.stringify({ title: "Bench", summary: sentence(150) }) } })
-const server = await startServer({ backend, env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-bench", DEFAULT_MODEL: "fake-model", LOG_LEVEL: "error", CONTEXT_WINDOW: "12000", ANSWER_RESERVE_TOKENS: "1000" } })
+const server = await startServer({
+  backend,
+  env: {
+    OPENAI_BASE_URL: llm.url,
+    OPENAI_API_KEY: "sk-bench",
+    DEFAULT_MODEL: "fake-model",
+    LOG_LEVEL: "error",
+    CONTEXT_WINDOW: "12000",
+    ANSWER_RESERVE_TOKENS: "1000"
+  }
+})
 const headers = { authorization: `Bearer ${server.apiKey}`, "content-type": "application/json" }
 const post = async (path: string, body: unknown) => {
   const response = await fetch(`${server.baseUrl}${path}`, { method: "POST", headers, body: JSON.stringify(body) })
@@ -48,9 +58,17 @@ for (let i = 0; i < rounds + 2; i++) {
   }
 }
 console.log(`compaction (${backend}), ${messages}-message sessions, ${rounds} rounds`)
-const last = await fetch(`${server.baseUrl}/api/v1/admin/sessions/${await session("probe")}/compact`, { method: "POST", headers, body: "{}" }).then((r) => r.json() as Promise<any>)
+const last = await fetch(`${server.baseUrl}/api/v1/admin/sessions/${await session("probe")}/compact`, {
+  method: "POST",
+  headers,
+  body: "{}"
+}).then((r) => r.json() as Promise<any>)
 console.log(`a compaction summarises messages ${last.from_seq}..${last.through_seq} of the session`)
-console.log(`| ${backend} | turn ${median(turnMs).toFixed(1)} ms | compact ${median(compactMs).toFixed(1)} ms | ${(median(compactMs) / median(turnMs)).toFixed(2)}x |`)
+console.log(
+  `| ${backend} | turn ${median(turnMs).toFixed(1)} ms | compact ${median(compactMs).toFixed(1)} ms | ${
+    (median(compactMs) / median(turnMs)).toFixed(2)
+  }x |`
+)
 await server.close()
 await llm.close()
 process.exit(0)

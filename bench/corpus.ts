@@ -24,13 +24,14 @@ export const random = () => {
 export const vectors = await Glove.wordVectors()
 const vocabulary = [...vectors.index.keys()].slice(0, 30_000).filter((word) => /^[a-z]{3,}$/.test(word))
 /** Zipf-like draw: frequent words often, rare words sometimes, as in real text. */
-const word = (from = 0) => vocabulary[Math.min(vocabulary.length - 1, from + Math.floor(Math.exp(random() * Math.log(vocabulary.length - from))))]!
+const word = (from = 0) =>
+  vocabulary[Math.min(vocabulary.length - 1, from + Math.floor(Math.exp(random() * Math.log(vocabulary.length - from))))]!
 export const sentence = (n: number, from = 0) => Array.from({ length: n }, () => word(from)).join(" ")
 const quote = (text: string) => `'${text.replace(/'/g, "''")}'`
 
 /** Adds synthetic documents until the store holds `target` chunks (it holds `from`). */
 export const fill = (from: number, target: number) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const documentsPerBatch = 100
     for (let chunk = from; chunk < target; chunk += documentsPerBatch * CHUNKS_PER_DOCUMENT) {
@@ -53,7 +54,9 @@ export const fill = (from: number, target: number) =>
       }
       yield* sql.unsafe(`INSERT INTO documents (id, integration_id, title, content) VALUES ${docs.join(",")}`)
       yield* sql.unsafe(
-        `INSERT INTO document_chunks (document_id, ordinal, integration_id, content, search, embedding, embedding_model, dimension) VALUES ${chunks.join(",")}`
+        `INSERT INTO document_chunks (document_id, ordinal, integration_id, content, search, embedding, embedding_model, dimension) VALUES ${
+          chunks.join(",")
+        }`
       )
     }
   })

@@ -22,8 +22,8 @@ import * as EmbeddingConfig from "../src/embeddings/Config.ts"
 import { Embedder } from "../src/embeddings/Embedder.ts"
 import * as Glove from "../src/embeddings/Glove.ts"
 import { DatabaseLive } from "../src/main.ts"
-import { createTestDatabase, type Backend } from "../test/support/database.ts"
-import { INTEGRATIONS, fill, percentile, random, sentence, vectors } from "./corpus.ts"
+import { type Backend, createTestDatabase } from "../test/support/database.ts"
+import { fill, INTEGRATIONS, percentile, random, sentence, vectors } from "./corpus.ts"
 
 const arg = (name: string, fallback: string) => {
   const at = process.argv.indexOf(`--${name}`)
@@ -102,7 +102,11 @@ for (const backend of BACKENDS) {
       `ingest: ${INGEST} documents (${chunksIngested} chunks) in ${(ingestMs / 1000).toFixed(1)} s = ` +
         `${((INGEST * 1000) / ingestMs).toFixed(1)} documents/s, ${((chunksIngested * 1000) / ingestMs).toFixed(0)} chunks/s`
     )
-    rows.push(`| ${backend} | ingest | ${INGEST} docs, ${chunksIngested} chunks | ${((INGEST * 1000) / ingestMs).toFixed(1)} docs/s, ${((chunksIngested * 1000) / ingestMs).toFixed(0)} chunks/s | | | | |`)
+    rows.push(
+      `| ${backend} | ingest | ${INGEST} docs, ${chunksIngested} chunks | ${((INGEST * 1000) / ingestMs).toFixed(1)} docs/s, ${
+        ((chunksIngested * 1000) / ingestMs).toFixed(0)
+      } chunks/s | | | | |`
+    )
     // The bulk load is faster without the index; it is rebuilt after each load.
     await runtime.runPromise(
       Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`DROP INDEX IF EXISTS document_chunks_hnsw_${vectors.dimension}`))
@@ -118,8 +122,7 @@ for (const backend of BACKENDS) {
             Effect.zipRight(
               sql.unsafe("DROP INDEX IF EXISTS document_chunks_search_idx"),
               Effect.zipRight(fill(have, size), sql.unsafe("CREATE INDEX document_chunks_search_idx ON document_chunks USING gin (search)"))
-            )
-          )
+            ))
         )
       )
       have = Math.max(have, size)
@@ -130,9 +133,10 @@ for (const backend of BACKENDS) {
             Effect.flatMap(SqlClient.SqlClient, (sql) =>
               Effect.zipRight(
                 sql.unsafe(`DROP INDEX IF EXISTS document_chunks_hnsw_${vectors.dimension}`),
-                sql.withTransaction(Effect.zipRight(sql.unsafe("SET LOCAL maintenance_work_mem = '512MB'"), repo.ensureIndex(vectors.dimension)))
-              )
-            )
+                sql.withTransaction(
+                  Effect.zipRight(sql.unsafe("SET LOCAL maintenance_work_mem = '512MB'"), repo.ensureIndex(vectors.dimension))
+                )
+              ))
           )
         )
       }
@@ -165,13 +169,11 @@ for (const backend of BACKENDS) {
                   WHERE c.dimension = 100 AND c.embedding_model = ${Glove.GLOVE_MODEL} AND c.integration_id = 'int-3'
                   ORDER BY c.embedding::vector(100) <=> ${`[${embedded[0]!.join(",")}]`}::vector(100) LIMIT 50`
               )
-            )
-          )
+            ))
         )
         console.log("plan of the filtered vector query:\n  " + plan.map((row) => row["QUERY PLAN"]).join("\n  "))
       }
-      const line =
-        `| ${backend} | search | ${size} chunks | hybrid ${fmt(hybrid)} | vector (HNSW) ${vector ? fmt(vector) : "n/a"} | ` +
+      const line = `| ${backend} | search | ${size} chunks | hybrid ${fmt(hybrid)} | vector (HNSW) ${vector ? fmt(vector) : "n/a"} | ` +
         `exact ${fmt(exact)} | text ${fmt(text)} | hybrid p95 / exact p95 = ${(hybrid.p95 / exact.p95).toFixed(3)} | ` +
         `hybrid unfiltered ${fmt(hybrid.unfiltered)}, filtered ${fmt(hybrid.filtered)} |`
       console.log(line)

@@ -20,10 +20,10 @@
  * The fake LLM answers every turn (test/fixtures/fakeLlm.ts). Each start gets a fresh data
  * directory, and on PostgreSQL a fresh database.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import * as path from "node:path"
-import { startFakeLlm, type FakeLlm } from "../test/fixtures/fakeLlm.ts"
-import { createTestDatabase, type Backend, type TestDatabase } from "../test/support/database.ts"
+import { type FakeLlm, startFakeLlm } from "../test/fixtures/fakeLlm.ts"
+import { type Backend, createTestDatabase, type TestDatabase } from "../test/support/database.ts"
 import { childPids, freePort } from "../test/support/server.ts"
 import { cpuMs, loadAverage, rssMb } from "./proc.ts"
 
@@ -339,13 +339,20 @@ const rows: Array<[string, (cell: Cell) => string]> = [
   ["RSS 10 s after the burst (MB; % of idle)", (c) => ofIdle(c, c.afterBurstMb)],
   ["RSS 60 s after the burst (MB; % of idle)", (c) => ofIdle(c, c.settledAfterBurstMb)],
   ["RSS 120 s after the burst (MB; % of idle)", (c) => ofIdle(c, c.lateAfterBurstMb)],
-  ["back within 20 % of idle after the burst (s; read every 5 s)", (c) => (c.backWithinSeconds === undefined ? "not in 120 s" : String(c.backWithinSeconds))]
+  [
+    "back within 20 % of idle after the burst (s; read every 5 s)",
+    (c) => (c.backWithinSeconds === undefined ? "not in 120 s" : String(c.backWithinSeconds))
+  ]
 ]
 try {
   for (const backend of backends) {
     const before = await measure(backend, "before", llm)
     const after = await measure(backend, "after", llm)
-    console.log(`\n### ${backend}\n\n| | before (${beforeCompiled ? "compiled" : "tsx"}, ${path.relative(root, beforeRoot) || "this checkout"}) | after (compiled) |\n|---|---|---|`)
+    console.log(
+      `\n### ${backend}\n\n| | before (${beforeCompiled ? "compiled" : "tsx"}, ${
+        path.relative(root, beforeRoot) || "this checkout"
+      }) | after (compiled) |\n|---|---|---|`
+    )
     for (const [label, show] of rows) console.log(`| ${label} | ${show(before)} | ${show(after)} |`)
   }
 } finally {

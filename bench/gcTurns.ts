@@ -17,7 +17,7 @@
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as path from "node:path"
-import { createTestDatabase, type Backend } from "../test/support/database.ts"
+import { type Backend, createTestDatabase } from "../test/support/database.ts"
 import { API_KEY, spawnServer } from "../test/support/server.ts"
 import { startFakeLlmProcess } from "./children.ts"
 import { cpuOf, rssMb } from "./proc.ts"
@@ -47,7 +47,15 @@ const post = (url: string, body: string) =>
   new Promise<void>((resolve, reject) => {
     const request = http.request(
       url,
-      { method: "POST", agent, headers: { authorization: `Bearer ${API_KEY}`, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) } },
+      {
+        method: "POST",
+        agent,
+        headers: {
+          authorization: `Bearer ${API_KEY}`,
+          "content-type": "application/json",
+          "content-length": String(Buffer.byteLength(body))
+        }
+      },
       (response) => {
         response.resume()
         response.on("end", () => (response.statusCode === 200 ? resolve() : reject(new Error(`status ${response.statusCode}`))))
@@ -70,7 +78,8 @@ const drive = async (baseUrl: string, turns: number) => {
 }
 
 /** CPU ms (user, system) of each thread of a process, by thread id. */
-const threadCpu = (pid: number) => new Map(fs.readdirSync(`/proc/${pid}/task`).map((tid) => [tid, cpuOf(`/proc/${pid}/task/${tid}/stat`)] as const))
+const threadCpu = (pid: number) =>
+  new Map(fs.readdirSync(`/proc/${pid}/task`).map((tid) => [tid, cpuOf(`/proc/${pid}/task/${tid}/stat`)] as const))
 
 /** The collections `--trace-gc-nvp` logged in a stretch of the server's output. */
 const collections = (output: string) =>
@@ -87,7 +96,14 @@ const measure = async (label: string, root: string | undefined) => {
   const fake = await startFakeLlmProcess({ delayMs: "50", reply: "The quick brown fox jumps over the lazy dog.", apiKey: PROVIDER_KEY })
   const server = await spawnServer(
     db,
-    { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: PROVIDER_KEY, DEFAULT_MODEL: "fake-model", LOG_LEVEL: "warning", RUNS_PER_CREDENTIAL_MAX: String(Math.max(16, CONCURRENCY)), ...SERVER_ENV },
+    {
+      OPENAI_BASE_URL: `${fake.url}/v1`,
+      OPENAI_API_KEY: PROVIDER_KEY,
+      DEFAULT_MODEL: "fake-model",
+      LOG_LEVEL: "warning",
+      RUNS_PER_CREDENTIAL_MAX: String(Math.max(16, CONCURRENCY)),
+      ...SERVER_ENV
+    },
     ["--trace-gc-nvp", ...NODE_ARGS],
     root
   )
@@ -133,17 +149,29 @@ const measure = async (label: string, root: string | undefined) => {
 }
 
 const rows = []
-for (const [label, root] of BEFORE ? [["before", path.resolve(BEFORE)], ["after", undefined]] as const : [["this checkout", undefined]] as const) {
+for (
+  const [label, root] of BEFORE
+    ? [["before", path.resolve(BEFORE)], ["after", undefined]] as const
+    : [["this checkout", undefined]] as const
+) {
   rows.push(await measure(label, root))
 }
 agent.destroy()
 console.log(
-  `backend=${BACKEND} turns=${TURNS} warm-up=${WARMUP} concurrency=${CONCURRENCY} node args: ${NODE_ARGS.join(" ") || "none"} env: ${arg("env", "") || "none"}`
+  `backend=${BACKEND} turns=${TURNS} warm-up=${WARMUP} concurrency=${CONCURRENCY} node args: ${NODE_ARGS.join(" ") || "none"} env: ${
+    arg("env", "") || "none"
+  }`
 )
-console.log("| | turns/s | main thread ms/turn (user + system) | other threads ms/turn | scavenges / 1000 turns | mark-compacts / 1000 turns | allocated KB/turn | promoted KB/turn | GC pause ms/turn | RSS at the end MB |")
+console.log(
+  "| | turns/s | main thread ms/turn (user + system) | other threads ms/turn | scavenges / 1000 turns | mark-compacts / 1000 turns | allocated KB/turn | promoted KB/turn | GC pause ms/turn | RSS at the end MB |"
+)
 console.log("|---|---|---|---|---|---|---|---|---|---|")
 for (const r of rows) {
   console.log(
-    `| ${r.label} | ${r.turnsPerSecond.toFixed(0)} | ${r.mainUser.toFixed(2)} + ${r.mainSystem.toFixed(2)} | ${r.otherThreads.toFixed(2)} | ${r.scavenges.toFixed(0)} | ${r.markCompacts.toFixed(1)} | ${r.allocatedKb.toFixed(0)} | ${r.promotedKb.toFixed(1)} | ${r.pauseMs.toFixed(3)} | ${r.rssMb.toFixed(0)} |`
+    `| ${r.label} | ${r.turnsPerSecond.toFixed(0)} | ${r.mainUser.toFixed(2)} + ${r.mainSystem.toFixed(2)} | ${
+      r.otherThreads.toFixed(2)
+    } | ${r.scavenges.toFixed(0)} | ${r.markCompacts.toFixed(1)} | ${r.allocatedKb.toFixed(0)} | ${r.promotedKb.toFixed(1)} | ${
+      r.pauseMs.toFixed(3)
+    } | ${r.rssMb.toFixed(0)} |`
   )
 }

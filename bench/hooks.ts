@@ -12,7 +12,7 @@
 import { Context, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import { Hooks, layerWith, type HookOptions } from "../src/hooks/Hooks.ts"
+import { type HookOptions, Hooks, layerWith } from "../src/hooks/Hooks.ts"
 import type { HookContext } from "../src/hooks/Model.ts"
 
 const arg = (name: string, fallback: string) => {
@@ -77,10 +77,10 @@ const main = async () => {
     kind === "baseline (Effect.void)"
       ? Effect.forEach(Array.from({ length: BATCH_SIZE }), () => Effect.void, { discard: true })
       : Effect.forEach(
-          Array.from({ length: BATCH_SIZE }),
-          () => setups[kind as keyof typeof setups].hooks.fire("after_tool_call", context),
-          { discard: true }
-        )
+        Array.from({ length: BATCH_SIZE }),
+        () => setups[kind as keyof typeof setups].hooks.fire("after_tool_call", context),
+        { discard: true }
+      )
   const samples = new Map<string, Array<number>>(kinds.map((k) => [k, []]))
   for (let round = 0; round < WARMUP_BATCHES + BATCHES; round++) {
     for (const kind of kinds) {
@@ -100,7 +100,9 @@ const main = async () => {
     const sorted = [...samples.get(kind)!].sort((a, b) => a - b)
     const median = percentile(sorted, 0.5)
     console.log(
-      `| ${kind} | ${median.toFixed(2)} | ${percentile(sorted, 0.9).toFixed(2)} | ${(median - baseline).toFixed(2)} | ${(median / baseline).toFixed(1)}x |`
+      `| ${kind} | ${median.toFixed(2)} | ${percentile(sorted, 0.9).toFixed(2)} | ${(median - baseline).toFixed(2)} | ${
+        (median / baseline).toFixed(1)
+      }x |`
     )
   }
   const stats = await Effect.runPromise(setups["3 callbacks + hanging webhook"].hooks.stats)

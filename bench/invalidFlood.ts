@@ -33,16 +33,41 @@ interface Case {
   readonly body: string
 }
 const cases: ReadonlyArray<Case> = [
-  { name: "malformed JSON", path: "/api/v1/admin/bots", headers: { ...admin, ...jsonType }, body: '{"id": "x", "name": ' },
-  { name: "deep nesting", path: "/api/v1/admin/bots", headers: { ...admin, ...jsonType }, body: `{"id":"x","name":${"[".repeat(10_000)}${"]".repeat(10_000)}}` },
-  { name: "NUL", path: "/api/v1/admin/bots", headers: { ...admin, ...jsonType }, body: '{"id":"x","name":"a\\u0000b"}' },
-  { name: "lone surrogate", path: "/api/v1/admin/bots", headers: { ...admin, ...jsonType }, body: '{"id":"x","name":"a\\ud800"}' },
-  { name: "wrong types", path: "/api/v1/admin/bots", headers: { ...admin, ...jsonType }, body: JSON.stringify({ id: 5, name: [], tools: {}, model: 7 }) },
-  { name: "2,048 bad items", path: "/api/v1/admin/bots", headers: { ...admin, ...jsonType }, body: JSON.stringify({ id: "x", name: "n", tools: Array(2_048).fill(1) }) },
-  { name: "100,000 items", path: "/api/v1/admin/bots", headers: { ...admin, ...jsonType }, body: JSON.stringify({ id: "x", name: "n", tools: Array(100_000).fill(1) }) },
+  { name: "malformed JSON", path: "/api/v1/admin/bots", headers: { ...admin, ...jsonType }, body: "{\"id\": \"x\", \"name\": " },
+  {
+    name: "deep nesting",
+    path: "/api/v1/admin/bots",
+    headers: { ...admin, ...jsonType },
+    body: `{"id":"x","name":${"[".repeat(10_000)}${"]".repeat(10_000)}}`
+  },
+  { name: "NUL", path: "/api/v1/admin/bots", headers: { ...admin, ...jsonType }, body: "{\"id\":\"x\",\"name\":\"a\\u0000b\"}" },
+  { name: "lone surrogate", path: "/api/v1/admin/bots", headers: { ...admin, ...jsonType }, body: "{\"id\":\"x\",\"name\":\"a\\ud800\"}" },
+  {
+    name: "wrong types",
+    path: "/api/v1/admin/bots",
+    headers: { ...admin, ...jsonType },
+    body: JSON.stringify({ id: 5, name: [], tools: {}, model: 7 })
+  },
+  {
+    name: "2,048 bad items",
+    path: "/api/v1/admin/bots",
+    headers: { ...admin, ...jsonType },
+    body: JSON.stringify({ id: "x", name: "n", tools: Array(2_048).fill(1) })
+  },
+  {
+    name: "100,000 items",
+    path: "/api/v1/admin/bots",
+    headers: { ...admin, ...jsonType },
+    body: JSON.stringify({ id: "x", name: "n", tools: Array(100_000).fill(1) })
+  },
   { name: "past the limit", path: "/api/v1/admin/bots", headers: { ...admin, ...jsonType }, body: " ".repeat(1_100_000) },
-  { name: "form on a JSON route", path: "/chat/cancel", headers: { ...admin, "content-type": "application/x-www-form-urlencoded" }, body: "session_id=x" },
-  { name: "sign-in, broken, no key", path: "/auth/login", headers: jsonType, body: '{"username": "a", "password": ' }
+  {
+    name: "form on a JSON route",
+    path: "/chat/cancel",
+    headers: { ...admin, "content-type": "application/x-www-form-urlencoded" },
+    body: "session_id=x"
+  },
+  { name: "sign-in, broken, no key", path: "/auth/login", headers: jsonType, body: "{\"username\": \"a\", \"password\": " }
 ]
 
 const send = async (item: Case) => {
@@ -105,7 +130,9 @@ for (const concurrency of [1, 4, 16, 64]) {
   for (const [name, result] of [["valid reads", valid], ["invalid bodies", invalid]] as const) {
     const statuses = [...result.statuses.entries()].sort(([a], [b]) => a - b).map(([status, n]) => `${status}×${n}`).join(" ")
     console.log(
-      `| ${name} | ${concurrency} | ${result.rate.toFixed(0)} | ${(result.rate / valid.rate).toFixed(2)} | ${percentile(result.health, 0.5).toFixed(2)} | ${percentile(result.health, 0.99).toFixed(2)} | ${statuses} |`
+      `| ${name} | ${concurrency} | ${result.rate.toFixed(0)} | ${(result.rate / valid.rate).toFixed(2)} | ${
+        percentile(result.health, 0.5).toFixed(2)
+      } | ${percentile(result.health, 0.99).toFixed(2)} | ${statuses} |`
     )
   }
 }

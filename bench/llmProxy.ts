@@ -12,12 +12,12 @@
  * path with C requests in flight. Targets: median added latency < 2 ms; throughput through Cairn
  * >= 0.8 of direct.
  */
-import { spawn, type ChildProcess } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import { createTestDatabase, type Backend } from "../test/support/database.ts"
-import { API_KEY, freePort, spawnServer, type ChildServer } from "../test/support/server.ts"
+import { type Backend, createTestDatabase } from "../test/support/database.ts"
+import { API_KEY, type ChildServer, freePort, spawnServer } from "../test/support/server.ts"
 import { cpuMs, loadAverage } from "./proc.ts"
 
 const arg = (name: string, fallback: string) => {
@@ -57,12 +57,20 @@ const startChild = async (file: string, env: Record<string, string>, port: numbe
 
 const startFake = async (latencyMs: string) => {
   const port = await freePort()
-  return startChild("test/fixtures/fakeLlmMain.ts", { FAKE_LLM_PORT: String(port), FAKE_LLM_API_KEY: PROVIDER_KEY, FAKE_LLM_DELAY_MS: latencyMs }, port)
+  return startChild("test/fixtures/fakeLlmMain.ts", {
+    FAKE_LLM_PORT: String(port),
+    FAKE_LLM_API_KEY: PROVIDER_KEY,
+    FAKE_LLM_DELAY_MS: latencyMs
+  }, port)
 }
 
 const startBareProxy = async (upstream: string) => {
   const port = await freePort()
-  return startChild("bench/bareProxy.ts", { BARE_PROXY_PORT: String(port), BARE_PROXY_UPSTREAM: upstream, BARE_PROXY_KEY: PROVIDER_KEY }, port)
+  return startChild(
+    "bench/bareProxy.ts",
+    { BARE_PROXY_PORT: String(port), BARE_PROXY_UPSTREAM: upstream, BARE_PROXY_KEY: PROVIDER_KEY },
+    port
+  )
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY })
@@ -184,10 +192,26 @@ const measure = async (latencyMs: string) => {
     console.log(`    median added by Cairn:          ${ms(p.median - d.median)} ms   target < 2 ms`)
     console.log(`  throughput at ${CONCURRENCY} concurrent, req/s (two rounds each, best kept)`)
     console.log(`    direct                 ${rates.direct.map((x) => x.toFixed(0)).join(" / ")}`)
-    console.log(`    bare Node proxy        ${rates.bare.map((x) => x.toFixed(0)).join(" / ")}   ratio ${(best(rates.bare) / best(rates.direct)).toFixed(3)}`)
-    console.log(`    through Cairn          ${rates.cairn.map((x) => x.toFixed(0)).join(" / ")}   ratio ${(best(rates.cairn) / best(rates.direct)).toFixed(3)}   target >= 0.8`)
-    console.log(`  CPU per proxied request: Cairn ${((cairnCpu * 1000) / (2 * CONCURRENT_TOTAL)).toFixed(0)} µs, fake server ${((fakeCpu * 1000) / (2 * CONCURRENT_TOTAL)).toFixed(0)} µs`)
-    console.log(`  Cairn's router floor (GET /api/v1/admin/providers/default, no upstream): ${floorRate.toFixed(0)} req/s, ${floorCpuPerRequest.toFixed(0)} µs CPU each`)
+    console.log(
+      `    bare Node proxy        ${rates.bare.map((x) => x.toFixed(0)).join(" / ")}   ratio ${
+        (best(rates.bare) / best(rates.direct)).toFixed(3)
+      }`
+    )
+    console.log(
+      `    through Cairn          ${rates.cairn.map((x) => x.toFixed(0)).join(" / ")}   ratio ${
+        (best(rates.cairn) / best(rates.direct)).toFixed(3)
+      }   target >= 0.8`
+    )
+    console.log(
+      `  CPU per proxied request: Cairn ${((cairnCpu * 1000) / (2 * CONCURRENT_TOTAL)).toFixed(0)} µs, fake server ${
+        ((fakeCpu * 1000) / (2 * CONCURRENT_TOTAL)).toFixed(0)
+      } µs`
+    )
+    console.log(
+      `  Cairn's router floor (GET /api/v1/admin/providers/default, no upstream): ${floorRate.toFixed(0)} req/s, ${
+        floorCpuPerRequest.toFixed(0)
+      } µs CPU each`
+    )
   } finally {
     await cairn?.stop()
     bare.child.kill("SIGTERM")
@@ -197,7 +221,9 @@ const measure = async (latencyMs: string) => {
 }
 
 const main = async () => {
-  console.log(`backend=${BACKEND} sequential=${SEQUENTIAL} concurrency=${CONCURRENCY} concurrent_total=${CONCURRENT_TOTAL} node=${process.version} cpus=${os.cpus().length}`)
+  console.log(
+    `backend=${BACKEND} sequential=${SEQUENTIAL} concurrency=${CONCURRENCY} concurrent_total=${CONCURRENT_TOTAL} node=${process.version} cpus=${os.cpus().length}`
+  )
   try {
     for (const latency of UPSTREAM_LATENCIES_MS) await measure(latency)
   } finally {

@@ -9,8 +9,8 @@
  *               does), one mail at a time as the poller screens them
  * Interleaved rounds, median. Run: npx tsx bench/mailScreening.ts [rounds] [classifierDelayMs]
  */
-import * as path from "node:path"
 import { simpleParser } from "mailparser"
+import * as path from "node:path"
 import { screen, screenText } from "../integrations/mailbox/screening/pipeline.ts"
 import { alwaysSafe, readCorpus, screeningOptions as options } from "../test/support/mailCorpus.ts"
 

@@ -101,13 +101,21 @@ const viaWebhook = await absorb("webhooks (stored passively)", async (i) => {
 })
 const passiveChannel = (await post("/api/v1/admin/channels", { name: "passive baseline", bot_id: "default", require_mention: true })).id
 const viaChat = await absorb("POST /chat passive (baseline)", async (i) => {
-  const response = await fetch(`${server.baseUrl}/chat`, { method: "POST", headers, body: JSON.stringify({ message: `passive ${i}`, channel_id: passiveChannel, passive: true }) })
+  const response = await fetch(`${server.baseUrl}/chat`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ message: `passive ${i}`, channel_id: passiveChannel, passive: true })
+  })
   await response.text()
   return response.status === 200
 })
 const stored = async (channelId: string, prefix: string) => {
-  const { active_session_id } = (await (await fetch(`${server.baseUrl}/api/v1/channels/${channelId}`, { headers })).json()) as { active_session_id: string }
-  const messages = (await (await fetch(`${server.baseUrl}/api/v1/sessions/${active_session_id}/messages`, { headers })).json()) as Array<{ content: string }>
+  const { active_session_id } = (await (await fetch(`${server.baseUrl}/api/v1/channels/${channelId}`, { headers })).json()) as {
+    active_session_id: string
+  }
+  const messages = (await (await fetch(`${server.baseUrl}/api/v1/sessions/${active_session_id}/messages`, { headers })).json()) as Array<
+    { content: string }
+  >
   return new Set(messages.filter((m) => m.content.startsWith(prefix)).map((m) => m.content)).size
 }
 const kept = await stored(crowdChannel, "crowd ")
@@ -116,9 +124,15 @@ console.log(`messaging bridge, ${backend}, fake LLM at 0 ms`)
 console.log(`latency over ${turns} turns (median / p95):`)
 console.log(`  POST /chat blocking (baseline)     ${median(direct).toFixed(2)} / ${p95(direct).toFixed(2)} ms`)
 console.log(`  webhook -> reply at the chat server ${median(bridged).toFixed(2)} / ${p95(bridged).toFixed(2)} ms`)
-console.log(`  added by the bridge (median)        ${(median(bridged) - median(direct)).toFixed(2)} ms, ratio ${(median(bridged) / median(direct)).toFixed(2)}x`)
+console.log(
+  `  added by the bridge (median)        ${(median(bridged) - median(direct)).toFixed(2)} ms, ratio ${
+    (median(bridged) / median(direct)).toFixed(2)
+  }x`
+)
 console.log(`absorption, ${webhooks} messages, ${concurrency} in flight:`)
-for (const result of [viaChat, viaWebhook]) console.log(`  ${result.label.padEnd(32)} ${result.perSecond.toFixed(0)}/s, ${result.failed} failed`)
+for (const result of [viaChat, viaWebhook]) {
+  console.log(`  ${result.label.padEnd(32)} ${result.perSecond.toFixed(0)}/s, ${result.failed} failed`)
+}
 console.log(`  ratio ${(viaWebhook.perSecond / viaChat.perSecond).toFixed(2)}x; webhook messages kept in the session: ${kept}/${webhooks}`)
 await server.close()
 await chat.close()

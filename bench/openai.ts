@@ -37,13 +37,64 @@ const history = [
 ]
 
 const paths: ReadonlyArray<readonly [string, () => Promise<number>]> = [
-  ["model directly (floor)", () => timed(`${llm.url}/chat/completions`, { model: "fake-model", messages: [{ role: "user", content: "Hi" }] }, { authorization: "Bearer sk-bench" }, (t) => t.includes("fox"))],
+  [
+    "model directly (floor)",
+    () =>
+      timed(`${llm.url}/chat/completions`, { model: "fake-model", messages: [{ role: "user", content: "Hi" }] }, {
+        authorization: "Bearer sk-bench"
+      }, (t) => t.includes("fox"))
+  ],
   ["/chat (session)", () => timed(`${server.baseUrl}/chat`, { message: "Hi", client_id: "bench-chat" }, {}, (t) => t.includes("fox"))],
-  ["/v1/chat/completions, user (session)", () => timed(`${server.baseUrl}/v1/chat/completions`, { model: "default", user: "bench-v1", messages: [{ role: "user", content: "Hi" }] }, {}, (t) => t.includes("fox"))],
-  ["/v1/chat/completions, stateless", () => timed(`${server.baseUrl}/v1/chat/completions`, { model: "default", messages: [...history, { role: "user", content: "Hi" }] }, {}, (t) => t.includes("fox"))],
-  ["/chat/stream (session)", () => timed(`${server.baseUrl}/chat/stream`, { message: "Hi", client_id: "bench-chat-stream" }, {}, (t) => t.includes('"type":"response"'))],
-  ["/v1 stream, user (session)", () => timed(`${server.baseUrl}/v1/chat/completions`, { model: "default", user: "bench-v1-stream", stream: true, messages: [{ role: "user", content: "Hi" }] }, {}, (t) => t.includes("[DONE]"))],
-  ["/v1 stream, stateless", () => timed(`${server.baseUrl}/v1/chat/completions`, { model: "default", stream: true, messages: [...history, { role: "user", content: "Hi" }] }, {}, (t) => t.includes("[DONE]"))]
+  [
+    "/v1/chat/completions, user (session)",
+    () =>
+      timed(
+        `${server.baseUrl}/v1/chat/completions`,
+        { model: "default", user: "bench-v1", messages: [{ role: "user", content: "Hi" }] },
+        {},
+        (t) => t.includes("fox")
+      )
+  ],
+  [
+    "/v1/chat/completions, stateless",
+    () =>
+      timed(
+        `${server.baseUrl}/v1/chat/completions`,
+        { model: "default", messages: [...history, { role: "user", content: "Hi" }] },
+        {},
+        (t) => t.includes("fox")
+      )
+  ],
+  [
+    "/chat/stream (session)",
+    () =>
+      timed(
+        `${server.baseUrl}/chat/stream`,
+        { message: "Hi", client_id: "bench-chat-stream" },
+        {},
+        (t) => t.includes("\"type\":\"response\"")
+      )
+  ],
+  [
+    "/v1 stream, user (session)",
+    () =>
+      timed(
+        `${server.baseUrl}/v1/chat/completions`,
+        { model: "default", user: "bench-v1-stream", stream: true, messages: [{ role: "user", content: "Hi" }] },
+        {},
+        (t) => t.includes("[DONE]")
+      )
+  ],
+  [
+    "/v1 stream, stateless",
+    () =>
+      timed(
+        `${server.baseUrl}/v1/chat/completions`,
+        { model: "default", stream: true, messages: [...history, { role: "user", content: "Hi" }] },
+        {},
+        (t) => t.includes("[DONE]")
+      )
+  ]
 ]
 
 for (let i = 0; i < 30; i++) for (const [, run] of paths) await run()

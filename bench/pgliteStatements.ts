@@ -23,14 +23,17 @@ const ROUNDS = Number(arg("rounds", "5"))
 const ANALYZE = arg("analyze", "yes") === "yes"
 
 // As db/PgliteClient.ts sets it; `--plan-cache-mode force_custom_plan` is what it set before its tables were analyzed.
-const db = await PGlite.create("memory://", { startParams: [...PGlite.defaultStartParams, "-c", `plan_cache_mode=${arg("plan-cache-mode", planCacheMode)}`] })
+const db = await PGlite.create("memory://", {
+  startParams: [...PGlite.defaultStartParams, "-c", `plan_cache_mode=${arg("plan-cache-mode", planCacheMode)}`]
+})
 await db.exec(`CREATE TABLE sessions (id uuid PRIMARY KEY, title text, updated_at timestamptz NOT NULL DEFAULT now());
   CREATE TABLE messages (id uuid PRIMARY KEY, session_id uuid NOT NULL REFERENCES sessions (id), seq bigserial, role text NOT NULL,
     content text, metadata jsonb NOT NULL DEFAULT '{}', created_at timestamptz NOT NULL DEFAULT clock_timestamp());
   CREATE INDEX ON messages (session_id, seq);`)
 const session = randomUUID()
 await db.query("INSERT INTO sessions (id) VALUES ($1)", [session])
-const insert = `WITH inserted AS (INSERT INTO messages (id, session_id, role, content, metadata) VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING created_at),
+const insert =
+  `WITH inserted AS (INSERT INTO messages (id, session_id, role, content, metadata) VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING created_at),
   touched AS (UPDATE sessions SET updated_at = now(), title = COALESCE(title, $6) WHERE id = $2) SELECT created_at FROM inserted`
 const read = `SELECT m.seq::int AS seq, m.role, m.content, m.metadata FROM messages m WHERE m.session_id = $1 ORDER BY m.seq DESC LIMIT 10`
 
@@ -53,7 +56,8 @@ const cpuPerPair = async (run: Run) => {
   return (used.user + used.system) / 1000 / PAIRS
 }
 
-const same = JSON.stringify(await paths["PGlite.query"]!(read, [session])) === JSON.stringify(await paths["prepared (PgliteClient)"]!(read, [session]))
+const same =
+  JSON.stringify(await paths["PGlite.query"]!(read, [session])) === JSON.stringify(await paths["prepared (PgliteClient)"]!(read, [session]))
 if (!same) throw new Error("The two paths answered differently")
 await cpuPerPair(paths["PGlite.query"]!)
 await cpuPerPair(paths["prepared (PgliteClient)"]!)
@@ -64,10 +68,18 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 const median = (values: Array<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 const baseline = median(results.get("PGlite.query")!)
-console.log(`${PAIRS} pairs (an insert touching its session, a read of 10 rows) per round, ${ROUNDS} rounds, median CPU per pair, plan_cache_mode ${arg("plan-cache-mode", planCacheMode)}, analyzed: ${ANALYZE ? "yes" : "no"}`)
+console.log(
+  `${PAIRS} pairs (an insert touching its session, a read of 10 rows) per round, ${ROUNDS} rounds, median CPU per pair, plan_cache_mode ${
+    arg("plan-cache-mode", planCacheMode)
+  }, analyzed: ${ANALYZE ? "yes" : "no"}`
+)
 console.log("| path | ms per pair | rounds | ratio |")
 console.log("|---|---|---|---|")
 for (const [name, values] of results) {
-  console.log(`| ${name} | ${median(values).toFixed(3)} | ${values.map((value) => value.toFixed(3)).join(", ")} | ${(median(values) / baseline).toFixed(2)} |`)
+  console.log(
+    `| ${name} | ${median(values).toFixed(3)} | ${values.map((value) => value.toFixed(3)).join(", ")} | ${
+      (median(values) / baseline).toFixed(2)
+    } |`
+  )
 }
 await db.close()

@@ -40,7 +40,7 @@ const keyOf = (bytes) => {
   return `(message ${type})`
 }
 const original = PGlite.prototype.execProtocolRawSync
-PGlite.prototype.execProtocolRawSync = function (message, ...rest) {
+PGlite.prototype.execProtocolRawSync = function(message, ...rest) {
   const key = keyOf(message)
   const started = process.hrtime.bigint()
   try {

@@ -90,7 +90,9 @@ profile.samples.forEach((id, index) => {
 const share = (us: number) => `${((100 * us) / busy).toFixed(1).padStart(5)}%`
 console.log(`${file}: ${(busy / 1e6).toFixed(1)} s busy${last > 0 ? ` in the last ${last} s` : ""}`)
 console.log("by part:")
-for (const [name, us] of [...parts].sort((a, b) => b[1] - a[1]).filter(([, us]) => us / busy >= 0.005)) console.log(`  ${share(us)}  ${name}`)
+for (const [name, us] of [...parts].sort((a, b) => b[1] - a[1]).filter(([, us]) => us / busy >= 0.005)) {
+  console.log(`  ${share(us)}  ${name}`)
+}
 console.log(`top ${top} by self time:`)
 for (const [name, us] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${share(us)}  ${name}`)
 console.log(`top ${top} of Cairn's functions by inclusive time (the work they do themselves and call synchronously):`)

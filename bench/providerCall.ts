@@ -49,7 +49,9 @@ const viaSdk = () => Effect.runPromise(sdk.chat(body))
 const sdkItself = new OpenAI({ baseURL: llm.url, apiKey: "sk-bench", maxRetries: 0, fetch: nodeFetch, logLevel: "off" })
 const sdkStream = async () => {
   let n = 0
-  for await (const _chunk of await sdkItself.chat.completions.create({ ...body, stream: true } as never) as unknown as AsyncIterable<unknown>) n++
+  for await (
+    const _chunk of await sdkItself.chat.completions.create({ ...body, stream: true } as never) as unknown as AsyncIterable<unknown>
+  ) n++
   return n
 }
 const directStream = () =>
@@ -58,9 +60,12 @@ const directStream = () =>
       Effect.flatMap(sdk.chatStream(body), (events) =>
         Effect.async<number>((resume) => {
           let n = 0
-          events.read({ chunks: (batch) => void (n += batch.length), end: () => resume(Effect.succeed(n)), fail: (error) => resume(Effect.die(error)) })
-        })
-      )
+          events.read({
+            chunks: (batch) => void (n += batch.length),
+            end: () => resume(Effect.succeed(n)),
+            fail: (error) => resume(Effect.die(error))
+          })
+        }))
     )
   )
 
@@ -94,13 +99,21 @@ const b = summary(results.bare)
 const s = summary(results.sdk)
 console.log(`${calls} calls × ${rounds} rounds, median per call`)
 console.log(`  bare node:http   ${b.wall.toFixed(0)} µs wall, ${b.cpu.toFixed(0)} µs CPU`)
-console.log(`  OpenAiClient     ${s.wall.toFixed(0)} µs wall, ${s.cpu.toFixed(0)} µs CPU   (+${(s.cpu - b.cpu).toFixed(0)} µs CPU, ${(s.cpu / b.cpu).toFixed(2)}×)`)
+console.log(
+  `  OpenAiClient     ${s.wall.toFixed(0)} µs wall, ${s.cpu.toFixed(0)} µs CPU   (+${(s.cpu - b.cpu).toFixed(0)} µs CPU, ${
+    (s.cpu / b.cpu).toFixed(2)
+  }×)`
+)
 const bs = summary(results.bareStream)
 console.log(`  streamed, bare node:http  ${bs.wall.toFixed(0)} µs wall, ${bs.cpu.toFixed(0)} µs CPU   (read, not decoded)`)
 const ss = summary(results.sdkStream)
 const ds = summary(results.directStream)
 console.log(`  streamed, openai SDK      ${ss.wall.toFixed(0)} µs wall, ${ss.cpu.toFixed(0)} µs CPU`)
-console.log(`  streamed, OpenAiClient    ${ds.wall.toFixed(0)} µs wall, ${ds.cpu.toFixed(0)} µs CPU   (${(ds.cpu / ss.cpu).toFixed(2)}× the SDK's; above the bare read ${(ds.cpu - bs.cpu).toFixed(0)} µs against the SDK's ${(ss.cpu - bs.cpu).toFixed(0)} µs)`)
+console.log(
+  `  streamed, OpenAiClient    ${ds.wall.toFixed(0)} µs wall, ${ds.cpu.toFixed(0)} µs CPU   (${
+    (ds.cpu / ss.cpu).toFixed(2)
+  }× the SDK's; above the bare read ${(ds.cpu - bs.cpu).toFixed(0)} µs against the SDK's ${(ss.cpu - bs.cpu).toFixed(0)} µs)`
+)
 await llm.close()
 agent.destroy()
 process.exit(0)

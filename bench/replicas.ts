@@ -12,7 +12,7 @@ import * as AppConfig from "../src/config/AppConfig.ts"
 import { Bus } from "../src/db/Bus.ts"
 import * as Database from "../src/db/Database.ts"
 import { createTestDatabase } from "../test/support/database.ts"
-import { API_KEY, spawnServer, type ChildServer } from "../test/support/server.ts"
+import { API_KEY, type ChildServer, spawnServer } from "../test/support/server.ts"
 import { startFakeLlmProcess, startProxyProcess } from "./children.ts"
 import { cpuMs, loadAverage } from "./proc.ts"
 
@@ -27,7 +27,11 @@ const quantile = (values: Array<number>, q: number) => {
 
 // The fake LLM and the proxy each run in a process of their own: in the load's process they took its
 // one core and capped the turns at ~15 a second whatever the number of servers.
-const llm = await startFakeLlmProcess({ delayMs: "50", reply: "The quick brown fox jumps over the lazy dog", apiKey: "sk-bench-provider-key" })
+const llm = await startFakeLlmProcess({
+  delayMs: "50",
+  reply: "The quick brown fox jumps over the lazy dog",
+  apiKey: "sk-bench-provider-key"
+})
 const env = {
   OPENAI_BASE_URL: `${llm.url}/v1`,
   OPENAI_API_KEY: "sk-bench-provider-key",
@@ -46,7 +50,11 @@ const load = async (url: string, windowMs: number, tag: string) => {
   await Promise.all(
     Array.from({ length: sessions }, async (_, i) => {
       while (Date.now() < until) {
-        const response = await fetch(`${url}/chat`, { method: "POST", headers, body: JSON.stringify({ message: "Hi", client_id: `${tag}-${i}` }) })
+        const response = await fetch(`${url}/chat`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ message: "Hi", client_id: `${tag}-${i}` })
+        })
         await response.arrayBuffer()
         if (response.status === 200) turns += 1
         else failures += 1
@@ -76,8 +84,7 @@ const busLatency = async (databaseUrl: string, count: number) => {
             if (at !== undefined) latencies.push(performance.now() - at)
           })
         )
-      )
-    )
+      ))
   )
   await new Promise((resolve) => setTimeout(resolve, 1000))
   const publish = await sender.runPromise(Effect.map(Bus, (bus) => bus.publish))
@@ -119,7 +126,9 @@ try {
     const perSecond = result.turns / elapsed
     const loadAfter = loadAverage()
     rows.push(
-      `| ${n} | ${perSecond.toFixed(0)} | ${result.failures} | ${cpu.map((c) => c.toFixed(0) + " %").join(", ")} | ${cpu.reduce((a, b) => a + b, 0).toFixed(0)} % | ${client!.toFixed(0)} % / ${proxied!.toFixed(0)} % / ${provider!.toFixed(0)} % | ${loadAfter} |`
+      `| ${n} | ${perSecond.toFixed(0)} | ${result.failures} | ${cpu.map((c) => c.toFixed(0) + " %").join(", ")} | ${
+        cpu.reduce((a, b) => a + b, 0).toFixed(0)
+      } % | ${client!.toFixed(0)} % / ${proxied!.toFixed(0)} % / ${provider!.toFixed(0)} % | ${loadAfter} |`
     )
     console.log(rows.at(-1))
     proxy.child.kill("SIGTERM")
@@ -127,14 +136,18 @@ try {
   }
   const idleBus = await busLatency(db.databaseUrl!, 500)
   console.log(`\nChat turns per second, ${sessions} concurrent sessions, fake LLM 50 ms, ${seconds} s window:\n`)
-  console.log("| processes | turns/s | failed | CPU per process (% of a core) | CPU total | client / proxy / fake LLM CPU | load average after |")
+  console.log(
+    "| processes | turns/s | failed | CPU per process (% of a core) | CPU total | client / proxy / fake LLM CPU | load average after |"
+  )
   console.log("|---|---|---|---|---|---|---|")
   for (const row of rows) console.log(row)
   console.log("\nBus latency, NOTIFY to delivery in another listener (500 notices, 10 ms apart):\n")
   console.log("| when | delivered | median ms | p99 ms |")
   console.log("|---|---|---|---|")
   console.log(`| idle | ${idleBus.delivered} | ${idleBus.median.toFixed(2)} | ${idleBus.p99.toFixed(2)} |`)
-  if (loadedBus) console.log(`| under the 3-process load | ${loadedBus.delivered} | ${loadedBus.median.toFixed(2)} | ${loadedBus.p99.toFixed(2)} |`)
+  if (loadedBus) {
+    console.log(`| under the 3-process load | ${loadedBus.delivered} | ${loadedBus.median.toFixed(2)} | ${loadedBus.p99.toFixed(2)} |`)
+  }
 } finally {
   llm.child.kill("SIGTERM")
   await db.drop()

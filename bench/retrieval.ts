@@ -6,12 +6,12 @@
  *
  *   npx tsx bench/retrieval.ts [pglite|postgres] [sizes=10000,100000] [turns=60]
  */
-import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import { SqlClient } from "@effect/sql"
+import { ConfigProvider, Effect, Layer, ManagedRuntime } from "effect"
 import * as AppConfig from "../src/config/AppConfig.ts"
 import { DatabaseLive } from "../src/main.ts"
 import { startFakeLlm } from "../test/fixtures/fakeLlm.ts"
-import { createTestDatabase, type Backend } from "../test/support/database.ts"
+import { type Backend, createTestDatabase } from "../test/support/database.ts"
 import { startServer } from "../test/support/server.ts"
 import { fill, percentile, sentence } from "./corpus.ts"
 
@@ -28,20 +28,34 @@ const headers = { authorization: `Bearer ${server.apiKey}`, "content-type": "app
 /** Fills the store with the server stopped (PGlite has one process's lock), then starts it again. */
 const loadTo = async (from: number, size: number) => {
   await server.close()
-  const config = new Map([["DATA_DIR", db.dataDir], ["LOG_LEVEL", "warning"], ...(db.databaseUrl ? [["DATABASE_URL", db.databaseUrl] as const] : [])])
+  const config = new Map([
+    ["DATA_DIR", db.dataDir],
+    ["LOG_LEVEL", "warning"],
+    ...(db.databaseUrl ? [["DATABASE_URL", db.databaseUrl] as const] : [])
+  ])
   const runtime = ManagedRuntime.make(
     DatabaseLive.pipe(Layer.provide(AppConfig.layer), Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(config)))))
   )
-  await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.zipRight(fill(from, size), sql.unsafe("ANALYZE document_chunks"))))
+  await runtime.runPromise(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.zipRight(fill(from, size), sql.unsafe("ANALYZE document_chunks")))
+  )
   await runtime.dispose()
   server = await startServer({ backend, db, env })
 }
 const post = async (path: string, body: unknown) => {
-  const response = await fetch(`${server.baseUrl}${path}`, { method: "POST", headers: { ...headers, authorization: `Bearer ${server.apiKey}` }, body: JSON.stringify(body) })
+  const response = await fetch(`${server.baseUrl}${path}`, {
+    method: "POST",
+    headers: { ...headers, authorization: `Bearer ${server.apiKey}` },
+    body: JSON.stringify(body)
+  })
   if (response.status >= 300) throw new Error(`${path} answered ${response.status}: ${await response.text()}`)
   return response.json()
 }
-await post("/api/v1/admin/bots", { id: "reader", name: "Reader", retrieval: { enabled: true, top_k: 4, notes_top_k: Number(process.env.NOTES ?? 2) } })
+await post("/api/v1/admin/bots", {
+  id: "reader",
+  name: "Reader",
+  retrieval: { enabled: true, top_k: 4, notes_top_k: Number(process.env.NOTES ?? 2) }
+})
 await post("/api/v1/admin/bots", { id: "plain", name: "Plain" })
 
 const median = (values: Array<number>) => percentile([...values].sort((a, b) => a - b), 0.5)
@@ -72,7 +86,9 @@ for (const size of sizes) {
   }
   const added = median(on) - median(off)
   console.log(
-    `| ${backend} | ${size} | ${median(off).toFixed(1)} ms | ${median(on).toFixed(1)} ms | +${added.toFixed(1)} ms | ${(median(on) / median(off)).toFixed(2)}x |`
+    `| ${backend} | ${size} | ${median(off).toFixed(1)} ms | ${median(on).toFixed(1)} ms | +${added.toFixed(1)} ms | ${
+      (median(on) / median(off)).toFixed(2)
+    }x |`
   )
 }
 

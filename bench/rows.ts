@@ -17,9 +17,14 @@ const rows: ReadonlyArray<unknown> = Array.from({ length: count }, (_, i) =>
   i % 3 === 2
     ? { role: "tool", content: `result ${i}`, tool_calls: null, tool_call_id: `call_${i}`, cancelled: false }
     : i % 3 === 1
-      ? { role: "assistant", content: null, tool_calls: [{ id: `call_${i}`, type: "function", function: { name: "f", arguments: "{}" } }], tool_call_id: null, cancelled: false }
-      : { role: "user", content: `question ${i} `.repeat(20), tool_calls: null, tool_call_id: null, cancelled: false }
-)
+    ? {
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id: `call_${i}`, type: "function", function: { name: "f", arguments: "{}" } }],
+      tool_call_id: null,
+      cancelled: false
+    }
+    : { role: "user", content: `question ${i} `.repeat(20), tool_calls: null, tool_call_id: null, cancelled: false })
 const query = Effect.succeed(rows)
 const cast = query as Effect.Effect<ReadonlyArray<typeof HistoryRow.Type>>
 const decoded = query.pipe(decodeRows(HistoryRow))
@@ -37,4 +42,8 @@ for (let round = 0; round < rounds; round++) {
 const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 const c = median(samples.cast)
 const d = median(samples.decoded)
-console.log(`${count} history rows: cast ${c.toFixed(1)} µs, decoded ${d.toFixed(1)} µs per read (+${(d - c).toFixed(1)} µs, ${((d - c) / count).toFixed(2)} µs a row)`)
+console.log(
+  `${count} history rows: cast ${c.toFixed(1)} µs, decoded ${d.toFixed(1)} µs per read (+${(d - c).toFixed(1)} µs, ${
+    ((d - c) / count).toFixed(2)
+  } µs a row)`
+)

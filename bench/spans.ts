@@ -19,7 +19,7 @@ const variants = {
 }
 
 const timeOne = (call: (n: number) => Effect.Effect<number>) => {
-  const program = Effect.gen(function* () {
+  const program = Effect.gen(function*() {
     let total = 0
     for (let i = 0; i < calls; i++) total += yield* call(i)
     return total

@@ -8,8 +8,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { DirectStatements } from "../src/db/Direct.ts"
 import pg from "pg"
+import { DirectStatements } from "../src/db/Direct.ts"
 import { createTestDatabase, withDatabase } from "../test/support/database.ts"
 
 const count = Number(process.argv[2] ?? 2000)
@@ -26,33 +26,43 @@ const cpuOf = async (run: () => Promise<unknown>) => {
 }
 const inFlight = async (n: number, one: () => Promise<unknown>) => {
   let next = 0
-  await Promise.all(Array.from({ length: n }, async () => { while (next++ < count) await one() }))
+  await Promise.all(Array.from({ length: n }, async () => {
+    while (next++ < count) await one()
+  }))
 }
 const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 await withDatabase(
   db,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const { rows } = yield* DirectStatements
     const runtime = yield* Effect.runtime<never>()
     const viaEffect = (i: number) => sql`SELECT ${String(i)}::text AS id, now() AS at`
     const viaDirect = (i: number) => rows(sql`SELECT ${String(i)}::text AS id, now() AS at`)
-    const run = (effect: Effect.Effect<unknown, unknown>) => Effect.runPromise(Effect.withTracerEnabled(Effect.provide(effect, runtime.context), false))
-    const sequential = (one: (i: number) => Effect.Effect<unknown, unknown>) => () => run(Effect.gen(function* () { for (let i = 0; i < count; i++) yield* one(i) }))
+    const run = (effect: Effect.Effect<unknown, unknown>) =>
+      Effect.runPromise(Effect.withTracerEnabled(Effect.provide(effect, runtime.context), false))
+    const sequential = (one: (i: number) => Effect.Effect<unknown, unknown>) => () =>
+      run(Effect.gen(function*() {
+        for (let i = 0; i < count; i++) yield* one(i)
+      }))
     const concurrent = (one: (i: number) => Effect.Effect<unknown, unknown>) => () =>
       run(Effect.forEach(Array.from({ length: count }, (_, i) => i), one, { concurrency: 50, discard: true }))
     const results: Record<string, Array<number>> = {}
     for (let round = 0; round < rounds + 1; round++) {
       const rs = {
-        "pg, sequential": yield* Effect.promise(() => cpuOf(async () => { for (let i = 0; i < count; i++) await pool.query(text, [String(i)]) })),
+        "pg, sequential": yield* Effect.promise(() =>
+          cpuOf(async () => {
+            for (let i = 0; i < count; i++) await pool.query(text, [String(i)])
+          })
+        ),
         "@effect/sql, sequential": yield* Effect.promise(() => cpuOf(sequential(viaEffect))),
         "direct, sequential": yield* Effect.promise(() => cpuOf(sequential(viaDirect))),
         "pg, 50 in flight": yield* Effect.promise(() => cpuOf(() => inFlight(50, () => pool.query(text, ["x"])))),
         "@effect/sql, 50 in flight": yield* Effect.promise(() => cpuOf(concurrent(viaEffect))),
         "direct, 50 in flight": yield* Effect.promise(() => cpuOf(concurrent(viaDirect)))
       }
-      if (round > 0) for (const [k, v] of Object.entries(rs)) (results[k] ??= []).push(v)
+      if (round > 0) { for (const [k, v] of Object.entries(rs)) (results[k] ??= []).push(v) }
     }
     for (const [k, v] of Object.entries(results)) console.log(`${k.padEnd(28)} ${median(v).toFixed(1)} µs CPU per statement`)
   })

@@ -29,9 +29,16 @@ const db = await createTestDatabase("postgres")
 const name = new URL(db.databaseUrl!).pathname.slice(1)
 const admin = new pg.Client({ connectionString: db.databaseUrl })
 await admin.connect()
-await admin.query(DURATIONS ? `ALTER DATABASE ${name} SET log_min_duration_statement = 0` : `ALTER DATABASE ${name} SET log_statement = 'all'`)
+await admin.query(
+  DURATIONS ? `ALTER DATABASE ${name} SET log_min_duration_statement = 0` : `ALTER DATABASE ${name} SET log_statement = 'all'`
+)
 await admin.end()
-const server = await spawnServer(db, { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: PROVIDER_KEY, DEFAULT_MODEL: "fake-model", LOG_LEVEL: "warning" })
+const server = await spawnServer(db, {
+  OPENAI_BASE_URL: `${fake.url}/v1`,
+  OPENAI_API_KEY: PROVIDER_KEY,
+  DEFAULT_MODEL: "fake-model",
+  LOG_LEVEL: "warning"
+})
 const turn = async (n: number) => {
   const response = await fetch(`${server.baseUrl}/chat${MODE === "streaming" ? "/stream" : ""}`, {
     method: "POST",
@@ -53,7 +60,11 @@ try {
   // `log_statement` lines read "statement: …" or "execute <name>: …"; `log_min_duration_statement`
   // puts "duration: N ms  " before them, and logs the extended protocol's parse and bind steps as
   // lines of their own (their time is added to the statement's, not counted as a statement).
-  for (const match of text.matchAll(/\[\d+\] \S+@(\S+) LOG:  (?:duration: ([\d.]+) ms  )?(statement|execute|parse|bind)[^:]*: ([\s\S]*?)(?=\n\d{4}-\d\d-\d\d |\n?$)/g)) {
+  for (
+    const match of text.matchAll(
+      /\[\d+\] \S+@(\S+) LOG: {2}(?:duration: ([\d.]+) ms {2})?(statement|execute|parse|bind)[^:]*: ([\s\S]*?)(?=\n\d{4}-\d\d-\d\d |\n?$)/g
+    )
+  ) {
     if (match[1] !== name) continue
     const statement = match[4]!.replace(/\s+/g, " ").slice(0, 110)
     const group = groups.get(statement) ?? { count: 0, ms: 0 }
@@ -67,7 +78,11 @@ try {
   if (DURATIONS) console.log("per turn | ms per turn | ms per call | statement")
   for (const [statement, { count, ms }] of [...groups].sort((a, b) => (DURATIONS ? b[1].ms - a[1].ms : b[1].count - a[1].count))) {
     const perTurn = (count / TURNS).toFixed(2).padStart(6)
-    console.log(DURATIONS ? `${perTurn} | ${(ms / TURNS).toFixed(3).padStart(7)} | ${(ms / count).toFixed(3).padStart(7)} | ${statement}` : `${perTurn}  ${statement}`)
+    console.log(
+      DURATIONS
+        ? `${perTurn} | ${(ms / TURNS).toFixed(3).padStart(7)} | ${(ms / count).toFixed(3).padStart(7)} | ${statement}`
+        : `${perTurn}  ${statement}`
+    )
   }
 } finally {
   await server.stop("SIGTERM")

@@ -17,7 +17,7 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import { createTestDatabase, type Backend } from "../test/support/database.ts"
+import { type Backend, createTestDatabase } from "../test/support/database.ts"
 import { waitFor } from "../test/support/integrations.ts"
 import { API_KEY, spawnServer } from "../test/support/server.ts"
 import { startFakeLlmProcess } from "./children.ts"
@@ -39,11 +39,18 @@ const hook = path.join(import.meta.dirname, "steps", "hook.mjs")
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY })
 const post = (url: string, body: string) =>
   new Promise<void>((resolve, reject) => {
-    const request = http.request(url, { method: "POST", agent, headers: { "content-type": "application/json", authorization: `Bearer ${API_KEY}` } }, (response) => {
+    const request = http.request(url, {
+      method: "POST",
+      agent,
+      headers: { "content-type": "application/json", authorization: `Bearer ${API_KEY}` }
+    }, (response) => {
       let text = ""
       response.setEncoding("utf8")
       response.on("data", (chunk: string) => (text += chunk))
-      response.on("end", () => (response.statusCode === 200 ? resolve() : reject(new Error(`${response.statusCode} ${text.slice(0, 200)}`))))
+      response.on(
+        "end",
+        () => (response.statusCode === 200 ? resolve() : reject(new Error(`${response.statusCode} ${text.slice(0, 200)}`)))
+      )
     })
     request.on("error", reject)
     request.end(body)
@@ -60,7 +67,14 @@ const measure = async (label: string, root: string | undefined, llmUrl: string):
   const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "cairn-steps-")), "tally")
   const server = await spawnServer(
     db,
-    { OPENAI_BASE_URL: `${llmUrl}/v1`, OPENAI_API_KEY: PROVIDER_KEY, DEFAULT_MODEL: "fake-model", LOG_LEVEL: "warning", RUNS_PER_CREDENTIAL_MAX: String(Math.max(16, CONCURRENCY)), STEPS_OUT: out },
+    {
+      OPENAI_BASE_URL: `${llmUrl}/v1`,
+      OPENAI_API_KEY: PROVIDER_KEY,
+      DEFAULT_MODEL: "fake-model",
+      LOG_LEVEL: "warning",
+      RUNS_PER_CREDENTIAL_MAX: String(Math.max(16, CONCURRENCY)),
+      STEPS_OUT: out
+    },
     ["--import", hook],
     root
   )
@@ -116,7 +130,10 @@ const perTurn = (count: number) => (count / TURNS).toFixed(1)
 
 const llm = await startFakeLlmProcess({ delayMs: "50", reply: "The quick brown fox jumps over the lazy dog.", apiKey: PROVIDER_KEY })
 try {
-  const versions: Array<{ label: string; root: string | undefined }> = [...(BEFORE ? [{ label: "before", root: path.resolve(BEFORE) }] : []), { label: "this checkout", root: undefined }]
+  const versions: Array<{ label: string; root: string | undefined }> = [
+    ...(BEFORE ? [{ label: "before", root: path.resolve(BEFORE) }] : []),
+    { label: "this checkout", root: undefined }
+  ]
   console.log(`backend=${BACKEND} mode=${MODE} turns=${TURNS} concurrency=${CONCURRENCY} node=${process.version}`)
   const tallies: Array<Tally> = []
   for (const version of versions) {
@@ -126,9 +143,17 @@ try {
     console.log("\nby kind of step:")
     for (const [op, count] of grouped(tally, (row) => row.op).slice(0, 10)) console.log(`${perTurn(count).padStart(8)}  ${op}`)
     console.log("\nby site:")
-    for (const [site, count] of grouped(tally, (row) => cairnSite(row.site)).slice(0, TOP)) console.log(`${perTurn(count).padStart(8)}  ${site}`)
+    for (const [site, count] of grouped(tally, (row) => cairnSite(row.site)).slice(0, TOP)) {
+      console.log(`${perTurn(count).padStart(8)}  ${site}`)
+    }
   }
-  if (tallies.length === 2) console.log(`\nsteps a turn: before ${perTurn(tallies[0]!.total)}, after ${perTurn(tallies[1]!.total)} (${((tallies[1]!.total / tallies[0]!.total - 1) * 100).toFixed(1)} %)`)
+  if (tallies.length === 2) {
+    console.log(
+      `\nsteps a turn: before ${perTurn(tallies[0]!.total)}, after ${perTurn(tallies[1]!.total)} (${
+        ((tallies[1]!.total / tallies[0]!.total - 1) * 100).toFixed(1)
+      } %)`
+    )
+  }
 } finally {
   llm.child.kill()
 }

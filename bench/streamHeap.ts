@@ -13,12 +13,12 @@
  * which would understate what a stream holds. Besides the total it lists what grew most, by constructor,
  * and the fibers and Effect contexts per stream.
  */
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { spawnSync } from "node:child_process"
 import { startFakeLlm } from "../test/fixtures/fakeLlm.ts"
-import { createTestDatabase, type Backend } from "../test/support/database.ts"
+import { type Backend, createTestDatabase } from "../test/support/database.ts"
 import { API_KEY, spawnServer } from "../test/support/server.ts"
 
 const args = process.argv.slice(2)
@@ -73,7 +73,13 @@ const measure = async (backend: Backend, root: string | undefined) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cairn-heap-"))
   const server = await spawnServer(
     db,
-    { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-bench", DEFAULT_MODEL: "fake-model", LOG_LEVEL: "warning", RUNS_PER_CREDENTIAL_MAX: String(3 * STREAMS) },
+    {
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: "sk-bench",
+      DEFAULT_MODEL: "fake-model",
+      LOG_LEVEL: "warning",
+      RUNS_PER_CREDENTIAL_MAX: String(3 * STREAMS)
+    },
     ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${dir}`],
     root
   )
@@ -87,7 +93,7 @@ const measure = async (backend: Backend, root: string | undefined) => {
   const snapshot = async (): Promise<HeapSummary> => {
     const before = new Set(fs.readdirSync(dir))
     server.process.kill("SIGUSR2")
-    for (let last = -1; ; ) {
+    for (let last = -1;;) {
       await sleep(1000)
       const made = fs.readdirSync(dir).find((file) => file.endsWith(".heapsnapshot") && !before.has(file))
       if (!made) continue
@@ -109,7 +115,7 @@ const measure = async (backend: Backend, root: string | undefined) => {
       Array.from({ length: STREAMS }, async (_, at) => {
         const response = await post("/chat/stream", `held-${from + at}`)
         const reader = response.body!.getReader()
-        for (let first = true; ; first = false) {
+        for (let first = true;; first = false) {
           const { done } = await reader.read()
           if (first) opened++
           if (done) break
@@ -143,15 +149,23 @@ const perStream = (one: HeapSummary, two: HeapSummary, kind: string) => {
 }
 
 const main = async () => {
-  if (spawnSync(process.execPath, [path.resolve(import.meta.dirname, "../bin/build.mjs")], { stdio: "ignore" }).status !== 0) throw new Error("the build failed")
-  const versions = BEFORE ? [{ label: "before", root: path.resolve(BEFORE) }, { label: "after", root: undefined }] : [{ label: "this checkout", root: undefined }]
+  if (spawnSync(process.execPath, [path.resolve(import.meta.dirname, "../bin/build.mjs")], { stdio: "ignore" }).status !== 0) {
+    throw new Error("the build failed")
+  }
+  const versions = BEFORE
+    ? [{ label: "before", root: path.resolve(BEFORE) }, { label: "after", root: undefined }]
+    : [{ label: "this checkout", root: undefined }]
   console.log(`streams per wave=${STREAMS} node=${process.version}`)
   for (const backend of backends) {
     for (const version of versions) {
       const { one, two } = await measure(backend, version.root)
       const kb = (bytes: number) => (bytes / 1024).toFixed(1)
       console.log(`\n### ${backend}, ${version.label}\n`)
-      console.log(`live heap with ${STREAMS} open: ${(one.total / 1048576).toFixed(1)} MB; with ${2 * STREAMS}: ${(two.total / 1048576).toFixed(1)} MB`)
+      console.log(
+        `live heap with ${STREAMS} open: ${(one.total / 1048576).toFixed(1)} MB; with ${2 * STREAMS}: ${
+          (two.total / 1048576).toFixed(1)
+        } MB`
+      )
       console.log(`**per open stream: ${kb((two.total - one.total) / STREAMS)} KB**`)
       const fibers = perStream(one, two, "FiberRuntime")
       const closures = perStream(one, two, "(closure)")

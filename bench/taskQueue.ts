@@ -12,8 +12,8 @@
  */
 import * as os from "node:os"
 import { startFakeLlm } from "../test/fixtures/fakeLlm.ts"
-import { createTestDatabase, type Backend } from "../test/support/database.ts"
-import { spawnServer, type ChildServer } from "../test/support/server.ts"
+import { type Backend, createTestDatabase } from "../test/support/database.ts"
+import { type ChildServer, spawnServer } from "../test/support/server.ts"
 
 const count = Number(process.argv[2] ?? 200)
 const concurrency = Number(process.argv[3] ?? 4)
@@ -43,8 +43,7 @@ const sessions = async (server: ChildServer, prefix: string, n: number) => {
         server
           .request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: `${prefix}-${start + i}` }) })
           .then(json)
-          .then((body) => body.session_id as string)
-      )
+          .then((body) => body.session_id as string))
     )
     ids.push(...batch)
   }
@@ -93,7 +92,9 @@ const chatRun = async (server: ChildServer, label: string) => {
     Array.from({ length: concurrency }, async () => {
       while (next < count) {
         const n = next++
-        await json(await server.request("/chat", { method: "POST", body: JSON.stringify({ message: `turn ${n}`, client_id: `${label}-${n}` }) }))
+        await json(
+          await server.request("/chat", { method: "POST", body: JSON.stringify({ message: `turn ${n}`, client_id: `${label}-${n}` }) })
+        )
       }
     })
   )

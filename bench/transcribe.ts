@@ -39,7 +39,8 @@ const transcribe = (body: Uint8Array, type: string) => async () => {
   if (response.status !== 200) throw new Error(`/transcribe answered ${response.status}: ${await response.text()}`)
   await response.json()
 }
-const direct = async () => engine.audio.transcriptions.create({ model: "whisper-1", file: await toFile(wav, "audio.wav", { type: "audio/wav" }) })
+const direct = async () =>
+  engine.audio.transcriptions.create({ model: "whisper-1", file: await toFile(wav, "audio.wav", { type: "audio/wav" }) })
 
 const engineMs: Array<number> = []
 const pcmMs: Array<number> = []
@@ -57,8 +58,12 @@ for (let i = 0; i < rounds + 10; i++) {
 
 const base = median(engineMs)
 const line = (name: string, values: Array<number>) =>
-  `${name}: median ${median(values).toFixed(2)} ms, +${(median(values) - base).toFixed(2)} ms over the engine, ${(median(values) / base).toFixed(2)}x`
-console.log(`transcribe (${backend}), ${seconds.toFixed(1)} s of speech (${pcm.length} bytes PCM, ${wav.length} bytes WAV), ${rounds} rounds`)
+  `${name}: median ${median(values).toFixed(2)} ms, +${(median(values) - base).toFixed(2)} ms over the engine, ${
+    (median(values) / base).toFixed(2)
+  }x`
+console.log(
+  `transcribe (${backend}), ${seconds.toFixed(1)} s of speech (${pcm.length} bytes PCM, ${wav.length} bytes WAV), ${rounds} rounds`
+)
 console.log(`engine directly: median ${base.toFixed(2)} ms`)
 console.log(line("/transcribe PCM", pcmMs))
 console.log(line("/transcribe WAV", wavMs))

@@ -25,7 +25,7 @@ import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import pg from "pg"
-import { createTestDatabase, type Backend } from "../test/support/database.ts"
+import { type Backend, createTestDatabase } from "../test/support/database.ts"
 import { API_KEY, spawnServer } from "../test/support/server.ts"
 import { startFakeLlmProcess } from "./children.ts"
 import { cpuMs, loadAverage, rssMb } from "./proc.ts"
@@ -102,7 +102,6 @@ const post = (url: string, token: string, body: string, check: (text: string) =>
     request.end(body)
   })
 
-
 const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!
 
 interface Cell {
@@ -140,7 +139,13 @@ const drive = async (send: (client: number, n: number) => Promise<number>, turns
   )
   const seconds = Number(process.hrtime.bigint() - started) / 1e9
   latencies.sort((a, b) => a - b)
-  return { turnsPerSecond: latencies.length / seconds, errors, p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99) }
+  return {
+    turnsPerSecond: latencies.length / seconds,
+    errors,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    p99: percentile(latencies, 99)
+  }
 }
 
 const measureCell = async (
@@ -182,10 +187,18 @@ const measureCell = async (
 
 const fixed = (x: number | undefined, digits = 2) => (x === undefined ? "-" : x.toFixed(digits))
 const header =
-  `| cell | load avg before | turns/s | failed turns | p50 ms | p95 ms | p99 ms | server CPU ms/turn | PostgreSQL CPU ms/turn | RSS MB idle / peak / after${LATE_AFTER_MS > AFTER_MS ? ` / ${LATE_AFTER_MS / 1000} s after` : ""} |\n|---|---|---|---|---|---|---|---|---|---|`
+  `| cell | load avg before | turns/s | failed turns | p50 ms | p95 ms | p99 ms | server CPU ms/turn | PostgreSQL CPU ms/turn | RSS MB idle / peak / after${
+    LATE_AFTER_MS > AFTER_MS ? ` / ${LATE_AFTER_MS / 1000} s after` : ""
+  } |\n|---|---|---|---|---|---|---|---|---|---|`
 const row = (c: Cell) =>
-  `| ${c.name} | ${c.load} | ${c.turnsPerSecond.toFixed(0)} | ${c.errors} | ${fixed(c.p50, 1)} | ${fixed(c.p95, 1)} | ${fixed(c.p99, 1)} | ${fixed(c.serverCpuPerTurn)} | ${fixed(c.dbCpuPerTurn)} | ${
-    c.rss ? `${c.rss.idle.toFixed(0)} / ${c.rss.peak.toFixed(0)} / ${c.rss.after.toFixed(0)}${c.rss.late === undefined ? "" : ` / ${c.rss.late.toFixed(0)}`}` : "-"
+  `| ${c.name} | ${c.load} | ${c.turnsPerSecond.toFixed(0)} | ${c.errors} | ${fixed(c.p50, 1)} | ${fixed(c.p95, 1)} | ${
+    fixed(c.p99, 1)
+  } | ${fixed(c.serverCpuPerTurn)} | ${fixed(c.dbCpuPerTurn)} | ${
+    c.rss
+      ? `${c.rss.idle.toFixed(0)} / ${c.rss.peak.toFixed(0)} / ${c.rss.after.toFixed(0)}${
+        c.rss.late === undefined ? "" : ` / ${c.rss.late.toFixed(0)}`
+      }`
+      : "-"
   } |`
 
 const endsWithResponse = (text: string) => {
@@ -200,9 +213,13 @@ const none = async () => []
 const main = async () => {
   // Built first: a test run that touched integrations/ makes dist/ look stale, and a stale dist/
   // would run the servers through tsx, a different program from what `npm start` runs.
-  if (spawnSync(process.execPath, [path.resolve(import.meta.dirname, "../bin/build.mjs")], { stdio: "ignore" }).status !== 0) throw new Error("the build failed")
+  if (spawnSync(process.execPath, [path.resolve(import.meta.dirname, "../bin/build.mjs")], { stdio: "ignore" }).status !== 0) {
+    throw new Error("the build failed")
+  }
   console.log(
-    `turns=${TURNS} concurrency=${CONCURRENCY} provider delay=${DELAY_MS} ms reply=${REPLY.split(/\s+/).length} words${CHUNK_DELAY_MS ? ` ${CHUNK_DELAY_MS} ms apart` : ""} node=${process.version} cpus=${os.cpus().length}`
+    `turns=${TURNS} concurrency=${CONCURRENCY} provider delay=${DELAY_MS} ms reply=${REPLY.split(/\s+/).length} words${
+      CHUNK_DELAY_MS ? ` ${CHUNK_DELAY_MS} ms apart` : ""
+    } node=${process.version} cpus=${os.cpus().length}`
   )
   console.log(header)
   const fake = await startFakeLlmProcess({ delayMs: DELAY_MS, reply: REPLY, apiKey: PROVIDER_KEY, chunkDelayMs: CHUNK_DELAY_MS })
@@ -218,46 +235,76 @@ const main = async () => {
     const blockingBody = completion(false)
     const streamingBody = completion(true)
     const directUrl = `${fake.url}/v1/chat/completions`
-    if (DIRECT) cells.push(await measureCell("fake LLM direct, blocking", () => post(directUrl, PROVIDER_KEY, blockingBody, blockingAnswer), undefined, none))
-    if (DIRECT) cells.push(await measureCell("fake LLM direct, streaming", () => post(directUrl, PROVIDER_KEY, streamingBody, directStreamEnds), undefined, none))
+    if (DIRECT) {
+      cells.push(
+        await measureCell("fake LLM direct, blocking", () => post(directUrl, PROVIDER_KEY, blockingBody, blockingAnswer), undefined, none)
+      )
+    }
+    if (DIRECT) {
+      cells.push(
+        await measureCell(
+          "fake LLM direct, streaming",
+          () => post(directUrl, PROVIDER_KEY, streamingBody, directStreamEnds),
+          undefined,
+          none
+        )
+      )
+    }
 
     const versions: ReadonlyArray<{ readonly label: string; readonly root: string | undefined }> = BEFORE
       ? [{ label: "Cairn before", root: path.resolve(BEFORE) }, { label: "Cairn after", root: undefined }]
       : [{ label: "Cairn", root: undefined }]
-    for (const backend of BACKENDS) for (let round = 0; round < ROUNDS; round++) for (const version of versions) {
-      const db = await createTestDatabase(backend)
-      // One folder per server: node writes one profile per thread (tsx's loader runs in a thread of its own); the main thread's is the largest.
-      const profileArgs = PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(PROFILE_DIR, `${backend}-${MODES.join("+")}`)}`] : []
-      const server = await spawnServer(
-        db,
-        {
-          OPENAI_BASE_URL: `${fake.url}/v1`,
-          OPENAI_API_KEY: PROVIDER_KEY,
-          DEFAULT_MODEL: "fake-model",
-          LOG_LEVEL: "warning",
-          RUNS_PER_CREDENTIAL_MAX: String(Math.max(16, CONCURRENCY))
-        },
-        [...NODE_ARGS, ...profileArgs],
-        version.root
-      )
-      const admin = db.databaseUrl ? new pg.Client({ connectionString: db.databaseUrl }) : undefined
-      await admin?.connect()
-      const dbPids = async (): Promise<ReadonlyArray<number>> => {
-        if (!admin) return []
-        const result = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
-        return result.rows.map((r) => r.pid)
-      }
-      try {
-        const chat = (endpoint: string, check: (text: string) => string | undefined) => (client: number, n: number) =>
-          post(`${server.baseUrl}${endpoint}`, API_KEY, JSON.stringify({ message: `turn ${n}`, client_id: `bench-${backend}-${client}` }), check)
-        const pid = server.process.pid
-        if (MODES.includes("blocking")) cells.push(await measureCell(`${version.label}, ${backend}, blocking`, chat("/chat", blockingAnswer), pid, dbPids))
-        if (MODES.includes("streaming")) cells.push(await measureCell(`${version.label}, ${backend}, streaming`, chat("/chat/stream", endsWithResponse), pid, dbPids))
-      } finally {
-        await admin?.end()
-        // SIGINT so node writes the CPU profile on the way out.
-        await server.stop(PROFILE_DIR ? "SIGINT" : "SIGTERM")
-        await db.drop()
+    for (const backend of BACKENDS) {
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const version of versions) {
+          const db = await createTestDatabase(backend)
+          // One folder per server: node writes one profile per thread (tsx's loader runs in a thread of its own); the main thread's is the largest.
+          const profileArgs = PROFILE_DIR
+            ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(PROFILE_DIR, `${backend}-${MODES.join("+")}`)}`]
+            : []
+          const server = await spawnServer(
+            db,
+            {
+              OPENAI_BASE_URL: `${fake.url}/v1`,
+              OPENAI_API_KEY: PROVIDER_KEY,
+              DEFAULT_MODEL: "fake-model",
+              LOG_LEVEL: "warning",
+              RUNS_PER_CREDENTIAL_MAX: String(Math.max(16, CONCURRENCY))
+            },
+            [...NODE_ARGS, ...profileArgs],
+            version.root
+          )
+          const admin = db.databaseUrl ? new pg.Client({ connectionString: db.databaseUrl }) : undefined
+          await admin?.connect()
+          const dbPids = async (): Promise<ReadonlyArray<number>> => {
+            if (!admin) return []
+            const result = await admin.query<{ pid: number }>(
+              "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            return result.rows.map((r) => r.pid)
+          }
+          try {
+            const chat = (endpoint: string, check: (text: string) => string | undefined) => (client: number, n: number) =>
+              post(
+                `${server.baseUrl}${endpoint}`,
+                API_KEY,
+                JSON.stringify({ message: `turn ${n}`, client_id: `bench-${backend}-${client}` }),
+                check
+              )
+            const pid = server.process.pid
+            if (MODES.includes("blocking")) {
+              cells.push(await measureCell(`${version.label}, ${backend}, blocking`, chat("/chat", blockingAnswer), pid, dbPids))
+            }
+            if (MODES.includes("streaming")) {
+              cells.push(await measureCell(`${version.label}, ${backend}, streaming`, chat("/chat/stream", endsWithResponse), pid, dbPids))
+            }
+          } finally {
+            await admin?.end()
+            // SIGINT so node writes the CPU profile on the way out.
+            await server.stop(PROFILE_DIR ? "SIGINT" : "SIGTERM")
+            await db.drop()
+          }
+        }
       }
     }
   } finally {

@@ -26,8 +26,9 @@ const stamp = sourcesStamp()
 const relativeTs = {
   name: "relative-ts-to-js",
   setup(build) {
-    build.onResolve({ filter: /^\.\.?\// }, (args) =>
-      args.kind === "entry-point" ? undefined : { path: args.path.replace(/\.(m?)ts$/, ".$1js"), external: true }
+    build.onResolve(
+      { filter: /^\.\.?\// },
+      (args) => args.kind === "entry-point" ? undefined : { path: args.path.replace(/\.(m?)ts$/, ".$1js"), external: true }
     )
   }
 }
@@ -52,8 +53,7 @@ const deepEffectImports = {
             const [, type, module, local] = /^(type\s+)?(\w+)(?:\s+as\s+(\w+))?$/.exec(name)
             return `import ${typeOnly || type ? "type " : ""}* as ${local ?? module} from "${pkg}/${module}"`
           })
-          .join("; ")
-      )
+          .join("; "))
     }))
   }
 }

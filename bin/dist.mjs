@@ -23,8 +23,7 @@ export const sourcesStamp = () => {
       const file = path.join(dir, entry.name)
       if (entry.isDirectory()) {
         if (isServerSource(file)) walk(file)
-      }
-      else newest = Math.max(newest, fs.statSync(file).mtimeMs)
+      } else newest = Math.max(newest, fs.statSync(file).mtimeMs)
     }
   }
   for (const dir of sourceRoots) walk(path.join(root, dir))

@@ -4,38 +4,38 @@
  * from it.
  */
 import { HttpApi, OpenApi } from "@effect/platform"
-import { cairnVersion } from "./contract/Version.ts"
 import { ApiKeysApi } from "./access/keys/Api.ts"
 import { AuthApi, UsersApi } from "./access/users/Api.ts"
 import { WidgetApi } from "./access/widget/Api.ts"
+import { AttachmentsApi } from "./attachments/Api.ts"
 import { BindingsApi } from "./bindings/Api.ts"
 import { BotsApi } from "./bots/Api.ts"
 import { CarapacesApi } from "./carapaces/Api.ts"
-import { ChannelMessagesApi, ChatApi } from "./chat/Api.ts"
-import { RunsApi } from "./runs/Api.ts"
 import { ChannelsApi } from "./channels/Api.ts"
-import { HealthApi } from "./health/Api.ts"
-import { IntegrationsApi } from "./integrations/Api.ts"
+import { ChannelMessagesApi, ChatApi } from "./chat/Api.ts"
+import { ErrorResponses } from "./contract/Errors.ts"
+import { cairnVersion } from "./contract/Version.ts"
 import { DiscoverApi } from "./discover/Api.ts"
 import { DocumentsApi } from "./documents/Api.ts"
-import { ErrorResponses } from "./contract/Errors.ts"
-import { LlmApi, ProvidersApi } from "./providers/Api.ts"
+import { HealthApi } from "./health/Api.ts"
+import { HeartbeatsApi } from "./heartbeats/Api.ts"
+import { IntegrationsApi } from "./integrations/Api.ts"
+import { LogsApi } from "./logs/Api.ts"
 import { McpApi } from "./mcp/Api.ts"
+import { McpServerApi } from "./mcpserver/Api.ts"
+import { OpenAiApi } from "./openai/Api.ts"
+import { OperationsApi } from "./operations/Api.ts"
+import { LlmApi, ProvidersApi } from "./providers/Api.ts"
+import { RunsApi } from "./runs/Api.ts"
 import { SessionsApi } from "./sessions/Api.ts"
-import { SkillsApi } from "./skills/Api.ts"
 import { SettingsApi } from "./settings/Api.ts"
+import { SkillsApi } from "./skills/Api.ts"
 import { SpeechApi } from "./speech/Api.ts"
 import { InjectionApi, TasksApi } from "./tasks/Api.ts"
-import { UsageApi } from "./usage/Api.ts"
 import { TodosApi } from "./todos/Api.ts"
-import { LogsApi } from "./logs/Api.ts"
-import { AttachmentsApi } from "./attachments/Api.ts"
-import { OperationsApi } from "./operations/Api.ts"
-import { HeartbeatsApi } from "./heartbeats/Api.ts"
+import { UsageApi } from "./usage/Api.ts"
 import { WorkflowsApi } from "./workflows/Api.ts"
 import { WorkspacesApi } from "./workspaces/Api.ts"
-import { OpenAiApi } from "./openai/Api.ts"
-import { McpServerApi } from "./mcpserver/Api.ts"
 
 export class CairnApi extends HttpApi.make("cairn")
   .add(HealthApi)
@@ -82,4 +82,5 @@ export class CairnApi extends HttpApi.make("cairn")
   .annotate(
     OpenApi.Description,
     "Self-hosted agent server. Authenticate with `Authorization: Bearer <key>`; each operation names its scope in `x-required-scope`."
-  ) {}
+  )
+{}

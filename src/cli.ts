@@ -9,7 +9,7 @@
 import { Args, Command, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Cause, Console, Effect, Exit, Layer } from "effect"
-import { loginCommand, keysCommand } from "./cli/Access.ts"
+import { keysCommand, loginCommand } from "./cli/Access.ts"
 import { chatCommand } from "./cli/Chat.ts"
 import { docsCommand } from "./cli/Docs.ts"
 import { backupCommand, statusCommand } from "./cli/Operations.ts"
@@ -37,35 +37,44 @@ const withServerConfig = <A, E, R>(use: (modules: Effect.Effect.Success<typeof s
   Effect.flatMap(server, (modules) =>
     use(modules).pipe(
       Effect.withConfigProvider(modules.DotEnv.configProvider()),
-      Effect.ensuring(Effect.sync(() => (restartExitCode = modules.Restart.isRestartRequested() ? modules.Restart.restartExitCode : undefined)))
-    )
-  )
+      Effect.ensuring(
+        Effect.sync(() => (restartExitCode = modules.Restart.isRestartRequested() ? modules.Restart.restartExitCode : undefined))
+      )
+    ))
 
-const serve = Command.make("serve", {}, () =>
-  withServerConfig(({ AppConfig, main }) => Layer.launch(main.AppLive.pipe(Layer.provide(AppConfig.layer))))
+const serve = Command.make(
+  "serve",
+  {},
+  () => withServerConfig(({ AppConfig, main }) => Layer.launch(main.AppLive.pipe(Layer.provide(AppConfig.layer))))
 ).pipe(Command.withDescription("Serve the HTTP API and the web app (migrations are applied first)"))
 
-const migrate = Command.make("migrate", {}, () =>
-  withServerConfig(({ AppConfig, main }) =>
-    Effect.logInfo("Migrations applied; the database is up to date").pipe(
-      Effect.provide(main.DatabaseLive.pipe(Layer.provide(main.ObservabilityLive), Layer.provide(AppConfig.layer)))
+const migrate = Command.make(
+  "migrate",
+  {},
+  () =>
+    withServerConfig(({ AppConfig, main }) =>
+      Effect.logInfo("Migrations applied; the database is up to date").pipe(
+        Effect.provide(main.DatabaseLive.pipe(Layer.provide(main.ObservabilityLive), Layer.provide(AppConfig.layer)))
+      )
     )
-  )
 ).pipe(Command.withDescription("Apply pending database migrations and exit"))
 
-const restoreCommand = Command.make("restore", { archive: Args.file({ name: "archive", exists: "yes" }) }, ({ archive }) =>
-  withServerConfig(({ AppConfig, Database, main, Restore }) => {
-    let bar: ReturnType<typeof makeProgress> | undefined
-    // The database as it is (no migrations first): a restore builds the schema the backup needs.
-    return Restore.restore(archive, {
-      started: (total) => (bar = makeProgress({ label: "restore", total, unit: "items", noun: "rows" })),
-      loaded: (rows) => bar?.advance(rows)
-    }).pipe(
-      Effect.tap(() => bar?.finish()),
-      Effect.asVoid,
-      Effect.provide(Database.layer().pipe(Layer.provideMerge(main.ObservabilityLive), Layer.provideMerge(AppConfig.layer)))
-    )
-  })
+const restoreCommand = Command.make(
+  "restore",
+  { archive: Args.file({ name: "archive", exists: "yes" }) },
+  ({ archive }) =>
+    withServerConfig(({ AppConfig, Database, main, Restore }) => {
+      let bar: ReturnType<typeof makeProgress> | undefined
+      // The database as it is (no migrations first): a restore builds the schema the backup needs.
+      return Restore.restore(archive, {
+        started: (total) => (bar = makeProgress({ label: "restore", total, unit: "items", noun: "rows" })),
+        loaded: (rows) => bar?.advance(rows)
+      }).pipe(
+        Effect.tap(() => bar?.finish()),
+        Effect.asVoid,
+        Effect.provide(Database.layer().pipe(Layer.provideMerge(main.ObservabilityLive), Layer.provideMerge(AppConfig.layer)))
+      )
+    })
 ).pipe(
   Command.withDescription(
     "Restore a backup archive (cairn backup, or POST /api/v1/admin/operations/backup) into an empty DATA_DIR and database; a backup of an older release is brought to this one"
@@ -74,7 +83,19 @@ const restoreCommand = Command.make("restore", { archive: Args.file({ name: "arc
 
 const cairn = Command.make("cairn").pipe(
   Command.withDescription("Cairn, a self-hosted agent server, and its command-line client"),
-  Command.withSubcommands([serve, migrate, restoreCommand, chatCommand, loginCommand, keysCommand, botsCommand, docsCommand, tasksCommand, backupCommand, statusCommand])
+  Command.withSubcommands([
+    serve,
+    migrate,
+    restoreCommand,
+    chatCommand,
+    loginCommand,
+    keysCommand,
+    botsCommand,
+    docsCommand,
+    tasksCommand,
+    backupCommand,
+    statusCommand
+  ])
 )
 
 const run = Command.run(cairn, { name: "cairn", version: cairnVersion })

@@ -26,8 +26,7 @@ export const makeClient = (options: ClientOptions) =>
   HttpApiClient.make(CairnApi, { baseUrl: options.baseUrl, transformClient: withCredential(options) })
 
 /** The client with the platform's fetch-based HTTP client already provided. */
-export const makeFetchClient = (options: ClientOptions) =>
-  makeClient(options).pipe(Effect.provide(FetchHttpClient.layer))
+export const makeFetchClient = (options: ClientOptions) => makeClient(options).pipe(Effect.provide(FetchHttpClient.layer))
 
 export type CairnClient = Effect.Effect.Success<ReturnType<typeof makeClient>>
 export { CairnApi }
@@ -63,7 +62,9 @@ const refusal = (response: HttpClientResponse.HttpClientResponse) =>
   )
 
 /** A refused answer as the spec's `{detail}`, else the body's bytes as they arrive. */
-const bytesOf = (response: HttpClientResponse.HttpClientResponse): Stream.Stream<Uint8Array, StreamRefused | HttpClientError.ResponseError> =>
+const bytesOf = (
+  response: HttpClientResponse.HttpClientResponse
+): Stream.Stream<Uint8Array, StreamRefused | HttpClientError.ResponseError> =>
   response.status >= 300 ? Stream.fromEffect(refusal(response)) : response.stream
 
 /** The body's Server-Sent Events, each decoded through the event Schema. */
@@ -96,7 +97,10 @@ export const makeStreamingClient = (options: ClientOptions) =>
     return {
       chat: (payload: typeof ChatRequest.Type) =>
         Stream.unwrap(
-          Effect.map(encodeChatRequest(payload), (body) => open(HttpClientRequest.post(chatStream.path).pipe(HttpClientRequest.bodyUnsafeJson(body))))
+          Effect.map(
+            encodeChatRequest(payload),
+            (body) => open(HttpClientRequest.post(chatStream.path).pipe(HttpClientRequest.bodyUnsafeJson(body)))
+          )
         ),
       rejoin: (sessionId: string, query: { readonly after?: number; readonly runId?: string } = {}) =>
         open(

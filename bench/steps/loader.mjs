@@ -8,14 +8,23 @@ const patches = [
     file: "/node_modules/effect/dist/esm/internal/fiberRuntime.js",
     edits: [
       // Each step of the run loop is counted, and what it runs becomes the site of the effects it makes.
-      ["    while (true) {\n      if ((this.currentRuntimeFlags & OpSupervision) !== 0) {", "    while (true) {\n      globalThis.__effectStep?.(cur);\n      if ((this.currentRuntimeFlags & OpSupervision) !== 0) {"],
+      [
+        "    while (true) {\n      if ((this.currentRuntimeFlags & OpSupervision) !== 0) {",
+        "    while (true) {\n      globalThis.__effectStep?.(cur);\n      if ((this.currentRuntimeFlags & OpSupervision) !== 0) {"
+      ],
       // A continuation taken off the stack: the effects it makes belong to the code that pushed it.
-      ["    const item = this._stack.pop();\n    if (item) {", "    const item = this._stack.pop();\n    if (item !== undefined && item.__site !== undefined) globalThis.__effectSiteNow = item.__site;\n    if (item) {"]
+      [
+        "    const item = this._stack.pop();\n    if (item) {",
+        "    const item = this._stack.pop();\n    if (item !== undefined && item.__site !== undefined) globalThis.__effectSiteNow = item.__site;\n    if (item) {"
+      ]
     ]
   },
   {
     file: "/node_modules/effect/dist/esm/internal/core.js",
-    edits: [["  constructor(_op) {\n    this._op = _op;", "  constructor(_op) {\n    this._op = _op;\n    if (globalThis.__effectSite) this.__site = globalThis.__effectSite();"]]
+    edits: [[
+      "  constructor(_op) {\n    this._op = _op;",
+      "  constructor(_op) {\n    this._op = _op;\n    if (globalThis.__effectSite) this.__site = globalThis.__effectSite();"
+    ]]
   }
 ]
 

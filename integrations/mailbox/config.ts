@@ -1,6 +1,6 @@
 /** The mailbox settings, read and checked once per poll (stored, then environment, then default). */
 import * as fs from "node:fs"
-import { riskLevels, type RiskLevel } from "./screening/checks.ts"
+import { type RiskLevel, riskLevels } from "./screening/checks.ts"
 
 export interface MailboxConfig {
   readonly email: string
@@ -15,7 +15,12 @@ export interface MailboxConfig {
   readonly maxPerPoll: number
   readonly initialFetch: { readonly mode: "new" | "all" } | { readonly mode: "recent"; readonly count: number }
   readonly quarantineLevel: RiskLevel
-  readonly classifier: { readonly model: string | undefined; readonly timeoutMs: number; readonly retryMs: number; readonly retries: number }
+  readonly classifier: {
+    readonly model: string | undefined
+    readonly timeoutMs: number
+    readonly retryMs: number
+    readonly retries: number
+  }
   readonly startDelayMs: number
 }
 
@@ -25,12 +30,16 @@ const positive = (value: string | undefined, fallback: number) => {
 }
 
 /** The configuration, or why it cannot be used (a message for the status and the log). */
-export const readConfig = (settings: Readonly<Record<string, string | undefined>>): { readonly ok: true; readonly config: MailboxConfig } | { readonly ok: false; readonly error: string } => {
+export const readConfig = (
+  settings: Readonly<Record<string, string | undefined>>
+): { readonly ok: true; readonly config: MailboxConfig } | { readonly ok: false; readonly error: string } => {
   const email = settings.MAILBOX_EMAIL?.trim()
   const password = settings.MAILBOX_APP_PASSWORD
   if (!email || !password) return { ok: false, error: "MAILBOX_EMAIL and MAILBOX_APP_PASSWORD are not both set" }
   const security = (settings.MAILBOX_IMAP_SECURITY ?? "tls").toLowerCase()
-  if (security !== "tls" && security !== "starttls" && security !== "plain") return { ok: false, error: `MAILBOX_IMAP_SECURITY must be tls, starttls or plain, not ${security}` }
+  if (security !== "tls" && security !== "starttls" && security !== "plain") {
+    return { ok: false, error: `MAILBOX_IMAP_SECURITY must be tls, starttls or plain, not ${security}` }
+  }
   let ca: string | undefined
   if (settings.MAILBOX_IMAP_CA_FILE) {
     try {
@@ -41,9 +50,13 @@ export const readConfig = (settings: Readonly<Record<string, string | undefined>
   }
   const initial = (settings.MAILBOX_INITIAL_FETCH ?? "new").trim().toLowerCase()
   const recent = /^recent:(\d+)$/.exec(initial)
-  if (initial !== "new" && initial !== "all" && !recent) return { ok: false, error: `MAILBOX_INITIAL_FETCH must be new, all or recent:N, not ${initial}` }
+  if (initial !== "new" && initial !== "all" && !recent) {
+    return { ok: false, error: `MAILBOX_INITIAL_FETCH must be new, all or recent:N, not ${initial}` }
+  }
   const level = (settings.MAILBOX_PATTERN_QUARANTINE_LEVEL ?? "high").toLowerCase() as RiskLevel
-  if (!riskLevels.includes(level) || level === "none") return { ok: false, error: `MAILBOX_PATTERN_QUARANTINE_LEVEL must be low, medium or high, not ${level}` }
+  if (!riskLevels.includes(level) || level === "none") {
+    return { ok: false, error: `MAILBOX_PATTERN_QUARANTINE_LEVEL must be low, medium or high, not ${level}` }
+  }
   return {
     ok: true,
     config: {

@@ -5,8 +5,8 @@
  * recording) overwrites its own file, and another mail with the same date and slug gets `-2`, `-3`.
  */
 import type { BoundChannel, IntegrationContext } from "../../src/sdk/index.ts"
-import type { AttachmentInfo } from "./screening/pipeline.ts"
 import type { MailRecord } from "./feed.ts"
+import type { AttachmentInfo } from "./screening/pipeline.ts"
 
 export const slug = (subject: string): string =>
   subject
@@ -19,14 +19,23 @@ export const slug = (subject: string): string =>
     .replace(/-+$/g, "") || "no-subject"
 
 /** A folder name as one safe path segment. */
-export const folderSegment = (folder: string) => folder.replace(/[\\/]+/g, "-").replace(/[^A-Za-z0-9._ -]/g, "_").replace(/^\.+/, "_") || "INBOX"
+export const folderSegment = (folder: string) =>
+  folder.replace(/[\\/]+/g, "-").replace(/[^A-Za-z0-9._ -]/g, "_").replace(/^\.+/, "_") || "INBOX"
 
 const oneLine = (text: string) => text.replace(/[\r\n]+/g, " ").trim()
 
-const size = (bytes: number) => (bytes >= 1_000_000 ? `${(bytes / 1_000_000).toFixed(1)} MB` : bytes >= 1000 ? `${Math.round(bytes / 1000)} KB` : `${bytes} B`)
+const size = (
+  bytes: number
+) => (bytes >= 1_000_000 ? `${(bytes / 1_000_000).toFixed(1)} MB` : bytes >= 1000 ? `${Math.round(bytes / 1000)} KB` : `${bytes} B`)
 
-export const markdownOf = (mail: Pick<MailRecord, "from" | "to" | "date" | "subject" | "message_id" | "folder" | "risk" | "body" | "status" | "reason"> & { readonly attachments: ReadonlyArray<AttachmentInfo> }) => {
-  const attachments = mail.attachments.length === 0 ? ["None."] : mail.attachments.map((a) => `- ${oneLine(a.filename)} (${a.type}, ${size(a.size)}); not downloaded`)
+export const markdownOf = (
+  mail: Pick<MailRecord, "from" | "to" | "date" | "subject" | "message_id" | "folder" | "risk" | "body" | "status" | "reason"> & {
+    readonly attachments: ReadonlyArray<AttachmentInfo>
+  }
+) => {
+  const attachments = mail.attachments.length === 0
+    ? ["None."]
+    : mail.attachments.map((a) => `- ${oneLine(a.filename)} (${a.type}, ${size(a.size)}); not downloaded`)
   const flags = mail.risk.flags.length === 0 ? "none" : mail.risk.flags.map((f) => `${f.check} (${f.level}, ${f.where})`).join(", ")
   return [
     `# ${oneLine(mail.subject) || "(no subject)"}`,

@@ -87,7 +87,15 @@ export const feedStore = (store: IntegrationStore) => {
     const at = Date.now()
     await store.set(
       `audit:${String(maxTime - at).padStart(13, "0")}-${entry.key}-${entry.status}`,
-      { at: new Date(at).toISOString(), key: entry.key, message_id: entry.message_id, subject: entry.subject, decision: entry.status, layer: entry.layer, reason: entry.reason } satisfies AuditEntry,
+      {
+        at: new Date(at).toISOString(),
+        key: entry.key,
+        message_id: entry.message_id,
+        subject: entry.subject,
+        decision: entry.status,
+        layer: entry.layer,
+        reason: entry.reason
+      } satisfies AuditEntry,
       { ttlMs: auditTtlMs }
     )
   }

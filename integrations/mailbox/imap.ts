@@ -33,10 +33,13 @@ export const connect = async (config: MailboxConfig): Promise<ImapFlow> => {
     const e = error as { authenticationFailed?: boolean; responseText?: string; message?: string }
     if (e.authenticationFailed) {
       throw new MailboxAuthError(
-        `IMAP login to ${config.host} as ${config.user} was refused${e.responseText ? ` (${e.responseText})` : ""}: the app password is wrong or was revoked. Create a new app password and save it as MAILBOX_APP_PASSWORD.`
+        `IMAP login to ${config.host} as ${config.user} was refused${
+          e.responseText ? ` (${e.responseText})` : ""
+        }: the app password is wrong or was revoked. Create a new app password and save it as MAILBOX_APP_PASSWORD.`,
+        { cause: error }
       )
     }
-    throw new Error(`Cannot reach the IMAP server ${config.host}:${config.port}: ${e.message ?? String(error)}`)
+    throw new Error(`Cannot reach the IMAP server ${config.host}:${config.port}: ${e.message ?? String(error)}`, { cause: error })
   }
   return client
 }
@@ -63,7 +66,9 @@ export const partsOf = (node: MessageStructureObject, parts: Parts = { text: [],
   const part = node.part ?? "1"
   if (!attachment && type === "text/plain") parts.text.push(part)
   else if (!attachment && type === "text/html") parts.html.push(part)
-  else if (type !== "message/rfc822" || attachment) parts.attachments.push({ filename: filename ?? "(unnamed)", type, size: node.size ?? 0 })
+  else if (type !== "message/rfc822" || attachment) {
+    parts.attachments.push({ filename: filename ?? "(unnamed)", type, size: node.size ?? 0 })
+  }
   return parts
 }
 
@@ -121,7 +126,9 @@ export const readMail = async (
   uid: number,
   uidValidity: string,
   known: (messageId: string) => Promise<boolean>
-): Promise<{ readonly known: true; readonly messageId: string; readonly internalDate: string } | { readonly known: false; readonly mail: ReadMail }> => {
+): Promise<
+  { readonly known: true; readonly messageId: string; readonly internalDate: string } | { readonly known: false; readonly mail: ReadMail }
+> => {
   const message = await client.fetchOne(String(uid), { uid: true, envelope: true, bodyStructure: true, internalDate: true }, { uid: true })
   if (!message) throw new Error(`Mail ${uid} of ${folder} is gone`)
   const envelope = message.envelope
@@ -134,17 +141,17 @@ export const readMail = async (
   return {
     known: false,
     mail: {
-    folder,
-    uid,
-    messageId,
-    from: addresses(envelope?.from),
-    to: addresses(envelope?.to),
-    date: (envelope?.date ? new Date(envelope.date) : internal).toISOString(),
-    subject: envelope?.subject ?? "",
-    text,
-    html,
-    attachments: parts.attachments,
-    internalDate: internal.toISOString()
+      folder,
+      uid,
+      messageId,
+      from: addresses(envelope?.from),
+      to: addresses(envelope?.to),
+      date: (envelope?.date ? new Date(envelope.date) : internal).toISOString(),
+      subject: envelope?.subject ?? "",
+      text,
+      html,
+      attachments: parts.attachments,
+      internalDate: internal.toISOString()
     }
   }
 }

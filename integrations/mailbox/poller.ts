@@ -8,12 +8,12 @@
  */
 import type { ImapFlow } from "imapflow"
 import type { IntegrationContext } from "../../src/sdk/index.ts"
-import { readConfig, type MailboxConfig } from "./config.ts"
+import { type MailboxConfig, readConfig } from "./config.ts"
 import { deliverTo, mailChannels } from "./delivery.ts"
-import { feedStore, mailKey, type Cursor, type FeedStore, type MailRecord, type PollCounts } from "./feed.ts"
-import { close, connect, inFolder, MailboxAuthError, readMail, uidsFrom, type ReadMail } from "./imap.ts"
+import { type Cursor, type FeedStore, feedStore, mailKey, type MailRecord, type PollCounts } from "./feed.ts"
+import { close, connect, inFolder, MailboxAuthError, type ReadMail, readMail, uidsFrom } from "./imap.ts"
+import { type Decision, screen } from "./screening/pipeline.ts"
 import { maxTextLength } from "./screening/text.ts"
-import { screen, type Decision } from "./screening/pipeline.ts"
 import { oneAtATime } from "./state.ts"
 
 export interface CycleItem {
@@ -56,7 +56,11 @@ const recordOf = (mail: ReadMail, uidvalidity: string, decision: Decision, now: 
     return {
       ...base,
       status: "pending",
-      risk: { level: decision.envelope.risk.level, flags: decision.envelope.risk.flags, classifier_reason: decision.envelope.risk.classifier_reason },
+      risk: {
+        level: decision.envelope.risk.level,
+        flags: decision.envelope.risk.flags,
+        classifier_reason: decision.envelope.risk.classifier_reason
+      },
       layer: null,
       reason: null,
       body: decision.envelope.body,
@@ -88,18 +92,37 @@ export const deliverRecord = async (cairn: IntegrationContext, email: string, re
 const screeningOptions = (config: MailboxConfig) => ({ quarantineLevel: config.quarantineLevel, classifier: config.classifier })
 
 /** Screens, delivers and records one new mail. */
-const handleMail = async (cairn: IntegrationContext, feed: FeedStore, config: MailboxConfig, mail: ReadMail, uidvalidity: string): Promise<CycleItem> => {
+const handleMail = async (
+  cairn: IntegrationContext,
+  feed: FeedStore,
+  config: MailboxConfig,
+  mail: ReadMail,
+  uidvalidity: string
+): Promise<CycleItem> => {
   const decision = await screen(mail, screeningOptions(config), cairn.llm.complete)
   let record = recordOf(mail, uidvalidity, decision, new Date())
   if (record.status === "pending") record = await deliverRecord(cairn, config.email, record)
   const first = await feed.recordFirst(record)
   const item = { folder: mail.folder, uid: mail.uid, message_id: mail.messageId, subject: mail.subject }
   if (!first) return { ...item, outcome: "skipped", reason: "recorded by another server process" }
-  return { ...item, outcome: record.status === "quarantined" ? "quarantined" : record.status === "pending" ? "pending" : "delivered", layer: record.layer, reason: record.reason, delivered_to: record.delivered_to }
+  return {
+    ...item,
+    outcome: record.status === "quarantined" ? "quarantined" : record.status === "pending" ? "pending" : "delivered",
+    layer: record.layer,
+    reason: record.reason,
+    delivered_to: record.delivered_to
+  }
 }
 
 /** Reads one folder from its cursor; answers the items, stopping at the budget or the first failure. */
-const pollFolder = async (cairn: IntegrationContext, feed: FeedStore, config: MailboxConfig, client: ImapFlow, folder: string, budget: number) =>
+const pollFolder = async (
+  cairn: IntegrationContext,
+  feed: FeedStore,
+  config: MailboxConfig,
+  client: ImapFlow,
+  folder: string,
+  budget: number
+) =>
   inFolder(client, folder, async (state) => {
     const items: Array<CycleItem> = []
     let cursor = await feed.cursor(folder)
@@ -118,7 +141,11 @@ const pollFolder = async (cairn: IntegrationContext, feed: FeedStore, config: Ma
       // The server renumbered the folder: read again from a day before the last mail handled; what
       // was handled already is known by its Message-ID.
       const since = cursor.last_date ? new Date(Date.parse(cursor.last_date) - dayMs) : undefined
-      cairn.logger.warn(`Mailbox folder ${folder}: UIDVALIDITY changed (${cursor.uidvalidity} to ${state.uidValidity}); re-reading since ${since?.toISOString() ?? "the start"}`)
+      cairn.logger.warn(
+        `Mailbox folder ${folder}: UIDVALIDITY changed (${cursor.uidvalidity} to ${state.uidValidity}); re-reading since ${
+          since?.toISOString() ?? "the start"
+        }`
+      )
       uids = since ? await uidsFrom(client, 1, since) : await uidsFrom(client, 1)
     } else {
       uids = await uidsFrom(client, cursor.uid + 1)
@@ -129,15 +156,24 @@ const pollFolder = async (cairn: IntegrationContext, feed: FeedStore, config: Ma
       let read: Awaited<ReturnType<typeof readMail>>
       let item: CycleItem
       try {
-        read = await readMail(client, folder, uid, state.uidValidity, async (messageId) => (await feed.record(mailKey(messageId))) !== undefined)
-        if (read.known) item = { folder, uid, message_id: read.messageId, subject: "", outcome: "skipped", reason: "already handled (same Message-ID)" }
-        else {
+        read = await readMail(client, folder, uid, state.uidValidity, async (messageId) =>
+          (await feed.record(mailKey(messageId))) !== undefined)
+        if (read.known) {
+          item = { folder, uid, message_id: read.messageId, subject: "", outcome: "skipped", reason: "already handled (same Message-ID)" }
+        } else {
           screened += 1
           item = await handleMail(cairn, feed, config, read.mail, state.uidValidity)
         }
       } catch (error) {
         // Not past this mail: the next cycle tries it again.
-        items.push({ folder, uid, message_id: "", subject: "", outcome: "error", reason: error instanceof Error ? error.message : String(error) })
+        items.push({
+          folder,
+          uid,
+          message_id: "",
+          subject: "",
+          outcome: "error",
+          reason: error instanceof Error ? error.message : String(error)
+        })
         break
       }
       items.push(item)
@@ -176,7 +212,14 @@ const deliverPending = async (cairn: IntegrationContext, feed: FeedStore, email:
   for (const record of pending) {
     const delivered = await deliverRecord(cairn, email, record)
     if (await feed.replace(record, delivered)) {
-      items.push({ folder: record.folder, uid: record.uid, message_id: record.message_id, subject: record.subject, outcome: "delivered", delivered_to: delivered.delivered_to })
+      items.push({
+        folder: record.folder,
+        uid: record.uid,
+        message_id: record.message_id,
+        subject: record.subject,
+        outcome: "delivered",
+        delivered_to: delivered.delivered_to
+      })
     }
   }
   return items
@@ -190,7 +233,10 @@ export const pollOnce = (cairn: IntegrationContext, settings: Readonly<Record<st
     const finish = async (items: ReadonlyArray<CycleItem>, error: string | null, authFailed = false): Promise<CycleResult> => {
       const counts = countsOf(items)
       await feed.setPollState({ at: new Date().toISOString(), counts, error, auth_failed: authFailed })
-      const line = `Mailbox poll: fetched ${counts.fetched}, passed ${counts.passed}, quarantined ${counts.quarantined}, skipped ${counts.skipped}, errors ${counts.errors + (error ? 1 : 0)}`
+      const line =
+        `Mailbox poll: fetched ${counts.fetched}, passed ${counts.passed}, quarantined ${counts.quarantined}, skipped ${counts.skipped}, errors ${
+          counts.errors + (error ? 1 : 0)
+        }`
       if (error) cairn.logger.error(`${line}; ${error}`)
       else cairn.logger.info(line)
       return { counts, items, error, auth_failed: authFailed }
@@ -206,11 +252,19 @@ export const pollOnce = (cairn: IntegrationContext, settings: Readonly<Record<st
     }
     try {
       for (const folder of config.folders) {
-        const budget = config.maxPerPoll - items.filter((i) => i.outcome !== "skipped" && i.outcome !== "error" && i.delivered_to === undefined).length
+        const budget = config.maxPerPoll -
+          items.filter((i) => i.outcome !== "skipped" && i.outcome !== "error" && i.delivered_to === undefined).length
         try {
           items.push(...(await pollFolder(cairn, feed, config, client, folder, Math.max(0, budget))))
         } catch (error) {
-          items.push({ folder, uid: 0, message_id: "", subject: "", outcome: "error", reason: `folder ${folder}: ${error instanceof Error ? error.message : String(error)}` })
+          items.push({
+            folder,
+            uid: 0,
+            message_id: "",
+            subject: "",
+            outcome: "error",
+            reason: `folder ${folder}: ${error instanceof Error ? error.message : String(error)}`
+          })
         }
       }
     } finally {
@@ -232,6 +286,12 @@ export const checkConnection = async (settings: Readonly<Record<string, string |
       await close(client)
     }
   } catch (error) {
-    return { connected: false, address: read.config.email, folders: null, error: error instanceof Error ? error.message : String(error), auth_failed: error instanceof MailboxAuthError }
+    return {
+      connected: false,
+      address: read.config.email,
+      folders: null,
+      error: error instanceof Error ? error.message : String(error),
+      auth_failed: error instanceof MailboxAuthError
+    }
   }
 }

@@ -53,7 +53,13 @@ export const readQuarantined = async (cairn: IntegrationContext, key: string) =>
 export const release = async (cairn: IntegrationContext, key: string, reviewer: string) => {
   const record = await quarantined(cairn, key)
   const config = await settingsOf(cairn)
-  const delivered = await deliverRecord(cairn, config.email, { ...record, status: "released", reason: `released after review by ${reviewer}; was: ${record.reason}`, parts: null, decided_at: new Date().toISOString() })
+  const delivered = await deliverRecord(cairn, config.email, {
+    ...record,
+    status: "released",
+    reason: `released after review by ${reviewer}; was: ${record.reason}`,
+    parts: null,
+    decided_at: new Date().toISOString()
+  })
   if (!(await feedStore(cairn.store).replace(record, delivered))) throw new QuarantineError(409, `Mail ${key} changed meanwhile`)
   return summaryOf(delivered)
 }
@@ -74,19 +80,28 @@ export const reprocess = async (cairn: IntegrationContext, key: string) => {
     cairn.llm.complete
   )
   const now = new Date().toISOString()
-  const next: MailRecord =
-    decision.outcome === "passed"
-      ? await deliverRecord(cairn, config.email, {
-          ...record,
-          status: "pending",
-          layer: null,
-          reason: null,
-          body: decision.envelope.body,
-          parts: null,
-          risk: { level: decision.envelope.risk.level, flags: decision.envelope.risk.flags, classifier_reason: decision.envelope.risk.classifier_reason },
-          decided_at: now
-        })
-      : { ...record, layer: decision.layer, reason: decision.reason, risk: { level: decision.level, flags: decision.flags, classifier_reason: decision.layer === 3 ? decision.reason : null }, decided_at: now }
+  const next: MailRecord = decision.outcome === "passed"
+    ? await deliverRecord(cairn, config.email, {
+      ...record,
+      status: "pending",
+      layer: null,
+      reason: null,
+      body: decision.envelope.body,
+      parts: null,
+      risk: {
+        level: decision.envelope.risk.level,
+        flags: decision.envelope.risk.flags,
+        classifier_reason: decision.envelope.risk.classifier_reason
+      },
+      decided_at: now
+    })
+    : {
+      ...record,
+      layer: decision.layer,
+      reason: decision.reason,
+      risk: { level: decision.level, flags: decision.flags, classifier_reason: decision.layer === 3 ? decision.reason : null },
+      decided_at: now
+    }
   if (!(await feedStore(cairn.store).replace(record, next))) throw new QuarantineError(409, `Mail ${key} changed meanwhile`)
   return summaryOf(next)
 }

@@ -2,21 +2,22 @@
  * The mailbox routes: ping, a live IMAP status, one poll cycle now, and the quarantine review
  * (list, read, release, delete, reprocess).
  */
-import { defineRoutes, respond, type IntegrationContext, type RouteDefinition } from "../../src/sdk/index.ts"
+import { defineRoutes, type IntegrationContext, respond, type RouteDefinition } from "../../src/sdk/index.ts"
 import { feedStore } from "./feed.ts"
 import { checkConnection, pollOnce } from "./poller.ts"
 import { listQuarantine, QuarantineError, readQuarantined, release, remove, reprocess } from "./quarantine.ts"
 
-const reviewing =
-  (f: (key: string, cairn: IntegrationContext, headers: Record<string, string | undefined>) => Promise<unknown>): RouteDefinition["handler"] =>
-  async (request, cairn) => {
-    try {
-      return await f(request.params.key ?? "", cairn, request.headers)
-    } catch (error) {
-      if (error instanceof QuarantineError) return respond(error.status, { detail: error.message })
-      throw error
-    }
+const reviewing = (
+  f: (key: string, cairn: IntegrationContext, headers: Record<string, string | undefined>) => Promise<unknown>
+): RouteDefinition["handler"] =>
+async (request, cairn) => {
+  try {
+    return await f(request.params.key ?? "", cairn, request.headers)
+  } catch (error) {
+    if (error instanceof QuarantineError) return respond(error.status, { detail: error.message })
+    throw error
   }
+}
 
 export default defineRoutes([
   {

@@ -12,14 +12,18 @@ const messageOf = (error: unknown) => (error instanceof Error ? error.message : 
 /** A refusal of the workspace (a bad path, a disabled workspace, an unknown channel) as a 4xx. */
 const refused = (error: unknown) => {
   const message = messageOf(error)
-  return /not found/i.test(message) ? respond(404, { detail: message }) : respond(422, { detail: [{ loc: ["query", "path"], msg: message, type: "value_error" }] })
+  return /not found/i.test(message)
+    ? respond(404, { detail: message })
+    : respond(422, { detail: [{ loc: ["query", "path"], msg: message, type: "value_error" }] })
 }
 
 /** The file's content: a text body, or JSON `{content}`. */
 const contentOf = (request: RouteRequest): string | null => {
   const body = request.body
   if (typeof body === "string") return body
-  if (body && typeof body === "object" && typeof (body as { content?: unknown }).content === "string") return (body as { content: string }).content
+  if (body && typeof body === "object" && typeof (body as { content?: unknown }).content === "string") {
+    return (body as { content: string }).content
+  }
   return null
 }
 
@@ -29,7 +33,8 @@ export default defineRoutes([
   {
     method: "GET",
     path: "/dashboard",
-    description: "The dashboard: channels with their last activity, active runs, queued and failed tasks, open todos, upcoming heartbeats, integration status",
+    description:
+      "The dashboard: channels with their last activity, active runs, queued and failed tasks, open todos, upcoming heartbeats, integration status",
     scope: "mission_control:read",
     handler: async (_request, cairn) => cairn.overview()
   },
@@ -105,7 +110,8 @@ export default defineRoutes([
   {
     method: "PUT",
     path: "/channels/:id/workspace/files/content",
-    description: "Write a channel workspace file (?path=; the body is the text, or JSON {content}) for an external process, under the workspace path rules",
+    description:
+      "Write a channel workspace file (?path=; the body is the text, or JSON {content}) for an external process, under the workspace path rules",
     scope: "workspaces.files:write",
     handler: async (request, cairn) => {
       const path = pathOf(request)

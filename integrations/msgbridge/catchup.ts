@@ -55,7 +55,11 @@ const run = async (cairn: IntegrationContext): Promise<CatchUpResult> => {
     if (count < PAGE) break
   }
   if (counts.triggered + counts.stored > 0) {
-    cairn.logger.info(`Messaging bridge catch-up: ${counts.fetched} messages since ${new Date(since).toISOString()}, ${counts.triggered} answered, ${counts.stored} stored, ${counts.ignored} ignored`)
+    cairn.logger.info(
+      `Messaging bridge catch-up: ${counts.fetched} messages since ${
+        new Date(since).toISOString()
+      }, ${counts.triggered} answered, ${counts.stored} stored, ${counts.ignored} ignored`
+    )
   }
   return { since, ...counts }
 }

@@ -2,10 +2,10 @@
  * The chat server's REST API (the BlueBubbles server's), through `cairn.http`: the password goes in
  * the `password` query parameter; answers are `{status, message, data}`.
  */
+import { Schema } from "effect"
 import type { IntegrationContext } from "../../src/sdk/index.ts"
 import type { BridgeConfig } from "./config.ts"
 import { ChatMessage, decodeOr } from "./message.ts"
-import { Schema } from "effect"
 
 export class ChatServerError extends Error {
   constructor(
@@ -30,7 +30,12 @@ const urlOf = (config: BridgeConfig, path: string) => {
   return `${config.serverUrl}/api/v1/${path}?password=${encodeURIComponent(config.password)}`
 }
 
-const call = async (cairn: IntegrationContext, config: BridgeConfig, path: string, options: { method?: "GET" | "POST"; json?: unknown; timeoutMs?: number } = {}) => {
+const call = async (
+  cairn: IntegrationContext,
+  config: BridgeConfig,
+  path: string,
+  options: { method?: "GET" | "POST"; json?: unknown; timeoutMs?: number } = {}
+) => {
   let response
   try {
     response = await cairn.http.request(urlOf(config, path), {
@@ -43,7 +48,11 @@ const call = async (cairn: IntegrationContext, config: BridgeConfig, path: strin
     const message = error instanceof Error ? error.message : String(error)
     // The password is in the URL: never let it into an error.
     const safe = config.password ? message.split(config.password).join("***") : message
-    throw new ChatServerError(`The chat server did not answer ${path}: ${safe}`, false, /did not answer within|timed? ?out|abort/i.test(safe))
+    throw new ChatServerError(
+      `The chat server did not answer ${path}: ${safe}`,
+      false,
+      /did not answer within|timed? ?out|abort/i.test(safe)
+    )
   }
   if (response.status === 401) throw new ChatServerError("The chat server refused MSGBRIDGE_PASSWORD (401)", true)
   let body: { message?: unknown; data?: unknown; error?: { message?: unknown } } = {}
@@ -53,7 +62,11 @@ const call = async (cairn: IntegrationContext, config: BridgeConfig, path: strin
     // not JSON: said below
   }
   if (!response.ok) {
-    const why = typeof body.error?.message === "string" ? body.error.message : typeof body.message === "string" ? body.message : response.text.slice(0, 200)
+    const why = typeof body.error?.message === "string"
+      ? body.error.message
+      : typeof body.message === "string"
+      ? body.message
+      : response.text.slice(0, 200)
     throw new ChatServerError(`The chat server answered ${response.status} to ${path}: ${why}`)
   }
   return body.data

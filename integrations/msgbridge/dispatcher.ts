@@ -24,7 +24,11 @@ export default defineDispatchers((cairn) => {
         await sendReply(cairn, chatOf(config), text)
         return true
       } catch (error) {
-        cairn.logger.warn(`Messaging bridge: a message to ${String(config.chat_guid)} was not sent: ${error instanceof Error ? error.message : String(error)}`)
+        cairn.logger.warn(
+          `Messaging bridge: a message to ${String(config.chat_guid)} was not sent: ${
+            error instanceof Error ? error.message : String(error)
+          }`
+        )
         return false
       }
     }

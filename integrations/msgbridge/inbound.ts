@@ -6,14 +6,24 @@
  * fails, so a replay never runs twice and a failure can be retried.
  */
 import type { BoundChannel, IntegrationContext } from "../../src/sdk/index.ts"
-import { readConfig, type BridgeConfig } from "./config.ts"
-import { contentOf, type ChatMessage } from "./message.ts"
+import { type BridgeConfig, readConfig } from "./config.ts"
+import { type ChatMessage, contentOf } from "./message.ts"
 import { decide, type RouteDecision } from "./routing.ts"
 import { bridgeStore } from "./store.ts"
 
 export type Origin = "webhook" | "socket" | "catchup"
 
-export type IgnoreReason = "paused" | "unbound" | "duplicate" | "echo" | "stale" | "too-old" | "empty" | "no-chat" | "circuit-open" | "event-type"
+export type IgnoreReason =
+  | "paused"
+  | "unbound"
+  | "duplicate"
+  | "echo"
+  | "stale"
+  | "too-old"
+  | "empty"
+  | "no-chat"
+  | "circuit-open"
+  | "event-type"
 
 export interface ChannelOutcome {
   readonly channel_id: string
@@ -56,7 +66,12 @@ export interface HandleOptions {
 }
 
 /** What the bridge does with one message. */
-export const handleMessage = async (cairn: IntegrationContext, message: ChatMessage, origin: Origin, options: HandleOptions = {}): Promise<InboundResult> => {
+export const handleMessage = async (
+  cairn: IntegrationContext,
+  message: ChatMessage,
+  origin: Origin,
+  options: HandleOptions = {}
+): Promise<InboundResult> => {
   const config = options.config ?? readConfig(await cairn.settings.all())
   const store = bridgeStore(cairn.store)
   // Remembered, not stored: no later catch-up answers what came while paused or was an echo.
@@ -88,15 +103,31 @@ export const handleMessage = async (cairn: IntegrationContext, message: ChatMess
     const routes = await routeAll(cairn, channels, { text: content, fromMe: message.isFromMe }, config)
     const runs = routes.filter((r) => r.decision.action === "run")
     if (runs.length > 0 && !(await store.allowRun(chatGuid, config.replyLimit, config.replyWindowMs))) {
-      cairn.logger.warn(`Messaging bridge: the circuit breaker of chat ${chatGuid} is open (over ${config.replyLimit} runs in ${config.replyWindowMs / 1000} s); the message is not answered`)
+      cairn.logger.warn(
+        `Messaging bridge: the circuit breaker of chat ${chatGuid} is open (over ${config.replyLimit} runs in ${
+          config.replyWindowMs / 1000
+        } s); the message is not answered`
+      )
       await store.advanceCursor(created)
       return { status: "ignored", reason: "circuit-open", guid: message.guid }
     }
-    const metadata = { msgbridge_guid: message.guid, chat_guid: chatGuid, sender: message.isFromMe ? "me" : (message.handle?.address ?? null), origin }
+    const metadata = {
+      msgbridge_guid: message.guid,
+      chat_guid: chatGuid,
+      sender: message.isFromMe ? "me" : (message.handle?.address ?? null),
+      origin
+    }
     for (const { bound, decision } of routes) {
       if (decision.action === "run") {
         const started = await cairn.runs.start({ channelId: bound.channel.id, content, dispatchConfig: { chat_guid: chatGuid }, metadata })
-        outcomes.push({ channel_id: bound.channel.id, action: "run", reason: decision.reason, ...(decision.wake_word ? { wake_word: decision.wake_word } : {}), task_id: started.task_id, message_id: started.message_id })
+        outcomes.push({
+          channel_id: bound.channel.id,
+          action: "run",
+          reason: decision.reason,
+          ...(decision.wake_word ? { wake_word: decision.wake_word } : {}),
+          task_id: started.task_id,
+          message_id: started.message_id
+        })
       } else {
         const stored = await cairn.channels.storePassive(bound.channel.id, content, { metadata })
         outcomes.push({ channel_id: bound.channel.id, action: "store", reason: decision.reason, message_id: stored.message_id })

@@ -9,33 +9,44 @@
 import { io } from "socket.io-client"
 import type { IntegrationContext } from "../../src/sdk/index.ts"
 import { defineWorker } from "../../src/sdk/index.ts"
-import { readConfig, type BridgeConfig } from "./config.ts"
-import { handleMessage, chatGuidOf, type InboundResult } from "./inbound.ts"
+import { type BridgeConfig, readConfig } from "./config.ts"
+import { chatGuidOf, handleMessage, type InboundResult } from "./inbound.ts"
 import { ChatMessage, contentOf, decodeOr } from "./message.ts"
 import { findWakeWord } from "./routing.ts"
 import { bridgeStore } from "./store.ts"
 
 /** The legacy answer to a chat no channel is bound to. */
-export const legacyUnbound =
-  (cairn: IntegrationContext) =>
-  async (message: ChatMessage, config: BridgeConfig): Promise<InboundResult> => {
-    const chatGuid = chatGuidOf(message)!
-    const content = contentOf(message)
-    if (config.wakeWords.length > 0 && !message.isFromMe && findWakeWord(content, config.wakeWords) === undefined) {
-      return { status: "ignored", reason: "unbound", guid: message.guid }
-    }
-    const store = bridgeStore(cairn.store)
-    if (!(await store.claim(message.guid))) return { status: "ignored", reason: "duplicate", guid: message.guid }
-    try {
-      const sessionId = await cairn.getOrCreateSession(`msgbridge:${chatGuid}`, config.defaultBot, { dispatch_type: "msgbridge", chat_guid: chatGuid })
-      const injected = await cairn.injectMessage(sessionId, content, { source: "msgbridge", runAgent: true, notify: true })
-      if (message.dateCreated) await store.advanceCursor(message.dateCreated)
-      return { status: "triggered", guid: message.guid, channels: [{ channel_id: "", action: "run", reason: "legacy", message_id: injected.message_id, ...(injected.task_id ? { task_id: injected.task_id } : {}) }] }
-    } catch (error) {
-      await store.release(message.guid)
-      throw error
-    }
+export const legacyUnbound = (cairn: IntegrationContext) => async (message: ChatMessage, config: BridgeConfig): Promise<InboundResult> => {
+  const chatGuid = chatGuidOf(message)!
+  const content = contentOf(message)
+  if (config.wakeWords.length > 0 && !message.isFromMe && findWakeWord(content, config.wakeWords) === undefined) {
+    return { status: "ignored", reason: "unbound", guid: message.guid }
   }
+  const store = bridgeStore(cairn.store)
+  if (!(await store.claim(message.guid))) return { status: "ignored", reason: "duplicate", guid: message.guid }
+  try {
+    const sessionId = await cairn.getOrCreateSession(`msgbridge:${chatGuid}`, config.defaultBot, {
+      dispatch_type: "msgbridge",
+      chat_guid: chatGuid
+    })
+    const injected = await cairn.injectMessage(sessionId, content, { source: "msgbridge", runAgent: true, notify: true })
+    if (message.dateCreated) await store.advanceCursor(message.dateCreated)
+    return {
+      status: "triggered",
+      guid: message.guid,
+      channels: [{
+        channel_id: "",
+        action: "run",
+        reason: "legacy",
+        message_id: injected.message_id,
+        ...(injected.task_id ? { task_id: injected.task_id } : {})
+      }]
+    }
+  } catch (error) {
+    await store.release(message.guid)
+    throw error
+  }
+}
 
 export const legacyClient = defineWorker({
   name: "legacy-client",
@@ -49,7 +60,9 @@ export const legacyClient = defineWorker({
       await new Promise<void>((resolve) => worker.signal.addEventListener("abort", () => resolve(), { once: true }))
       return
     }
-    cairn.logger.warn("Messaging bridge: the legacy Socket.IO client is deprecated; bind channels and use the webhook (MSGBRIDGE_LEGACY_CLIENT=false turns it off)")
+    cairn.logger.warn(
+      "Messaging bridge: the legacy Socket.IO client is deprecated; bind channels and use the webhook (MSGBRIDGE_LEGACY_CLIENT=false turns it off)"
+    )
     const socket = io(config.serverUrl!, {
       query: { password: config.password! },
       transports: ["websocket"],

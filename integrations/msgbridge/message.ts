@@ -25,7 +25,12 @@ export const ChatMessage = Schema.Struct({
   handle: Schema.optional(Schema.NullOr(Schema.Struct({ address: Schema.optional(Schema.String) }))),
   chats: Schema.optionalWith(Schema.Array(Schema.Struct({ guid: Schema.String.pipe(Schema.minLength(1)) })), { default: () => [] }),
   attachments: Schema.optionalWith(
-    Schema.Array(Schema.Struct({ transferName: Schema.optional(Schema.NullOr(Schema.String)), mimeType: Schema.optional(Schema.NullOr(Schema.String)) })),
+    Schema.Array(
+      Schema.Struct({
+        transferName: Schema.optional(Schema.NullOr(Schema.String)),
+        mimeType: Schema.optional(Schema.NullOr(Schema.String))
+      })
+    ),
     { default: () => [] }
   )
 })
@@ -41,7 +46,10 @@ export const decodeOr = <A, I>(schema: Schema.Schema<A, I>, input: unknown): { o
   const decoded = Schema.decodeUnknownEither(schema, { errors: "all", onExcessProperty: "ignore" })(input)
   return Either.isRight(decoded)
     ? { ok: true, value: decoded.right }
-    : { ok: false, error: ParseResult.ArrayFormatter.formatErrorSync(decoded.left).map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ") }
+    : {
+      ok: false,
+      error: ParseResult.ArrayFormatter.formatErrorSync(decoded.left).map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ")
+    }
 }
 
 /** The text a bot reads: the message's text, or what it carried when it has none. */

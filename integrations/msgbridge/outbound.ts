@@ -9,9 +9,9 @@
 import * as crypto from "node:crypto"
 import type { IntegrationContext } from "../../src/sdk/index.ts"
 import { ChatServerError, messagesAfter, sendText } from "./chatServer.ts"
-import { readConfig, type BridgeConfig } from "./config.ts"
+import { type BridgeConfig, readConfig } from "./config.ts"
 import { splitText } from "./routing.ts"
-import { bridgeStore, TEMP_GUID_PREFIX, type BridgeStore } from "./store.ts"
+import { type BridgeStore, bridgeStore, TEMP_GUID_PREFIX } from "./store.ts"
 
 /** How long after a failed send its message may take to show up in a query. */
 const VERIFY_ATTEMPTS = 3
@@ -24,7 +24,15 @@ const CLOCK_SKEW_MS = 2000
  * echo tempGuids) the same text, sent since the send began and not a message the bridge already
  * knows (an identical earlier reply is not this one).
  */
-const delivered = async (cairn: IntegrationContext, config: BridgeConfig, store: BridgeStore, chatGuid: string, text: string, tempGuid: string, since: number) => {
+const delivered = async (
+  cairn: IntegrationContext,
+  config: BridgeConfig,
+  store: BridgeStore,
+  chatGuid: string,
+  text: string,
+  tempGuid: string,
+  since: number
+) => {
   for (let attempt = 0; attempt < VERIFY_ATTEMPTS; attempt++) {
     try {
       const { messages } = await messagesAfter(cairn, config, since - CLOCK_SKEW_MS, { chatGuid, limit: 50 })
@@ -34,7 +42,9 @@ const delivered = async (cairn: IntegrationContext, config: BridgeConfig, store:
         if ((m.text ?? "").trim() === text.trim() && !m.tempGuid?.startsWith(TEMP_GUID_PREFIX) && !(await store.seen(m.guid))) return m
       }
     } catch (error) {
-      cairn.logger.warn(`Messaging bridge: could not check whether a send to ${chatGuid} arrived: ${error instanceof Error ? error.message : String(error)}`)
+      cairn.logger.warn(
+        `Messaging bridge: could not check whether a send to ${chatGuid} arrived: ${error instanceof Error ? error.message : String(error)}`
+      )
     }
     if (attempt < VERIFY_ATTEMPTS - 1) await new Promise((resolve) => setTimeout(resolve, VERIFY_WAIT_MS))
   }
@@ -51,7 +61,12 @@ export interface SendResult {
 }
 
 /** Sends `text` to the chat; `id` names the reply (a task id), so a retry of it sends nothing twice. */
-export const sendReply = async (cairn: IntegrationContext, chatGuid: string, text: string, id: string = crypto.randomUUID()): Promise<SendResult> => {
+export const sendReply = async (
+  cairn: IntegrationContext,
+  chatGuid: string,
+  text: string,
+  id: string = crypto.randomUUID()
+): Promise<SendResult> => {
   const config = readConfig(await cairn.settings.all())
   const store = bridgeStore(cairn.store)
   const parts = splitText(text, config.maxMessageChars)
@@ -76,7 +91,11 @@ export const sendReply = async (cairn: IntegrationContext, chatGuid: string, tex
       if (error instanceof ChatServerError && error.unauthorized) throw error
       const found = await delivered(cairn, config, store, chatGuid, part, tempGuid, started)
       if (!found) throw error
-      cairn.logger.warn(`Messaging bridge: a send to ${chatGuid} failed (${error instanceof Error ? error.message : String(error)}) but the chat server has it; not sending it again`)
+      cairn.logger.warn(
+        `Messaging bridge: a send to ${chatGuid} failed (${
+          error instanceof Error ? error.message : String(error)
+        }) but the chat server has it; not sending it again`
+      )
       await store.markSent(tempGuid, found.guid)
       guids.push(found.guid)
       verified += 1

@@ -3,7 +3,7 @@
  * (checked by the framework, in constant time, before the handler runs); the others need a key
  * with the scope they declare.
  */
-import { defineRoutes, respond, type IntegrationContext } from "../../src/sdk/index.ts"
+import { defineRoutes, type IntegrationContext, respond } from "../../src/sdk/index.ts"
 import { readConfig } from "./config.ts"
 import { boundChannels, handleMessage, routeAll } from "./inbound.ts"
 import { ChatMessage, decodeOr, WebhookEvent } from "./message.ts"
@@ -76,7 +76,13 @@ export default defineRoutes([
     scope: "tasks:write",
     handler: async (_request, cairn) => ({ status: "ok", cancelled: await cairn.runs.cancelQueued() })
   },
-  { method: "GET", path: "/diagnose", description: "Checks metadata, dispatcher, credentials and bindings; says what to fix", scope: "operations:read", handler: async (_request, cairn) => diagnose(cairn) },
+  {
+    method: "GET",
+    path: "/diagnose",
+    description: "Checks metadata, dispatcher, credentials and bindings; says what to fix",
+    scope: "operations:read",
+    handler: async (_request, cairn) => diagnose(cairn)
+  },
   {
     method: "POST",
     path: "/simulate-webhook",

@@ -30,7 +30,11 @@ export const findWakeWord = (text: string, words: ReadonlyArray<string>): string
   return words.find((word) => lower.includes(word.toLocaleLowerCase()))
 }
 
-export const decide = (route: RouteChannel, message: { readonly text: string; readonly fromMe: boolean }, globalWords: ReadonlyArray<string>): RouteDecision => {
+export const decide = (
+  route: RouteChannel,
+  message: { readonly text: string; readonly fromMe: boolean },
+  globalWords: ReadonlyArray<string>
+): RouteDecision => {
   if (message.fromMe) return { action: "run", reason: "own-device" }
   if (!route.channel.require_mention) return { action: "run", reason: "every-message" }
   const word = findWakeWord(message.text, wakeWordsOf(route, globalWords))

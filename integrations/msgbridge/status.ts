@@ -9,7 +9,7 @@
  */
 import type { IntegrationContext } from "../../src/sdk/index.ts"
 import { ping, serverInfo } from "./chatServer.ts"
-import { readConfig, type BridgeConfig } from "./config.ts"
+import { type BridgeConfig, readConfig } from "./config.ts"
 import { registered } from "./state.ts"
 import { bridgeStore } from "./store.ts"
 
@@ -19,7 +19,9 @@ export const HUD_REFRESH_SECONDS = 30
 
 /** connected: ping and server info answer, the helper is up (and the Private API when it is the send method). */
 export const connectionOf = async (cairn: IntegrationContext, config: BridgeConfig): Promise<{ state: Connection; detail: string }> => {
-  if (!config.serverUrl || !config.password) return { state: "disconnected", detail: "MSGBRIDGE_SERVER_URL and MSGBRIDGE_PASSWORD are not both set" }
+  if (!config.serverUrl || !config.password) {
+    return { state: "disconnected", detail: "MSGBRIDGE_SERVER_URL and MSGBRIDGE_PASSWORD are not both set" }
+  }
   try {
     await ping(cairn, config)
   } catch (error) {
@@ -27,36 +29,49 @@ export const connectionOf = async (cairn: IntegrationContext, config: BridgeConf
   }
   try {
     const info = await serverInfo(cairn, config)
-    if (!info.helper_connected) return { state: "degraded", detail: "The chat server answers, but its helper is not connected: sending may fail" }
-    if (config.sendMethod === "private-api" && !info.private_api) return { state: "degraded", detail: "MSGBRIDGE_SEND_METHOD is private-api but the chat server's Private API is off" }
+    if (!info.helper_connected) {
+      return { state: "degraded", detail: "The chat server answers, but its helper is not connected: sending may fail" }
+    }
+    if (config.sendMethod === "private-api" && !info.private_api) {
+      return { state: "degraded", detail: "MSGBRIDGE_SEND_METHOD is private-api but the chat server's Private API is off" }
+    }
     return { state: "connected", detail: `Chat server ${info.server_version ?? ""}`.trim() }
   } catch (error) {
-    return { state: "degraded", detail: `The chat server answers ping but not server info: ${error instanceof Error ? error.message : String(error)}` }
+    return {
+      state: "degraded",
+      detail: `The chat server answers ping but not server info: ${error instanceof Error ? error.message : String(error)}`
+    }
   }
 }
 
 export const hudStatus = async (cairn: IntegrationContext, channelId: string | undefined) => {
   const config = readConfig(await cairn.settings.all())
-  const [connection, paused, bindings] = await Promise.all([connectionOf(cairn, config), bridgeStore(cairn.store).paused(), cairn.channels.bound()])
+  const [connection, paused, bindings] = await Promise.all([
+    connectionOf(cairn, config),
+    bridgeStore(cairn.store).paused(),
+    cairn.channels.bound()
+  ])
   const binding = channelId ? bindings.find((b) => b.channel.id === channelId) : undefined
   const preset = binding?.binding.hud_preset ?? "default"
   const action = paused
     ? { id: "resume", label: "Resume", method: "POST", path: "/integrations/msgbridge/resume" }
     : { id: "pause", label: "Pause", method: "POST", path: "/integrations/msgbridge/pause" }
-  const items =
-    preset === "none"
-      ? []
-      : [
-          {
-            id: "bb-status",
-            kind: "status",
-            title: "Messages",
-            badge: { state: paused ? "paused" : connection.state, label: paused ? "Paused" : connection.state[0]!.toUpperCase() + connection.state.slice(1) },
-            detail: connection.detail,
-            actions: [action],
-            refresh_seconds: HUD_REFRESH_SECONDS
-          }
-        ]
+  const items = preset === "none"
+    ? []
+    : [
+      {
+        id: "bb-status",
+        kind: "status",
+        title: "Messages",
+        badge: {
+          state: paused ? "paused" : connection.state,
+          label: paused ? "Paused" : connection.state[0]!.toUpperCase() + connection.state.slice(1)
+        },
+        detail: connection.detail,
+        actions: [action],
+        refresh_seconds: HUD_REFRESH_SECONDS
+      }
+    ]
   return { connection: connection.state, paused, preset, items }
 }
 
@@ -66,9 +81,13 @@ export const diagnose = async (cairn: IntegrationContext) => {
   const config = readConfig(await cairn.settings.all())
   const issues: Array<string> = []
   const meta: Check = registered.metadata ? "pass" : "fail"
-  if (meta === "fail") issues.push("The msgbridge metadata (client id prefix msgbridge:) is not registered: hooks.ts did not load; see the server log")
+  if (meta === "fail") {
+    issues.push("The msgbridge metadata (client id prefix msgbridge:) is not registered: hooks.ts did not load; see the server log")
+  }
   const dispatcher: Check = registered.dispatcher ? "pass" : "fail"
-  if (dispatcher === "fail") issues.push("The msgbridge dispatcher is not registered: replies cannot be sent; check dispatcher.ts in the server log")
+  if (dispatcher === "fail") {
+    issues.push("The msgbridge dispatcher is not registered: replies cannot be sent; check dispatcher.ts in the server log")
+  }
   let credentials: Check = "pass"
   if (!config.serverUrl || !config.password) {
     credentials = "fail"

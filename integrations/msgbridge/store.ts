@@ -39,7 +39,11 @@ export const bridgeStore = (store: IntegrationStore) => {
    * Writes `step(current)` by compare-and-set, reading again when another writer got there first
    * (a few tries); `step` answering undefined leaves the value as it is. Answers what was written.
    */
-  const update = async <T>(key: string, step: (current: T | undefined) => T | undefined, options?: StoreWriteOptions): Promise<T | undefined> => {
+  const update = async <T>(
+    key: string,
+    step: (current: T | undefined) => T | undefined,
+    options?: StoreWriteOptions
+  ): Promise<T | undefined> => {
     for (let attempt = 0; attempt < 5; attempt++) {
       const current = await store.get<T>(key)
       const next = step(current)
@@ -87,7 +91,9 @@ export const bridgeStore = (store: IntegrationStore) => {
           if (open) return undefined
           const fresh = !current || now - current.start >= windowMs || current.open_until !== null
           const count = fresh ? 1 : current.count + 1
-          return count > limit ? { start: now, count, open_until: now + windowMs } : { start: fresh ? now : current!.start, count, open_until: null }
+          return count > limit
+            ? { start: now, count, open_until: now + windowMs }
+            : { start: fresh ? now : current!.start, count, open_until: null }
         },
         { ttlMs: windowMs * 4 }
       )

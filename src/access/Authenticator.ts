@@ -6,11 +6,11 @@
  */
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
+import type { PrincipalShape } from "../auth/Principal.ts"
+import type { Scope } from "../auth/Scopes.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Unauthorized } from "../contract/Errors.ts"
 import { ApiKeys, KEY_PREFIX } from "./keys/ApiKeys.ts"
-import type { PrincipalShape } from "../auth/Principal.ts"
-import type { Scope } from "../auth/Scopes.ts"
 import { looksLikeJwt, Tokens } from "./Tokens.ts"
 
 export class Authenticator extends Context.Tag("cairn/Authenticator")<
@@ -29,7 +29,7 @@ export const invalid = new Unauthorized({ detail: "Invalid or expired credential
 
 export const layer = Layer.effect(
   Authenticator,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const config = yield* AppConfig
     const keys = yield* ApiKeys
     const tokens = yield* Tokens

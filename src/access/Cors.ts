@@ -13,12 +13,12 @@ const exposedHeaders = "Retry-After"
 const preflightMaxAge = "600"
 
 export const layer = Layer.unwrapEffect(
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { corsOrigins } = yield* AppConfig
     if (corsOrigins.length === 0) return Layer.empty
     const allowed = new Set(corsOrigins)
     return HttpApiBuilder.middleware((app) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const origin = request.headers["origin"]
         if (origin === undefined || !allowed.has(origin)) return yield* app

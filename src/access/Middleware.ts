@@ -6,14 +6,13 @@
  */
 import { HttpApp, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
-import { EndpointCatalogue } from "../auth/Catalogue.ts"
 import { Authentication } from "../auth/Authentication.ts"
+import { EndpointCatalogue } from "../auth/Catalogue.ts"
+import { anonymous, type PrincipalShape } from "../auth/Principal.ts"
+import { AUTHENTICATED, deprecationDate, grantedAsDeprecated, grants, PUBLIC } from "../auth/Scopes.ts"
 import { Forbidden, type TooManyRequests, Unauthorized } from "../contract/Errors.ts"
 import { Authenticator } from "./Authenticator.ts"
-import { anonymous, type PrincipalShape } from "../auth/Principal.ts"
 import { RateLimiter } from "./RateLimit.ts"
-import { AUTHENTICATED, deprecationDate, grantedAsDeprecated, grants, PUBLIC } from "../auth/Scopes.ts"
-
 
 /**
  * Whose bucket a request counts against: the credential's subject. Widget tokens name the bot, which
@@ -33,7 +32,7 @@ const markDeprecated = HttpApp.appendPreResponseHandler((_request, response) =>
   Effect.succeed(
     HttpServerResponse.setHeaders(response, {
       deprecation: `@${Math.floor(deprecationDate.getTime() / 1000)}`,
-      link: '</docs/api.md#deprecated-scopes>; rel="deprecation"'
+      link: "</docs/api.md#deprecated-scopes>; rel=\"deprecation\""
     })
   )
 )
@@ -42,11 +41,16 @@ const markDeprecated = HttpApp.appendPreResponseHandler((_request, response) =>
  * The whole check for one request: the route's scope from the catalogue, the bearer token to a
  * principal, the rate limit, the scope.
  */
-export const makeAuthorize = Effect.gen(function* () {
+export const makeAuthorize = Effect.gen(function*() {
   const catalogue = yield* EndpointCatalogue
   const authenticator = yield* Authenticator
   const limiter = yield* RateLimiter
-  return (method: string, routePath: string, token: string, address: string): Effect.Effect<PrincipalShape, Unauthorized | Forbidden | TooManyRequests> => {
+  return (
+    method: string,
+    routePath: string,
+    token: string,
+    address: string
+  ): Effect.Effect<PrincipalShape, Unauthorized | Forbidden | TooManyRequests> => {
     const entry = catalogue.lookup(method, routePath)
     // Routes outside the catalogue cannot reach this; fail closed all the same.
     const required = entry?.scope ?? "admin"
@@ -62,10 +66,10 @@ export const makeAuthorize = Effect.gen(function* () {
           required === AUTHENTICATED
             ? Effect.succeed(principal)
             : !grants(principal.scopes, required)
-              ? Effect.fail(new Forbidden({ detail: `Missing required scope: ${required}` }))
-              : grantedAsDeprecated(principal.scopes, required)
-                ? Effect.as(markDeprecated, principal)
-                : Effect.succeed(principal)
+            ? Effect.fail(new Forbidden({ detail: `Missing required scope: ${required}` }))
+            : grantedAsDeprecated(principal.scopes, required)
+            ? Effect.as(markDeprecated, principal)
+            : Effect.succeed(principal)
         )
       )
     )

@@ -9,10 +9,10 @@
  * rate starts with a full bucket.
  */
 import { Clock, Effect, Either } from "effect"
-import { DatabaseInfo } from "../db/Database.ts"
 import type { CatalogueEntry } from "../auth/Catalogue.ts"
 import { parseRate, type RateExpression } from "../config/Rate.ts"
 import { TooManyRequests } from "../contract/Errors.ts"
+import { DatabaseInfo } from "../db/Database.ts"
 import { RateLimitChat, RateLimitDefault, RateLimitEnabled } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { traced } from "../telemetry/Spans.ts"
@@ -38,7 +38,7 @@ export const takeToken = (bucket: Bucket, rate: RateExpression, now: number): nu
 }
 
 export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimiter", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const settings = yield* Settings
     const repo = yield* RateLimitRepo
     const shared = (yield* DatabaseInfo).backend === "postgres"
@@ -78,8 +78,9 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimite
     /** A take from the shared row (the repository's one statement); the seconds to wait as `takeToken` answers them. */
     const takeShared = (key: string, rate: RateExpression) => {
       const perMs = rate.limit / rate.periodMs
-      return Effect.map(repo.take(key, rate.limit, perMs), (row) =>
-        !row || row.granted ? 0 : Math.max(1, Math.ceil((1 - row.tokens) / perMs / 1000))
+      return Effect.map(
+        repo.take(key, rate.limit, perMs),
+        (row) => !row || row.granted ? 0 : Math.max(1, Math.ceil((1 - row.tokens) / perMs / 1000))
       )
     }
 
@@ -94,7 +95,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimite
      * it may go on.
      */
     const take = (subject: string, buckets: { readonly default: boolean; readonly chat: boolean }) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         if (now - lastSweep > sweepEveryMs) {
           sweep(now)
@@ -120,8 +121,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimite
     const check = (subject: string, entry: CatalogueEntry | undefined): Effect.Effect<void, TooManyRequests> =>
       whenEnabled(
         Effect.flatMap(take(subject, { default: true, chat: entry?.chatRateLimited === true }), (wait) =>
-          wait > 0 ? new TooManyRequests({ detail: "Too many requests", retryAfterSeconds: wait }) : Effect.void
-        )
+          wait > 0 ? new TooManyRequests({ detail: "Too many requests", retryAfterSeconds: wait }) : Effect.void)
       )
 
     /**
@@ -132,8 +132,7 @@ export class RateLimiter extends Effect.Service<RateLimiter>()("cairn/RateLimite
       whenEnabled(
         Effect.flatMap(take(subject, { default: false, chat: true }), (wait) =>
           // Said in the detail too: inside MCP there is no Retry-After header to carry it.
-          wait > 0 ? new TooManyRequests({ detail: `Too many chat requests; retry in ${wait} s`, retryAfterSeconds: wait }) : Effect.void
-        )
+          wait > 0 ? new TooManyRequests({ detail: `Too many chat requests; retry in ${wait} s`, retryAfterSeconds: wait }) : Effect.void)
       )
 
     return traced("RateLimit", { check, checkChat } as const)

@@ -11,7 +11,7 @@ export const TakenRow = Schema.Struct({ granted: Schema.Boolean, tokens: Schema.
 export type TakenRow = typeof TakenRow.Type
 
 export class RateLimitRepo extends Effect.Service<RateLimitRepo>()("cairn/RateLimitRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const taken = decodeRows(TakenRow)
     return repository("RateLimitRepo", {

@@ -6,10 +6,10 @@
 import { Clock, Effect, Schema } from "effect"
 import * as jose from "jose"
 import * as crypto from "node:crypto"
-import { ServerSecret } from "../secrets/ServerSecret.ts"
-import { Unauthorized } from "../contract/Errors.ts"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { expandScopes, HeldScopes, type Scope } from "../auth/Scopes.ts"
+import { Unauthorized } from "../contract/Errors.ts"
+import { ServerSecret } from "../secrets/ServerSecret.ts"
 import { traced } from "../telemetry/Spans.ts"
 
 export type TokenKind = "widget" | "user"
@@ -34,7 +34,7 @@ export interface VerifiedToken {
 }
 
 export class Tokens extends Effect.Service<Tokens>()("cairn/Tokens", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const secret = yield* ServerSecret
     const keys: Record<TokenKind, Uint8Array> = {
       widget: new Uint8Array(secret.deriveKey("jwt:widget")),
@@ -49,7 +49,7 @@ export class Tokens extends Effect.Service<Tokens>()("cairn/Tokens", {
       lifetimeSeconds: number,
       extra: Record<string, unknown> = {}
     ): Effect.Effect<SignedToken> =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
         const exp = now + lifetimeSeconds
         const token = yield* Effect.promise(() =>
@@ -87,7 +87,7 @@ export class Tokens extends Effect.Service<Tokens>()("cairn/Tokens", {
       })
 
     const verifySignature = (token: string, now: number): Effect.Effect<VerifiedToken, Unauthorized> =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         let kind: unknown
         try {
           kind = jose.decodeJwt(token).kind

@@ -39,7 +39,7 @@ const toolResultChars = 500
 const instructions =
   "Summarize the conversation below for the assistant that continues it. Keep facts, decisions, open questions, names and numbers; " +
   "leave out greetings. When an earlier summary is given, fold it in: the new summary replaces it. " +
-  'Answer with JSON only: {"title": "<at most 8 words>", "summary": "<at most 250 words>"}.'
+  "Answer with JSON only: {\"title\": \"<at most 8 words>\", \"summary\": \"<at most 250 words>\"}."
 
 export class SummaryUnwritten extends Schema.TaggedError<SummaryUnwritten>()("SummaryUnwritten", { detail: Schema.String }) {}
 
@@ -48,7 +48,10 @@ export class SummaryUnwritten extends Schema.TaggedError<SummaryUnwritten>()("Su
  * summarise, or null when nothing can be (the kept part must begin with a user message, and at
  * least one message must be left to summarise).
  */
-export const compactionCut = (rows: ReadonlyArray<Pick<HistoryRow, "seq" | "role" | "content" | "tool_calls">>, keepTokens: number): number | null => {
+export const compactionCut = (
+  rows: ReadonlyArray<Pick<HistoryRow, "seq" | "role" | "content" | "tool_calls">>,
+  keepTokens: number
+): number | null => {
   let kept = 0
   let cut: number | null = null
   for (let index = rows.length - 1; index > 0; index--) {
@@ -70,7 +73,9 @@ export const compactionCut = (rows: ReadonlyArray<Pick<HistoryRow, "seq" | "role
 
 /** The lines a summary is written from; passive messages only when they join memory. */
 export const transcriptLines = (
-  rows: ReadonlyArray<{ readonly role: string; readonly content: string | null; readonly passive: boolean; readonly tool_name: string | null }>,
+  rows: ReadonlyArray<
+    { readonly role: string; readonly content: string | null; readonly passive: boolean; readonly tool_name: string | null }
+  >,
   passiveMemory: boolean
 ) =>
   rows.flatMap((row) => {
@@ -78,19 +83,21 @@ export const transcriptLines = (
     if (!text || (row.passive && !passiveMemory)) return []
     if (row.role === "user") return [`${row.passive ? "User (not addressed to you)" : "User"}: ${text}`]
     if (row.role === "assistant") return [`Assistant: ${text}`]
-    if (row.role === "tool") return [`Tool ${row.tool_name ?? ""} answered: ${text.slice(0, toolResultChars)}${text.length > toolResultChars ? "…" : ""}`]
+    if (row.role === "tool") {
+      return [`Tool ${row.tool_name ?? ""} answered: ${text.slice(0, toolResultChars)}${text.length > toolResultChars ? "…" : ""}`]
+    }
     return []
   })
 
 export class Compaction extends Effect.Service<Compaction>()("cairn/Compaction", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sessions = yield* Sessions
     const llm = yield* Llm
     const config = yield* compactionConfig
 
     /** The model's title and summary of `lines`, folding in `previous`. */
     const write = (bot: Bot, lines: ReadonlyArray<string>, previous: string | null, usage: UsageContext) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         let transcript = lines.join("\n\n")
         if (transcript.length > maxTranscriptChars) transcript = transcript.slice(-maxTranscriptChars)
         const answer = yield* llm.complete({
@@ -104,7 +111,9 @@ export class Compaction extends Effect.Service<Compaction>()("cairn/Compaction",
           usage
         })
         const decoded = decodeAnswer(answer.content)
-        if (decoded._tag === "Left") return yield* new SummaryUnwritten({ detail: "The model did not answer with a title and a summary; try again" })
+        if (decoded._tag === "Left") {
+          return yield* new SummaryUnwritten({ detail: "The model did not answer with a title and a summary; try again" })
+        }
         return { title: decoded.right.title.trim(), summary: decoded.right.summary.trim() }
       })
 
@@ -115,16 +124,33 @@ export class Compaction extends Effect.Service<Compaction>()("cairn/Compaction",
     const summarize = (
       sessionId: string,
       bot: Bot,
-      options: { readonly through?: number; readonly passiveMemory: boolean; readonly trigger: "summarize" | "compaction" | "admin"; readonly foldPrevious: boolean }
+      options: {
+        readonly through?: number
+        readonly passiveMemory: boolean
+        readonly trigger: "summarize" | "compaction" | "admin"
+        readonly foldPrevious: boolean
+      }
     ) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const current = yield* sessions.currentSummary(sessionId)
         const after = options.foldPrevious ? (current?.through ?? 0) : 0
-        const rows = yield* sessions.transcript(sessionId, { after, ...(options.through !== undefined ? { through: options.through } : {}) })
+        const rows = yield* sessions.transcript(sessionId, {
+          after,
+          ...(options.through !== undefined ? { through: options.through } : {})
+        })
         const lines = transcriptLines(rows, options.passiveMemory)
         if (rows.length === 0 || lines.length === 0) return null
-        const written = yield* write(bot, lines, options.foldPrevious ? (current?.summary ?? null) : null, { source: "agent", botId: bot.id, sessionId })
-        const stored = yield* sessions.setSummary(sessionId, written.summary, { from: rows[0]!.seq, through: rows.at(-1)!.seq }, options.trigger)
+        const written = yield* write(bot, lines, options.foldPrevious ? (current?.summary ?? null) : null, {
+          source: "agent",
+          botId: bot.id,
+          sessionId
+        })
+        const stored = yield* sessions.setSummary(
+          sessionId,
+          written.summary,
+          { from: rows[0]!.seq, through: rows.at(-1)!.seq },
+          options.trigger
+        )
         return { ...stored, title: written.title }
       })
 
@@ -140,7 +166,7 @@ export class Compaction extends Effect.Service<Compaction>()("cairn/Compaction",
       passiveMemory: boolean,
       trigger: "compaction" | "admin" = "compaction"
     ) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const used = history.reduce((n, row) => n + messageTokens(row), 0)
         if (trigger === "compaction" && used <= window * config.threshold) return null
         const through = compactionCut(history, window * config.keep)

@@ -5,8 +5,8 @@
  */
 import type { Bot } from "../bots/Model.ts"
 import type { ChatMessage } from "../providers/Model.ts"
-import type { HistoryRow } from "../sessions/Repo.ts"
 import { imageUrlOf, modelAudioOf } from "../sessions/Attachments.ts"
+import type { HistoryRow } from "../sessions/Repo.ts"
 import type { Skill } from "../skills/Skills.ts"
 
 export const estimateTokens = (text: string | null | undefined) => Math.ceil((text?.length ?? 0) / 4)
@@ -21,9 +21,11 @@ const contentTokens = (content: ChatMessage["content"]) =>
   typeof content === "string" || content === null
     ? estimateTokens(content)
     : content.reduce(
-        (n, part) => n + (part.type === "text" ? estimateTokens(part.text) : part.type === "image_url" ? imageTokens : audioTokens(part.input_audio.data)),
-        0
-      )
+      (n, part) =>
+        n +
+        (part.type === "text" ? estimateTokens(part.text) : part.type === "image_url" ? imageTokens : audioTokens(part.input_audio.data)),
+      0
+    )
 
 /** What a message costs in the context: its content and its tool calls' arguments (a stored row counts the same). */
 export const messageTokens = (message: {
@@ -33,7 +35,7 @@ export const messageTokens = (message: {
   // A loop, not a reduce over `tool_calls ?? []`: this runs for every history row several times a turn.
   let tokens = 4 + contentTokens(message.content)
   const calls = message.tool_calls
-  if (calls) for (const call of calls) tokens += estimateTokens(call.function.arguments) + 8
+  if (calls) { for (const call of calls) tokens += estimateTokens(call.function.arguments) + 8 }
   return tokens
 }
 
@@ -48,8 +50,7 @@ const contextWindows: ReadonlyArray<readonly [RegExp, number]> = [
 ]
 export const defaultContextWindow = 128_000
 
-export const contextWindowFor = (model: string) =>
-  contextWindows.find(([pattern]) => pattern.test(model))?.[1] ?? defaultContextWindow
+export const contextWindowFor = (model: string) => contextWindows.find(([pattern]) => pattern.test(model))?.[1] ?? defaultContextWindow
 
 export interface ContextInput {
   readonly bot: Bot
@@ -72,7 +73,9 @@ export const defaultToolResultLimit = 16_000
 export const forModel = (result: string, limit: number) =>
   result.length <= limit
     ? result
-    : `${result.slice(0, limit)}\n[Tool result cut for the model: ${result.length} characters, the first ${limit} shown. The whole result is stored in the session.]`
+    : `${
+      result.slice(0, limit)
+    }\n[Tool result cut for the model: ${result.length} characters, the first ${limit} shown. The whole result is stored in the session.]`
 
 export interface AssembledContext {
   readonly messages: ReadonlyArray<ChatMessage>

@@ -7,8 +7,8 @@ import { Effect } from "effect"
 import { Bots } from "../bots/Bots.ts"
 import type { ToolSchema } from "../providers/Model.ts"
 import { Sessions } from "../sessions/Sessions.ts"
-import type { TurnInput, TurnResult } from "./Turn.ts"
 import { traced } from "../telemetry/Spans.ts"
+import type { TurnInput, TurnResult } from "./Turn.ts"
 
 export const delegateToolName = "delegate_to_bot"
 
@@ -32,7 +32,7 @@ export const delegateToolSchema = (allowed: ReadonlyArray<string>): ToolSchema =
 export const maxDelegationDepth = 2
 
 export class Delegation extends Effect.Service<Delegation>()("cairn/Delegation", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const bots = yield* Bots
     const sessions = yield* Sessions
 
@@ -42,7 +42,7 @@ export class Delegation extends Effect.Service<Delegation>()("cairn/Delegation",
       readonly allowed: ReadonlyArray<string>
       readonly runTurn: (input: TurnInput) => Effect.Effect<TurnResult, unknown>
     }): Effect.Effect<string> =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const target = typeof request.args.bot_id === "string" ? request.args.bot_id : ""
         const message = typeof request.args.message === "string" ? request.args.message : ""
         if (!request.allowed.includes(target)) return `Error: ${target || "(none)"} is not a bot this bot may delegate to.`
@@ -70,9 +70,7 @@ export class Delegation extends Effect.Service<Delegation>()("cairn/Delegation",
         })
         return result.text
       }).pipe(
-        Effect.catchAll((error) =>
-          Effect.succeed(`Error: delegation failed: ${error instanceof Error ? error.message : String(error)}`)
-        )
+        Effect.catchAll((error) => Effect.succeed(`Error: delegation failed: ${error instanceof Error ? error.message : String(error)}`))
       )
 
     return traced("Delegation", { delegate } as const)

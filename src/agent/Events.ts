@@ -144,7 +144,9 @@ const storedAsSent = [
   Response
 ] as const
 
-export const AgentEvent = Schema.Union(AssistantText, ThinkingContent, ...storedAsSent).annotations({ description: "One Server-Sent Event's data: a JSON object discriminated by `type`" })
+export const AgentEvent = Schema.Union(AssistantText, ThinkingContent, ...storedAsSent).annotations({
+  description: "One Server-Sent Event's data: a JSON object discriminated by `type`"
+})
 export type AgentEvent = typeof AgentEvent.Type
 
 export type AgentEventType = AgentEvent["type"]

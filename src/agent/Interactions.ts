@@ -6,16 +6,16 @@
  * and on the bus's slow safety poll. An unknown or already answered tool request is a 404.
  */
 import { Duration, Effect, Option } from "effect"
-import { isUuid } from "../contract/Params.ts"
 import { randomUUID } from "node:crypto"
+import { isUuid } from "../contract/Params.ts"
 import { Bus } from "../db/Bus.ts"
-import { ApprovalsRepo, ClientToolsRepo } from "./Repo.ts"
 import { maskArguments } from "../secrets/Patterns.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { ApprovalDecided, ApprovalNotFound, ToolRequestNotFound } from "./Errors.ts"
+import { ApprovalsRepo, ClientToolsRepo } from "./Repo.ts"
 
 export class Interactions extends Effect.Service<Interactions>()("cairn/Interactions", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const repo = yield* ApprovalsRepo
     const clientTools = yield* ClientToolsRepo
     const bus = yield* Bus
@@ -30,7 +30,7 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
         .pipe(Effect.timeoutOption(timeout), Effect.ensuring(clientTools.close(requestId)))
 
     const submitToolResult = (requestId: string, result: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (!isUuid(requestId) || !(yield* clientTools.answer(requestId, result))) {
           return yield* new ToolRequestNotFound({ detail: `No pending tool request: ${requestId}` })
         }
@@ -38,7 +38,7 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
       })
 
     const createApproval = (input: { runId: string; sessionId: string; toolName: string; args: unknown }) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const id = randomUUID()
         yield* repo.insert({ id, ...input })
         return id
@@ -48,12 +48,11 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
       Effect.map(repo.status(id), (status) =>
         Option.isSome(status) && (status.value === "approved" || status.value === "denied")
           ? Option.some(status.value === "approved")
-          : Option.none()
-      )
+          : Option.none())
 
     /** The decision, or denial when nobody decides within the timeout (the approval expires). */
     const awaitDecision = (id: string, timeout: Duration.DurationInput) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const decided = yield* bus.awaitSome("approval", id, readDecision(id)).pipe(Effect.timeoutOption(timeout))
         if (Option.isNone(decided)) {
           // A decision that landed just before the expiry wins: the caller was told it counted.
@@ -64,7 +63,7 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
       })
 
     const decide = (id: string, approved: boolean) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const uuid = isUuid(id) ? id : "00000000-0000-0000-0000-000000000000"
         if (!(yield* repo.decide(uuid, approved))) {
           const existing = yield* repo.status(uuid)
@@ -79,15 +78,18 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
     const approvals = (filter: Parameters<typeof repo.list>[0]) =>
       Effect.map(repo.list(filter), (rows) => rows.map((row) => ({ ...row, arguments: maskArguments(row.arguments) })))
 
-    return traced("Interactions", {
-      approvals,
-      openToolRequest,
-      awaitToolResult,
-      submitToolResult,
-      createApproval,
-      awaitDecision,
-      decide
-    } as const)
+    return traced(
+      "Interactions",
+      {
+        approvals,
+        openToolRequest,
+        awaitToolResult,
+        submitToolResult,
+        createApproval,
+        awaitDecision,
+        decide
+      } as const
+    )
   }),
   dependencies: [ApprovalsRepo.Default, ClientToolsRepo.Default, Bus.Default]
 }) {}

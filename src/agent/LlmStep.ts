@@ -5,15 +5,15 @@
  */
 import { Config, Effect, Option, Ref } from "effect"
 import { Hooks } from "../hooks/Hooks.ts"
+import { Journal } from "../logs/Journal.ts"
 import { Llm } from "../providers/Llm.ts"
 import type { ChatMessage, LlmFinished, LlmStreamEvent } from "../providers/Model.ts"
-import type { AgentEvent } from "./Events.ts"
-import { Journal } from "../logs/Journal.ts"
-import { assemble, contextWindowFor, defaultToolResultLimit } from "./Context.ts"
+import { traced } from "../telemetry/Spans.ts"
 import { Compaction } from "./Compaction.ts"
+import { assemble, contextWindowFor, defaultToolResultLimit } from "./Context.ts"
+import type { AgentEvent } from "./Events.ts"
 import type { TurnPlan } from "./Plan.ts"
 import { CurrentTurn } from "./Turn.ts"
-import { traced } from "../telemetry/Spans.ts"
 
 export interface LlmAnswer {
   readonly finished: LlmFinished
@@ -40,7 +40,7 @@ const providerOf = (model: string | undefined) => (model && model.includes("/") 
 const finalPassNotice: ChatMessage = { role: "system", content: "Tool use is over for this turn. Answer now with what you have." }
 
 export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const llm = yield* Llm
     const compaction = yield* Compaction
     const hooks = yield* Hooks
@@ -57,7 +57,7 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
       finalPass: boolean,
       partial: Ref.Ref<string>
     ) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const turn = yield* CurrentTurn
         const { bot, emit, sessionId } = turn.input
         let history = yield* turn.record.recent(config.historyLimit)
@@ -66,7 +66,9 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
           const window = historyWindow(config, plan.model)
           const compacted = yield* compaction
             .compactIfNeeded(sessionId, bot, history, window, turn.input.channel?.passive_memory ?? false)
-            .pipe(Effect.catchAll((error) => Effect.as(Effect.logWarning("Compaction failed; the oldest turns are cut instead", error), null)))
+            .pipe(
+              Effect.catchAll((error) => Effect.as(Effect.logWarning("Compaction failed; the oldest turns are cut instead", error), null))
+            )
           if (compacted) history = yield* turn.record.recent(config.historyLimit)
         }
         const context = assemble({

@@ -7,15 +7,15 @@
 import { Effect, Ref } from "effect"
 import { Hooks } from "../hooks/Hooks.ts"
 import type { LlmError, ToolCall, Usage } from "../providers/Model.ts"
-import { Sessions } from "../sessions/Sessions.ts"
 import { detectSecrets } from "../secrets/Patterns.ts"
+import { Sessions } from "../sessions/Sessions.ts"
+import { traced } from "../telemetry/Spans.ts"
 import type { SkillNotFound } from "./Errors.ts"
 import { LlmStep } from "./LlmStep.ts"
 import { TurnPlanner } from "./Plan.ts"
-import { clientActionsOf, ToolStep } from "./ToolStep.ts"
 import { memoryRecord, sessionRecord } from "./Record.ts"
+import { clientActionsOf, ToolStep } from "./ToolStep.ts"
 import { CurrentTurn, type TurnInput, type TurnRecord, type TurnResult, userMessage } from "./Turn.ts"
-import { traced } from "../telemetry/Spans.ts"
 
 export { SkillNotFound } from "./Errors.ts"
 
@@ -27,7 +27,7 @@ const addUsage = (into: { prompt_tokens: number; completion_tokens: number; tota
 }
 
 export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sessions = yield* Sessions
     const hooks = yield* Hooks
     const planner = yield* TurnPlanner
@@ -36,18 +36,20 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
 
     /** Stores the user's message (warning about secrets in it) unless it is stored already. */
     const acceptUserText = (input: TurnInput, record: TurnRecord) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (input.transcript !== undefined) yield* input.emit({ type: "transcript", text: input.transcript })
         if (input.userText === null) return
         const patterns = detectSecrets(input.userText)
         if (patterns.length > 0) yield* input.emit({ type: "secret_warning", patterns: patterns.map((type) => ({ type })) })
         if (input.userStored) return
-        yield* record.append(userMessage({ runId: input.runId, text: input.userText, attachments: input.attachments, transcript: input.transcript }))
+        yield* record.append(
+          userMessage({ runId: input.runId, text: input.userText, attachments: input.attachments, transcript: input.transcript })
+        )
       })
 
     const runTurn = (input: TurnInput): Effect.Effect<TurnResult, SkillNotFound | LlmError> => {
       const record = input.history ? memoryRecord(input.history) : sessionRecord(sessions, input.sessionId, input.withRunEnd)
-      return Effect.gen(function* () {
+      return Effect.gen(function*() {
         const { hookIds } = yield* CurrentTurn
         yield* acceptUserText(input, record)
         yield* hooks.fire("before_context_assembly", { ...hookIds, extra: { user_message: input.userText ?? "" } })
@@ -60,8 +62,8 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
         // The streamed text of the current model call, stored if the turn is interrupted.
         const partial = yield* Ref.make("")
 
-        const loop = Effect.gen(function* () {
-          for (let iteration = 1; ; iteration++) {
+        const loop = Effect.gen(function*() {
+          for (let iteration = 1;; iteration++) {
             const finalPass = iteration > input.bot.max_iterations
             const { finished, text, reasoning } = yield* llmStep.call(plan, iteration, finalPass, partial)
             addUsage(usage, finished.usage)
@@ -102,8 +104,10 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
           }
         })
 
-        const storePartialOnInterrupt = Effect.flatMap(Ref.get(partial), (text) =>
-          record.append({ role: "assistant", content: text, metadata: { run_id: input.runId, cancelled: true } }).pipe(Effect.ignore)
+        const storePartialOnInterrupt = Effect.flatMap(
+          Ref.get(partial),
+          (text) =>
+            record.append({ role: "assistant", content: text, metadata: { run_id: input.runId, cancelled: true } }).pipe(Effect.ignore)
         )
         const text = yield* loop.pipe(Effect.onInterrupt(() => storePartialOnInterrupt))
         if ((input.depth ?? 0) === 0) {

@@ -6,18 +6,18 @@
  * the contributors give them.
  */
 import { Effect } from "effect"
-import { AppConfig } from "../config/AppConfig.ts"
-import { Carapaces } from "../carapaces/Carapaces.ts"
 import type { ClientTool } from "../bots/Model.ts"
+import { Carapaces } from "../carapaces/Carapaces.ts"
+import { AppConfig } from "../config/AppConfig.ts"
 import type { ToolSchema } from "../providers/Model.ts"
-import { layer as SkillLibraryLive, SkillLibrary, type Skill } from "../skills/Skills.ts"
+import { layer as SkillLibraryLive, type Skill, SkillLibrary } from "../skills/Skills.ts"
+import { traced } from "../telemetry/Spans.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
 import { delegateToolSchema } from "./Delegation.ts"
-import { expandToolNames, ToolRegistry, layer as ToolRegistryLive, toolPolicy } from "./Tools.ts"
 import { SkillNotFound } from "./Errors.ts"
 import { Retrieval } from "./Retrieval.ts"
+import { expandToolNames, layer as ToolRegistryLive, toolPolicy, ToolRegistry } from "./Tools.ts"
 import type { CurrentTurn, TurnInput } from "./Turn.ts"
-import { traced } from "../telemetry/Spans.ts"
 
 /** What one contributor adds to a turn. */
 export interface PlanContribution {
@@ -52,7 +52,7 @@ export const turnModel = (input: TurnInput, defaultModel: string) =>
 const nothing: PlanContribution = {}
 
 export class TurnPlanner extends Effect.Service<TurnPlanner>()("cairn/TurnPlanner", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const tools = yield* ToolRegistry
     const skills = yield* SkillLibrary
     const carapaces = yield* Carapaces
@@ -95,7 +95,7 @@ export class TurnPlanner extends Effect.Service<TurnPlanner>()("cairn/TurnPlanne
       })
 
     const plan = (input: TurnInput): Effect.Effect<TurnPlan, SkillNotFound, CurrentTurn> =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { bot } = input
         const parts = yield* Effect.forEach(contributors, (contributor) => contributor.contribute(input))
         const turnSkills = yield* resolveSkills(parts.flatMap((part) => part.skills ?? []))
@@ -107,7 +107,9 @@ export class TurnPlanner extends Effect.Service<TurnPlanner>()("cairn/TurnPlanne
         }
         // A caller that answers tools itself (OpenAI's way) brings its own client tools: the bot's,
         // which wait for /chat/tool_result, are not offered to it. A name the bot denies is not offered at all.
-        const callerTools = (input.callerTools ?? []).filter((tool) => toolPolicy(bot.tool_policies, tool.function.name, undefined) !== "deny")
+        const callerTools = (input.callerTools ?? []).filter((tool) =>
+          toolPolicy(bot.tool_policies, tool.function.name, undefined) !== "deny"
+        )
         const callerNames = new Set(callerTools.map((tool) => tool.function.name))
         const botClientTools = input.callerTools ? [] : bot.client_tools
         for (const tool of botClientTools) {
@@ -118,7 +120,10 @@ export class TurnPlanner extends Effect.Service<TurnPlanner>()("cairn/TurnPlanne
         const model = turnModel(input, defaultModel)
         // Retrieval runs once a turn, on the user's message, after the plan's own parts.
         const retrieved = yield* retrieval.retrieve(input, model)
-        const preamble = [...parts.flatMap((part) => (part.preamble ? [part.preamble] : [])), ...(retrieved.preamble ? [retrieved.preamble] : [])].join("\n\n")
+        const preamble = [
+          ...parts.flatMap((part) => (part.preamble ? [part.preamble] : [])),
+          ...(retrieved.preamble ? [retrieved.preamble] : [])
+        ].join("\n\n")
         return {
           model,
           retrievalTokens: retrieved.tokens,

@@ -23,7 +23,7 @@ export const ApprovalRow = Schema.Struct({
 })
 
 export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("cairn/ApprovalsRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const status = SqlSchema.findOne({
       Request: Schema.String,
@@ -33,8 +33,7 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("cairn/Approv
     const expire = SqlSchema.findOne({
       Request: Schema.String,
       Result: IdRow,
-      execute: (id) =>
-        sql`UPDATE approvals SET status = 'expired', decided_at = now() WHERE id = ${id} AND status = 'pending' RETURNING id`
+      execute: (id) => sql`UPDATE approvals SET status = 'expired', decided_at = now() WHERE id = ${id} AND status = 'pending' RETURNING id`
     })
     const decide = SqlSchema.findOne({
       Request: Schema.Struct({ id: Schema.String, status: Schema.Literal("approved", "denied") }),
@@ -50,7 +49,15 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("cairn/Approv
                  WHERE status = ${filter.status ?? "pending"}
                    AND (${filter.sessionId ?? null}::uuid IS NULL OR session_id = ${filter.sessionId ?? null}::uuid)
                  ORDER BY created_at DESC LIMIT ${filter.limit}`),
-      insert: (input: { readonly id: string; readonly runId: string; readonly sessionId: string; readonly toolName: string; readonly args: unknown }) =>
+      insert: (
+        input: {
+          readonly id: string
+          readonly runId: string
+          readonly sessionId: string
+          readonly toolName: string
+          readonly args: unknown
+        }
+      ) =>
         sql`INSERT INTO approvals (id, run_id, session_id, tool_name, arguments)
             VALUES (${input.id}, ${input.runId}, ${input.sessionId}, ${input.toolName}, ${JSON.stringify(input.args ?? {})}::jsonb)`.pipe(
           Effect.asVoid
@@ -72,7 +79,7 @@ const ResultRow = Schema.Struct({ result: Schema.NullOr(Schema.String) })
  * client's `/chat/tool_result` reaches.
  */
 export class ClientToolsRepo extends Effect.Service<ClientToolsRepo>()("cairn/ClientToolsRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const answer = SqlSchema.findOne({
       Request: Schema.Struct({ id: Schema.String, result: Schema.String }),

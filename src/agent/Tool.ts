@@ -11,7 +11,7 @@
  * the same shape, with the abort signal as their interruption.
  */
 import { Data, Effect, Schema } from "effect"
-import { argumentIssues, EffectClass, toolJsonSchema, type ObjectJsonSchema } from "../contract/ToolSchemas.ts"
+import { argumentIssues, EffectClass, type ObjectJsonSchema, toolJsonSchema } from "../contract/ToolSchemas.ts"
 import type { ToolCallContext, ToolEffectClass, ToolSchema } from "../sdk/index.ts"
 
 export { EffectClass }
@@ -101,7 +101,12 @@ export const declareTool = <A, I, S, SI, E extends HandlerError, R>(
       run: (args, context) =>
         decode(args ?? {}).pipe(
           Effect.mapError(
-            (error) => new ToolError({ tool: spec.name, reason: "arguments", message: `Invalid arguments for ${spec.name}: ${argumentIssues(error)}` })
+            (error) =>
+              new ToolError({
+                tool: spec.name,
+                reason: "arguments",
+                message: `Invalid arguments for ${spec.name}: ${argumentIssues(error)}`
+              })
           ),
           Effect.flatMap((decoded) => Effect.mapError(spec.handler(decoded, context), failed)),
           Effect.flatMap((result) => Effect.mapError(encode(result), failed)),
@@ -135,8 +140,13 @@ export const jsonSchemaTool = <E extends HandlerError>(spec: JsonSchemaToolSpec<
   timeoutMs: spec.timeoutMs,
   run: (args, context) =>
     decodeArgumentObject(args ?? {}).pipe(
-      Effect.mapError(() => new ToolError({ tool: spec.name, reason: "arguments", message: `Invalid arguments for ${spec.name}: an object is expected` })),
-      Effect.flatMap((object) => Effect.mapError(spec.handler(object, context), (error) => new ToolError({ tool: spec.name, reason: "failed", message: failureText(error) }))),
+      Effect.mapError(() =>
+        new ToolError({ tool: spec.name, reason: "arguments", message: `Invalid arguments for ${spec.name}: an object is expected` })
+      ),
+      Effect.flatMap((object) =>
+        Effect.mapError(spec.handler(object, context), (error) =>
+          new ToolError({ tool: spec.name, reason: "failed", message: failureText(error) }))
+      ),
       Effect.map(asText)
     )
 })
@@ -181,11 +191,14 @@ export const CountArgument = (options: { readonly min: number; readonly max: num
 
 /** A yes/no a model may send as a boolean or as "true"/"false". Offered as a boolean. */
 export const FlagArgument = (description: string) =>
-  Schema.Union(Schema.Boolean, Schema.transform(Schema.Literal("true", "false"), Schema.Boolean, {
-    strict: true,
-    decode: (text) => text === "true",
-    encode: (flag) => (flag ? "true" : "false")
-  })).annotations({ jsonSchema: { type: "boolean", description } })
+  Schema.Union(
+    Schema.Boolean,
+    Schema.transform(Schema.Literal("true", "false"), Schema.Boolean, {
+      strict: true,
+      decode: (text) => text === "true",
+      encode: (flag) => (flag ? "true" : "false")
+    })
+  ).annotations({ jsonSchema: { type: "boolean", description } })
 
 /** One of a few words; a wrong one is told in one line with the choices (not one line per choice). */
 export const ChoiceArgument = <const Choices extends ReadonlyArray<string>>(...choices: Choices) =>

@@ -6,15 +6,15 @@
 import { Config, Duration, Effect, Option } from "effect"
 import { randomUUID } from "node:crypto"
 import { Hooks } from "../hooks/Hooks.ts"
-import type { ToolCall } from "../providers/Model.ts"
 import { Journal } from "../logs/Journal.ts"
+import type { ToolCall } from "../providers/Model.ts"
 import { maskArguments } from "../secrets/Patterns.ts"
-import { Delegation, delegateToolName } from "./Delegation.ts"
+import { traced } from "../telemetry/Spans.ts"
+import { delegateToolName, Delegation } from "./Delegation.ts"
 import { Interactions } from "./Interactions.ts"
 import type { TurnPlan } from "./Plan.ts"
-import { ToolRegistry, layer as ToolRegistryLive, toolPolicy } from "./Tools.ts"
+import { layer as ToolRegistryLive, toolPolicy, ToolRegistry } from "./Tools.ts"
 import { CurrentTurn, type TurnInput, type TurnResult } from "./Turn.ts"
-import { traced } from "../telemetry/Spans.ts"
 
 const waitConfig = Config.all({
   clientToolTimeoutSeconds: Config.integer("CLIENT_TOOL_TIMEOUT_SECONDS").pipe(Config.withDefault(120)),
@@ -53,7 +53,7 @@ const toolFailure = (result: string): string | null => (result.startsWith("Error
 export type RunTurn = (input: TurnInput) => Effect.Effect<TurnResult, unknown>
 
 export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const tools = yield* ToolRegistry
     const hooks = yield* Hooks
     const interactions = yield* Interactions
@@ -63,7 +63,7 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
 
     /** Asks the user when the policy says so; answers whether the call may run. */
     const approve = (call: ToolCall, args: Record<string, unknown>) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { input } = yield* CurrentTurn
         const approvalId = yield* interactions.createApproval({
           runId: input.runId,
@@ -92,7 +92,7 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
       })
 
     const execute = (call: ToolCall, args: Record<string, unknown>, iteration: number, plan: TurnPlan, runTurn: RunTurn) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const turn = yield* CurrentTurn
         const { bot, emit } = turn.input
         // Only what this turn offered runs: a model naming any other registered tool gets nothing.
@@ -112,8 +112,8 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
         const toolType = isClientTool
           ? "client"
           : call.name === delegateToolName
-            ? "delegation"
-            : tools.get(call.name)?.source ?? "unknown"
+          ? "delegation"
+          : tools.get(call.name)?.source ?? "unknown"
         yield* hooks.fire("before_tool_execution", {
           ...turn.hookIds,
           extra: { tool_name: call.name, tool_type: toolType, args, iteration }
@@ -139,7 +139,7 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
 
     /** Runs one call the model asked for, reports it, stores its result, and answers the result text. */
     const run = (call: ToolCall, iteration: number, plan: TurnPlan, runTurn: RunTurn) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const turn = yield* CurrentTurn
         const { emit, runId, sessionId } = turn.input
         const args = parseArgs(call.arguments)

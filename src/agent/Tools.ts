@@ -4,9 +4,9 @@
  * caller's fiber: a timeout or an interrupted turn interrupts the tool.
  */
 import { Context, Duration, Effect, Layer, Schema } from "effect"
-import { ChoiceArgument, declareTool, ToolError, ToolFailure, type Tool, type ToolContext } from "./Tool.ts"
+import { ChoiceArgument, declareTool, type Tool, type ToolContext, ToolError, ToolFailure } from "./Tool.ts"
 
-export { ToolError, type Tool, type ToolContext } from "./Tool.ts"
+export { type Tool, type ToolContext, ToolError } from "./Tool.ts"
 
 export interface ToolRegistryShape {
   readonly register: (tool: Tool) => Effect.Effect<void>
@@ -37,9 +37,9 @@ export const toolGroups: ReadonlyMap<string, ReadonlyArray<string>> = new Map([
 const toolsOfSource = (source: string, registered: ReadonlyArray<Tool>): Array<string> =>
   source.includes(":")
     ? registered
-        .filter((tool) => tool.source === source)
-        .map((tool) => tool.name)
-        .sort()
+      .filter((tool) => tool.source === source)
+      .map((tool) => tool.name)
+      .sort()
     : []
 
 /**
@@ -78,9 +78,16 @@ export const toolPolicy = <P extends string>(
   return "allow"
 }
 
-
 /** The actions the companion clients understand, which the `client_action` tool may ask for. */
-export const clientActions = ["new_session", "switch_bot", "switch_session", "toggle_tts", "list_sessions", "list_bots", "show_history"] as const
+export const clientActions = [
+  "new_session",
+  "switch_bot",
+  "switch_session",
+  "toggle_tts",
+  "list_sessions",
+  "list_bots",
+  "show_history"
+] as const
 
 const ClientAction = Schema.Struct({
   action: ChoiceArgument(...clientActions),
@@ -124,7 +131,7 @@ const currentTimeTool = declareTool({
 })
 
 export const make = (options: { readonly timeoutMs?: number } = {}) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const coreTools = [yield* clientActionTool, yield* currentTimeTool]
     const tools = new Map<string, Tool>(coreTools.map((tool) => [tool.name, tool]))
     const registry: ToolRegistryShape = {

@@ -7,9 +7,9 @@ import type { Bot, RetrievalOverride } from "../bots/Model.ts"
 import type { CarriedWrites } from "../db/Commit.ts"
 import type { HookIds } from "../hooks/Model.ts"
 import type { ToolCall, ToolSchema, Usage, UsageContext } from "../providers/Model.ts"
+import type { ToolCallContext } from "../sdk/index.ts"
 import type { NewMessage } from "../sessions/Model.ts"
 import type { HistoryRow } from "../sessions/Repo.ts"
-import type { ToolCallContext } from "../sdk/index.ts"
 import type { AgentEvent } from "./Events.ts"
 
 /** The message that stores a user's text for its run (with the run's lock, or as the turn starts). */
@@ -149,4 +149,3 @@ export class CurrentTurn extends Context.Tag("cairn/CurrentTurn")<CurrentTurn, T
     }
   }
 }
-

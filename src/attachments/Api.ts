@@ -3,11 +3,11 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
+import { BodyLimit } from "../contract/BodyLimit.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { idPath } from "../contract/Params.ts"
 import { AttachmentNotFound, AttachmentTooLarge, UnsupportedAttachmentType } from "./Errors.ts"
 import { Attachment, AttachmentQuery, UploadForm, UploadQuery } from "./Model.ts"
-import { BodyLimit } from "../contract/BodyLimit.ts"
 
 const attachmentPath = idPath("Attachment")
 
@@ -31,7 +31,10 @@ export class AttachmentsApi extends HttpApiGroup.make("attachments")
       .setUrlParams(AttachmentQuery)
       .addSuccess(Schema.Array(Attachment))
       .annotate(RequiredScope, "attachments:read")
-      .annotate(OpenApi.Description, "The caller's attachments (every one for a caller that reaches every session), newest first; filter by type (image/png or image/*) and session_id; limit 1-500 (default 100)")
+      .annotate(
+        OpenApi.Description,
+        "The caller's attachments (every one for a caller that reaches every session), newest first; filter by type (image/png or image/*) and session_id; limit 1-500 (default 100)"
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/api/v1/attachments/:id")
@@ -59,4 +62,5 @@ export class AttachmentsApi extends HttpApiGroup.make("attachments")
   )
   .addError(detailBody(AttachmentNotFound))
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Attachments") {}
+  .annotate(OpenApi.Title, "Attachments")
+{}

@@ -5,10 +5,10 @@
  * the model as vision input, text files into the message.
  */
 import { Effect } from "effect"
-import { isUuid } from "../contract/Params.ts"
 import { createHash, randomUUID } from "node:crypto"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { ValidationError } from "../contract/Errors.ts"
+import { isUuid } from "../contract/Params.ts"
 import type { UploadedFile } from "../http/Upload.ts"
 import { ownerOf, reachesEverySession } from "../sessions/Access.ts"
 import type { ImageAttachment } from "../sessions/Attachments.ts"
@@ -18,7 +18,7 @@ import { traced } from "../telemetry/Spans.ts"
 import { AttachmentNotFound, AttachmentTooLarge, UnsupportedAttachmentType } from "./Errors.ts"
 import { imageTypes, isText, safeFileName, sniffType, typeAllowed } from "./FileTypes.ts"
 import { Attachment } from "./Model.ts"
-import { AttachmentsRepo, type AttachmentRow } from "./Repo.ts"
+import { type AttachmentRow, AttachmentsRepo } from "./Repo.ts"
 
 export const toAttachment = (row: AttachmentRow) => new Attachment({ ...row, url: `/api/v1/attachments/${row.id}/file` })
 
@@ -28,9 +28,8 @@ export interface ResolvedReferences {
   readonly texts: ReadonlyArray<{ readonly name: string; readonly type: string; readonly text: string }>
 }
 
-
 export class Attachments extends Effect.Service<Attachments>()("cairn/Attachments", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const repo = yield* AttachmentsRepo
     const settings = yield* Settings
 
@@ -38,28 +37,33 @@ export class Attachments extends Effect.Service<Attachments>()("cairn/Attachment
 
     /** The attachment, when the caller reaches it; someone else's is not found, as an unknown id. */
     const reach = (principal: PrincipalShape, id: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const row = isUuid(id) ? yield* repo.find(id) : undefined
         if (!row || (!reachesEverySession(principal) && row.owner !== ownerOf(principal))) return yield* notFound(id)
         return row
       })
 
     const upload = (principal: PrincipalShape, file: UploadedFile, sessionId: string | null) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const maxBytes = yield* settings.get(UploadMaxBytes)
         if (file.bytes.length > maxBytes) {
-          return yield* new AttachmentTooLarge({ detail: `The file is ${file.bytes.length} bytes; the limit is ${maxBytes} (UPLOAD_MAX_BYTES)` })
+          return yield* new AttachmentTooLarge({
+            detail: `The file is ${file.bytes.length} bytes; the limit is ${maxBytes} (UPLOAD_MAX_BYTES)`
+          })
         }
         const name = safeFileName(file.name)
         const type = sniffType(file.bytes, name)
         if (type === null) {
           return yield* new UnsupportedAttachmentType({
-            detail: `${name} is not a file type Cairn recognises (images, PDF, audio, UTF-8 text); its content decides, not its name or declared type`
+            detail:
+              `${name} is not a file type Cairn recognises (images, PDF, audio, UTF-8 text); its content decides, not its name or declared type`
           })
         }
         const allowed = yield* settings.get(UploadAllowedTypes)
         if (!typeAllowed(type, allowed)) {
-          return yield* new UnsupportedAttachmentType({ detail: `${name} is ${type}, which uploads may not be (UPLOAD_ALLOWED_TYPES: ${allowed.join(", ")})` })
+          return yield* new UnsupportedAttachmentType({
+            detail: `${name} is ${type}, which uploads may not be (UPLOAD_ALLOWED_TYPES: ${allowed.join(", ")})`
+          })
         }
         const row = yield* repo.insert({
           id: randomUUID(),
@@ -73,7 +77,10 @@ export class Attachments extends Effect.Service<Attachments>()("cairn/Attachment
         return toAttachment(row)
       })
 
-    const list = (principal: PrincipalShape, filter: { readonly type?: string | undefined; readonly sessionId?: string | undefined; readonly limit?: number | undefined }) =>
+    const list = (
+      principal: PrincipalShape,
+      filter: { readonly type?: string | undefined; readonly sessionId?: string | undefined; readonly limit?: number | undefined }
+    ) =>
       Effect.map(
         repo.list({ ...filter, limit: filter.limit ?? 100, owner: reachesEverySession(principal) ? undefined : ownerOf(principal) }),
         (rows) => rows.map(toAttachment)
@@ -83,7 +90,7 @@ export class Attachments extends Effect.Service<Attachments>()("cairn/Attachment
 
     /** The file and its bytes, for serving. */
     const file = (principal: PrincipalShape, id: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const row = yield* reach(principal, id)
         const bytes = yield* repo.bytes(id)
         if (!bytes) return yield* notFound(id)
@@ -91,7 +98,7 @@ export class Attachments extends Effect.Service<Attachments>()("cairn/Attachment
       })
 
     const remove = (principal: PrincipalShape, id: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* reach(principal, id)
         if (!(yield* repo.remove(id))) return yield* notFound(id)
       })
@@ -100,20 +107,34 @@ export class Attachments extends Effect.Service<Attachments>()("cairn/Attachment
      * A message's `{attachment_id}` references, each one the caller reaches: images inline (as if
      * sent with `data`), text files as text; any other type is refused (422), as is an unknown id.
      */
-    const resolve = (principal: PrincipalShape, references: ReadonlyArray<{ readonly index: number; readonly id: string }>, maxBytes: number) =>
-      Effect.gen(function* () {
+    const resolve = (
+      principal: PrincipalShape,
+      references: ReadonlyArray<{ readonly index: number; readonly id: string }>,
+      maxBytes: number
+    ) =>
+      Effect.gen(function*() {
         const images: Array<ImageAttachment> = []
         const texts: Array<{ name: string; type: string; text: string }> = []
         const rows: Array<{ readonly index: number; readonly row: AttachmentRow }> = []
         // Every reference is checked (reached, a usable type, within the size) before any file is read.
         for (const { index, id } of references) {
           const loc = ["body", "attachments", index, "attachment_id"]
-          const row = yield* reach(principal, id).pipe(Effect.catchTag("AttachmentNotFound", (error) => ValidationError.single(loc, error.detail, "not_found")))
+          const row = yield* reach(principal, id).pipe(
+            Effect.catchTag("AttachmentNotFound", (error) => ValidationError.single(loc, error.detail, "not_found"))
+          )
           if (!imageTypes.includes(row.type) && !isText(row.type)) {
-            return yield* ValidationError.single(loc, `${row.name} is ${row.type}: a chat message takes images and text files`, "unsupported_attachment")
+            return yield* ValidationError.single(
+              loc,
+              `${row.name} is ${row.type}: a chat message takes images and text files`,
+              "unsupported_attachment"
+            )
           }
           if (row.size_bytes > maxBytes) {
-            return yield* ValidationError.single(loc, `${row.name} is ${row.size_bytes} bytes; the limit is ${maxBytes} (ATTACHMENT_MAX_BYTES)`, "attachment_too_large")
+            return yield* ValidationError.single(
+              loc,
+              `${row.name} is ${row.size_bytes} bytes; the limit is ${maxBytes} (ATTACHMENT_MAX_BYTES)`,
+              "attachment_too_large"
+            )
           }
           rows.push({ index, row })
         }

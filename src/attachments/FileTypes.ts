@@ -59,6 +59,7 @@ export const typeAllowed = (type: string, allowed: ReadonlyArray<string>): boole
 /** A file name safe for a `Content-Disposition` header and a listing: no path, no control characters. */
 export const safeFileName = (name: string): string => {
   const base = name.split(/[\\/]/).at(-1) ?? ""
+  // eslint-disable-next-line no-control-regex -- control characters are what is removed
   const clean = base.replace(/[\u0000-\u001f\u007f"]/g, "").trim().slice(0, 255)
   return clean.length > 0 ? clean : "file"
 }

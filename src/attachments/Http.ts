@@ -12,16 +12,20 @@ import { AttachmentTooLarge } from "./Errors.ts"
 import { imageTypes } from "./FileTypes.ts"
 
 export const AttachmentsHttpLive = HttpApiBuilder.group(CairnApi, "attachments", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const attachments = yield* Attachments
     const settings = yield* Settings
     return handlers
       .handleRaw("upload", ({ request, urlParams }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const principal = yield* Principal
           const maxBytes = yield* settings.get(UploadMaxBytes)
           if (!(request.headers["content-type"] ?? "").toLowerCase().startsWith("multipart/form-data")) {
-            return yield* ValidationError.single(["header", "content-type"], "Send the file as multipart/form-data, in a `file` field", "unsupported_content_type")
+            return yield* ValidationError.single(
+              ["header", "content-type"],
+              "Send the file as multipart/form-data, in a `file` field",
+              "unsupported_content_type"
+            )
           }
           const file = yield* multipartFile(request, { field: "file", maxBytes }).pipe(
             Effect.catchAll((error): Effect.Effect<never, AttachmentTooLarge | ValidationError> =>
@@ -33,16 +37,15 @@ export const AttachmentsHttpLive = HttpApiBuilder.group(CairnApi, "attachments",
           if (!file) return yield* ValidationError.single(["body", "file"], "A multipart body needs the file in a `file` field", "missing")
           const stored = yield* attachments.upload(principal, file, urlParams.session_id ?? null)
           return HttpServerResponse.unsafeJson(stored, { status: 201 })
-        })
-      )
+        }))
       .handle("list", ({ urlParams }) =>
         Effect.flatMap(Principal, (principal) =>
-          attachments.list(principal, { type: urlParams.type, sessionId: urlParams.session_id, limit: urlParams.limit })
-        )
-      )
-      .handle("get", ({ path }) => Effect.flatMap(Principal, (principal) => attachments.get(principal, path.id)))
+          attachments.list(principal, { type: urlParams.type, sessionId: urlParams.session_id, limit: urlParams.limit })))
+      .handle("get", ({ path }) =>
+        Effect.flatMap(Principal, (principal) =>
+          attachments.get(principal, path.id)))
       .handleRaw("file", ({ path }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const principal = yield* Principal
           const { row, bytes } = yield* attachments.file(principal, path.id)
           const image = imageTypes.includes(row.type)
@@ -56,8 +59,6 @@ export const AttachmentsHttpLive = HttpApiBuilder.group(CairnApi, "attachments",
               "cache-control": "private, max-age=3600"
             }
           })
-        })
-      )
+        }))
       .handle("delete", ({ path }) => Effect.flatMap(Principal, (principal) => attachments.remove(principal, path.id)))
-  })
-)
+  }))

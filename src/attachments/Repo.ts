@@ -35,14 +35,16 @@ export interface AttachmentFilter {
 }
 
 export class AttachmentsRepo extends Effect.Service<AttachmentsRepo>()("cairn/AttachmentsRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = decodeRows(AttachmentRow)
     const data = decodeRows(DataRow)
     return repository("AttachmentsRepo", {
       insert: (file: NewAttachment) =>
         rows(sql`INSERT INTO attachments (id, owner, name, type, size_bytes, sha256, session_id, data)
-                 VALUES (${file.id}, ${file.owner}, ${file.name}, ${file.type}, ${file.data.length}, ${file.sha256}, ${file.sessionId}, ${Buffer.from(file.data.buffer, file.data.byteOffset, file.data.byteLength)})
+                 VALUES (${file.id}, ${file.owner}, ${file.name}, ${file.type}, ${file.data.length}, ${file.sha256}, ${file.sessionId}, ${
+          Buffer.from(file.data.buffer, file.data.byteOffset, file.data.byteLength)
+        })
                  RETURNING ${sql.literal(columns)}`).pipe(Effect.map((list) => list[0]!)),
       /** Newest first. A type ending in `/*` matches its family. */
       list: (filter: AttachmentFilter) => {

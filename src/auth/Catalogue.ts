@@ -37,8 +37,7 @@ export const fromApi = (api: HttpApi.HttpApi.Any): Catalogue => {
     onGroup: () => {},
     onEndpoint: ({ endpoint, group, mergedAnnotations }) => {
       const scope = Context.getOption(mergedAnnotations, RequiredScope)
-      const description =
-        Option.getOrUndefined(Context.getOption(endpoint.annotations, OpenApi.Description)) ??
+      const description = Option.getOrUndefined(Context.getOption(endpoint.annotations, OpenApi.Description)) ??
         Option.getOrUndefined(Context.getOption(endpoint.annotations, OpenApi.Summary)) ??
         endpoint.name
       if (Option.isNone(scope)) {

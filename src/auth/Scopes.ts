@@ -43,7 +43,10 @@ export const scopeGroups = [
   { name: "Chat", scopes: [scope("chat", "Send blocking and streaming chat, cancel runs, submit tool results")] },
   {
     name: "Sessions",
-    scopes: [scope("sessions:read", "List sessions and read their messages"), scope("sessions:write", "Create sessions and inject messages")]
+    scopes: [
+      scope("sessions:read", "List sessions and read their messages"),
+      scope("sessions:write", "Create sessions and inject messages")
+    ]
   },
   {
     name: "Bots",
@@ -104,7 +107,10 @@ export const scopeGroups = [
   { name: "Usage", scopes: [scope("usage:read", "Read LLM usage and cost")] },
   {
     name: "Capabilities",
-    scopes: [scope("carapaces:read", "List and read carapaces (capability bundles)"), scope("carapaces:write", "Create, update and delete carapaces")]
+    scopes: [
+      scope("carapaces:read", "List and read carapaces (capability bundles)"),
+      scope("carapaces:write", "Create, update and delete carapaces")
+    ]
   },
   { name: "Workflows", scopes: [scope("workflows:read", "Read workflows"), scope("workflows:write", "Create and run workflows")] },
   { name: "LLM", scopes: [scope("llm:completions", "Call the LLM completion proxy")] },
@@ -206,7 +212,18 @@ export const presets: ReadonlyArray<ScopePreset> = [
   {
     id: "messaging_integration",
     name: "Messaging Integration",
-    scopes: ["chat", "bots:read", "channels:read", "channels:write", "channels.config:read", "channels.config:write", "sessions:read", "sessions:write", "todos:read", "llm:completions"]
+    scopes: [
+      "chat",
+      "bots:read",
+      "channels:read",
+      "channels:write",
+      "channels.config:read",
+      "channels.config:write",
+      "sessions:read",
+      "sessions:write",
+      "todos:read",
+      "llm:completions"
+    ]
   },
   {
     id: "chat_client",
@@ -216,7 +233,26 @@ export const presets: ReadonlyArray<ScopePreset> = [
   {
     id: "container_bot",
     name: "Container Bot",
-    scopes: ["chat", "bots:read", "channels:read", "channels:write", "tasks:read", "tasks:write", "documents:read", "documents:write", "todos:read", "todos:write", "workspaces.files:read", "workspaces.files:write", "attachments:read", "attachments:write", "carapaces:read", "carapaces:write", "tools:read", "tools:execute"]
+    scopes: [
+      "chat",
+      "bots:read",
+      "channels:read",
+      "channels:write",
+      "tasks:read",
+      "tasks:write",
+      "documents:read",
+      "documents:write",
+      "todos:read",
+      "todos:write",
+      "workspaces.files:read",
+      "workspaces.files:write",
+      "attachments:read",
+      "attachments:write",
+      "carapaces:read",
+      "carapaces:write",
+      "tools:read",
+      "tools:execute"
+    ]
   },
   {
     id: "read_only_monitor",
@@ -226,7 +262,23 @@ export const presets: ReadonlyArray<ScopePreset> = [
   {
     id: "mission_control",
     name: "Mission Control",
-    scopes: ["bots:read", "channels:read", "sessions:read", "tasks:read", "tasks:write", "todos:read", "todos:write", "workspaces:read", "workspaces.files:read", "workspaces.files:write", "attachments:read", "logs:read", "mission_control:read", "mission_control:write", "carapaces:read"]
+    scopes: [
+      "bots:read",
+      "channels:read",
+      "sessions:read",
+      "tasks:read",
+      "tasks:write",
+      "todos:read",
+      "todos:write",
+      "workspaces:read",
+      "workspaces.files:read",
+      "workspaces.files:write",
+      "attachments:read",
+      "logs:read",
+      "mission_control:read",
+      "mission_control:write",
+      "carapaces:read"
+    ]
   }
 ]
 

@@ -2,11 +2,11 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
+import { ChannelNotFound } from "../channels/Errors.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { idPath } from "../contract/Params.ts"
-import { Binding, BindingList, CreateBinding, UpdateBinding } from "./Model.ts"
-import { ChannelNotFound } from "../channels/Errors.ts"
 import { BindingConflict, BindingNotFound } from "./Errors.ts"
+import { Binding, BindingList, CreateBinding, UpdateBinding } from "./Model.ts"
 
 const channelPath = idPath("Channel")
 const bindingPath = idPath("Channel", {
@@ -51,4 +51,5 @@ export class BindingsApi extends HttpApiGroup.make("bindings")
   .addError(detailBody(ChannelNotFound))
   .addError(detailBody(BindingNotFound))
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Channel integrations") {}
+  .annotate(OpenApi.Title, "Channel integrations")
+{}

@@ -5,13 +5,13 @@
  */
 import { Effect, Option } from "effect"
 import * as crypto from "node:crypto"
-import type { Channel } from "../channels/Model.ts"
 import { Channels } from "../channels/Channels.ts"
-import { Binding, type CreateBinding, type UpdateBinding } from "./Model.ts"
-import { type BindingRow, BindingsRepo } from "./Repo.ts"
+import type { ChannelNotFound } from "../channels/Errors.ts"
+import type { Channel } from "../channels/Model.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { BindingConflict, BindingNotFound } from "./Errors.ts"
-import type { ChannelNotFound } from "../channels/Errors.ts"
+import { Binding, type CreateBinding, type UpdateBinding } from "./Model.ts"
+import { type BindingRow, BindingsRepo } from "./Repo.ts"
 
 const toBinding = (row: BindingRow): Binding => new Binding(row)
 
@@ -21,7 +21,7 @@ export interface ChannelBinding {
 }
 
 export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const repo = yield* BindingsRepo
     const channels = yield* Channels
 
@@ -29,7 +29,7 @@ export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
       Effect.zipRight(channels.get(channelId), Effect.map(repo.forChannel(channelId), (rows) => rows.map(toBinding)))
 
     const create = (channelId: string, input: CreateBinding) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* channels.get(channelId)
         const row = yield* repo.insert({ id: crypto.randomUUID(), channel_id: channelId, ...input })
         if (!row) {
@@ -41,7 +41,7 @@ export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
       })
 
     const update = (channelId: string, bindingId: string, input: UpdateBinding) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* channels.get(channelId)
         const row = yield* repo.update(channelId, bindingId, input)
         if (!row) return yield* new BindingNotFound({ detail: `Binding not found on channel ${channelId}: ${bindingId}` })
@@ -49,7 +49,7 @@ export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
       })
 
     const remove = (channelId: string, bindingId: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* channels.get(channelId)
         const removed = yield* repo.remove(channelId, bindingId)
         if (!removed) return yield* new BindingNotFound({ detail: `Binding not found on channel ${channelId}: ${bindingId}` })
@@ -57,7 +57,7 @@ export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
 
     /** Rows joined with their channels, in order; a channel deleted meanwhile is left out. */
     const withChannels = (rows: ReadonlyArray<BindingRow>): Effect.Effect<ReadonlyArray<ChannelBinding>, never> =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const found: Array<ChannelBinding> = []
         for (const row of rows) {
           const channel = yield* channels.get(row.channel_id).pipe(
@@ -74,8 +74,9 @@ export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
      * bindings of one integration type when given.
      */
     const findChannelsByClientId = (clientId: string, integrationType?: string): Effect.Effect<ReadonlyArray<ChannelBinding>, never> =>
-      Effect.flatMap(repo.byClientId(clientId), (rows) =>
-        withChannels(integrationType === undefined ? rows : rows.filter((row) => row.integration_type === integrationType))
+      Effect.flatMap(
+        repo.byClientId(clientId),
+        (rows) => withChannels(integrationType === undefined ? rows : rows.filter((row) => row.integration_type === integrationType))
       )
 
     /** The channels bound under an integration type, each with its binding, oldest binding first. */

@@ -1,7 +1,7 @@
 /** SQL for channel integration bindings. */
-import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { Binding } from "./Model.ts"
 
 /** A binding as stored: the API's `Binding` as the driver hands it over (its type side: timestamps as `Date`, jsonb parsed). */
@@ -14,7 +14,7 @@ const RoutedBindingRow = BindingRow.pipe(Schema.extend(Schema.Struct({ bot_id: S
 export type NewBinding = Omit<BindingRow, "created_at">
 
 export class BindingsRepo extends Effect.Service<BindingsRepo>()("cairn/BindingsRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns = sql.literal(
       "b.id, b.channel_id, b.integration_type, b.client_id, b.wake_words, b.use_bot_wake_word, b.hud_preset, b.created_at"
@@ -24,11 +24,13 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("cairn/Bindings
       /** Inserts unless the same (channel, type, client id) exists; answers the row or undefined. */
       insert: (binding: NewBinding) =>
         Effect.map(
-          bindingRows(sql`INSERT INTO channel_integrations AS b (id, channel_id, integration_type, client_id, wake_words, use_bot_wake_word, hud_preset)
+          bindingRows(
+            sql`INSERT INTO channel_integrations AS b (id, channel_id, integration_type, client_id, wake_words, use_bot_wake_word, hud_preset)
             VALUES (${binding.id}, ${binding.channel_id}, ${binding.integration_type}, ${binding.client_id},
                     ${JSON.stringify(binding.wake_words)}::jsonb, ${binding.use_bot_wake_word}, ${binding.hud_preset})
             ON CONFLICT (channel_id, integration_type, client_id) DO NOTHING
-            RETURNING ${columns}`),
+            RETURNING ${columns}`
+          ),
           firstRow
         ),
       forChannel: (channelId: string) =>
@@ -47,7 +49,11 @@ export class BindingsRepo extends Effect.Service<BindingsRepo>()("cairn/Bindings
       update: (
         channelId: string,
         bindingId: string,
-        change: { readonly wake_words?: ReadonlyArray<string>; readonly use_bot_wake_word?: boolean; readonly hud_preset?: "default" | "none" }
+        change: {
+          readonly wake_words?: ReadonlyArray<string>
+          readonly use_bot_wake_word?: boolean
+          readonly hud_preset?: "default" | "none"
+        }
       ) =>
         Effect.map(
           bindingRows(sql`UPDATE channel_integrations AS b SET

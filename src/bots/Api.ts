@@ -3,8 +3,8 @@ import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { detailBody } from "../contract/Errors.ts"
-import { BotConflict, BotNotFound } from "./Errors.ts"
 import { pathParams } from "../contract/Params.ts"
+import { BotConflict, BotNotFound } from "./Errors.ts"
 import { Bot, BotList, CreateBot, UpdateBot } from "./Model.ts"
 
 const idPath = pathParams({ id: Schema.String })
@@ -27,7 +27,7 @@ export class BotsApi extends HttpApiGroup.make("bots")
     HttpApiEndpoint.post("create", "/api/v1/admin/bots")
       .setPayload(CreateBot)
       .addSuccess(Bot, { status: 201 })
-            .annotate(RequiredScope, "bots:write")
+      .annotate(RequiredScope, "bots:write")
       .annotate(OpenApi.Description, "Create a bot")
   )
   .add(
@@ -42,7 +42,7 @@ export class BotsApi extends HttpApiGroup.make("bots")
     HttpApiEndpoint.del("delete", "/api/v1/admin/bots/:id")
       .setPath(idPath)
       .addSuccess(HttpApiSchema.NoContent)
-            .annotate(RequiredScope, "bots:delete")
+      .annotate(RequiredScope, "bots:delete")
       .annotate(OpenApi.Description, "Delete a bot (not the default bot)")
   )
   .add(
@@ -54,4 +54,5 @@ export class BotsApi extends HttpApiGroup.make("bots")
   .addError(detailBody(BotNotFound))
   .addError(detailBody(BotConflict))
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Bots") {}
+  .annotate(OpenApi.Title, "Bots")
+{}

@@ -7,12 +7,12 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import YAML from "yaml"
 import { AppConfig } from "../config/AppConfig.ts"
-import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
-import { BotConflict, BotNotFound } from "./Errors.ts"
-import { Bot, BotConfig, DEFAULT_BOT_ID, type CreateBot, type UpdateBot } from "./Model.ts"
-import { BotsRepo, type BotRow } from "./Repo.ts"
-import { traced } from "../telemetry/Spans.ts"
 import { projectDir } from "../config/ProjectRoot.ts"
+import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
+import { traced } from "../telemetry/Spans.ts"
+import { BotConflict, BotNotFound } from "./Errors.ts"
+import { Bot, BotConfig, type CreateBot, DEFAULT_BOT_ID, type UpdateBot } from "./Model.ts"
+import { type BotRow, BotsRepo } from "./Repo.ts"
 
 /** How long a bot read stays cached. */
 export const cacheMs = 2_000
@@ -38,7 +38,7 @@ const toBot = (row: BotRow): Bot => {
 
 /** Every `*.yaml`/`*.yml` file of the directories, in order; a later file with the same id wins. */
 export const readBotFiles = (dirs: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const byId = new Map<string, BotConfig>()
     for (const dir of dirs) {
       if (!fs.existsSync(dir)) continue
@@ -47,8 +47,7 @@ export const readBotFiles = (dirs: ReadonlyArray<string>) =>
         const where = path.join(dir, file)
         const parsed = Either.try(() => YAML.parse(fs.readFileSync(where, "utf8")))
         const config = Either.flatMap(parsed, (raw) =>
-          Either.mapLeft(decodeConfig(raw), (error) => ParseResult.TreeFormatter.formatErrorSync(error))
-        )
+          Either.mapLeft(decodeConfig(raw), (error) => ParseResult.TreeFormatter.formatErrorSync(error)))
         if (Either.isLeft(config)) {
           yield* Effect.logError(`Skipping bot file ${where}: ${String(config.left)}`)
           continue
@@ -60,7 +59,7 @@ export const readBotFiles = (dirs: ReadonlyArray<string>) =>
   })
 
 export class Bots extends Effect.Service<Bots>()("cairn/Bots", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const repo = yield* BotsRepo
 
     // Every turn reads its bot: a short cache (another process's edit shows within `cacheMs`; an
@@ -82,14 +81,14 @@ export class Bots extends Effect.Service<Bots>()("cairn/Bots", {
     const list = Effect.map(repo.list, (rows) => rows.map(toBot))
 
     const create = (input: CreateBot) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const inserted = yield* repo.insert(input, "api")
         if (!inserted) return yield* new BotConflict({ detail: `A bot with id ${input.id} already exists` })
         return yield* get(input.id)
       })
 
     const update = (id: string, changes: UpdateBot) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const current = yield* get(id)
         const merged = decodeConfig({ ...current, ...stripUndefined(changes), id })
         if (Either.isLeft(merged)) {
@@ -105,7 +104,7 @@ export class Bots extends Effect.Service<Bots>()("cairn/Bots", {
       })
 
     const remove = (id: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (id === DEFAULT_BOT_ID) return yield* new BotConflict({ detail: "The default bot cannot be deleted" })
         const removed = yield* repo.remove(id)
         yield* forget(id)
@@ -117,12 +116,11 @@ export class Bots extends Effect.Service<Bots>()("cairn/Bots", {
   dependencies: [BotsRepo.Default]
 }) {}
 
-const stripUndefined = (value: object) =>
-  Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined))
+const stripUndefined = (value: object) => Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined))
 
 /** Startup: sync the bot files, then make sure the default bot exists. */
 export const BotFilesSync = Layer.effectDiscard(
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const config = yield* AppConfig
     const repo = yield* BotsRepo
     const files = yield* readBotFiles([projectBotsDir, ...config.botsDirs])

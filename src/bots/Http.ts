@@ -6,7 +6,7 @@ import { Bots } from "./Bots.ts"
 import { Bot, BotList } from "./Model.ts"
 
 export const BotsHttpLive = HttpApiBuilder.group(CairnApi, "bots", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const bots = yield* Bots
     const { defaultModel } = yield* AppConfig
     return handlers
@@ -16,6 +16,6 @@ export const BotsHttpLive = HttpApiBuilder.group(CairnApi, "bots", (handlers) =>
       .handle("update", ({ path, payload }) => bots.update(path.id, payload))
       .handle("delete", ({ path }) => bots.remove(path.id))
       // The companion clients show each bot's model: the one it runs on, DEFAULT_MODEL when it names none.
-      .handle("legacyList", () => Effect.map(bots.list, (list) => list.map((bot) => (bot.model ? bot : new Bot({ ...bot, model: defaultModel })))))
-  })
-)
+      .handle("legacyList", () =>
+        Effect.map(bots.list, (list) => list.map((bot) => (bot.model ? bot : new Bot({ ...bot, model: defaultModel })))))
+  }))

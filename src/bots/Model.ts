@@ -48,7 +48,9 @@ const ClientToolEntry = Schema.Union(
       const tool = builtInClientTools.get(name)
       return tool
         ? ParseResult.succeed(tool)
-        : ParseResult.fail(new ParseResult.Type(ast, name, `Unknown built-in client tool: ${name} (known: ${[...builtInClientTools.keys()].join(", ")})`))
+        : ParseResult.fail(
+          new ParseResult.Type(ast, name, `Unknown built-in client tool: ${name} (known: ${[...builtInClientTools.keys()].join(", ")})`)
+        )
     },
     encode: (tool) => ParseResult.succeed(tool.name)
   })

@@ -3,8 +3,8 @@
  * with `BotRow`; a database failure is a defect here (no endpoint's contract names it: `repository`).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
-import { IdRow, repository } from "../db/Repository.ts"
 import { Effect, Schema } from "effect"
+import { IdRow, repository } from "../db/Repository.ts"
 import type { BotConfig } from "./Model.ts"
 
 export class BotRow extends Schema.Class<BotRow>("BotRow")({
@@ -15,9 +15,8 @@ export class BotRow extends Schema.Class<BotRow>("BotRow")({
   updated_at: Schema.DateFromSelf
 }) {}
 
-
 export class BotsRepo extends Effect.Service<BotsRepo>()("cairn/BotsRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const configJson = (config: BotConfig) => {
       const { id: _id, ...rest } = config

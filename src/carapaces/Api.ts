@@ -2,8 +2,10 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
+import { ChannelNotFound } from "../channels/Errors.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { idPath, pathParams } from "../contract/Params.ts"
+import { CarapaceConflict, CarapaceNotFound } from "./Errors.ts"
 import {
   Carapace,
   CarapaceList,
@@ -13,8 +15,6 @@ import {
   SetChannelCarapaces,
   UpdateCarapace
 } from "./Model.ts"
-import { ChannelNotFound } from "../channels/Errors.ts"
-import { CarapaceConflict, CarapaceNotFound } from "./Errors.ts"
 
 const carapaceId = pathParams({ id: Schema.String })
 const channelPath = idPath("Channel")
@@ -39,7 +39,10 @@ export class CarapacesApi extends HttpApiGroup.make("carapaces")
       .addSuccess(ResolvedCarapaces)
       .addError(detailBody(CarapaceConflict))
       .annotate(RequiredScope, "carapaces:read")
-      .annotate(OpenApi.Description, "A carapace with its includes followed: the carapaces reached and their tools and skills (409 on an include cycle)")
+      .annotate(
+        OpenApi.Description,
+        "A carapace with its includes followed: the carapaces reached and their tools and skills (409 on an include cycle)"
+      )
   )
   .add(
     HttpApiEndpoint.post("create", "/api/v1/carapaces")
@@ -83,4 +86,5 @@ export class CarapacesApi extends HttpApiGroup.make("carapaces")
   .addError(detailBody(CarapaceNotFound))
   .addError(detailBody(ChannelNotFound))
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Carapaces") {}
+  .annotate(OpenApi.Title, "Carapaces")
+{}

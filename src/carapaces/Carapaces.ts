@@ -12,7 +12,10 @@ import YAML from "yaml"
 import { Bindings } from "../bindings/Bindings.ts"
 import { Bots } from "../bots/Bots.ts"
 import { Channels } from "../channels/Channels.ts"
+import { projectDir } from "../config/ProjectRoot.ts"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
+import { traced } from "../telemetry/Spans.ts"
+import { CarapaceConflict, CarapaceNotFound } from "./Errors.ts"
 import {
   Carapace,
   CarapaceConfig,
@@ -22,11 +25,8 @@ import {
   ResolvedCarapaces,
   type UpdateCarapace
 } from "./Model.ts"
-import { CarapacesRepo, type CarapaceRow } from "./Repo.ts"
+import { type CarapaceRow, CarapacesRepo } from "./Repo.ts"
 import { type CarapaceNode, resolveIncludes } from "./Resolve.ts"
-import { traced } from "../telemetry/Spans.ts"
-import { CarapaceConflict, CarapaceNotFound } from "./Errors.ts"
-import { projectDir } from "../config/ProjectRoot.ts"
 
 export const projectCarapacesDir = projectDir("carapaces")
 
@@ -48,8 +48,7 @@ const toIssues = (error: ParseResult.ParseError) =>
     (issue) => new ValidationIssue({ loc: ["body", ...issue.path.map(String)], msg: issue.message, type: "value_error" })
   )
 
-const cycleIssue = (cycle: CarapaceCycle, loc: ReadonlyArray<string>) =>
-  ValidationError.single(loc, cycle.message, "include_cycle")
+const cycleIssue = (cycle: CarapaceCycle, loc: ReadonlyArray<string>) => ValidationError.single(loc, cycle.message, "include_cycle")
 
 export interface TurnCapabilities {
   /** Every carapace that contributed, includes followed. */
@@ -59,15 +58,16 @@ export interface TurnCapabilities {
 }
 
 export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const repo = yield* CarapacesRepo
     const bots = yield* Bots
     const channels = yield* Channels
     const bindings = yield* Bindings
 
     const get = (id: string) =>
-      Effect.flatMap(repo.find(id), (row) =>
-        row ? Effect.succeed(toCarapace(row)) : Effect.fail(new CarapaceNotFound({ detail: `Carapace not found: ${id}` }))
+      Effect.flatMap(
+        repo.find(id),
+        (row) => row ? Effect.succeed(toCarapace(row)) : Effect.fail(new CarapaceNotFound({ detail: `Carapace not found: ${id}` }))
       )
 
     const list = Effect.map(repo.list, (rows) => rows.map(toCarapace))
@@ -81,7 +81,7 @@ export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
 
     /** A carapace about to be stored: its includes exist, and no cycle runs through it. */
     const checkIncludes = (candidate: CarapaceConfig) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const nodes = yield* graph(candidate)
         const unknown = candidate.includes
           .map((id, index) => ({ id, index }))
@@ -99,7 +99,7 @@ export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
       })
 
     const create = (input: CreateCarapace) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const config: CarapaceConfig = { ...input }
         yield* checkIncludes(config)
         const inserted = yield* repo.insert(config)
@@ -108,7 +108,7 @@ export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
       })
 
     const update = (id: string, changes: UpdateCarapace) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const current = yield* get(id)
         const merged = decodeConfig({
           id,
@@ -126,7 +126,7 @@ export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
 
     /** Refused while another carapace includes it; its channel attachments go with it. */
     const remove = (id: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* get(id)
         const includers = (yield* list).filter((carapace) => carapace.includes.includes(id)).map((carapace) => carapace.id)
         if (includers.length > 0) {
@@ -142,18 +142,17 @@ export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
         Either.match(resolveIncludes(nodes, ids), {
           onLeft: (cycle) => Effect.fail(cycle),
           onRight: (resolution) => Effect.succeed(new ResolvedCarapaces(resolution))
-        })
-      )
+        }))
 
     const channelCarapaces = (channelId: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* channels.get(channelId)
         return new ChannelCarapaces({ channel_id: channelId, carapaces: yield* repo.forChannel(channelId) })
       })
 
     /** Replaces a channel's carapaces; each must exist. */
     const setChannelCarapaces = (channelId: string, ids: ReadonlyArray<string>) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* channels.get(channelId)
         const unique = [...new Set(ids)]
         const nodes = yield* graph()
@@ -186,7 +185,7 @@ export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
      * in an include cycle (only files can make one) is logged and left out; the turn goes on.
      */
     const forTurn = (botId: string, channelId?: string | null): Effect.Effect<TurnCapabilities, never> =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const botCarapaces = yield* bots.get(botId).pipe(
           Effect.map((bot) => bot.carapaces),
           Effect.catchTag("BotNotFound", () => Effect.succeed([] as ReadonlyArray<string>))
@@ -223,7 +222,7 @@ export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
      * logged; the ids synced are answered.
      */
     const registerFromDirectory = (dir: string, source: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const synced: Array<string> = []
         if (!fs.existsSync(dir)) return synced
         for (const file of fs.readdirSync(dir).sort()) {
@@ -234,8 +233,7 @@ export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
             Either.mapLeft(
               decodeConfig(raw && typeof raw === "object" ? { id: file.replace(/\.ya?ml$/, ""), ...raw } : raw),
               (error) => ParseResult.TreeFormatter.formatErrorSync(error)
-            )
-          )
+            ))
           if (Either.isLeft(config)) {
             yield* Effect.logError(`Skipping carapace file ${where}: ${String(config.left)}`)
             continue
@@ -251,28 +249,34 @@ export class Carapaces extends Effect.Service<Carapaces>()("cairn/Carapaces", {
         return synced
       })
 
-    return traced("Carapaces", {
-      get,
-      list,
-      create,
-      update,
-      remove,
-      resolve,
-      channelCarapaces,
-      setChannelCarapaces,
-      activate,
-      forTurn,
-      registerFromDirectory
-    } as const)
+    return traced(
+      "Carapaces",
+      {
+        get,
+        list,
+        create,
+        update,
+        remove,
+        resolve,
+        channelCarapaces,
+        setChannelCarapaces,
+        activate,
+        forTurn,
+        registerFromDirectory
+      } as const
+    )
   }),
   dependencies: [CarapacesRepo.Default, Bindings.Default, Bots.Default, Channels.Default]
 }) {}
 
 /** Startup: sync the project's carapace files. */
 export const CarapaceFilesSync = Layer.effectDiscard(
-  Effect.flatMap(Carapaces, (carapaces) =>
-    Effect.flatMap(carapaces.registerFromDirectory(projectCarapacesDir, "core"), (ids) =>
-      Effect.logDebug(`Carapaces synced from files: ${ids.join(", ") || "(none)"}`)
-    )
+  Effect.flatMap(
+    Carapaces,
+    (carapaces) =>
+      Effect.flatMap(
+        carapaces.registerFromDirectory(projectCarapacesDir, "core"),
+        (ids) => Effect.logDebug(`Carapaces synced from files: ${ids.join(", ") || "(none)"}`)
+      )
   )
 ).pipe(Layer.provide(Carapaces.Default))

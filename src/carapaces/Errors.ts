@@ -11,5 +11,8 @@ export class CarapaceNotFound extends Schema.TaggedError<CarapaceNotFound>()(
 export class CarapaceConflict extends Schema.TaggedError<CarapaceConflict>()(
   "CarapaceConflict",
   { detail: Schema.String },
-  HttpApiSchema.annotations({ status: 409, description: "The id is taken, the carapace is included by another, or an include would make a cycle" })
+  HttpApiSchema.annotations({
+    status: 409,
+    description: "The id is taken, the carapace is included by another, or an include would make a cycle"
+  })
 ) {}

@@ -1,7 +1,7 @@
 /** SQL for carapaces, their channel attachments and the carapaces integrations activate. */
-import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import type { CarapaceConfig } from "./Model.ts"
 
 /** The configuration is one jsonb document, validated by the service. */
@@ -18,7 +18,7 @@ export type CarapaceRow = typeof CarapaceRow.Type
 const CarapaceIdRow = Schema.Struct({ carapace_id: Schema.String })
 
 export class CarapacesRepo extends Effect.Service<CarapacesRepo>()("cairn/CarapacesRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const configJson = (config: CarapaceConfig) => {
       const { id: _id, ...rest } = config
@@ -92,9 +92,9 @@ export class CarapacesRepo extends Effect.Service<CarapacesRepo>()("cairn/Carapa
         integrationIds.length === 0
           ? Effect.succeed([] as Array<string>)
           : carapaceIds(
-              sql`SELECT carapace_id FROM integration_carapaces
+            sql`SELECT carapace_id FROM integration_carapaces
                 WHERE ${sql.in("integration_id", integrationIds)} ORDER BY integration_id, position`
-            ),
+          ),
       activated: (integrationId: string) =>
         carapaceIds(sql`SELECT carapace_id FROM integration_carapaces WHERE integration_id = ${integrationId} ORDER BY position`)
     })

@@ -4,8 +4,18 @@ import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { idPath, queryParams } from "../contract/Params.ts"
-import { Channel, ChannelConfig, ChannelList, ChannelPage, CreateChannel, defaultListLimit, EnsureChannel, maxListLimit, UpdateChannel } from "./Model.ts"
 import { ChannelConflict, ChannelNotFound } from "./Errors.ts"
+import {
+  Channel,
+  ChannelConfig,
+  ChannelList,
+  ChannelPage,
+  CreateChannel,
+  defaultListLimit,
+  EnsureChannel,
+  maxListLimit,
+  UpdateChannel
+} from "./Model.ts"
 
 const channelId = idPath("Channel")
 
@@ -56,7 +66,10 @@ export class ChannelsApi extends HttpApiGroup.make("channels")
       )
       .addSuccess(ChannelPage)
       .annotate(RequiredScope, "channels:read")
-      .annotate(OpenApi.Description, "A page of channels, oldest first, with the total (the companion clients' list); optionally only a bot's")
+      .annotate(
+        OpenApi.Description,
+        "A page of channels, oldest first, with the total (the companion clients' list); optionally only a bot's"
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/api/v1/channels/:id")
@@ -70,7 +83,10 @@ export class ChannelsApi extends HttpApiGroup.make("channels")
       .setPath(channelId)
       .addSuccess(ChannelConfig)
       .annotate(RequiredScope, "channels.config:read")
-      .annotate(OpenApi.Description, "A channel's settings: require_mention, passive_memory, workspace_enabled, model_override, retrieval, integration_config")
+      .annotate(
+        OpenApi.Description,
+        "A channel's settings: require_mention, passive_memory, workspace_enabled, model_override, retrieval, integration_config"
+      )
   )
   .add(
     HttpApiEndpoint.patch("update", "/api/v1/channels/:id")
@@ -92,4 +108,5 @@ export class ChannelsApi extends HttpApiGroup.make("channels")
   )
   .addError(detailBody(ChannelNotFound))
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Channels") {}
+  .annotate(OpenApi.Title, "Channels")
+{}

@@ -6,10 +6,10 @@ import { Effect, Option } from "effect"
 import * as crypto from "node:crypto"
 import { Bots } from "../bots/Bots.ts"
 import { ValidationError } from "../contract/Errors.ts"
-import { Channel, type ChannelFilter, type CreateChannel, type UpdateChannel } from "./Model.ts"
-import { type ChannelChanges, type ChannelRow, ChannelsRepo } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { ChannelConflict, ChannelNotFound } from "./Errors.ts"
+import { Channel, type ChannelFilter, type CreateChannel, type UpdateChannel } from "./Model.ts"
+import { type ChannelChanges, type ChannelRow, ChannelsRepo } from "./Repo.ts"
 
 const toChannel = (row: ChannelRow): Channel => new Channel(row)
 
@@ -19,15 +19,16 @@ const notFound = (id: string) => new ChannelNotFound({ detail: `Channel not foun
 const ensureAttempts = 3
 
 export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const repo = yield* ChannelsRepo
     const bots = yield* Bots
 
     /** A channel's bot must exist; the error points at the request field. */
     const requireBot = (botId: string) =>
       bots.get(botId).pipe(
-        Effect.catchTag("BotNotFound", () =>
-          Effect.fail(ValidationError.single(["body", "bot_id"], `Unknown bot: ${botId}`, "unknown_bot"))
+        Effect.catchTag(
+          "BotNotFound",
+          () => Effect.fail(ValidationError.single(["body", "bot_id"], `Unknown bot: ${botId}`, "unknown_bot"))
         ),
         Effect.asVoid
       )
@@ -43,13 +44,16 @@ export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
     /** Page `page` (from 1) of `pageSize` channels, and how many there are. */
     const page = (input: { readonly bot_id?: string | undefined; readonly page: number; readonly page_size: number }) =>
       Effect.map(
-        Effect.all([list({ bot_id: input.bot_id, limit: input.page_size, offset: (input.page - 1) * input.page_size }), repo.count({ bot_id: input.bot_id })]),
+        Effect.all([
+          list({ bot_id: input.bot_id, limit: input.page_size, offset: (input.page - 1) * input.page_size }),
+          repo.count({ bot_id: input.bot_id })
+        ]),
         ([channels, total]) => ({ channels, total, page: input.page, page_size: input.page_size })
       )
 
     /** An explicit channel; a second one for the same (client_id, bot_id) is a conflict. */
     const create = (input: CreateChannel) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* requireBot(input.bot_id)
         const id = crypto.randomUUID()
         const clientId = input.client_id ?? `channel:${id}`
@@ -76,9 +80,9 @@ export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
      * insert does nothing when another request got there first, and the read then sees its row.
      */
     const ensure = (clientId: string, botId: string, name?: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* requireBot(botId)
-        for (let attempt = 1; ; attempt++) {
+        for (let attempt = 1;; attempt++) {
           const inserted = yield* repo.insert({
             id: crypto.randomUUID(),
             name: name ?? clientId,
@@ -98,7 +102,7 @@ export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
       })
 
     const update = (id: string, input: UpdateChannel) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const changes: { -readonly [K in keyof ChannelChanges]: ChannelChanges[K] } = {}
         if (input.name !== undefined) changes.name = input.name
         if (input.require_mention !== undefined) changes.require_mention = input.require_mention
@@ -111,14 +115,11 @@ export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
         return row ? toChannel(row) : yield* Effect.fail(notFound(id))
       })
 
-    const remove = (id: string) =>
-      Effect.flatMap(repo.remove(id), (removed) => (removed ? Effect.void : Effect.fail(notFound(id))))
+    const remove = (id: string) => Effect.flatMap(repo.remove(id), (removed) => (removed ? Effect.void : Effect.fail(notFound(id))))
 
     /** Points the channel at the session its next messages go to (null: none). */
     const setActiveSession = (channelId: string, sessionId: string | null): Effect.Effect<void, ChannelNotFound> =>
-      Effect.flatMap(repo.setActiveSession(channelId, sessionId), (updated) =>
-        updated ? Effect.void : Effect.fail(notFound(channelId))
-      )
+      Effect.flatMap(repo.setActiveSession(channelId, sessionId), (updated) => updated ? Effect.void : Effect.fail(notFound(channelId)))
 
     return traced("Channels", { get, findByClient, list, page, create, ensure, update, remove, setActiveSession } as const)
   }),

@@ -1,11 +1,10 @@
 /** A channel: where a client talks to a bot, with its per-channel settings. */
 import { Schema } from "effect"
-import { bodyOptions, indexedText } from "../contract/Params.ts"
 import { RetrievalOverride } from "../bots/Model.ts"
+import { bodyOptions, indexedText } from "../contract/Params.ts"
 import { Timestamp } from "../contract/Time.ts"
 
-const nonBlank = (what: string) =>
-  indexedText(what).pipe(Schema.filter((value) => value.trim().length > 0 || `${what} must not be blank`))
+const nonBlank = (what: string) => indexedText(what).pipe(Schema.filter((value) => value.trim().length > 0 || `${what} must not be blank`))
 
 export const ChannelName = nonBlank("name")
 /** Integration channels use `<prefix><external id>` (`msgbridge:+4670...`); admin-made ones `channel:<id>`. */

@@ -1,7 +1,7 @@
 /** SQL for channels. */
-import { CountRow, decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { CountRow, decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { Channel, type ChannelFilter } from "./Model.ts"
 
 /** A channel as stored: the API's `Channel` as the driver hands it over (its type side: timestamps as `Date`, jsonb parsed). */
@@ -20,7 +20,7 @@ export type ChannelChanges = Partial<
 >
 
 export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("cairn/ChannelsRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const columns = sql.literal(
       "id, name, bot_id, client_id, require_mention, passive_memory, workspace_enabled, active_session_id, model_override, retrieval, integration_config, created_at, updated_at"
@@ -65,8 +65,7 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("cairn/Channels
           sql`UPDATE channels SET active_session_id = ${sessionId}, updated_at = now() WHERE id = ${id} RETURNING id`,
           (rows) => rows.length === 1
         ),
-      remove: (id: string) =>
-        Effect.map(sql`DELETE FROM channels WHERE id = ${id} RETURNING id`, (rows) => rows.length === 1)
+      remove: (id: string) => Effect.map(sql`DELETE FROM channels WHERE id = ${id} RETURNING id`, (rows) => rows.length === 1)
     })
   })
 }) {}

@@ -1,14 +1,21 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { ApprovalDecided, ApprovalNotFound, ToolRequestNotFound } from "../agent/Errors.ts"
 import { Authentication } from "../auth/Authentication.ts"
 import { ChatRateLimited } from "../auth/ChatRateLimited.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { detailBody } from "../contract/Errors.ts"
 import { BotNotFound } from "../bots/Errors.ts"
+import { ChannelNotFound } from "../channels/Errors.ts"
+import { BodyLimit } from "../contract/BodyLimit.ts"
+import { detailBody } from "../contract/Errors.ts"
 import { idPath, queryParams } from "../contract/Params.ts"
-import { Message } from "../sessions/Model.ts"
-import { InjectMessage, MessageInjected } from "../tasks/Model.ts"
+import { ProviderFailed } from "../providers/Errors.ts"
+import { RunCancelled, RunFailed, RunInterrupted } from "../runs/Errors.ts"
 import { EventStream } from "../runs/Model.ts"
+import { SessionNotFound } from "../sessions/Errors.ts"
+import { Message } from "../sessions/Model.ts"
+import { TaskNotFound } from "../tasks/Errors.ts"
+import { InjectMessage, MessageInjected } from "../tasks/Model.ts"
 import {
   Acknowledged,
   ApprovalDecision,
@@ -23,13 +30,6 @@ import {
   SummaryVersion,
   ToolResultRequest
 } from "./Model.ts"
-import { ChannelNotFound } from "../channels/Errors.ts"
-import { SessionNotFound } from "../sessions/Errors.ts"
-import { ProviderFailed } from "../providers/Errors.ts"
-import { TaskNotFound } from "../tasks/Errors.ts"
-import { ApprovalDecided, ApprovalNotFound, ToolRequestNotFound } from "../agent/Errors.ts"
-import { RunCancelled, RunFailed, RunInterrupted } from "../runs/Errors.ts"
-import { BodyLimit } from "../contract/BodyLimit.ts"
 
 export class ChatApi extends HttpApiGroup.make("chat")
   .add(
@@ -110,7 +110,10 @@ export class ChatApi extends HttpApiGroup.make("chat")
       .setPath(idPath("Session"))
       .addSuccess(Schema.Array(SummaryVersion))
       .annotate(RequiredScope, "sessions:read")
-      .annotate(OpenApi.Description, "The session's summaries, oldest first: each version with the message range it covers and what made it")
+      .annotate(
+        OpenApi.Description,
+        "The session's summaries, oldest first: each version with the message range it covers and what made it"
+      )
   )
   .addError(detailBody(BotNotFound))
   .addError(detailBody(ChannelNotFound))
@@ -122,7 +125,8 @@ export class ChatApi extends HttpApiGroup.make("chat")
   // A speech engine's failure on voice input, or a summary the model did not write.
   .addError(detailBody(ProviderFailed))
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Chat") {}
+  .annotate(OpenApi.Title, "Chat")
+{}
 
 /** A channel's conversation (its active session): read it, or post into it as the integrations do. */
 export class ChannelMessagesApi extends HttpApiGroup.make("channelMessages")
@@ -132,7 +136,10 @@ export class ChannelMessagesApi extends HttpApiGroup.make("channelMessages")
       .setUrlParams(queryParams({ limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000))) }))
       .addSuccess(Schema.Array(Message))
       .annotate(RequiredScope, "channels.messages:read")
-      .annotate(OpenApi.Description, "The newest messages (limit 1-1000, default 100) of the channel's active session, oldest first; none before it has one")
+      .annotate(
+        OpenApi.Description,
+        "The newest messages (limit 1-1000, default 100) of the channel's active session, oldest first; none before it has one"
+      )
   )
   .add(
     HttpApiEndpoint.post("post", "/api/v1/channels/:id/messages")
@@ -151,4 +158,5 @@ export class ChannelMessagesApi extends HttpApiGroup.make("channelMessages")
   .addError(detailBody(BotNotFound))
   .addError(detailBody(SessionNotFound))
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Channels") {}
+  .annotate(OpenApi.Title, "Channels")
+{}

@@ -1,17 +1,17 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import type { SequencedEvent } from "../agent/Events.ts"
 import { Interactions } from "../agent/Interactions.ts"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
 import { Intake, type IntakeStart } from "../intake/Intake.ts"
-import type { SequencedEvent } from "../agent/Events.ts"
-import { Summaries } from "./Summaries.ts"
-import { Acknowledged, ApprovalDecision, ApprovalView, CancelResponse, ChatResponse, SessionSummary, SummaryVersion } from "./Model.ts"
-import { Sessions } from "../sessions/Sessions.ts"
 import * as Sse from "../runs/Sse.ts"
+import { Sessions } from "../sessions/Sessions.ts"
+import { Acknowledged, ApprovalDecision, ApprovalView, CancelResponse, ChatResponse, SessionSummary, SummaryVersion } from "./Model.ts"
+import { Summaries } from "./Summaries.ts"
 
 export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const chat = yield* Intake
     const interactions = yield* Interactions
     const summaries = yield* Summaries
@@ -26,20 +26,32 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
         Effect.flatMap(Principal, (principal) => chat.answer(payload, principal)).pipe(
           Effect.map(
             (answer) =>
-              new ChatResponse({ session_id: answer.sessionId, response: answer.text, transcript: answer.transcript, client_actions: answer.clientActions })
+              new ChatResponse({
+                session_id: answer.sessionId,
+                response: answer.text,
+                transcript: answer.transcript,
+                client_actions: answer.clientActions
+              })
           )
-        )
-      )
+        ))
       .handle("stream", ({ payload }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const principal = yield* Principal
           const started = yield* chat.begin(payload, principal)
           switch (started._tag) {
             case "passive":
-              return yield* Sse.response(Sse.fixed(...heard(started), { type: "passive_stored", session_id: started.sessionId }), started.sessionId)
+              return yield* Sse.response(
+                Sse.fixed(...heard(started), { type: "passive_stored", session_id: started.sessionId }),
+                started.sessionId
+              )
             case "queued":
               return yield* Sse.response(
-                chat.followTask([...heard(started), { type: "queued", session_id: started.sessionId, task_id: started.taskId, reason: started.reason }], started.taskId),
+                chat.followTask([...heard(started), {
+                  type: "queued",
+                  session_id: started.sessionId,
+                  task_id: started.taskId,
+                  reason: started.reason
+                }], started.taskId),
                 started.sessionId
               )
             case "busy":
@@ -52,28 +64,29 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
             case "started":
               return yield* Sse.response(yield* chat.follow(started, principal), started.sessionId)
           }
-        })
-      )
+        }))
       .handle("cancel", ({ payload }) =>
         Effect.flatMap(Principal, (principal) => chat.cancel(payload, principal)).pipe(
-          Effect.map((result) => new CancelResponse(result)))
-      )
+          Effect.map((result) => new CancelResponse(result))
+        ))
       .handle("toolResult", ({ payload }) =>
         interactions
           .submitToolResult(payload.request_id, typeof payload.result === "string" ? payload.result : JSON.stringify(payload.result))
-          .pipe(Effect.as(new Acknowledged({ ok: true })))
-      )
+          .pipe(Effect.as(new Acknowledged({ ok: true }))))
       .handle("summarize", ({ path }) =>
-        Effect.flatMap(Principal, (principal) => Effect.map(summaries.summarize(principal, path.id), (summary) => new SessionSummary(summary)))
-      )
+        Effect.flatMap(Principal, (principal) =>
+          Effect.map(summaries.summarize(principal, path.id), (summary) =>
+            new SessionSummary(summary))))
       .handle("compact", ({ path }) =>
-        Effect.flatMap(Principal, (principal) => Effect.map(summaries.compact(principal, path.id), (row) => new SummaryVersion(row)))
-      )
+        Effect.flatMap(Principal, (principal) =>
+          Effect.map(summaries.compact(principal, path.id), (row) =>
+            new SummaryVersion(row))))
       .handle("summaries", ({ path }) =>
         Effect.flatMap(Principal, (principal) =>
-          Effect.map(sessions.summaries(principal, path.id), (rows) => rows.map((row) => new SummaryVersion(row)))
-        )
-      )
+          Effect.map(sessions.summaries(principal, path.id), (rows) =>
+            rows.map((row) =>
+              new SummaryVersion(row)
+            ))))
       .handle("approvals", ({ urlParams }) =>
         Effect.map(
           interactions.approvals({ status: urlParams.status, sessionId: urlParams.session_id, limit: urlParams.limit ?? 100 }),
@@ -91,11 +104,11 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
                   decided_at: row.decided_at?.toISOString() ?? null
                 })
             )
-        )
-      )
+        ))
       .handle("decide", ({ path, payload }) =>
         interactions.decide(path.id, payload.approved).pipe(
-          Effect.map((decision) => new ApprovalDecision(decision)))
-      )
-  })
-)
+          Effect.map((decision) =>
+            new ApprovalDecision(decision)
+          )
+        ))
+  }))

@@ -2,24 +2,36 @@
 import { Args, Command, Options, Prompt } from "@effect/cli"
 import { Array as Arr, Console, Effect, Option, Redacted } from "effect"
 import { isScope } from "../auth/Scopes.ts"
-import { answerCommand, connect, connectionOptions, readConfigFile, resolveFrom, writeConfigFile, type ConfigFile } from "./Connection.ts"
+import { answerCommand, type ConfigFile, connect, connectionOptions, readConfigFile, resolveFrom, writeConfigFile } from "./Connection.ts"
 import { fail, jsonOption, printJson, style, table } from "./Output.ts"
 
 export const loginCommand = Command.make(
   "login",
-  { ...connectionOptions, bot: Options.text("bot").pipe(Options.withDescription("The bot `cairn chat` talks to by default"), Options.optional) },
+  {
+    ...connectionOptions,
+    bot: Options.text("bot").pipe(Options.withDescription("The bot `cairn chat` talks to by default"), Options.optional)
+  },
   (flags) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       // The server as the other commands find it; the key only from --key or asked for, never an old one.
       // A file that does not parse is replaced.
       const previous = yield* readConfigFile.pipe(Effect.orElseSucceed((): ConfigFile => ({})))
       const resolved = resolveFrom({ ...flags, key: Option.none() }, previous)
-      const keyText = Option.isSome(flags.key) ? flags.key.value : Redacted.value(yield* Prompt.password({ message: `API key for ${resolved.baseUrl}` }))
+      const keyText = Option.isSome(flags.key)
+        ? flags.key.value
+        : Redacted.value(yield* Prompt.password({ message: `API key for ${resolved.baseUrl}` }))
       const { client } = yield* connect({ url: Option.some(resolved.baseUrl), key: Option.some(keyText) })
       // The key is checked before it is written: a wrong one is refused here, not at the next chat.
       const me = yield* client.auth.me()
-      const file = yield* writeConfigFile({ ...previous, url: resolved.baseUrl, key: keyText, ...(Option.isSome(flags.bot) ? { bot: flags.bot.value } : {}) })
-      yield* Console.log(`Logged in to ${resolved.baseUrl} with a ${me.kind.replace("_", " ")} (${me.scopes.length} scopes); saved to ${file}`)
+      const file = yield* writeConfigFile({
+        ...previous,
+        url: resolved.baseUrl,
+        key: keyText,
+        ...(Option.isSome(flags.bot) ? { bot: flags.bot.value } : {})
+      })
+      yield* Console.log(
+        `Logged in to ${resolved.baseUrl} with a ${me.kind.replace("_", " ")} (${me.scopes.length} scopes); saved to ${file}`
+      )
     })
 ).pipe(Command.withDescription("Check a key against a server and save both for the other commands"))
 
@@ -34,13 +46,16 @@ const keysCreate = Command.make(
   {
     ...connectionOptions,
     name: Options.text("name").pipe(Options.withDescription("What the key is for"), Options.optional),
-    preset: Options.text("preset").pipe(Options.withDescription("A scope preset, by name or id (`Chat Client`, `chat_client`, …)"), Options.optional),
+    preset: Options.text("preset").pipe(
+      Options.withDescription("A scope preset, by name or id (`Chat Client`, `chat_client`, …)"),
+      Options.optional
+    ),
     scopes: Options.text("scopes").pipe(Options.withDescription("Scopes, comma-separated (added to the preset's)"), Options.optional),
     expires: Options.date("expires").pipe(Options.withDescription("When the key stops working (ISO date)"), Options.optional),
     json: jsonOption
   },
   (flags) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { client } = yield* connect(flags)
       const scopes = new Set(Option.match(flags.scopes, { onNone: () => [], onSome: splitList }))
       let presetName: string | undefined
@@ -48,20 +63,28 @@ const keysCreate = Command.make(
         const wanted = flags.preset.value.toLowerCase()
         const { presets } = yield* client.discover.scopes()
         const preset = presets.find((p) => p.id.toLowerCase() === wanted || p.name.toLowerCase() === wanted)
-        if (preset === undefined) return yield* fail(`no preset ${flags.preset.value} (there are: ${presets.map((p) => p.name).join(", ")})`)
+        if (preset === undefined) {
+          return yield* fail(`no preset ${flags.preset.value} (there are: ${presets.map((p) => p.name).join(", ")})`)
+        }
         presetName = preset.name
         for (const scope of preset.scopes) scopes.add(scope)
       }
       if (scopes.size === 0) return yield* fail("give --preset or --scopes: a key with no scope can do nothing")
       // Names from the command line (and the server's presets) are checked against the catalogue here.
       const [unknown, known] = Arr.partition(scopes, isScope)
-      if (unknown.length > 0) return yield* fail(`unknown scope${unknown.length === 1 ? "" : "s"}: ${unknown.join(", ")} (GET /api/v1/scopes lists them)`)
+      if (unknown.length > 0) {
+        return yield* fail(`unknown scope${unknown.length === 1 ? "" : "s"}: ${unknown.join(", ")} (GET /api/v1/scopes lists them)`)
+      }
       const name = Option.getOrElse(flags.name, () => presetName ?? "cairn CLI key")
       const created = yield* client.apiKeys.create({
         payload: { name, scopes: known, ...(Option.isSome(flags.expires) ? { expires_at: flags.expires.value } : {}) }
       })
       if (flags.json) return yield* printJson(created)
-      yield* Console.log(`${style.green("Created")} ${created.name} (${created.id})\n  scopes: ${created.scopes.join(", ")}\n\n  ${style.bold(created.key)}\n\n${style.yellow("  The key is shown this once; it is stored only as a hash.")}`)
+      yield* Console.log(
+        `${style.green("Created")} ${created.name} (${created.id})\n  scopes: ${created.scopes.join(", ")}\n\n  ${
+          style.bold(created.key)
+        }\n\n${style.yellow("  The key is shown this once; it is stored only as a hash.")}`
+      )
     })
 ).pipe(Command.withDescription("Create a scoped API key (printed once)"))
 
@@ -73,9 +96,11 @@ const keysList = answerCommand(
     keys.length === 0
       ? "No keys."
       : table(
-          ["ID", "NAME", "PREFIX", "STATUS", "LAST USED", "SCOPES"],
-          keys.map((key) => [key.id, key.name, key.prefix, key.status, key.last_used_at?.toISOString().slice(0, 16) ?? "never", key.scopes.join(",")])
-        )
+        ["ID", "NAME", "PREFIX", "STATUS", "LAST USED", "SCOPES"],
+        keys.map((
+          key
+        ) => [key.id, key.name, key.prefix, key.status, key.last_used_at?.toISOString().slice(0, 16) ?? "never", key.scopes.join(",")])
+      )
 ).pipe(Command.withDescription("List the API keys (never their values)"))
 
 const keysRevoke = answerCommand(

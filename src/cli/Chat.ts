@@ -8,9 +8,9 @@ import { type CommandExecutor, HttpClientError } from "@effect/platform"
 import { Data, Deferred, Effect, Fiber, Option, Schedule, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import type { SequencedEvent } from "../agent/Events.ts"
-import { StreamRefused, type StreamingClient } from "../client.ts"
+import { type StreamingClient, StreamRefused } from "../client.ts"
 import type { ImageAttachment } from "../sessions/Attachments.ts"
-import { runSlashCommand, type ChatState } from "./ChatCommands.ts"
+import { type ChatState, runSlashCommand } from "./ChatCommands.ts"
 import { connect, connectionOptions } from "./Connection.ts"
 import { describeFailure, style } from "./Output.ts"
 import { makeRunView, type RunView } from "./RunView.ts"
@@ -67,7 +67,11 @@ const follow = <E>(view: RunView, stream: Stream.Stream<SequencedEvent, E>) =>
  * Rejoins the session's run after the last event the view saw, until it ends. The retries start
  * afresh after a rejoin that got further, so a long run survives more than one drop.
  */
-const rejoinUntilEnd = (view: RunView, streams: StreamingClient, sessionId: string): Effect.Effect<void, unknown, CommandExecutor.CommandExecutor> =>
+const rejoinUntilEnd = (
+  view: RunView,
+  streams: StreamingClient,
+  sessionId: string
+): Effect.Effect<void, unknown, CommandExecutor.CommandExecutor> =>
   Effect.suspend(() => {
     const before = view.lastSeq
     return follow(view, streams.rejoin(sessionId, view.sawEvent ? { after: view.lastSeq } : {})).pipe(
@@ -80,7 +84,7 @@ const rejoinUntilEnd = (view: RunView, streams: StreamingClient, sessionId: stri
 
 /** What a run's end asks of the chat: the session it ran in, and the client actions it sent. */
 const finishRun = (state: ChatState, view: RunView) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const response = view.response
     if (response === undefined) return
     if (response.session_id) state.sessionId = response.session_id
@@ -132,7 +136,7 @@ const followTask = (state: ChatState, streams: StreamingClient, view: RunView, t
 
 /** One message: its run streamed, rejoined after a drop, its queued task followed, its client actions done. */
 const sendMessage = (state: ChatState, streams: StreamingClient, message: string, attachments: ReadonlyArray<ImageAttachment>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const view = viewFor(state)
     const payload = {
       message,
@@ -181,13 +185,18 @@ const runClientAction = (state: ChatState, action: unknown) => {
     case "toggle_tts":
       return Effect.sync(() => state.terminal.write(style.dim("  (speech output is not available in the terminal)\n")))
     default:
-      return Effect.sync(() => state.terminal.write(style.dim(`  (the server asked for ${name ?? "an action"}, which this client does not know)\n`)))
+      return Effect.sync(() =>
+        state.terminal.write(style.dim(`  (the server asked for ${name ?? "an action"}, which this client does not know)\n`))
+      )
   }
 }
 
 const chatOptions = {
   ...connectionOptions,
-  bot: Options.text("bot").pipe(Options.withDescription("The bot to talk to (default: the session's or channel's, then the config file's, else `default`)"), Options.optional),
+  bot: Options.text("bot").pipe(
+    Options.withDescription("The bot to talk to (default: the session's or channel's, then the config file's, else `default`)"),
+    Options.optional
+  ),
   channel: Options.text("channel").pipe(Options.withDescription("Talk in a channel (its active session)"), Options.optional),
   session: Options.text("session").pipe(Options.withDescription("Resume a session by id"), Options.optional),
   model: Options.text("model").pipe(Options.withDescription("Override the bot's model"), Options.optional),
@@ -199,7 +208,7 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export const chatCommand = Command.make("chat", chatOptions, (flags) =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const connection = yield* connect(flags)
       const { client } = connection
       // Where the chat starts: a channel's active session, a session by id, or a new one. A
@@ -215,10 +224,14 @@ export const chatCommand = Command.make("chat", chatOptions, (flags) =>
         else channelSessionPending = true
       }
       if (Option.isSome(flags.session)) {
-        if (!uuid.test(flags.session.value)) return yield* Effect.fail(new Error(`--session must be a session id (a UUID), not ${flags.session.value}`))
+        if (!uuid.test(flags.session.value)) {
+          return yield* Effect.fail(new Error(`--session must be a session id (a UUID), not ${flags.session.value}`))
+        }
         sessionId = flags.session.value
         channelSessionPending = false
-        if (bot === undefined) bot = Option.getOrUndefined(yield* client.sessions.legacyGet({ path: { id: sessionId } }).pipe(Effect.option))?.bot_id
+        if (bot === undefined) {
+          bot = Option.getOrUndefined(yield* client.sessions.legacyGet({ path: { id: sessionId } }).pipe(Effect.option))?.bot_id
+        }
       }
       const terminal = yield* makeTerminal
       const state: ChatState = {
@@ -251,17 +264,25 @@ export const chatCommand = Command.make("chat", chatOptions, (flags) =>
               .cancel({ payload: { client_id: cliClientId, bot_id: state.bot, session_id: state.sessionId } })
               .pipe(
                 Effect.asVoid,
-                Effect.catchAll((error) => Effect.sync(() => terminal.write(style.red(`  could not stop the run: ${describeFailure(error)}\n`))))
+                Effect.catchAll((error) =>
+                  Effect.sync(() => terminal.write(style.red(`  could not stop the run: ${describeFailure(error)}\n`)))
+                )
               )
           )
         } else terminal.write(style.dim("\n  (Ctrl+C again to quit, or /quit)\n"))
       })
 
       terminal.write(
-        `${style.bold("cairn chat")} ${style.dim(`· ${connection.baseUrl} · bot ${state.bot} · session ${channelSessionPending ? "(the channel's, at the first message)" : state.sessionId.slice(0, 8)}`)}\n` +
+        `${style.bold("cairn chat")} ${
+          style.dim(
+            `· ${connection.baseUrl} · bot ${state.bot} · session ${
+              channelSessionPending ? "(the channel's, at the first message)" : state.sessionId.slice(0, 8)
+            }`
+          )
+        }\n` +
           style.dim("  /help for commands · Ctrl+C stops a run · Ctrl+D quits\n")
       )
-      const loop = Effect.gen(function* () {
+      const loop = Effect.gen(function*() {
         while (true) {
           const prefill = state.prefill
           state.prefill = undefined
@@ -286,5 +307,4 @@ export const chatCommand = Command.make("chat", chatOptions, (flags) =>
       if (cancelling) yield* Fiber.await(cancelling).pipe(Effect.timeout("3 seconds"), Effect.ignore)
       terminal.write("\n")
     })
-  )
-).pipe(Command.withDescription("Talk to a bot: a streaming chat in the terminal"))
+  )).pipe(Command.withDescription("Talk to a bot: a streaming chat in the terminal"))

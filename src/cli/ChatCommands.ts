@@ -7,8 +7,8 @@ import { FileSystem, Path } from "@effect/platform"
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import type { CairnClient } from "../client.ts"
+import { type ImageAttachment, sniffImage } from "../sessions/Attachments.ts"
 import type { Session } from "../sessions/Model.ts"
-import { sniffImage, type ImageAttachment } from "../sessions/Attachments.ts"
 import { clip, columns, describeFailure, style } from "./Output.ts"
 import type { Terminal } from "./Terminal.ts"
 
@@ -52,30 +52,42 @@ export const helpText = `Commands:
   /help                this list
   /quit                leave (also Ctrl+D, or Ctrl+C twice)`
 
-
-const audioTypes: Readonly<Record<string, string>> = { ".wav": "audio/wav", ".m4a": "audio/mp4", ".mp3": "audio/mpeg", ".ogg": "audio/ogg", ".webm": "audio/webm", ".flac": "audio/flac" }
+const audioTypes: Readonly<Record<string, string>> = {
+  ".wav": "audio/wav",
+  ".m4a": "audio/mp4",
+  ".mp3": "audio/mpeg",
+  ".ogg": "audio/ogg",
+  ".webm": "audio/webm",
+  ".flac": "audio/flac"
+}
 
 const when = (date: Date) => date.toISOString().slice(0, 16).replace("T", " ")
 
 const say = (state: ChatState, text: string) => Effect.sync(() => state.terminal.write(`${text}\n`))
 
 const listSessions = (state: ChatState) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const sessions = yield* state.client.sessions.legacyList({ urlParams: { bot_id: state.bot, limit: 20 } })
     state.listed = sessions
     if (sessions.length === 0) return yield* say(state, style.dim(`  no sessions with ${state.bot} yet`))
     const width = columns() - 34
     const lines = sessions.map((session, i) => {
       const marker = session.id === state.sessionId ? style.green("*") : " "
-      return `${marker}${String(i + 1).padStart(3)}  ${session.id.slice(0, 8)}  ${when(session.last_active)}  ${clip(session.title ?? "(untitled)", width)}`
+      return `${marker}${String(i + 1).padStart(3)}  ${session.id.slice(0, 8)}  ${when(session.last_active)}  ${
+        clip(session.title ?? "(untitled)", width)
+      }`
     })
     yield* say(state, lines.join("\n"))
   })
 
 const switchSession = (state: ChatState, target: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const byNumber = /^\d+$/.test(target) ? state.listed[Number(target) - 1] : undefined
-    const sessions = byNumber ? [byNumber] : state.listed.length > 0 ? state.listed : yield* state.client.sessions.legacyList({ urlParams: { bot_id: state.bot, limit: 100 } })
+    const sessions = byNumber
+      ? [byNumber]
+      : state.listed.length > 0
+      ? state.listed
+      : yield* state.client.sessions.legacyList({ urlParams: { bot_id: state.bot, limit: 100 } })
     const found = byNumber ?? sessions.find((session) => session.id === target) ?? sessions.find((session) => session.id.startsWith(target))
     const session = found ?? (yield* state.client.sessions.legacyGet({ path: { id: target } }).pipe(Effect.orElseSucceed(() => undefined)))
     if (session === undefined) return yield* say(state, style.red(`  no session ${target} (see /sessions)`))
@@ -86,7 +98,7 @@ const switchSession = (state: ChatState, target: string) =>
   })
 
 const showHistory = (state: ChatState, count: number) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const session = yield* state.client.sessions.legacyGet({ path: { id: state.sessionId } }).pipe(
       Effect.catchTag("NotFound", () => Effect.succeed(undefined))
     )
@@ -106,10 +118,12 @@ const showHistory = (state: ChatState, count: number) =>
   })
 
 const switchBot = (state: ChatState, botId: string | undefined) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const bots = yield* state.client.bots.legacyList()
     if (botId === undefined) {
-      const lines = bots.map((bot) => `${bot.id === state.bot ? style.green("*") : " "} ${bot.id.padEnd(20)} ${clip(bot.name, columns() - 24)}`)
+      const lines = bots.map((bot) =>
+        `${bot.id === state.bot ? style.green("*") : " "} ${bot.id.padEnd(20)} ${clip(bot.name, columns() - 24)}`
+      )
       return yield* say(state, lines.join("\n"))
     }
     if (!bots.some((bot) => bot.id === botId)) return yield* say(state, style.red(`  no bot ${botId} (see /bot)`))
@@ -120,7 +134,7 @@ const switchBot = (state: ChatState, botId: string | undefined) =>
   })
 
 const attach = (state: ChatState, file: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const bytes = yield* fs.readFile(file)
@@ -131,7 +145,7 @@ const attach = (state: ChatState, file: string) =>
   })
 
 const voice = (state: ChatState, file: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const type = audioTypes[path.extname(file).toLowerCase()]
@@ -148,7 +162,7 @@ const voice = (state: ChatState, file: string) =>
   })
 
 const summarize = (state: ChatState) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     yield* say(state, style.dim("  summarizing…"))
     const summary = yield* state.client.chat.summarize({ path: { id: state.sessionId } })
     yield* say(state, `${style.bold(summary.title)}\n${summary.summary}`)

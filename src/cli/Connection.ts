@@ -7,7 +7,7 @@ import { Command, Options } from "@effect/cli"
 import { FetchHttpClient, FileSystem, Path } from "@effect/platform"
 import { Console, Effect, Option, Schema } from "effect"
 import * as os from "node:os"
-import { makeClient, makeStreamingClient, type CairnClient, type StreamingClient } from "../client.ts"
+import { type CairnClient, makeClient, makeStreamingClient, type StreamingClient } from "../client.ts"
 import { jsonOption, printJson } from "./Output.ts"
 
 export const defaultUrl = "http://localhost:8000"
@@ -22,12 +22,13 @@ export type ConfigFile = typeof ConfigFile.Type
 const decodeConfigFile = Schema.decode(Schema.parseJson(ConfigFile))
 const encodeConfigFile = Schema.encode(Schema.parseJson(ConfigFile, { space: 2 }))
 
-export const configPath = Effect.map(Path.Path, (path) =>
-  path.join(process.env.XDG_CONFIG_HOME || path.join(os.homedir(), ".config"), "cairn", "config.json")
+export const configPath = Effect.map(
+  Path.Path,
+  (path) => path.join(process.env.XDG_CONFIG_HOME || path.join(os.homedir(), ".config"), "cairn", "config.json")
 )
 
 /** The config file, or nothing when there is none; a file that does not parse is an error, not ignored. */
-export const readConfigFile = Effect.gen(function* () {
+export const readConfigFile = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const file = yield* configPath
   if (!(yield* fs.exists(file))) return {} as ConfigFile
@@ -39,7 +40,7 @@ export const readConfigFile = Effect.gen(function* () {
 
 /** Written readable by its owner only: it holds a key. */
 export const writeConfigFile = (config: ConfigFile) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const file = yield* configPath
@@ -72,25 +73,25 @@ const fromEnv = (name: string) => Option.fromNullable(process.env[name]).pipe(Op
 
 /** Where and with which key, from the flags, the environment and the config file, in that order. */
 export const resolveFrom = (flags: ConnectionFlags, file: ConfigFile) => {
-    const baseUrl = flags.url.pipe(
-      Option.orElse(() => fromEnv("CAIRN_URL")),
-      Option.orElse(() => Option.fromNullable(file.url)),
-      Option.getOrElse(() => defaultUrl)
-    ).replace(/\/+$/, "")
-    // The saved key goes only to the server it was saved for.
-    const savedKey = file.url === undefined || file.url.replace(/\/+$/, "") === baseUrl ? file.key : undefined
-    const apiKey = flags.key.pipe(
-      Option.orElse(() => fromEnv("CAIRN_API_KEY")),
-      Option.orElse(() => Option.fromNullable(savedKey)),
-      Option.getOrUndefined
-    )
-    return { baseUrl, apiKey, defaultBot: file.bot }
+  const baseUrl = flags.url.pipe(
+    Option.orElse(() => fromEnv("CAIRN_URL")),
+    Option.orElse(() => Option.fromNullable(file.url)),
+    Option.getOrElse(() => defaultUrl)
+  ).replace(/\/+$/, "")
+  // The saved key goes only to the server it was saved for.
+  const savedKey = file.url === undefined || file.url.replace(/\/+$/, "") === baseUrl ? file.key : undefined
+  const apiKey = flags.key.pipe(
+    Option.orElse(() => fromEnv("CAIRN_API_KEY")),
+    Option.orElse(() => Option.fromNullable(savedKey)),
+    Option.getOrUndefined
+  )
+  return { baseUrl, apiKey, defaultBot: file.bot }
 }
 
 export const resolveConnection = (flags: ConnectionFlags) => Effect.map(readConfigFile, (file) => resolveFrom(flags, file))
 
 export const connect = (flags: ConnectionFlags) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { apiKey, baseUrl, defaultBot } = yield* resolveConnection(flags)
     const options = { baseUrl, ...(apiKey === undefined ? {} : { apiKey }) }
     const client = yield* makeClient(options)
@@ -109,9 +110,8 @@ export const answerCommand = <Name extends string, const Config extends Command.
   render: (answer: A) => string
 ) =>
   Command.make(name, { ...connectionOptions, json: jsonOption, args: config }, ({ args, json, key, url }) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { client } = yield* connect({ key, url })
       const answer = yield* call(client, args as Command.Command.ParseConfig<Config>)
       yield* json ? printJson(answer) : Console.log(render(answer))
-    })
-  )
+    }))

@@ -9,7 +9,7 @@ import { makeProgress } from "./Progress.ts"
 
 /** Files under the given paths, folders walked (hidden entries skipped), in a stable order. */
 export const filesUnder = (paths: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const found: Array<{ file: string; title: string }> = []
@@ -43,12 +43,15 @@ const docsIngest = Command.make(
   {
     ...connectionOptions,
     paths: Args.path({ name: "files or folders", exists: "yes" }).pipe(Args.atLeast(1)),
-    integration: Options.text("integration").pipe(Options.withDescription("The integration id the documents are filed under"), Options.withDefault("cli")),
+    integration: Options.text("integration").pipe(
+      Options.withDescription("The integration id the documents are filed under"),
+      Options.withDefault("cli")
+    ),
     concurrency: Options.integer("concurrency").pipe(Options.withDescription("Uploads at a time"), Options.withDefault(4)),
     json: jsonOption
   },
   (flags) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
       const { client } = yield* connect(flags)
@@ -57,11 +60,16 @@ const docsIngest = Command.make(
       const outcomes = yield* Effect.forEach(
         files,
         ({ file, title }) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const read = textOf(yield* fs.readFile(file))
             if ("skipped" in read) return { file, id: null, error: `skipped: ${read.skipped}` }
             const document = yield* client.documents.create({
-              payload: { title, content: read.text, integration_id: flags.integration, metadata: { path: path.resolve(file), ingested_by: "cairn docs ingest" } }
+              payload: {
+                title,
+                content: read.text,
+                integration_id: flags.integration,
+                metadata: { path: path.resolve(file), ingested_by: "cairn docs ingest" }
+              }
             })
             return { file, id: document.id, error: null }
           }).pipe(
@@ -76,7 +84,11 @@ const docsIngest = Command.make(
       if (flags.json) yield* printJson({ stored: stored.length, failed: failed.length, documents: outcomes })
       else {
         for (const { error, file } of failed) yield* Console.error(style.yellow(`${file}: ${error}`))
-        yield* Console.log(`${style.green("Stored")} ${stored.length} of ${files.length} files as documents${failed.length > 0 ? `; ${failed.length} not stored` : ""}`)
+        yield* Console.log(
+          `${style.green("Stored")} ${stored.length} of ${files.length} files as documents${
+            failed.length > 0 ? `; ${failed.length} not stored` : ""
+          }`
+        )
       }
       // Some files not stored is a failure the exit code says, after the others were stored.
       if (failed.length > 0) return yield* Effect.fail(new Error(`${failed.length} of ${files.length} files were not stored`))
@@ -102,8 +114,15 @@ const docsSearch = answerCommand(
     results.length === 0
       ? "Nothing found."
       : results
-          .map((result, i) => `${style.bold(`${i + 1}. ${clip(result.title, columns() - 20)}`)} ${style.dim(result.score.toFixed(3))}\n   ${inline(result.snippet, columns() - 4)}`)
-          .join("\n")
+        .map((result, i) =>
+          `${style.bold(`${i + 1}. ${clip(result.title, columns() - 20)}`)} ${style.dim(result.score.toFixed(3))}\n   ${
+            inline(result.snippet, columns() - 4)
+          }`
+        )
+        .join("\n")
 ).pipe(Command.withDescription("Search the documents (vector and full text)"))
 
-export const docsCommand = Command.make("docs").pipe(Command.withDescription("Documents: ingest, search"), Command.withSubcommands([docsIngest, docsSearch]))
+export const docsCommand = Command.make("docs").pipe(
+  Command.withDescription("Documents: ingest, search"),
+  Command.withSubcommands([docsIngest, docsSearch])
+)

@@ -15,11 +15,15 @@ export const backupCommand = Command.make(
   "backup",
   {
     ...connectionOptions,
-    output: Options.file("output").pipe(Options.withAlias("o"), Options.withDescription("Where to write the archive (default: its name on the server, here)"), Options.optional),
+    output: Options.file("output").pipe(
+      Options.withAlias("o"),
+      Options.withDescription("Where to write the archive (default: its name on the server, here)"),
+      Options.optional
+    ),
     json: jsonOption
   },
   (flags) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const { client, streams } = yield* connect(flags)
       const started = yield* client.operations.backup()
@@ -38,20 +42,35 @@ export const backupCommand = Command.make(
       if (finished.status !== "complete") return yield* fail(`the backup ${finished.status}${finished.error ? `: ${finished.error}` : ""}`)
       const target = Option.getOrElse(flags.output, () => finished.file_name)
       const archive = yield* streams.backupArchive(finished.id)
-      const download = makeProgress({ label: "download", total: Number.isFinite(archive.length) ? archive.length : (finished.size_bytes ?? 0), unit: "bytes" })
+      const download = makeProgress({
+        label: "download",
+        total: Number.isFinite(archive.length) ? archive.length : (finished.size_bytes ?? 0),
+        unit: "bytes"
+      })
       yield* archive.bytes.pipe(
         Stream.tap((chunk) => Effect.sync(() => download.advance(chunk.length))),
         Stream.run(fs.sink(target))
       )
       download.finish()
-      const summary = { id: finished.id, file: target, size_bytes: finished.size_bytes, rows: finished.rows_written, files: finished.files_written, schema_version: finished.schema_version }
+      const summary = {
+        id: finished.id,
+        file: target,
+        size_bytes: finished.size_bytes,
+        rows: finished.rows_written,
+        files: finished.files_written,
+        schema_version: finished.schema_version
+      }
       if (flags.json) return yield* printJson(summary)
-      yield* Console.log(`${style.green("Saved")} ${target}: ${finished.rows_written} rows, ${finished.files_written} files (schema ${finished.schema_version})`)
+      yield* Console.log(
+        `${
+          style.green("Saved")
+        } ${target}: ${finished.rows_written} rows, ${finished.files_written} files (schema ${finished.schema_version})`
+      )
     })
 ).pipe(Command.withDescription("Back the server up and download the archive (restore it with `cairn restore`)"))
 
 export const statusCommand = Command.make("status", { ...connectionOptions, json: jsonOption }, (flags) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { baseUrl, client } = yield* connect(flags)
     const health = yield* client.health.health().pipe(Effect.either)
     const me = yield* client.auth.me().pipe(Effect.option)
@@ -69,11 +88,12 @@ export const statusCommand = Command.make("status", { ...connectionOptions, json
       health: health._tag === "Right" ? "ok" : describeFailure(health.left),
       server_version: health._tag === "Right" ? health.right.version : null,
       credentials: Option.match(me, { onNone: () => null, onSome: ({ kind, scopes }) => ({ kind, scopes: scopes.length }) }),
-      integrations:
-        integrations._tag === "Right"
-          ? integrations.right.map(({ error, id, status, version, workers }) => ({ id, status, version, error, workers: workers.length }))
-          : null,
-      mcp_servers: mcpServers._tag === "Right" ? mcpServers.right.map(({ error, name, status, tools, transport }) => ({ name, transport, status, tools: tools.length, error })) : null
+      integrations: integrations._tag === "Right"
+        ? integrations.right.map(({ error, id, status, version, workers }) => ({ id, status, version, error, workers: workers.length }))
+        : null,
+      mcp_servers: mcpServers._tag === "Right"
+        ? mcpServers.right.map(({ error, name, status, tools, transport }) => ({ name, transport, status, tools: tools.length, error }))
+        : null
     }
     if (flags.json) yield* printJson(report)
     else {
@@ -82,22 +102,35 @@ export const statusCommand = Command.make("status", { ...connectionOptions, json
         [
           `${style.bold("server")}       ${baseUrl}  ${ok ? style.green("healthy") : style.red(report.health)}`,
           `${style.bold("version")}      ${report.server_version ?? "?"} (this client ${cairnVersion})`,
-          `${style.bold("credentials")}  ${report.credentials ? `${report.credentials.kind.replace("_", " ")}, ${report.credentials.scopes} scopes` : style.yellow("none accepted")}`
+          `${style.bold("credentials")}  ${
+            report.credentials
+              ? `${report.credentials.kind.replace("_", " ")}, ${report.credentials.scopes} scopes`
+              : style.yellow("none accepted")
+          }`
         ].join("\n")
       )
       if (integrations._tag === "Right") {
         yield* Console.log(
-          `\n${table(["INTEGRATION", "STATUS", "VERSION", "WORKERS", "ERROR"], integrations.right.map((i) => [i.id, i.status, i.version ?? "", String(i.workers.length), i.error ?? ""]))}`
+          `\n${
+            table(
+              ["INTEGRATION", "STATUS", "VERSION", "WORKERS", "ERROR"],
+              integrations.right.map((i) => [i.id, i.status, i.version ?? "", String(i.workers.length), i.error ?? ""])
+            )
+          }`
         )
       } else yield* Console.log(style.dim(`integrations: ${describeFailure(integrations.left)}`))
       if (mcpServers._tag === "Right") {
         if (mcpServers.right.length > 0) {
           yield* Console.log(
-            `\n${table(["MCP SERVER", "TRANSPORT", "STATUS", "TOOLS", "ERROR"], mcpServers.right.map((m) => [m.name, m.transport, m.status, String(m.tools.length), m.error ?? ""]))}`
+            `\n${
+              table(
+                ["MCP SERVER", "TRANSPORT", "STATUS", "TOOLS", "ERROR"],
+                mcpServers.right.map((m) => [m.name, m.transport, m.status, String(m.tools.length), m.error ?? ""])
+              )
+            }`
           )
         }
       } else yield* Console.log(style.dim(`mcp servers: ${describeFailure(mcpServers.left)}`))
     }
     if (health._tag === "Left") return yield* fail(`the server is not healthy: ${report.health}`)
-  })
-).pipe(Command.withDescription("The server's health and version, these credentials, its integrations and its MCP servers"))
+  })).pipe(Command.withDescription("The server's health and version, these credentials, its integrations and its MCP servers"))

@@ -26,7 +26,10 @@ export const style = {
 export const columns = () => (process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : 80)
 
 /** Cut to `width` characters, marking the cut. */
-export const clip = (text: string, width: number) => (text.length <= width ? text : width <= 1 ? text.slice(0, width) : `${text.slice(0, width - 1)}…`)
+export const clip = (
+  text: string,
+  width: number
+) => (text.length <= width ? text : width <= 1 ? text.slice(0, width) : `${text.slice(0, width - 1)}…`)
 
 /** One line of a value for a terminal: JSON without newlines, cut. */
 export const inline = (value: unknown, width: number) =>
@@ -61,7 +64,11 @@ export const fail = (message: string) => Effect.fail(new CliFailure({ message })
 /** What went wrong, in one line: the API's `{detail}`, an unreachable server, or the error's message. */
 export const describeFailure = (error: unknown): string => {
   if (HttpClientError.isHttpClientError(error)) {
-    if (error._tag === "RequestError") return `cannot reach ${error.request.url} (${error.reason}: ${(error.cause as Error | undefined)?.message ?? error.description ?? "no answer"})`
+    if (error._tag === "RequestError") {
+      return `cannot reach ${error.request.url} (${error.reason}: ${
+        (error.cause as Error | undefined)?.message ?? error.description ?? "no answer"
+      })`
+    }
     return `unexpected answer ${error.response.status} from ${error.request.url}`
   }
   // A setting of a server command: its text names the setting.

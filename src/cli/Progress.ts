@@ -14,10 +14,20 @@ export interface ProgressOptions {
 }
 
 const sizeOf = (bytes: number) =>
-  bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${Math.round(bytes)} B`
+  bytes >= 1024 * 1024
+    ? `${(bytes / 1024 / 1024).toFixed(1)} MB`
+    : bytes >= 1024
+    ? `${(bytes / 1024).toFixed(1)} KB`
+    : `${Math.round(bytes)} B`
 
 const durationOf = (seconds: number) =>
-  !Number.isFinite(seconds) ? "?" : seconds >= 3600 ? `${Math.floor(seconds / 3600)}h${Math.round((seconds % 3600) / 60)}m` : seconds >= 60 ? `${Math.floor(seconds / 60)}m${Math.round(seconds % 60)}s` : `${Math.ceil(seconds)}s`
+  !Number.isFinite(seconds)
+    ? "?"
+    : seconds >= 3600
+    ? `${Math.floor(seconds / 3600)}h${Math.round((seconds % 3600) / 60)}m`
+    : seconds >= 60
+    ? `${Math.floor(seconds / 60)}m${Math.round(seconds % 60)}s`
+    : `${Math.ceil(seconds)}s`
 
 /** The line for `done` of the options' total after `elapsedSeconds`; pure, so it is tested directly. */
 export const progressLine = (options: ProgressOptions, done: number, elapsedSeconds: number, width: number) => {

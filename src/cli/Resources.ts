@@ -12,7 +12,11 @@ const botsList = answerCommand(
   "list",
   {},
   (client) => Effect.map(client.bots.list(), ({ bots }) => bots),
-  (bots) => table(["ID", "NAME", "MODEL", "SOURCE", "TOOLS"], bots.map((bot) => [bot.id, bot.name, bot.model ?? "(default)", bot.source, bot.tools.join(",")]))
+  (bots) =>
+    table(
+      ["ID", "NAME", "MODEL", "SOURCE", "TOOLS"],
+      bots.map((bot) => [bot.id, bot.name, bot.model ?? "(default)", bot.source, bot.tools.join(",")])
+    )
 ).pipe(Command.withDescription("List the bots"))
 
 // YAML, in the shape `cairn bots apply` and bots/*.yaml take back: the configuration part only.
@@ -27,29 +31,38 @@ const encodeConfig = Schema.encodeSync(BotConfig, { onExcessProperty: "ignore" }
 const decodeCreate = Schema.decodeUnknown(CreateBot, { errors: "all", onExcessProperty: "error" })
 const decodeUpdate = Schema.decodeUnknown(UpdateBot, { errors: "all", onExcessProperty: "error" })
 
-const botsApply = Command.make("apply", { ...connectionOptions, file: Args.file({ name: "file.yaml", exists: "yes" }), json: jsonOption }, (flags) =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    const text = yield* fs.readFileString(flags.file)
-    const parsed = yield* Effect.try({ try: () => Yaml.parse(text) as unknown, catch: (error) => new Error(`${flags.file} is not YAML: ${(error as Error).message}`) })
-    if (typeof parsed !== "object" || parsed === null || typeof (parsed as { id?: unknown }).id !== "string") {
-      return yield* fail(`${flags.file}: a bot needs an \`id\``)
-    }
-    const { client } = yield* connect(flags)
-    const { id, ...fields } = parsed as { id: string } & Record<string, unknown>
-    const existing = yield* client.bots.get({ path: { id } }).pipe(
-      Effect.map(Option.some),
-      Effect.catchTag("NotFound", () => Effect.succeed(Option.none()))
-    )
-    const [verb, bot] = Option.isSome(existing)
-      ? (["Updated", yield* client.bots.update({ path: { id }, payload: yield* decodeUpdate(fields) })] as const)
-      : (["Created", yield* client.bots.create({ payload: yield* decodeCreate(parsed) })] as const)
-    if (flags.json) return yield* printJson(bot)
-    yield* Console.log(`${style.green(verb)} the bot ${bot.id} (${bot.name})`)
-  })
+const botsApply = Command.make(
+  "apply",
+  { ...connectionOptions, file: Args.file({ name: "file.yaml", exists: "yes" }), json: jsonOption },
+  (flags) =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const text = yield* fs.readFileString(flags.file)
+      const parsed = yield* Effect.try({
+        try: () => Yaml.parse(text) as unknown,
+        catch: (error) => new Error(`${flags.file} is not YAML: ${(error as Error).message}`)
+      })
+      if (typeof parsed !== "object" || parsed === null || typeof (parsed as { id?: unknown }).id !== "string") {
+        return yield* fail(`${flags.file}: a bot needs an \`id\``)
+      }
+      const { client } = yield* connect(flags)
+      const { id, ...fields } = parsed as { id: string } & Record<string, unknown>
+      const existing = yield* client.bots.get({ path: { id } }).pipe(
+        Effect.map(Option.some),
+        Effect.catchTag("NotFound", () => Effect.succeed(Option.none()))
+      )
+      const [verb, bot] = Option.isSome(existing)
+        ? (["Updated", yield* client.bots.update({ path: { id }, payload: yield* decodeUpdate(fields) })] as const)
+        : (["Created", yield* client.bots.create({ payload: yield* decodeCreate(parsed) })] as const)
+      if (flags.json) return yield* printJson(bot)
+      yield* Console.log(`${style.green(verb)} the bot ${bot.id} (${bot.name})`)
+    })
 ).pipe(Command.withDescription("Create a bot from a YAML file, or update the one with its id"))
 
-export const botsCommand = Command.make("bots").pipe(Command.withDescription("Bots: list, show, apply"), Command.withSubcommands([botsList, botsShow, botsApply]))
+export const botsCommand = Command.make("bots").pipe(
+  Command.withDescription("Bots: list, show, apply"),
+  Command.withSubcommands([botsList, botsShow, botsApply])
+)
 
 const taskRow = (task: { id: string; status: string; bot_id: string; source: string; created_at: Date; prompt: string }) => [
   task.id,
@@ -104,4 +117,7 @@ const tasksCancel = answerCommand(
   (task) => `Cancelled task ${task.id}`
 ).pipe(Command.withDescription("Cancel a pending task"))
 
-export const tasksCommand = Command.make("tasks").pipe(Command.withDescription("Tasks: list, show, cancel"), Command.withSubcommands([tasksList, tasksShow, tasksCancel]))
+export const tasksCommand = Command.make("tasks").pipe(
+  Command.withDescription("Tasks: list, show, cancel"),
+  Command.withSubcommands([tasksList, tasksShow, tasksCancel])
+)

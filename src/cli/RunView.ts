@@ -39,7 +39,11 @@ const answerRetry = Schedule.exponential("200 millis").pipe(Schedule.intersect(S
 /** What `shell_exec` answers the model: the exit status, then the output (stderr marked), cut to size. */
 export const shellResult = (exitCode: number | "timeout" | "stopped", stdout: string, stderr: string) => {
   const parts = [
-    exitCode === "timeout" ? "Stopped: the command ran past its timeout" : exitCode === "stopped" ? "Stopped by the user" : `Exit status ${exitCode}`
+    exitCode === "timeout"
+      ? "Stopped: the command ran past its timeout"
+      : exitCode === "stopped"
+      ? "Stopped by the user"
+      : `Exit status ${exitCode}`
   ]
   if (stdout.length > 0) parts.push(stdout.trimEnd())
   if (stderr.length > 0) parts.push(`[stderr]\n${stderr.trimEnd()}`)
@@ -53,13 +57,19 @@ const collect = <E>(stream: Stream.Stream<Uint8Array, E>) =>
 /** Runs a command line in the user's shell, its output collected and its time bounded. */
 export const runShell = (commandLine: string, timeoutSeconds: number) =>
   Effect.scoped(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const process_ = yield* PlatformCommand.start(PlatformCommand.make("sh", "-c", commandLine))
-      const [stdout, stderr, exitCode] = yield* Effect.all([collect(process_.stdout), collect(process_.stderr), process_.exitCode], { concurrency: 3 })
+      const [stdout, stderr, exitCode] = yield* Effect.all([collect(process_.stdout), collect(process_.stderr), process_.exitCode], {
+        concurrency: 3
+      })
       return shellResult(exitCode, stdout, stderr)
     })
   ).pipe(
-    Effect.timeoutTo({ duration: Duration.seconds(timeoutSeconds), onTimeout: () => shellResult("timeout", "", ""), onSuccess: (text) => text }),
+    Effect.timeoutTo({
+      duration: Duration.seconds(timeoutSeconds),
+      onTimeout: () => shellResult("timeout", "", ""),
+      onSuccess: (text) => text
+    }),
     Effect.catchAll((error) => Effect.succeed(`Error: the command could not be started (${describeFailure(error)})`))
   )
 
@@ -85,7 +95,7 @@ export const makeRunView = (options: RunViewOptions) => {
   }
 
   const answerToolRequest = (event: Extract<AgentEvent, { type: "tool_request" }>) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const args = (event.arguments ?? {}) as { command?: unknown; timeout?: unknown }
       let result: string
       if (event.tool !== "shell_exec") {
@@ -108,7 +118,9 @@ export const makeRunView = (options: RunViewOptions) => {
             options.onLocalCommand(() => resume(Effect.succeed(shellResult("stopped", "", ""))))
             return Effect.sync(() => options.onLocalCommand(undefined))
           })
-          result = yield* Effect.raceFirst(runShell(args.command, timeout), stopped).pipe(Effect.ensuring(Effect.sync(() => options.onLocalCommand(undefined))))
+          result = yield* Effect.raceFirst(runShell(args.command, timeout), stopped).pipe(
+            Effect.ensuring(Effect.sync(() => options.onLocalCommand(undefined)))
+          )
           for (const line of result.split("\n").slice(0, 12)) terminal.write(`  ${style.dim(clip(line, width()))}\n`)
         }
       }
@@ -118,8 +130,12 @@ export const makeRunView = (options: RunViewOptions) => {
     })
 
   const decideApproval = (event: Extract<AgentEvent, { type: "approval_request" }>) =>
-    Effect.gen(function* () {
-      note(`${style.yellow("approval needed:")} ${event.tool_name} ${style.dim(inline(event.arguments, width() - event.tool_name.length - 20))}`)
+    Effect.gen(function*() {
+      note(
+        `${style.yellow("approval needed:")} ${event.tool_name} ${
+          style.dim(inline(event.arguments, width() - event.tool_name.length - 20))
+        }`
+      )
       const approved = yield* terminal.confirm(style.bold("  Allow this tool call? [y/N] "))
       yield* client.chat.decide({ path: { id: event.approval_id }, payload: { approved } }).pipe(
         Effect.retry({ schedule: answerRetry, while: HttpClientError.isHttpClientError }),
@@ -128,7 +144,7 @@ export const makeRunView = (options: RunViewOptions) => {
     })
 
   const handle = ({ event, seq }: SequencedEvent) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       sawEvent = true
       if (seq > lastSeq) lastSeq = seq
       switch (event.type) {
@@ -155,7 +171,9 @@ export const makeRunView = (options: RunViewOptions) => {
           return note(style.dim(`⚙ ${event.tool} ${inline(event.args, width() - event.tool.length - 4)}`))
         case "tool_result": {
           const took = `${Math.round(event.duration_ms)} ms`
-          if (event.is_error) return note(style.red(`✗ ${event.tool} failed after ${took}: ${inline(event.error ?? event.result, width() - 30)}`))
+          if (event.is_error) {
+            return note(style.red(`✗ ${event.tool} failed after ${took}: ${inline(event.error ?? event.result, width() - 30)}`))
+          }
           return note(style.dim(`✓ ${event.tool} ${took}  ${inline(event.result, width() - event.tool.length - took.length - 6)}`))
         }
         case "tool_request":
@@ -173,7 +191,9 @@ export const makeRunView = (options: RunViewOptions) => {
         case "fallback":
           return note(style.dim(`${event.original_model} failed; ${event.fallback_model} answers`))
         case "context_budget":
-          return event.limit > 0 && event.used / event.limit >= 0.8 ? note(style.dim(`context ${event.used} of ${event.limit} tokens`)) : undefined
+          return event.limit > 0 && event.used / event.limit >= 0.8
+            ? note(style.dim(`context ${event.used} of ${event.limit} tokens`))
+            : undefined
         case "rag_rerank":
           return note(style.dim(`searched the documents: kept ${event.kept.length} of ${event.candidates.length}`))
         case "transcript":
@@ -227,4 +247,3 @@ export const makeRunView = (options: RunViewOptions) => {
 }
 
 export type RunView = ReturnType<typeof makeRunView>
-

@@ -3,9 +3,8 @@
  * optional `.env` file beneath it). An invalid value fails startup with a message naming the key.
  */
 import { Config, ConfigError, Context, Either, Layer, Option, Redacted } from "effect"
-import { logLevels, type LogLevelName } from "../contract/LogLevels.ts"
-import { RateExpression, parseRate } from "./Rate.ts"
-
+import { type LogLevelName, logLevels } from "../contract/LogLevels.ts"
+import { parseRate, RateExpression } from "./Rate.ts"
 
 export interface AppConfigShape {
   readonly port: number
@@ -103,16 +102,12 @@ const commaList = (name: string) =>
 const rate = (name: string, fallback: string) =>
   Config.string(name).pipe(
     Config.withDefault(fallback),
-    Config.mapOrFail((raw) =>
-      Either.mapLeft(parseRate(raw), (message) => ConfigError.InvalidData([name], message))
-    )
+    Config.mapOrFail((raw) => Either.mapLeft(parseRate(raw), (message) => ConfigError.InvalidData([name], message)))
   )
 
 /** A check whose failure names its key (`Config.validate` after a default loses the key's name). */
-const namedCheck =
-  <A>(name: string, message: string, valid: (value: A) => boolean) =>
-  (config: Config.Config<A>) =>
-    Config.mapOrFail(config, (value) => (valid(value) ? Either.right(value) : Either.left(ConfigError.InvalidData([name], message))))
+const namedCheck = <A>(name: string, message: string, valid: (value: A) => boolean) => (config: Config.Config<A>) =>
+  Config.mapOrFail(config, (value) => (valid(value) ? Either.right(value) : Either.left(ConfigError.InvalidData([name], message))))
 
 const positiveInt = (name: string, fallback: number) =>
   Config.integer(name).pipe(
@@ -125,8 +120,7 @@ export const widgetTokenMaxSeconds = 15 * 60
 
 const isHttpUrl = (value: string) => /^https?:\/\/[^\s]+$/.test(value)
 
-const httpUrl = (name: string) =>
-  Config.string(name).pipe(Config.validate({ message: "Expected an http(s) URL", validation: isHttpUrl }))
+const httpUrl = (name: string) => Config.string(name).pipe(Config.validate({ message: "Expected an http(s) URL", validation: isHttpUrl }))
 
 /** The whole configuration as one `Config`, so every key is checked and named on failure. */
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
@@ -152,7 +146,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
   embeddingModel: Config.string("EMBEDDING_MODEL").pipe(
     Config.withDefault("builtin/glove-100d"),
-    Config.validate({ message: 'Expected "provider/model" or a model id', validation: (value) => /^[^\s/]+(\/[^\s]+)?$/.test(value) })
+    Config.validate({ message: "Expected \"provider/model\" or a model id", validation: (value) => /^[^\s/]+(\/[^\s]+)?$/.test(value) })
   ),
   defaultModel: Config.string("DEFAULT_MODEL").pipe(Config.withDefault("gpt-4o-mini")),
   openaiBaseUrl: httpUrl("OPENAI_BASE_URL").pipe(Config.withDefault("https://api.openai.com/v1")),
@@ -175,13 +169,19 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   widgetStopOnDisconnect: Config.boolean("WIDGET_STOP_ON_DISCONNECT").pipe(Config.withDefault(false)),
   widgetEmbedOrigins: commaList("WIDGET_EMBED_ORIGINS").pipe(
     // An origin only: a path or a wildcard would not mean what it seems in frame-ancestors.
-    namedCheck("WIDGET_EMBED_ORIGINS", "Expected a comma-separated list of origins (https://example.com, http://127.0.0.1:8080)", (origins) =>
-      origins.every((origin) => /^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$/i.test(origin))
+    namedCheck(
+      "WIDGET_EMBED_ORIGINS",
+      "Expected a comma-separated list of origins (https://example.com, http://127.0.0.1:8080)",
+      (origins) => origins.every((origin) => /^https?:\/\/[a-z0-9.-]+(:\d{1,5})?$/i.test(origin))
     )
   ),
   widgetTokenLifetimeSeconds: Config.integer("WIDGET_TOKEN_LIFETIME_SECONDS").pipe(
     Config.withDefault(widgetTokenMaxSeconds),
-    namedCheck("WIDGET_TOKEN_LIFETIME_SECONDS", `Expected a whole number of seconds from 1 to ${widgetTokenMaxSeconds}`, (n) => n >= 1 && n <= widgetTokenMaxSeconds)
+    namedCheck(
+      "WIDGET_TOKEN_LIFETIME_SECONDS",
+      `Expected a whole number of seconds from 1 to ${widgetTokenMaxSeconds}`,
+      (n) => n >= 1 && n <= widgetTokenMaxSeconds
+    )
   ),
   backupDir: Config.option(Config.string("BACKUP_DIR")),
   supervisor: Config.all({

@@ -13,7 +13,7 @@ export const parseDotEnv = (text: string): Map<string, string> => {
     const match = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line)
     if (!match) continue
     let value = match[2]!
-    if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'"))) {
+    if ((value.startsWith("\"") && value.endsWith("\"")) || (value.startsWith("'") && value.endsWith("'"))) {
       value = value.slice(1, -1)
     } else {
       value = value.replace(/\s+#.*$/, "")

@@ -21,5 +21,7 @@ export const runningCompiled = import.meta.url.endsWith(".js")
 /** A file of the checkout as the build compiled it (`integrations/x/a.ts` → `dist/server/integrations/x/a.js`), or null outside the checkout. */
 export const compiledFile = (file: string): string | null => {
   const relative = path.relative(projectRoot, file)
-  return relative.startsWith("..") || path.isAbsolute(relative) ? null : path.join(projectRoot, "dist", "server", relative.replace(/\.ts$/, ".js"))
+  return relative.startsWith("..") || path.isAbsolute(relative)
+    ? null
+    : path.join(projectRoot, "dist", "server", relative.replace(/\.ts$/, ".js"))
 }

@@ -45,7 +45,7 @@ export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooM
  * of that status yields the class again, so the typed client gets real error values.
  */
 const wire = <Self extends { readonly detail: unknown }, D>(
-  cls: Schema.Schema<Self, any> & (new (props: any) => Self),
+  cls: Schema.Schema<Self, any> & (new(props: any) => Self),
   detail: Schema.Schema<D, any>,
   status: number,
   description: string
@@ -63,7 +63,7 @@ const wire = <Self extends { readonly detail: unknown }, D>(
  * to the endpoints (or group) that can raise it.
  */
 export const detailBody = <Self extends { readonly detail: string }>(
-  cls: Schema.Schema<Self, any> & (new (props: { readonly detail: string }) => Self)
+  cls: Schema.Schema<Self, any> & (new(props: { readonly detail: string }) => Self)
 ) => {
   const status = HttpApiSchema.getStatusError(cls)
   // A class's own annotations sit on its surrogate (the struct it was declared with).

@@ -22,7 +22,7 @@ export const pathParams = <Fields extends Schema.Struct.Fields>(fields: Fields) 
  * id (`Task not found: <id>`, or the detail function's text), and the handler only ever sees a
  * UUID. `extra` adds the route's other path parameters.
  */
-export const idPath = <const Extra extends Schema.Struct.Fields = {}>(
+export const idPath = <const Extra extends Schema.Struct.Fields = Record<never, never>>(
   thing: string | ((id: string) => string),
   extra?: Extra
 ) => {
@@ -40,8 +40,7 @@ export const queryParams = <Fields extends Schema.Struct.Fields>(fields: Fields)
  * A request body struct; classes get the same through `bodyOptions` as their annotations (on the
  * encoded side, where the fields are checked).
  */
-export const body = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
-  Schema.Struct(fields).annotations({ parseOptions: all })
+export const body = <Fields extends Schema.Struct.Fields>(fields: Fields) => Schema.Struct(fields).annotations({ parseOptions: all })
 
 export const bodyOptions = [undefined, undefined, { parseOptions: all }] as const
 
@@ -75,5 +74,6 @@ export const headerNamePattern = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/
  * Whether text may stand in an HTTP header's value: no control character but a tab (a CR or LF
  * would split the header, or every request made with it would be refused).
  */
+// eslint-disable-next-line no-control-regex -- control characters are what is refused
 export const isHeaderSafe = (value: string): boolean => !/[\u0000-\u0008\u000a-\u001f\u007f]/.test(value)
 export const headerValueMessage = "A header value cannot hold line breaks or control characters"

@@ -30,7 +30,9 @@ export interface ObjectJsonSchema {
 const dropIds = (node: unknown): unknown => {
   if (Array.isArray(node)) return node.map(dropIds)
   if (node === null || typeof node !== "object") return node
-  return Object.fromEntries(Object.entries(node).filter(([key]) => key !== "$id" && key !== "$schema").map(([key, value]) => [key, dropIds(value)]))
+  return Object.fromEntries(
+    Object.entries(node).filter(([key]) => key !== "$id" && key !== "$schema").map(([key, value]) => [key, dropIds(value)])
+  )
 }
 
 /** A tool's input or output schema: a JSON Schema object derived from its Schema. */

@@ -25,7 +25,7 @@ export const makeBatchWriter = <A, E>(
   write: (batch: ReadonlyArray<A>) => Effect.Effect<void, E>,
   flushMs: number
 ): Effect.Effect<BatchWriter<A>, never, Scope.Scope> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     let pending: Array<A> = []
     const lock = yield* Effect.makeSemaphore(1)
     // Its exit holds a defect too (repositories turn SQL failures into defects).
@@ -33,7 +33,7 @@ export const makeBatchWriter = <A, E>(
 
     /** Writes one chunk; answers the records to try again at the next flush. */
     const writeChunk = (chunk: ReadonlyArray<A>) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const whole = yield* attempt(chunk)
         if (whole._tag === "Success") return []
         let failed = 0
@@ -44,7 +44,7 @@ export const makeBatchWriter = <A, E>(
       })
 
     const flushOnce = lock.withPermits(1)(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (pending.length === 0) return
         const batch = pending
         pending = []

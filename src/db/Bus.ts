@@ -100,14 +100,17 @@ export interface WakeOptions {
 }
 
 export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
-  scoped: Effect.gen(function* () {
+  scoped: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const info = yield* DatabaseInfo
     const config = yield* AppConfig
     const subscribers = new Set<Subscriber>()
     const deliver = (notice: Notice) => {
       for (const subscriber of subscribers) {
-        if (notice.topic === "*" || (hasTopic(subscriber.topics, notice.topic) && isAbout(notice, subscriber.key) && (subscriber.wanted?.() ?? true))) {
+        if (
+          notice.topic === "*" ||
+          (hasTopic(subscriber.topics, notice.topic) && isAbout(notice, subscriber.key) && (subscriber.wanted?.() ?? true))
+        ) {
           subscriber.queue.unsafeOffer(notice)
         }
       }
@@ -132,7 +135,7 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
       const url = Redacted.value(config.databaseUrl.value)
       // One session of LISTEN: it ends (as a failure) when the connection errors or closes.
       const session = Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const client = yield* Effect.acquireRelease(
             Effect.tryPromise({
               try: async () => {
@@ -180,10 +183,10 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
     const publish = (topic: Topic, key: string): Effect.Effect<void> =>
       info.backend === "postgres"
         ? sql`SELECT pg_notify(${channel}, ${encode({ topic, key })})`.pipe(
-            Effect.asVoid,
-            // A notice that cannot be sent is only a delay: the safety poll reads it anyway.
-            Effect.catchAllCause((cause) => Effect.logWarning(`Could not notify ${topic}`, cause))
-          )
+          Effect.asVoid,
+          // A notice that cannot be sent is only a delay: the safety poll reads it anyway.
+          Effect.catchAllCause((cause) => Effect.logWarning(`Could not notify ${topic}`, cause))
+        )
         : Effect.sync(() => deliver({ topic, key }))
 
     /**
@@ -222,17 +225,18 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
       )
 
     /** Takes every notice queued so far: one read answers them all. */
-    const drained = (subscription: Queue.Dequeue<Notice>) => Effect.asVoid(Effect.zipRight(Queue.take(subscription), Queue.takeAll(subscription)))
+    const drained = (subscription: Queue.Dequeue<Notice>) =>
+      Effect.asVoid(Effect.zipRight(Queue.take(subscription), Queue.takeAll(subscription)))
 
     /** Waits for a notice of the subscription or, when there is a poll, the poll's next tick. */
     const nextWake = (subscription: Queue.Dequeue<Notice>, poll: Schedule.ScheduleDriver<unknown, unknown, never> | null) =>
       poll === null
         ? drained(subscription)
         : Effect.raceFirst(
-            drained(subscription),
-            // A schedule that ends leaves only the notices.
-            poll.next(undefined).pipe(Effect.asVoid, Effect.catchAll(() => Effect.never))
-          )
+          drained(subscription),
+          // A schedule that ends leaves only the notices.
+          poll.next(undefined).pipe(Effect.asVoid, Effect.catchAll(() => Effect.never))
+        )
 
     const driverOf = (safety: Schedule.Schedule<unknown, unknown> | null | undefined) =>
       safety === null ? Effect.succeed(null) : Schedule.driver(safety ?? safetyPoll)
@@ -243,7 +247,7 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
      * `options.safety`. Subscribed for the caller's scope, so notices between two waits are not missed.
      */
     const waker = (topic: Topics, options: WakeOptions = {}) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const subscription = yield* subscribe(topic, options.key, options.wanted)
         const poll = yield* driverOf(options.safety)
         return nextWake(subscription, poll)
@@ -261,7 +265,7 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
       safety: Schedule.Schedule<unknown, unknown> = safetyPoll
     ): Effect.Effect<A, E, R> =>
       Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const subscription = yield* subscribe(topic, key)
           const poll = yield* Schedule.driver(safety)
           while (true) {
@@ -281,7 +285,7 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
      */
     const lookLoop = <E, R>(topics: Topics, look: Effect.Effect<number, E, R>, spacingMs: number): Effect.Effect<never, E, R> =>
       Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const subscription = yield* subscribe(topics)
           for (;;) {
             const began = Date.now()

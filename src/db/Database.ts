@@ -8,9 +8,9 @@ import { PgClient } from "@effect/sql-pg"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
 import { Context, Data, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
-import Pg from "pg"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import Pg from "pg"
 import { AppConfig } from "../config/AppConfig.ts"
 import * as Direct from "./Direct.ts"
 import * as PgliteClient from "./PgliteClient.ts"
@@ -63,7 +63,10 @@ const openPool = (url: Redacted.Redacted<string>) =>
         try: () => pool.query("SELECT 1"),
         catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
       }).pipe(
-        Effect.timeoutFail({ duration: Duration.seconds(5), onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" }) }),
+        Effect.timeoutFail({
+          duration: Duration.seconds(5),
+          onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+        }),
         Effect.tapError(() => Effect.promise(() => pool.end()).pipe(Effect.ignore)),
         Effect.as(pool)
       )
@@ -88,20 +91,23 @@ const poolExecute = (pool: Pg.Pool, prepared: boolean): Direct.DriverExecute => 
   const nameOf = (sql: string) => {
     if (!prepared) return undefined
     let name = names.get(sql)
-    if (name === undefined && names.size < namedMax) names.set(sql, (name = `cairn_${++made}`))
+    if (name === undefined && names.size < namedMax) names.set(sql, name = `cairn_${++made}`)
     return name
   }
   const run = (sql: string, params: ReadonlyArray<unknown>, name: string | undefined, retried: boolean) =>
     Effect.async<ReadonlyArray<unknown>, SqlError>((resume) => {
       const values = params as Array<unknown>
-      pool.query(name === undefined ? { text: sql, values } : { name, text: sql, values }, (error: Error | undefined, result: Pg.QueryResult | undefined) => {
-        if (error && name !== undefined && !retried && Direct.isStalePlan(error)) {
-          // A migration changed what the statement returns: a new name prepares it afresh everywhere.
-          names.delete(sql)
-          resume(run(sql, params, nameOf(sql), true))
-        } else if (error) resume(Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" })))
-        else resume(Effect.succeed(result?.rows ?? []))
-      })
+      pool.query(
+        name === undefined ? { text: sql, values } : { name, text: sql, values },
+        (error: Error | undefined, result: Pg.QueryResult | undefined) => {
+          if (error && name !== undefined && !retried && Direct.isStalePlan(error)) {
+            // A migration changed what the statement returns: a new name prepares it afresh everywhere.
+            names.delete(sql)
+            resume(run(sql, params, nameOf(sql), true))
+          } else if (error) resume(Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" })))
+          else resume(Effect.succeed(result?.rows ?? []))
+        }
+      )
     })
   return (sql, params) => run(sql, params, nameOf(sql), false)
 }
@@ -109,7 +115,7 @@ const poolExecute = (pool: Pg.Pool, prepared: boolean): Direct.DriverExecute => 
 const postgresLayer = (url: Redacted.Redacted<string>, retry: Schedule.Schedule<unknown, unknown>, prepared: boolean) => {
   const where = describeUrl(Redacted.value(url))
   return Layer.scopedContext(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const pool = yield* openPool(url)
       const client = yield* PgClient.fromPool({ acquire: Effect.succeed(pool), applicationName: "cairn" })
       return Context.make(SqlClient.SqlClient, client).pipe(
@@ -119,9 +125,7 @@ const postgresLayer = (url: Redacted.Redacted<string>, retry: Schedule.Schedule<
     })
   ).pipe(
     Layer.provide(Reactivity.layer),
-    Layer.tapError((error) =>
-      Effect.logWarning(`PostgreSQL at ${where} is not reachable yet (${reason(error)}); retrying`)
-    ),
+    Layer.tapError((error) => Effect.logWarning(`PostgreSQL at ${where} is not reachable yet (${reason(error)}); retrying`)),
     Layer.retry(retry),
     Layer.catchAll((error) =>
       Layer.fail(
@@ -136,12 +140,15 @@ const postgresLayer = (url: Redacted.Redacted<string>, retry: Schedule.Schedule<
 
 export const layer = () =>
   Layer.unwrapEffect(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const config = yield* AppConfig
       return Option.match(config.databaseUrl, {
         onSome: (url) =>
           Layer.merge(
-            postgresLayer(url, connectSchedule(config.databaseConnectRetrySeconds), config.databasePreparedStatements) as Layer.Layer<SqlClient.SqlClient | Direct.DirectStatements, DatabaseUnavailable>,
+            postgresLayer(url, connectSchedule(config.databaseConnectRetrySeconds), config.databasePreparedStatements) as Layer.Layer<
+              SqlClient.SqlClient | Direct.DirectStatements,
+              DatabaseUnavailable
+            >,
             Layer.succeed(DatabaseInfo, { backend: "postgres", location: describeUrl(Redacted.value(url)) })
           ),
         onNone: () => {
@@ -149,9 +156,7 @@ export const layer = () =>
           if (dir !== "memory://") fs.mkdirSync(dir, { recursive: true })
           return Layer.merge(
             PgliteClient.layer({ dataDir: dir, sharedBuffersMb: config.pgliteSharedBuffersMb, wasmTier: config.pgliteWasmTier }).pipe(
-              Layer.catchAll((error) =>
-                Layer.fail(new DatabaseUnavailable({ message: error.message, cause: error }))
-              )
+              Layer.catchAll((error) => Layer.fail(new DatabaseUnavailable({ message: error.message, cause: error })))
             ),
             Layer.succeed(DatabaseInfo, { backend: "pglite", location: dir })
           )

@@ -9,6 +9,7 @@ import type { SqlClient } from "@effect/sql"
 
 /** PostgreSQL's text takes no NUL; a lone surrogate, which JSON would escape and PostgreSQL refuse, becomes U+FFFD as a UTF-8 parameter's would. */
 const storable = (text: string) =>
+  // eslint-disable-next-line no-control-regex -- NUL is what is removed
   text.replace(/\u0000/g, "").replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, "\ufffd")
 
 /** The rows as the statement's parameter; every string in them (nested ones too) made storable. */

@@ -32,7 +32,7 @@ export const lockKey = (name: string): string =>
   crypto.createHash("sha256").update(`cairn:leader:${name}`).digest().readBigInt64BE(0).toString()
 
 export class Leadership extends Effect.Service<Leadership>()("cairn/Leadership", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const config = yield* leadershipConfig
     const sql = yield* SqlClient.SqlClient
     const info = yield* DatabaseInfo
@@ -42,7 +42,7 @@ export class Leadership extends Effect.Service<Leadership>()("cairn/Leadership",
     /** One attempt: Some(result) after leading, None when another process holds the lock. */
     const attempt = <A, E, R>(key: string, work: Effect.Effect<A, E, R>, onLeading: Effect.Effect<void>) =>
       Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const connection = yield* sql.reserve
           const [row] = yield* connection.execute("SELECT pg_try_advisory_lock($1::bigint) AS locked", [key], undefined)
           if (row?.locked !== true) return { led: false as const }
@@ -57,7 +57,10 @@ export class Leadership extends Effect.Service<Leadership>()("cairn/Leadership",
             .execute(`SET idle_session_timeout = ${Math.max(1000, Math.floor(config.sessionTimeoutMs))}`, [], undefined)
             .pipe(Effect.ignore)
           const ping = connection.execute("SELECT 1", [], undefined).pipe(
-            Effect.timeoutFail({ duration: Duration.millis(config.checkMs * 2), onTimeout: () => new LeadershipLost({ reason: "ping timed out" }) }),
+            Effect.timeoutFail({
+              duration: Duration.millis(config.checkMs * 2),
+              onTimeout: () => new LeadershipLost({ reason: "ping timed out" })
+            }),
             Effect.mapError((error) => (error instanceof LeadershipLost ? error : new LeadershipLost({ reason: error.message }))),
             Effect.repeat(Schedule.spaced(Duration.millis(config.checkMs))),
             Effect.zipRight(Effect.never)

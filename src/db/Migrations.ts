@@ -31,8 +31,7 @@ export const fromDirectory = (dir: string, upTo = Number.POSITIVE_INFINITY): Mig
           return [[id, match[2]!, Effect.succeed(run)]]
         })
         .sort((a, b) => a[0] - b[0]),
-    catch: (cause) =>
-      new Migrator.MigrationError({ reason: "import-error", message: `Cannot read migrations in ${dir}`, cause })
+    catch: (cause) => new Migrator.MigrationError({ reason: "import-error", message: `Cannot read migrations in ${dir}`, cause })
   })
 
 const migrator = Migrator.make({})
@@ -46,13 +45,15 @@ const migrator = Migrator.make({})
 const startupRace = Schedule.recurs(3).pipe(Schedule.addDelay(() => Duration.millis(200)))
 
 /** Applies every pending migration; answers the ones applied now. */
-export const run = tracedFn("Migrations.run", (options: { readonly dir?: string; readonly upTo?: number } = {}) =>
-  migrator({ loader: fromDirectory(options.dir ?? migrationsDir, options.upTo), table: "cairn_migrations" }).pipe(
-    Effect.retry({ schedule: startupRace, while: (error) => error._tag === "SqlError" }),
-    Effect.tap((applied) =>
-      applied.length === 0
-        ? Effect.logDebug("Database schema is up to date")
-        : Effect.logInfo(`Applied migrations: ${applied.map(([id, name]) => `${id}_${name}`).join(", ")}`)
+export const run = tracedFn(
+  "Migrations.run",
+  (options: { readonly dir?: string; readonly upTo?: number } = {}) =>
+    migrator({ loader: fromDirectory(options.dir ?? migrationsDir, options.upTo), table: "cairn_migrations" }).pipe(
+      Effect.retry({ schedule: startupRace, while: (error) => error._tag === "SqlError" }),
+      Effect.tap((applied) =>
+        applied.length === 0
+          ? Effect.logDebug("Database schema is up to date")
+          : Effect.logInfo(`Applied migrations: ${applied.map(([id, name]) => `${id}_${name}`).join(", ")}`)
+      )
     )
-  )
 )

@@ -42,18 +42,22 @@ const GrownTables = Schema.Array(Schema.Struct({ name: Schema.String, columns: S
 
 /** One statement (one implicit transaction, so `SET LOCAL` holds for it alone) analyzing `tables`. */
 export const analyzeSql = (tables: typeof GrownTables.Type) =>
-  `SET LOCAL default_statistics_target = 10; ANALYZE ${tables.map((table) => (table.columns ? `${table.name} (${table.columns})` : table.name)).join(", ")}`
+  `SET LOCAL default_statistics_target = 10; ANALYZE ${
+    tables.map((table) => (table.columns ? `${table.name} (${table.columns})` : table.name)).join(", ")
+  }`
 
 /**
  * Analyzes the grown tables, through `run` (which holds the connection's permit). A failure is
  * logged and the next check tries again.
  */
-export const analyzeGrown = tracedFn("PgliteAnalyze.analyzeGrown", (run: (sql: string) => Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
-  Effect.gen(function* () {
-    const grown = yield* Schema.decodeUnknown(GrownTables)(yield* run(grownTablesSql))
-    if (grown.length === 0) return
-    yield* run(analyzeSql(grown))
-  }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("Could not analyze the embedded database's tables", cause)))
+export const analyzeGrown = tracedFn(
+  "PgliteAnalyze.analyzeGrown",
+  (run: (sql: string) => Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
+    Effect.gen(function*() {
+      const grown = yield* Schema.decodeUnknown(GrownTables)(yield* run(grownTablesSql))
+      if (grown.length === 0) return
+      yield* run(analyzeSql(grown))
+    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("Could not analyze the embedded database's tables", cause)))
 )
 
 /**

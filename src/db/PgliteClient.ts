@@ -5,18 +5,18 @@
  * a transaction holds it from BEGIN to COMMIT, and other fibers wait rather than interleave.
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
+import { PgClient } from "@effect/sql-pg"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
-import { PgClient } from "@effect/sql-pg"
 import { parse, PGlite, protocol } from "@electric-sql/pglite"
 import { vector } from "@electric-sql/pglite-pgvector"
 import { Context, Effect, Layer, Stream } from "effect"
 import * as v8 from "node:v8"
 import type { PgliteWasmTier } from "../config/AppConfig.ts"
 import * as Direct from "./Direct.ts"
-import { keepFileSizes } from "./PgliteFileSizes.ts"
 import { analyzeWhileBusy } from "./PgliteAnalyze.ts"
+import { keepFileSizes } from "./PgliteFileSizes.ts"
 
 export interface PgliteOptions {
   /** A directory for the database files, or `memory://` for a throwaway in-memory database. */
@@ -60,9 +60,14 @@ const openPglite = ({ dataDir, sharedBuffersMb, wasmTier }: PgliteOptions) =>
         const db = await compiledAt(wasmTier, () =>
           PGlite.create(dataDir, {
             extensions: { vector },
-            startParams: [...PGlite.defaultStartParams, "-c", `shared_buffers=${sharedBuffersMb}MB`, "-c", `plan_cache_mode=${planCacheMode}`]
-          })
-        )
+            startParams: [
+              ...PGlite.defaultStartParams,
+              "-c",
+              `shared_buffers=${sharedBuffersMb}MB`,
+              "-c",
+              `plan_cache_mode=${planCacheMode}`
+            ]
+          }))
         keepFileSizes(db)
         await db.exec("CREATE EXTENSION IF NOT EXISTS vector")
         return db
@@ -105,7 +110,8 @@ export const preparedStatements = (db: PGlite) => {
   const { serialize } = protocol
   const known = new Map<string, Prepared>()
   let made = 0
-  const close = (name: string) => db.execProtocol(concatMessages([serialize.close({ type: "S", name }), serialize.sync()]), { syncToFs: false })
+  const close = (name: string) =>
+    db.execProtocol(concatMessages([serialize.close({ type: "S", name }), serialize.sync()]), { syncToFs: false })
   const prepare = async (sql: string): Promise<Prepared> => {
     const name = `cairn_${++made}`
     const { messages } = await db.execProtocol(
@@ -131,7 +137,12 @@ export const preparedStatements = (db: PGlite) => {
     // No sync to the file system after it: for a data directory on disk (NODEFS) or in memory that
     // sync does nothing, but it still takes PGlite's file-system mutex, a few promises a statement.
     const { messages } = await db.execProtocol(
-      concatMessages([serialize.bind({ statement: statement.name, values }), serialize.describe({ type: "P" }), serialize.execute({}), serialize.sync()]),
+      concatMessages([
+        serialize.bind({ statement: statement.name, values }),
+        serialize.describe({ type: "P" }),
+        serialize.execute({}),
+        serialize.sync()
+      ]),
       { syncToFs: false }
     )
     return parse.parseResults(messages, db.parsers, rowMode ? { rowMode } : undefined)[0]?.rows ?? []
@@ -154,7 +165,11 @@ export const preparedStatements = (db: PGlite) => {
   }
 }
 
-const makeConnection = (db: PGlite, lock: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>, prepared: ReturnType<typeof preparedStatements>) => {
+const makeConnection = (
+  db: PGlite,
+  lock: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
+  prepared: ReturnType<typeof preparedStatements>
+) => {
   const run = (sql: string, params: ReadonlyArray<unknown>) =>
     lock(
       Effect.tryPromise({
@@ -170,8 +185,7 @@ const makeConnection = (db: PGlite, lock: <A, E, R>(effect: Effect.Effect<A, E, 
       })
     )
   const connection: Connection = {
-    execute: (sql, params, transformRows) =>
-      transformRows ? Effect.map(run(sql, params), transformRows) : run(sql, params),
+    execute: (sql, params, transformRows) => transformRows ? Effect.map(run(sql, params), transformRows) : run(sql, params),
     executeRaw: (sql, params) => run(sql, params),
     executeValues: (sql, params) =>
       lock(
@@ -180,8 +194,7 @@ const makeConnection = (db: PGlite, lock: <A, E, R>(effect: Effect.Effect<A, E, 
           catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" })
         })
       ),
-    executeUnprepared: (sql, params, transformRows) =>
-      transformRows ? Effect.map(run(sql, params), transformRows) : run(sql, params),
+    executeUnprepared: (sql, params, transformRows) => transformRows ? Effect.map(run(sql, params), transformRows) : run(sql, params),
     executeStream: (sql, params, transformRows) =>
       Stream.fromIterableEffect(
         transformRows ? Effect.map(run(sql, params), transformRows) : run(sql, params)
@@ -192,7 +205,7 @@ const makeConnection = (db: PGlite, lock: <A, E, R>(effect: Effect.Effect<A, E, 
 
 /** The client and, for the statements a turn makes, the same single connection without the client's wrapping (db/Direct.ts). */
 export const make = (options: PgliteOptions) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const db = yield* openPglite(options)
     const semaphore = yield* Effect.makeSemaphore(1)
     const preparedOnce = preparedStatements(db)
@@ -220,7 +233,9 @@ export const make = (options: PgliteOptions) =>
     })
     // Statistics for the planner, as autovacuum would keep them (db/PgliteAnalyze.ts).
     yield* Effect.forkScoped(analyzeWhileBusy(() => statementsRun, (sql) => locked.execute(sql, [], undefined)))
-    return Context.make(SqlClient.SqlClient, client).pipe(Context.add(Direct.DirectStatements, Direct.make((sql, params) => locked.execute(sql, params, undefined))))
+    return Context.make(SqlClient.SqlClient, client).pipe(
+      Context.add(Direct.DirectStatements, Direct.make((sql, params) => locked.execute(sql, params, undefined)))
+    )
   })
 
 export const layer = (options: PgliteOptions) => Layer.scopedContext(make(options)).pipe(Layer.provide(Reactivity.layer))

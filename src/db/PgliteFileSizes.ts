@@ -64,7 +64,11 @@ export const keepFileSizes = (db: PGlite): void => {
   streamOps.write = (stream, buffer, offset, length, position, canOwn) => {
     const written = write(stream, buffer, offset, length, position, canOwn)
     const node = stream.node
-    if (node.knownSize !== undefined) node.knownSize = typeof position === "number" ? Math.max(node.knownSize, position + written) : undefined
+    if (node.knownSize !== undefined) {
+      node.knownSize = typeof position === "number"
+        ? Math.max(node.knownSize, position + written)
+        : undefined
+    }
     return written
   }
   streamOps.setattr = (stream, attributes) => {

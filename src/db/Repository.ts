@@ -13,9 +13,8 @@ import { isRunnable, traced } from "../telemetry/Spans.ts"
 type Defected<M> = {
   readonly [K in keyof M]: M[K] extends (...args: infer Args) => Effect.Effect<infer A, infer _E, infer R>
     ? (...args: Args) => Effect.Effect<A, never, R>
-    : M[K] extends Effect.Effect<infer A, infer _E, infer R>
-      ? Effect.Effect<A, never, R>
-      : M[K]
+    : M[K] extends Effect.Effect<infer A, infer _E, infer R> ? Effect.Effect<A, never, R>
+    : M[K]
 }
 
 /** A repository method, its database failures made defects. */
@@ -40,8 +39,7 @@ const isSqlError = (error: unknown): error is SqlError =>
  * database failure; the caller's own errors pass through (and roll the transaction back).
  */
 export const transactions =
-  (sql: SqlClient.SqlClient) =>
-  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError>, R> =>
+  (sql: SqlClient.SqlClient) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError>, R> =>
     Effect.catchIf(sql.withTransaction(effect), isSqlError, Effect.die) as Effect.Effect<A, Exclude<E, SqlError>, R>
 
 /**

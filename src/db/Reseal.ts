@@ -18,7 +18,7 @@ export interface ResealColumn<V> {
 
 /** Seals a column's rows once, when `name` is pending; answers how many rows changed. */
 export const resealPending = tracedFn("Reseal.pending", <V>(name: string, column: ResealColumn<V>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const pending = yield* sql`SELECT name FROM pending_reseals WHERE name = ${name}`
     if (pending.length === 0) return 0
@@ -32,8 +32,7 @@ export const resealPending = tracedFn("Reseal.pending", <V>(name: string, column
     yield* sql`DELETE FROM pending_reseals WHERE name = ${name}`
     if (changed > 0) yield* Effect.logInfo(`Sealed the credentials stored in the clear in ${changed} row(s) of ${name}`)
     return changed
-  }).pipe(Effect.orDie)
-)
+  }).pipe(Effect.orDie))
 
 type Config = Record<string, unknown>
 
@@ -44,9 +43,16 @@ const configOf = (value: unknown): Config => (typeof value === "string" ? (JSON.
  * The rows of a table's jsonb `dispatch_config` that hold a URL, for `resealPending`; `table` and
  * `key` are the caller's own constant names, never input.
  */
-export const dispatchConfigColumn = (sql: SqlClient.SqlClient, table: string, key: string, seal: (config: Config) => Config): ResealColumn<Config> => ({
+export const dispatchConfigColumn = (
+  sql: SqlClient.SqlClient,
+  table: string,
+  key: string,
+  seal: (config: Config) => Config
+): ResealColumn<Config> => ({
   read: Effect.map(
-    sql.unsafe<{ key: string; dispatch_config: unknown }>(`SELECT ${key} AS key, dispatch_config FROM ${table} WHERE dispatch_config::text LIKE '%://%'`),
+    sql.unsafe<{ key: string; dispatch_config: unknown }>(
+      `SELECT ${key} AS key, dispatch_config FROM ${table} WHERE dispatch_config::text LIKE '%://%'`
+    ),
     (rows) => rows.map((row) => [String(row.key), configOf(row.dispatch_config)] as const)
   ),
   seal,

@@ -12,7 +12,7 @@
  * this check is one clock read and a comparison, in one runtime step.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Deferred, Effect, FiberId, FiberSet, Option, Stream, type Scope } from "effect"
+import { Clock, Context, Deferred, Effect, FiberId, FiberSet, Option, type Scope, Stream } from "effect"
 import { Bus } from "./Bus.ts"
 
 export interface Snapshot<A, E> {
@@ -40,7 +40,7 @@ export const makeSharedSnapshot = <A, E>(
   load: Effect.Effect<A, E>,
   ttlMs: number
 ): Effect.Effect<Snapshot<A, E>, never, Scope.Scope | Bus> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const bus = yield* Bus
     const snapshot = yield* makeSnapshot(load, ttlMs)
     yield* Effect.forkScoped(
@@ -66,8 +66,7 @@ const snapshotOf = <A, E>(load: Effect.Effect<A, E>, ttlMs: number, loads: Fiber
           applied = generation
           value = { at, value: loaded }
         }
-      })
-    )
+      }))
   })
 
   // The shared load runs in its own fiber, so no reader owns it: any reader (the first included)

@@ -15,7 +15,7 @@ export const writeBehind = <R>(
   spacing: Duration.Duration,
   write: Effect.Effect<boolean, never, R>
 ): Effect.Effect<WriteBehind, never, Scope.Scope | R> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const due = yield* Effect.makeLatch(false)
     yield* due.await.pipe(
       Effect.zipRight(Effect.sleep(spacing)),

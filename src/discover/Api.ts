@@ -25,4 +25,5 @@ export class DiscoverApi extends HttpApiGroup.make("discover")
   )
   .middleware(Authentication)
   .prefix("/api/v1")
-  .annotate(OpenApi.Title, "Discovery") {}
+  .annotate(OpenApi.Title, "Discovery")
+{}

@@ -1,9 +1,20 @@
 import { HttpApiBuilder, HttpServerResponse, OpenApi } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
+import { type CatalogueEntry, EndpointCatalogue } from "../auth/Catalogue.ts"
 import { Principal } from "../auth/Principal.ts"
-import { AUTHENTICATED, deprecatedScopes, expandScopes, grants, memberScopes, presets, PUBLIC, scopeGroups, allScopes, type Scope } from "../auth/Scopes.ts"
-import { EndpointCatalogue, type CatalogueEntry } from "../auth/Catalogue.ts"
+import {
+  allScopes,
+  AUTHENTICATED,
+  deprecatedScopes,
+  expandScopes,
+  grants,
+  memberScopes,
+  presets,
+  PUBLIC,
+  type Scope,
+  scopeGroups
+} from "../auth/Scopes.ts"
 import { EndpointEntry, ScopeCatalogue } from "./Model.ts"
 import { renderReference } from "./Reference.ts"
 
@@ -37,7 +48,7 @@ const scopeCatalogueOf = (entries: ReadonlyArray<CatalogueEntry>) => {
 }
 
 export const DiscoverHttpLive = HttpApiBuilder.group(CairnApi, "discover", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const catalogue = yield* EndpointCatalogue
     const spec = OpenApi.fromApi(CairnApi)
     const scopeCatalogue = scopeCatalogueOf(catalogue.entries)
@@ -56,11 +67,8 @@ export const DiscoverHttpLive = HttpApiBuilder.group(CairnApi, "discover", (hand
             }) as unknown as ReadonlyArray<EndpointEntry>
           }
           return entries.map(
-            (entry) =>
-              new EndpointEntry({ method: entry.method, path: entry.path, description: entry.description, scope: entry.scope })
+            (entry) => new EndpointEntry({ method: entry.method, path: entry.path, description: entry.description, scope: entry.scope })
           )
-        })
-      )
+        }))
       .handle("scopes", () => Effect.succeed(scopeCatalogue))
-  })
-)
+  }))

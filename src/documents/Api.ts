@@ -2,10 +2,19 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { detailBody } from "../contract/Errors.ts"
-import { Document, DocumentCreate, DocumentDeleted, DocumentListQuery, DocumentPage, DocumentPath, SearchQuery, SearchResult } from "./Model.ts"
-import { DocumentNotFound, EmbeddingFailed } from "./Errors.ts"
 import { BodyLimit } from "../contract/BodyLimit.ts"
+import { detailBody } from "../contract/Errors.ts"
+import { DocumentNotFound, EmbeddingFailed } from "./Errors.ts"
+import {
+  Document,
+  DocumentCreate,
+  DocumentDeleted,
+  DocumentListQuery,
+  DocumentPage,
+  DocumentPath,
+  SearchQuery,
+  SearchResult
+} from "./Model.ts"
 
 export class DocumentsApi extends HttpApiGroup.make("documents")
   .add(
@@ -58,4 +67,5 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
   .addError(detailBody(DocumentNotFound))
   .middleware(Authentication)
   .prefix("/api/v1")
-  .annotate(OpenApi.Title, "Documents") {}
+  .annotate(OpenApi.Title, "Documents")
+{}

@@ -4,11 +4,13 @@
  * the integration SDK both call this service, so they behave alike.
  */
 import { Chunk, Effect, ParseResult, Schedule, Schema } from "effect"
+import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import { EmbeddingConfig } from "../embeddings/Config.ts"
 import { Embedder, type EmbeddingError } from "../embeddings/Embedder.ts"
 import { layer as EmbedderLive } from "../embeddings/Live.ts"
-import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
+import { inSpan, traced } from "../telemetry/Spans.ts"
 import { chunkText } from "./Chunking.ts"
+import { DocumentNotFound, EmbeddingFailed } from "./Errors.ts"
 import {
   DEFAULT_SEARCH_LIMIT,
   Document,
@@ -17,14 +19,12 @@ import {
   DocumentPage,
   DocumentSummary,
   MAX_SEARCH_LIMIT,
+  type SearchInput,
   SearchQuery,
-  SearchResult,
-  type SearchInput
+  SearchResult
 } from "./Model.ts"
 import { fuse, type VectorHit } from "./Ranking.ts"
-import { DocumentsRepo, embeddingInput, MAX_INDEXED_DIMENSION, type DocumentRow } from "./Repo.ts"
-import { inSpan, traced } from "../telemetry/Spans.ts"
-import { DocumentNotFound, EmbeddingFailed } from "./Errors.ts"
+import { type DocumentRow, DocumentsRepo, embeddingInput, MAX_INDEXED_DIMENSION } from "./Repo.ts"
 
 /** Texts per embedding request: well under every provider's batch limit. */
 const EMBED_BATCH = 64
@@ -64,7 +64,7 @@ const SearchArguments = Schema.Struct({
 const toDocument = (row: DocumentRow) => new Document(row)
 
 export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
-  scoped: Effect.gen(function* () {
+  scoped: Effect.gen(function*() {
     const repo = yield* DocumentsRepo
     const embedder = yield* Embedder
     const config = yield* EmbeddingConfig
@@ -86,59 +86,65 @@ export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
       !useIndex || dimension > MAX_INDEXED_DIMENSION || indexed.has(dimension)
         ? Effect.void
         : repo.ensureIndex(dimension).pipe(
-            Effect.tap(() => Effect.sync(() => indexed.add(dimension))),
-            // Two servers creating it at once: one wins, the other's error is harmless.
-            Effect.catchAll((error) => Effect.logWarning(`Could not create the vector index for ${dimension} dimensions`, error))
-          )
+          Effect.tap(() => Effect.sync(() => indexed.add(dimension))),
+          // Two servers creating it at once: one wins, the other's error is harmless.
+          Effect.catchAll((error) => Effect.logWarning(`Could not create the vector index for ${dimension} dimensions`, error))
+        )
 
     const embedAll = (texts: ReadonlyArray<string>): Effect.Effect<Array<ReadonlyArray<number>>, EmbeddingError> =>
       Effect.forEach(Chunk.chunksOf(Chunk.fromIterable(texts), EMBED_BATCH), (batch) => embedder.embed(Chunk.toReadonlyArray(batch))).pipe(
         Effect.map((batches) => batches.flat())
       )
 
-    const ingest = (unchecked: typeof DocumentCreate.Encoded) => Effect.gen(function* () {
-      const input = yield* validate(DocumentCreate, unchecked)
-      const pieces = chunkText(input.content)
-      const vectors = yield* embedAll(pieces.map((piece) => embeddingInput(input.title, piece))).pipe(
-        Effect.mapError((error) => new EmbeddingFailed({ detail: `Embedding failed: ${error.message}` }))
-      )
-      yield* ensureIndex(vectors[0]!.length)
-      const id = yield* repo.insert(
-        {
-          title: input.title,
-          content: input.content,
-          integrationId: input.integration_id,
-          sessionId: input.session_id ?? null,
-          metadata: input.metadata ?? {}
-        },
-        pieces.map((content, i) => ({ content, embedding: vectors[i]! })),
-        embedder.model
-      )
-      const row = yield* repo.get(id)
-      return toDocument(row!)
-    })
-
-    const get = (id: string) => Effect.gen(function* () {
-      const row = Schema.is(Schema.UUID)(id) ? yield* repo.get(id) : undefined
-      if (!row) return yield* new DocumentNotFound({ detail: `Document ${id} not found` })
-      return toDocument(row)
-    })
-
-    const list = (query: { readonly integration_id?: string | undefined; readonly limit?: number | undefined; readonly offset?: number | undefined }) => Effect.gen(function* () {
-      const limit = query.limit ?? 50
-      const offset = query.offset ?? 0
-      const rows = yield* repo.list(query.integration_id, limit, offset)
-      return new DocumentPage({
-        items: rows.slice(0, limit).map((row) => new DocumentSummary(row)),
-        next_offset: rows.length > limit ? offset + limit : null
+    const ingest = (unchecked: typeof DocumentCreate.Encoded) =>
+      Effect.gen(function*() {
+        const input = yield* validate(DocumentCreate, unchecked)
+        const pieces = chunkText(input.content)
+        const vectors = yield* embedAll(pieces.map((piece) => embeddingInput(input.title, piece))).pipe(
+          Effect.mapError((error) => new EmbeddingFailed({ detail: `Embedding failed: ${error.message}` }))
+        )
+        yield* ensureIndex(vectors[0]!.length)
+        const id = yield* repo.insert(
+          {
+            title: input.title,
+            content: input.content,
+            integrationId: input.integration_id,
+            sessionId: input.session_id ?? null,
+            metadata: input.metadata ?? {}
+          },
+          pieces.map((content, i) => ({ content, embedding: vectors[i]! })),
+          embedder.model
+        )
+        const row = yield* repo.get(id)
+        return toDocument(row!)
       })
-    })
 
-    const remove = (id: string) => Effect.gen(function* () {
-      const removed = Schema.is(Schema.UUID)(id) && (yield* repo.remove(id))
-      if (!removed) return yield* new DocumentNotFound({ detail: `Document ${id} not found` })
-      return new DocumentDeleted({ id, deleted: true })
-    })
+    const get = (id: string) =>
+      Effect.gen(function*() {
+        const row = Schema.is(Schema.UUID)(id) ? yield* repo.get(id) : undefined
+        if (!row) return yield* new DocumentNotFound({ detail: `Document ${id} not found` })
+        return toDocument(row)
+      })
+
+    const list = (
+      query: { readonly integration_id?: string | undefined; readonly limit?: number | undefined; readonly offset?: number | undefined }
+    ) =>
+      Effect.gen(function*() {
+        const limit = query.limit ?? 50
+        const offset = query.offset ?? 0
+        const rows = yield* repo.list(query.integration_id, limit, offset)
+        return new DocumentPage({
+          items: rows.slice(0, limit).map((row) => new DocumentSummary(row)),
+          next_offset: rows.length > limit ? offset + limit : null
+        })
+      })
+
+    const remove = (id: string) =>
+      Effect.gen(function*() {
+        const removed = Schema.is(Schema.UUID)(id) && (yield* repo.remove(id))
+        if (!removed) return yield* new DocumentNotFound({ detail: `Document ${id} not found` })
+        return new DocumentDeleted({ id, deleted: true })
+      })
 
     const vectorLeg = (q: string, integrationId: string | undefined, candidates: number) =>
       embedder.embed([q]).pipe(
@@ -149,61 +155,64 @@ export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
         ),
         // Without an embedder (provider down) full-text search still answers.
         Effect.catchTag("EmbeddingError", (error) =>
-          Effect.as(Effect.logWarning(`Document search without vectors: ${error.message}`), [] as Array<VectorHit>)
-        )
+          Effect.as(Effect.logWarning(`Document search without vectors: ${error.message}`), [] as Array<VectorHit>))
       )
 
-    const search = (unchecked: SearchInput) => Effect.gen(function* () {
-      const input = yield* validate(SearchArguments, unchecked)
-      const limit = Math.min(input.limit ?? DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
-      const candidates = candidatesFor(limit)
-      const q = input.q.trim()
-      // One after the other: PGlite has one connection anyway, and on PostgreSQL running them in
-      // parallel measured slower (a second pooled connection per search) than in sequence.
-      const vector = yield* vectorLeg(q, input.integration_id, candidates)
-      const text = yield* repo.text(q, input.integration_id, candidates)
-      const fused = fuse(vector, text, limit)
-      const rows = new Map((yield* repo.getMany(fused.map((hit) => hit.documentId))).map((row) => [row.id, row]))
-      return fused.flatMap((hit) => {
-        const row = rows.get(hit.documentId)
-        // Deleted between the search and the fetch: leave it out.
-        if (!row) return []
-        return [
-          new SearchResult({
-            id: row.id,
-            title: row.title,
-            content: row.content,
-            integration_id: row.integration_id,
-            session_id: row.session_id,
-            metadata: row.metadata,
-            created_at: row.created_at,
-            score: hit.score,
-            similarity: hit.similarity,
-            snippet: hit.snippet
-          })
-        ]
+    const search = (unchecked: SearchInput) =>
+      Effect.gen(function*() {
+        const input = yield* validate(SearchArguments, unchecked)
+        const limit = Math.min(input.limit ?? DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
+        const candidates = candidatesFor(limit)
+        const q = input.q.trim()
+        // One after the other: PGlite has one connection anyway, and on PostgreSQL running them in
+        // parallel measured slower (a second pooled connection per search) than in sequence.
+        const vector = yield* vectorLeg(q, input.integration_id, candidates)
+        const text = yield* repo.text(q, input.integration_id, candidates)
+        const fused = fuse(vector, text, limit)
+        const rows = new Map((yield* repo.getMany(fused.map((hit) => hit.documentId))).map((row) => [row.id, row]))
+        return fused.flatMap((hit) => {
+          const row = rows.get(hit.documentId)
+          // Deleted between the search and the fetch: leave it out.
+          if (!row) return []
+          return [
+            new SearchResult({
+              id: row.id,
+              title: row.title,
+              content: row.content,
+              integration_id: row.integration_id,
+              session_id: row.session_id,
+              metadata: row.metadata,
+              created_at: row.created_at,
+              score: hit.score,
+              similarity: hit.similarity,
+              snippet: hit.snippet
+            })
+          ]
+        })
       })
-    })
 
     /** Brings every chunk to the current model, a batch at a time; searches meanwhile use full text for the rest. */
-    const reembed = inSpan(Effect.gen(function* () {
-      const pending = yield* repo.countPending(embedder.model)
-      if (pending === 0) return
-      yield* Effect.logInfo(`Re-embedding ${pending} document chunks with ${embedder.model}`)
-      let done = 0
-      for (;;) {
-        const batch = yield* repo.pendingReembed(embedder.model, REEMBED_BATCH)
-        if (batch.length === 0) break
-        const vectors = yield* embedAll(batch.map((chunk) => embeddingInput(chunk.title, chunk.content)))
-        yield* ensureIndex(vectors[0]!.length)
-        yield* repo.updateEmbeddings(
-          batch.map((chunk, i) => ({ documentId: chunk.document_id, ordinal: chunk.ordinal, embedding: vectors[i]! })),
-          embedder.model
-        )
-        done += batch.length
-      }
-      yield* Effect.logInfo(`Re-embedded ${done} document chunks with ${embedder.model}`)
-    }), "Documents.reembed")
+    const reembed = inSpan(
+      Effect.gen(function*() {
+        const pending = yield* repo.countPending(embedder.model)
+        if (pending === 0) return
+        yield* Effect.logInfo(`Re-embedding ${pending} document chunks with ${embedder.model}`)
+        let done = 0
+        for (;;) {
+          const batch = yield* repo.pendingReembed(embedder.model, REEMBED_BATCH)
+          if (batch.length === 0) break
+          const vectors = yield* embedAll(batch.map((chunk) => embeddingInput(chunk.title, chunk.content)))
+          yield* ensureIndex(vectors[0]!.length)
+          yield* repo.updateEmbeddings(
+            batch.map((chunk, i) => ({ documentId: chunk.document_id, ordinal: chunk.ordinal, embedding: vectors[i]! })),
+            embedder.model
+          )
+          done += batch.length
+        }
+        yield* Effect.logInfo(`Re-embedded ${done} document chunks with ${embedder.model}`)
+      }),
+      "Documents.reembed"
+    )
 
     yield* reembed.pipe(
       Effect.tapErrorCause((cause) => Effect.logWarning("Re-embedding documents failed; retrying", cause)),

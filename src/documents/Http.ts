@@ -4,7 +4,7 @@ import { CairnApi } from "../Api.ts"
 import { Documents } from "./Documents.ts"
 
 export const DocumentsHttpLive = HttpApiBuilder.group(CairnApi, "documents", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const documents = yield* Documents
     return handlers
       .handle("create", ({ payload }) => documents.ingest(payload))
@@ -12,5 +12,4 @@ export const DocumentsHttpLive = HttpApiBuilder.group(CairnApi, "documents", (ha
       .handle("search", ({ urlParams }) => documents.search(urlParams))
       .handle("get", ({ path }) => documents.get(path.id))
       .handle("remove", ({ path }) => documents.remove(path.id))
-  })
-)
+  }))

@@ -1,11 +1,11 @@
 /** SQL for documents and their chunks: storage, the two search legs and re-embedding. */
-import { CountRow, decodeRows, firstRow, IdRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Schema } from "effect"
+import { CountRow, decodeRows, firstRow, IdRow, repository } from "../db/Repository.ts"
 import { toPgArray, toPgVector } from "../embeddings/Vector.ts"
-import type { ChunkHit, VectorHit } from "./Ranking.ts"
 import { Document, DocumentSummary } from "./Model.ts"
+import type { ChunkHit, VectorHit } from "./Ranking.ts"
 
 /**
  * A document as stored: the API's `Document` as the driver hands it over (its type side), its
@@ -52,7 +52,6 @@ const ChunkRow = Schema.Struct(chunkFields)
 const ScoredChunkRow = Schema.Struct({ ...chunkFields, similarity: Schema.Union(Schema.Number, Schema.NumberFromString) })
 const Installed = Schema.Struct({ installed: Schema.Boolean })
 
-
 /** pgvector's HNSW index takes up to 2000 dimensions; larger vectors are searched exactly. */
 export const MAX_INDEXED_DIMENSION = 2000
 
@@ -63,7 +62,7 @@ const INSERT_ROWS = 500
 export const embeddingInput = (title: string, chunk: string): string => `${title}\n${chunk}`
 
 export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/DocumentsRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     // Dimensions are integers we computed, never input; the typmod has to be a literal anyway.
@@ -93,7 +92,7 @@ export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/Docume
       /** The document, its chunks and their embeddings, in one transaction. */
       insert: (document: NewDocument, chunks: ReadonlyArray<NewChunk>, model: string) =>
         sql.withTransaction(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const [row] = yield* decodeRows(IdRow)(sql`
               INSERT INTO documents (integration_id, session_id, title, content, metadata)
               VALUES (${document.integrationId}, ${document.sessionId}, ${document.title}, ${document.content},
@@ -134,15 +133,14 @@ export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/Docume
             ${integrationId === undefined ? sql.literal("") : sql`WHERE d.integration_id = ${integrationId}`}
             ORDER BY d.created_at DESC, d.id DESC
             LIMIT ${limit + 1} OFFSET ${offset}`.pipe(decodeRows(DocumentSummaryRow)),
-      remove: (id: string) =>
-        sql`DELETE FROM documents WHERE id = ${id} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)),
+      remove: (id: string) => sql`DELETE FROM documents WHERE id = ${id} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)),
 
       /** Nearest chunks through the HNSW index of this dimension. */
       vectorIndexed: (query: ReadonlyArray<number>, model: string, integrationId: string | undefined, limit: number) => {
         const d = dim(query.length)
         const literal = toPgVector(query)
         return sql.withTransaction(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             // A filter (integration, model) is applied after the index scan; the iterative scan keeps
             // going until enough rows pass it instead of returning fewer than asked.
             // SET LOCAL, both in one round trip.

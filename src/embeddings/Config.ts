@@ -38,7 +38,7 @@ export const embeddingConfig = Config.all({
 
 export const layer = Layer.effect(
   EmbeddingConfig,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const app = yield* AppConfig
     const own = yield* embeddingConfig
     return { ...own, model: app.embeddingModel, dataDir: app.dataDir }

@@ -10,7 +10,7 @@ import { pipeline } from "node:stream/promises"
 import { EmbeddingError } from "./Embedder.ts"
 
 export const downloadOnce = (url: string, target: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     if (fs.existsSync(target)) return false
     yield* Effect.logInfo(`Downloading ${url} to ${target} (first start only)`)
     yield* Effect.tryPromise({

@@ -15,7 +15,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs/promises"
 import { createRequire } from "node:module"
 import { inSpan } from "../telemetry/Spans.ts"
-import { EmbeddingError, type EmbedderShape } from "./Embedder.ts"
+import { type EmbedderShape, EmbeddingError } from "./Embedder.ts"
 import { dot, hashedUnitVector, normalize } from "./Vector.ts"
 
 export const GLOVE_MODEL = "builtin/glove-100d"
@@ -60,7 +60,7 @@ const loadWordVectors = async (): Promise<WordVectors> => {
   packaged.words.forEach((word, row) => {
     const unit = normalize(packaged.vectors[word]!.slice(0, dimension))
     // The shared direction comes from the exact vectors, before rounding.
-    if (row < COMMON_WORDS) for (let i = 0; i < dimension; i++) mean[i]! += unit[i]!
+    if (row < COMMON_WORDS) { for (let i = 0; i < dimension; i++) mean[i]! += unit[i]! }
     const step = Math.max(...unit.map(Math.abs)) / 127 || 1
     for (let i = 0; i < dimension; i++) table[row * dimension + i] = Math.round(unit[i]! / step)
     const probability = 1 / ((row + 1) * harmonic)

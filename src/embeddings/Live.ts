@@ -9,7 +9,7 @@ import * as Remote from "./Remote.ts"
 
 export const layer = Layer.effect(
   Embedder,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const config = yield* EmbeddingConfig.EmbeddingConfig
     const provider = config.model.includes("/") ? config.model.slice(0, config.model.indexOf("/")) : undefined
     if (provider === "builtin") {

@@ -10,11 +10,11 @@
  */
 import { Effect } from "effect"
 import * as fs from "node:fs"
-import * as ort from "onnxruntime-web"
 import * as path from "node:path"
+import * as ort from "onnxruntime-web"
 import { inSpan } from "../telemetry/Spans.ts"
 import { downloadOnce } from "./Download.ts"
-import { EmbeddingError, type EmbedderShape } from "./Embedder.ts"
+import { type EmbedderShape, EmbeddingError } from "./Embedder.ts"
 import { normalize } from "./Vector.ts"
 import { encode, parseVocab, type WordPieceVocab } from "./WordPiece.ts"
 
@@ -35,7 +35,7 @@ export const modelFiles = (dataDir: string, name: string) => {
 
 /** Downloads what is missing, then loads the model. */
 export const load = (options: { readonly dataDir: string; readonly name: string; readonly url: string }) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const files = modelFiles(options.dataDir, options.name)
     yield* downloadOnce(`${options.url}/vocab.txt`, files.vocab)
     yield* downloadOnce(`${options.url}/onnx/model.onnx`, files.model)

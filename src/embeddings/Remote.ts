@@ -4,9 +4,9 @@
  * registry's model id: "provider/model", or a bare id for the default provider.
  */
 import { Effect } from "effect"
-import type { LlmError } from "../providers/Model.ts"
 import type { Llm } from "../providers/Llm.ts"
-import { EmbeddingError, type EmbedderShape } from "./Embedder.ts"
+import type { LlmError } from "../providers/Model.ts"
+import { type EmbedderShape, EmbeddingError } from "./Embedder.ts"
 import { normalize } from "./Vector.ts"
 
 export const make = (llm: Llm, model: string): EmbedderShape => ({
@@ -20,8 +20,8 @@ export const make = (llm: Llm, model: string): EmbedderShape => ({
         result.embeddings.length === texts.length
           ? Effect.succeed(result.embeddings.map(normalize))
           : Effect.fail(
-              new EmbeddingError({ message: `${model}: expected ${texts.length} embeddings, got ${result.embeddings.length}` })
-            )
+            new EmbeddingError({ message: `${model}: expected ${texts.length} embeddings, got ${result.embeddings.length}` })
+          )
       )
     )
 })

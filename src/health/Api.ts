@@ -30,4 +30,5 @@ export class HealthApi extends HttpApiGroup.make("health")
       .annotate(RequiredScope, PUBLIC)
       .annotate(OpenApi.Description, "Liveness: answers ok when the server and its database respond")
   )
-  .annotate(OpenApi.Title, "Health") {}
+  .annotate(OpenApi.Title, "Health")
+{}

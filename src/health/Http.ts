@@ -7,7 +7,7 @@ import { ping } from "../db/Database.ts"
 import { HealthStatus, Unhealthy } from "./Api.ts"
 
 export const HealthHttpLive = HttpApiBuilder.group(CairnApi, "health", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     // The client is captured once, so the handler needs nothing per request.
     const databasePing = Effect.provide(ping, yield* Effect.context<SqlClient.SqlClient>())
     const ok = new HealthStatus({ status: "ok", version: cairnVersion })
@@ -22,10 +22,7 @@ export const HealthHttpLive = HttpApiBuilder.group(CairnApi, "health", (handlers
           Effect.zipRight(
             Effect.logWarning("Health check: database unavailable", error),
             Effect.fail(new Unhealthy({ status: "error", detail: "Database unavailable" }))
-          )
-        ),
+          )),
         Effect.withTracerEnabled(false)
-      )
-    )
-  })
-)
+      ))
+  }))

@@ -5,9 +5,9 @@ import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { BotNotFound } from "../bots/Errors.ts"
 import { ChannelNotFound } from "../channels/Errors.ts"
-import { SessionNotFound } from "../sessions/Errors.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { idPath } from "../contract/Params.ts"
+import { SessionNotFound } from "../sessions/Errors.ts"
 import { HeartbeatNotFound } from "./Errors.ts"
 import { Heartbeat, HeartbeatBody, HeartbeatRun, HeartbeatRunsQuery } from "./Model.ts"
 
@@ -38,7 +38,10 @@ export class HeartbeatsApi extends HttpApiGroup.make("heartbeats")
       .setUrlParams(HeartbeatRunsQuery)
       .addSuccess(Schema.Array(HeartbeatRun))
       .annotate(RequiredScope, "channels.heartbeat:read")
-      .annotate(OpenApi.Description, "The heartbeat's runs, newest first: slot, trigger (schedule, catch_up, manual), status (running, posted, silent, quiet, failed), task, answer; limit 1-500 (default 50)")
+      .annotate(
+        OpenApi.Description,
+        "The heartbeat's runs, newest first: slot, trigger (schedule, catch_up, manual), status (running, posted, silent, quiet, failed), task, answer; limit 1-500 (default 50)"
+      )
   )
   .add(
     HttpApiEndpoint.post("runNow", "/api/v1/channels/:id/heartbeat/run")
@@ -52,4 +55,5 @@ export class HeartbeatsApi extends HttpApiGroup.make("heartbeats")
   .addError(detailBody(BotNotFound))
   .addError(detailBody(SessionNotFound))
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Heartbeats") {}
+  .annotate(OpenApi.Title, "Heartbeats")
+{}

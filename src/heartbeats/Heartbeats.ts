@@ -7,6 +7,7 @@
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { Channels } from "../channels/Channels.ts"
+import { ValidationError } from "../contract/Errors.ts"
 import { Bus } from "../db/Bus.ts"
 import { Intake } from "../intake/Intake.ts"
 import { makeDispatchSecrets, maskDispatchConfig, unmaskDispatchConfig } from "../secrets/DispatchConfig.ts"
@@ -14,10 +15,9 @@ import { Dispatchers } from "../tasks/delivery/Dispatchers.ts"
 import { Injector } from "../tasks/Injection.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { HeartbeatNotFound } from "./Errors.ts"
-import { Heartbeat, HeartbeatRun, type HeartbeatBody } from "./Model.ts"
-import { HeartbeatsRepo, type HeartbeatRow, type RunRow } from "./Repo.ts"
+import { Heartbeat, type HeartbeatBody, HeartbeatRun } from "./Model.ts"
+import { type HeartbeatRow, HeartbeatsRepo, type RunRow } from "./Repo.ts"
 import { cronProblem, hasSomethingToSay, inQuietHours, nextSlot, nothingToReport } from "./Slots.ts"
-import { ValidationError } from "../contract/Errors.ts"
 
 const cadenceOf = (row: Pick<HeartbeatRow, "interval_seconds" | "cron" | "timezone">) => ({
   intervalSeconds: row.interval_seconds,
@@ -26,7 +26,10 @@ const cadenceOf = (row: Pick<HeartbeatRow, "interval_seconds" | "cron" | "timezo
 })
 
 /** The slot after `after`, or null when the heartbeat is off or has ended. */
-export const slotAfter = (row: Pick<HeartbeatRow, "enabled" | "interval_seconds" | "cron" | "timezone" | "ends_at" | "anchor">, after: Date) => {
+export const slotAfter = (
+  row: Pick<HeartbeatRow, "enabled" | "interval_seconds" | "cron" | "timezone" | "ends_at" | "anchor">,
+  after: Date
+) => {
   if (!row.enabled) return null
   const next = nextSlot(cadenceOf(row), row.anchor, after)
   return row.ends_at !== null && next > row.ends_at ? null : next
@@ -38,7 +41,7 @@ const toHeartbeat = (row: HeartbeatRow) => new Heartbeat({ ...row, dispatch_conf
 export const toRun = (row: RunRow) => new HeartbeatRun(row)
 
 export class Heartbeats extends Effect.Service<Heartbeats>()("cairn/Heartbeats", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const repo = yield* HeartbeatsRepo
     const channels = yield* Channels
     const chat = yield* Intake
@@ -52,7 +55,7 @@ export class Heartbeats extends Effect.Service<Heartbeats>()("cairn/Heartbeats",
     const notFound = (channelId: string) => new HeartbeatNotFound({ detail: `The channel ${channelId} has no heartbeat` })
 
     const get = (channelId: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* channels.get(channelId)
         const row = yield* repo.find(channelId)
         if (!row) return yield* notFound(channelId)
@@ -61,7 +64,7 @@ export class Heartbeats extends Effect.Service<Heartbeats>()("cairn/Heartbeats",
 
     /** Sets a channel's heartbeat; its schedule starts from now. */
     const put = (channelId: string, body: HeartbeatBody) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* channels.get(channelId)
         const problem = body.cron === null ? null : cronProblem(body.cron, body.timezone)
         if (problem !== null) return yield* ValidationError.single(["body", "cron"], `Invalid cron expression: ${problem}`, "invalid_cron")
@@ -70,7 +73,12 @@ export class Heartbeats extends Effect.Service<Heartbeats>()("cairn/Heartbeats",
         // A secret sent back as the mask a GET showed keeps its stored value.
         const stored = (yield* repo.find(channelId))?.dispatch_config ?? {}
         const sent = unmaskDispatchConfig(body.dispatch_config, secrets.open(stored))
-        const settings = { ...body, channel_id: channelId, ends_at: body.ends_at === null ? null : new Date(body.ends_at), dispatch_config: secrets.seal(sent) }
+        const settings = {
+          ...body,
+          channel_id: channelId,
+          ends_at: body.ends_at === null ? null : new Date(body.ends_at),
+          dispatch_config: secrets.seal(sent)
+        }
         const nextAt = slotAfter({ ...settings, anchor: now }, now)
         const saved = toHeartbeat(yield* repo.upsert({ ...settings, nextAt }, now))
         // The scheduler sleeps until the next slot it knew of: this one may come sooner.
@@ -79,18 +87,24 @@ export class Heartbeats extends Effect.Service<Heartbeats>()("cairn/Heartbeats",
       })
 
     const runs = (channelId: string, limit: number) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* channels.get(channelId)
         return (yield* repo.runs(channelId, limit)).map(toRun)
       })
 
     /** Fires a slot: quiet hours record it as quiet; otherwise the prompt goes to the bot as a task. */
     const fire = (row: HeartbeatRow, slot: Date, trigger: "schedule" | "catch_up" | "manual") =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         // A slot that comes while the last answer is still being written is let go: runs never pile up.
         if (trigger !== "manual" && (yield* repo.hasRunning(row.channel_id))) return undefined
         const quiet = trigger !== "manual" && inQuietHours(slot, row.timezone, row.quiet_start, row.quiet_end)
-        const run = yield* repo.beginRun({ id: randomUUID(), channelId: row.channel_id, slot, trigger, status: quiet ? "quiet" : "running" })
+        const run = yield* repo.beginRun({
+          id: randomUUID(),
+          channelId: row.channel_id,
+          slot,
+          trigger,
+          status: quiet ? "quiet" : "running"
+        })
         if (!run || quiet) return run
         const { session } = yield* chat.channelSession(row.channel_id)
         const prompt = row.only_when_something
@@ -109,7 +123,7 @@ export class Heartbeats extends Effect.Service<Heartbeats>()("cairn/Heartbeats",
 
     /** "Run now": a run outside the schedule (quiet hours do not hold it back). */
     const runNow = (channelId: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* channels.get(channelId)
         const row = yield* repo.find(channelId)
         if (!row) return yield* notFound(channelId)
@@ -119,7 +133,7 @@ export class Heartbeats extends Effect.Service<Heartbeats>()("cairn/Heartbeats",
       })
 
     /** Ends the runs whose task finished: posts an answer with something to say (once), records the rest. */
-    const settle = Effect.gen(function* () {
+    const settle = Effect.gen(function*() {
       for (const run of yield* repo.settling) {
         const heartbeat = yield* repo.find(run.channel_id)
         if (run.task_status !== "complete") {
@@ -127,7 +141,8 @@ export class Heartbeats extends Effect.Service<Heartbeats>()("cairn/Heartbeats",
           continue
         }
         const answer = run.task_result ?? ""
-        const post = heartbeat !== undefined && heartbeat.dispatch_type !== "none" && (!heartbeat.only_when_something || hasSomethingToSay(answer))
+        const post = heartbeat !== undefined && heartbeat.dispatch_type !== "none" &&
+          (!heartbeat.only_when_something || hasSomethingToSay(answer))
         // Ended before posting: whichever process ends it posts, and only once.
         if (!(yield* repo.finish(run.id, post ? "posted" : "silent", answer, null)) || !post) continue
         const channel = yield* channels.get(run.channel_id).pipe(Effect.option)

@@ -2,8 +2,8 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { decodeRows, firstRow, repository } from "../db/Repository.ts"
-import { Heartbeat, HeartbeatRun } from "./Model.ts"
 import { dispatchConfigColumn, resealPending } from "../db/Reseal.ts"
+import { Heartbeat, HeartbeatRun } from "./Model.ts"
 
 /**
  * A heartbeat as stored: the API's `Heartbeat` as the driver hands it over (its type side:
@@ -41,7 +41,7 @@ const runColumns = "id, channel_id, slot, trigger, status, task_id, result, erro
 export type HeartbeatWrite = Omit<HeartbeatRow, "anchor" | "updated_at" | "next_at"> & { readonly nextAt: Date | null }
 
 export class HeartbeatsRepo extends Effect.Service<HeartbeatsRepo>()("cairn/HeartbeatsRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = decodeRows(HeartbeatRow)
     const runs = decodeRows(RunRow)
@@ -51,21 +51,27 @@ export class HeartbeatsRepo extends Effect.Service<HeartbeatsRepo>()("cairn/Hear
       /** Seals, once (db/Reseal.ts), the URL credentials an older release stored in the clear. */
       resealDispatchConfigs: (seal: (config: Record<string, unknown>) => Record<string, unknown>) =>
         resealPending("channel_heartbeats.dispatch_config", dispatchConfigColumn(sql, "channel_heartbeats", "channel_id", seal)),
-      find: (channelId: string) => rows(sql`SELECT ${sql.literal(columns)} FROM channel_heartbeats WHERE channel_id = ${channelId}`).pipe(Effect.map(firstRow)),
+      find: (channelId: string) =>
+        rows(sql`SELECT ${sql.literal(columns)} FROM channel_heartbeats WHERE channel_id = ${channelId}`).pipe(Effect.map(firstRow)),
       /** Sets the whole heartbeat; its grid starts again from `anchor`. */
       upsert: (h: HeartbeatWrite, anchor: Date) =>
-        rows(sql`INSERT INTO channel_heartbeats (channel_id, enabled, prompt, interval_seconds, cron, timezone, quiet_start, quiet_end, ends_at,
+        rows(
+          sql`INSERT INTO channel_heartbeats (channel_id, enabled, prompt, interval_seconds, cron, timezone, quiet_start, quiet_end, ends_at,
                    only_when_something, catch_up, dispatch_type, dispatch_config, anchor, next_at)
                  VALUES (${h.channel_id}, ${h.enabled}, ${h.prompt}, ${h.interval_seconds}, ${h.cron}, ${h.timezone}, ${h.quiet_start}, ${h.quiet_end},
-                   ${h.ends_at}, ${h.only_when_something}, ${h.catch_up}, ${h.dispatch_type}, ${JSON.stringify(h.dispatch_config)}::jsonb, ${anchor}, ${h.nextAt})
+                   ${h.ends_at}, ${h.only_when_something}, ${h.catch_up}, ${h.dispatch_type}, ${
+            JSON.stringify(h.dispatch_config)
+          }::jsonb, ${anchor}, ${h.nextAt})
                  ON CONFLICT (channel_id) DO UPDATE SET enabled = excluded.enabled, prompt = excluded.prompt, interval_seconds = excluded.interval_seconds,
                    cron = excluded.cron, timezone = excluded.timezone, quiet_start = excluded.quiet_start, quiet_end = excluded.quiet_end,
                    ends_at = excluded.ends_at, only_when_something = excluded.only_when_something, catch_up = excluded.catch_up,
                    dispatch_type = excluded.dispatch_type, dispatch_config = excluded.dispatch_config, anchor = excluded.anchor,
                    next_at = excluded.next_at, updated_at = now()
-                 RETURNING ${sql.literal(columns)}`).pipe(Effect.map((list) => list[0]!)),
+                 RETURNING ${sql.literal(columns)}`
+        ).pipe(Effect.map((list) => list[0]!)),
       /** Enabled heartbeats whose slot has come. */
-      due: (now: Date) => rows(sql`SELECT ${sql.literal(columns)} FROM channel_heartbeats WHERE enabled AND next_at <= ${now} ORDER BY next_at LIMIT 100`),
+      due: (now: Date) =>
+        rows(sql`SELECT ${sql.literal(columns)} FROM channel_heartbeats WHERE enabled AND next_at <= ${now} ORDER BY next_at LIMIT 100`),
       /** The earliest slot of an enabled heartbeat, if any (the scheduler sleeps until it). */
       nextSlot: Effect.map(
         nextSlot(sql`SELECT min(next_at) AS next_at FROM channel_heartbeats WHERE enabled`),
@@ -81,14 +87,28 @@ export class HeartbeatsRepo extends Effect.Service<HeartbeatsRepo>()("cairn/Hear
           (moved) => moved.length === 1
         ),
       /** A run for a slot; undefined when that slot already has one. */
-      beginRun: (run: { readonly id: string; readonly channelId: string; readonly slot: Date; readonly trigger: "schedule" | "catch_up" | "manual"; readonly status: "running" | "quiet" }) =>
+      beginRun: (
+        run: {
+          readonly id: string
+          readonly channelId: string
+          readonly slot: Date
+          readonly trigger: "schedule" | "catch_up" | "manual"
+          readonly status: "running" | "quiet"
+        }
+      ) =>
         runs(sql`INSERT INTO heartbeat_runs (id, channel_id, slot, trigger, status, finished_at)
-                 VALUES (${run.id}, ${run.channelId}, ${run.slot}, ${run.trigger}, ${run.status}, ${run.status === "quiet" ? new Date() : null})
+                 VALUES (${run.id}, ${run.channelId}, ${run.slot}, ${run.trigger}, ${run.status}, ${
+          run.status === "quiet" ? new Date() : null
+        })
                  ON CONFLICT (channel_id, slot) DO NOTHING RETURNING ${sql.literal(runColumns)}`).pipe(Effect.map(firstRow)),
       /** Whether the channel's heartbeat has a run still going (the next slot waits for it). */
       hasRunning: (channelId: string) =>
-        Effect.map(sql`SELECT 1 FROM heartbeat_runs WHERE channel_id = ${channelId} AND status = 'running' LIMIT 1`, (rows) => rows.length > 0),
-      attachTask: (runId: string, taskId: string) => sql`UPDATE heartbeat_runs SET task_id = ${taskId} WHERE id = ${runId}`.pipe(Effect.asVoid),
+        Effect.map(
+          sql`SELECT 1 FROM heartbeat_runs WHERE channel_id = ${channelId} AND status = 'running' LIMIT 1`,
+          (rows) => rows.length > 0
+        ),
+      attachTask: (runId: string, taskId: string) =>
+        sql`UPDATE heartbeat_runs SET task_id = ${taskId} WHERE id = ${runId}`.pipe(Effect.asVoid),
       /** Running runs whose task has finished. */
       settling: settling(sql`SELECT ${sql.literal(runColumns.split(", ").map((c) => `r.${c}`).join(", "))},
                                     t.status AS task_status, t.result AS task_result, t.error AS task_error
@@ -109,9 +129,15 @@ export class HeartbeatsRepo extends Effect.Service<HeartbeatsRepo>()("cairn/Hear
       postFailed: (runId: string, error: string) =>
         sql`UPDATE heartbeat_runs SET status = 'failed', error = ${error} WHERE id = ${runId}`.pipe(Effect.asVoid),
       runs: (channelId: string, limit: number) =>
-        runs(sql`SELECT ${sql.literal(runColumns)} FROM heartbeat_runs WHERE channel_id = ${channelId} ORDER BY created_at DESC, id LIMIT ${limit}`),
+        runs(
+          sql`SELECT ${
+            sql.literal(runColumns)
+          } FROM heartbeat_runs WHERE channel_id = ${channelId} ORDER BY created_at DESC, id LIMIT ${limit}`
+        ),
       upcoming: (limit: number) =>
-        rows(sql`SELECT ${sql.literal(columns)} FROM channel_heartbeats WHERE enabled AND next_at IS NOT NULL ORDER BY next_at LIMIT ${limit}`)
+        rows(
+          sql`SELECT ${sql.literal(columns)} FROM channel_heartbeats WHERE enabled AND next_at IS NOT NULL ORDER BY next_at LIMIT ${limit}`
+        )
     })
   })
 }) {}

@@ -22,7 +22,7 @@ const idleLook = Duration.minutes(1)
 const missedAfterMs = 60_000
 
 export const HeartbeatSchedulerLive = Layer.scopedDiscard(
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const heartbeats = yield* Heartbeats
     const repo = yield* HeartbeatsRepo
     const leadership = yield* Leadership
@@ -31,7 +31,7 @@ export const HeartbeatSchedulerLive = Layer.scopedDiscard(
 
     /** Fires what is due; on the first pass of a leadership, a slot long past is a missed one. */
     const fireDue = (firstPass: boolean) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const now = new Date()
         for (const row of yield* repo.due(now)) {
           const slot = row.next_at!
@@ -47,9 +47,9 @@ export const HeartbeatSchedulerLive = Layer.scopedDiscard(
         }
       })
 
-    const lead = Effect.gen(function* () {
+    const lead = Effect.gen(function*() {
       let firstPass = true
-      const look = Effect.gen(function* () {
+      const look = Effect.gen(function*() {
         yield* fireDue(firstPass)
         firstPass = false
         yield* heartbeats.settle

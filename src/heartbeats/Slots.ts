@@ -24,7 +24,6 @@ export const cronProblem = (expression: string, timezone: string): string | null
   }
 }
 
-
 /**
  * The first slot strictly after `after`. An interval's slots are `anchor + k × interval`, so a
  * server that was down comes back on the same grid.
@@ -41,12 +40,12 @@ export const nextSlot = (cadence: Cadence, anchor: Date, after: Date): Date => {
 
 /** Minutes since local midnight of `at` in `timezone`. */
 const localMinutes = (at: Date, timezone: string): number => {
-  const parts = new Intl.DateTimeFormat("en-GB", { timeZone: timezone, hour: "2-digit", minute: "2-digit", hourCycle: "h23" }).formatToParts(at)
+  const parts = new Intl.DateTimeFormat("en-GB", { timeZone: timezone, hour: "2-digit", minute: "2-digit", hourCycle: "h23" })
+    .formatToParts(at)
   const hour = Number(parts.find((p) => p.type === "hour")?.value ?? 0)
   const minute = Number(parts.find((p) => p.type === "minute")?.value ?? 0)
   return hour * 60 + minute
 }
-
 
 const minutesOf = (clock: string) => {
   const match = clockPattern.exec(clock)!

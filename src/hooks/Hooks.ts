@@ -29,8 +29,8 @@ import {
   type OverrideEvent,
   type Unregister
 } from "../sdk/Hooks.ts"
-import { type HookWebhookPayload, isoWithOffset } from "./Model.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { type HookWebhookPayload, isoWithOffset } from "./Model.ts"
 
 export interface HookOptions {
   readonly webhookUrls: ReadonlyArray<string>
@@ -147,7 +147,7 @@ export interface HookListening {
 export type HookObserver = (event: HookEvent, context: HookContext, listening: HookListening) => Effect.Effect<void>
 
 export const makeHooks = (options: HookOptions) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const scope = yield* Effect.scope
     const registry = new Map<HookEvent, ReadonlyArray<Entry>>()
     const stats = { callbacksFailed: 0, eventsDropped: 0, webhooksDelivered: 0, webhooksFailed: 0, webhooksDropped: 0 }
@@ -194,8 +194,8 @@ export const makeHooks = (options: HookOptions) =>
             Option.isSome(settled)
               ? Effect.void
               : Effect.logDebug("Hook callback still running; no longer watched").pipe(
-                  Effect.annotateLogs({ hook_event: job.event, hook_callback: entry.name })
-                )
+                Effect.annotateLogs({ hook_event: job.event, hook_callback: entry.name })
+              )
         })
       )
 
@@ -220,8 +220,7 @@ export const makeHooks = (options: HookOptions) =>
 
     /** One queue per URL, so a dead receiver cannot take the workers another URL needs. */
     const targets = yield* Effect.forEach(options.webhookUrls, (url) =>
-      Effect.map(Queue.dropping<Delivery>(options.webhookQueueCapacity), (queue) => ({ url, queue }))
-    )
+      Effect.map(Queue.dropping<Delivery>(options.webhookQueueCapacity), (queue) => ({ url, queue })))
 
     const post = (delivery: Delivery) =>
       Effect.tryPromise({
@@ -234,7 +233,9 @@ export const makeHooks = (options: HookOptions) =>
             redirect: "manual"
           })
           // The answer is not needed: release the connection without reading it.
-          await response.body?.cancel().catch(() => undefined)
+          await response.body?.cancel().catch(() =>
+            undefined
+          )
           if (response.status < 200 || response.status >= 300) throw new Error(`HTTP ${response.status}`)
         },
         catch: describeFailure
@@ -284,7 +285,7 @@ export const makeHooks = (options: HookOptions) =>
      * snapshot); never waits for either. A full webhook queue costs no serialisation.
      */
     const enqueue = (event: HookEvent, context: HookContext, callbacks: boolean) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (callbacks && (registry.get(event)?.length ?? 0) > 0) {
           const accepted = yield* Queue.offer(callbackQueue, { event, context: snapshot(context) })
           if (!accepted) yield* dropped("eventsDropped", event)
@@ -327,7 +328,7 @@ export const makeHooks = (options: HookOptions) =>
      * through. None: use the default. Webhooks receive the event as for any other.
      */
     const override = (event: OverrideEvent, context: HookContext<OverrideEvent>, audio: Uint8Array): Effect.Effect<Option.Option<string>> =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         // Each callback gets its own copy of the audio: one cannot change what the next one hears.
         const frozen = snapshot(context)
         yield* enqueue(event, context, false)
@@ -349,15 +350,18 @@ export const makeHooks = (options: HookOptions) =>
         return Option.none<string>()
       })
 
-    return traced("Hooks", {
-      registerHook,
-      observe,
-      fire,
-      override,
-      /** How many callbacks are registered for an event. */
-      registered: (event: HookEvent): number => registry.get(event)?.length ?? 0,
-      stats: Effect.sync((): HookStats => ({ ...stats }))
-    } as const)
+    return traced(
+      "Hooks",
+      {
+        registerHook,
+        observe,
+        fire,
+        override,
+        /** How many callbacks are registered for an event. */
+        registered: (event: HookEvent): number => registry.get(event)?.length ?? 0,
+        stats: Effect.sync((): HookStats => ({ ...stats }))
+      } as const
+    )
   })
 
 export class Hooks extends Effect.Service<Hooks>()("cairn/Hooks", {

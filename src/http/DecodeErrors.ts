@@ -70,4 +70,3 @@ export const toValidationError = (error: HttpApiError.HttpApiDecodeError): Valid
     )
   })
 }
-

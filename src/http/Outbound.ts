@@ -14,27 +14,31 @@ import * as https from "node:https"
 import * as net from "node:net"
 
 const blocked = new net.BlockList()
-for (const [prefix, bits] of [
-  ["0.0.0.0", 8],
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10],
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16],
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24],
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15],
-  ["224.0.0.0", 4],
-  ["240.0.0.0", 4]
-] as const) blocked.addSubnet(prefix, bits, "ipv4")
-for (const [prefix, bits] of [
-  ["::", 128],
-  ["::1", 128],
-  ["fc00::", 7],
-  ["fe80::", 10],
-  ["ff00::", 8],
-  ["64:ff9b::", 96]
-] as const) blocked.addSubnet(prefix, bits, "ipv6")
+for (
+  const [prefix, bits] of [
+    ["0.0.0.0", 8],
+    ["10.0.0.0", 8],
+    ["100.64.0.0", 10],
+    ["127.0.0.0", 8],
+    ["169.254.0.0", 16],
+    ["172.16.0.0", 12],
+    ["192.0.0.0", 24],
+    ["192.168.0.0", 16],
+    ["198.18.0.0", 15],
+    ["224.0.0.0", 4],
+    ["240.0.0.0", 4]
+  ] as const
+) blocked.addSubnet(prefix, bits, "ipv4")
+for (
+  const [prefix, bits] of [
+    ["::", 128],
+    ["::1", 128],
+    ["fc00::", 7],
+    ["fe80::", 10],
+    ["ff00::", 8],
+    ["64:ff9b::", 96]
+  ] as const
+) blocked.addSubnet(prefix, bits, "ipv6")
 
 /** Whether an address is private, loopback, link-local, multicast or otherwise not public. */
 export const isInternalAddress = (address: string): boolean => {
@@ -82,7 +86,9 @@ const webhookLabel: GuardLabel = { what: "Webhook", setting: "WEBHOOK_ALLOWED_HO
 
 /** Resolves a URL's host and checks every address; the addresses to connect to. */
 export const resolveTarget = async (url: URL, allowed: AllowList, label: GuardLabel = webhookLabel): Promise<Array<dns.LookupAddress>> => {
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new OutboundRefused({ message: `${label.what} URL must be http or https: ${url.protocol}` })
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new OutboundRefused({ message: `${label.what} URL must be http or https: ${url.protocol}` })
+  }
   const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1")
   const family = net.isIP(hostname)
   const addresses = family !== 0 ? [{ address: hostname, family }] : await dns.promises.lookup(hostname, { all: true })
@@ -176,7 +182,10 @@ export const guardedRequest = async (target: string, options: GuardedRequest): P
         response.on("end", () => (truncated ? undefined : finish()))
       }
     )
-    const timer = setTimeout(() => request.destroy(new Error(`${label.what} did not answer within ${options.timeoutMs} ms`)), options.timeoutMs)
+    const timer = setTimeout(
+      () => request.destroy(new Error(`${label.what} did not answer within ${options.timeoutMs} ms`)),
+      options.timeoutMs
+    )
     request.on("error", (error) => {
       clearTimeout(timer)
       reject(error)

@@ -10,7 +10,17 @@
  * Bodies are still read lazily, by the handler, after authentication: the request a handler sees
  * reads its body through the limit and the JSON checks instead of the platform's unbounded reader.
  */
-import { FileSystem, HttpApi, HttpApiBuilder, HttpIncomingMessage, HttpMethod, HttpServerError, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
+import {
+  FileSystem,
+  HttpApi,
+  HttpApiBuilder,
+  HttpIncomingMessage,
+  HttpMethod,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerResponse,
+  UrlParams
+} from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Context, Data, Deferred, Effect, FiberId, Option } from "effect"
 import type { IncomingMessage } from "node:http"
@@ -155,7 +165,9 @@ const guardBody = (request: HttpServerRequest.HttpServerRequest, limit: number, 
       return Effect.zipRight(Effect.intoDeferred(effect, done), Deferred.await(done))
     })
   }
-  const bytes = memo(Effect.mapError(Effect.suspend(() => readWithin(NodeHttpServerRequest.toIncomingMessage(request), limit, setting)), fail))
+  const bytes = memo(
+    Effect.mapError(Effect.suspend(() => readWithin(NodeHttpServerRequest.toIncomingMessage(request), limit, setting)), fail)
+  )
   const text = memo(
     Effect.flatMap(bytes, (buffer) => {
       const text = buffer.toString("utf8")
@@ -164,7 +176,10 @@ const guardBody = (request: HttpServerRequest.HttpServerRequest, limit: number, 
     })
   )
   const parsed = Effect.flatMap(text, (body) => Effect.try({ try: () => (body === "" ? null : JSON.parse(body)), catch: fail }))
-  const arrayBuffer = Effect.map(bytes, (buffer) => buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength) as ArrayBuffer)
+  const arrayBuffer = Effect.map(
+    bytes,
+    (buffer) => buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength) as ArrayBuffer
+  )
   Object.defineProperties(request, {
     text: { value: text },
     json: { value: parsed },
@@ -177,7 +192,7 @@ const guardBody = (request: HttpServerRequest.HttpServerRequest, limit: number, 
 
 /** The guard, as the API's outermost middleware (it sees every request before its route). */
 export const requestGuard = HttpApiBuilder.middleware(
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { api } = yield* HttpApi.Api
     const settings = yield* Settings
     const config = yield* AppConfig
@@ -188,11 +203,11 @@ export const requestGuard = HttpApiBuilder.middleware(
       kind === "audio"
         ? Effect.succeed({ bytes: config.transcribeMaxBytes, setting: "TRANSCRIBE_MAX_BYTES" })
         : kind === "files"
-          ? Effect.map(settings.get(UploadMaxBytes), (bytes) => ({ bytes: filesBodyLimit(bytes), setting: "UPLOAD_MAX_BYTES" }))
-          : Effect.map(settings.get(RequestMaxBytes), (bytes) => ({ bytes, setting: "REQUEST_MAX_BYTES" }))
+        ? Effect.map(settings.get(UploadMaxBytes), (bytes) => ({ bytes: filesBodyLimit(bytes), setting: "UPLOAD_MAX_BYTES" }))
+        : Effect.map(settings.get(RequestMaxBytes), (bytes) => ({ bytes, setting: "REQUEST_MAX_BYTES" }))
 
     return (app) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const refusedUrl = urlProblem(request.url)
         if (refusedUrl) return refusalResponse(refusedUrl)
@@ -210,7 +225,10 @@ export const requestGuard = HttpApiBuilder.middleware(
         }
         if (route.jsonOnly && hasBody && !isJsonType(contentType)) {
           return refusalResponse(
-            new RequestRefused({ status: 415, body: { detail: `Unsupported Content-Type ${contentType}: this route takes application/json` } })
+            new RequestRefused({
+              status: 415,
+              body: { detail: `Unsupported Content-Type ${contentType}: this route takes application/json` }
+            })
           )
         }
         guardBody(request, limit.bytes, limit.setting, isJsonType(contentType))

@@ -2,24 +2,16 @@
  * The HTTP server: the API with its documentation routes, the error mapping that gives every
  * failure the spec's shape, request logging, and a graceful shutdown bounded by a grace period.
  */
-import {
-  HttpApi,
-  HttpApiBuilder,
-  HttpApiError,
-  HttpMiddleware,
-  HttpServer,
-  HttpServerRequest,
-  HttpServerResponse
-} from "@effect/platform"
+import { HttpApi, HttpApiBuilder, HttpApiError, HttpMiddleware, HttpServer, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Deferred, Effect, Layer, Option } from "effect"
 import { Server } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
-import * as WebApp from "./WebApp.ts"
-import { notFoundDetail, toValidationError } from "./DecodeErrors.ts"
 import { internalErrorBody, retryAfterHeader, type TooManyRequests, type Unauthorized, ValidationError } from "../contract/Errors.ts"
 import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
-import { refusalResponse, RequestRefused, requestGuard } from "./RequestGuard.ts"
+import { notFoundDetail, toValidationError } from "./DecodeErrors.ts"
+import { refusalResponse, requestGuard, RequestRefused } from "./RequestGuard.ts"
+import * as WebApp from "./WebApp.ts"
 
 /** A database error for a duplicate key (PostgreSQL's and PGlite's SQLSTATE 23505), however wrapped. */
 export const isUniqueViolation = (defect: unknown): boolean => {
@@ -96,7 +88,7 @@ const errorMapping = HttpApiBuilder.middleware((app) =>
 )
 
 const requestLogger = HttpMiddleware.make((app) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const started = Date.now()
     const response = yield* app
@@ -116,11 +108,11 @@ const requestLogger = HttpMiddleware.make((app) =>
 /** Cuts connections still open after the grace period, so shutdown always ends. */
 const gracefulShutdown = (server: Server) =>
   Layer.scopedDiscard(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const { shutdownGraceMs } = yield* AppConfig
       const shutdown = yield* ShutdownSignal
       yield* Effect.addFinalizer(() =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           // Runs end their streams with a final event; then idle connections go, and whatever is
           // still open after the grace period is cut.
           yield* Deferred.succeed(shutdown, undefined)
@@ -144,7 +136,7 @@ const docsPage = (
   load: () => Promise<{ readonly layer: (options: { readonly path: DocsPath }) => Layer.Layer<never, never, HttpApi.Api> }>
 ) =>
   HttpApiBuilder.Router.use((router) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const api = yield* HttpApi.Api
       const page = yield* Effect.cached(
         Effect.promise(load).pipe(
@@ -175,7 +167,7 @@ export type AppMiddleware = <E, R>(
  */
 export const serve = <E, R>(apiLayer: Layer.Layer<HttpApi.Api, E, R>, middleware?: AppMiddleware) =>
   Layer.unwrapEffect(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const config = yield* AppConfig
       // The request log is at debug level: below it, the middleware would only cost time.
       const logsRequests = config.logLevel === "debug" || config.logLevel === "trace"

@@ -35,16 +35,17 @@ export const multipartFile = (
       !Multipart.isFile(part)
         ? Effect.succeed(file)
         : part.key === options.field && file === null
-          ? Effect.flatMap(part.contentEffect, (bytes) =>
-              bytes.length > options.maxBytes
-                ? Effect.fail(new UploadUnreadable({ tooLarge: true }))
-                : Effect.succeed<UploadedFile>({ bytes, contentType: part.contentType, name: part.name })
-            )
-          : Effect.as(Stream.runDrain(part.content), file)
+        ? Effect.flatMap(part.contentEffect, (bytes) =>
+          bytes.length > options.maxBytes
+            ? Effect.fail(new UploadUnreadable({ tooLarge: true }))
+            : Effect.succeed<UploadedFile>({ bytes, contentType: part.contentType, name: part.name }))
+        : Effect.as(Stream.runDrain(part.content), file)
   ).pipe(
     Effect.mapError((error) =>
       error._tag === "UploadUnreadable"
         ? error
-        : new UploadUnreadable({ tooLarge: error._tag === "MultipartError" && (error.reason === "FileTooLarge" || error.reason === "BodyTooLarge") })
+        : new UploadUnreadable({
+          tooLarge: error._tag === "MultipartError" && (error.reason === "FileTooLarge" || error.reason === "BodyTooLarge")
+        })
     )
   )

@@ -134,7 +134,8 @@ export const makeWebFiles = (root: string = webDistDir) => {
 
 const acceptsHtml = (request: HttpServerRequest.HttpServerRequest) => (request.headers["accept"] ?? "").includes("text/html")
 
-const isServerPath = (pathname: string) => serverPrefixes.some((prefix) => pathname === prefix.replace(/\/$/, "") || pathname.startsWith(prefix))
+const isServerPath = (pathname: string) =>
+  serverPrefixes.some((prefix) => pathname === prefix.replace(/\/$/, "") || pathname.startsWith(prefix))
 
 /** `frame-ancestors` for the widget: the allowed embedding origins, or 'none' when there are none. */
 export const widgetFrameAncestors = (origins: ReadonlyArray<string>) => (origins.length === 0 ? "'none'" : origins.join(" "))
@@ -151,7 +152,7 @@ const routes = (root: string, widgetAncestors: string) => {
   return HttpApiBuilder.Router.use((router) =>
     router.get(
       "/*",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const notFound = Effect.fail(new HttpServerError.RouteNotFound({ request }))
         const pathname = yield* Effect.try(() => decodeURIComponent(new URL(request.url, "http://local").pathname)).pipe(

@@ -34,15 +34,22 @@ import { IntakeTarget } from "./Target.ts"
 import { spokenText, Voice } from "./Voice.ts"
 
 /** How a message went in; `transcript` is what its voice said (null without voice input). */
-export type IntakeStart = (
-  | { readonly _tag: "passive"; readonly sessionId: string }
-  | { readonly _tag: "queued"; readonly sessionId: string; readonly taskId: string; readonly reason: "session_busy" | "system_paused" }
-  | { readonly _tag: "started"; readonly sessionId: string; readonly runId: string; readonly run: Effect.Effect.Success<ReturnType<Runs["start"]>> }
-  /** The session was busy or the system paused, and the caller asked not to queue: nothing was stored. */
-  | { readonly _tag: "busy"; readonly sessionId: string; readonly reason: "session_busy" | "system_paused" }
-  /** Voice input in which no speech was recognised, and no other content: nothing was stored or run. */
-  | { readonly _tag: "unheard"; readonly sessionId: string; readonly message: string }
-) & { readonly transcript: string | null }
+export type IntakeStart =
+  & (
+    | { readonly _tag: "passive"; readonly sessionId: string }
+    | { readonly _tag: "queued"; readonly sessionId: string; readonly taskId: string; readonly reason: "session_busy" | "system_paused" }
+    | {
+      readonly _tag: "started"
+      readonly sessionId: string
+      readonly runId: string
+      readonly run: Effect.Effect.Success<ReturnType<Runs["start"]>>
+    }
+    /** The session was busy or the system paused, and the caller asked not to queue: nothing was stored. */
+    | { readonly _tag: "busy"; readonly sessionId: string; readonly reason: "session_busy" | "system_paused" }
+    /** Voice input in which no speech was recognised, and no other content: nothing was stored or run. */
+    | { readonly _tag: "unheard"; readonly sessionId: string; readonly message: string }
+  )
+  & { readonly transcript: string | null }
 
 /** What a caller other than `/chat` adds to a message (the OpenAI-compatible surface). */
 export interface BeginOptions {
@@ -80,7 +87,7 @@ interface Admitted {
 type BusyReason = "session_busy" | "system_paused"
 
 export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
-  scoped: Effect.gen(function* () {
+  scoped: Effect.gen(function*() {
     const bots = yield* Bots
     const dispatchers = yield* Dispatchers
     // Deliveries of runs that started at once outlive the request that started them.
@@ -96,7 +103,7 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
 
     /** The checks, the uploads, the voice and the session, in that order: cheap refusals first. */
     const admit = (sent: ChatRequest, principal: PrincipalShape) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         // Internal dispatch writes into another session: that takes sessions:write, not only chat.
         if (sent.dispatch_type === "internal" && !grants(principal.scopes, "sessions:write")) {
           return yield* new Forbidden({ detail: "Missing required scope: sessions:write" })
@@ -113,7 +120,13 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
         const { session, channel } = yield* target.resolve(request, principal)
         const bot = yield* bots.get(session.bot_id)
         const heard = audio
-          ? yield* voice.hear(audio, request, bot, { sessionId: session.id, channelId: channel?.id ?? null, clientId: session.client_id }, principal)
+          ? yield* voice.hear(
+            audio,
+            request,
+            bot,
+            { sessionId: session.id, channelId: channel?.id ?? null, clientId: session.client_id },
+            principal
+          )
           : null
         const text = heard ? spokenText(request.message, heard.transcript) : request.message
         const admitted: Admitted = {
@@ -137,15 +150,21 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
      * skipped, so a retried request stores nothing twice.
      */
     const unanswered = (sessionId: string, results: NonNullable<BeginOptions["toolResults"]>) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (results.length === 0) return results
         const rows = yield* sessions.recent(sessionId, 200)
         const asked = rows.findLastIndex((row) => row.role === "assistant")
         const calls = new Set<string>(asked < 0 ? [] : (rows[asked]!.tool_calls ?? []).map((call: { id: string }) => call.id))
-        const answered = new Set(rows.slice(asked + 1).flatMap((row) => (row.role === "tool" && row.tool_call_id ? [row.tool_call_id] : [])))
+        const answered = new Set(
+          rows.slice(asked + 1).flatMap((row) => (row.role === "tool" && row.tool_call_id ? [row.tool_call_id] : []))
+        )
         const stray = results.find((result) => !calls.has(result.tool_call_id))
         if (stray) {
-          return yield* ValidationError.single(["body", "messages"], `The tool result for ${stray.tool_call_id} answers no tool call the session is waiting on`, "unknown_tool_call")
+          return yield* ValidationError.single(
+            ["body", "messages"],
+            `The tool result for ${stray.tool_call_id} answers no tool call the session is waiting on`,
+            "unknown_tool_call"
+          )
         }
         return results.filter((result) => !answered.has(result.tool_call_id))
       })
@@ -171,7 +190,7 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
      */
     const startRun = (message: Admitted, principal: PrincipalShape, options: BeginOptions, hasMessage: boolean) =>
       Effect.uninterruptible(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const { session, text, attachments, transcript } = message
           const toolResults = options.toolResults ?? []
           const slot = yield* runs.reserve(message.credential, message.maxRuns)
@@ -184,7 +203,8 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
               session.id,
               null,
               userStored
-                ? (runId) => (gate) => sessions.appendWrites(session.id, userMessage({ runId, text, attachments, transcript: transcript ?? undefined }), gate)
+                ? (runId) => (gate) =>
+                  sessions.appendWrites(session.id, userMessage({ runId, text, attachments, transcript: transcript ?? undefined }), gate)
                 : undefined
             )
             .pipe(Effect.onError(() => slot.value.release))
@@ -192,7 +212,7 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
             yield* slot.value.release
             return Option.none()
           }
-          const run = yield* Effect.gen(function* () {
+          const run = yield* Effect.gen(function*() {
             for (const result of yield* unanswered(session.id, toolResults)) {
               yield* sessions.append(session.id, {
                 role: "tool",
@@ -226,7 +246,7 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
     const deliverWhenDone = (message: Admitted, runId: string, run: Effect.Effect.Success<ReturnType<Runs["start"]>>) =>
       FiberSet.run(
         deliveries,
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const outcome = yield* runs.awaitDone(run)
           if (outcome._tag !== "complete" && outcome._tag !== "failed") return
           const taskId = yield* tasks.recordFinished(
@@ -240,10 +260,12 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
       )
 
     const begin = (sent: ChatRequest, principal: PrincipalShape, options: BeginOptions = {}) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { admitted: message, unheard } = yield* admit(sent, principal)
         const { session, transcript } = message
-        if (unheard) return { _tag: "unheard", sessionId: session.id, message: "No speech was recognised in the audio", transcript: "" } as const
+        if (unheard) {
+          return { _tag: "unheard", sessionId: session.id, message: "No speech was recognised in the audio", transcript: "" } as const
+        }
         if (message.request.passive) {
           const metadata = { passive: true, ...(transcript !== null ? { voice: true } : {}) }
           yield* sessions.append(session.id, { role: "user", content: message.text, attachments: message.attachments, metadata })
@@ -256,10 +278,17 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
         const queue = (reason: BusyReason) =>
           options.whenBusy === "refuse"
             ? Effect.succeed({ _tag: "busy", sessionId: session.id, reason, transcript } as const)
-            : Effect.map(tasks.enqueue(taskOf(message)), (task) => ({ _tag: "queued", sessionId: session.id, taskId: task.id, reason, transcript }) as const)
-        if (yield* settings.get(SystemPaused)) return yield* queue("system_paused")
+            : Effect.map(
+              tasks.enqueue(taskOf(message)),
+              (task) => ({ _tag: "queued", sessionId: session.id, taskId: task.id, reason, transcript }) as const
+            )
+        if (yield* settings.get(SystemPaused)) {
+          return yield* queue("system_paused")
+        }
         const started = yield* startRun(message, principal, options, hasMessage)
-        if (Option.isNone(started)) return yield* queue("session_busy")
+        if (Option.isNone(started)) {
+          return yield* queue("session_busy")
+        }
         const { run, runId } = started.value
         if (message.request.dispatch_type && message.request.dispatch_type !== "none") yield* deliverWhenDone(message, runId, run)
         return { _tag: "started", sessionId: session.id, runId, run, transcript } as const
@@ -270,7 +299,7 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
      * task) has finished. The blocking `/chat` and MCP's `chat_with_bot` both wait through here.
      */
     const answer = (request: ChatRequest, principal: PrincipalShape) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const started = yield* begin(request, principal)
         const answered = (text: string, clientActions: ReadonlyArray<unknown>): IntakeAnswer => ({
           sessionId: started.sessionId,
@@ -308,7 +337,7 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
      * stops before the run's end (the visitor closed the page).
      */
     const follow = (started: { readonly runId: string; readonly sessionId: string }, principal: PrincipalShape) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (principal.kind !== "widget" || !(yield* settings.get(WidgetStopOnDisconnect))) return runs.follow(started.runId, 0)
         let ended = false
         return runs.events(started.runId, 0).pipe(
@@ -318,10 +347,10 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
               ended
                 ? Effect.void
                 : runs.cancel(started.sessionId).pipe(
-                    Effect.tap(() => Effect.logInfo("A widget's stream closed before its run ended; the run is cancelled")),
-                    Effect.annotateLogs({ session_id: started.sessionId, run_id: started.runId }),
-                    Effect.catchAllCause((cause) => Effect.logWarning("Cancelling a disconnected widget's run failed", cause))
-                  )
+                  Effect.tap(() => Effect.logInfo("A widget's stream closed before its run ended; the run is cancelled")),
+                  Effect.annotateLogs({ session_id: started.sessionId, run_id: started.runId }),
+                  Effect.catchAllCause((cause) => Effect.logWarning("Cancelling a disconnected widget's run failed", cause))
+                )
             )
           )
         )
@@ -332,8 +361,11 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
      * that client is talking to for that bot, the busy one (a run to stop), else the most recent;
      * none is created when there is none.
      */
-    const cancel = (request: { client_id: string; bot_id?: string | undefined; session_id?: string | undefined }, principal: PrincipalShape) =>
-      Effect.gen(function* () {
+    const cancel = (
+      request: { client_id: string; bot_id?: string | undefined; session_id?: string | undefined },
+      principal: PrincipalShape
+    ) =>
+      Effect.gen(function*() {
         if (request.session_id) {
           const session = yield* sessions.reach(principal, request.session_id)
           const queued = yield* tasks.cancelPending(session.id)

@@ -5,8 +5,8 @@
  */
 import { Schema } from "effect"
 import { body, indexedText } from "../contract/Params.ts"
-import { JsonObject } from "../sessions/Model.ts"
 import { Base64, MessageAttachment } from "../sessions/Attachments.ts"
+import { JsonObject } from "../sessions/Model.ts"
 
 export const DispatchType = Schema.Literal("chatplatform", "webhook", "internal", "none")
 

@@ -11,7 +11,6 @@ import * as Sse from "../runs/Sse.ts"
 import type { Task } from "../tasks/Model.ts"
 import { isFinished, taskSafetyPoll } from "../tasks/Tasks.ts"
 
-
 type AgentEventOf = SequencedEvent["event"]
 
 /** The end of a task that finished without a run of its own. */
@@ -37,8 +36,7 @@ export const followQueued = <E1, E2>(
     Effect.map(started, (task) =>
       task.run_id !== null
         ? services.runEvents(task.run_id, 0)
-        : Stream.fromIterable(endedWithoutRun(task).map((event, index): SequencedEvent => ({ seq: index + 1, event })))
-    )
+        : Stream.fromIterable(endedWithoutRun(task).map((event, index): SequencedEvent => ({ seq: index + 1, event }))))
   )
   return Stream.concat(Stream.fromIterable(notice.map((event): SequencedEvent => ({ seq: 0, event }))), rest)
 }

@@ -12,20 +12,20 @@ import { traced } from "../telemetry/Spans.ts"
 import type { ChatRequest } from "./Model.ts"
 
 export class IntakeTarget extends Effect.Service<IntakeTarget>()("cairn/IntakeTarget", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const channels = yield* Channels
     const sessions = yield* Sessions
 
     /** A channel's session: its active one, else its (client, bot) session, made active. */
     const channelSession = (channelId: string, principal?: PrincipalShape) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const channel = yield* channels.get(channelId)
         if (principal) yield* requireBotAllowed(principal, channel.bot_id)
         const fresh = sessions.getOrCreate({ botId: channel.bot_id, clientId: channel.client_id, channelId: channel.id, principal })
         const session = channel.active_session_id
           ? yield* (principal ? sessions.reach(principal, channel.active_session_id) : sessions.get(channel.active_session_id)).pipe(
-              Effect.catchTag("SessionNotFound", () => fresh)
-            )
+            Effect.catchTag("SessionNotFound", () => fresh)
+          )
           : yield* fresh
         if (channel.active_session_id !== session.id) yield* channels.setActiveSession(channel.id, session.id)
         return { session, channel }
@@ -36,11 +36,19 @@ export class IntakeTarget extends Effect.Service<IntakeTarget>()("cairn/IntakeTa
      * bot moves the session to it), by channel, or by (client_id, bot_id).
      */
     const resolve = (request: ChatRequest, principal: PrincipalShape) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (request.bot_id !== undefined) yield* requireBotAllowed(principal, request.bot_id)
         if (request.session_id) {
-          let session = yield* sessions.getOrCreateWithId(principal, request.session_id, request.client_id, request.bot_id ?? confinedBot(principal) ?? "default", null)
-          if (request.bot_id !== undefined && session.bot_id !== request.bot_id) session = yield* sessions.switchBot(session.id, request.bot_id)
+          let session = yield* sessions.getOrCreateWithId(
+            principal,
+            request.session_id,
+            request.client_id,
+            request.bot_id ?? confinedBot(principal) ?? "default",
+            null
+          )
+          if (request.bot_id !== undefined && session.bot_id !== request.bot_id) {
+            session = yield* sessions.switchBot(session.id, request.bot_id)
+          }
           const channel = session.channel_id
             ? yield* channels.get(session.channel_id).pipe(Effect.catchTag("ChannelNotFound", () => Effect.succeed(null)))
             : null

@@ -9,7 +9,7 @@ import type { PrincipalShape } from "../auth/Principal.ts"
 import type { Bot } from "../bots/Model.ts"
 import { ValidationError } from "../contract/Errors.ts"
 import type { AudioAttachment } from "../sessions/Attachments.ts"
-import { formatByExtension, prepareFile, type PreparedAudio } from "../speech/Audio.ts"
+import { formatByExtension, type PreparedAudio, prepareFile } from "../speech/Audio.ts"
 import { Speech, speechFailure } from "../speech/Speech.ts"
 import type { ChatRequest } from "./Model.ts"
 
@@ -25,7 +25,7 @@ const refuse = (message: string, type = "invalid_audio") => ValidationError.sing
 export const spokenText = (typed: string, transcript: string) => [typed.trim(), transcript].filter(Boolean).join("\n\n")
 
 export class Voice extends Effect.Service<Voice>()("cairn/Voice", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const speech = yield* Speech
 
     /** The request's audio, checked (422 when it is not what it says); null without audio. */
@@ -49,8 +49,10 @@ export class Voice extends Effect.Service<Voice>()("cairn/Voice", {
       ids: { readonly sessionId: string; readonly channelId: string | null; readonly clientId: string },
       principal: PrincipalShape
     ) =>
-      Effect.gen(function* () {
-        if (bot.audio_input === "disabled") return yield* refuse(`The bot ${bot.id} does not take voice input (audio_input: disabled)`, "audio_disabled")
+      Effect.gen(function*() {
+        if (bot.audio_input === "disabled") {
+          return yield* refuse(`The bot ${bot.id} does not take voice input (audio_input: disabled)`, "audio_disabled")
+        }
         const native = bot.audio_input === "native"
         const transcribed = speech.transcribe({
           audio,
@@ -60,19 +62,19 @@ export class Voice extends Effect.Service<Voice>()("cairn/Voice", {
         })
         const transcript = native
           ? yield* transcribed.pipe(
-              Effect.map((result) => result.text),
-              Effect.catchAll((error) => Effect.as(Effect.logWarning("No transcript for a native-audio bot's voice input", error), ""))
-            )
+            Effect.map((result) => result.text),
+            Effect.catchAll((error) => Effect.as(Effect.logWarning("No transcript for a native-audio bot's voice input", error), ""))
+          )
           : (yield* transcribed.pipe(Effect.catchTag("LlmError", speechFailure))).text
         const keep = native || audio.file.length <= speech.keepAudioBytes
         const attachment: AudioAttachment | null = keep
           ? {
-              type: "audio",
-              mime_type: audio.format.mimeType,
-              name: `voice.${audio.format.extension}`,
-              data: request.audio_data!,
-              ...(native ? { for_model: true } : {})
-            }
+            type: "audio",
+            mime_type: audio.format.mimeType,
+            name: `voice.${audio.format.extension}`,
+            data: request.audio_data!,
+            ...(native ? { for_model: true } : {})
+          }
           : null
         return { transcript, attachment } satisfies Heard
       })

@@ -2,10 +2,10 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { body, pathParams } from "../contract/Params.ts"
-import { IntegrationNotFound, ToolNotFound } from "./Errors.ts"
 import { detailBody } from "../contract/Errors.ts"
+import { body, pathParams } from "../contract/Params.ts"
 import { EffectClass } from "../contract/ToolSchemas.ts"
+import { IntegrationNotFound, ToolNotFound } from "./Errors.ts"
 
 const Json = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 const idPath = pathParams({ id: Schema.String })
@@ -41,7 +41,9 @@ export class IntegrationSummary extends Schema.Class<IntegrationSummary>("Integr
   /** The manifest's `webhook`: a path on this server (a `<SETTING>` in it stands for a secret to fill in). */
   webhook: Schema.NullOr(Schema.Struct({ path: Schema.String, description: Schema.String })),
   /** The manifest's `dashboard_modules` (icons completed with `Plug`). */
-  dashboard_modules: Schema.Array(Schema.Struct({ id: Schema.String, label: Schema.String, icon: Schema.String, description: Schema.String })),
+  dashboard_modules: Schema.Array(
+    Schema.Struct({ id: Schema.String, label: Schema.String, icon: Schema.String, description: Schema.String })
+  ),
   /** The manifest's `hud`: the route a chat header polls for the integration's status widget. */
   hud: Schema.NullOr(Schema.Struct({ status_endpoint: Schema.String }))
 }) {}
@@ -136,7 +138,10 @@ export class IntegrationsApi extends HttpApiGroup.make("integrations")
       .setPath(idPath)
       .addSuccess(Schema.Struct({ integration_id: Schema.String, workers: Schema.Array(WorkerStatusView) }))
       .annotate(RequiredScope, "settings:read")
-      .annotate(OpenApi.Description, "The state of an integration's workers in this server process: running, waiting for settings, backing off (with the last error), leader elsewhere")
+      .annotate(
+        OpenApi.Description,
+        "The state of an integration's workers in this server process: running, waiting for settings, backing off (with the last error), leader elsewhere"
+      )
   )
   .add(
     HttpApiEndpoint.get("tools", "/api/v1/admin/tools")
@@ -162,4 +167,5 @@ export class IntegrationsApi extends HttpApiGroup.make("integrations")
   .addError(detailBody(IntegrationNotFound))
   .addError(detailBody(ToolNotFound))
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Integrations and tools") {}
+  .annotate(OpenApi.Title, "Integrations and tools")
+{}

@@ -4,12 +4,10 @@
  * into the promises integration code sees; argument checks that need no service live there.
  */
 import { Config, Data, Duration, Effect, Schema } from "effect"
-import { isUuid } from "../contract/Params.ts"
 import { Bindings } from "../bindings/Bindings.ts"
+import { isUuid } from "../contract/Params.ts"
+import { type AllowList, allowList, guardedRequest, OutboundRefused } from "../http/Outbound.ts"
 import { Intake } from "../intake/Intake.ts"
-import { allowList, guardedRequest, OutboundRefused, type AllowList } from "../http/Outbound.ts"
-import { Speech } from "../speech/Speech.ts"
-import { formatOfUpload, prepareFile } from "../speech/Audio.ts"
 import { Llm } from "../providers/Llm.ts"
 import type { LlmError, UsageContext } from "../providers/Model.ts"
 import type {
@@ -26,13 +24,15 @@ import type {
   TranscriptionOptions
 } from "../sdk/Capabilities.ts"
 import { Sessions } from "../sessions/Sessions.ts"
+import { formatOfUpload, prepareFile } from "../speech/Audio.ts"
+import { Speech } from "../speech/Speech.ts"
 import { Injector } from "../tasks/Injection.ts"
 import { Tasks } from "../tasks/Tasks.ts"
-import { Workspaces } from "../workspaces/Workspaces.ts"
-import { IntegrationStoreRepo } from "./Repo.ts"
-import { OverviewRepo } from "./OverviewRepo.ts"
 import { CreateTodo } from "../todos/Model.ts"
 import { Todos } from "../todos/Todos.ts"
+import { Workspaces } from "../workspaces/Workspaces.ts"
+import { OverviewRepo } from "./OverviewRepo.ts"
+import { IntegrationStoreRepo } from "./Repo.ts"
 
 /** A call an integration made that Cairn refuses or that failed; its message is what the integration's catch sees. */
 export class IntegrationCallFailed extends Data.TaggedError("IntegrationCallFailed")<{ readonly message: string }> {}
@@ -62,7 +62,7 @@ const httpRetryDelay = (attempt: number) => Duration.millis(Math.round(250 * 2 *
 const llmFailure = (error: LlmError) => new IntegrationCallFailed({ message: `LLM call failed (${error.kind}): ${error.detail}` })
 
 export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilities>()("cairn/IntegrationCapabilities", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const config = yield* capabilitiesConfig
     const store = yield* IntegrationStoreRepo
     const llm = yield* Llm
@@ -77,7 +77,11 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
     const todoList = yield* Todos
     const serverAllowed = config.httpAllowedHosts.split(",")
 
-    const usageOf = (caller: CallerIdentity): UsageContext => ({ source: "integration", principalKind: "integration", principalId: caller.id })
+    const usageOf = (caller: CallerIdentity): UsageContext => ({
+      source: "integration",
+      principalKind: "integration",
+      principalId: caller.id
+    })
 
     const complete = (caller: CallerIdentity, options: CompletionOptions): Effect.Effect<Completion, IntegrationCallFailed> =>
       llm
@@ -104,7 +108,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
 
     /** Through the speech service, as `/transcribe` is: the hook first (source = the integration's id), the same checks. */
     const transcribe = (caller: CallerIdentity, options: TranscriptionOptions) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const format = formatOfUpload(options.mimeType ?? "", options.fileName ?? "audio.wav")
         if (!format) return yield* new IntegrationCallFailed({ message: `Unknown audio type: ${options.mimeType ?? options.fileName}` })
         const audio = prepareFile(options.audio, format, speech.limits)
@@ -116,7 +120,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
       })
 
     const boundChannels = (caller: CallerIdentity, clientId: string | undefined): Effect.Effect<ReadonlyArray<BoundChannel>> =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const type = caller.integrationType()
         const found = clientId !== undefined ? yield* bindings.findChannelsByClientId(clientId, type) : yield* bindings.channelsOfType(type)
         return found.map(({ channel, binding }) => ({
@@ -143,20 +147,22 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
     const channelSession = (channelId: string) =>
       isUuid(channelId)
         ? chat.channelSession(channelId).pipe(
-            Effect.catchTag("ChannelNotFound", () => new IntegrationCallFailed({ message: `Channel not found: ${channelId}` }))
-          )
+          Effect.catchTag("ChannelNotFound", () => new IntegrationCallFailed({ message: `Channel not found: ${channelId}` }))
+        )
         : Effect.fail(new IntegrationCallFailed({ message: `Channel not found: ${channelId}` }))
 
     /** Only a channel bound to the caller: another channel's workspace is not its to write. */
     const requireBound = (caller: CallerIdentity, channelId: string) =>
-      Effect.flatMap(isUuid(channelId) ? bindings.forChannel(channelId).pipe(Effect.orElseSucceed(() => [])) : Effect.succeed([]), (list) =>
-        list.some((binding) => binding.integration_type === caller.integrationType())
-          ? Effect.void
-          : Effect.fail(new IntegrationCallFailed({ message: `Channel ${channelId} is not bound to ${caller.integrationType()}` }))
+      Effect.flatMap(
+        isUuid(channelId) ? bindings.forChannel(channelId).pipe(Effect.orElseSucceed(() => [])) : Effect.succeed([]),
+        (list) =>
+          list.some((binding) => binding.integration_type === caller.integrationType())
+            ? Effect.void
+            : Effect.fail(new IntegrationCallFailed({ message: `Channel ${channelId} is not bound to ${caller.integrationType()}` }))
       )
 
     const storePassive = (caller: CallerIdentity, channelId: string, content: string, metadata: Record<string, unknown>) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { session } = yield* channelSession(channelId)
         const message = yield* sessions.append(session.id, {
           role: "user",
@@ -183,7 +189,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
     }
 
     const startRun = (caller: CallerIdentity, options: StartRunOptions) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { session } = yield* channelSession(options.channelId)
         const dispatchType = options.dispatchType ?? defaultDispatch(caller)
         return yield* injector
@@ -207,7 +213,8 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
       tasks.awaitFinished(taskId).pipe(
         Effect.timeoutFail({
           duration: Duration.millis(timeoutMs ?? config.runResultTimeoutMs),
-          onTimeout: () => new IntegrationCallFailed({ message: `Run ${taskId} did not finish within ${timeoutMs ?? config.runResultTimeoutMs} ms` })
+          onTimeout: () =>
+            new IntegrationCallFailed({ message: `Run ${taskId} did not finish within ${timeoutMs ?? config.runResultTimeoutMs} ms` })
         }),
         Effect.catchTag("TaskNotFound", (error) => new IntegrationCallFailed({ message: error.detail })),
         Effect.map((task) => ({
@@ -221,7 +228,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
 
     /** The overview of mission control's dashboard: every channel, run, task, todo, heartbeat, integration. */
     const overview = (caller: CallerIdentity): Effect.Effect<Overview, unknown> =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const [channels, activeRuns, counts, failed, todos, heartbeats, integrations] = yield* Effect.all(
           [
             overviewRepo.channels,
@@ -238,7 +245,13 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
           channels,
           active_runs: activeRuns,
           tasks: { ...counts, failed },
-          todos: todos.map((todo) => ({ id: todo.id, title: todo.title, bot_id: todo.bot_id, channel_id: todo.channel_id, due_at: todo.due_at?.toISOString() ?? null })),
+          todos: todos.map((todo) => ({
+            id: todo.id,
+            title: todo.title,
+            bot_id: todo.bot_id,
+            channel_id: todo.channel_id,
+            due_at: todo.due_at?.toISOString() ?? null
+          })),
           heartbeats,
           integrations
         }
@@ -262,7 +275,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
           ? Effect.fail(new IntegrationCallFailed({ message: `Not a channel id: ${filter.channelId}` }))
           : Effect.map(todoList.list({ ...filter, limit: Math.min(filter?.limit ?? 100, 500) }), (rows) => rows.map(todoItem)),
       add: (caller: CallerIdentity, todo: Parameters<IntegrationTodos["add"]>[0]) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const input = yield* Schema.decodeUnknown(CreateTodo)({
             title: todo.title,
             ...(todo.notes !== undefined ? { notes: todo.notes } : {}),
@@ -272,14 +285,22 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
           }).pipe(Effect.mapError((error) => new IntegrationCallFailed({ message: `Invalid todo: ${error.message}` })))
           return todoItem(yield* todoList.createBy(input, `integration:${caller.id}`).pipe(todoFailure))
         }),
-      complete: (id: string) => (isUuid(id) ? Effect.map(todoList.complete(id).pipe(todoFailure), todoItem) : Effect.fail(new IntegrationCallFailed({ message: `Todo not found: ${id}` })))
+      complete: (
+        id: string
+      ) => (isUuid(id)
+        ? Effect.map(todoList.complete(id).pipe(todoFailure), todoItem)
+        : Effect.fail(new IntegrationCallFailed({ message: `Todo not found: ${id}` })))
     }
 
     const cancelQueued = (caller: CallerIdentity, channelId: string | undefined) =>
       channelId !== undefined && !isUuid(channelId) ? Effect.succeed(0) : tasks.cancelPendingBySource(`integration:${caller.id}`, channelId)
 
-    const request = (caller: CallerIdentity, url: string, options: HttpRequestOptions): Effect.Effect<HttpResponse, IntegrationCallFailed> =>
-      Effect.gen(function* () {
+    const request = (
+      caller: CallerIdentity,
+      url: string,
+      options: HttpRequestOptions
+    ): Effect.Effect<HttpResponse, IntegrationCallFailed> =>
+      Effect.gen(function*() {
         const hosts = yield* caller.configuredHosts().pipe(Effect.orElseSucceed(() => []))
         const allowed: AllowList = allowList([...serverAllowed, ...hosts])
         const method = options.method ?? "GET"
@@ -303,12 +324,11 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
             }),
           catch: (error) => error
         })
-        for (let attempt = 0; ; attempt++) {
+        for (let attempt = 0;; attempt++) {
           const outcome = yield* Effect.either(once)
-          const retryable =
-            outcome._tag === "Left"
-              ? !(outcome.left instanceof OutboundRefused) && !options.signal?.aborted
-              : outcome.right.status === 429 || outcome.right.status >= 500
+          const retryable = outcome._tag === "Left"
+            ? !(outcome.left instanceof OutboundRefused) && !options.signal?.aborted
+            : outcome.right.status === 429 || outcome.right.status >= 500
           if (attempt < retries && retryable) {
             yield* Effect.sleep(httpRetryDelay(attempt))
             continue

@@ -4,8 +4,8 @@
  * rejected promises with a readable message; nothing of Effect leaks into integration code.
  */
 import { Cause, Effect, Exit, LogLevel, Runtime } from "effect"
-import { InvalidArgument, type IntegrationContext, type IntegrationMetadata, type LruSet, type Worker } from "../sdk/index.ts"
-import { failureMessage, type CallerIdentity, type IntegrationCapabilities } from "./Capabilities.ts"
+import { type IntegrationContext, type IntegrationMetadata, InvalidArgument, type LruSet, type Worker } from "../sdk/index.ts"
+import { type CallerIdentity, failureMessage, type IntegrationCapabilities } from "./Capabilities.ts"
 import type { IntegrationServicesShape } from "./Services.ts"
 
 export interface ContextServices {
@@ -57,7 +57,9 @@ const checkContent = (what: string, value: unknown): string => {
 const checkTtl = (options: { readonly ttlMs?: number } | undefined): number | undefined => {
   const ttl = options?.ttlMs
   if (ttl === undefined) return undefined
-  if (!Number.isInteger(ttl) || ttl <= 0 || ttl > maxTtlMs) throw new InvalidArgument(`ttlMs must be a whole number of milliseconds, 1 to ${maxTtlMs}`)
+  if (!Number.isInteger(ttl) || ttl <= 0 || ttl > maxTtlMs) {
+    throw new InvalidArgument(`ttlMs must be a whole number of milliseconds, 1 to ${maxTtlMs}`)
+  }
   return ttl
 }
 
@@ -151,7 +153,12 @@ const capabilitiesOf = (
   return {
     store: {
       get: <T>(key: string) =>
-        call(() => Effect.map(capabilities.store.get(id, checkText("A key", key, maxKey)), (text) => (text === undefined ? undefined : (JSON.parse(text) as T)))),
+        call(() =>
+          Effect.map(
+            capabilities.store.get(id, checkText("A key", key, maxKey)),
+            (text) => (text === undefined ? undefined : (JSON.parse(text) as T))
+          )
+        ),
       set: (key, value, options) =>
         call(() => capabilities.store.set(id, checkText("A key", key, maxKey), jsonText("The value", value), checkTtl(options))),
       delete: (key) => call(() => capabilities.store.remove(id, checkText("A key", key, maxKey))),
@@ -171,22 +178,40 @@ const capabilitiesOf = (
     llm: {
       complete: (options) =>
         call(() => {
-          if (!options || !Array.isArray(options.messages) || options.messages.length === 0) throw new InvalidArgument("complete needs messages (a non-empty list)")
+          if (!options || !Array.isArray(options.messages) || options.messages.length === 0) {
+            throw new InvalidArgument("complete needs messages (a non-empty list)")
+          }
           options.messages.forEach((m, i) => checkContent(`messages[${i}].content`, m?.content))
           return capabilities.complete(caller, options)
         }),
       transcribe: (options) =>
         call(() => {
-          if (!(options?.audio instanceof Uint8Array) || options.audio.length === 0) throw new InvalidArgument("transcribe needs audio (non-empty bytes)")
+          if (!(options?.audio instanceof Uint8Array) || options.audio.length === 0) {
+            throw new InvalidArgument("transcribe needs audio (non-empty bytes)")
+          }
           return capabilities.transcribe(caller, options)
         })
     },
     channels: {
       bound: (options) => call(() => capabilities.boundChannels(caller, options?.clientId)),
       storePassive: (channelId, content, options) =>
-        call(() => capabilities.storePassive(caller, checkText("channelId", channelId, 64), checkContent("content", content), options?.metadata ?? {})),
+        call(() =>
+          capabilities.storePassive(
+            caller,
+            checkText("channelId", channelId, 64),
+            checkContent("content", content),
+            options?.metadata ?? {}
+          )
+        ),
       writeFile: (channelId, path, content) =>
-        call(() => capabilities.writeFile(caller, checkText("channelId", channelId, 64), checkText("path", path, 1024), checkContent("content", content)))
+        call(() =>
+          capabilities.writeFile(
+            caller,
+            checkText("channelId", channelId, 64),
+            checkText("path", path, 1024),
+            checkContent("content", content)
+          )
+        )
     },
     runs: {
       start: (options) =>
@@ -200,7 +225,8 @@ const capabilitiesOf = (
         call(() => {
           checkText("channelId", options?.channelId, 64)
           checkContent("content", options.content)
-          return Effect.flatMap(capabilities.startRun(caller, options), (started) => capabilities.runResult(started.task_id, options.timeoutMs))
+          return Effect.flatMap(capabilities.startRun(caller, options), (started) =>
+            capabilities.runResult(started.task_id, options.timeoutMs))
         }),
       cancelQueued: (options) => call(() => capabilities.cancelQueued(caller, options?.channelId))
     },

@@ -2,15 +2,15 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { ToolRegistry } from "../agent/Tools.ts"
 import { CairnApi } from "../Api.ts"
-import { IntegrationNotFound, ToolNotFound } from "./Errors.ts"
 import { IntegrationSettingsView, IntegrationSummary, SettingView, ToolResult, ToolView, WorkerStatusView } from "./Api.ts"
+import { IntegrationNotFound, ToolNotFound } from "./Errors.ts"
 import { Integrations, type IntegrationState } from "./Integrations.ts"
 import { ProcessManager } from "./Processes.ts"
+import { IntegrationSettings, type ResolvedSetting, shown, statusOf } from "./Settings.ts"
 import { WorkerManager } from "./Workers.ts"
-import { IntegrationSettings, shown, statusOf, type ResolvedSetting } from "./Settings.ts"
 
 export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const integrations = yield* Integrations
     const settings = yield* IntegrationSettings
     const processes = yield* ProcessManager
@@ -22,7 +22,9 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations
       Option.match(integrations.get(id), {
         onNone: () => Effect.fail(new IntegrationNotFound({ detail: `Integration not found: ${id}` })),
         onSome: (state) =>
-          state.loaded ? Effect.succeed(state.loaded) : Effect.fail(new IntegrationNotFound({ detail: `Integration ${id} failed to load: ${state.error}` }))
+          state.loaded
+            ? Effect.succeed(state.loaded)
+            : Effect.fail(new IntegrationNotFound({ detail: `Integration ${id} failed to load: ${state.error}` }))
       })
 
     const view = (id: string, resolved: ReadonlyArray<ResolvedSetting>) =>
@@ -33,7 +35,7 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations
       })
 
     const summary = (state: IntegrationState) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const resolved = state.loaded ? yield* settings.resolve(state.id, state.loaded.manifest) : []
         return new IntegrationSummary({
           id: state.id,
@@ -58,30 +60,25 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations
     return handlers
       .handle("list", () =>
         Effect.forEach(integrations.list(), summary).pipe(
-          Effect.map((list) => ({ integrations: list })))
-      )
+          Effect.map((list) => ({ integrations: list }))
+        ))
       .handle("sidebar", () => Effect.succeed({ sections: integrations.sidebarSections() }))
       .handle("getSettings", ({ path }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const integration = yield* loadedOr404(path.id)
           return view(path.id, yield* settings.resolve(path.id, integration.manifest))
-        })
-      )
+        }))
       .handle("putSettings", ({ path, payload }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const integration = yield* loadedOr404(path.id)
           return view(path.id, yield* settings.update(path.id, integration.manifest, payload))
-        })
-      )
+        }))
       .handle("process", ({ path }) =>
         Option.match(processes.status(path.id), {
           onNone: () => Effect.fail(new IntegrationNotFound({ detail: `Integration not found: ${path.id}` })),
           onSome: (status) => Effect.succeed({ integration_id: path.id, ...status })
-        })
-      )
-      .handle("workers", ({ path }) =>
-        Effect.map(loadedOr404(path.id), () => ({ integration_id: path.id, workers: workerViews(path.id) }))
-      )
+        }))
+      .handle("workers", ({ path }) => Effect.map(loadedOr404(path.id), () => ({ integration_id: path.id, workers: workerViews(path.id) })))
       .handle("tools", () =>
         Effect.succeed(
           tools.list().map(
@@ -96,10 +93,9 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations
                 effect: tool.effect
               })
           )
-        )
-      )
+        ))
       .handle("execute", ({ path, payload }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           if (!tools.get(path.name)) return yield* new ToolNotFound({ detail: `Tool not found: ${path.name}` })
           const started = Date.now()
           const outcome = yield* Effect.either(
@@ -118,7 +114,5 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations
             error: outcome._tag === "Left" ? outcome.left.message : null,
             duration_ms: Date.now() - started
           })
-        })
-      )
-  })
-)
+        }))
+  }))

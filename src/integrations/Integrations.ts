@@ -4,7 +4,7 @@
  * load (or whose registration throws) is logged and left out; the server starts without it.
  */
 import { Effect, Option, Runtime } from "effect"
-import { ToolRegistry, layer as ToolRegistryLive } from "../agent/Tools.ts"
+import { layer as ToolRegistryLive, ToolRegistry } from "../agent/Tools.ts"
 import { BotFilesSync, Bots } from "../bots/Bots.ts"
 import { CarapaceFilesSync } from "../carapaces/Carapaces.ts"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -12,16 +12,16 @@ import { Documents } from "../documents/Documents.ts"
 import { Hooks } from "../hooks/Hooks.ts"
 import type { IntegrationContext, IntegrationMetadata, Worker } from "../sdk/index.ts"
 import { Sessions } from "../sessions/Sessions.ts"
-import { readSkillDir, SkillLibrary, layer as SkillLibraryLive } from "../skills/Skills.ts"
-import { makeContext, type ContextServices } from "./Context.ts"
-import { discover, searchDirs } from "./Discovery.ts"
-import { IntegrationCapabilities } from "./Capabilities.ts"
-import { checkWorker, checkWorkerNames, load, type LoadedIntegration } from "./Loader.ts"
-import { uniqueSidebars, type NormalizedSidebar } from "./Manifest.ts"
-import { IntegrationSettings, statusOf } from "./Settings.ts"
-import { IntegrationServices, layer as IntegrationServicesLive } from "./Services.ts"
+import { layer as SkillLibraryLive, readSkillDir, SkillLibrary } from "../skills/Skills.ts"
 import { LogLevelControl } from "../telemetry/Logging.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { IntegrationCapabilities } from "./Capabilities.ts"
+import { type ContextServices, makeContext } from "./Context.ts"
+import { discover, searchDirs } from "./Discovery.ts"
+import { checkWorker, checkWorkerNames, load, type LoadedIntegration } from "./Loader.ts"
+import { type NormalizedSidebar, uniqueSidebars } from "./Manifest.ts"
+import { IntegrationServices, layer as IntegrationServicesLive } from "./Services.ts"
+import { IntegrationSettings, statusOf } from "./Settings.ts"
 
 export interface IntegrationState {
   readonly id: string
@@ -51,7 +51,7 @@ const partsOf = (integration: LoadedIntegration, workers: number): Array<string>
 ]
 
 export class Integrations extends Effect.Service<Integrations>()("cairn/Integrations", {
-  scoped: Effect.gen(function* () {
+  scoped: Effect.gen(function*() {
     const config = yield* AppConfig
     const tools = yield* ToolRegistry
     const skills = yield* SkillLibrary
@@ -86,8 +86,7 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
           } catch {
             return []
           }
-        })
-      )
+        }))
 
     const services: ContextServices = {
       runtime,
@@ -134,8 +133,7 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
           Effect.forEach([...states.values()], (state) =>
             state.loaded
               ? Effect.map(settings.resolve(state.id, state.loaded.manifest), (resolved) => ({ id: state.id, status: statusOf(resolved) }))
-              : Effect.succeed({ id: state.id, status: "failed" })
-          )
+              : Effect.succeed({ id: state.id, status: "failed" }))
       }),
       registerWorker: (integrationId) => (worker) => {
         if (!loading.has(integrationId)) throw new TypeError("registerWorker is only available while the integration loads (in hooks.ts)")
@@ -207,7 +205,11 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
         yield* tools.register(tool)
         registered.push(tool.name)
       }
-      for (const skill of integration.skillsDir ? readSkillDir(integration.skillsDir, `integrations/${integration.id}/`, integration.id) : []) {
+      for (
+        const skill of integration.skillsDir
+          ? readSkillDir(integration.skillsDir, `integrations/${integration.id}/`, integration.id)
+          : []
+      ) {
         yield* skills.register(skill)
       }
       if (integration.carapacesDir) yield* extra.registerCarapaces(integration.id, integration.carapacesDir)
@@ -232,7 +234,9 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
         workers
       })
       yield* Effect.logInfo(
-        `Integration ${integration.id}${integration.version ? ` ${integration.version}` : ""} loaded: ${partsOf(integration, workers.length).join(", ") || "no parts"}`
+        `Integration ${integration.id}${integration.version ? ` ${integration.version}` : ""} loaded: ${
+          partsOf(integration, workers.length).join(", ") || "no parts"
+        }`
       )
     }
 
@@ -245,10 +249,25 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
 
     const get = (id: string) => Option.fromNullable(states.get(id))
     const list = () => [...states.values()]
-    const loaded = () => list().filter((state): state is IntegrationState & { loaded: LoadedIntegration; context: IntegrationContext } => state.loaded !== null)
+    const loaded = () =>
+      list().filter((state): state is IntegrationState & { loaded: LoadedIntegration; context: IntegrationContext } =>
+        state.loaded !== null
+      )
     const sidebarSections = (): ReadonlyArray<NormalizedSidebar & { integration_id: string }> =>
       sidebars.kept.map((entry) => ({ ...entry.section, integration_id: entry.integration }))
     return traced("Integrations", { get, list, loaded, sidebarSections } as const)
   }),
-  dependencies: [IntegrationCapabilities.Default, Bots.Default, Documents.Default, Hooks.Default, IntegrationServicesLive, IntegrationSettings.Default, Sessions.Default, SkillLibraryLive, ToolRegistryLive, BotFilesSync, CarapaceFilesSync]
+  dependencies: [
+    IntegrationCapabilities.Default,
+    Bots.Default,
+    Documents.Default,
+    Hooks.Default,
+    IntegrationServicesLive,
+    IntegrationSettings.Default,
+    Sessions.Default,
+    SkillLibraryLive,
+    ToolRegistryLive,
+    BotFilesSync,
+    CarapaceFilesSync
+  ]
 }) {}

@@ -7,13 +7,13 @@ import { Data } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
+import { EffectClass, foreignTool, type Tool } from "../agent/Tool.ts"
 import { isScope } from "../auth/Scopes.ts"
 import { compiledFile, runningCompiled } from "../config/ProjectRoot.ts"
 import { headerNamePattern } from "../contract/Params.ts"
-import { EffectClass, foreignTool, type Tool } from "../agent/Tool.ts"
 import type { EnvVarSpec, RouteDefinition, ToolDefinition, Worker } from "../sdk/index.ts"
 import type { Candidate } from "./Discovery.ts"
-import { normalizeManifest, type NormalizedManifest } from "./Manifest.ts"
+import { type NormalizedManifest, normalizeManifest } from "./Manifest.ts"
 
 export type Register = (cairn: any) => void | Promise<void>
 
@@ -69,7 +69,9 @@ const importFile = async (file: string): Promise<Record<string, unknown>> => {
   try {
     return (await import(pathToFileURL(await runnable(file)).href)) as Record<string, unknown>
   } catch (cause) {
-    throw new IntegrationLoadError({ message: `${path.basename(file)} failed to load: ${cause instanceof Error ? cause.message : String(cause)}` })
+    throw new IntegrationLoadError({
+      message: `${path.basename(file)} failed to load: ${cause instanceof Error ? cause.message : String(cause)}`
+    })
   }
 }
 
@@ -77,13 +79,17 @@ const checkRoute = (route: unknown, index: number): RouteDefinition => {
   const r = route as Partial<RouteDefinition>
   const where = `router: route ${index}`
   if (typeof r !== "object" || r === null) throw new IntegrationLoadError({ message: `${where} is not an object` })
-  if (typeof r.method !== "string" || !methods.has(r.method)) throw new IntegrationLoadError({ message: `${where}: method must be one of ${[...methods].join(", ")}` })
+  if (typeof r.method !== "string" || !methods.has(r.method)) {
+    throw new IntegrationLoadError({ message: `${where}: method must be one of ${[...methods].join(", ")}` })
+  }
   if (typeof r.path !== "string" || !r.path.startsWith("/")) throw new IntegrationLoadError({ message: `${where}: path must start with /` })
   if (typeof r.handler !== "function") throw new IntegrationLoadError({ message: `${where}: handler must be a function` })
   if (r.scope !== undefined && typeof r.scope !== "string") throw new IntegrationLoadError({ message: `${where}: scope must be a string` })
   // A scope no key can hold would leave the route to admins only, silently: refused at load instead.
   if (r.scope !== undefined && !isScope(r.scope)) throw new IntegrationLoadError({ message: `${where}: unknown scope ${r.scope}` })
-  if ("public" in r) throw new IntegrationLoadError({ message: `${where}: public routes are gone; a webhook declares secret: {setting, header or query}` })
+  if ("public" in r) {
+    throw new IntegrationLoadError({ message: `${where}: public routes are gone; a webhook declares secret: {setting, header or query}` })
+  }
   if (r.secret !== undefined) checkSecret(r.secret, r.scope, where)
   return { description: "", ...r } as RouteDefinition
 }
@@ -158,8 +164,13 @@ export const checkWorker = (worker: unknown, where: string): Worker => {
   }
   if (typeof w !== "object" || w === null) return fail("a worker must be an object (defineWorker)")
   if (typeof w.run !== "function") fail("run must be a function")
-  if (w.name !== undefined && (typeof w.name !== "string" || !workerName.test(w.name))) fail("name must be 1-64 letters, digits, '-' or '_'")
-  if (w.requiredSettings !== undefined && (!Array.isArray(w.requiredSettings) || !w.requiredSettings.every((k) => typeof k === "string" && k.length > 0))) {
+  if (w.name !== undefined && (typeof w.name !== "string" || !workerName.test(w.name))) {
+    fail("name must be 1-64 letters, digits, '-' or '_'")
+  }
+  if (
+    w.requiredSettings !== undefined &&
+    (!Array.isArray(w.requiredSettings) || !w.requiredSettings.every((k) => typeof k === "string" && k.length > 0))
+  ) {
     fail("requiredSettings must be a list of setting names")
   }
   if (w.singleton !== undefined && typeof w.singleton !== "boolean") fail("singleton must be true or false")
@@ -180,7 +191,9 @@ export const checkWorkerNames = (workers: ReadonlyArray<Worker>) => {
 
 const stringList = (value: unknown, what: string): ReadonlyArray<string> => {
   if (value === undefined) return []
-  if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) throw new IntegrationLoadError({ message: `process: ${what} must be a list of strings` })
+  if (!Array.isArray(value) || !value.every((v) => typeof v === "string")) {
+    throw new IntegrationLoadError({ message: `process: ${what} must be a list of strings` })
+  }
   return value
 }
 
@@ -194,7 +207,9 @@ export const load = async (candidate: Candidate): Promise<LoadedIntegration> => 
   if (routerFile) {
     const mod = await importFile(routerFile)
     const exported = mod.default ?? mod.routes
-    if (!Array.isArray(exported)) throw new IntegrationLoadError({ message: "router: the default export must be a list of routes (defineRoutes)" })
+    if (!Array.isArray(exported)) {
+      throw new IntegrationLoadError({ message: "router: the default export must be a list of routes (defineRoutes)" })
+    }
     routes = exported.map(checkRoute)
     const seen = new Set<string>()
     for (const route of routes) {
@@ -209,7 +224,9 @@ export const load = async (candidate: Candidate): Promise<LoadedIntegration> => 
     if (!file) return null
     const mod = await importFile(file)
     const register = mod.default ?? mod.register
-    if (typeof register !== "function") throw new IntegrationLoadError({ message: `${stem}: the default export must be a function (cairn) => void` })
+    if (typeof register !== "function") {
+      throw new IntegrationLoadError({ message: `${stem}: the default export must be a function (cairn) => void` })
+    }
     return register as Register
   }
   const hooks = await registerFrom("hooks")

@@ -7,10 +7,38 @@ import { Data } from "effect"
 import type { EnvVarSpec, SetupManifest } from "../sdk/index.ts"
 
 export const knownIcons: ReadonlySet<string> = new Set([
-  "LayoutDashboard", "Columns", "BookOpen", "Brain", "HelpCircle", "Settings", "Zap", "Plug", "Bot", "Layers",
-  "FileText", "Paperclip", "ClipboardList", "Key", "Shield", "ShieldCheck", "Activity", "Server", "Wrench",
-  "BarChart3", "Users", "HardDrive", "Code2", "Hash", "Home", "MessageSquare", "Container", "Clock", "Heart",
-  "Lock", "Sun", "Moon"
+  "LayoutDashboard",
+  "Columns",
+  "BookOpen",
+  "Brain",
+  "HelpCircle",
+  "Settings",
+  "Zap",
+  "Plug",
+  "Bot",
+  "Layers",
+  "FileText",
+  "Paperclip",
+  "ClipboardList",
+  "Key",
+  "Shield",
+  "ShieldCheck",
+  "Activity",
+  "Server",
+  "Wrench",
+  "BarChart3",
+  "Users",
+  "HardDrive",
+  "Code2",
+  "Hash",
+  "Home",
+  "MessageSquare",
+  "Container",
+  "Clock",
+  "Heart",
+  "Lock",
+  "Sun",
+  "Moon"
 ])
 
 export const iconOrPlug = (icon: unknown): string => (typeof icon === "string" && knownIcons.has(icon) ? icon : "Plug")
@@ -36,7 +64,9 @@ export interface NormalizedManifest {
   readonly env_vars: ReadonlyArray<NormalizedEnvVar>
   readonly webhook: { readonly path: string; readonly description: string } | null
   readonly sidebar_section: NormalizedSidebar | null
-  readonly dashboard_modules: ReadonlyArray<{ readonly id: string; readonly label: string; readonly icon: string; readonly description: string }>
+  readonly dashboard_modules: ReadonlyArray<
+    { readonly id: string; readonly label: string; readonly icon: string; readonly description: string }
+  >
   readonly activation: { readonly carapaces: ReadonlyArray<string>; readonly templates: ReadonlyArray<string> }
   readonly api_key_preset: string | null
   /** The route the chat header polls for the integration's status widget (HUD). */

@@ -10,7 +10,12 @@ const IsoText = Schema.transform(Schema.DateFromSelf, Schema.String, {
   encode: (text) => new Date(text)
 })
 
-const ChannelRow = Schema.Struct({ id: Schema.String, name: Schema.String, bot_id: Schema.String, last_activity_at: Schema.NullOr(IsoText) })
+const ChannelRow = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  bot_id: Schema.String,
+  last_activity_at: Schema.NullOr(IsoText)
+})
 const ActiveRunRow = Schema.Struct({
   run_id: Schema.String,
   session_id: Schema.String,
@@ -30,7 +35,7 @@ const FailedTaskRow = Schema.Struct({
 const HeartbeatRow = Schema.Struct({ channel_id: Schema.String, next_at: IsoText })
 
 export class OverviewRepo extends Effect.Service<OverviewRepo>()("cairn/OverviewRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return repository("OverviewRepo", {
       channels: decodeRows(ChannelRow)(sql`

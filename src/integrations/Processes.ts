@@ -7,14 +7,37 @@
  */
 import { Command, CommandExecutor, HttpServer } from "@effect/platform"
 import { NodeCommandExecutor, NodeFileSystem } from "@effect/platform-node"
-import { Cause, Config, Context, Data, Deferred, Duration, Effect, Either, Fiber, Layer, Option, PubSub, Queue, Schedule, Stream } from "effect"
+import {
+  Cause,
+  Config,
+  Context,
+  Data,
+  Deferred,
+  Duration,
+  Effect,
+  Either,
+  Fiber,
+  Layer,
+  Option,
+  PubSub,
+  Queue,
+  Schedule,
+  Stream
+} from "effect"
 import { Leadership } from "../db/Leadership.ts"
 import { Integrations } from "./Integrations.ts"
 import type { LoadedIntegration } from "./Loader.ts"
 import { IntegrationSettings } from "./Settings.ts"
 
 /** `leader_elsewhere`: another server process on the database runs it (one in all, by the leader lock). */
-export type ProcessState = "not_applicable" | "waiting_for_settings" | "starting" | "running" | "restarting" | "stopped" | "leader_elsewhere"
+export type ProcessState =
+  | "not_applicable"
+  | "waiting_for_settings"
+  | "starting"
+  | "running"
+  | "restarting"
+  | "stopped"
+  | "leader_elsewhere"
 
 export interface ProcessStatus {
   readonly state: ProcessState
@@ -43,7 +66,7 @@ export class ListeningAddress extends Context.Tag("cairn/ListeningAddress")<List
   static readonly layer = Layer.effect(ListeningAddress, Deferred.make<string>())
   /** Completes the address from the listening server. */
   static readonly publish = Layer.effectDiscard(
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const server = yield* HttpServer.HttpServer
       const deferred = yield* ListeningAddress
       const address = server.address
@@ -123,7 +146,7 @@ const logLines = (output: Stream.Stream<Uint8Array, unknown>, integrationId: str
 
 export const ProcessesLive = Layer.scoped(
   ProcessManager,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const config = yield* processConfig
     const integrations = yield* Integrations
     const settings = yield* IntegrationSettings
@@ -145,7 +168,7 @@ export const ProcessesLive = Layer.scoped(
     )
 
     const supervise = (integration: LoadedIntegration & { process: NonNullable<LoadedIntegration["process"]> }) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const manifest = integration.process
         const wake = yield* Queue.sliding<void>(1)
         wakeups.set(integration.id, wake)
@@ -173,7 +196,7 @@ export const ProcessesLive = Layer.scoped(
          * Answers `missing` when a required name has no value. Anything else failing (the
          * database, a key that cannot be made) is `SupervisorFailed`.
          */
-        const round = Effect.gen(function* () {
+        const round = Effect.gen(function*() {
           const resolved = yield* settings.resolve(integration.id, integration.manifest)
           const values = new Map(resolved.filter((s) => s.value !== undefined).map((s) => [s.key, s.value!]))
           for (const name of manifest.requiredEnv) {
@@ -205,7 +228,7 @@ export const ProcessesLive = Layer.scoped(
           // One attempt: the child lives in this scope, so however the attempt ends (exit, settings
           // change, shutdown) the child is stopped and its output readers end with it.
           return yield* Effect.scoped(
-            Effect.gen(function* () {
+            Effect.gen(function*() {
               const started = yield* Command.make(command!, ...args).pipe(
                 Command.workingDirectory(integration.dir),
                 Command.env(env, { extendEnv: false }),
@@ -237,7 +260,9 @@ export const ProcessesLive = Layer.scoped(
         }).pipe(
           Effect.catchAllCause((cause) => {
             const failure = Cause.failureOption(cause)
-            return Effect.fail(Option.isSome(failure) && failure.value instanceof ProcessExited ? failure.value : new SupervisorFailed({ cause }))
+            return Effect.fail(
+              Option.isSome(failure) && failure.value instanceof ProcessExited ? failure.value : new SupervisorFailed({ cause })
+            )
           })
         )
 
@@ -253,7 +278,9 @@ export const ProcessesLive = Layer.scoped(
               restarts += 1
               set({ state: "restarting", pid: null })
               return Effect.logWarning(
-                `Integration ${integration.id} process exited (code ${ended.exit.code}, signal ${ended.exit.signal}); restarting in ${Math.round(Duration.toMillis(wait))} ms`
+                `Integration ${integration.id} process exited (code ${ended.exit.code}, signal ${ended.exit.signal}); restarting in ${
+                  Math.round(Duration.toMillis(wait))
+                } ms`
               )
             })
           )

@@ -12,13 +12,12 @@ const ProcessKeyRow = Schema.Struct({ api_key_id: Schema.String, key_value: Sche
 const IdRow = Schema.Struct({ integration_id: Schema.String })
 
 export class IntegrationsRepo extends Effect.Service<IntegrationsRepo>()("cairn/IntegrationsRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const processKey = SqlSchema.findOne({
       Request: Schema.String,
       Result: ProcessKeyRow,
-      execute: (integrationId) =>
-        sql`SELECT api_key_id, key_value FROM integration_api_keys WHERE integration_id = ${integrationId}`
+      execute: (integrationId) => sql`SELECT api_key_id, key_value FROM integration_api_keys WHERE integration_id = ${integrationId}`
     })
     const replaceKey = SqlSchema.findOne({
       Request: Schema.Struct({ integrationId: Schema.String, previousKeyId: Schema.String, keyId: Schema.String, sealed: Schema.String }),
@@ -90,7 +89,7 @@ const live = "(expires_at IS NULL OR expires_at > now())"
  * bounded LRU sets. Every check-and-write is one atomic statement or runs under its set's row lock.
  */
 export class IntegrationStoreRepo extends Effect.Service<IntegrationStoreRepo>()("cairn/IntegrationStoreRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const transaction = transactions(sql)
     const values = decodeRows(ValueRow)
@@ -109,10 +108,11 @@ export class IntegrationStoreRepo extends Effect.Service<IntegrationStoreRepo>()
             VALUES (${integrationId}, ${key}, ${value}, ${expiry(ttlMs)}, now())
             ON CONFLICT (integration_id, key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at, updated_at = now()`),
       remove: (integrationId: string, key: string) =>
-        sql`DELETE FROM integration_kv WHERE integration_id = ${integrationId} AND key = ${key} AND ${sql.literal(live)} RETURNING key`.pipe(
-          keys,
-          Effect.map((rows) => rows.length > 0)
-        ),
+        sql`DELETE FROM integration_kv WHERE integration_id = ${integrationId} AND key = ${key} AND ${sql.literal(live)} RETURNING key`
+          .pipe(
+            keys,
+            Effect.map((rows) => rows.length > 0)
+          ),
       /** Writes `next` only when the live value is `expected` (undefined: no live entry); whether it did. */
       compareAndSet: (integrationId: string, key: string, expected: string | undefined, next: string, ttlMs: number | undefined) =>
         (expected === undefined
@@ -123,11 +123,10 @@ export class IntegrationStoreRepo extends Effect.Service<IntegrationStoreRepo>()
                 RETURNING key`
           : sql`UPDATE integration_kv SET value = ${next}, expires_at = ${expiry(ttlMs)}, updated_at = now()
                 WHERE integration_id = ${integrationId} AND key = ${key} AND value = ${expected} AND ${sql.literal(live)}
-                RETURNING key`
-        ).pipe(
-          keys,
-          Effect.map((rows) => rows.length > 0)
-        ),
+                RETURNING key`).pipe(
+            keys,
+            Effect.map((rows) => rows.length > 0)
+          ),
       /** Keys of live entries starting with `prefix`, in order. */
       keys: (integrationId: string, prefix: string, limit: number) =>
         sql`SELECT key FROM integration_kv WHERE integration_id = ${integrationId} AND ${sql.literal(live)}
@@ -148,9 +147,10 @@ export class IntegrationStoreRepo extends Effect.Service<IntegrationStoreRepo>()
        */
       lruAdd: (integrationId: string, name: string, member: string, capacity: number) =>
         transaction(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const [header] = yield* sql`INSERT INTO integration_lru_sets (integration_id, name, clock) VALUES (${integrationId}, ${name}, 1)
-                ON CONFLICT (integration_id, name) DO UPDATE SET clock = integration_lru_sets.clock + 1 RETURNING clock::text AS clock`.pipe(decodeRows(ClockRow))
+                ON CONFLICT (integration_id, name) DO UPDATE SET clock = integration_lru_sets.clock + 1 RETURNING clock::text AS clock`
+              .pipe(decodeRows(ClockRow))
             const clock = header!.clock
             const inserted = yield* sql`INSERT INTO integration_lru_members (integration_id, name, member, used)
                 VALUES (${integrationId}, ${name}, ${member}, ${clock}) ON CONFLICT DO NOTHING RETURNING member`.pipe(members)
@@ -166,15 +166,17 @@ export class IntegrationStoreRepo extends Effect.Service<IntegrationStoreRepo>()
           })
         ),
       lruHas: (integrationId: string, name: string, member: string) =>
-        sql`SELECT member FROM integration_lru_members WHERE integration_id = ${integrationId} AND name = ${name} AND member = ${member}`.pipe(
-          members,
-          Effect.map((rows) => rows.length > 0)
-        ),
+        sql`SELECT member FROM integration_lru_members WHERE integration_id = ${integrationId} AND name = ${name} AND member = ${member}`
+          .pipe(
+            members,
+            Effect.map((rows) => rows.length > 0)
+          ),
       lruRemove: (integrationId: string, name: string, member: string) =>
-        sql`DELETE FROM integration_lru_members WHERE integration_id = ${integrationId} AND name = ${name} AND member = ${member} RETURNING member`.pipe(
-          members,
-          Effect.map((rows) => rows.length > 0)
-        ),
+        sql`DELETE FROM integration_lru_members WHERE integration_id = ${integrationId} AND name = ${name} AND member = ${member} RETURNING member`
+          .pipe(
+            members,
+            Effect.map((rows) => rows.length > 0)
+          ),
       /** Members, most recently used first. */
       lruMembers: (integrationId: string, name: string, limit: number) =>
         sql`SELECT member FROM integration_lru_members WHERE integration_id = ${integrationId} AND name = ${name}

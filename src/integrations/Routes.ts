@@ -6,13 +6,13 @@
  */
 import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpMethod, HttpServerRequest, HttpServerResponse, OpenApi } from "@effect/platform"
 import { Effect, Layer, Schema } from "effect"
+import { safeEqual } from "../access/Authenticator.ts"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { isScope, PUBLIC, type ScopeRequirement } from "../auth/Scopes.ts"
 import { internalErrorBody, ValidationError } from "../contract/Errors.ts"
 import { pathParams } from "../contract/Params.ts"
-import { isInvalidArgument, type IntegrationContext, type RouteDefinition, type RouteSecret } from "../sdk/index.ts"
-import { safeEqual } from "../access/Authenticator.ts"
+import { type IntegrationContext, isInvalidArgument, type RouteDefinition, type RouteSecret } from "../sdk/index.ts"
 import { tracedFn } from "../telemetry/Spans.ts"
 
 export const groupName = (integrationId: string) => `integration_${integrationId}`
@@ -41,16 +41,20 @@ const sharedSecret = tracedFn("Integrations.sharedSecret", (
   context: IntegrationContext,
   headers: Readonly<Record<string, string | undefined>>,
   query: Readonly<Record<string, string | ReadonlyArray<string>>>
-) => Effect.gen(function* () {
-  const expected = yield* Effect.orDie(Effect.tryPromise(() => context.settings.get(secret.setting)))
-  if (!expected) {
-    yield* Effect.logWarning(`Integration ${integrationId}: ${secret.setting} is not set, so its webhook refuses every call`)
-    return false
-  }
-  const fromQuery = secret.query === undefined ? undefined : query[secret.query]
-  const given = [secret.header === undefined ? undefined : headers[secret.header.toLowerCase()], typeof fromQuery === "string" ? fromQuery : fromQuery?.[0]]
-  return given.map((value) => value !== undefined && safeEqual(value, expected)).some(Boolean)
-}))
+) =>
+  Effect.gen(function*() {
+    const expected = yield* Effect.orDie(Effect.tryPromise(() => context.settings.get(secret.setting)))
+    if (!expected) {
+      yield* Effect.logWarning(`Integration ${integrationId}: ${secret.setting} is not set, so its webhook refuses every call`)
+      return false
+    }
+    const fromQuery = secret.query === undefined ? undefined : query[secret.query]
+    const given = [
+      secret.header === undefined ? undefined : headers[secret.header.toLowerCase()],
+      typeof fromQuery === "string" ? fromQuery : fromQuery?.[0]
+    ]
+    return given.map((value) => value !== undefined && safeEqual(value, expected)).some(Boolean)
+  }))
 
 export const routeGroup = (integrationId: string, routes: ReadonlyArray<RouteDefinition>) => {
   let group: HttpApiGroup.HttpApiGroup<string, any, any, any, boolean> = HttpApiGroup.make(groupName(integrationId)) as any
@@ -72,7 +76,7 @@ const isResponse = (value: unknown): value is { status: number; body?: unknown; 
   typeof value === "object" && value !== null && (value as { __response?: unknown }).__response === true
 
 const handle = (route: RouteDefinition, context: IntegrationContext, params: Record<string, string>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const query = yield* HttpServerRequest.ParsedSearchParams
     if (route.secret !== undefined && !(yield* sharedSecret(context.id, route.secret, context, request.headers, query))) {
@@ -122,15 +126,17 @@ export const routeHandlers = (
   // The group is built at runtime, so its types are too: the handlers are checked by the loader.
   (HttpApiBuilder.group as any)(api, groupName(integrationId), (handlers: any) =>
     routes.reduce(
-      (acc, route, index) => acc.handle(endpointName(index), (request: { path?: Record<string, string> }) => handle(route, context, request.path ?? {})),
+      (acc, route, index) =>
+        acc.handle(endpointName(index), (request: { path?: Record<string, string> }) => handle(route, context, request.path ?? {})),
       handlers
-    )
-  )
+    ))
 
 /** The core API with every loaded integration's routes added, and the handler layers for them. */
 export const withIntegrationRoutes = <A>(
   api: A,
-  integrations: ReadonlyArray<{ readonly id: string; readonly routes: ReadonlyArray<RouteDefinition>; readonly context: IntegrationContext }>
+  integrations: ReadonlyArray<
+    { readonly id: string; readonly routes: ReadonlyArray<RouteDefinition>; readonly context: IntegrationContext }
+  >
 ) => {
   const mounted = integrations.filter((integration) => integration.routes.length > 0)
   const full = mounted.reduce((acc: any, integration) => acc.add(routeGroup(integration.id, integration.routes)), api) as A

@@ -4,8 +4,8 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { Carapaces } from "../carapaces/Carapaces.ts"
-import { Dispatchers } from "../tasks/delivery/index.ts"
 import type { Dispatcher, InjectOptions } from "../sdk/index.ts"
+import { Dispatchers } from "../tasks/delivery/index.ts"
 import { Injector } from "../tasks/Injection.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
 
@@ -32,7 +32,7 @@ export class IntegrationServices extends Context.Tag("cairn/IntegrationServices"
 
 export const layer = Layer.effect(
   IntegrationServices,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const dispatchers = yield* Dispatchers
     const injector = yield* Injector
     const workspaces = yield* Workspaces
@@ -53,10 +53,12 @@ export const layer = Layer.effect(
           executionConfig: options.executionConfig
         }),
       workspace: {
-        list: (channelId) => Effect.map(workspaces.list(channelId), (listing) => listing.files.map((f) => ({ path: f.path, size: f.size }))),
+        list: (channelId) =>
+          Effect.map(workspaces.list(channelId), (listing) => listing.files.map((f) => ({ path: f.path, size: f.size }))),
         read: (channelId, path) =>
-          Effect.map(workspaces.read(channelId, path), (file) =>
-            file.encoding === "utf8" ? file.content : Buffer.from(file.content, "base64").toString("utf8")
+          Effect.map(
+            workspaces.read(channelId, path),
+            (file) => file.encoding === "utf8" ? file.content : Buffer.from(file.content, "base64").toString("utf8")
           ),
         write: (channelId, path, content) => Effect.asVoid(workspaces.write(channelId, path, content)),
         remove: (channelId, path) => Effect.asVoid(workspaces.remove(channelId, path))

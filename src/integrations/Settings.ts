@@ -57,7 +57,7 @@ export const defaultKeyPreset = "messaging_integration"
 const storedSnapshotName = "integration-settings"
 
 export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("cairn/IntegrationSettings", {
-  scoped: Effect.gen(function* () {
+  scoped: Effect.gen(function*() {
     const repo = yield* IntegrationsRepo
     const bus = yield* Bus
     const vault = yield* makeKeyVaultFor("integration-settings")
@@ -88,23 +88,29 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
     const stored = (integrationId: string) => Effect.map(storedSettings.get, (all) => all.get(integrationId) ?? new Map<string, string>())
 
     const resolve = (integrationId: string, manifest: NormalizedManifest) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const values = yield* stored(integrationId)
         return yield* Effect.forEach(manifest.env_vars, (spec) =>
           Effect.map(environment(spec.key), (fromEnv): ResolvedSetting => {
             const raw = values.get(spec.key)
             const storedValue = raw === undefined ? undefined : spec.secret ? vault.decrypt(raw) : raw
-            const [value, source]: [string | undefined, SettingSource] =
-              storedValue !== undefined
-                ? [storedValue, "stored"]
-                : fromEnv !== undefined
-                  ? [fromEnv, "environment"]
-                  : spec.default !== undefined
-                    ? [spec.default, "default"]
-                    : [undefined, "unset"]
-            return { key: spec.key, value, source, secret: spec.secret, required: spec.required, description: spec.description, default: spec.default }
-          })
-        )
+            const [value, source]: [string | undefined, SettingSource] = storedValue !== undefined
+              ? [storedValue, "stored"]
+              : fromEnv !== undefined
+              ? [fromEnv, "environment"]
+              : spec.default !== undefined
+              ? [spec.default, "default"]
+              : [undefined, "unset"]
+            return {
+              key: spec.key,
+              value,
+              source,
+              secret: spec.secret,
+              required: spec.required,
+              description: spec.description,
+              default: spec.default
+            }
+          }))
       })
 
     /** What a setting resolves to once `written` (null: forgotten) is stored. */
@@ -112,12 +118,11 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
       written !== null
         ? Effect.succeed({ value: written, source: "stored" as SettingSource })
         : before.source !== "stored"
-          ? Effect.succeed({ value: before.value, source: before.source })
-          : Effect.map(environment(spec.key), (fromEnv) =>
-              fromEnv !== undefined
-                ? { value: fromEnv, source: "environment" as SettingSource }
-                : { value: spec.default, source: (spec.default !== undefined ? "default" : "unset") as SettingSource }
-            )
+        ? Effect.succeed({ value: before.value, source: before.source })
+        : Effect.map(environment(spec.key), (fromEnv) =>
+          fromEnv !== undefined
+            ? { value: fromEnv, source: "environment" as SettingSource }
+            : { value: spec.default, source: (spec.default !== undefined ? "default" : "unset") as SettingSource })
 
     /**
      * A secret goes only where it went before. When a non-secret `*_URL` setting changes, each secret
@@ -130,7 +135,7 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
       values: Readonly<Record<string, unknown>>,
       writes: ReadonlyArray<readonly [string, string | null]>
     ) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const specs = new Map(manifest.env_vars.map((spec) => [spec.key, spec]))
         const written = new Map(writes)
         const urlWrites = writes.filter(([key]) => key.endsWith("_URL") && !specs.get(key)!.secret)
@@ -154,7 +159,9 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
           issues.push(
             new ValidationIssue({
               loc: ["body", spec.key],
-              msg: `${changedUrls.join(", ")} changes, and the secret ${spec.key} ${how}: secrets kept from before are not sent to a changed URL; send ${spec.key} again in the clear in the same request`,
+              msg: `${
+                changedUrls.join(", ")
+              } changes, and the secret ${spec.key} ${how}: secrets kept from before are not sent to a changed URL; send ${spec.key} again in the clear in the same request`,
               type: "value_error"
             })
           )
@@ -167,14 +174,16 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
      * sent back as the mask is left as it is, unless a `*_URL` setting changes. All or nothing.
      */
     const update = (integrationId: string, manifest: NormalizedManifest, values: Readonly<Record<string, unknown>>) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const specs = new Map(manifest.env_vars.map((spec) => [spec.key, spec]))
         const issues: Array<ValidationIssue> = []
         const writes: Array<readonly [string, string | null]> = []
         for (const [key, value] of Object.entries(values)) {
           const spec = specs.get(key)
           if (!spec) {
-            issues.push(new ValidationIssue({ loc: ["body", key], msg: `${integrationId} declares no setting ${key}`, type: "unknown_setting" }))
+            issues.push(
+              new ValidationIssue({ loc: ["body", key], msg: `${integrationId} declares no setting ${key}`, type: "unknown_setting" })
+            )
             continue
           }
           if (value !== null && typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") {
@@ -200,7 +209,7 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
      * first time it is needed, then kept (encrypted) so restarts reuse it.
      */
     const processApiKey = (integrationId: string, manifest: NormalizedManifest): Effect.Effect<string, unknown> =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const stored = Option.getOrUndefined(yield* repo.processKey(integrationId))
         const existing = stored ? vault.decrypt(stored.key_value) : undefined
         if (stored && existing) {

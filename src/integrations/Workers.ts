@@ -80,7 +80,7 @@ const abortableSleep = (signal: AbortSignal) => (ms: number) =>
 
 export const WorkersLive = Layer.scoped(
   WorkerManager,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const config = yield* workersConfig
     /** A supervisor that failed (the database, say) starts again after this. */
     const supervisorRestart = Schedule.spaced(Duration.millis(config.restartBaseMs))
@@ -98,14 +98,21 @@ export const WorkersLive = Layer.scoped(
     // some; every worker compares what it runs with).
     yield* Effect.forkScoped(
       Effect.forever(
-        Effect.flatMap(Queue.take(changes), (id) =>
-          Effect.forEach(id === "*" ? [...wakeups.values()].flat() : (wakeups.get(id) ?? []), (queue) => Queue.offer(queue, undefined))
+        Effect.flatMap(
+          Queue.take(changes),
+          (id) =>
+            Effect.forEach(id === "*" ? [...wakeups.values()].flat() : (wakeups.get(id) ?? []), (queue) => Queue.offer(queue, undefined))
         )
       )
     )
 
-    const supervise = (integrationId: string, manifest: Parameters<IntegrationSettings["resolve"]>[1], context: IntegrationContext, worker: Worker) =>
-      Effect.gen(function* () {
+    const supervise = (
+      integrationId: string,
+      manifest: Parameters<IntegrationSettings["resolve"]>[1],
+      context: IntegrationContext,
+      worker: Worker
+    ) =>
+      Effect.gen(function*() {
         const name = worker.name ?? "worker"
         const required = worker.requiredSettings ?? []
         const wake = yield* Queue.sliding<void>(1)
@@ -126,25 +133,26 @@ export const WorkersLive = Layer.scoped(
           started_at: null,
           detail: {}
         }
-        const set = (patch: Partial<WorkerStatus>) => Effect.sync(() => byName.set(name, (status = { ...status, ...patch })))
+        const set = (patch: Partial<WorkerStatus>) => Effect.sync(() => byName.set(name, status = { ...status, ...patch }))
         yield* set({})
         const log = (message: string) => Effect.annotateLogs({ integration: integrationId, worker: name })(Effect.logInfo(message))
 
         /** The integration's settings now, with each required name the manifest does not declare read from the environment. */
-        const values = Effect.gen(function* () {
+        const values = Effect.gen(function*() {
           const resolved = yield* settings.resolve(integrationId, manifest)
           const all: Record<string, string | undefined> = Object.fromEntries(resolved.map((s) => [s.key, s.value]))
           for (const key of required) if (all[key] === undefined) all[key] = yield* settings.environment(key)
           return all
         })
-        const fingerprint = (all: Record<string, string | undefined>) => JSON.stringify(Object.entries(all).sort(([a], [b]) => (a < b ? -1 : 1)))
+        const fingerprint = (all: Record<string, string | undefined>) =>
+          JSON.stringify(Object.entries(all).sort(([a], [b]) => (a < b ? -1 : 1)))
 
         /**
          * Completes when the settings differ from `seen`: looked at when a change is announced (in
          * this process or another, through the bus) and on the slow safety re-read.
          */
         const settingsChange = (seen: string) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             for (;;) {
               yield* Effect.raceFirst(Queue.take(wake), Effect.sleep(Duration.millis(config.settingsPollMs)))
               if (fingerprint(yield* Effect.orElseSucceed(values, () => ({}))) !== seen) return
@@ -153,7 +161,7 @@ export const WorkersLive = Layer.scoped(
 
         /** One run of the worker, until it returns, fails, or is interrupted (then aborted and given the grace). */
         const runOnce = (all: Record<string, string | undefined>) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const startedAt = Date.now()
             const failed = (error: unknown) => new WorkerFailed({ message: failureMessage(error), upMs: Date.now() - startedAt })
             const controller = new AbortController()
@@ -163,7 +171,7 @@ export const WorkersLive = Layer.scoped(
               settings: Object.freeze({ ...all }),
               sleep: abortableSleep(controller.signal),
               report: (detail) => {
-                byName.set(name, (status = { ...status, detail: { ...detail } }))
+                byName.set(name, status = { ...status, detail: { ...detail } })
               }
             }
             yield* set({ state: "running", started_at: new Date().toISOString(), next_attempt_at: null })
@@ -186,7 +194,10 @@ export const WorkersLive = Layer.scoped(
               // Interrupted: tell the worker, and give it the grace to finish what it is doing.
               return Effect.promise(() => {
                 controller.abort()
-                return Promise.race([settled.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, config.stopGraceMs).unref())])
+                return Promise.race([
+                  settled.catch(() => undefined),
+                  new Promise((resolve) => setTimeout(resolve, config.stopGraceMs).unref())
+                ])
               })
             }).pipe(Effect.ensuring(Effect.sync(() => controller.abort())))
           })
@@ -196,17 +207,18 @@ export const WorkersLive = Layer.scoped(
           Schedule.tapOutput(([wait, failure]) => {
             const delay = Math.round(Duration.toMillis(wait))
             const at = new Date()
-            return Effect.logError(`Integration ${integrationId} worker ${name} failed: ${failure.message}; restarting in ${delay} ms`).pipe(
-              Effect.annotateLogs({ integration: integrationId, worker: name }),
-              Effect.zipRight(
-                set({
-                  state: "backing_off",
-                  restarts: status.restarts + 1,
-                  last_error: { message: failure.message, at: at.toISOString() },
-                  next_attempt_at: new Date(at.getTime() + delay).toISOString()
-                })
+            return Effect.logError(`Integration ${integrationId} worker ${name} failed: ${failure.message}; restarting in ${delay} ms`)
+              .pipe(
+                Effect.annotateLogs({ integration: integrationId, worker: name }),
+                Effect.zipRight(
+                  set({
+                    state: "backing_off",
+                    restarts: status.restarts + 1,
+                    last_error: { message: failure.message, at: at.toISOString() },
+                    next_attempt_at: new Date(at.getTime() + delay).toISOString()
+                  })
+                )
               )
-            )
           })
         )
 
@@ -227,9 +239,9 @@ export const WorkersLive = Layer.scoped(
             Effect.sleep(Duration.millis(worker.startDelayMs ?? 0)),
             worker.singleton
               ? leadership.lead(`integration:${integrationId}/${name}`, runWithRestarts(all), {
-                  onFollowing: set({ state: "leader_elsewhere", started_at: null }),
-                  onLeading: log(`Worker ${name} of ${integrationId} leads; starting`)
-                })
+                onFollowing: set({ state: "leader_elsewhere", started_at: null }),
+                onLeading: log(`Worker ${name} of ${integrationId} leads; starting`)
+              })
               : runWithRestarts(all)
           )
           const ended = yield* Effect.raceFirst(Effect.as(body, "finished" as const), Effect.as(settingsChange(seen), "settings" as const))

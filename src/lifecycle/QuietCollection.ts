@@ -16,7 +16,7 @@
  * room it grew into.
  */
 import { Duration, Effect, Layer, Schedule } from "effect"
-import { performance, type EventLoopUtilization } from "node:perf_hooks"
+import { type EventLoopUtilization, performance } from "node:perf_hooks"
 import * as v8 from "node:v8"
 import * as vm from "node:vm"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -55,7 +55,7 @@ export interface HeapProbe {
  * plainly): the flag, set now, gives it to contexts made after, so a new context hands it over.
  * The main context gets no global `gc`.
  */
-const fullCollection = (): (() => void) => {
+const fullCollection = (): () => void => {
   const exposed = (globalThis as { gc?: () => void }).gc
   if (typeof exposed === "function") return exposed
   v8.setFlagsFromString("--expose-gc")
@@ -82,7 +82,7 @@ const megabytes = (bytes: number) => (bytes / 1048576).toFixed(0)
 
 /** Looks back every 5 s, and collects as `shouldCollect` says, for as long as the scope lasts. */
 export const watch = (probe: HeapProbe) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     let workMs = 0
     const look = Effect.suspend(() => {
       const window = probe.busy()
@@ -95,7 +95,9 @@ export const watch = (probe: HeapProbe) =>
       probe.collect()
       workMs = 0
       return Effect.logDebug(
-        `Collected while quiet: ${megabytes(before)} MB of heap in use, ${megabytes(probe.heapUsed())} MB after, in ${(performance.now() - started).toFixed(0)} ms`
+        `Collected while quiet: ${megabytes(before)} MB of heap in use, ${megabytes(probe.heapUsed())} MB after, in ${
+          (performance.now() - started).toFixed(0)
+        } ms`
       )
     })
     yield* Effect.forkScoped(Effect.repeat(look, quietCheckCadence))
@@ -103,7 +105,7 @@ export const watch = (probe: HeapProbe) =>
 
 /** The watch on this process, unless QUIET_COLLECTION is off. */
 export const layer = Layer.scopedDiscard(
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const config = yield* AppConfig
     if (config.quietCollection) yield* watch(processProbe())
   })

@@ -57,4 +57,5 @@ export class LogsApi extends HttpApiGroup.make("logs")
       )
   )
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Logs") {}
+  .annotate(OpenApi.Title, "Logs")
+{}

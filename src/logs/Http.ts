@@ -4,7 +4,17 @@ import { CairnApi } from "../Api.ts"
 import { LogLevelControl } from "../telemetry/Logging.ts"
 import { TraceNotFound } from "./Errors.ts"
 import { Journal } from "./Journal.ts"
-import { LogLevelBody, outcomeOfStatus, ToolCallLog, ToolCallPage, Trace, TraceSpan, TurnLog, TurnLogPage, type SpanStatus } from "./Model.ts"
+import {
+  LogLevelBody,
+  outcomeOfStatus,
+  type SpanStatus,
+  ToolCallLog,
+  ToolCallPage,
+  Trace,
+  TraceSpan,
+  TurnLog,
+  TurnLogPage
+} from "./Model.ts"
 
 const defaultLimit = 50
 
@@ -27,12 +37,12 @@ const page = <A, R>(
 }
 
 export const LogsHttpLive = HttpApiBuilder.group(CairnApi, "logs", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const journal = yield* Journal
     const level = yield* LogLevelControl
     return handlers
       .handle("turns", ({ urlParams: q }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const found = yield* page(q, (window) =>
             journal.turns({
               ...window,
@@ -41,8 +51,7 @@ export const LogsHttpLive = HttpApiBuilder.group(CairnApi, "logs", (handlers) =>
               status: q.outcome ? statusOfOutcome[q.outcome] : undefined,
               since: q.since,
               until: q.until
-            })
-          )
+            }))
           return new TurnLogPage({
             next_offset: found.next_offset,
             items: found.items.map(
@@ -64,10 +73,9 @@ export const LogsHttpLive = HttpApiBuilder.group(CairnApi, "logs", (handlers) =>
                 })
             )
           })
-        })
-      )
+        }))
       .handle("toolCalls", ({ urlParams: q }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const found = yield* page(q, (window) =>
             journal.toolCalls({
               ...window,
@@ -78,8 +86,7 @@ export const LogsHttpLive = HttpApiBuilder.group(CairnApi, "logs", (handlers) =>
               errorsOnly: q.errors === true,
               since: q.since,
               until: q.until
-            })
-          )
+            }))
           return new ToolCallPage({
             next_offset: found.next_offset,
             items: found.items.map(
@@ -99,10 +106,9 @@ export const LogsHttpLive = HttpApiBuilder.group(CairnApi, "logs", (handlers) =>
                 })
             )
           })
-        })
-      )
+        }))
       .handle("trace", ({ path }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const spans = yield* journal.trace(path.correlation_id)
           if (spans.length === 0) return yield* new TraceNotFound({ detail: `Trace not found: ${path.correlation_id}` })
           const root = spans.find((span) => span.kind === "turn") ?? spans[0]!
@@ -112,16 +118,13 @@ export const LogsHttpLive = HttpApiBuilder.group(CairnApi, "logs", (handlers) =>
             session_id: root.session_id,
             spans: spans.map((span) => new TraceSpan(span))
           })
-        })
-      )
+        }))
       .handle("getLevel", () => Effect.map(level.get, (current) => new LogLevelBody({ level: current })))
       .handle("setLevel", ({ payload }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* level.set(payload.level)
           // At info, under the new level: written only when the new level lets info through.
           yield* Effect.logInfo(`Log level set to ${payload.level} at runtime`)
           return new LogLevelBody({ level: payload.level })
-        })
-      )
-  })
-)
+        }))
+  }))

@@ -8,11 +8,11 @@
 import { Cause, Context, Duration, Effect, Exit, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import { makeBatchWriter } from "../db/BatchWriter.ts"
-import { auditedText } from "../secrets/Patterns.ts"
-import { failureText } from "../telemetry/Failure.ts"
 import { Hooks } from "../hooks/Hooks.ts"
+import { auditedText } from "../secrets/Patterns.ts"
 import { LogRetentionDays } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
+import { failureText } from "../telemetry/Failure.ts"
 import type { SpanKind } from "./Model.ts"
 import { LogsRepo, type SpanRecord } from "./Repo.ts"
 
@@ -48,7 +48,7 @@ export interface SpanOutcome {
 }
 
 export class Journal extends Effect.Service<Journal>()("cairn/Journal", {
-  scoped: Effect.gen(function* () {
+  scoped: Effect.gen(function*() {
     const repo = yield* LogsRepo
     const settings = yield* Settings
     const writer = yield* makeBatchWriter("trace spans", repo.insertMany, flushMs)
@@ -60,24 +60,24 @@ export class Journal extends Effect.Service<Journal>()("cairn/Journal", {
       context.correlation_id === null
         ? Effect.void
         : withParentSpan((parentId) =>
-            writer.push({
-              id: randomUUID(),
-              correlationId: context.correlation_id!,
-              parentId,
-              kind: "hook",
-              name: event,
-              botId: context.bot_id,
-              sessionId: context.session_id,
-              startedAt: new Date(),
-              durationMs: 0,
-              status: "ok",
-              error: null,
-              attributes: { ...listening }
-            })
-          )
+          writer.push({
+            id: randomUUID(),
+            correlationId: context.correlation_id!,
+            parentId,
+            kind: "hook",
+            name: event,
+            botId: context.bot_id,
+            sessionId: context.session_id,
+            startedAt: new Date(),
+            durationMs: 0,
+            status: "ok",
+            error: null,
+            attributes: { ...listening }
+          })
+        )
     )
 
-    yield* Effect.gen(function* () {
+    yield* Effect.gen(function*() {
       const days = yield* settings.get(LogRetentionDays)
       const dropped = yield* repo.prune(new Date(Date.now() - days * 24 * 3600 * 1000))
       if (dropped > 0) yield* Effect.logInfo(`Dropped ${dropped} trace spans older than ${days} days (LOG_RETENTION_DAYS)`)
@@ -97,23 +97,29 @@ export class Journal extends Effect.Service<Journal>()("cairn/Journal", {
         const startedAt = new Date()
         const record = (exit: Exit.Exit<A, E>) => {
           const after = Exit.isSuccess(exit) && outcome ? outcome(exit.value) : {}
-          const failure = Exit.isSuccess(exit) ? (after.error ?? null) : Cause.isInterruptedOnly(exit.cause) ? null : failureText(exit.cause)
+          const failure = Exit.isSuccess(exit)
+            ? (after.error ?? null)
+            : Cause.isInterruptedOnly(exit.cause)
+            ? null
+            : failureText(exit.cause)
           // Error texts may quote what failed (a URL with a password in it): redacted like arguments.
           const error = failure === null ? null : auditedText(failure)
-          return writer.push({
-            id,
-            correlationId: meta.correlationId,
-            parentId,
-            kind: meta.kind,
-            name: meta.name,
-            botId: meta.botId,
-            sessionId: meta.sessionId,
-            startedAt,
-            durationMs: Date.now() - startedAt.getTime(),
-            status: Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) ? "cancelled" : error !== null ? "error" : "ok",
-            error,
-            attributes: { ...meta.attributes, ...after.attributes }
-          } satisfies SpanRecord)
+          return writer.push(
+            {
+              id,
+              correlationId: meta.correlationId,
+              parentId,
+              kind: meta.kind,
+              name: meta.name,
+              botId: meta.botId,
+              sessionId: meta.sessionId,
+              startedAt,
+              durationMs: Date.now() - startedAt.getTime(),
+              status: Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) ? "cancelled" : error !== null ? "error" : "ok",
+              error,
+              attributes: { ...meta.attributes, ...after.attributes }
+            } satisfies SpanRecord
+          )
         }
         return effect.pipe(Effect.provideService(ParentSpan, id), Effect.onExit(record))
       })

@@ -12,7 +12,10 @@ export type SpanStatus = typeof SpanStatus.Type
 
 /** How a turn ended, as the logs name it. */
 export const TurnOutcome = Schema.Literal("complete", "failed", "cancelled")
-export const outcomeOfStatus = { ok: "complete", error: "failed", cancelled: "cancelled" } as const satisfies Record<SpanStatus, typeof TurnOutcome.Type>
+export const outcomeOfStatus = { ok: "complete", error: "failed", cancelled: "cancelled" } as const satisfies Record<
+  SpanStatus,
+  typeof TurnOutcome.Type
+>
 
 const Offset = Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 1_000_000)))
 /** A date-time PostgreSQL can compare (years 1 to 9999). */

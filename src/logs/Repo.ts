@@ -49,19 +49,33 @@ export interface Window {
   readonly offset: number
 }
 
-const spanColumnNames = ["id", "correlation_id", "parent_id", "kind", "name", "bot_id", "session_id", "started_at", "duration_ms", "status", "error", "attributes"] as const
+const spanColumnNames = [
+  "id",
+  "correlation_id",
+  "parent_id",
+  "kind",
+  "name",
+  "bot_id",
+  "session_id",
+  "started_at",
+  "duration_ms",
+  "status",
+  "error",
+  "attributes"
+] as const
 const columns = spanColumnNames.join(", ")
 const spanColumns = (alias: string) => spanColumnNames.map((c) => `${alias}.${c}`).join(", ")
 
 const insertSpans = jsonRowsInsert("trace_spans", spanColumnNames, " ON CONFLICT (id) DO NOTHING")
 
 export class LogsRepo extends Effect.Service<LogsRepo>()("cairn/LogsRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const spans = decodeRows(SpanRow)
     const turns = decodeRows(TurnRow)
     /** The filters every listing shares, on the span alias `s`. */
-    const windowed = (w: Window) => sql`
+    const windowed = (w: Window) =>
+      sql`
       (${w.botId ?? null}::text IS NULL OR s.bot_id = ${w.botId ?? null})
       AND (${w.sessionId ?? null}::text IS NULL OR s.session_id = ${w.sessionId ?? null})
       AND (${w.since ?? null}::timestamptz IS NULL OR s.started_at >= ${w.since ?? null})
@@ -71,22 +85,22 @@ export class LogsRepo extends Effect.Service<LogsRepo>()("cairn/LogsRepo", {
         records.length === 0
           ? Effect.void
           : insertSpans(
-              sql,
-              records.map((r) => ({
-                id: r.id,
-                correlation_id: r.correlationId,
-                parent_id: r.parentId,
-                kind: r.kind,
-                name: r.name,
-                bot_id: r.botId,
-                session_id: r.sessionId,
-                started_at: r.startedAt,
-                duration_ms: Math.round(r.durationMs),
-                status: r.status,
-                error: r.error ?? null,
-                attributes: r.attributes
-              }))
-            ).pipe(Effect.asVoid),
+            sql,
+            records.map((r) => ({
+              id: r.id,
+              correlation_id: r.correlationId,
+              parent_id: r.parentId,
+              kind: r.kind,
+              name: r.name,
+              bot_id: r.botId,
+              session_id: r.sessionId,
+              started_at: r.startedAt,
+              duration_ms: Math.round(r.durationMs),
+              status: r.status,
+              error: r.error ?? null,
+              attributes: r.attributes
+            }))
+          ).pipe(Effect.asVoid),
       /** Turns, newest first, each with the tokens of its LLM calls and the names of its tools. */
       turns: (w: Window & { readonly status?: SpanStatus | undefined }) =>
         turns(sql`SELECT ${sql.literal(spanColumns("s"))},
@@ -111,7 +125,9 @@ export class LogsRepo extends Effect.Service<LogsRepo>()("cairn/LogsRepo", {
                     AND (${w.status ?? null}::text IS NULL OR s.status = ${w.status ?? null})
                   ORDER BY s.started_at DESC, s.id LIMIT ${w.limit} OFFSET ${w.offset}`),
       /** Tool spans, newest first. */
-      toolCalls: (w: Window & { readonly tool?: string | undefined; readonly correlationId?: string | undefined; readonly errorsOnly: boolean }) =>
+      toolCalls: (
+        w: Window & { readonly tool?: string | undefined; readonly correlationId?: string | undefined; readonly errorsOnly: boolean }
+      ) =>
         spans(sql`SELECT ${sql.literal(spanColumns("s"))} FROM trace_spans s
                   WHERE s.kind = 'tool' AND ${windowed(w)}
                     AND (${w.tool ?? null}::text IS NULL OR s.name = ${w.tool ?? null})
@@ -120,7 +136,9 @@ export class LogsRepo extends Effect.Service<LogsRepo>()("cairn/LogsRepo", {
                   ORDER BY s.started_at DESC, s.id LIMIT ${w.limit} OFFSET ${w.offset}`),
       /** Every span of one turn, in the order they started. */
       trace: (correlationId: string) =>
-        spans(sql`SELECT ${sql.literal(columns)} FROM trace_spans WHERE correlation_id = ${correlationId} ORDER BY started_at, kind <> 'turn'`),
+        spans(
+          sql`SELECT ${sql.literal(columns)} FROM trace_spans WHERE correlation_id = ${correlationId} ORDER BY started_at, kind <> 'turn'`
+        ),
       /** Drops spans older than `before`; answers how many went. */
       prune: (before: Date) => Effect.map(sql`DELETE FROM trace_spans WHERE started_at < ${before} RETURNING id`, (rows) => rows.length)
     })

@@ -61,7 +61,10 @@ export class McpApi extends HttpApiGroup.make("mcpServers")
       .addSuccess(HttpApiSchema.NoContent)
       .addError(detailBody(McpServerConflict))
       .annotate(RequiredScope, "admin")
-      .annotate(OpenApi.Description, "Disconnect and delete an MCP server; its tools are gone at once. 409 for a server of MCP_SERVERS_FILE")
+      .annotate(
+        OpenApi.Description,
+        "Disconnect and delete an MCP server; its tools are gone at once. 409 for a server of MCP_SERVERS_FILE"
+      )
   )
   .add(
     HttpApiEndpoint.post("reconnect", "/api/v1/admin/mcp-servers/:name/reconnect")
@@ -69,8 +72,12 @@ export class McpApi extends HttpApiGroup.make("mcpServers")
       .addSuccess(McpServerView)
       .addError(detailBody(McpServerConflict))
       .annotate(RequiredScope, "settings:write")
-      .annotate(OpenApi.Description, "Drop the connection and connect again now (409 when the server is disabled); answers once the attempt has settled")
+      .annotate(
+        OpenApi.Description,
+        "Drop the connection and connect again now (409 when the server is disabled); answers once the attempt has settled"
+      )
   )
   .addError(detailBody(McpServerNotFound))
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "MCP servers") {}
+  .annotate(OpenApi.Title, "MCP servers")
+{}

@@ -11,20 +11,20 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
+import { ErrorCode, McpError, type Tool as McpTool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Duration, Effect, Exit, FiberMap, Option, Queue, Runtime } from "effect"
-import { foreignTool, type EffectClass, type Tool } from "../agent/Tool.ts"
-import { ToolRegistry, layer as ToolRegistryLive } from "../agent/Tools.ts"
+import { type EffectClass, foreignTool, type Tool } from "../agent/Tool.ts"
+import { layer as ToolRegistryLive, ToolRegistry } from "../agent/Tools.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { cairnVersion } from "../contract/Version.ts"
 import { DatabaseInfo } from "../db/Database.ts"
 import { scrub } from "../secrets/Vault.ts"
 import { traced, tracedFn } from "../telemetry/Spans.ts"
-import { renderResult, type McpToolResult } from "./Content.ts"
+import { type McpToolResult, renderResult } from "./Content.ts"
 import { syncServersFile } from "./File.ts"
-import { mcpToolName, mcpToolSource, type McpStatus } from "./Model.ts"
-import { McpServersRepo, type McpServerRow } from "./Repo.ts"
-import { makeSealing, secretsOf, type OpenedServer } from "./Sealing.ts"
+import { type McpStatus, mcpToolName, mcpToolSource } from "./Model.ts"
+import { type McpServerRow, McpServersRepo } from "./Repo.ts"
+import { makeSealing, type OpenedServer, secretsOf } from "./Sealing.ts"
 import {
   connectionLost,
   listTools,
@@ -72,7 +72,7 @@ interface Entry {
 const quoted = (name: string) => `MCP server "${name}"`
 
 export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpConnections", {
-  scoped: Effect.gen(function* () {
+  scoped: Effect.gen(function*() {
     const config = yield* mcpConfig
     const { mcpServersFile } = yield* AppConfig
     const repo = yield* McpServersRepo
@@ -113,12 +113,14 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
         })) as McpToolResult
       } catch (error) {
         if (entry.client !== client || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) {
-          throw new Error(clean(`${quoted(name)} lost the connection during the call: ${entry.state.error ?? "the connection closed"}`))
+          throw new Error(clean(`${quoted(name)} lost the connection during the call: ${entry.state.error ?? "the connection closed"}`), {
+            cause: error
+          })
         }
         if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-          throw new Error(`${quoted(name)} did not answer ${tool} within ${entry.server.timeoutMs} ms`)
+          throw new Error(`${quoted(name)} did not answer ${tool} within ${entry.server.timeoutMs} ms`, { cause: error })
         }
-        throw new Error(clean(`${quoted(name)}: ${messageOf(error)}`))
+        throw new Error(clean(`${quoted(name)}: ${messageOf(error)}`), { cause: error })
       }
       // The server's answer goes to the model as it is (only what Cairn itself says is scrubbed).
       const text = renderResult(result)
@@ -142,7 +144,7 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
 
     /** Registers what the server lists and takes back what it no longer does. */
     const registerTools = (entry: Entry, listed: ReadonlyArray<McpTool>) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { server } = entry
         const wanted = new Map(listed.map((tool) => [mcpToolName(server.name, tool.name), tool]))
         for (const tool of registeredOf(server.name)) {
@@ -169,14 +171,16 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
 
     /** Connects, registers the tools, and ends with the reason the connection ended (as a failure). */
     const session = (entry: Entry) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { server } = entry
         set(entry, { status: "connecting" })
         if (server.unreadable.length > 0) {
           return yield* new McpUnavailable({
-            reason: `its stored secrets cannot be decrypted (the server secret changed?): ${server.unreadable
-              .map((item) => `${item.field}.${item.name}`)
-              .join(", ")}; set them again`,
+            reason: `its stored secrets cannot be decrypted (the server secret changed?): ${
+              server.unreadable
+                .map((item) => `${item.field}.${item.name}`)
+                .join(", ")
+            }; set them again`,
             upMs: 0
           })
         }
@@ -210,10 +214,13 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
         const relist = yield* Queue.sliding<void>(1)
         client.setNotificationHandler(ToolListChangedNotificationSchema, async () => void Queue.unsafeOffer(relist, undefined))
         yield* Effect.addFinalizer(() =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             // An HTTP session is ended at the server too, when it still answers.
             if (transport instanceof StreamableHTTPClientTransport && entry.client === client) {
-              yield* Effect.promise(() => transport.terminateSession().catch(() => {})).pipe(Effect.timeout(Duration.seconds(2)), Effect.ignore)
+              yield* Effect.promise(() => transport.terminateSession().catch(() => {})).pipe(
+                Effect.timeout(Duration.seconds(2)),
+                Effect.ignore
+              )
             }
             yield* Effect.promise(() => client.close().catch(() => {})).pipe(Effect.timeout(closeGrace), Effect.ignore)
           })
@@ -223,7 +230,8 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
           try: (signal) => client.connect(transport, { signal, timeout: config.connectTimeoutMs }),
           catch: (error) => new McpUnavailable({ reason: withStderr(clean(`could not connect: ${messageOf(error)}`)), upMs: 0 })
         })
-        const listed = yield* Effect.mapError(listTools(client, config.connectTimeoutMs), (reason) => new McpUnavailable({ reason: clean(`could not list its tools: ${reason}`), upMs: 0 }))
+        const listed = yield* Effect.mapError(listTools(client, config.connectTimeoutMs), (reason) =>
+          new McpUnavailable({ reason: clean(`could not list its tools: ${reason}`), upMs: 0 }))
         yield* registerTools(entry, listed)
         const since = Date.now()
         entry.client = client
@@ -240,15 +248,22 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
         yield* Effect.forkScoped(
           Queue.take(relist).pipe(
             Effect.zipRight(listTools(client, config.connectTimeoutMs)),
-            Effect.flatMap((tools) => registerTools(entry, tools)),
-            Effect.catchAll((reason) => Effect.logWarning(`${quoted(server.name)}: its changed tool list could not be read: ${clean(reason)}`)),
+            Effect.flatMap((tools) =>
+              registerTools(entry, tools)
+            ),
+            Effect.catchAll((reason) =>
+              Effect.logWarning(`${quoted(server.name)}: its changed tool list could not be read: ${clean(reason)}`)
+            ),
             Effect.forever
           )
         )
         yield* Effect.forkScoped(
           Effect.sleep(Duration.millis(config.pingMs)).pipe(
             Effect.zipRight(
-              Effect.repeat(Effect.tryPromise({ try: (signal) => client.ping({ signal, timeout: config.connectTimeoutMs }), catch: messageOf }), pingEvery(config))
+              Effect.repeat(
+                Effect.tryPromise({ try: (signal) => client.ping({ signal, timeout: config.connectTimeoutMs }), catch: messageOf }),
+                pingEvery(config)
+              )
             ),
             Effect.catchAll((reason) =>
               Effect.sync(() => {
@@ -267,7 +282,7 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
       Effect.scoped(session(entry)).pipe(
         Effect.catchAllDefect((defect) => Effect.fail(new McpUnavailable({ reason: messageOf(defect), upMs: 0 }))),
         Effect.tapError((failure) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const repeated = entry.state.error === failure.reason
             entry.client = undefined
             set(entry, { status: "failed", error: failure.reason, pid: null })
@@ -285,7 +300,7 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
 
     /** Makes this process follow a server's row (undefined: deleted), restarting its connection. */
     const follow = (name: string, row: McpServerRow | undefined) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const previous = entries.get(name)
         if (!row) {
           yield* FiberMap.remove(supervisors, name)
@@ -322,30 +337,33 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
     // Rows are read under the permit: a row read earlier could be older than one already followed.
 
     /** Follows the stored row of one server now (after a change made here, or a reconnect). */
-    const apply = (name: string) => Effect.gen(function* () {
-      yield* applying.withPermits(1)(Effect.flatMap(repo.find(name), (row) => follow(name, row)))
-    })
+    const apply = (name: string) =>
+      Effect.gen(function*() {
+        yield* applying.withPermits(1)(Effect.flatMap(repo.find(name), (row) => follow(name, row)))
+      })
 
     /** Follows every row that changed since this process last read it (another process's edits). */
-    const resync = tracedFn("McpConnections.resync", () => Effect.gen(function* () {
-      yield* applying.withPermits(1)(
-        Effect.gen(function* () {
-          const rows = yield* repo.all
-          const names = new Set(rows.map((row) => row.name))
-          for (const row of rows) {
-            const known = entries.get(row.name)
-            if (!known || known.server.updatedAt.getTime() !== row.updated_at.getTime()) yield* follow(row.name, row)
-          }
-          for (const name of [...entries.keys()]) if (!names.has(name)) yield* follow(name, undefined)
-        })
-      )
-    }))
+    const resync = tracedFn("McpConnections.resync", () =>
+      Effect.gen(function*() {
+        yield* applying.withPermits(1)(
+          Effect.gen(function*() {
+            const rows = yield* repo.all
+            const names = new Set(rows.map((row) => row.name))
+            for (const row of rows) {
+              const known = entries.get(row.name)
+              if (!known || known.server.updatedAt.getTime() !== row.updated_at.getTime()) yield* follow(row.name, row)
+            }
+            for (const name of [...entries.keys()]) if (!names.has(name)) yield* follow(name, undefined)
+          })
+        )
+      }))
 
     /** Waits until the current settings' first attempt has connected or failed (bounded). */
-    const settled = (name: string) => Effect.gen(function* () {
-      const entry = entries.get(name)
-      if (entry) yield* Deferred.await(entry.settled).pipe(Effect.timeout(Duration.millis(config.connectTimeoutMs + 1000)), Effect.ignore)
-    })
+    const settled = (name: string) =>
+      Effect.gen(function*() {
+        const entry = entries.get(name)
+        if (entry) yield* Deferred.await(entry.settled).pipe(Effect.timeout(Duration.millis(config.connectTimeoutMs + 1000)), Effect.ignore)
+      })
 
     const state = (name: string): Option.Option<LiveState> => Option.map(Option.fromNullable(entries.get(name)), (entry) => entry.state)
 

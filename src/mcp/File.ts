@@ -20,7 +20,7 @@ const reference = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g
 
 /** Every `${NAME}` in the strings of a value. */
 const referencesIn = (value: unknown, into: Set<string>): Set<string> => {
-  if (typeof value === "string") for (const match of value.matchAll(reference)) into.add(match[1]!)
+  if (typeof value === "string") { for (const match of value.matchAll(reference)) into.add(match[1]!) }
   else if (Array.isArray(value)) value.forEach((item) => referencesIn(item, into))
   else if (value && typeof value === "object") Object.values(value).forEach((item) => referencesIn(item, into))
   return into
@@ -30,7 +30,9 @@ const referencesIn = (value: unknown, into: Set<string>): Set<string> => {
 const substitute = (value: unknown, values: ReadonlyMap<string, string>): unknown => {
   if (typeof value === "string") return value.replace(reference, (_, name: string) => values.get(name) ?? "")
   if (Array.isArray(value)) return value.map((item) => substitute(item, values))
-  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, substitute(item, values)]))
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, substitute(item, values)]))
+  }
   return value
 }
 
@@ -41,14 +43,16 @@ const entryName = (raw: unknown, index: number) =>
 
 /** The file's servers; a failure (unreadable, not YAML, no `servers` list) as the reason. */
 export const readServersFile = (file: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const parsed = Either.try({
       try: () => YAML.parse(fs.readFileSync(file, "utf8")) ?? {},
       catch: (error) => (error instanceof Error ? error.message : String(error))
     })
     if (Either.isLeft(parsed)) return Either.left(parsed.left)
     const shape = Schema.decodeUnknownEither(ServersFile)(parsed.right)
-    if (Either.isLeft(shape)) return Either.left(`expected a list under "servers": ${ParseResult.TreeFormatter.formatErrorSync(shape.left)}`)
+    if (Either.isLeft(shape)) {
+      return Either.left(`expected a list under "servers": ${ParseResult.TreeFormatter.formatErrorSync(shape.left)}`)
+    }
     const servers: Array<CreateMcpServer> = []
     for (const [index, raw] of shape.right.servers.entries()) {
       const where = `MCP server ${entryName(raw, index)} in ${file}`
@@ -82,32 +86,35 @@ export const readServersFile = (file: string) =>
   })
 
 /** Startup: the file's servers into the table (before any connection is made). */
-export const syncServersFile = tracedFn("McpServers.syncFile", (file: Option.Option<string>) => Effect.gen(function* () {
-  const repo = yield* McpServersRepo
-  const sealing = yield* makeSealing
-  if (Option.isNone(file)) {
-    const removed = yield* repo.removeFileServersExcept([])
-    if (removed.length > 0) yield* Effect.logInfo(`MCP_SERVERS_FILE is not set: removed the servers it had listed (${removed.join(", ")})`)
-    return
-  }
-  const read = yield* readServersFile(file.value)
-  if (Either.isLeft(read)) {
-    yield* Effect.logError(`MCP_SERVERS_FILE ${file.value} is not loaded (its servers stay as they were): ${read.left}`)
-    return
-  }
-  for (const server of read.right) {
-    const stored = yield* repo.find(server.name)
-    if (stored?.source === "api") {
-      yield* Effect.logWarning(`MCP server ${server.name} of ${file.value} is not loaded: a server of that name was made over the API`)
-      continue
+export const syncServersFile = tracedFn("McpServers.syncFile", (file: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const repo = yield* McpServersRepo
+    const sealing = yield* makeSealing
+    if (Option.isNone(file)) {
+      const removed = yield* repo.removeFileServersExcept([])
+      if (removed.length > 0) {
+        yield* Effect.logInfo(`MCP_SERVERS_FILE is not set: removed the servers it had listed (${removed.join(", ")})`)
+      }
+      return
     }
-    // Unchanged servers are not written: each write reconnects the server in every process.
-    if (stored && sameSettings(sealing.open(stored), server)) continue
-    yield* repo.upsertFromFile(sealing.record(server.name, server, "file"))
-  }
-  const removed = yield* repo.removeFileServersExcept(read.right.map((server) => server.name))
-  yield* Effect.logDebug(
-    `MCP servers synced from ${file.value}: ${read.right.map((server) => server.name).join(", ") || "(none)"}` +
-      (removed.length > 0 ? `; removed ${removed.join(", ")}` : "")
-  )
-}))
+    const read = yield* readServersFile(file.value)
+    if (Either.isLeft(read)) {
+      yield* Effect.logError(`MCP_SERVERS_FILE ${file.value} is not loaded (its servers stay as they were): ${read.left}`)
+      return
+    }
+    for (const server of read.right) {
+      const stored = yield* repo.find(server.name)
+      if (stored?.source === "api") {
+        yield* Effect.logWarning(`MCP server ${server.name} of ${file.value} is not loaded: a server of that name was made over the API`)
+        continue
+      }
+      // Unchanged servers are not written: each write reconnects the server in every process.
+      if (stored && sameSettings(sealing.open(stored), server)) continue
+      yield* repo.upsertFromFile(sealing.record(server.name, server, "file"))
+    }
+    const removed = yield* repo.removeFileServersExcept(read.right.map((server) => server.name))
+    yield* Effect.logDebug(
+      `MCP servers synced from ${file.value}: ${read.right.map((server) => server.name).join(", ") || "(none)"}` +
+        (removed.length > 0 ? `; removed ${removed.join(", ")}` : "")
+    )
+  }))

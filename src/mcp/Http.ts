@@ -4,7 +4,7 @@ import { CairnApi } from "../Api.ts"
 import { McpServers } from "./McpServers.ts"
 
 export const McpHttpLive = HttpApiBuilder.group(CairnApi, "mcpServers", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const servers = yield* McpServers
     return handlers
       .handle("list", () => servers.list())
@@ -13,5 +13,4 @@ export const McpHttpLive = HttpApiBuilder.group(CairnApi, "mcpServers", (handler
       .handle("update", ({ path, payload }) => servers.update(path.name, payload))
       .handle("delete", ({ path }) => servers.remove(path.name))
       .handle("reconnect", ({ path }) => servers.reconnect(path.name))
-  })
-)
+  }))

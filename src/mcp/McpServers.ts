@@ -7,13 +7,13 @@
 import { Effect, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
-import { sameOrigin } from "../secrets/UrlSecrets.ts"
 import { isMaskOf, MASK } from "../secrets/Mask.ts"
+import { sameOrigin } from "../secrets/UrlSecrets.ts"
 import { traced } from "../telemetry/Spans.ts"
-import { McpConnections, type LiveState } from "./Connections.ts"
+import { type LiveState, McpConnections } from "./Connections.ts"
 import { McpServerConflict, McpServerNotFound } from "./Errors.ts"
-import { McpServerList, McpServerView, type CreateMcpServer, type UpdateMcpServer } from "./Model.ts"
-import { McpServersRepo, type McpServerRow } from "./Repo.ts"
+import { type CreateMcpServer, McpServerList, McpServerView, type UpdateMcpServer } from "./Model.ts"
+import { type McpServerRow, McpServersRepo } from "./Repo.ts"
 import { makeSealing, maskedField, type OpenedServer } from "./Sealing.ts"
 
 /** A value as a read shows a secret: the bare mask, or the mask and four characters. */
@@ -22,7 +22,7 @@ const looksMasked = (value: string) => value === MASK || (value.startsWith(MASK)
 const moved = "url moves to another origin (scheme, host, port), where the stored headers are not sent"
 
 export class McpServers extends Effect.Service<McpServers>()("cairn/McpServers", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const repo = yield* McpServersRepo
     const connections = yield* McpConnections
     const sealing = yield* makeSealing
@@ -31,7 +31,9 @@ export class McpServers extends Effect.Service<McpServers>()("cairn/McpServers",
     const notFound = (name: string) => new McpServerNotFound({ detail: `MCP server not found: ${name}` })
     const fromFile = (name: string) =>
       new McpServerConflict({
-        detail: `MCP server ${name} is configured by MCP_SERVERS_FILE${Option.match(mcpServersFile, { onNone: () => "", onSome: (file) => ` (${file})` })}: change it there`
+        detail: `MCP server ${name} is configured by MCP_SERVERS_FILE${
+          Option.match(mcpServersFile, { onNone: () => "", onSome: (file) => ` (${file})` })
+        }: change it there`
       })
 
     const view = (server: OpenedServer): McpServerView => {
@@ -63,8 +65,7 @@ export class McpServers extends Effect.Service<McpServers>()("cairn/McpServers",
       })
     }
 
-    const find = (name: string) =>
-      Effect.flatMap(repo.find(name), (row) => (row ? Effect.succeed(row) : Effect.fail(notFound(name))))
+    const find = (name: string) => Effect.flatMap(repo.find(name), (row) => (row ? Effect.succeed(row) : Effect.fail(notFound(name))))
 
     const current = (name: string) => Effect.map(find(name), (row) => view(sealing.open(row)))
 
@@ -72,7 +73,12 @@ export class McpServers extends Effect.Service<McpServers>()("cairn/McpServers",
      * The values to store: one sent back masked, as a read showed it, keeps the stored value; a
      * masked value with nothing stored to keep is refused (it would be stored as the mask).
      */
-    const unmask = (field: "env" | "headers", sent: Readonly<Record<string, string>>, stored: Readonly<Record<string, string>>, issues: Array<ValidationIssue>) => {
+    const unmask = (
+      field: "env" | "headers",
+      sent: Readonly<Record<string, string>>,
+      stored: Readonly<Record<string, string>>,
+      issues: Array<ValidationIssue>
+    ) => {
       const kept: Array<string> = []
       const values: Record<string, string> = {}
       for (const [name, value] of Object.entries(sent)) {
@@ -82,7 +88,11 @@ export class McpServers extends Effect.Service<McpServers>()("cairn/McpServers",
           kept.push(name)
         } else if (looksMasked(value)) {
           issues.push(
-            new ValidationIssue({ loc: ["body", field, name], msg: `${name} was sent masked and there is no stored value to keep: send it in the clear`, type: "value_error" })
+            new ValidationIssue({
+              loc: ["body", field, name],
+              msg: `${name} was sent masked and there is no stored value to keep: send it in the clear`,
+              type: "value_error"
+            })
           )
         } else values[name] = value
       }
@@ -91,60 +101,71 @@ export class McpServers extends Effect.Service<McpServers>()("cairn/McpServers",
 
     /** After a write: connect (or disconnect) now, and answer once the first attempt has settled. */
     const applied = (name: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* connections.apply(name)
         yield* connections.settled(name)
         return yield* current(name)
       })
 
-    const list = () => Effect.gen(function* () {
-      const rows = yield* repo.all
-      return new McpServerList({ servers: rows.map((row) => view(sealing.open(row))) })
-    })
+    const list = () =>
+      Effect.gen(function*() {
+        const rows = yield* repo.all
+        return new McpServerList({ servers: rows.map((row) => view(sealing.open(row))) })
+      })
 
     const get = (name: string) => current(name)
 
-    const create = (input: CreateMcpServer) => Effect.gen(function* () {
-      const issues: Array<ValidationIssue> = []
-      const env = unmask("env", input.env, {}, issues)
-      const headers = unmask("headers", input.headers, {}, issues)
-      if (issues.length > 0) return yield* new ValidationError({ detail: issues })
-      const inserted = yield* repo.insert(sealing.record(input.name, { ...input, env: env.values, headers: headers.values }, "api"))
-      if (!inserted) return yield* new McpServerConflict({ detail: `An MCP server named ${input.name} exists` })
-      return yield* applied(input.name)
-    })
+    const create = (input: CreateMcpServer) =>
+      Effect.gen(function*() {
+        const issues: Array<ValidationIssue> = []
+        const env = unmask("env", input.env, {}, issues)
+        const headers = unmask("headers", input.headers, {}, issues)
+        if (issues.length > 0) return yield* new ValidationError({ detail: issues })
+        const inserted = yield* repo.insert(sealing.record(input.name, { ...input, env: env.values, headers: headers.values }, "api"))
+        if (!inserted) return yield* new McpServerConflict({ detail: `An MCP server named ${input.name} exists` })
+        return yield* applied(input.name)
+      })
 
-    const update = (name: string, input: UpdateMcpServer) => Effect.gen(function* () {
-      const row: McpServerRow = yield* find(name)
-      if (row.source === "file") return yield* fromFile(name)
-      const stored = sealing.open(row)
-      const issues: Array<ValidationIssue> = []
-      const env = unmask("env", input.env, stored.env, issues)
-      const headers = unmask("headers", input.headers, stored.headers, issues)
-      // A stored header goes only where it went before: a new origin must be given it again.
-      if (stored.url !== null && input.url !== undefined && !sameOrigin(stored.url, input.url)) {
-        for (const header of headers.kept) {
-          issues.push(new ValidationIssue({ loc: ["body", "headers", header], msg: `${moved}: send ${header} again in the clear, or leave it out`, type: "value_error" }))
+    const update = (name: string, input: UpdateMcpServer) =>
+      Effect.gen(function*() {
+        const row: McpServerRow = yield* find(name)
+        if (row.source === "file") return yield* fromFile(name)
+        const stored = sealing.open(row)
+        const issues: Array<ValidationIssue> = []
+        const env = unmask("env", input.env, stored.env, issues)
+        const headers = unmask("headers", input.headers, stored.headers, issues)
+        // A stored header goes only where it went before: a new origin must be given it again.
+        if (stored.url !== null && input.url !== undefined && !sameOrigin(stored.url, input.url)) {
+          for (const header of headers.kept) {
+            issues.push(
+              new ValidationIssue({
+                loc: ["body", "headers", header],
+                msg: `${moved}: send ${header} again in the clear, or leave it out`,
+                type: "value_error"
+              })
+            )
+          }
         }
-      }
-      if (issues.length > 0) return yield* new ValidationError({ detail: issues })
-      const updated = yield* repo.update(sealing.record(name, { ...input, env: env.values, headers: headers.values }, "api"))
-      if (!updated) return yield* notFound(name)
-      return yield* applied(name)
-    })
+        if (issues.length > 0) return yield* new ValidationError({ detail: issues })
+        const updated = yield* repo.update(sealing.record(name, { ...input, env: env.values, headers: headers.values }, "api"))
+        if (!updated) return yield* notFound(name)
+        return yield* applied(name)
+      })
 
-    const remove = (name: string) => Effect.gen(function* () {
-      const row = yield* find(name)
-      if (row.source === "file") return yield* fromFile(name)
-      if (!(yield* repo.remove(name))) return yield* notFound(name)
-      yield* connections.apply(name)
-    })
+    const remove = (name: string) =>
+      Effect.gen(function*() {
+        const row = yield* find(name)
+        if (row.source === "file") return yield* fromFile(name)
+        if (!(yield* repo.remove(name))) return yield* notFound(name)
+        yield* connections.apply(name)
+      })
 
-    const reconnect = (name: string) => Effect.gen(function* () {
-      const row = yield* find(name)
-      if (!row.enabled) return yield* new McpServerConflict({ detail: `MCP server ${name} is disabled: enable it to connect` })
-      return yield* applied(name)
-    })
+    const reconnect = (name: string) =>
+      Effect.gen(function*() {
+        const row = yield* find(name)
+        if (!row.enabled) return yield* new McpServerConflict({ detail: `MCP server ${name} is disabled: enable it to connect` })
+        return yield* applied(name)
+      })
 
     return traced("McpServers", { list, get, create, update, remove, reconnect } as const)
   }),

@@ -37,7 +37,10 @@ const namedValues = (name: RegExp, message: string) =>
   Schema.Record({ key: Schema.String, value: SecretValue }).pipe(
     Schema.filter((values) => Object.keys(values).flatMap((key) => (name.test(key) ? [] : [{ path: [key], message }])))
   )
-const EnvValues = namedValues(/^[A-Za-z_][A-Za-z0-9_]*$/, "Expected an environment variable name: letters, digits and '_', not starting with a digit")
+const EnvValues = namedValues(
+  /^[A-Za-z_][A-Za-z0-9_]*$/,
+  "Expected an environment variable name: letters, digits and '_', not starting with a digit"
+)
 const HeaderValues = namedValues(headerNamePattern, "Expected an HTTP header name").pipe(
   Schema.filter((headers) =>
     Object.entries(headers).flatMap(([name, value]) => (isHeaderSafe(value) ? [] : [{ path: [name], message: headerValueMessage }]))

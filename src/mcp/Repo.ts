@@ -30,10 +30,11 @@ export type McpServerRow = typeof McpServerRow.Type
 export type McpServerRecord = Omit<McpServerRow, "created_at" | "updated_at">
 
 export class McpServersRepo extends Effect.Service<McpServersRepo>()("cairn/McpServersRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = decodeRows(McpServerRow)
-    const columns = sql`name, transport, command, args, env_sealed, url, headers_sealed, enabled, timeout_ms, source, created_at, updated_at`
+    const columns =
+      sql`name, transport, command, args, env_sealed, url, headers_sealed, enabled, timeout_ms, source, created_at, updated_at`
     const values = (row: McpServerRecord) =>
       sql`${row.name}, ${row.transport}, ${row.command}, ${JSON.stringify(row.args)}::jsonb, ${JSON.stringify(row.env_sealed)}::jsonb,
           ${row.url}, ${JSON.stringify(row.headers_sealed)}::jsonb, ${row.enabled}, ${row.timeout_ms}, ${row.source}`

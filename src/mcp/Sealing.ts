@@ -31,7 +31,11 @@ export const makeSealing = Effect.map(makeKeyVaultFor("mcp-server-secrets"), (va
   const seal = (values: Readonly<Record<string, string>>): Record<string, string> =>
     Object.fromEntries(Object.entries(values).map(([name, value]) => [name, vault.encrypt(value)]))
 
-  const openAll = (sealed: Readonly<Record<string, string>>, field: "env" | "headers", unreadable: Array<OpenedServer["unreadable"][number]>) => {
+  const openAll = (
+    sealed: Readonly<Record<string, string>>,
+    field: "env" | "headers",
+    unreadable: Array<OpenedServer["unreadable"][number]>
+  ) => {
     const open: Record<string, string> = {}
     for (const [name, stored] of Object.entries(sealed)) {
       const value = vault.decrypt(stored)

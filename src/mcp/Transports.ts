@@ -58,9 +58,10 @@ export const messageOf = (error: unknown): string => {
 export const connectionLost = (error: unknown): boolean =>
   (error instanceof StreamableHTTPError && (error.code === 404 || error.code === -1)) ||
   error instanceof TypeError ||
-  /SSE stream disconnected|Failed to reconnect|Maximum reconnection attempts|fetch failed|ECONNREFUSED|ECONNRESET|terminated|other side closed|socket hang up/i.test(
-    messageOf(error)
-  )
+  /SSE stream disconnected|Failed to reconnect|Maximum reconnection attempts|fetch failed|ECONNREFUSED|ECONNRESET|terminated|other side closed|socket hang up/i
+    .test(
+      messageOf(error)
+    )
 
 /** Every tool the server lists, page by page (none when it offers no tools). */
 export const listTools = (client: Client, timeoutMs: number) =>
@@ -84,7 +85,12 @@ export const transportFor = (server: OpenedServer, onStderr: (line: string) => v
   if (server.transport === "stdio") {
     // The child gets the SDK's few inherited variables (HOME, PATH, ...) and its own env: none
     // of the server's secrets.
-    const transport = new StdioClientTransport({ command: server.command ?? "", args: [...server.args], env: { ...server.env }, stderr: "pipe" })
+    const transport = new StdioClientTransport({
+      command: server.command ?? "",
+      args: [...server.args],
+      env: { ...server.env },
+      stderr: "pipe"
+    })
     let partial = ""
     // Read always: an unread pipe would stall a child that writes much to stderr.
     transport.stderr?.on("data", (chunk: Buffer) => {

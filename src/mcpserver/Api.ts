@@ -43,4 +43,5 @@ export class McpServerApi extends HttpApiGroup.make("mcp")
       .annotate(OpenApi.Description, `Ends an MCP session: there is none. ${stateless}`)
   )
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "MCP server") {}
+  .annotate(OpenApi.Title, "MCP server")
+{}

@@ -16,11 +16,11 @@ const notAllowed = HttpServerResponse.unsafeJson(
 )
 
 export const McpServerHttpLive = HttpApiBuilder.group(CairnApi, "mcp", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const mcp = yield* McpServer
     return handlers
       .handleRaw("call", ({ request }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const principal = yield* Principal
           const web = yield* HttpServerRequest.toWeb(request).pipe(
             // Only a request without a usable Host header has no URL to give it.
@@ -28,9 +28,7 @@ export const McpServerHttpLive = HttpApiBuilder.group(CairnApi, "mcp", (handlers
           )
           const address = Option.getOrElse(request.remoteAddress, () => "unknown")
           return HttpServerResponse.fromWeb(yield* mcp.handle(web, { principal, address }))
-        })
-      )
+        }))
       .handleRaw("stream", () => Effect.succeed(notAllowed))
       .handleRaw("terminate", () => Effect.succeed(notAllowed))
-  })
-)
+  }))

@@ -31,13 +31,13 @@ import type { PrincipalShape } from "../auth/Principal.ts"
 import { grants, type Scope } from "../auth/Scopes.ts"
 import { Bots } from "../bots/Bots.ts"
 import { Channels } from "../channels/Channels.ts"
-import { Intake } from "../intake/Intake.ts"
-import type { ChatRequest } from "../intake/Model.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { cairnVersion } from "../contract/Version.ts"
 import { issuePath } from "../contract/Errors.ts"
 import { argumentIssues, toolJsonSchema } from "../contract/ToolSchemas.ts"
+import { cairnVersion } from "../contract/Version.ts"
 import { Documents } from "../documents/Documents.ts"
+import { Intake } from "../intake/Intake.ts"
+import type { ChatRequest } from "../intake/Model.ts"
 import { confinedBot, requireBotAllowed } from "../sessions/Access.ts"
 import { tracedFn } from "../telemetry/Spans.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
@@ -138,7 +138,7 @@ const tool = <A, I>(spec: ToolSpec<A, I>): AnyTool => {
 }
 
 export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const chat = yield* Intake
     const documents = yield* Documents
     const bots = yield* Bots
@@ -147,54 +147,64 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
     const limiter = yield* RateLimiter
     const { defaultModel } = yield* AppConfig
 
-    const chatWithBot = tracedFn("McpServer.chatWithBot", (args: typeof ChatWithBotArguments.Type, caller: Caller) => Effect.gen(function* () {
-      // The turn is held to RATE_LIMIT_CHAT like /chat; the request itself was counted by the middleware.
-      yield* limiter.checkChat(rateSubject(caller.principal, caller.address))
-      const request: ChatRequest = {
-        message: args.message,
-        // One session per (caller, bot) unless a session is named, as /chat does per client_id.
-        client_id: "mcp",
-        bot_id: args.bot,
-        session_id: args.session,
-        attachments: [],
-        passive: false
-      }
-      const answer = yield* chat.answer(request, caller.principal)
-      return answered(
-        answer.text,
-        { response: answer.text, session_id: answer.sessionId },
-        `session_id: ${answer.sessionId} (pass it as "session" to continue this conversation)`
-      )
-    }))
+    const chatWithBot = tracedFn(
+      "McpServer.chatWithBot",
+      (args: typeof ChatWithBotArguments.Type, caller: Caller) =>
+        Effect.gen(function*() {
+          // The turn is held to RATE_LIMIT_CHAT like /chat; the request itself was counted by the middleware.
+          yield* limiter.checkChat(rateSubject(caller.principal, caller.address))
+          const request: ChatRequest = {
+            message: args.message,
+            // One session per (caller, bot) unless a session is named, as /chat does per client_id.
+            client_id: "mcp",
+            bot_id: args.bot,
+            session_id: args.session,
+            attachments: [],
+            passive: false
+          }
+          const answer = yield* chat.answer(request, caller.principal)
+          return answered(
+            answer.text,
+            { response: answer.text, session_id: answer.sessionId },
+            `session_id: ${answer.sessionId} (pass it as "session" to continue this conversation)`
+          )
+        })
+    )
 
-    const searchDocuments = tracedFn("McpServer.searchDocuments", (args: typeof SearchDocumentsArguments.Type) => Effect.gen(function* () {
-      const hits = yield* documents.search({ q: args.query, limit: args.limit, integration_id: args.integration_id })
-      const results = hits.map((hit) => ({
-        id: hit.id,
-        title: hit.title,
-        integration_id: hit.integration_id,
-        session_id: hit.session_id,
-        metadata: hit.metadata,
-        score: hit.score,
-        similarity: hit.similarity,
-        snippet: hit.snippet
+    const searchDocuments = tracedFn("McpServer.searchDocuments", (args: typeof SearchDocumentsArguments.Type) =>
+      Effect.gen(function*() {
+        const hits = yield* documents.search({ q: args.query, limit: args.limit, integration_id: args.integration_id })
+        const results = hits.map((hit) => ({
+          id: hit.id,
+          title: hit.title,
+          integration_id: hit.integration_id,
+          session_id: hit.session_id,
+          metadata: hit.metadata,
+          score: hit.score,
+          similarity: hit.similarity,
+          snippet: hit.snippet
+        }))
+        return answered(JSON.stringify({ results }, null, 2), { results })
       }))
-      return answered(JSON.stringify({ results }, null, 2), { results })
-    }))
 
-    const listBots = tracedFn("McpServer.listBots", (caller: Caller) => Effect.gen(function* () {
-      const only = confinedBot(caller.principal)
-      const list = (yield* bots.list).filter((bot) => only === null || bot.id === only)
-      const summaries = list.map((bot) => ({ id: bot.id, name: bot.name, description: bot.description, model: bot.model ?? defaultModel }))
-      return answered(JSON.stringify({ bots: summaries }, null, 2), { bots: summaries })
-    }))
+    const listBots = tracedFn("McpServer.listBots", (caller: Caller) =>
+      Effect.gen(function*() {
+        const only = confinedBot(caller.principal)
+        const list = (yield* bots.list).filter((bot) => only === null || bot.id === only)
+        const summaries = list.map((bot) => ({
+          id: bot.id,
+          name: bot.name,
+          description: bot.description,
+          model: bot.model ?? defaultModel
+        }))
+        return answered(JSON.stringify({ bots: summaries }, null, 2), { bots: summaries })
+      }))
 
     const tools: ReadonlyArray<AnyTool> = [
       tool({
         name: "chat_with_bot",
         title: "Chat with a Cairn bot",
-        description:
-          "Send a message to one of Cairn's bots and get its answer once its turn (tools included) has finished. " +
+        description: "Send a message to one of Cairn's bots and get its answer once its turn (tools included) has finished. " +
           "The answer names the session_id; pass it as `session` to continue the same conversation",
         scope: "chat",
         input: ChatWithBotArguments,
@@ -228,105 +238,109 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
     const listTools = (caller: Caller) =>
       Effect.succeed({ tools: tools.filter((t) => grants(caller.principal.scopes, t.scope)).map((t) => t.declaration) })
 
-    const callTool = tracedFn("McpServer.callTool", (caller: Caller, name: string, args: unknown) => Effect.gen(function* () {
-      yield* Effect.annotateCurrentSpan("mcp.tool", name)
-      const found = tools.find((t) => t.name === name)
-      if (!found) return yield* new ProtocolError({ code: ErrorCode.InvalidParams, message: `Unknown tool: ${name}` })
-      // A tool not listed for this key is refused as the REST route would be: by the scope it lacks.
-      if (!grants(caller.principal.scopes, found.scope)) return refused(`Missing required scope: ${found.scope} (${name} needs it)`)
-      return yield* found.call(args, caller)
-    }))
+    const callTool = tracedFn("McpServer.callTool", (caller: Caller, name: string, args: unknown) =>
+      Effect.gen(function*() {
+        yield* Effect.annotateCurrentSpan("mcp.tool", name)
+        const found = tools.find((t) => t.name === name)
+        if (!found) return yield* new ProtocolError({ code: ErrorCode.InvalidParams, message: `Unknown tool: ${name}` })
+        // A tool not listed for this key is refused as the REST route would be: by the scope it lacks.
+        if (!grants(caller.principal.scopes, found.scope)) return refused(`Missing required scope: ${found.scope} (${name} needs it)`)
+        return yield* found.call(args, caller)
+      }))
 
     /** Channels read per page of resources/list; each page lists the files of the enabled workspaces among them. */
     const channelsPerPage = 50
 
-    const listResources = tracedFn("McpServer.listResources", (caller: Caller, cursor: string | undefined) => Effect.gen(function* () {
-      if (!grants(caller.principal.scopes, workspaceScope)) return { resources: [] } satisfies ListResourcesResult
-      const offset = cursor === undefined ? 0 : Number(cursor)
-      if (!/^\d{1,15}$/.test(cursor ?? "0") || !Number.isSafeInteger(offset)) {
-        return yield* new ProtocolError({ code: ErrorCode.InvalidParams, message: "Invalid cursor" })
-      }
-      const page = yield* channels.list({ bot_id: confinedBot(caller.principal) ?? undefined, limit: channelsPerPage, offset })
-      const resources: Array<Resource> = []
-      for (const channel of page) {
-        if (!channel.workspace_enabled) continue
-        // Deleted or switched off since the page was read: nothing to list.
-        const listing = yield* workspaces.list(channel.id).pipe(
-          Effect.catchTags({ ChannelNotFound: () => Effect.succeed(null), WorkspaceConflict: () => Effect.succeed(null) })
-        )
-        for (const file of listing?.files ?? []) {
-          resources.push({
-            uri: workspaceFileUri(channel.id, file.path),
-            name: file.path,
-            title: `${channel.name}: ${file.path}`,
-            size: file.size,
-            annotations: { lastModified: file.modified_at.toISOString() }
-          })
+    const listResources = tracedFn("McpServer.listResources", (caller: Caller, cursor: string | undefined) =>
+      Effect.gen(function*() {
+        if (!grants(caller.principal.scopes, workspaceScope)) return { resources: [] } satisfies ListResourcesResult
+        const offset = cursor === undefined ? 0 : Number(cursor)
+        if (!/^\d{1,15}$/.test(cursor ?? "0") || !Number.isSafeInteger(offset)) {
+          return yield* new ProtocolError({ code: ErrorCode.InvalidParams, message: "Invalid cursor" })
         }
-      }
-      return (page.length === channelsPerPage ? { resources, nextCursor: String(offset + channelsPerPage) } : { resources }) satisfies ListResourcesResult
-    }))
+        const page = yield* channels.list({ bot_id: confinedBot(caller.principal) ?? undefined, limit: channelsPerPage, offset })
+        const resources: Array<Resource> = []
+        for (const channel of page) {
+          if (!channel.workspace_enabled) continue
+          // Deleted or switched off since the page was read: nothing to list.
+          const listing = yield* workspaces.list(channel.id).pipe(
+            Effect.catchTags({ ChannelNotFound: () => Effect.succeed(null), WorkspaceConflict: () => Effect.succeed(null) })
+          )
+          for (const file of listing?.files ?? []) {
+            resources.push({
+              uri: workspaceFileUri(channel.id, file.path),
+              name: file.path,
+              title: `${channel.name}: ${file.path}`,
+              size: file.size,
+              annotations: { lastModified: file.modified_at.toISOString() }
+            })
+          }
+        }
+        return (page.length === channelsPerPage
+          ? { resources, nextCursor: String(offset + channelsPerPage) }
+          : { resources }) satisfies ListResourcesResult
+      }))
 
     const listResourceTemplates = (caller: Caller) =>
       Effect.succeed({
         resourceTemplates: grants(caller.principal.scopes, workspaceScope)
           ? [
-              {
-                uriTemplate: workspaceFileTemplate,
-                name: "workspace-file",
-                title: "Channel workspace file",
-                description: "A file in a channel's workspace (the channel's workspace must be enabled); path segments percent-encoded"
-              }
-            ]
+            {
+              uriTemplate: workspaceFileTemplate,
+              name: "workspace-file",
+              title: "Channel workspace file",
+              description: "A file in a channel's workspace (the channel's workspace must be enabled); path segments percent-encoded"
+            }
+          ]
           : []
       })
 
-    const readResource = tracedFn("McpServer.readResource", (caller: Caller, uri: string) => Effect.gen(function* () {
-      if (!grants(caller.principal.scopes, workspaceScope)) {
-        return yield* new ProtocolError({ code: ErrorCode.InvalidRequest, message: `Missing required scope: ${workspaceScope}` })
-      }
-      const named = parseWorkspaceFileUri(uri)
-      if (Either.isLeft(named)) return yield* new ProtocolError({ code: ErrorCode.InvalidParams, message: named.left })
-      const { channelId, path } = named.right
-      const notFound = (message: string) => new ProtocolError({ code: resourceNotFound, message })
-      // The workspace's own path rules (no '..', no absolute path, no link leading out) decide what is readable.
-      const file = yield* Effect.gen(function* () {
-        const channel = yield* channels.get(channelId)
-        yield* requireBotAllowed(caller.principal, channel.bot_id)
-        return yield* workspaces.readBytes(channelId, path)
-      }).pipe(
-        Effect.catchTags({
-          ChannelNotFound: (error) => Effect.fail(notFound(error.detail)),
-          WorkspaceFileNotFound: (error) => Effect.fail(notFound(error.detail)),
-          WorkspaceConflict: (error) => Effect.fail(new ProtocolError({ code: ErrorCode.InvalidRequest, message: error.detail })),
-          Forbidden: (error) => Effect.fail(new ProtocolError({ code: ErrorCode.InvalidRequest, message: error.detail })),
-          ValidationError: (error) => Effect.fail(new ProtocolError({ code: ErrorCode.InvalidParams, message: `Invalid path: ${failureText(error)}` }))
-        })
-      )
-      const type = file.bytes.byteLength === 0 ? "text/plain" : (sniffType(file.bytes, file.rel) ?? "application/octet-stream")
-      const canonical = workspaceFileUri(channelId, file.rel)
-      return {
-        contents: [
-          isText(type)
-            ? { uri: canonical, mimeType: type, text: Buffer.from(file.bytes).toString("utf8") }
-            : { uri: canonical, mimeType: type, blob: Buffer.from(file.bytes).toString("base64") }
-        ]
-      } satisfies ReadResourceResult
-    }))
+    const readResource = tracedFn("McpServer.readResource", (caller: Caller, uri: string) =>
+      Effect.gen(function*() {
+        if (!grants(caller.principal.scopes, workspaceScope)) {
+          return yield* new ProtocolError({ code: ErrorCode.InvalidRequest, message: `Missing required scope: ${workspaceScope}` })
+        }
+        const named = parseWorkspaceFileUri(uri)
+        if (Either.isLeft(named)) return yield* new ProtocolError({ code: ErrorCode.InvalidParams, message: named.left })
+        const { channelId, path } = named.right
+        const notFound = (message: string) => new ProtocolError({ code: resourceNotFound, message })
+        // The workspace's own path rules (no '..', no absolute path, no link leading out) decide what is readable.
+        const file = yield* Effect.gen(function*() {
+          const channel = yield* channels.get(channelId)
+          yield* requireBotAllowed(caller.principal, channel.bot_id)
+          return yield* workspaces.readBytes(channelId, path)
+        }).pipe(
+          Effect.catchTags({
+            ChannelNotFound: (error) => Effect.fail(notFound(error.detail)),
+            WorkspaceFileNotFound: (error) => Effect.fail(notFound(error.detail)),
+            WorkspaceConflict: (error) => Effect.fail(new ProtocolError({ code: ErrorCode.InvalidRequest, message: error.detail })),
+            Forbidden: (error) => Effect.fail(new ProtocolError({ code: ErrorCode.InvalidRequest, message: error.detail })),
+            ValidationError: (error) =>
+              Effect.fail(new ProtocolError({ code: ErrorCode.InvalidParams, message: `Invalid path: ${failureText(error)}` }))
+          })
+        )
+        const type = file.bytes.byteLength === 0 ? "text/plain" : (sniffType(file.bytes, file.rel) ?? "application/octet-stream")
+        const canonical = workspaceFileUri(channelId, file.rel)
+        return {
+          contents: [
+            isText(type)
+              ? { uri: canonical, mimeType: type, text: Buffer.from(file.bytes).toString("utf8") }
+              : { uri: canonical, mimeType: type, blob: Buffer.from(file.bytes).toString("base64") }
+          ]
+        } satisfies ReadResourceResult
+      }))
 
     /** Runs one MCP request's effect for the SDK: a protocol error becomes its McpError, a defect is logged. */
-    const runner =
-      (runtime: Runtime.Runtime<never>) =>
-      <A>(effect: Effect.Effect<A, ProtocolError>, signal?: AbortSignal): Promise<A> =>
-        Runtime.runPromiseExit(runtime)(
-          Effect.tapDefect(effect, (cause) => Effect.logError("An MCP request failed", cause)),
-          signal ? { signal } : undefined
-        ).then((exit) => {
-          if (Exit.isSuccess(exit)) return exit.value
-          const failure = Cause.failureOption(exit.cause)
-          if (Option.isSome(failure)) throw new McpError(failure.value.code, failure.value.message)
-          throw new McpError(ErrorCode.InternalError, Cause.isInterruptedOnly(exit.cause) ? "The request was cancelled" : "Internal error")
-        })
+    const runner = (runtime: Runtime.Runtime<never>) => <A>(effect: Effect.Effect<A, ProtocolError>, signal?: AbortSignal): Promise<A> =>
+      Runtime.runPromiseExit(runtime)(
+        Effect.tapDefect(effect, (cause) => Effect.logError("An MCP request failed", cause)),
+        signal ? { signal } : undefined
+      ).then((exit) => {
+        if (Exit.isSuccess(exit)) return exit.value
+        const failure = Cause.failureOption(exit.cause)
+        if (Option.isSome(failure)) throw new McpError(failure.value.code, failure.value.message)
+        throw new McpError(ErrorCode.InternalError, Cause.isInterruptedOnly(exit.cause) ? "The request was cancelled" : "Internal error")
+      })
 
     /** The SDK server for one request: what it offers is fixed by this caller's scopes. */
     const serverFor = (caller: Caller, run: ReturnType<typeof runner>) => {
@@ -340,10 +354,14 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
         }
       )
       server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => run(listTools(caller), extra.signal))
-      server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-        run(callTool(caller, request.params.name, request.params.arguments), extra.signal)
+      server.setRequestHandler(
+        CallToolRequestSchema,
+        (request, extra) => run(callTool(caller, request.params.name, request.params.arguments), extra.signal)
       )
-      server.setRequestHandler(ListResourcesRequestSchema, (request, extra) => run(listResources(caller, request.params?.cursor), extra.signal))
+      server.setRequestHandler(
+        ListResourcesRequestSchema,
+        (request, extra) => run(listResources(caller, request.params?.cursor), extra.signal)
+      )
       server.setRequestHandler(ListResourceTemplatesRequestSchema, (_request, extra) => run(listResourceTemplates(caller), extra.signal))
       server.setRequestHandler(ReadResourceRequestSchema, (request, extra) => run(readResource(caller, request.params.uri), extra.signal))
       return server
@@ -354,20 +372,21 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
      * server and transport; they are closed when it is answered or the client goes away, which
      * interrupts whatever its handlers still run.
      */
-    const handle = tracedFn("McpServer.handle", (request: Request, caller: Caller) => Effect.gen(function* () {
-      const run = runner(yield* Effect.runtime<never>())
-      const server = serverFor(caller, run)
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-        maxRequestBodySize: maxBodyBytes
-      })
-      return yield* Effect.acquireUseRelease(
-        Effect.promise(() => server.connect(transport)),
-        () => Effect.promise(() => transport.handleRequest(request)),
-        () => Effect.promise(() => server.close())
-      )
-    }))
+    const handle = tracedFn("McpServer.handle", (request: Request, caller: Caller) =>
+      Effect.gen(function*() {
+        const run = runner(yield* Effect.runtime<never>())
+        const server = serverFor(caller, run)
+        const transport = new WebStandardStreamableHTTPServerTransport({
+          sessionIdGenerator: undefined,
+          enableJsonResponse: true,
+          maxRequestBodySize: maxBodyBytes
+        })
+        return yield* Effect.acquireUseRelease(
+          Effect.promise(() => server.connect(transport)),
+          () => Effect.promise(() => transport.handleRequest(request)),
+          () => Effect.promise(() => server.close())
+        )
+      }))
 
     return { handle, listTools, callTool, listResources, readResource } as const
   }),

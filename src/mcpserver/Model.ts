@@ -20,7 +20,9 @@ const NonBlank = (description: string) =>
 export const ChatWithBotArguments = Schema.Struct({
   message: NonBlank("What to say to the bot"),
   bot: Schema.optional(
-    BotId.annotations({ description: 'The bot to talk to (see list_bots); default "default", or the only bot a bot-confined token may use' })
+    BotId.annotations({
+      description: "The bot to talk to (see list_bots); default \"default\", or the only bot a bot-confined token may use"
+    })
   ),
   session: Schema.optional(
     Schema.UUID.annotations({
@@ -37,7 +39,9 @@ export const ChatWithBotResult = Schema.Struct({
 
 export const SearchDocumentsArguments = Schema.Struct({
   query: NonBlank("What to look for: words or a question").pipe(Schema.maxLength(2_000)),
-  limit: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.between(1, 100)).annotations({ description: "Most hits answered (default 10)" })),
+  limit: Schema.optional(
+    Schema.Number.pipe(Schema.int(), Schema.between(1, 100)).annotations({ description: "Most hits answered (default 10)" })
+  ),
   integration_id: Schema.optional(Schema.String.annotations({ description: "Only documents stored by this integration (their source)" }))
 })
 

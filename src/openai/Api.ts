@@ -6,13 +6,13 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Authentication } from "../auth/Authentication.ts"
 import { ChatRateLimited } from "../auth/ChatRateLimited.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { ChatCompletion, ChatCompletionRequest, ModelObject, ModelPath, ModelsList, SessionHeader } from "./Model.ts"
-import { detailBody } from "../contract/Errors.ts"
 import { BotNotFound } from "../bots/Errors.ts"
-import { SessionNotFound } from "../sessions/Errors.ts"
-import { ProviderFailed } from "../providers/Errors.ts"
-import { CompletionCancelled, CompletionFailed, CompletionInterrupted, ModelNotFound, SessionBusy } from "./Errors.ts"
 import { BodyLimit } from "../contract/BodyLimit.ts"
+import { detailBody } from "../contract/Errors.ts"
+import { ProviderFailed } from "../providers/Errors.ts"
+import { SessionNotFound } from "../sessions/Errors.ts"
+import { CompletionCancelled, CompletionFailed, CompletionInterrupted, ModelNotFound, SessionBusy } from "./Errors.ts"
+import { ChatCompletion, ChatCompletionRequest, ModelObject, ModelPath, ModelsList, SessionHeader } from "./Model.ts"
 
 export class OpenAiApi extends HttpApiGroup.make("openai")
   .add(
@@ -57,4 +57,5 @@ export class OpenAiApi extends HttpApiGroup.make("openai")
       )
   )
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "OpenAI-compatible") {}
+  .annotate(OpenApi.Title, "OpenAI-compatible")
+{}

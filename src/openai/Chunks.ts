@@ -101,7 +101,14 @@ export const makeChunkStream = (identity: CompletionIdentity, includeUsage: bool
     frames.push(dataFrame(chunk({}, finishReason(result))))
     if (includeUsage) {
       frames.push(
-        dataFrame({ id: identity.id, object: "chat.completion.chunk", created: identity.created, model: identity.model, choices: [], usage: result.usage })
+        dataFrame({
+          id: identity.id,
+          object: "chat.completion.chunk",
+          created: identity.created,
+          model: identity.model,
+          choices: [],
+          usage: result.usage
+        })
       )
     }
     frames.push(doneFrame)

@@ -10,18 +10,18 @@ import type { AgentEvent } from "../agent/Events.ts"
 import { AgentLoop } from "../agent/Loop.ts"
 import type { TurnResult } from "../agent/Turn.ts"
 import type { PrincipalShape } from "../auth/Principal.ts"
-import type { ToolSchema } from "../providers/Model.ts"
 import { Bots } from "../bots/Bots.ts"
-import { Intake } from "../intake/Intake.ts"
 import { ValidationError } from "../contract/Errors.ts"
-import { runFailureMessage, Runs, type RunOutcome } from "../runs/Runs.ts"
+import { Intake } from "../intake/Intake.ts"
+import type { ToolSchema } from "../providers/Model.ts"
+import { runFailureMessage, type RunOutcome, Runs } from "../runs/Runs.ts"
 import { confinedBot, ownerOf, requireBotAllowed } from "../sessions/Access.ts"
+import type { ImageAttachment } from "../sessions/Attachments.ts"
+import { Sessions } from "../sessions/Sessions.ts"
 import { SystemPaused } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { checkCallerTools, readConversation } from "./Conversation.ts"
-import type { ImageAttachment } from "../sessions/Attachments.ts"
-import { Sessions } from "../sessions/Sessions.ts"
 import { modelNotFound, SessionBusy } from "./Errors.ts"
 import type { ChatCompletionRequest } from "./Model.ts"
 
@@ -47,10 +47,9 @@ export const botIdOf = (model: string) => (model.startsWith("cairn/") ? model.sl
 
 const busy = (reason: "session_busy" | "system_paused") =>
   new SessionBusy.Error({
-    message:
-      reason === "session_busy"
-        ? "The session is answering another message; retry when it is done."
-        : "The system is paused; retry when it is resumed.",
+    message: reason === "session_busy"
+      ? "The session is answering another message; retry when it is done."
+      : "The system is paused; retry when it is resumed.",
     type: "invalid_request_error",
     param: null,
     code: reason
@@ -58,7 +57,7 @@ const busy = (reason: "session_busy" | "system_paused") =>
 
 /** How a stateless turn ended, in the run engine's terms. */
 const outcomeOf = (exit: Exit.Exit<TurnResult, unknown>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     if (Exit.isSuccess(exit)) return { _tag: "complete", result: exit.value } satisfies RunOutcome
     if (Cause.isInterruptedOnly(exit.cause)) {
       return { _tag: "interrupted", message: "The server stopped the turn before it finished" } satisfies RunOutcome
@@ -68,7 +67,7 @@ const outcomeOf = (exit: Exit.Exit<TurnResult, unknown>) =>
   })
 
 export class Completions extends Effect.Service<Completions>()("cairn/OpenAiCompletions", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const bots = yield* Bots
     const chat = yield* Intake
     const runs = yield* Runs
@@ -95,18 +94,26 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
 
     /** Checks the request and, when it is bound to a session, starts its turn there. */
     const accept = (request: ChatCompletionRequest, sessionHeader: string | undefined, principal: PrincipalShape) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const bot = yield* botFor(request.model, principal)
         const { history, input, preamble } = yield* readConversation(request.messages)
         if (input.toolResults.length === 0 && !input.text.trim() && input.images.length === 0) {
-          return yield* ValidationError.single(["body", "messages", request.messages.length - 1, "content"], "A message needs text or images", "missing")
+          return yield* ValidationError.single(
+            ["body", "messages", request.messages.length - 1, "content"],
+            "A message needs text or images",
+            "missing"
+          )
         }
         yield* chat.checkMessageLength(input.text, ["body", "messages", request.messages.length - 1, "content"])
         yield* checkCallerTools(request.tools ?? [])
         // A widget token speaks for a visitor of a public page: it gets no say in the bot's instructions.
         if (preamble && confinedBot(principal) !== null) {
           const index = request.messages.findIndex((message) => message.role === "system" || message.role === "developer")
-          return yield* ValidationError.single(["body", "messages", index, "role"], "A widget token cannot send system messages", "forbidden_role")
+          return yield* ValidationError.single(
+            ["body", "messages", index, "role"],
+            "A widget token cannot send system messages",
+            "forbidden_role"
+          )
         }
         // On this surface every client tool is the caller's to answer: OpenAI clients cannot post to /chat/tool_result.
         const callerTools: ReadonlyArray<ToolSchema> = (request.tools ?? []).map((tool) => ({
@@ -122,9 +129,15 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
           // `/chat` would move to this one; here two clients would move it back and forth).
           if (yield* settings.get(SystemPaused)) return yield* busy("system_paused")
           if (sessionHeader !== undefined) {
-            const existing = yield* sessions.reach(principal, sessionHeader).pipe(Effect.catchTag("SessionNotFound", () => Effect.succeed(null)))
+            const existing = yield* sessions.reach(principal, sessionHeader).pipe(
+              Effect.catchTag("SessionNotFound", () => Effect.succeed(null))
+            )
             if (existing && existing.bot_id !== bot.id) {
-              return yield* ValidationError.single(["header", "x-cairn-session"], `This session talks to the bot ${existing.bot_id}: name it as the model`, "session_bot")
+              return yield* ValidationError.single(
+                ["header", "x-cairn-session"],
+                `This session talks to the bot ${existing.bot_id}: name it as the model`,
+                "session_bot"
+              )
             }
           }
           const started = yield* chat.begin(
@@ -140,7 +153,9 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
             { callerTools, toolResults: input.toolResults, preamble, whenBusy: "refuse" }
           )
           if (started._tag === "busy") return yield* busy(started.reason)
-          if (started._tag !== "started") return yield* Effect.dieMessage(`A completion cannot be ${started._tag}: it is never passive, voiced or queued`)
+          if (started._tag !== "started") {
+            return yield* Effect.dieMessage(`A completion cannot be ${started._tag}: it is never passive, voiced or queued`)
+          }
           const turn: CompletionTurn = {
             events: runs.events(started.runId, 0).pipe(Stream.map((item) => item.event)),
             outcome: runs.awaitDone(started.run)
@@ -149,8 +164,11 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
         }
         if (yield* settings.get(SystemPaused)) return yield* busy("system_paused")
         // The limits of /chat's attachments, over every image the conversation sends the model.
-        yield* chat.checkAttachments([...history.flatMap((row) => (row.attachments ?? []) as ReadonlyArray<ImageAttachment>), ...input.images])
-        const turn = Effect.gen(function* () {
+        yield* chat.checkAttachments([
+          ...history.flatMap((row) => (row.attachments ?? []) as ReadonlyArray<ImageAttachment>),
+          ...input.images
+        ])
+        const turn = Effect.gen(function*() {
           const events = yield* Queue.unbounded<AgentEvent | null>()
           const done = yield* Deferred.make<RunOutcome>()
           yield* loop

@@ -55,7 +55,9 @@ const imagesOf = (content: Content, messageIndex: number): Either.Either<Array<I
     const url = part.image_url.url
     const inline = dataUrl.exec(url)
     const name = `image-${messageIndex + 1}-${partIndex + 1}`
-    const decoded = decodeImage(inline ? { type: "image", mime_type: inline[1], name, data: inline[2] } : { type: "image", mime_type: "image/png", name, url })
+    const decoded = decodeImage(
+      inline ? { type: "image", mime_type: inline[1], name, data: inline[2] } : { type: "image", mime_type: "image/png", name, url }
+    )
     if (Either.isRight(decoded)) images.push(decoded.right)
     else {
       issues.push(
@@ -95,8 +97,7 @@ const toRow = (message: CompletionMessage, index: number): Either.Either<History
   }
 }
 
-const lastIssue = (index: number, msg: string) =>
-  ValidationError.single(["body", "messages", index, "role"], msg, "invalid_conversation")
+const lastIssue = (index: number, msg: string) => ValidationError.single(["body", "messages", index, "role"], msg, "invalid_conversation")
 
 /**
  * The request read as a turn. The last message must be the user's, or the caller's tool results
@@ -119,7 +120,11 @@ export const readConversation = (messages: ReadonlyArray<CompletionMessage>): Ei
       const result = messages[index] as ToolResultMessage
       if (!calls.has(result.tool_call_id)) {
         return Either.left(
-          ValidationError.single(["body", "messages", index, "tool_call_id"], "Answers no tool call of the assistant message before it", "unknown_tool_call")
+          ValidationError.single(
+            ["body", "messages", index, "tool_call_id"],
+            "Answers no tool call of the assistant message before it",
+            "unknown_tool_call"
+          )
         )
       }
     }
@@ -134,14 +139,16 @@ export const readConversation = (messages: ReadonlyArray<CompletionMessage>): Ei
   })
   if (issues.length > 0) return Either.left(new ValidationError({ detail: issues }))
   const added = messages.slice(newFrom)
-  const input: NewInput =
-    last.role === "user"
-      ? { text: rows[lastIndex]!.content ?? "", images: (rows[lastIndex]!.attachments ?? []) as Array<ImageAttachment>, toolResults: [] }
-      : {
-          text: "",
-          images: [],
-          toolResults: (added as ReadonlyArray<ToolResultMessage>).map((message) => ({ tool_call_id: message.tool_call_id, content: textOf(message.content) }))
-        }
+  const input: NewInput = last.role === "user"
+    ? { text: rows[lastIndex]!.content ?? "", images: (rows[lastIndex]!.attachments ?? []) as Array<ImageAttachment>, toolResults: [] }
+    : {
+      text: "",
+      images: [],
+      toolResults: (added as ReadonlyArray<ToolResultMessage>).map((message) => ({
+        tool_call_id: message.tool_call_id,
+        content: textOf(message.content)
+      }))
+    }
   // A user message is stored by the turn itself; tool results are history the turn reads.
   const before = last.role === "user" ? rows.slice(0, lastIndex) : rows
   return Either.right({
@@ -160,10 +167,24 @@ export const checkCallerTools = (tools: ReadonlyArray<CallerTool>): Either.Eithe
   const issues: Array<ValidationIssue> = []
   tools.forEach((tool, index) => {
     const { name, parameters } = tool.function
-    if (seen.has(name)) issues.push(new ValidationIssue({ loc: ["body", "tools", index, "function", "name"], msg: `Another tool is named ${name}`, type: "duplicate_tool" }))
+    if (seen.has(name)) {
+      issues.push(
+        new ValidationIssue({
+          loc: ["body", "tools", index, "function", "name"],
+          msg: `Another tool is named ${name}`,
+          type: "duplicate_tool"
+        })
+      )
+    }
     seen.add(name)
     if (parameters !== undefined && parameters.type !== "object") {
-      issues.push(new ValidationIssue({ loc: ["body", "tools", index, "function", "parameters"], msg: 'Expected a JSON Schema with "type": "object"', type: "invalid_parameters" }))
+      issues.push(
+        new ValidationIssue({
+          loc: ["body", "tools", index, "function", "parameters"],
+          msg: "Expected a JSON Schema with \"type\": \"object\"",
+          type: "invalid_parameters"
+        })
+      )
     }
   })
   return issues.length > 0 ? Either.left(new ValidationError({ detail: issues })) : Either.void

@@ -9,7 +9,7 @@ import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
 import type { RunOutcome } from "../runs/Runs.ts"
 import { keepaliveEvery } from "../runs/Sse.ts"
-import { completion, makeChunkStream, type CompletionIdentity } from "./Chunks.ts"
+import { completion, type CompletionIdentity, makeChunkStream } from "./Chunks.ts"
 import { Completions } from "./Completions.ts"
 import { CompletionCancelled, CompletionFailed, CompletionInterrupted, toOpenAiError } from "./Errors.ts"
 
@@ -21,7 +21,12 @@ const failureOf = (outcome: Exclude<RunOutcome, { _tag: "complete" }>) => {
     case "failed":
       return new CompletionFailed.Error({ message: outcome.message, type: "server_error", param: null, code: "run_failed" })
     case "cancelled":
-      return new CompletionCancelled.Error({ message: "The turn was cancelled", type: "invalid_request_error", param: null, code: "cancelled" })
+      return new CompletionCancelled.Error({
+        message: "The turn was cancelled",
+        type: "invalid_request_error",
+        param: null,
+        code: "cancelled"
+      })
     case "interrupted":
       return new CompletionInterrupted.Error({ message: outcome.message, type: "server_error", param: null, code: "interrupted" })
   }
@@ -30,7 +35,7 @@ const failureOf = (outcome: Exclude<RunOutcome, { _tag: "complete" }>) => {
 const sessionHeaders = (sessionId: string | null): Record<string, string> => (sessionId ? { "x-session-id": sessionId } : {})
 
 export const OpenAiHttpLive = HttpApiBuilder.group(CairnApi, "openai", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const completions = yield* Completions
     const created = (date: Date) => Math.floor(date.getTime() / 1000)
 
@@ -40,9 +45,7 @@ export const OpenAiHttpLive = HttpApiBuilder.group(CairnApi, "openai", (handlers
           Effect.map(completions.models(principal), (bots) => ({
             object: "list" as const,
             data: bots.map((bot) => ({ id: bot.id, object: "model" as const, created: created(bot.created_at), owned_by: "cairn" }))
-          }))
-        )
-      )
+          }))))
       .handle("model", ({ path }) =>
         Effect.flatMap(Principal, (principal) =>
           Effect.map(completions.botFor(path.model, principal), (bot) => ({
@@ -50,17 +53,18 @@ export const OpenAiHttpLive = HttpApiBuilder.group(CairnApi, "openai", (handlers
             object: "model" as const,
             created: created(bot.created_at),
             owned_by: "cairn"
-          }))
-        )
-      )
+          }))))
       .handle("completions", ({ headers, payload }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const principal = yield* Principal
           const accepted = yield* completions.accept(payload, headers["x-cairn-session"], principal)
           const identity: CompletionIdentity = { id: `chatcmpl-${randomUUID()}`, created: created(new Date()), model: payload.model }
           if (!payload.stream) {
-            const outcome = yield* Effect.scoped(Effect.flatMap(accepted.turn, (turn) => turn.outcome))
-            if (outcome._tag !== "complete") return yield* failureOf(outcome)
+            const outcome = yield* Effect.scoped(Effect.flatMap(accepted.turn, (turn) =>
+              turn.outcome))
+            if (outcome._tag !== "complete") {
+              return yield* failureOf(outcome)
+            }
             return HttpServerResponse.unsafeJson(completion(identity, outcome.result), { headers: sessionHeaders(accepted.sessionId) })
           }
           const chunks = makeChunkStream(identity, payload.stream_options?.include_usage === true)
@@ -69,22 +73,20 @@ export const OpenAiHttpLive = HttpApiBuilder.group(CairnApi, "openai", (handlers
               Stream.concat(
                 Stream.mapConcat(turn.events, chunks.onEvent),
                 Stream.mapConcat(Stream.fromEffect(turn.outcome), (outcome) =>
-                  outcome._tag === "complete" ? chunks.onComplete(outcome.result) : chunks.onFailure(failureOf(outcome))
-                )
-              )
-            )
+                  outcome._tag === "complete" ? chunks.onComplete(outcome.result) : chunks.onFailure(failureOf(outcome)))
+              ))
           )
           // Comments keep idle proxies from closing a long turn; OpenAI's clients skip them.
           const keepalive = Stream.tick(keepaliveEvery).pipe(Stream.drop(1), Stream.as(": keepalive\n\n"))
-          const body = Stream.merge(frames, keepalive, { haltStrategy: "left" }).pipe(Stream.map((text) => encoder.encode(text)))
+          const body = Stream.merge(frames, keepalive, { haltStrategy: "left" }).pipe(Stream.map((text) =>
+            encoder.encode(text)
+          ))
           return HttpServerResponse.stream(body, {
             contentType: "text/event-stream",
             headers: { "cache-control": "no-cache", "x-accel-buffering": "no", ...sessionHeaders(accepted.sessionId) }
           })
-        })
-      )
-  })
-)
+        }))
+  }))
 
 /** The surface whose errors are OpenAI's. */
 const isOpenAiPath = (url: string) => url === "/v1" || url.startsWith("/v1/") || url.startsWith("/v1?")
@@ -130,4 +132,7 @@ const reshapeBeforeSending = HttpApp.appendPreResponseHandler((_request, respons
  * platform writes an error's response before an outer middleware sees it.
  */
 export const openAiErrorShape = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => (isOpenAiPath(request.url) ? Effect.zipRight(reshapeBeforeSending, app) : app))
+  Effect.flatMap(
+    HttpServerRequest.HttpServerRequest,
+    (request) => (isOpenAiPath(request.url) ? Effect.zipRight(reshapeBeforeSending, app) : app)
+  )

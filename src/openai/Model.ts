@@ -103,7 +103,8 @@ export const ChatCompletion = Schema.Struct({
   usage: CompletionUsage
 }).annotations({
   identifier: "ChatCompletion",
-  description: "OpenAI's chat.completion. With `stream: true` the answer is instead Server-Sent Events of chat.completion.chunk, ended by `data: [DONE]`"
+  description:
+    "OpenAI's chat.completion. With `stream: true` the answer is instead Server-Sent Events of chat.completion.chunk, ended by `data: [DONE]`"
 })
 export type ChatCompletion = typeof ChatCompletion.Type
 

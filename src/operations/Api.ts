@@ -26,7 +26,10 @@ export class OperationsApi extends HttpApiGroup.make("operations")
       .setUrlParams(BackupHistoryQuery)
       .addSuccess(Schema.Array(Backup))
       .annotate(RequiredScope, "operations:read")
-      .annotate(OpenApi.Description, "Backups, newest first, with status (running, complete, failed, expired by BACKUP_RETENTION), progress, size and schema version; limit 1-500 (default 50)")
+      .annotate(
+        OpenApi.Description,
+        "Backups, newest first, with status (running, complete, failed, expired by BACKUP_RETENTION), progress, size and schema version; limit 1-500 (default 50)"
+      )
   )
   .add(
     HttpApiEndpoint.get("getBackup", "/api/v1/admin/operations/backup/:id")
@@ -41,7 +44,10 @@ export class OperationsApi extends HttpApiGroup.make("operations")
       .addSuccess(HttpApiSchema.Uint8Array({ contentType: "application/gzip" }))
       // The archive holds every secret of the installation (the server secret, sealed keys): admin only.
       .annotate(RequiredScope, "admin")
-      .annotate(OpenApi.Description, "The archive of a complete backup (admin only: it holds the server secret and every sealed key), from the process whose BACKUP_DIR holds it")
+      .annotate(
+        OpenApi.Description,
+        "The archive of a complete backup (admin only: it holds the server secret and every sealed key), from the process whose BACKUP_DIR holds it"
+      )
   )
   .add(
     HttpApiEndpoint.post("restart", "/api/v1/admin/operations/restart")
@@ -55,4 +61,5 @@ export class OperationsApi extends HttpApiGroup.make("operations")
   )
   .addError(detailBody(BackupNotFound))
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Operations") {}
+  .annotate(OpenApi.Title, "Operations")
+{}

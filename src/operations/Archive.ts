@@ -54,7 +54,7 @@ export class ArchiveUnreadable extends Schema.TaggedError<ArchiveUnreadable>()("
 
 /** Unpacks `file` into `target` and reads its manifest. */
 export const unpack = (file: string, target: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     if (!fs.existsSync(file)) return yield* new ArchiveUnreadable({ detail: `No such archive: ${file}` })
     fs.mkdirSync(target, { recursive: true })
     yield* Effect.tryPromise({

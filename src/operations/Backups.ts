@@ -20,7 +20,7 @@ import { copyDataFiles, excludedFromFiles, pack, writeManifest } from "./Archive
 import { dataTables, dumpDatabase } from "./Dump.ts"
 import { BackupNotFound, BackupRunning } from "./Errors.ts"
 import { Backup } from "./Model.ts"
-import { BackupsRepo, type BackupRow } from "./Repo.ts"
+import { type BackupRow, BackupsRepo } from "./Repo.ts"
 
 /** How often the schedule looks whether a backup is due. */
 const scheduleCheck = Schedule.spaced(Duration.minutes(1))
@@ -34,7 +34,7 @@ export const toBackup = (row: BackupRow) =>
 const archiveName = (at: Date) => `cairn-backup-${at.toISOString().replace(/[:.]/g, "-")}.tar.gz`
 
 export class Backups extends Effect.Service<Backups>()("cairn/Backups", {
-  scoped: Effect.gen(function* () {
+  scoped: Effect.gen(function*() {
     const config = yield* AppConfig
     const repo = yield* BackupsRepo
     const settings = yield* Settings
@@ -50,19 +50,20 @@ export class Backups extends Effect.Service<Backups>()("cairn/Backups", {
     /** A running backup's row with the progress this process knows of it. */
     const withProgress = (row: BackupRow): BackupRow => {
       const known = progress.get(row.id)
-      return known && row.status === "running" ? { ...row, tables_done: known.done, tables_total: known.total, rows_written: known.rows } : row
+      return known && row.status === "running"
+        ? { ...row, tables_done: known.done, tables_total: known.total, rows_written: known.rows }
+        : row
     }
 
     const make = (row: BackupRow) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         // Outside the data directory: its files are copied in (a copy may not go into itself).
         const staging = fs.mkdtempSync(path.join(os.tmpdir(), "cairn-backup-"))
         stagingOf.set(row.id, staging)
         // Progress is kept here while the dump's transaction holds the connection (PGlite has one),
         // and written with the result.
         const { schemaVersion, tables } = yield* dumpDatabase(path.join(staging, "database"), (done, total, rows) =>
-          Effect.sync(() => progress.set(row.id, { done, total, rows }))
-        ).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+          Effect.sync(() => progress.set(row.id, { done, total, rows }))).pipe(Effect.provideService(SqlClient.SqlClient, sql))
         const files = copyDataFiles(dataDir, path.join(staging, "files"), excludedFromFiles(dataDir, backupDir))
         writeManifest(staging, {
           format: "cairn-backup",
@@ -82,7 +83,8 @@ export class Backups extends Effect.Service<Backups>()("cairn/Backups", {
         yield* pack(staging, partial)
         fs.renameSync(partial, archive)
         partialOf.delete(row.id)
-        const rows = tables.reduce((n, t) => n + t.rows, 0)
+        const rows = tables.reduce((n, t) =>
+          n + t.rows, 0)
         yield* repo.complete(row.id, { sizeBytes: fs.statSync(archive).size, files, schemaVersion, tables: tables.length, rows })
         yield* Effect.logInfo(`Backup ${row.file_name} made: ${rows} rows, ${files} files`)
         for (const expired of yield* repo.expire(yield* settings.get(BackupRetention))) {
@@ -108,11 +110,15 @@ export class Backups extends Effect.Service<Backups>()("cairn/Backups", {
 
     /** Starts a backup in the background; answers it as it starts (its progress is in the history). */
     const start = (trigger: "manual" | "scheduled") =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         fs.mkdirSync(backupDir, { recursive: true, mode: 0o700 })
         const now = new Date()
         const row = yield* repo.begin(randomUUID(), trigger, archiveName(now))
-        if (!row) return yield* new BackupRunning({ detail: "A backup is already running; its progress is in GET /api/v1/admin/operations/backup/history" })
+        if (!row) {
+          return yield* new BackupRunning({
+            detail: "A backup is already running; its progress is in GET /api/v1/admin/operations/backup/history"
+          })
+        }
         // Counted before the dump starts, so the answer (and a progress bar) starts at 0 of all.
         const tables = yield* Effect.orDie(Effect.provideService(dataTables, SqlClient.SqlClient, sql))
         progress.set(row.id, { done: 0, total: tables.length, rows: 0 })
@@ -122,13 +128,18 @@ export class Backups extends Effect.Service<Backups>()("cairn/Backups", {
       })
 
     const get = (id: string) =>
-      Effect.flatMap(repo.find(id), (row) => (row ? Effect.succeed(toBackup(withProgress(row))) : Effect.fail(new BackupNotFound({ detail: `Backup not found: ${id}` }))))
+      Effect.flatMap(
+        repo.find(id),
+        (
+          row
+        ) => (row ? Effect.succeed(toBackup(withProgress(row))) : Effect.fail(new BackupNotFound({ detail: `Backup not found: ${id}` })))
+      )
 
     const history = (limit: number) => Effect.map(repo.history(limit), (rows) => rows.map((row) => toBackup(withProgress(row))))
 
     /** The archive of a complete backup, when this process's BACKUP_DIR holds it. */
     const archive = (id: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const row = yield* repo.find(id)
         const file = row ? path.join(backupDir, row.file_name) : ""
         if (!row || row.status !== "complete" || !fs.existsSync(file)) {
@@ -141,7 +152,7 @@ export class Backups extends Effect.Service<Backups>()("cairn/Backups", {
     yield* repo.abandon(info.backend === "pglite" ? new Date() : new Date(Date.now() - abandonedAfterMs))
     // The schedule: a backup when the newest one is older than the interval (a failed one counts,
     // so a backup that keeps failing is tried once an interval, not every minute).
-    yield* Effect.gen(function* () {
+    yield* Effect.gen(function*() {
       const hours = yield* settings.get(BackupIntervalHours)
       if (hours === 0) return
       const last = yield* repo.lastStarted

@@ -28,8 +28,9 @@ const batchRows = 1000
 const batchChars = 8 * 1024 * 1024
 
 /** The tables a backup dumps (every table of the schema but the ones it leaves out). */
-export const dataTables = Effect.flatMap(dumpRepo, (repo) =>
-  Effect.map(repo.tables, (tables) => tables.filter((name) => !notBackedUp.includes(name)))
+export const dataTables = Effect.flatMap(
+  dumpRepo,
+  (repo) => Effect.map(repo.tables, (tables) => tables.filter((name) => !notBackedUp.includes(name)))
 )
 
 /** The newest migration applied: the schema a dump belongs to. */
@@ -40,10 +41,10 @@ export const schemaVersion = Effect.flatMap(dumpRepo, (repo) => repo.schemaVersi
  * Answers the schema version and the tables with their row counts.
  */
 export const dumpDatabase = (dir: string, progress: (done: number, total: number, rows: number) => Effect.Effect<void>) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const repo = yield* dumpRepo
     return yield* transactions(yield* SqlClient.SqlClient)(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* repo.readOnlySnapshot
         const version = yield* repo.schemaVersion
         const tables = yield* dataTables
@@ -56,7 +57,7 @@ export const dumpDatabase = (dir: string, progress: (done: number, total: number
           const rows = yield* Effect.acquireUseRelease(
             Effect.sync(() => fs.openSync(path.join(dir, `${name}.jsonl`), "w")),
             (fd) =>
-              Effect.gen(function* () {
+              Effect.gen(function*() {
                 let rows = 0
                 yield* repo.openCursor(name)
                 for (;;) {
@@ -126,7 +127,7 @@ const inDependencyOrder = (tables: ReadonlyArray<string>, edges: ReadonlyArray<F
  * transaction the caller provides. Answers the rows loaded.
  */
 export const loadDatabase = (dir: string, tables: ReadonlyArray<string>, onRows: (rows: number) => void = () => {}) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const repo = yield* dumpRepo
     const superuser = yield* repo.isSuperuser
     // Rows go in as they were, foreign keys included; a superuser can skip their triggers too.
@@ -140,7 +141,7 @@ export const loadDatabase = (dir: string, tables: ReadonlyArray<string>, onRows:
       loaded += yield* Effect.acquireUseRelease(
         Effect.sync(() => fs.openSync(file, "r")),
         (fd) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             let rows = 0
             for (const batch of lineBatches(fd)) {
               yield* repo.insertJson(name, columns, batch)

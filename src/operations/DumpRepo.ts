@@ -11,7 +11,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { CountRow, decodeRows, firstRow, repository } from "../db/Repository.ts"
 
-export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`
+export const quoteIdent = (name: string) => `"${name.replace(/"/g, "\"\"")}"`
 
 const NameRow = Schema.Struct({ name: Schema.String })
 const VersionRow = Schema.Struct({ version: Schema.NullOr(Schema.Number) })
@@ -105,9 +105,12 @@ export const dumpRepo = Effect.map(SqlClient.SqlClient, (sql) => {
     insertJson: (table: string, columns: ReadonlyArray<string>, lines: ReadonlyArray<string>) => {
       const list = columns.map(quoteIdent).join(", ")
       return Effect.asVoid(
-        sql.unsafe(`INSERT INTO ${quoteIdent(table)} (${list}) SELECT ${list} FROM json_populate_recordset(NULL::${quoteIdent(table)}, $1::json)`, [
-          `[${lines.join(",")}]`
-        ])
+        sql.unsafe(
+          `INSERT INTO ${quoteIdent(table)} (${list}) SELECT ${list} FROM json_populate_recordset(NULL::${quoteIdent(table)}, $1::json)`,
+          [
+            `[${lines.join(",")}]`
+          ]
+        )
       )
     },
     /** The serial and identity columns of the current schema, with their tables. */
@@ -121,7 +124,9 @@ export const dumpRepo = Effect.map(SqlClient.SqlClient, (sql) => {
     advanceSequence: (table: string, column: string) =>
       Effect.asVoid(
         sql.unsafe(
-          `SELECT setval(pg_get_serial_sequence($1, $2), GREATEST(coalesce(max(${quoteIdent(column)}), 0), 1), max(${quoteIdent(column)}) IS NOT NULL) FROM ${quoteIdent(table)}`,
+          `SELECT setval(pg_get_serial_sequence($1, $2), GREATEST(coalesce(max(${quoteIdent(column)}), 0), 1), max(${
+            quoteIdent(column)
+          }) IS NOT NULL) FROM ${quoteIdent(table)}`,
           [quoteIdent(table), column]
         )
       )

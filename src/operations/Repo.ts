@@ -24,7 +24,7 @@ const columns =
   "id, status, trigger, file_name, size_bytes, tables_total, tables_done, rows_written, files_written, schema_version, error, started_at, finished_at"
 
 export class BackupsRepo extends Effect.Service<BackupsRepo>()("cairn/BackupsRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = decodeRows(BackupRow)
     return repository("BackupsRepo", {
@@ -34,7 +34,13 @@ export class BackupsRepo extends Effect.Service<BackupsRepo>()("cairn/BackupsRep
                  ON CONFLICT DO NOTHING RETURNING ${sql.literal(columns)}`).pipe(Effect.map(firstRow)),
       complete: (
         id: string,
-        result: { readonly sizeBytes: number; readonly files: number; readonly schemaVersion: number; readonly tables: number; readonly rows: number }
+        result: {
+          readonly sizeBytes: number
+          readonly files: number
+          readonly schemaVersion: number
+          readonly tables: number
+          readonly rows: number
+        }
       ) =>
         sql`UPDATE backups SET status = 'complete', size_bytes = ${result.sizeBytes}, files_written = ${result.files},
                    tables_done = ${result.tables}, tables_total = ${result.tables}, rows_written = ${result.rows},

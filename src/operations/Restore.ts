@@ -19,8 +19,7 @@ import { dumpRepo } from "./DumpRepo.ts"
 export class RestoreRefused extends Schema.TaggedError<RestoreRefused>()("RestoreRefused", { detail: Schema.String }) {}
 
 /** The newest migration this release has. */
-const newestMigration = () =>
-  Math.max(0, ...fs.readdirSync(Migrations.migrationsDir).map((file) => Number(/^(\d+)_/.exec(file)?.[1] ?? 0)))
+const newestMigration = () => Math.max(0, ...fs.readdirSync(Migrations.migrationsDir).map((file) => Number(/^(\d+)_/.exec(file)?.[1] ?? 0)))
 
 /**
  * Every table of the schema (it was empty before the restore began). Best effort: what went wrong
@@ -45,7 +44,7 @@ export interface RestoreProgress {
 }
 
 export const restore = (archive: string, progress?: RestoreProgress) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const config = yield* AppConfig
     const repo = yield* dumpRepo
     const transaction = transactions(yield* SqlClient.SqlClient)
@@ -53,23 +52,28 @@ export const restore = (archive: string, progress?: RestoreProgress) =>
     // The embedded database's own directory is made as soon as it opens; it is empty until now.
     const present = fs.existsSync(dataDir) ? fs.readdirSync(dataDir).filter((name) => name !== "pglite") : []
     if (present.length > 0) {
-      return yield* new RestoreRefused({ detail: `DATA_DIR ${dataDir} is not empty (${present.slice(0, 5).join(", ")}): restore into an empty data directory` })
+      return yield* new RestoreRefused({
+        detail: `DATA_DIR ${dataDir} is not empty (${present.slice(0, 5).join(", ")}): restore into an empty data directory`
+      })
     }
     const tables = yield* repo.tableCount
     if (tables > 0) {
       return yield* new RestoreRefused({ detail: `The database already has ${tables} tables: restore into an empty database` })
     }
     const staging = fs.mkdtempSync(path.join(os.tmpdir(), "cairn-restore-"))
-    return yield* Effect.gen(function* () {
+    return yield* Effect.gen(function*() {
       const manifest = yield* unpack(archive, staging)
       const newest = newestMigration()
       if (manifest.schema_version > newest) {
         return yield* new RestoreRefused({
-          detail: `The backup was made by a newer release (schema ${manifest.schema_version}; this one knows up to ${newest}): restore it with that release or a later one`
+          detail:
+            `The backup was made by a newer release (schema ${manifest.schema_version}; this one knows up to ${newest}): restore it with that release or a later one`
         })
       }
-      yield* Effect.logInfo(`Restoring ${archive}: ${manifest.tables.length} tables of schema ${manifest.schema_version}, made ${manifest.created_at}`)
-      const { rows, applied } = yield* Effect.gen(function* () {
+      yield* Effect.logInfo(
+        `Restoring ${archive}: ${manifest.tables.length} tables of schema ${manifest.schema_version}, made ${manifest.created_at}`
+      )
+      const { rows, applied } = yield* Effect.gen(function*() {
         yield* Migrations.run({ upTo: manifest.schema_version })
         progress?.started(manifest.tables.reduce((sum, table) => sum + table.rows, 0))
         const rows = yield* transaction(
@@ -81,7 +85,13 @@ export const restore = (archive: string, progress?: RestoreProgress) =>
       fs.mkdirSync(dataDir, { recursive: true })
       const files = path.join(staging, "files")
       if (fs.existsSync(files)) fs.cpSync(files, dataDir, { recursive: true, verbatimSymlinks: true })
-      const summary: RestoreSummary = { tables: manifest.tables.length, rows, files: manifest.files, fromSchema: manifest.schema_version, migrationsApplied: applied }
+      const summary: RestoreSummary = {
+        tables: manifest.tables.length,
+        rows,
+        files: manifest.files,
+        fromSchema: manifest.schema_version,
+        migrationsApplied: applied
+      }
       yield* Effect.logInfo(
         `Restored ${rows} rows in ${summary.tables} tables and ${summary.files} files` +
           (applied.length > 0 ? `; migrations ${applied.join(", ")} brought it from schema ${manifest.schema_version} to this release` : "")

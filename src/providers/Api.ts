@@ -3,6 +3,7 @@ import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { pathParams } from "../contract/Params.ts"
+import { ProviderConflict, ProviderFailed, ProviderNotFound } from "./Errors.ts"
 import {
   CompletionRequest,
   CompletionResponse,
@@ -13,7 +14,6 @@ import {
   ProviderView,
   UpdateProvider
 } from "./Model.ts"
-import { ProviderConflict, ProviderFailed, ProviderNotFound } from "./Errors.ts"
 
 const idPath = pathParams({ id: ProviderId })
 
@@ -69,7 +69,8 @@ export class ProvidersApi extends HttpApiGroup.make("providers")
   )
   .addError(detailBody(ProviderNotFound))
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Providers") {}
+  .annotate(OpenApi.Title, "Providers")
+{}
 
 export class LlmApi extends HttpApiGroup.make("llm")
   .add(
@@ -84,4 +85,5 @@ export class LlmApi extends HttpApiGroup.make("llm")
       )
   )
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "LLM") {}
+  .annotate(OpenApi.Title, "LLM")
+{}

@@ -88,7 +88,13 @@ export const readChatEvent = (sse: ServerSentEvent): ChatStreamItem => {
     return { _tag: "Failed", reason: "malformed", message: error instanceof Error ? error.message : String(error) }
   }
   const error = value !== null && typeof value === "object" ? (value as { error?: unknown }).error : undefined
-  if (error) return { _tag: "Failed", reason: "stream_error", message: typeof error === "string" ? error : (wordsOf(error) ?? JSON.stringify(error)) }
+  if (error) {
+    return {
+      _tag: "Failed",
+      reason: "stream_error",
+      message: typeof error === "string" ? error : (wordsOf(error) ?? JSON.stringify(error))
+    }
+  }
   if (sse.event === "error") return { _tag: "Failed", reason: "stream_error", message: wordsOf(value) ?? JSON.stringify(value) }
   return { _tag: "Payload", value }
 }

@@ -25,10 +25,10 @@ interface Slots {
  */
 export const callerOf = (usage: UsageContext): string =>
   usage.caller ??
-  (usage.principalKind ? `${usage.principalKind}:${usage.principalId ?? ""}` : `${usage.source}:${usage.botId ?? ""}`)
+    (usage.principalKind ? `${usage.principalKind}:${usage.principalId ?? ""}` : `${usage.source}:${usage.botId ?? ""}`)
 
 export class ProviderGate extends Effect.Service<ProviderGate>()("cairn/ProviderGate", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const settings = yield* Settings
     const providers = new Map<string, Slots>()
 
@@ -79,12 +79,10 @@ export class ProviderGate extends Effect.Service<ProviderGate>()("cairn/Provider
       })
 
     /** Runs `effect` holding one of the provider's slots. */
-    const withSlot =
-      (providerId: string, caller: string) =>
-      <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-        Effect.uninterruptibleMask((restore) =>
-          Effect.flatMap(take(providerId, caller, restore), (slots) => Effect.ensuring(restore(effect), give(slots)))
-        )
+    const withSlot = (providerId: string, caller: string) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(take(providerId, caller, restore), (slots) => Effect.ensuring(restore(effect), give(slots)))
+      )
 
     return { withSlot } as const
   }),

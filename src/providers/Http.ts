@@ -6,11 +6,11 @@ import { TooManyRequests, ValidationError } from "../contract/Errors.ts"
 import { ownerOf } from "../sessions/Access.ts"
 import { ProviderFailed } from "./Errors.ts"
 import { Llm } from "./Llm.ts"
-import { type CompletionRequest, CompletionResponse, ProviderList, type LlmError } from "./Model.ts"
+import { type CompletionRequest, CompletionResponse, type LlmError, ProviderList } from "./Model.ts"
 import { Providers } from "./Providers.ts"
 
 export const ProvidersHttpLive = HttpApiBuilder.group(CairnApi, "providers", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const providers = yield* Providers
     return handlers
       .handle("list", () => providers.list.pipe(Effect.map((list) => new ProviderList({ providers: list }))))
@@ -19,8 +19,7 @@ export const ProvidersHttpLive = HttpApiBuilder.group(CairnApi, "providers", (ha
       .handle("create", ({ payload }) => providers.create(payload))
       .handle("update", ({ path, payload }) => providers.update(path.id, payload))
       .handle("delete", ({ path }) => providers.remove(path.id))
-  })
-)
+  }))
 
 /**
  * LlmError on the wire: rate_limited → 429 with Retry-After; upstream and timeout → 502;
@@ -60,8 +59,10 @@ const proxyCompletion = (llm: Llm, payload: CompletionRequest, principal: Princi
     )
 
 export const LlmHttpLive = HttpApiBuilder.group(CairnApi, "llm", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const llm = yield* Llm
-    return handlers.handle("completions", ({ payload }) => Effect.flatMap(Principal, (principal) => proxyCompletion(llm, payload, principal)))
-  })
-)
+    return handlers.handle(
+      "completions",
+      ({ payload }) => Effect.flatMap(Principal, (principal) => proxyCompletion(llm, payload, principal))
+    )
+  }))

@@ -6,14 +6,17 @@
  * Each attempt holds one of its provider's slots (`Gate.ts`: a limit with a fair wait across callers).
  */
 import { Clock, Duration, Effect, Exit, Schedule, Stream } from "effect"
+import { traced } from "../telemetry/Spans.ts"
+import { audioCostOf } from "../usage/Prices.ts"
 import { Usage as UsageService } from "../usage/Usage.ts"
-import { LlmConfig, layer as LlmConfigLayer, type LlmConfigShape } from "./LlmConfig.ts"
+import { callerOf, ProviderGate } from "./Gate.ts"
+import { layer as LlmConfigLayer, LlmConfig, type LlmConfigShape } from "./LlmConfig.ts"
 import {
-  LlmError,
   type ChatRequest,
   type CompletionResult,
   type EmbedRequest,
   type EmbedResult,
+  LlmError,
   type LlmFinished,
   type LlmStreamEvent,
   type TranscribeRequest,
@@ -21,10 +24,7 @@ import {
   type UsageContext
 } from "./Model.ts"
 import { acceptsImages, costOf, priceOf, Providers, type Target } from "./Providers.ts"
-import { callerOf, ProviderGate } from "./Gate.ts"
-import { chatOnce, chatStreamOnce, embedOnce, isRetryable, transcribeOnce, type Transcribed } from "./Upstream.ts"
-import { traced } from "../telemetry/Spans.ts"
-import { audioCostOf } from "../usage/Prices.ts"
+import { chatOnce, chatStreamOnce, embedOnce, isRetryable, type Transcribed, transcribeOnce } from "./Upstream.ts"
 
 /**
  * How long to wait before retry `attempt` (0-based), or undefined to give up: exponential from
@@ -67,7 +67,8 @@ const imagesChecked = (target: Target, request: ChatRequest) => {
   if (!acceptsImages(target)) {
     return new LlmError({
       kind: "invalid_request",
-      detail: `The model ${target.id} does not take images: send the message without attachments, or use a vision model (a provider's model entry can set vision: true)`
+      detail:
+        `The model ${target.id} does not take images: send the message without attachments, or use a vision model (a provider's model entry can set vision: true)`
     })
   }
   return (error: LlmError) =>
@@ -83,7 +84,7 @@ const fallsBack = (error: LlmError) => error.kind !== "invalid_request"
 const isLlmError = (error: unknown): error is LlmError => error instanceof LlmError
 
 export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const providers = yield* Providers
     const config = yield* LlmConfig
     const usage = yield* UsageService
@@ -127,7 +128,11 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
     const retrying = <A>(attemptOnce: Effect.Effect<A, LlmError>): Effect.Effect<A, LlmError> => Effect.retry(attemptOnce, retries)
 
     /** Candidate `i` with its retries; on failure the next candidate, until none is left. */
-    const completeFrom = (request: ChatRequest, candidates: ReadonlyArray<string>, i: number): Effect.Effect<CompletionResult, LlmError> => {
+    const completeFrom = (
+      request: ChatRequest,
+      candidates: ReadonlyArray<string>,
+      i: number
+    ): Effect.Effect<CompletionResult, LlmError> => {
       const modelId = candidates[i]!
       // Combinators rather than a generator: the proxy runs this on every call.
       const attempt = Effect.flatMap(Clock.currentTimeMillis, (startedAt) =>
@@ -142,12 +147,16 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
               onFailure: (error) => record(request.usage, where(target), startedAt, error)
             }),
             Effect.map((outcome): CompletionResult => {
-              const result: CompletionResult = { content: outcome.content, model: target.id, usage: outcome.usage, toolCalls: outcome.toolCalls }
+              const result: CompletionResult = {
+                content: outcome.content,
+                model: target.id,
+                usage: outcome.usage,
+                toolCalls: outcome.toolCalls
+              }
               return i === 0 ? result : { ...result, fallback: { originalModel: candidates[0]!, fallbackModel: modelId } }
             })
           )
-        })
-      )
+        }))
       return Effect.catchAll(attempt, (error) => {
         if (!fallsBack(error) || i === candidates.length - 1) return Effect.fail(error)
         return Effect.logWarning("LLM model failed; trying the fallback model").pipe(
@@ -189,7 +198,8 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
         })
       return attempt(0).pipe(
         Effect.tapBoth({
-          onSuccess: (finished) => record(request.usage, where(target), startedAt, { usage: finished.usage, cost: costOf(priceOf(target), finished.usage) }),
+          onSuccess: (finished) =>
+            record(request.usage, where(target), startedAt, { usage: finished.usage, cost: costOf(priceOf(target), finished.usage) }),
           onFailure: (error) => (isLlmError(error) ? record(request.usage, where(target), startedAt, error) : Effect.void)
         })
       )
@@ -211,11 +221,13 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
         Effect.suspend(() => {
           let sent = false
           const tracked = (events: ReadonlyArray<LlmStreamEvent>) => {
-            if (!sent) sent = events.some((event) => event._tag === "TextDelta" || event._tag === "ToolCallDelta" || event._tag === "ReasoningDelta")
+            if (!sent) {
+              sent = events.some((event) => event._tag === "TextDelta" || event._tag === "ToolCallDelta" || event._tag === "ReasoningDelta")
+            }
             return onEvents(events)
           }
           const modelId = candidates[i]!
-          return Effect.gen(function* () {
+          return Effect.gen(function*() {
             const startedAt = yield* Clock.currentTimeMillis
             const target = yield* providers.resolve(modelId)
             const images = imagesChecked(target, request)
@@ -248,7 +260,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
       )
 
     const embed = (request: EmbedRequest): Effect.Effect<EmbedResult, LlmError> =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const startedAt = yield* Clock.currentTimeMillis
         const target = yield* providers.resolve(request.model, config.embeddingModel)
         if (request.input.length === 0) return { model: target.id, embeddings: [], usage: null }
@@ -261,14 +273,18 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
 
     /** Speech to text; usage counts the audio's seconds (the caller's, else what the provider reports). */
     const transcribe = (request: TranscribeRequest): Effect.Effect<Transcribed, LlmError> =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const startedAt = yield* Clock.currentTimeMillis
         const target = yield* providers.resolve(request.model, config.transcriptionModel)
         const once = transcribeOnce(target, request.audio, request.fileName, request.mimeType)
         return yield* retrying(inSlot(target, request.usage)(once)).pipe(
           Effect.tap((result) => {
             const seconds = request.audioSeconds ?? result.durationSeconds
-            return record(request.usage, where(target), startedAt, { usage: null, cost: audioCostOf(target.model, seconds), audioSeconds: seconds })
+            return record(request.usage, where(target), startedAt, {
+              usage: null,
+              cost: audioCostOf(target.model, seconds),
+              audioSeconds: seconds
+            })
           }),
           Effect.tapError((error) => record(request.usage, where(target), startedAt, error))
         )
@@ -279,4 +295,3 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
   }),
   dependencies: [Providers.Default, ProviderGate.Default, UsageService.Default, LlmConfigLayer]
 }) {}
-

@@ -43,7 +43,7 @@ export const llmConfig: Config.Config<Omit<LlmConfigShape, "embeddingModel">> = 
 
 export const layer = Layer.effect(
   LlmConfig,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const { embeddingModel } = yield* AppConfig
     return { ...(yield* Effect.suspend(() => llmConfig)), embeddingModel }
   })

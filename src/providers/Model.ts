@@ -78,23 +78,23 @@ export type LlmStreamEvent =
   | { readonly _tag: "TextDelta"; readonly text: string }
   | { readonly _tag: "ReasoningDelta"; readonly text: string }
   | {
-      readonly _tag: "ToolCallDelta"
-      readonly index: number
-      readonly id?: string
-      readonly name?: string
-      readonly argumentsDelta: string
-    }
+    readonly _tag: "ToolCallDelta"
+    readonly index: number
+    readonly id?: string
+    readonly name?: string
+    readonly argumentsDelta: string
+  }
   /** Emitted before waiting on a provider 429. */
   | { readonly _tag: "RateLimitWait"; readonly waitSeconds: number }
   | { readonly _tag: "Fallback"; readonly originalModel: string; readonly fallbackModel: string }
   | {
-      readonly _tag: "Finished"
-      readonly model: string
-      readonly text: string
-      readonly toolCalls: ReadonlyArray<ToolCall>
-      readonly usage: Usage | null
-      readonly finishReason: string | null
-    }
+    readonly _tag: "Finished"
+    readonly model: string
+    readonly text: string
+    readonly toolCalls: ReadonlyArray<ToolCall>
+    readonly usage: Usage | null
+    readonly finishReason: string | null
+  }
 
 /** A streamed call's last word: the whole text, the tool calls, usage. */
 export type LlmFinished = Extract<LlmStreamEvent, { _tag: "Finished" }>

@@ -22,7 +22,7 @@ const headersObject = (headers: RequestInit["headers"]): Record<string, string> 
   const out: Record<string, string> = {}
   if (!headers) return out
   if (headers instanceof Headers) headers.forEach((value, key) => (out[key] = value))
-  else if (Array.isArray(headers)) for (const [key, value] of headers) out[key!.toLowerCase()] = value!
+  else if (Array.isArray(headers)) { for (const [key, value] of headers) out[key!.toLowerCase()] = value! }
   else for (const [key, value] of Object.entries(headers)) out[key.toLowerCase()] = String(value)
   return out
 }

@@ -131,8 +131,7 @@ const causeText = (error: unknown): string => {
   return parts.join(": ") || String(error)
 }
 
-const headersOf = (headers: Headers | undefined): Record<string, string> =>
-  headers ? Object.fromEntries(headers.entries()) : {}
+const headersOf = (headers: Headers | undefined): Record<string, string> => headers ? Object.fromEntries(headers.entries()) : {}
 
 /** Any failure of the SDK, or of reading what it answered, as a described `WireError`. */
 export const describe = (error: unknown): WireError => {
@@ -174,7 +173,9 @@ export class OpenAiClient {
     const url = new URL(connection.baseUrl)
     const headers: Record<string, string | null> = {}
     if (url.username || url.password) {
-      headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString("base64")}`
+      headers.authorization = `Basic ${
+        Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString("base64")
+      }`
     } else if (!connection.apiKey) headers.authorization = null
     for (const [name, value] of Object.entries(connection.headers)) headers[name.toLowerCase()] = value
     const query = Object.fromEntries(url.searchParams.entries())
@@ -275,7 +276,9 @@ export class OpenAiClient {
       const ok = status >= 200 && status < 300
       if (ok && type.includes("text/event-stream")) return response
       const text = (await readBody(response, signal)).toString("utf8")
-      if (!ok) throw new WireError({ reason: "status", status, headers: headersRecord(response.headers), message: providerMessage(status, text) })
+      if (!ok) {
+        throw new WireError({ reason: "status", status, headers: headersRecord(response.headers), message: providerMessage(status, text) })
+      }
       const parsed = parseJson(text) as { error?: unknown } | undefined
       throw parsed && typeof parsed === "object" && parsed.error
         ? new WireError({ reason: "stream_error", message: providerMessage(undefined, text) })

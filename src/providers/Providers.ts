@@ -9,25 +9,17 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import { Bus } from "../db/Bus.ts"
 import { makeSharedSnapshot } from "../db/Snapshot.ts"
-import { costOf, shippedPrice, type Price } from "../usage/Prices.ts"
 import { mask } from "../secrets/Mask.ts"
 import { maskUrl, openUrl, sameOrigin, sealUrl, unmaskUrl, urlSecretValues } from "../secrets/UrlSecrets.ts"
 import { makeKeyVault, scrub } from "../secrets/Vault.ts"
-import { LlmConfig } from "./LlmConfig.ts"
-import { OpenAiClient } from "./OpenAiClient.ts"
-import {
-  LlmError,
-  ModelEntry,
-  ModelList,
-  ProviderModel,
-  ProviderView,
-  type CreateProvider,
-  type UpdateProvider
-} from "./Model.ts"
-import { ProvidersRepo, type ProviderRow } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
-import { layer as LlmConfigLive } from "./LlmConfig.ts"
+import { costOf, type Price, shippedPrice } from "../usage/Prices.ts"
 import { ProviderConflict, ProviderNotFound } from "./Errors.ts"
+import { LlmConfig } from "./LlmConfig.ts"
+import { layer as LlmConfigLive } from "./LlmConfig.ts"
+import { type CreateProvider, LlmError, ModelEntry, ModelList, ProviderModel, ProviderView, type UpdateProvider } from "./Model.ts"
+import { OpenAiClient } from "./OpenAiClient.ts"
+import { type ProviderRow, ProvidersRepo } from "./Repo.ts"
 
 export const DEFAULT_PROVIDER_ID = "default"
 export const refreshMs = 2_000
@@ -52,8 +44,7 @@ export interface Target {
   readonly id: string
 }
 
-export const publicModelId = (provider: Provider, model: string) =>
-  provider.isDefault ? model : `${provider.id}/${model}`
+export const publicModelId = (provider: Provider, model: string) => provider.isDefault ? model : `${provider.id}/${model}`
 
 /** The price of a target: the provider's own model entry, else the shipped table. */
 export const priceOf = (target: Target): Price | undefined => {
@@ -93,7 +84,7 @@ const defaultReadOnly = () =>
   })
 
 export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
-  scoped: Effect.gen(function* () {
+  scoped: Effect.gen(function*() {
     const repo = yield* ProvidersRepo
     const config = yield* AppConfig
     const llmConfig = yield* LlmConfig
@@ -155,7 +146,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
     type Registry = { readonly byId: ReadonlyMap<string, Provider>; readonly rows: ReadonlyMap<string, ProviderRow> }
     const registry = yield* makeSharedSnapshot(
       "providers",
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const rows = yield* repo.all
         const byId = new Map<string, Provider>([[DEFAULT_PROVIDER_ID, defaultProvider]])
         const unreadable: Array<string> = []
@@ -214,7 +205,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
     const get = (id: string) => Effect.map(find(id), view)
 
     const create = (input: CreateProvider) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (input.id === DEFAULT_PROVIDER_ID) return yield* defaultReadOnly()
         const row: ProviderRow = {
           id: input.id,
@@ -230,20 +221,22 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
       })
 
     const update = (id: string, input: UpdateProvider) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (id === DEFAULT_PROVIDER_ID) return yield* defaultReadOnly()
         const snapshot = yield* reload
         const existing = snapshot.rows.get(id)
         const provider = snapshot.byId.get(id)
         if (!existing || !provider) return yield* new ProviderNotFound({ detail: `Unknown provider: ${id}` })
         // Omitted, or the masked value a read showed: keep the stored key.
-        const keep =
-          input.api_key === undefined || (provider.apiKey !== undefined && input.api_key === mask(provider.apiKey))
+        const keep = input.api_key === undefined || (provider.apiKey !== undefined && input.api_key === mask(provider.apiKey))
         // A stored credential goes only where it went before: a new origin must be given it again.
         // A credential of the URL sent back masked keeps the stored one (same origin only).
         const baseUrl = unmaskUrl(input.base_url, provider.baseUrl)
         if (baseUrl === undefined) {
-          return yield* ValidationError.single(["body", "base_url"], "A credential of base_url was sent masked with none stored for it on that origin: send it again in the clear")
+          return yield* ValidationError.single(
+            ["body", "base_url"],
+            "A credential of base_url was sent masked with none stored for it on that origin: send it again in the clear"
+          )
         }
         if (!sameOrigin(existing.base_url, input.base_url)) {
           const carried = carriedCredentials(input, keep && existing.api_key_encrypted !== null, provider.extraHeaders)
@@ -262,7 +255,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
       })
 
     const remove = (id: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (id === DEFAULT_PROVIDER_ID) return yield* defaultReadOnly()
         if (!(yield* repo.remove(id))) return yield* new ProviderNotFound({ detail: `Unknown provider: ${id}` })
         yield* reload
@@ -270,7 +263,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
 
     /** The configured models, merged with what the provider's /models lists (when it answers). */
     const models = (id: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const provider = yield* find(id)
         const upstream = yield* provider.client.models(Math.min(llmConfig.timeoutMs, 10_000)).pipe(
           Effect.map((reply) => {
@@ -337,12 +330,24 @@ const carriedCredentials = (
 ): Array<ValidationIssue> => {
   const issues: Array<ValidationIssue> = []
   if (keepsStoredKey) {
-    issues.push(new ValidationIssue({ loc: ["body", "api_key"], msg: `${moved}: send api_key again in the clear, or null to remove it`, type: "value_error" }))
+    issues.push(
+      new ValidationIssue({
+        loc: ["body", "api_key"],
+        msg: `${moved}: send api_key again in the clear, or null to remove it`,
+        type: "value_error"
+      })
+    )
   }
   for (const [name, value] of Object.entries(input.extra_headers)) {
     const stored = storedHeaders[name]
     if (stored !== undefined && sensitiveHeader(name) && value === mask(stored)) {
-      issues.push(new ValidationIssue({ loc: ["body", "extra_headers", name], msg: `${moved}: send header ${name} again in the clear, or leave it out`, type: "value_error" }))
+      issues.push(
+        new ValidationIssue({
+          loc: ["body", "extra_headers", name],
+          msg: `${moved}: send header ${name} again in the clear, or leave it out`,
+          type: "value_error"
+        })
+      )
     }
   }
   return issues

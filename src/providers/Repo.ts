@@ -1,8 +1,8 @@
 /** SQL for the stored LLM providers. */
-import { decodeRows, repository } from "../db/Repository.ts"
-import { resealPending } from "../db/Reseal.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { decodeRows, repository } from "../db/Repository.ts"
+import { resealPending } from "../db/Reseal.ts"
 
 /** jsonb comes back parsed from PostgreSQL and as text from some paths; accept both. */
 const Json = <A, I>(schema: Schema.Schema<A, I>) => Schema.Union(schema, Schema.parseJson(schema))
@@ -28,7 +28,7 @@ export type ProviderRow = typeof ProviderRow.Type
 const BaseUrlRow = ProviderRow.pipe(Schema.pick("id", "base_url"))
 
 export class ProvidersRepo extends Effect.Service<ProvidersRepo>()("cairn/ProvidersRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return repository("ProvidersRepo", {
       /** Seals, once (db/Reseal.ts), the base URL credentials an older release stored in the clear. */
@@ -58,8 +58,7 @@ export class ProvidersRepo extends Effect.Service<ProvidersRepo>()("cairn/Provid
               api_key_encrypted = ${row.api_key_encrypted}, extra_headers = ${JSON.stringify(row.extra_headers)}::jsonb,
               models = ${JSON.stringify(row.models)}::jsonb, updated_at = now()
             WHERE id = ${row.id} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)),
-      remove: (id: string) =>
-        sql`DELETE FROM llm_providers WHERE id = ${id} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0))
+      remove: (id: string) => sql`DELETE FROM llm_providers WHERE id = ${id} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0))
     })
   })
 }) {}

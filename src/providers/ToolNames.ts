@@ -40,9 +40,9 @@ export const toWireNames = (tools: ReadonlyArray<ToolSchema> | undefined, messag
   const wireMessages = messages.map((message) =>
     message.tool_calls?.some((call) => !wireSafe.test(call.function.name))
       ? {
-          ...message,
-          tool_calls: message.tool_calls.map((call) => ({ ...call, function: { ...call.function, name: wireToolName(call.function.name) } }))
-        }
+        ...message,
+        tool_calls: message.tool_calls.map((call) => ({ ...call, function: { ...call.function, name: wireToolName(call.function.name) } }))
+      }
       : message
   )
   return {

@@ -5,8 +5,8 @@
  */
 import { Effect } from "effect"
 import { scrub } from "../secrets/Vault.ts"
-import { LlmError, type ChatRequest, type LlmFinished, type LlmStreamEvent, type ToolCall, type Usage } from "./Model.ts"
-import { WireError, type ChunkStream } from "./OpenAiClient.ts"
+import { type ChatRequest, LlmError, type LlmFinished, type LlmStreamEvent, type ToolCall, type Usage } from "./Model.ts"
+import { type ChunkStream, WireError } from "./OpenAiClient.ts"
 import { providerSecrets, type Target } from "./Providers.ts"
 import { toWireNames, type WireNames } from "./ToolNames.ts"
 
@@ -69,7 +69,11 @@ export const toLlmError = (target: Target) => (error: unknown): LlmError => {
       case "stream_error":
         return new LlmError({ kind: "upstream", detail: clean(error.message) })
       case "malformed":
-        return new LlmError({ kind: "upstream", status: 200, detail: clean(`Malformed response from the provider (${where}): ${error.message}`) })
+        return new LlmError({
+          kind: "upstream",
+          status: 200,
+          detail: clean(`Malformed response from the provider (${where}): ${error.message}`)
+        })
       case "status": {
         const status = error.status ?? 0
         const detail = clean(error.message)
@@ -294,7 +298,7 @@ export const chatStreamOnce = <E>(
         batches: batchesOf(stream, idleTimeoutMs, (error, timedOut) => (timedOut ? idle() : toError(error)))
       })),
       ({ batches }) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           for (;;) {
             const batch = yield* batches.next
             if (batch === null) break
@@ -358,7 +362,9 @@ export const transcribeOnce = (target: Target, audio: Uint8Array, fileName: stri
       return {
         text: typeof fields.text === "string" ? fields.text : "",
         language: typeof fields.language === "string" && fields.language ? fields.language : null,
-        durationSeconds: typeof fields.duration === "number" && Number.isFinite(fields.duration) && fields.duration >= 0 ? fields.duration : null
+        durationSeconds: typeof fields.duration === "number" && Number.isFinite(fields.duration) && fields.duration >= 0
+          ? fields.duration
+          : null
       }
     })
   )

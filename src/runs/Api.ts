@@ -3,11 +3,11 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { idPath, queryParams } from "../contract/Params.ts"
-import { EventStream } from "./Model.ts"
-import { SessionNotFound } from "../sessions/Errors.ts"
 import { detailBody } from "../contract/Errors.ts"
+import { idPath, queryParams } from "../contract/Params.ts"
+import { SessionNotFound } from "../sessions/Errors.ts"
 import { RunNotFound } from "./Errors.ts"
+import { EventStream } from "./Model.ts"
 
 export class RunsApi extends HttpApiGroup.make("runs")
   .add(
@@ -29,4 +29,5 @@ export class RunsApi extends HttpApiGroup.make("runs")
   .addError(detailBody(SessionNotFound))
   .addError(detailBody(RunNotFound))
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Chat") {}
+  .annotate(OpenApi.Title, "Chat")
+{}

@@ -2,17 +2,17 @@ import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
-import { RunNotFound } from "./Errors.ts"
 import { Sessions } from "../sessions/Sessions.ts"
+import { RunNotFound } from "./Errors.ts"
 import { Runs } from "./Runs.ts"
 import * as Sse from "./Sse.ts"
 
 export const RunsHttpLive = HttpApiBuilder.group(CairnApi, "runs", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const runs = yield* Runs
     const sessions = yield* Sessions
     return handlers.handle("rejoin", ({ path, urlParams }) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const session = yield* sessions.reach(yield* Principal, path.id)
         const request = yield* HttpServerRequest.HttpServerRequest
         const lastEventId = Number(request.headers["last-event-id"])
@@ -29,7 +29,5 @@ export const RunsHttpLive = HttpApiBuilder.group(CairnApi, "runs", (handlers) =>
           runId = latest.value
         }
         return yield* Sse.response(runs.follow(runId, after), session.id)
-      })
-    )
-  })
-)
+      }))
+  }))

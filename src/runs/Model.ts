@@ -12,8 +12,7 @@ import { AgentEvent } from "../agent/Events.ts"
 export const eventJsonSchema = JSONSchema.fromAST(AgentEvent.ast, { definitions: {}, target: "openApi3.1" })
 
 export const EventStream = HttpApiSchema.Text({ contentType: "text/event-stream" }).annotations({
-  description:
-    "Server-Sent Events: `id: <seq>` and `data: <json with type>` per event; `response` is last. " +
+  description: "Server-Sent Events: `id: <seq>` and `data: <json with type>` per event; `response` is last. " +
     "Each event's JSON is described by `x-event-schema`.",
   jsonSchema: { "x-event-schema": eventJsonSchema }
 })

@@ -3,8 +3,8 @@
  * On this host a holder's process can be checked at once, so a restart after a crash frees what the
  * dead process held without waiting for its heartbeat or lease to lapse.
  */
-import * as os from "node:os"
 import { randomUUID } from "node:crypto"
+import * as os from "node:os"
 
 /** The owners alive in this process (one per server built in it; tests and embedders build several). */
 const liveHere = new Set<string>()

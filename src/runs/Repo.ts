@@ -5,10 +5,10 @@
  */
 import { SqlClient, SqlSchema, Statement } from "@effect/sql"
 import { Duration, Effect, Option, Schema } from "effect"
+import type { StatementNotice } from "../db/Bus.ts"
 import { type CarriedWrites, type GatedWrites, relaxedJoin, withParts } from "../db/Commit.ts"
 import { DirectStatements } from "../db/Direct.ts"
 import { decodeRows, IdRow, repository } from "../db/Repository.ts"
-import type { StatementNotice } from "../db/Bus.ts"
 
 /** One event as the log stores it (the event as JSON, decoded by the event schema when read). */
 export interface StoredEventRow {
@@ -27,7 +27,7 @@ const LockedRow = Schema.Struct({ id: Schema.String, report: Schema.optional(Sch
 const joinColumns = Statement.join(", ", false)
 
 export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     // A turn's statements: the run's lock and its end.
     const { rows } = yield* DirectStatements
@@ -49,7 +49,8 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
     // With gated writes (the message that starts the run), they commit only when the lock was
     // taken: the `locked` part answers the run's row then, and nothing when another run holds it.
     const lockStatement = (id: string, sessionId: string, owner: string, taskId: string | null, gated: CarriedWrites | undefined) => {
-      const locked = sql`INSERT INTO runs (id, session_id, status, owner, task_id) VALUES (${id}, ${sessionId}, 'running', ${owner}, ${taskId})
+      const locked =
+        sql`INSERT INTO runs (id, session_id, status, owner, task_id) VALUES (${id}, ${sessionId}, 'running', ${owner}, ${taskId})
             ON CONFLICT (session_id) WHERE status = 'running' DO NOTHING RETURNING id`
       if (!gated) return locked
       const report = gated.report ? sql`, ${gated.report.value} AS report` : sql``
@@ -97,8 +98,9 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
      * in one statement: a rejoin ends as the run would have. Answers how many it ended.
      */
     const closeRuns = (which: { readonly owners: ReadonlyArray<string> } | { readonly staleSeconds: number }, message: string) => {
-      const condition =
-        "owners" in which ? sql`owner IN ${sql.in(which.owners)}` : sql`heartbeat_at < now() - make_interval(secs => ${which.staleSeconds})`
+      const condition = "owners" in which
+        ? sql`owner IN ${sql.in(which.owners)}`
+        : sql`heartbeat_at < now() - make_interval(secs => ${which.staleSeconds})`
       const error = JSON.stringify({ type: "error", message })
       return Effect.map(
         decodeRows(ClosedRow)(sql`WITH closed AS (
@@ -118,11 +120,13 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
 
     return repository("RunsRepo", {
       /** The holders of running runs' locks (one per server process start). */
-      runningOwners: Effect.map(decodeRows(OwnerRow)(sql`SELECT DISTINCT owner FROM runs WHERE status = 'running'`), (rows) => rows.map((row) => row.owner)),
+      runningOwners: Effect.map(
+        decodeRows(OwnerRow)(sql`SELECT DISTINCT owner FROM runs WHERE status = 'running'`),
+        (rows) => rows.map((row) => row.owner)
+      ),
       closeRuns,
       /** Appends events; one already written (a retried batch) is kept as it is. */
-      appendEvents: (runId: string, batch: ReadonlyArray<StoredEventRow>) =>
-        Effect.asVoid(rows(eventInsert(runId, batch, true))),
+      appendEvents: (runId: string, batch: ReadonlyArray<StoredEventRow>) => Effect.asVoid(rows(eventInsert(runId, batch, true))),
       /** Keeps these runs' locks alive; answers the ones still running here, with their cancel flag. */
       heartbeat: (ids: ReadonlyArray<string>) => heartbeat(ids),
       /**
@@ -130,7 +134,12 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
        * holds it. Their report, when they ask for one, is told once the lock is taken.
        */
       lock: (
-        { id, sessionId, owner, taskId }: { readonly id: string; readonly sessionId: string; readonly owner: string; readonly taskId: string | null },
+        { id, sessionId, owner, taskId }: {
+          readonly id: string
+          readonly sessionId: string
+          readonly owner: string
+          readonly taskId: string | null
+        },
         gated?: GatedWrites
       ) => {
         const writes = gated?.("locked")
@@ -151,7 +160,13 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
        * end, in one statement (one round trip, one commit), with the notice of its end when the bus
        * sends notices from statements (db/Bus.ts, `publishWith`).
        */
-      end: (runId: string, status: RunStatus, rest: ReadonlyArray<StoredEventRow>, notice: StatementNotice | undefined, carried?: CarriedWrites) => {
+      end: (
+        runId: string,
+        status: RunStatus,
+        rest: ReadonlyArray<StoredEventRow>,
+        notice: StatementNotice | undefined,
+        carried?: CarriedWrites
+      ) => {
         const ended = sql`UPDATE runs SET status = ${status}, finished_at = now() WHERE id = ${runId}`
         const report = carried?.report
         // Data-modifying WITH parts always run, so the notice and the report can be the statement's own result.
@@ -160,12 +175,11 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
           ...(report ? [sql`${report.value} AS report`] : [])
         ]
         const parts = [...(carried?.parts ?? []), ...(rest.length > 0 ? [["events", eventInsert(runId, rest)] as const] : [])]
-        const statement =
-          columns.length === 0
-            ? parts.length === 0
-              ? ended
-              : sql`WITH ${withParts(sql, parts)} ${ended}`
-            : sql`WITH ${parts.length > 0 ? sql`${withParts(sql, parts)}, ` : sql``}ended AS (${ended}) SELECT ${joinColumns(columns)}`
+        const statement = columns.length === 0
+          ? parts.length === 0
+            ? ended
+            : sql`WITH ${withParts(sql, parts)} ${ended}`
+          : sql`WITH ${parts.length > 0 ? sql`${withParts(sql, parts)}, ` : sql``}ended AS (${ended}) SELECT ${joinColumns(columns)}`
         return Effect.map(rows(statement), (found) => {
           report?.take((found[0] as { readonly report?: unknown } | undefined)?.report ?? null)
         })

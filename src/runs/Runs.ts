@@ -7,17 +7,17 @@
  */
 import { Cause, Chunk, Context, Deferred, Duration, Effect, Exit, FiberMap, FiberRef, Option, Schedule, Stream, Tracer } from "effect"
 import { randomUUID } from "node:crypto"
+import { type AgentEvent, fromStored, isTerminal, type SequencedEvent, toStored } from "../agent/Events.ts"
 import type { TurnResult } from "../agent/Turn.ts"
 import { Bus } from "../db/Bus.ts"
 import type { CarriedWrites, GatedWrites } from "../db/Commit.ts"
 import { writeBehind } from "../db/WriteBehind.ts"
 import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
 import { traced } from "../telemetry/Spans.ts"
-import { RunsRepo } from "./Repo.ts"
 import { makeOwner, ownerGone, releaseOwner } from "./Owners.ts"
 import { makeQuota, type RunSlot } from "./Quota.ts"
+import { RunsRepo } from "./Repo.ts"
 import type { EventPush, EventSource } from "./Sse.ts"
-import { fromStored, isTerminal, toStored, type AgentEvent, type SequencedEvent } from "../agent/Events.ts"
 
 export type RunOutcome =
   | { readonly _tag: "complete"; readonly result: TurnResult }
@@ -67,7 +67,7 @@ const interruptedMessage = "The server running this session stopped before the r
 const endRetries = Schedule.recurs(2)
 
 export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
-  scoped: Effect.gen(function* () {
+  scoped: Effect.gen(function*() {
     const repo = yield* RunsRepo
     const bus = yield* Bus
     const owner = makeOwner()
@@ -160,7 +160,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
       )
     )
     yield* Effect.forkScoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         // Only runs alive in this process keep their lock; an orphaned row (its run never started)
         // goes stale and is taken over.
         const mine = [...live.values()].filter((run) => !run.finished)
@@ -185,7 +185,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     yield* Effect.forkScoped(
       bus.changes("run_cancel").pipe(
         Stream.runForEach((sessionId) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const run = runOf(sessionId)
             if (!run) return
             const [row] = yield* repo.heartbeat([run.id])
@@ -202,14 +202,14 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     const runOf = (sessionId: string) => [...live.values()].find((run) => run.sessionId === sessionId && !run.finished)
 
     const stopLocal = (run: LiveRun, reason: "cancel" | "lost_lock") =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (reason === "cancel") run.cancelRequested = true
         else run.lostLock = true
         yield* FiberMap.remove(fibers, run.id)
       })
 
     const cancelLocal = (sessionId: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const run = runOf(sessionId)
         if (!run) return false
         yield* stopLocal(run, "cancel")
@@ -228,7 +228,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
       taskId: string | null = null,
       withLock?: (runId: string) => GatedWrites
     ): Effect.Effect<Option.Option<string>> =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const id = randomUUID()
         const lock = repo.lock({ id, sessionId, owner, taskId }, withLock?.(id))
         if (yield* lock) return Option.some(id)
@@ -263,7 +263,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
       ) => Effect.Effect<TurnResult, unknown>,
       slot?: RunSlot
     ) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const run: LiveRun = {
           id: runId,
           sessionId,
@@ -303,7 +303,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
           run.carried = writes
         }
         const finish = (exit: Exit.Exit<TurnResult, unknown>) =>
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             // The run no longer counts against its credential, whatever follows.
             if (slot) yield* slot.release
             let outcome: RunOutcome
@@ -324,8 +324,8 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
               const message = !interrupted
                 ? runFailureMessage(exit.cause)
                 : run.lostLock
-                  ? "Another server process took this session over; the run stopped"
-                  : "The server is shutting down; the run stopped before it finished"
+                ? "Another server process took this session over; the run stopped"
+                : "The server is shutting down; the run stopped before it finished"
               if (!interrupted) yield* Effect.logError("Agent run failed", exit.cause)
               outcome = interrupted ? { _tag: "interrupted", message } : { _tag: "failed", message }
               yield* emit({ type: "error", message })
@@ -413,9 +413,12 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     const events = (runId: string, after: number): Stream.Stream<SequencedEvent> => {
       const run = live.get(runId)
       if (!run) return storedEvents(runId, after)
-      return Stream.asyncPush<SequencedEvent>((output) => attach(run, after, { items: (items) => output.array(items), end: () => output.end() }), {
-        bufferSize: "unbounded"
-      })
+      return Stream.asyncPush<SequencedEvent>(
+        (output) => attach(run, after, { items: (items) => output.array(items), end: () => output.end() }),
+        {
+          bufferSize: "unbounded"
+        }
+      )
     }
 
     /**
@@ -436,7 +439,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
 
     const storedPages = (runId: string, after: number, wake: Effect.Effect<void>): Stream.Stream<SequencedEvent> =>
       Stream.paginateChunkEffect({ cursor: after, done: false }, (state) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           if (state.done) return [Chunk.empty<SequencedEvent>(), Option.none()] as const
           const all = yield* repo.events(runId)
           const rebuilt = fromStored(all).filter((item) => item.seq > state.cursor)
@@ -460,8 +463,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
           if (rebuilt.length === 0) yield* wake
           const cursor = rebuilt.length > 0 ? rebuilt[rebuilt.length - 1]!.seq : state.cursor
           return [Chunk.fromIterable(rebuilt), Option.some({ cursor, done: false })] as const
-        })
-      )
+        }))
 
     const latestRun = (sessionId: string) => repo.latest(sessionId)
 
@@ -469,7 +471,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
 
     /** Cancels the session's run wherever it runs; answers whether there was one. */
     const cancel = (sessionId: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (yield* cancelLocal(sessionId)) return true
         const requested = yield* repo.requestCancel(sessionId)
         if (requested) yield* bus.publish("run_cancel", sessionId)
@@ -480,7 +482,10 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
 
     // Spans only when tracing is on (`traced`): `Effect.fn` would make one, and a stack trace, on
     // every call of these, which every turn makes several of.
-    return traced("Runs", { acquire, release, start, reserve, runningFor, events, follow, latestRun, runExists, cancel, awaitDone, owner } as const)
+    return traced(
+      "Runs",
+      { acquire, release, start, reserve, runningFor, events, follow, latestRun, runExists, cancel, awaitDone, owner } as const
+    )
   }),
   dependencies: [RunsRepo.Default, Bus.Default]
 }) {}

@@ -3,8 +3,8 @@
  * `: keepalive` comment goes out every 15 s so proxies keep the connection open.
  */
 import { HttpServerResponse } from "@effect/platform"
-import { Readable } from "node:stream"
 import { Cause, Duration, Effect, Exit, Runtime, Schema, Scope, Stream } from "effect"
+import { Readable } from "node:stream"
 import { AgentEvent, type SequencedEvent } from "../agent/Events.ts"
 
 export const keepaliveEvery = Duration.seconds(15)
@@ -118,7 +118,7 @@ const framer = (out: (text: string) => void, close: () => void, sessionId: strin
  * fiber of the response's. Either lives until the body ends or the client goes.
  */
 export const response = <E>(events: EventSource<E>, sessionId?: string): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
     const scope = yield* Scope.make()
     const body = new Readable({
@@ -145,11 +145,11 @@ export const response = <E>(events: EventSource<E>, sessionId?: string): Effect.
     const source = isPushed(events)
       ? events({ items, end: frames.end })
       : Effect.forkScoped(
-          Stream.runForEachChunk(events, (chunk) => Effect.sync(() => frames.write(chunk))).pipe(
-            Effect.catchAllCause((cause) => Effect.as(Effect.logError("Event stream failed", cause), frames.fail())),
-            Effect.ensuring(Effect.sync(frames.end))
-          )
+        Stream.runForEachChunk(events, (chunk) => Effect.sync(() => frames.write(chunk))).pipe(
+          Effect.catchAllCause((cause) => Effect.as(Effect.logError("Event stream failed", cause), frames.fail())),
+          Effect.ensuring(Effect.sync(frames.end))
         )
+      )
     yield* Scope.extend(source, scope)
     return HttpServerResponse.raw(body, {
       contentType: "text/event-stream",

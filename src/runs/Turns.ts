@@ -4,9 +4,9 @@ import { AgentLoop } from "../agent/Loop.ts"
 import type { TurnInput } from "../agent/Turn.ts"
 import type { RetrievalOverride } from "../bots/Model.ts"
 import { Journal } from "../logs/Journal.ts"
+import { traced } from "../telemetry/Spans.ts"
 import type { RunSlot } from "./Quota.ts"
 import { Runs } from "./Runs.ts"
-import { traced } from "../telemetry/Spans.ts"
 
 /** The channel as a turn sees it. */
 export const turnChannel = (channel: {
@@ -29,8 +29,8 @@ export const turnChannel = (channel: {
  * A turn to start: the turn's own input, less what the run supplies when it starts it (the event
  * sink, the write carried into the run's end) and what only a stateless or nested turn has.
  */
-export interface TurnStart
-  extends Pick<
+export interface TurnStart extends
+  Pick<
     TurnInput,
     | "runId"
     | "sessionId"
@@ -45,13 +45,14 @@ export interface TurnStart
     | "executionConfig"
     | "principal"
     | "callerTools"
-  > {
+  >
+{
   /** The credential's place the run holds until it ends (`Runs.reserve`). */
   readonly slot?: RunSlot | undefined
 }
 
 export class Turns extends Effect.Service<Turns>()("cairn/Turns", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const runs = yield* Runs
     const loop = yield* AgentLoop
     const journal = yield* Journal
@@ -64,13 +65,15 @@ export class Turns extends Effect.Service<Turns>()("cairn/Turns", {
             name: "turn",
             botId: turn.bot.id,
             sessionId: turn.sessionId,
-            attributes: { channel_id: turn.channel?.id ?? null, client_id: turn.clientId, ...(turn.transcript !== undefined ? { voice: true } : {}) }
+            attributes: {
+              channel_id: turn.channel?.id ?? null,
+              client_id: turn.clientId,
+              ...(turn.transcript !== undefined ? { voice: true } : {})
+            }
           },
           loop.runTurn({ ...turn, emit, withRunEnd: carry }),
           (result) => ({ attributes: { response_chars: result.text.length, client_actions: result.clientActions.length } })
-        ),
-        slot
-      )
+        ), slot)
     return traced("Turns", { start } as const)
   }),
   dependencies: [AgentLoop.Default, Journal.Default, Runs.Default]

@@ -182,7 +182,9 @@ export interface RunResult {
  */
 export interface IntegrationRuns {
   /** Queues the run; answers at once. */
-  readonly start: (options: StartRunOptions) => Promise<{ readonly task_id: string; readonly session_id: string; readonly message_id: string }>
+  readonly start: (
+    options: StartRunOptions
+  ) => Promise<{ readonly task_id: string; readonly session_id: string; readonly message_id: string }>
   /** Waits for a run started by `start` to finish (rejects after `timeoutMs`, default 10 minutes). */
   readonly result: (taskId: string, options?: { readonly timeoutMs?: number }) => Promise<RunResult>
   /** `start` then `result`. */
@@ -241,14 +243,38 @@ export interface Overview {
     /** The newest message in any of the channel's sessions. */
     readonly last_activity_at: string | null
   }>
-  readonly active_runs: ReadonlyArray<{ readonly run_id: string; readonly session_id: string; readonly bot_id: string; readonly channel_id: string | null; readonly started_at: string }>
+  readonly active_runs: ReadonlyArray<
+    {
+      readonly run_id: string
+      readonly session_id: string
+      readonly bot_id: string
+      readonly channel_id: string | null
+      readonly started_at: string
+    }
+  >
   readonly tasks: {
     readonly queued: number
     readonly running: number
     /** The newest failed tasks (at most 20). */
-    readonly failed: ReadonlyArray<{ readonly id: string; readonly bot_id: string; readonly channel_id: string | null; readonly error: string | null; readonly completed_at: string | null }>
+    readonly failed: ReadonlyArray<
+      {
+        readonly id: string
+        readonly bot_id: string
+        readonly channel_id: string | null
+        readonly error: string | null
+        readonly completed_at: string | null
+      }
+    >
   }
-  readonly todos: ReadonlyArray<{ readonly id: string; readonly title: string; readonly bot_id: string; readonly channel_id: string | null; readonly due_at: string | null }>
+  readonly todos: ReadonlyArray<
+    {
+      readonly id: string
+      readonly title: string
+      readonly bot_id: string
+      readonly channel_id: string | null
+      readonly due_at: string | null
+    }
+  >
   readonly heartbeats: ReadonlyArray<{ readonly channel_id: string; readonly next_at: string }>
   readonly integrations: ReadonlyArray<{ readonly id: string; readonly status: string }>
 }
@@ -266,7 +292,11 @@ export interface TodoItem {
 
 /** The bots' todos (the table the `todos` tool and /api/v1/todos use). */
 export interface IntegrationTodos {
-  readonly list: (filter?: { readonly botId?: string; readonly channelId?: string; readonly status?: "open" | "done"; readonly limit?: number }) => Promise<ReadonlyArray<TodoItem>>
-  readonly add: (todo: { readonly title: string; readonly notes?: string; readonly botId?: string; readonly channelId?: string; readonly dueAt?: string }) => Promise<TodoItem>
+  readonly list: (
+    filter?: { readonly botId?: string; readonly channelId?: string; readonly status?: "open" | "done"; readonly limit?: number }
+  ) => Promise<ReadonlyArray<TodoItem>>
+  readonly add: (
+    todo: { readonly title: string; readonly notes?: string; readonly botId?: string; readonly channelId?: string; readonly dueAt?: string }
+  ) => Promise<TodoItem>
   readonly complete: (id: string) => Promise<TodoItem>
 }

@@ -18,7 +18,15 @@
  *   carapaces/*.yaml  capability bundles
  */
 
-import type { IntegrationChannels, IntegrationHttp, IntegrationLlm, IntegrationRuns, IntegrationStore, IntegrationTodos, Overview } from "./Capabilities.ts"
+import type {
+  IntegrationChannels,
+  IntegrationHttp,
+  IntegrationLlm,
+  IntegrationRuns,
+  IntegrationStore,
+  IntegrationTodos,
+  Overview
+} from "./Capabilities.ts"
 import type { Dispatcher } from "./Dispatcher.ts"
 import type { HookCallback, HookEvent, Unregister } from "./Hooks.ts"
 import type { WorkerDefinition } from "./Worker.ts"
@@ -74,7 +82,11 @@ export interface ToolSchema {
   readonly function: {
     readonly name: string
     readonly description?: string
-    readonly parameters: { readonly type: "object"; readonly properties: Record<string, unknown>; readonly required?: ReadonlyArray<string> }
+    readonly parameters: {
+      readonly type: "object"
+      readonly properties: Record<string, unknown>
+      readonly required?: ReadonlyArray<string>
+    }
   }
 }
 
@@ -163,7 +175,11 @@ export type RouteDefinition = KeyRoute | SharedSecretRoute
 export const defineRoutes = (routes: ReadonlyArray<RouteDefinition>): ReadonlyArray<RouteDefinition> => routes
 
 /** Marks a handler result as a full response (status, headers) rather than a JSON body. */
-export const respond = (status: number, body?: unknown, headers?: Record<string, string>): RouteResponse & { readonly __response: true } => ({
+export const respond = (
+  status: number,
+  body?: unknown,
+  headers?: Record<string, string>
+): RouteResponse & { readonly __response: true } => ({
   status,
   body,
   ...(headers ? { headers } : {}),
@@ -230,7 +246,9 @@ export interface SetupManifest {
     readonly readiness_endpoint?: string
     readonly readiness_field?: string
   }
-  readonly dashboard_modules?: ReadonlyArray<{ readonly id: string; readonly label: string; readonly icon?: string; readonly description?: string }>
+  readonly dashboard_modules?: ReadonlyArray<
+    { readonly id: string; readonly label: string; readonly icon?: string; readonly description?: string }
+  >
   /** Carapaces injected for this integration's channels, and the workspace templates it fits. */
   readonly activation?: { readonly carapaces?: ReadonlyArray<string>; readonly templates?: ReadonlyArray<string> }
   /** The key preset (see the scope catalogue) the process's AGENT_API_KEY is created from. */

@@ -43,7 +43,8 @@ const hasDigit = /\d/
 const looksRandom = (value: string): boolean => hasLetter.test(value) && hasDigit.test(value)
 
 /** Values that document a credential rather than hold one: `***`, `<token>`, `${VAR}`, `xxxx`, `changeme`. */
-const placeholder = /^(?:[*x.#•-]+|<[^>]*>|\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*|%[^%]+%|\{\{[^}]*\}\}|(?:your|my|the)[-_]?\w*|changeme|example\w*|redacted|null|none|undefined|true|false|password|secret|\.\.\.)$/i
+const placeholder =
+  /^(?:[*x.#•-]+|<[^>]*>|\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*|%[^%]+%|\{\{[^}]*\}\}|(?:your|my|the)[-_]?\w*|changeme|example\w*|redacted|null|none|undefined|true|false|password|secret|\.\.\.)$/i
 
 const notPlaceholder = (value: string): boolean => !placeholder.test(value)
 
@@ -190,7 +191,13 @@ const secretName = /pass(?:word|wd|phrase)?$|secret|token|api[_-]?key|apikey|aut
 export const auditedLength = 2_000
 
 const masked = (value: unknown): unknown =>
-  value === null || value === undefined ? value : Array.isArray(value) ? value.map(masked) : typeof value === "object" ? Object.fromEntries(Object.keys(value).map((key) => [key, "****"])) : "****"
+  value === null || value === undefined
+    ? value
+    : Array.isArray(value)
+    ? value.map(masked)
+    : typeof value === "object"
+    ? Object.fromEntries(Object.keys(value).map((key) => [key, "****"]))
+    : "****"
 
 /** Text as an audit keeps it: secret-like values redacted, cut to `auditedLength`. */
 export const auditedText = (text: string): string => {
@@ -206,7 +213,9 @@ export const maskArguments = (value: unknown): unknown => {
   if (typeof value === "string") return auditedText(value)
   if (Array.isArray(value)) return value.map(maskArguments)
   if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, secretName.test(key) ? masked(inner) : maskArguments(inner)]))
+    return Object.fromEntries(
+      Object.entries(value).map(([key, inner]) => [key, secretName.test(key) ? masked(inner) : maskArguments(inner)])
+    )
   }
   return value
 }

@@ -41,7 +41,7 @@ const readOrCreate = (dataDir: string) =>
 
 export const layer = Layer.effect(
   ServerSecret,
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const config = yield* AppConfig
     const secret = yield* Option.match(config.jwtSecret, {
       onSome: (value) => Effect.succeed(value),

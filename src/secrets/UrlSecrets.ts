@@ -37,18 +37,17 @@ export const mapUrlSecrets = (url: string, f: (raw: string) => string): string =
   const [, scheme, authority = "", path = "", query, fragment = ""] = match
   const at = authority.lastIndexOf("@")
   const host = at < 0 ? authority : `${at === 0 ? "" : f(authority.slice(0, at))}@${authority.slice(at + 1)}`
-  const params =
-    query === undefined
-      ? ""
-      : "?" +
-        query
-          .split("&")
-          .map((pair) => {
-            const eq = pair.indexOf("=")
-            if (eq < 0 || eq === pair.length - 1 || !credentialParam.test(decoded(pair.slice(0, eq)))) return pair
-            return `${pair.slice(0, eq + 1)}${f(pair.slice(eq + 1))}`
-          })
-          .join("&")
+  const params = query === undefined
+    ? ""
+    : "?" +
+      query
+        .split("&")
+        .map((pair) => {
+          const eq = pair.indexOf("=")
+          if (eq < 0 || eq === pair.length - 1 || !credentialParam.test(decoded(pair.slice(0, eq)))) return pair
+          return `${pair.slice(0, eq + 1)}${f(pair.slice(eq + 1))}`
+        })
+        .join("&")
   return `${scheme}${host}${path}${params}${fragment}`
 }
 

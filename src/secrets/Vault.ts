@@ -15,28 +15,29 @@ export interface KeyVaultShape {
 }
 
 /** A vault for one purpose; each purpose gets its own key, derived from the server secret. */
-export const makeKeyVaultFor = (purpose: string) => Effect.map(ServerSecret, (secret): KeyVaultShape => {
-  const key = secret.deriveKey(purpose)
-  return {
-    encrypt: (plain) => {
-      const iv = crypto.randomBytes(12)
-      const cipher = crypto.createCipheriv("aes-256-gcm", key, iv)
-      const body = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()])
-      return `v1:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64")}`
-    },
-    decrypt: (stored) => {
-      if (!stored.startsWith("v1:")) return undefined
-      try {
-        const raw = Buffer.from(stored.slice(3), "base64")
-        const decipher = crypto.createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12))
-        decipher.setAuthTag(raw.subarray(12, 28))
-        return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8")
-      } catch {
-        return undefined
+export const makeKeyVaultFor = (purpose: string) =>
+  Effect.map(ServerSecret, (secret): KeyVaultShape => {
+    const key = secret.deriveKey(purpose)
+    return {
+      encrypt: (plain) => {
+        const iv = crypto.randomBytes(12)
+        const cipher = crypto.createCipheriv("aes-256-gcm", key, iv)
+        const body = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()])
+        return `v1:${Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64")}`
+      },
+      decrypt: (stored) => {
+        if (!stored.startsWith("v1:")) return undefined
+        try {
+          const raw = Buffer.from(stored.slice(3), "base64")
+          const decipher = crypto.createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12))
+          decipher.setAuthTag(raw.subarray(12, 28))
+          return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8")
+        } catch {
+          return undefined
+        }
       }
     }
-  }
-})
+  })
 
 export const makeKeyVault = makeKeyVaultFor("provider-keys")
 

@@ -4,9 +4,9 @@
  * its bot, whatever scopes it carries. Sessions the server made itself (channels, integrations,
  * delegation) have no owner and are reached only by callers that reach every session.
  */
+import { Effect } from "effect"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { grants } from "../auth/Scopes.ts"
-import { Effect } from "effect"
 import { Forbidden } from "../contract/Errors.ts"
 
 /** The owner recorded on the sessions a caller creates. */

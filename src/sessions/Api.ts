@@ -2,11 +2,11 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { idPath, queryParams } from "../contract/Params.ts"
-import { CreateSession, Message, Session, SessionCreated, SessionWithMessages, UpdateSession } from "./Model.ts"
-import { SessionNotFound } from "./Errors.ts"
 import { BotNotFound } from "../bots/Errors.ts"
 import { detailBody } from "../contract/Errors.ts"
+import { idPath, queryParams } from "../contract/Params.ts"
+import { SessionNotFound } from "./Errors.ts"
+import { CreateSession, Message, Session, SessionCreated, SessionWithMessages, UpdateSession } from "./Model.ts"
 
 const sessionPath = idPath("Session")
 const listQuery = queryParams({
@@ -62,4 +62,5 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
   .addError(detailBody(SessionNotFound))
   .addError(detailBody(BotNotFound))
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Sessions") {}
+  .annotate(OpenApi.Title, "Sessions")
+{}

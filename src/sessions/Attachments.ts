@@ -46,7 +46,9 @@ export const ImageAttachment = Schema.Struct({
   data: Schema.optionalWith(Base64, { exact: true }),
   url: Schema.optionalWith(ImageUrl, { exact: true })
 }).pipe(
-  Schema.filter((image) => (image.data === undefined) !== (image.url === undefined) || "Give the image as exactly one of `data` (base64) and `url`")
+  Schema.filter((image) =>
+    (image.data === undefined) !== (image.url === undefined) || "Give the image as exactly one of `data` (base64) and `url`"
+  )
 )
 export type ImageAttachment = typeof ImageAttachment.Type
 
@@ -61,8 +63,7 @@ export type MessageAttachment = typeof MessageAttachment.Type
 export const isReference = (attachment: MessageAttachment): attachment is AttachmentReference => "attachment_id" in attachment
 
 /** The size of the file a base64 text holds. */
-export const decodedBytes = (base64: string): number =>
-  (base64.length / 4) * 3 - (base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0)
+export const decodedBytes = (base64: string): number => (base64.length / 4) * 3 - (base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0)
 
 /**
  * The voice a chat message was spoken as (kept with its transcript, within AUDIO_ATTACHMENT_MAX_BYTES).

@@ -81,7 +81,11 @@ const flagOf = (value: unknown) => (value === undefined || value === null ? fals
  * A message as the history read would answer it, stored at `seq` under `summary`; undefined when
  * a flag is not a plain boolean (only the database's reading of it is then certain).
  */
-export const historyRowOf = (message: NewMessage, seq: number, summary: string | null): (HistoryRow & { readonly seq: number }) | undefined => {
+export const historyRowOf = (
+  message: NewMessage,
+  seq: number,
+  summary: string | null
+): (HistoryRow & { readonly seq: number }) | undefined => {
   const passive = flagOf(message.metadata?.passive)
   const cancelled = flagOf(message.metadata?.cancelled)
   if (passive === undefined || cancelled === undefined) return undefined
@@ -153,8 +157,7 @@ export const makeHistoryCache = (options: HistoryCacheOptions) => {
     const held = windows.get(sessionId)
     if (held === undefined) return
     const row = historyRowOf(message, stored.seq, stored.summary)
-    const matches =
-      row !== undefined &&
+    const matches = row !== undefined &&
       stored.total === held.total + 1 &&
       stored.through === held.through &&
       stored.summary === held.summary &&
@@ -184,11 +187,18 @@ export const makeHistoryCache = (options: HistoryCacheOptions) => {
     const fresh = slice.rows
     const held = read.basis
     if (held === undefined) {
-      hold(sessionId, { limit, through: slice.through, summary: slice.summary, total: slice.total, rows: fresh, chars: charsOfRows(fresh), current: false })
+      hold(sessionId, {
+        limit,
+        through: slice.through,
+        summary: slice.summary,
+        total: slice.total,
+        rows: fresh,
+        chars: charsOfRows(fresh),
+        current: false
+      })
       return fresh
     }
-    const matches =
-      held.limit === limit &&
+    const matches = held.limit === limit &&
       held.through === slice.through &&
       held.summary === slice.summary &&
       slice.total === held.total + fresh.length

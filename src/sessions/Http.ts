@@ -2,29 +2,37 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
+import { confinedBot } from "./Access.ts"
 import { SessionCreated } from "./Model.ts"
 import { Sessions, shownSession } from "./Sessions.ts"
-import { confinedBot } from "./Access.ts"
 
 export const SessionsHttpLive = HttpApiBuilder.group(CairnApi, "sessions", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const sessions = yield* Sessions
     return handlers
       .handle("create", ({ payload }) =>
         Effect.flatMap(Principal, (principal) =>
-          sessions.getOrCreate({ botId: payload.bot_id ?? confinedBot(principal) ?? "default", clientId: payload.client_id, dispatchConfig: payload.dispatch_config, principal })
-        ).pipe(Effect.map((session) => new SessionCreated({ session_id: session.id })))
-      )
+          sessions.getOrCreate({
+            botId: payload.bot_id ?? confinedBot(principal) ?? "default",
+            clientId: payload.client_id,
+            dispatchConfig: payload.dispatch_config,
+            principal
+          })).pipe(Effect.map((session) => new SessionCreated({ session_id: session.id }))))
       .handle("messages", ({ path }) => Effect.flatMap(Principal, (principal) => sessions.messages(principal, path.id)))
       .handle("legacyList", ({ urlParams }) =>
         Effect.flatMap(Principal, (principal) =>
-          sessions.list(principal, { botId: urlParams.bot_id, clientId: urlParams.client_id, limit: urlParams.limit })
-        ).pipe(Effect.map((list) => list.map(shownSession)))
-      )
-      .handle("legacyGet", ({ path }) => Effect.flatMap(Principal, (principal) => sessions.withMessages(principal, path.id)))
+          sessions.list(principal, { botId: urlParams.bot_id, clientId: urlParams.client_id, limit: urlParams.limit })).pipe(
+            Effect.map((list) =>
+              list.map(shownSession)
+            )
+          ))
+      .handle("legacyGet", ({ path }) =>
+        Effect.flatMap(Principal, (principal) =>
+          sessions.withMessages(principal, path.id)))
       .handle("legacyUpdate", ({ path, payload }) =>
-        Effect.flatMap(Principal, (principal) => Effect.map(sessions.setTitle(principal, path.id, payload.title), shownSession))
-      )
-      .handle("legacyDelete", ({ path }) => Effect.flatMap(Principal, (principal) => sessions.remove(principal, path.id)))
-  })
-)
+        Effect.flatMap(Principal, (principal) =>
+          Effect.map(sessions.setTitle(principal, path.id, payload.title), shownSession)))
+      .handle("legacyDelete", ({ path }) =>
+        Effect.flatMap(Principal, (principal) =>
+          sessions.remove(principal, path.id)))
+  }))

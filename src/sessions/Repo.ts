@@ -1,12 +1,12 @@
 /** SQL for sessions and messages. */
-import { type CarriedWrites, relaxedJoin, withParts } from "../db/Commit.ts"
-import { DirectStatements } from "../db/Direct.ts"
-import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
-import { Message, Session, type NewMessage } from "./Model.ts"
+import { type CarriedWrites, relaxedJoin, withParts } from "../db/Commit.ts"
+import { DirectStatements } from "../db/Direct.ts"
+import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { dispatchConfigColumn, resealPending } from "../db/Reseal.ts"
+import { Message, type NewMessage, Session } from "./Model.ts"
 
 /**
  * A session as stored: the API's `Session` as the driver hands it over (its type side: timestamps
@@ -130,7 +130,7 @@ const sessionColumns = "id, bot_id, client_id, channel_id, dispatch_config, titl
 const messageColumns = "id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata, created_at"
 
 export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/SessionsRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     // A turn's statements: its session, its history, and a message stored on its own.
     const { rows } = yield* DirectStatements
@@ -152,7 +152,9 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
           sql`INSERT INTO messages (id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata)
         SELECT ${id}::uuid, ${sessionId}::uuid, ${message.role}::text, ${message.content}::text,
                ${message.tool_calls ? JSON.stringify(message.tool_calls) : null}::jsonb, ${message.tool_call_id ?? null}::text,
-               ${JSON.stringify(message.attachments ?? [])}::jsonb, ${JSON.stringify(message.metadata ?? {})}::jsonb${gate ? sql` FROM ${sql(gate)}` : sql``}
+               ${JSON.stringify(message.attachments ?? [])}::jsonb, ${JSON.stringify(message.metadata ?? {})}::jsonb${
+            gate ? sql` FROM ${sql(gate)}` : sql``
+          }
         RETURNING seq, created_at`
         ],
         [
@@ -184,16 +186,18 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
         channelId: string | null,
         owner: string | null
       ) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* sql`INSERT INTO sessions (id, bot_id, client_id, channel_id, default_for, dispatch_config, owner)
-                     VALUES (${randomUUID()}, ${botId}, ${clientId}, ${channelId}, ${key}, ${JSON.stringify(dispatchConfig)}::jsonb, ${owner})
+                     VALUES (${randomUUID()}, ${botId}, ${clientId}, ${channelId}, ${key}, ${
+            JSON.stringify(dispatchConfig)
+          }::jsonb, ${owner})
                      ON CONFLICT (default_for) DO NOTHING`
           const rows = yield* sessionRows(sql`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE default_for = ${key}`)
           return rows[0]!
         }),
       /** A session with a caller-chosen id (companion clients send ids the server has not seen). */
       createWithId: (id: string, clientId: string, botId: string, channelId: string | null, owner: string | null) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* sql`INSERT INTO sessions (id, bot_id, client_id, channel_id, owner) VALUES (${id}, ${botId}, ${clientId}, ${channelId}, ${owner})
                      ON CONFLICT (id) DO NOTHING`
           const rows = yield* sessionRows(sql`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE id = ${id}`)
@@ -207,7 +211,9 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
             AND (${filter.owner ?? null}::text IS NULL OR owner = ${filter.owner ?? null})
           ORDER BY updated_at DESC LIMIT ${filter.limit}`.pipe(sessionRows),
       setBot: (id: string, botId: string) =>
-        sessionRows(sql`UPDATE sessions SET bot_id = ${botId}, updated_at = now() WHERE id = ${id} RETURNING ${sql.literal(sessionColumns)}`).pipe(
+        sessionRows(
+          sql`UPDATE sessions SET bot_id = ${botId}, updated_at = now() WHERE id = ${id} RETURNING ${sql.literal(sessionColumns)}`
+        ).pipe(
           Effect.map(firstRow)
         ),
       /**
@@ -246,9 +252,10 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
               AND seq > ${range.after ?? 0} AND seq <= ${range.through ?? Number.MAX_SAFE_INTEGER}
             ORDER BY seq`.pipe(decodeRows(TranscriptRow)),
       setTitle: (id: string, title: string) =>
-        sessionRows(sql`UPDATE sessions SET title = ${title} WHERE id = ${id} RETURNING ${sql.literal(sessionColumns)}`).pipe(Effect.map(firstRow)),
-      remove: (id: string) =>
-        Effect.map(sql`DELETE FROM sessions WHERE id = ${id} RETURNING id`, (rows) => rows.length === 1),
+        sessionRows(sql`UPDATE sessions SET title = ${title} WHERE id = ${id} RETURNING ${sql.literal(sessionColumns)}`).pipe(
+          Effect.map(firstRow)
+        ),
+      remove: (id: string) => Effect.map(sql`DELETE FROM sessions WHERE id = ${id} RETURNING id`, (rows) => rows.length === 1),
       messages: (sessionId: string) =>
         sql`SELECT ${sql.literal(messageColumns)} FROM messages WHERE session_id = ${sessionId} ORDER BY seq`.pipe(
           decodeRows(MessageRow)
@@ -344,7 +351,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
               stored: decodeStored(rows[0]!.stored)
             })
           )
-        }),
+        })
     })
   })
 }) {}

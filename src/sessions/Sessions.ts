@@ -1,17 +1,17 @@
 /** Sessions: the conversation a client has with a bot, and its stored messages. */
-import { isUuid } from "../contract/Params.ts"
 import { Effect } from "effect"
-import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConfig.ts"
+import type { PrincipalShape } from "../auth/Principal.ts"
 import { Bots } from "../bots/Bots.ts"
 import { BotNotFound } from "../bots/Errors.ts"
 import { ValidationError } from "../contract/Errors.ts"
-import { Message, Session, SessionWithMessages, type NewMessage } from "./Model.ts"
-import { SessionsRepo, type MessageRow, type SessionRow } from "./Repo.ts"
+import { isUuid } from "../contract/Params.ts"
+import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConfig.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { mayReach, ownerOf, reachesEverySession, requireBotAllowed, requireReach } from "./Access.ts"
 import { SessionNotFound } from "./Errors.ts"
 import { makeHistoryCache, wholeRead } from "./History.ts"
-import type { PrincipalShape } from "../auth/Principal.ts"
-import { mayReach, ownerOf, reachesEverySession, requireBotAllowed, requireReach } from "./Access.ts"
+import { Message, type NewMessage, Session, SessionWithMessages } from "./Model.ts"
+import { type MessageRow, type SessionRow, SessionsRepo } from "./Repo.ts"
 
 // Rows were decoded by the repository's schemas (or written from checked values), and a response
 // encodes through the class's schema again: validating here too cost every turn its share of CPU.
@@ -23,7 +23,6 @@ export const shownSession = (session: Session): Session =>
 export const toMessage = (row: MessageRow) =>
   new Message({ ...row, content: row.content ?? "", tool_calls: (row.tool_calls as Message["tool_calls"]) ?? null }, true)
 
-
 /**
  * Sessions whose recent history a process holds: 50 open conversations at the default 200 messages
  * of a few hundred characters are some 5 MB; a window larger than a quarter of the budget is read
@@ -32,7 +31,7 @@ export const toMessage = (row: MessageRow) =>
 const historyCacheSize = { sessions: 256, chars: 8_000_000 }
 
 export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const repo = yield* SessionsRepo
     const bots = yield* Bots
     const secrets = yield* makeDispatchSecrets
@@ -69,14 +68,13 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
       /** The caller; none for sessions the server makes itself. */
       readonly principal?: PrincipalShape | undefined
     }) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { principal } = input
         if (principal) yield* requireBotAllowed(principal, input.botId)
         const owner = principal ? ownerOf(principal) : null
-        const key =
-          principal && !reachesEverySession(principal)
-            ? `${input.clientId}\u0001${input.botId}\u0001${owner}`
-            : `${input.clientId}\u0001${input.botId}`
+        const key = principal && !reachesEverySession(principal)
+          ? `${input.clientId}\u0001${input.botId}\u0001${owner}`
+          : `${input.clientId}\u0001${input.botId}`
         const existing = yield* repo.findDefault(key)
         if (existing) return toSession(existing)
         yield* requireBot(input.botId)
@@ -87,7 +85,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
 
     /** A session under an id the client chose; created on first use, owned by its creator. */
     const getOrCreateWithId = (principal: PrincipalShape, id: string, clientId: string, botId: string, channelId: string | null) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (!isUuid(id)) return yield* ValidationError.single(["body", "session_id"], "Expected a UUID")
         const existing = yield* repo.find(id)
         if (existing) return yield* Effect.as(requireReach(principal, existing), toSession(existing))
@@ -100,7 +98,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
 
     /** Moves a session to another bot (a client's "switch bot"); its history stays. */
     const switchBot = (id: string, botId: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* requireBot(botId)
         const row = yield* repo.setBot(id, botId)
         if (!row) return yield* notFound(id)
@@ -108,7 +106,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
       })
 
     const setTitle = (principal: PrincipalShape, id: string, title: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* reach(principal, id)
         const row = yield* repo.setTitle(id, title)
         if (!row) return yield* notFound(id)
@@ -119,7 +117,12 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
     const transcript = (id: string, range?: { readonly after?: number; readonly through?: number }) => repo.transcript(id, range)
 
     /** Stores the session's next summary version (see the repository). */
-    const setSummary = (id: string, summary: string, range: { readonly from: number; readonly through: number }, trigger: "summarize" | "compaction" | "admin") =>
+    const setSummary = (
+      id: string,
+      summary: string,
+      range: { readonly from: number; readonly through: number },
+      trigger: "summarize" | "compaction" | "admin"
+    ) =>
       Effect.flatMap(repo.setSummary(id, summary, range.from, range.through, trigger), (stored) => {
         // A new summary starts another window (a read would see it too; this saves the read's miss).
         history.forget(id)
@@ -132,7 +135,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
     const currentSummary = (id: string) => repo.currentSummary(id)
 
     const messages = (principal: PrincipalShape, id: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* reach(principal, id)
         return (yield* repo.messages(id)).map(toMessage)
       })
@@ -141,7 +144,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
     const channelMessages = (id: string, limit: number) => Effect.map(repo.latestMessages(id, limit), (rows) => rows.map(toMessage))
 
     const withMessages = (principal: PrincipalShape, id: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const session = yield* reach(principal, id)
         const list = (yield* repo.messages(id)).map(toMessage)
         return new SessionWithMessages({ ...session, dispatch_config: maskDispatchConfig(session.dispatch_config), messages: list })
@@ -164,7 +167,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
       )
 
     const remove = (principal: PrincipalShape, id: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* reach(principal, id)
         if (!(yield* repo.remove(id))) return yield* notFound(id)
         history.forget(id)
@@ -202,26 +205,29 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
     const appendWrites = (sessionId: string, message: NewMessage, gate?: string) =>
       repo.appendWrites(sessionId, message, (stored) => stored && history.extend(sessionId, message, stored), gate)
 
-    return traced("Sessions", {
-      get,
-      reach,
-      getOrCreate,
-      getOrCreateWithId,
-      switchBot,
-      setTitle,
-      transcript,
-      setSummary,
-      summaries,
-      currentSummary,
-      messages,
-      channelMessages,
-      withMessages,
-      list,
-      remove,
-      append,
-      appendWrites,
-      recent
-    } as const)
+    return traced(
+      "Sessions",
+      {
+        get,
+        reach,
+        getOrCreate,
+        getOrCreateWithId,
+        switchBot,
+        setTitle,
+        transcript,
+        setSummary,
+        summaries,
+        currentSummary,
+        messages,
+        channelMessages,
+        withMessages,
+        list,
+        remove,
+        append,
+        appendWrites,
+        recent
+      } as const
+    )
   }),
   dependencies: [SessionsRepo.Default, Bots.Default]
 }) {}

@@ -2,10 +2,10 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
-import { pathParams } from "../contract/Params.ts"
-import { SettingsList } from "./Model.ts"
-import { UnknownSetting } from "./Errors.ts"
 import { detailBody } from "../contract/Errors.ts"
+import { pathParams } from "../contract/Params.ts"
+import { UnknownSetting } from "./Errors.ts"
+import { SettingsList } from "./Model.ts"
 
 export class SettingsApi extends HttpApiGroup.make("settings")
   .add(
@@ -31,4 +31,5 @@ export class SettingsApi extends HttpApiGroup.make("settings")
   .addError(detailBody(UnknownSetting))
   .middleware(Authentication)
   .prefix("/api/v1/admin")
-  .annotate(OpenApi.Title, "Settings") {}
+  .annotate(OpenApi.Title, "Settings")
+{}

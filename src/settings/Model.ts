@@ -31,11 +31,11 @@ const RateText = Schema.transformOrFail(Schema.Unknown, Schema.String, {
   strict: true,
   decode: (value, _, ast) =>
     typeof value !== "string"
-      ? ParseResult.fail(new ParseResult.Type(ast, value, 'Expected a rate like "100/minute"'))
+      ? ParseResult.fail(new ParseResult.Type(ast, value, "Expected a rate like \"100/minute\""))
       : Either.match(parseRate(value), {
-          onLeft: (message) => ParseResult.fail(new ParseResult.Type(ast, value, message)),
-          onRight: (parsed) => ParseResult.succeed(parsed.text)
-        }),
+        onLeft: (message) => ParseResult.fail(new ParseResult.Type(ast, value, message)),
+        onRight: (parsed) => ParseResult.succeed(parsed.text)
+      }),
   encode: ParseResult.succeed
 })
 
@@ -110,7 +110,8 @@ export const LogRetentionDays = setting({
 
 export const UploadMaxBytes = setting({
   key: "UPLOAD_MAX_BYTES",
-  description: "Largest file POST /api/v1/attachments/upload takes, in bytes (413 past it); a JSON body that carries files (chat messages with inline images, documents, workspace files) may be this much in base64",
+  description:
+    "Largest file POST /api/v1/attachments/upload takes, in bytes (413 past it); a JSON body that carries files (chat messages with inline images, documents, workspace files) may be this much in base64",
   type: "integer",
   schema: PositiveInt,
   fromConfig: (config) => config.uploadMaxBytes

@@ -1,13 +1,13 @@
 /** SQL for the settings table. */
-import { decodeRows, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { decodeRows, repository } from "../db/Repository.ts"
 
 /** A stored value is checked against its setting's schema by the service, not here. */
 const SettingRow = Schema.Struct({ key: Schema.String, value: Schema.Unknown })
 
 export class SettingsRepo extends Effect.Service<SettingsRepo>()("cairn/SettingsRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return repository("SettingsRepo", {
       all: sql`SELECT key, value FROM settings`.pipe(decodeRows(SettingRow)),

@@ -5,18 +5,18 @@
  */
 import { Effect, Either } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
+import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import { Bus } from "../db/Bus.ts"
 import { makeSharedSnapshot } from "../db/Snapshot.ts"
-import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
-import { definitionsByKey, settingDefinitions, SettingView, validateSetting, type SettingDefinition } from "./Model.ts"
-import { SettingsRepo } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { UnknownSetting } from "./Errors.ts"
+import { definitionsByKey, type SettingDefinition, settingDefinitions, SettingView, validateSetting } from "./Model.ts"
+import { SettingsRepo } from "./Repo.ts"
 
 export const refreshMs = 2_000
 
 export class Settings extends Effect.Service<Settings>()("cairn/Settings", {
-  scoped: Effect.gen(function* () {
+  scoped: Effect.gen(function*() {
     const repo = yield* SettingsRepo
     const config = yield* AppConfig
     const snapshot = yield* makeSharedSnapshot(
@@ -46,8 +46,7 @@ export class Settings extends Effect.Service<Settings>()("cairn/Settings", {
             type: definition.type,
             default: definition.fromConfig(config)
           })
-      )
-    )
+      ))
 
     /** The current value of one setting, typed by its declaration (stored values were validated on load). */
     const get = <A>(setting: SettingDefinition<A>): Effect.Effect<A> =>
@@ -55,7 +54,7 @@ export class Settings extends Effect.Service<Settings>()("cairn/Settings", {
 
     /** Validates every value first; stores none of them when any is wrong. */
     const update = (values: Readonly<Record<string, unknown>>) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const issues: Array<ValidationIssue> = []
         const accepted: Array<readonly [string, unknown]> = []
         for (const [key, value] of Object.entries(values)) {
@@ -78,7 +77,7 @@ export class Settings extends Effect.Service<Settings>()("cairn/Settings", {
       })
 
     const reset = (key: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (!definitionsByKey.has(key)) return yield* new UnknownSetting({ detail: `Unknown setting: ${key}` })
         yield* repo.remove(key)
         yield* reload
@@ -89,4 +88,3 @@ export class Settings extends Effect.Service<Settings>()("cairn/Settings", {
   }),
   dependencies: [SettingsRepo.Default, Bus.Default]
 }) {}
-

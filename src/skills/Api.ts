@@ -18,4 +18,5 @@ export class SkillsApi extends HttpApiGroup.make("skills")
       .annotate(RequiredScope, "bots:read")
       .annotate(OpenApi.Description, "The skills a bot's `skills` may name, by id, with their titles (their content stays on the server)")
   )
-  .middleware(Authentication) {}
+  .middleware(Authentication)
+{}

@@ -4,10 +4,8 @@ import { CairnApi } from "../Api.ts"
 import { SkillLibrary } from "./Skills.ts"
 
 export const SkillsHttpLive = HttpApiBuilder.group(CairnApi, "skills", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const library = yield* SkillLibrary
     return handlers.handle("list", () =>
-      Effect.sync(() => ({ skills: library.list().map(({ id, title, source }) => ({ id, title, source })) }))
-    )
-  })
-)
+      Effect.sync(() => ({ skills: library.list().map(({ id, title, source }) => ({ id, title, source })) })))
+  }))

@@ -31,14 +31,14 @@ const titleOf = (content: string, fallback: string) => /^#\s+(.+)$/m.exec(conten
 export const readSkillDir = (dir: string, idPrefix: string, source: string): Array<Skill> =>
   fs.existsSync(dir)
     ? fs
-        .readdirSync(dir)
-        .filter((file) => file.endsWith(".md"))
-        .sort()
-        .map((file) => {
-          const content = fs.readFileSync(path.join(dir, file), "utf8")
-          const stem = file.slice(0, -3)
-          return { id: `${idPrefix}${stem}`, title: titleOf(content, stem), content, source }
-        })
+      .readdirSync(dir)
+      .filter((file) => file.endsWith(".md"))
+      .sort()
+      .map((file) => {
+        const content = fs.readFileSync(path.join(dir, file), "utf8")
+        const stem = file.slice(0, -3)
+        return { id: `${idPrefix}${stem}`, title: titleOf(content, stem), content, source }
+      })
     : []
 
 export const layer = Layer.effect(

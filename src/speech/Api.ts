@@ -2,10 +2,10 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
+import { BodyLimit } from "../contract/BodyLimit.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { ProviderFailed } from "../providers/Errors.ts"
 import { TranscriptionResponse } from "./Model.ts"
-import { BodyLimit } from "../contract/BodyLimit.ts"
 
 export class SpeechApi extends HttpApiGroup.make("speech")
   .add(
@@ -22,4 +22,5 @@ export class SpeechApi extends HttpApiGroup.make("speech")
       )
   )
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Speech") {}
+  .annotate(OpenApi.Title, "Speech")
+{}

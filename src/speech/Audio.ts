@@ -18,8 +18,7 @@ export interface AudioFormat {
   readonly looksLike: (bytes: Uint8Array) => boolean
 }
 
-const ascii = (bytes: Uint8Array, offset: number, length: number) =>
-  String.fromCharCode(...bytes.subarray(offset, offset + length))
+const ascii = (bytes: Uint8Array, offset: number, length: number) => String.fromCharCode(...bytes.subarray(offset, offset + length))
 
 /** MP4-family containers (m4a, 3gp) carry `ftyp` at offset 4. */
 const isoMedia = (bytes: Uint8Array) => bytes.length >= 12 && ascii(bytes, 4, 4) === "ftyp"
@@ -32,10 +31,22 @@ const format = (extension: string, aliases: ReadonlyArray<string>, looksLike: (b
 })
 
 export const audioFormats: ReadonlyArray<AudioFormat> = [
-  format("wav", ["audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave"], (b) => b.length >= 12 && ascii(b, 0, 4) === "RIFF" && ascii(b, 8, 4) === "WAVE"),
+  format(
+    "wav",
+    ["audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave"],
+    (b) => b.length >= 12 && ascii(b, 0, 4) === "RIFF" && ascii(b, 8, 4) === "WAVE"
+  ),
   format("m4a", ["audio/mp4", "audio/m4a", "audio/x-m4a"], isoMedia),
-  format("aac", ["audio/aac", "audio/x-aac"], (b) => (b.length >= 2 && b[0] === 0xff && (b[1]! & 0xf6) === 0xf0) || ascii(b, 0, 4) === "ADIF"),
-  format("mp3", ["audio/mpeg", "audio/mp3"], (b) => ascii(b, 0, 3) === "ID3" || (b.length >= 2 && b[0] === 0xff && (b[1]! & 0xe0) === 0xe0)),
+  format(
+    "aac",
+    ["audio/aac", "audio/x-aac"],
+    (b) => (b.length >= 2 && b[0] === 0xff && (b[1]! & 0xf6) === 0xf0) || ascii(b, 0, 4) === "ADIF"
+  ),
+  format(
+    "mp3",
+    ["audio/mpeg", "audio/mp3"],
+    (b) => ascii(b, 0, 3) === "ID3" || (b.length >= 2 && b[0] === 0xff && (b[1]! & 0xe0) === 0xe0)
+  ),
   format("ogg", ["audio/ogg", "audio/opus", "application/ogg"], (b) => ascii(b, 0, 4) === "OggS"),
   format("webm", ["audio/webm", "video/webm"], (b) => b.length >= 4 && b[0] === 0x1a && b[1] === 0x45 && b[2] === 0xdf && b[3] === 0xa3),
   format("flac", ["audio/flac", "audio/x-flac"], (b) => ascii(b, 0, 4) === "fLaC"),
@@ -56,7 +67,8 @@ export const formatOfFileName = (name: string): AudioFormat | undefined => {
 }
 
 /** An uploaded file's format: by its type when that names one, else by its name. */
-export const formatOfUpload = (mimeType: string, fileName: string): AudioFormat | undefined => formatOfMimeType(mimeType) ?? formatOfFileName(fileName)
+export const formatOfUpload = (mimeType: string, fileName: string): AudioFormat | undefined =>
+  formatOfMimeType(mimeType) ?? formatOfFileName(fileName)
 
 export const formatByExtension = (extension: string): AudioFormat => audioFormats.find((f) => f.extension === extension)!
 
@@ -91,7 +103,12 @@ export const readWav = (bytes: Uint8Array): WavInfo | string => {
       // A streamed WAV may give 0 or 0xFFFFFFFF as the size: the rest of the file is the data.
       const available = bytes.length - body
       const length = size === 0 || size === 0xffffffff ? available : Math.min(size, available)
-      return { channels: fmt.channels, sampleRate: fmt.sampleRate, bitsPerSample: fmt.bitsPerSample, durationSeconds: length / fmt.byteRate }
+      return {
+        channels: fmt.channels,
+        sampleRate: fmt.sampleRate,
+        bitsPerSample: fmt.bitsPerSample,
+        durationSeconds: length / fmt.byteRate
+      }
     }
     offset = body + size + (size % 2)
   }
@@ -155,15 +172,15 @@ const checkLength = (seconds: number, limits: AudioLimits): string | null =>
   seconds < minSeconds
     ? `The audio is too short: ${seconds.toFixed(3)} s (at least ${minSeconds} s)`
     : seconds > limits.maxSeconds
-      ? `The audio is too long: ${seconds.toFixed(1)} s (at most ${limits.maxSeconds} s, TRANSCRIBE_MAX_SECONDS)`
-      : null
+    ? `The audio is too long: ${seconds.toFixed(1)} s (at most ${limits.maxSeconds} s, TRANSCRIBE_MAX_SECONDS)`
+    : null
 
 const checkSize = (bytes: Uint8Array, limits: AudioLimits): string | null =>
   bytes.length === 0
     ? "The audio is empty"
     : bytes.length > limits.maxBytes
-      ? `The audio is ${bytes.length} bytes (at most ${limits.maxBytes}, TRANSCRIBE_MAX_BYTES)`
-      : null
+    ? `The audio is ${bytes.length} bytes (at most ${limits.maxBytes}, TRANSCRIBE_MAX_BYTES)`
+    : null
 
 /** Raw float32 PCM, checked and wrapped as WAV; or why it cannot be taken. */
 export const preparePcm = (bytes: Uint8Array, limits: AudioLimits): PreparedAudio | string => {

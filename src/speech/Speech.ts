@@ -5,11 +5,11 @@
  */
 import { Config, Effect, Option } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
+import { ValidationError } from "../contract/Errors.ts"
 import { Hooks } from "../hooks/Hooks.ts"
+import { ProviderFailed } from "../providers/Errors.ts"
 import { Llm } from "../providers/Llm.ts"
 import type { LlmError, UsageContext } from "../providers/Model.ts"
-import { ValidationError } from "../contract/Errors.ts"
-import { ProviderFailed } from "../providers/Errors.ts"
 import { traced } from "../telemetry/Spans.ts"
 import type { AudioLimits, PreparedAudio } from "./Audio.ts"
 
@@ -38,7 +38,12 @@ export interface TranscribeInput {
   /** "api", "chat" or an integration's id (the hook's `source`). */
   readonly source: string
   readonly usage: UsageContext
-  readonly ids?: { readonly bot_id?: string | null; readonly session_id?: string | null; readonly channel_id?: string | null; readonly client_id?: string | null }
+  readonly ids?: {
+    readonly bot_id?: string | null
+    readonly session_id?: string | null
+    readonly channel_id?: string | null
+    readonly client_id?: string | null
+  }
   /** An engine model other than TRANSCRIPTION_MODEL. */
   readonly model?: string | undefined
 }
@@ -52,7 +57,7 @@ export const speechFailure = (error: LlmError): Effect.Effect<never, ValidationE
   )
 
 export class Speech extends Effect.Service<Speech>()("cairn/Speech", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const hooks = yield* Hooks
     const llm = yield* Llm
     const config = yield* speechConfig
@@ -60,7 +65,7 @@ export class Speech extends Effect.Service<Speech>()("cairn/Speech", {
     const limits: AudioLimits = { maxSeconds: config.maxSeconds, maxBytes: transcribeMaxBytes }
 
     const transcribe = (input: TranscribeInput) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { audio } = input
         const overridden = yield* hooks.override(
           "before_transcription",
@@ -75,7 +80,12 @@ export class Speech extends Effect.Service<Speech>()("cairn/Speech", {
           audio.file
         )
         if (Option.isSome(overridden)) {
-          return { text: overridden.value.trim(), durationSeconds: audio.durationSeconds, language: null, engine: "hook" } satisfies Transcription
+          return {
+            text: overridden.value.trim(),
+            durationSeconds: audio.durationSeconds,
+            language: null,
+            engine: "hook"
+          } satisfies Transcription
         }
         const result = yield* llm.transcribe({
           ...(input.model !== undefined ? { model: input.model } : {}),

@@ -4,9 +4,9 @@ import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { idPath } from "../contract/Params.ts"
-import { InjectMessage, MessageInjected, Task, TaskListQuery } from "./Model.ts"
 import { SessionNotFound } from "../sessions/Errors.ts"
 import { TaskConflict, TaskNotFound } from "./Errors.ts"
+import { InjectMessage, MessageInjected, Task, TaskListQuery } from "./Model.ts"
 
 const sessionPath = idPath("Session")
 const taskPath = idPath("Task")
@@ -26,7 +26,8 @@ export class InjectionApi extends HttpApiGroup.make("injection")
   )
   .addError(detailBody(SessionNotFound))
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Injected messages") {}
+  .annotate(OpenApi.Title, "Injected messages")
+{}
 
 export class TasksApi extends HttpApiGroup.make("tasks")
   .add(
@@ -61,4 +62,5 @@ export class TasksApi extends HttpApiGroup.make("tasks")
   )
   .addError(detailBody(TaskNotFound))
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Tasks") {}
+  .annotate(OpenApi.Title, "Tasks")
+{}

@@ -4,12 +4,12 @@
  * background task that runs the turn on the stored message.
  */
 import { SqlClient } from "@effect/sql"
-import { transactions } from "../db/Repository.ts"
 import { Effect } from "effect"
+import { transactions } from "../db/Repository.ts"
 import { Sessions } from "../sessions/Sessions.ts"
+import { traced } from "../telemetry/Spans.ts"
 import type { ExecutionConfig, InjectMessage } from "./Model.ts"
 import { Tasks } from "./Tasks.ts"
-import { traced } from "../telemetry/Spans.ts"
 
 export interface Injection {
   readonly content: string
@@ -46,7 +46,7 @@ export const sessionDispatch = (config: Record<string, unknown>): { type: string
 }
 
 export class Injector extends Effect.Service<Injector>()("cairn/Injector", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const transaction = transactions(sql)
     const sessions = yield* Sessions
@@ -54,7 +54,7 @@ export class Injector extends Effect.Service<Injector>()("cairn/Injector", {
 
     /** Stores the message and, with `runAgent`, queues its task; both or neither. */
     const inject = (sessionId: string, injection: Injection) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const session = yield* sessions.get(sessionId)
         const fallback = sessionDispatch(session.dispatch_config)
         const dispatchType = injection.notify ? (injection.dispatchType ?? fallback.type) : "none"
@@ -64,7 +64,7 @@ export class Injector extends Effect.Service<Injector>()("cairn/Injector", {
             : fallback.config
           : {}
         return yield* transaction(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const message = yield* sessions.append(session.id, {
               role: "user",
               content: injection.content,

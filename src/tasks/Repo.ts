@@ -1,12 +1,12 @@
 /** SQL for tasks, including the claim that lets several workers share one queue. */
-import { decodeRows, firstRow, IdRow, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { randomUUID } from "node:crypto"
 import { Duration } from "effect"
-import { staleAfter } from "../runs/Runs.ts"
-import { Task, type NewTask } from "./Model.ts"
+import { randomUUID } from "node:crypto"
+import { decodeRows, firstRow, IdRow, repository } from "../db/Repository.ts"
 import { dispatchConfigColumn, resealPending } from "../db/Reseal.ts"
+import { staleAfter } from "../runs/Runs.ts"
+import { type NewTask, Task } from "./Model.ts"
 
 const WorkerRow = Schema.Struct({ worker: Schema.String })
 /** A task whose lease ran out: back in the queue (`pending`), or `failed` after its last attempt. */
@@ -43,9 +43,8 @@ export const TaskRow = Schema.typeSchema(Schema.Struct(Task.fields)).pipe(
 )
 export type TaskRow = typeof TaskRow.Type
 
-
 export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const taskRows = decodeRows(TaskRow)
     return repository("TasksRepo", {
@@ -144,7 +143,7 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
         ),
       /** Pending to cancelled; the row as it is now (undefined when there is no such task). */
       cancel: (id: string) =>
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const cancelled = yield* taskRows(sql`UPDATE tasks SET status = 'cancelled', completed_at = now()
                                                 WHERE id = ${id} AND status = 'pending' RETURNING *`)
           if (cancelled[0]) return { cancelled: true, row: cancelled[0] } as const
@@ -152,11 +151,13 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
           return { cancelled: false, row: rows[0] } as const
         }),
       list: (filter: { readonly status?: string; readonly sessionId?: string; readonly botId?: string; readonly limit: number }) =>
-        sql`SELECT * FROM tasks WHERE ${sql.and([
-          filter.status === undefined ? sql`true` : sql`status = ${filter.status}`,
-          filter.sessionId === undefined ? sql`true` : sql`session_id = ${filter.sessionId}`,
-          filter.botId === undefined ? sql`true` : sql`bot_id = ${filter.botId}`
-        ])} ORDER BY created_at DESC LIMIT ${filter.limit}`.pipe(taskRows),
+        sql`SELECT * FROM tasks WHERE ${
+          sql.and([
+            filter.status === undefined ? sql`true` : sql`status = ${filter.status}`,
+            filter.sessionId === undefined ? sql`true` : sql`session_id = ${filter.sessionId}`,
+            filter.botId === undefined ? sql`true` : sql`bot_id = ${filter.botId}`
+          ])
+        } ORDER BY created_at DESC LIMIT ${filter.limit}`.pipe(taskRows),
       /** Takes the delivery of a finished task for `seconds`; the row when taken. */
       claimDelivery: (id: string, seconds: number) =>
         Effect.map(
@@ -191,7 +192,9 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
       ),
       /** Ends the leases of workers known to be gone, so the next upkeep requeues their tasks at once. */
       expireLeases: (workers: ReadonlyArray<string>) =>
-        Effect.asVoid(sql`UPDATE tasks SET lease_until = now() - interval '1 second' WHERE status = 'running' AND worker IN ${sql.in(workers)}`),
+        Effect.asVoid(
+          sql`UPDATE tasks SET lease_until = now() - interval '1 second' WHERE status = 'running' AND worker IN ${sql.in(workers)}`
+        ),
       /**
        * Tasks whose lease ran out lost their worker: back to the queue, or failed (and their result's
        * delivery due) once they have used `maxAttempts`. Answers each with where it went.

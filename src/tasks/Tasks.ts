@@ -1,12 +1,12 @@
 /** Tasks: enqueue, read, list, wait for, cancel. The worker (Worker.ts) runs them. */
 import { Duration, Effect, Option, Queue, Schedule } from "effect"
 import { isUuid } from "../contract/Params.ts"
-import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConfig.ts"
-import { Task, type NewTask } from "./Model.ts"
 import { Bus } from "../db/Bus.ts"
-import { TasksRepo, type FinishedOutcome, type TaskRow } from "./Repo.ts"
+import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConfig.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { TaskConflict, TaskNotFound } from "./Errors.ts"
+import { type NewTask, Task } from "./Model.ts"
+import { type FinishedOutcome, type TaskRow, TasksRepo } from "./Repo.ts"
 
 /** A task as responses show it: secrets in its dispatch_config masked. */
 /** Whether a task has ended: complete, failed or cancelled. */
@@ -17,9 +17,8 @@ export const taskSafetyPoll = Duration.seconds(5)
 
 export const toTask = (row: TaskRow) => new Task({ ...row, dispatch_config: maskDispatchConfig(row.dispatch_config) })
 
-
 export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const repo = yield* TasksRepo
     const bus = yield* Bus
     const secrets = yield* makeDispatchSecrets
@@ -52,7 +51,7 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
 
     /** Cancels a pending task; a running or finished one is a conflict. */
     const cancel = (id: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (!isUuid(id)) return yield* notFound(id)
         const { cancelled, row } = yield* repo.cancel(id)
         if (!row) return yield* notFound(id)
@@ -61,10 +60,9 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
           return toTask(row)
         }
         return yield* new TaskConflict({
-          detail:
-            row.status === "running"
-              ? `Task ${id} is running; only pending tasks can be cancelled (stop the run with POST /chat/cancel)`
-              : `Task ${id} is already ${row.status}`
+          detail: row.status === "running"
+            ? `Task ${id} is running; only pending tasks can be cancelled (stop the run with POST /chat/cancel)`
+            : `Task ${id} is already ${row.status}`
         })
       })
 
@@ -84,23 +82,26 @@ export class Tasks extends Effect.Service<Tasks>()("cairn/Tasks", {
     /** `changed` for several tasks, in one notice (none for none). */
     const changedAll = (ids: ReadonlyArray<string>) => bus.publishAll("task", ids)
 
-    return traced("Tasks", {
-      get,
-      awaitTask,
-      enqueue,
-      recordFinished,
-      list,
-      cancel,
-      awaitFinished,
-      cancelPending: repo.cancelPending,
-      cancelPendingBySource: repo.cancelPendingBySource,
-      openDispatchConfig: secrets.open,
-      signalWork,
-      changed,
-      changedAll,
-      /** Completes when work was signalled since the last take. */
-      awaitWork: Queue.take(workSignal)
-    } as const)
+    return traced(
+      "Tasks",
+      {
+        get,
+        awaitTask,
+        enqueue,
+        recordFinished,
+        list,
+        cancel,
+        awaitFinished,
+        cancelPending: repo.cancelPending,
+        cancelPendingBySource: repo.cancelPendingBySource,
+        openDispatchConfig: secrets.open,
+        signalWork,
+        changed,
+        changedAll,
+        /** Completes when work was signalled since the last take. */
+        awaitWork: Queue.take(workSignal)
+      } as const
+    )
   }),
   dependencies: [TasksRepo.Default, Bus.Default]
 }) {}

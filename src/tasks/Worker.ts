@@ -5,23 +5,23 @@
  * queue until `maxAttempts`, then fails with a clear error: never lost, never run twice at once.
  */
 import { SqlClient } from "@effect/sql"
-import { Bus } from "../db/Bus.ts"
-import { Leadership } from "../db/Leadership.ts"
-import { transactions } from "../db/Repository.ts"
-import { RunsRepo } from "../runs/Repo.ts"
 import { Cause, Config, Duration, Effect, FiberSet, Layer, Option, Schedule } from "effect"
 import { Bots } from "../bots/Bots.ts"
 import { Channels } from "../channels/Channels.ts"
-import { Runs } from "../runs/Runs.ts"
+import { Bus } from "../db/Bus.ts"
+import { Leadership } from "../db/Leadership.ts"
+import { transactions } from "../db/Repository.ts"
 import { ownerGone } from "../runs/Owners.ts"
+import { RunsRepo } from "../runs/Repo.ts"
+import { Runs } from "../runs/Runs.ts"
 import { turnChannel, Turns } from "../runs/Turns.ts"
-import { Dispatchers } from "./delivery/Dispatchers.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { SystemPaused } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { mergeSkills } from "../skills/Tags.ts"
+import { Dispatchers } from "./delivery/Dispatchers.ts"
 import type { ExecutionConfig } from "./Model.ts"
-import { TasksRepo, type TaskRow } from "./Repo.ts"
+import { type TaskRow, TasksRepo } from "./Repo.ts"
 import { Tasks } from "./Tasks.ts"
 
 const workerConfig = Config.all({
@@ -43,7 +43,7 @@ const losslessPollMs = 60_000
 const orphanSweep = Schedule.spaced(Duration.seconds(10))
 
 export const WorkerLive = Layer.scopedDiscard(
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const config = yield* workerConfig
     const transaction = transactions(yield* SqlClient.SqlClient)
     const repo = yield* TasksRepo
@@ -71,7 +71,7 @@ export const WorkerLive = Layer.scopedDiscard(
     let waitingForSession = true
 
     const execute = (task: TaskRow) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         // Everything that can fail is read before the session's lock is taken.
         const session = yield* sessions.get(task.session_id)
         const bot = yield* bots.get(task.bot_id)
@@ -94,10 +94,10 @@ export const WorkerLive = Layer.scopedDiscard(
         // Taking the lock and starting the run happen together: a lock whose run never started is
         // given back at once rather than left to go stale.
         const run = yield* Effect.uninterruptible(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const lock = yield* runs.acquire(task.session_id, task.id)
             if (Option.isNone(lock)) return Option.none()
-            return yield* Effect.gen(function* () {
+            return yield* Effect.gen(function*() {
               yield* repo.attachRun(task.id, lock.value)
               yield* tasks.changed(task.id)
               return Option.some(
@@ -137,18 +137,20 @@ export const WorkerLive = Layer.scopedDiscard(
           Cause.isInterruptedOnly(cause)
             ? Effect.void
             : Effect.zipRight(
-                Effect.logError(`Task ${task.id} failed before its run`, cause),
-                repo.fail(task.id, "The task could not start: " + String(Cause.squash(cause)).split("\n", 1)[0], worker).pipe(
-                  Effect.tap(() => tasks.changed(task.id)),
-                  Effect.tap((failed) => (failed && task.dispatch_type !== "none" ? FiberSet.run(running, dispatchers.deliver(task.id)) : Effect.void)),
-                  Effect.ignore
-                )
+              Effect.logError(`Task ${task.id} failed before its run`, cause),
+              repo.fail(task.id, "The task could not start: " + String(Cause.squash(cause)).split("\n", 1)[0], worker).pipe(
+                Effect.tap(() => tasks.changed(task.id)),
+                Effect.tap((
+                  failed
+                ) => (failed && task.dispatch_type !== "none" ? FiberSet.run(running, dispatchers.deliver(task.id)) : Effect.void)),
+                Effect.ignore
               )
+            )
         )
       )
 
     /** Claims while there are free slots and claimable tasks. */
-    const drain = Effect.gen(function* () {
+    const drain = Effect.gen(function*() {
       if (yield* settings.get(SystemPaused)) return
       // A run that ends while these claims are made may free the session of a task they leave:
       // its notice is kept until the claims tell whether one waits.
@@ -191,18 +193,19 @@ export const WorkerLive = Layer.scopedDiscard(
       )
     )
     yield* Effect.forkScoped(
-      Effect.all([repo.renewLeases(worker, config.leaseSeconds), runsRepo.releaseDeadTaskRuns, repo.recoverExpired(config.maxAttempts)]).pipe(
-        // Told like any other change: a requeued task wakes the workers, a failed one its waiters
-        // (one notice for them all; none when nothing was recovered).
-        Effect.tap(([, , recovered]) =>
-          Effect.zipRight(
-            tasks.changedAll(recovered.map((task) => task.id)),
-            recovered.some((task) => task.status === "pending") ? bus.publish("tasks", "recovered") : Effect.void
-          )
-        ),
-        Effect.catchAllCause((cause) => Effect.logError("Task lease upkeep failed", cause)),
-        Effect.repeat(Schedule.spaced(Duration.seconds(Math.max(1, Math.floor(config.leaseSeconds / 3)))))
-      )
+      Effect.all([repo.renewLeases(worker, config.leaseSeconds), runsRepo.releaseDeadTaskRuns, repo.recoverExpired(config.maxAttempts)])
+        .pipe(
+          // Told like any other change: a requeued task wakes the workers, a failed one its waiters
+          // (one notice for them all; none when nothing was recovered).
+          Effect.tap(([, , recovered]) =>
+            Effect.zipRight(
+              tasks.changedAll(recovered.map((task) => task.id)),
+              recovered.some((task) => task.status === "pending") ? bus.publish("tasks", "recovered") : Effect.void
+            )
+          ),
+          Effect.catchAllCause((cause) => Effect.logError("Task lease upkeep failed", cause)),
+          Effect.repeat(Schedule.spaced(Duration.seconds(Math.max(1, Math.floor(config.leaseSeconds / 3)))))
+        )
     )
     // One process sweeps orphaned deliveries (the leader lock), not each of them at once.
     yield* Effect.forkScoped(

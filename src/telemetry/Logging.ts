@@ -41,10 +41,14 @@ export const layer = (initial: LogLevelName, pretty = process.stdout.isTTY === t
   const atLevel = <M, O>(logger: Logger.Logger<M, O>) => Logger.filterLogLevel(logger, enabled)
   const output = pretty ? Logger.prettyLoggerDefault : Logger.withConsoleLog(Logger.jsonLogger)
   const loggers = Layer.scopedDiscard(
-    Effect.locallyScopedWith(FiberRef.currentLoggers, (installed) =>
-      HashSet.map(installed, (logger: Logger.Logger<unknown, any>): Logger.Logger<unknown, any> =>
-        logger === Logger.defaultLogger || logger === Logger.prettyLoggerDefault ? atLevel(output) : atLevel(logger)
-      )
+    Effect.locallyScopedWith(
+      FiberRef.currentLoggers,
+      (installed) =>
+        HashSet.map(
+          installed,
+          (logger: Logger.Logger<unknown, any>): Logger.Logger<unknown, any> =>
+            logger === Logger.defaultLogger || logger === Logger.prettyLoggerDefault ? atLevel(output) : atLevel(logger)
+        )
     )
   )
   return Layer.mergeAll(

@@ -12,8 +12,7 @@ import { Layer, Option } from "effect"
 
 export const layer = (endpoint: Option.Option<string>) =>
   Option.match(endpoint, {
-    onNone: () =>
-      Layer.merge(Layer.setTracerEnabled(false), Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, () => true)),
+    onNone: () => Layer.merge(Layer.setTracerEnabled(false), Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, () => true)),
     onSome: (base) =>
       NodeSdk.layer(() => ({
         resource: { serviceName: "cairn" },

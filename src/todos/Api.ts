@@ -17,10 +17,16 @@ export class TodosApi extends HttpApiGroup.make("todos")
       .setUrlParams(TodoQuery)
       .addSuccess(Schema.Array(Todo))
       .annotate(RequiredScope, "todos:read")
-      .annotate(OpenApi.Description, "Todos, open ones first, oldest first; filter by bot_id, channel_id, status (open, done); limit 1-500 (default 100)")
+      .annotate(
+        OpenApi.Description,
+        "Todos, open ones first, oldest first; filter by bot_id, channel_id, status (open, done); limit 1-500 (default 100)"
+      )
   )
   .add(
-    HttpApiEndpoint.get("get", "/api/v1/todos/:id").setPath(todoPath).addSuccess(Todo).annotate(RequiredScope, "todos:read").annotate(OpenApi.Description, "One todo")
+    HttpApiEndpoint.get("get", "/api/v1/todos/:id").setPath(todoPath).addSuccess(Todo).annotate(RequiredScope, "todos:read").annotate(
+      OpenApi.Description,
+      "One todo"
+    )
   )
   .add(
     HttpApiEndpoint.post("create", "/api/v1/todos")
@@ -54,4 +60,5 @@ export class TodosApi extends HttpApiGroup.make("todos")
   .addError(detailBody(TodoNotFound))
   .addError(detailBody(BotNotFound))
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Todos") {}
+  .annotate(OpenApi.Title, "Todos")
+{}

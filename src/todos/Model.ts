@@ -4,7 +4,11 @@ import { limitParam, queryParams } from "../contract/Params.ts"
 import { Timestamp } from "../contract/Time.ts"
 
 const Status = Schema.Literal("open", "done")
-const Title = Schema.String.pipe(Schema.trimmed({ message: () => "title must not start or end with spaces" }), Schema.minLength(1), Schema.maxLength(500))
+const Title = Schema.String.pipe(
+  Schema.trimmed({ message: () => "title must not start or end with spaces" }),
+  Schema.minLength(1),
+  Schema.maxLength(500)
+)
 const Notes = Schema.String.pipe(Schema.maxLength(20_000))
 
 export class Todo extends Schema.Class<Todo>("Todo")({

@@ -29,7 +29,7 @@ export interface TodoChange {
 const columns = "id, bot_id, channel_id, session_id, title, notes, status, due_at, created_at, updated_at, completed_at, created_by"
 
 export class TodosRepo extends Effect.Service<TodosRepo>()("cairn/TodosRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const rows = decodeRows(TodoRow)
     return repository("TodosRepo", {

@@ -8,13 +8,13 @@ import { ValidationError } from "../contract/Errors.ts"
 import { ownerOf } from "../sessions/Access.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { TodoNotFound } from "./Errors.ts"
-import { Todo, type CreateTodo, type UpdateTodo } from "./Model.ts"
-import { TodosRepo, type NewTodo, type TodoRow } from "./Repo.ts"
+import { type CreateTodo, Todo, type UpdateTodo } from "./Model.ts"
+import { type NewTodo, type TodoRow, TodosRepo } from "./Repo.ts"
 
 const toTodo = (row: TodoRow) => new Todo(row)
 
 export class Todos extends Effect.Service<Todos>()("cairn/Todos", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const repo = yield* TodosRepo
     const bots = yield* Bots
     const channels = yield* Channels
@@ -22,18 +22,26 @@ export class Todos extends Effect.Service<Todos>()("cairn/Todos", {
     const notFound = (id: string) => new TodoNotFound({ detail: `Todo not found: ${id}` })
     const get = (id: string) => Effect.flatMap(repo.find(id), (row) => (row ? Effect.succeed(toTodo(row)) : Effect.fail(notFound(id))))
 
-    const list = (filter: { readonly botId?: string | undefined; readonly channelId?: string | undefined; readonly status?: "open" | "done" | undefined; readonly limit?: number | undefined }) =>
-      Effect.map(repo.list({ ...filter, limit: filter.limit ?? 100 }), (rows) => rows.map(toTodo))
+    const list = (
+      filter: {
+        readonly botId?: string | undefined
+        readonly channelId?: string | undefined
+        readonly status?: "open" | "done" | undefined
+        readonly limit?: number | undefined
+      }
+    ) => Effect.map(repo.list({ ...filter, limit: filter.limit ?? 100 }), (rows) => rows.map(toTodo))
 
     /** Stores a todo as given (the bot's tool, or `create` once it has checked the request). */
     const add = (todo: NewTodo) => Effect.map(repo.insert(todo), toTodo)
 
     /** Checks the bot and channel a request names, then stores the todo as made by `createdBy`. */
     const createBy = (input: CreateTodo, createdBy: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* Effect.mapError(bots.get(input.bot_id), () => new BotNotFound({ detail: `Unknown bot: ${input.bot_id}` }))
         if (input.channel_id) {
-          yield* channels.get(input.channel_id).pipe(Effect.catchTag("ChannelNotFound", () => ValidationError.single(["body", "channel_id"], "Unknown channel")))
+          yield* channels.get(input.channel_id).pipe(
+            Effect.catchTag("ChannelNotFound", () => ValidationError.single(["body", "channel_id"], "Unknown channel"))
+          )
         }
         return yield* add({
           botId: input.bot_id,
@@ -49,7 +57,7 @@ export class Todos extends Effect.Service<Todos>()("cairn/Todos", {
     const create = (input: CreateTodo, principal: PrincipalShape) => createBy(input, ownerOf(principal))
 
     const update = (id: string, change: Pick<UpdateTodo, "title" | "notes" | "status" | "due_at">) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const row = yield* repo.update(id, {
           title: change.title,
           notes: change.notes,
@@ -61,7 +69,10 @@ export class Todos extends Effect.Service<Todos>()("cairn/Todos", {
 
     const remove = (id: string) => Effect.flatMap(repo.remove(id), (removed) => (removed ? Effect.void : Effect.fail(notFound(id))))
 
-    return traced("Todos", { get, list, add, create, createBy, update, complete: (id: string) => update(id, { status: "done" }), remove } as const)
+    return traced(
+      "Todos",
+      { get, list, add, create, createBy, update, complete: (id: string) => update(id, { status: "done" }), remove } as const
+    )
   }),
   dependencies: [TodosRepo.Default, Bots.Default, Channels.Default]
 }) {}

@@ -15,4 +15,5 @@ export class UsageApi extends HttpApiGroup.make("usage")
       )
   )
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Usage") {}
+  .annotate(OpenApi.Title, "Usage")
+{}

@@ -5,12 +5,10 @@ import { ValidationError } from "../contract/Errors.ts"
 import { Usage } from "./Usage.ts"
 
 export const UsageHttpLive = HttpApiBuilder.group(CairnApi, "usage", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const usage = yield* Usage
     return handlers.handle("report", ({ urlParams }) =>
       urlParams.from && urlParams.to && urlParams.from.getTime() >= urlParams.to.getTime()
         ? Effect.fail(ValidationError.single(["query", "from"], "Expected `from` to be before `to`"))
-        : usage.report(urlParams)
-    )
-  })
-)
+        : usage.report(urlParams))
+  }))

@@ -1,9 +1,9 @@
 /** SQL for the usage records. */
-import { jsonRowsInsert } from "../db/JsonRows.ts"
-import { decodeRows, repository } from "../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, type Schema } from "effect"
 import * as crypto from "node:crypto"
+import { jsonRowsInsert } from "../db/JsonRows.ts"
+import { decodeRows, repository } from "../db/Repository.ts"
 import { type UsageRecord, UsageReport, UsageTotals } from "./Model.ts"
 
 const totalsColumns = `
@@ -17,12 +17,27 @@ const totalsColumns = `
   coalesce(sum(audio_seconds), 0)::float8 AS audio_seconds`
 
 const insertUsage = jsonRowsInsert("llm_usage", [
-  "id", "at", "source", "principal_kind", "principal_id", "bot_id", "session_id", "provider_id", "model",
-  "prompt_tokens", "completion_tokens", "total_tokens", "audio_seconds", "cost_usd", "duration_ms", "outcome", "error_kind"
+  "id",
+  "at",
+  "source",
+  "principal_kind",
+  "principal_id",
+  "bot_id",
+  "session_id",
+  "provider_id",
+  "model",
+  "prompt_tokens",
+  "completion_tokens",
+  "total_tokens",
+  "audio_seconds",
+  "cost_usd",
+  "duration_ms",
+  "outcome",
+  "error_kind"
 ])
 
 export class UsageRepo extends Effect.Service<UsageRepo>()("cairn/UsageRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     /** Totals grouped by the first `keyCount` selected columns; rows decoded as the report declares them. */
@@ -41,27 +56,27 @@ export class UsageRepo extends Effect.Service<UsageRepo>()("cairn/UsageRepo", {
         records.length === 0
           ? Effect.void
           : insertUsage(
-              sql,
-              records.map((r) => ({
-                id: crypto.randomUUID(),
-                at: r.at,
-                source: r.source,
-                principal_kind: r.principalKind,
-                principal_id: r.principalId,
-                bot_id: r.botId,
-                session_id: r.sessionId,
-                provider_id: r.providerId,
-                model: r.model,
-                prompt_tokens: r.promptTokens,
-                completion_tokens: r.completionTokens,
-                total_tokens: r.totalTokens,
-                audio_seconds: r.audioSeconds ?? 0,
-                cost_usd: r.costUsd,
-                duration_ms: r.durationMs,
-                outcome: r.outcome,
-                error_kind: r.errorKind
-              }))
-            ).pipe(Effect.asVoid),
+            sql,
+            records.map((r) => ({
+              id: crypto.randomUUID(),
+              at: r.at,
+              source: r.source,
+              principal_kind: r.principalKind,
+              principal_id: r.principalId,
+              bot_id: r.botId,
+              session_id: r.sessionId,
+              provider_id: r.providerId,
+              model: r.model,
+              prompt_tokens: r.promptTokens,
+              completion_tokens: r.completionTokens,
+              total_tokens: r.totalTokens,
+              audio_seconds: r.audioSeconds ?? 0,
+              cost_usd: r.costUsd,
+              duration_ms: r.durationMs,
+              outcome: r.outcome,
+              error_kind: r.errorKind
+            }))
+          ).pipe(Effect.asVoid),
       totals: (from: Date, to: Date) =>
         sql
           .unsafe(`SELECT ${totalsColumns} FROM llm_usage WHERE at >= $1 AND at < $2`, [from, to])

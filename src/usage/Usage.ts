@@ -4,22 +4,22 @@
  */
 import { Clock, Effect } from "effect"
 import { makeBatchWriter } from "../db/BatchWriter.ts"
-import { UsageReport, type UsageRecord } from "./Model.ts"
-import { UsageRepo } from "./Repo.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { type UsageRecord, UsageReport } from "./Model.ts"
+import { UsageRepo } from "./Repo.ts"
 
 export const flushMs = 500
 const defaultRangeMs = 30 * 24 * 3600 * 1000
 
 export class Usage extends Effect.Service<Usage>()("cairn/Usage", {
-  scoped: Effect.gen(function* () {
+  scoped: Effect.gen(function*() {
     const repo = yield* UsageRepo
     const writer = yield* makeBatchWriter("LLM usage records", repo.insertMany, flushMs)
     const { flush } = writer
     const record = (entry: UsageRecord) => writer.push(entry)
 
     const report = (range: { readonly from?: Date; readonly to?: Date }) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* flush
         const to = range.to ?? new Date(yield* Clock.currentTimeMillis)
         const from = range.from ?? new Date(to.getTime() - defaultRangeMs)

@@ -13,8 +13,16 @@ const runPath = idPath("Workflow run")
 const stepPath = idPath("Workflow run", { step: Schema.String })
 
 export class WorkflowsApi extends HttpApiGroup.make("workflows")
-  .add(HttpApiEndpoint.get("list", "/api/v1/admin/workflows").addSuccess(Schema.Array(Workflow)).annotate(RequiredScope, "workflows:read").annotate(OpenApi.Description, "Every workflow, from files and from the API"))
-  .add(HttpApiEndpoint.get("get", "/api/v1/admin/workflows/:id").setPath(workflowPath).addSuccess(Workflow).annotate(RequiredScope, "workflows:read").annotate(OpenApi.Description, "One workflow, its definition with defaults filled in"))
+  .add(
+    HttpApiEndpoint.get("list", "/api/v1/admin/workflows").addSuccess(Schema.Array(Workflow)).annotate(RequiredScope, "workflows:read")
+      .annotate(OpenApi.Description, "Every workflow, from files and from the API")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/api/v1/admin/workflows/:id").setPath(workflowPath).addSuccess(Workflow).annotate(
+      RequiredScope,
+      "workflows:read"
+    ).annotate(OpenApi.Description, "One workflow, its definition with defaults filled in")
+  )
   .add(
     HttpApiEndpoint.get("export", "/api/v1/admin/workflows/:id/export")
       .setPath(workflowPath)
@@ -27,7 +35,10 @@ export class WorkflowsApi extends HttpApiGroup.make("workflows")
       .setPayload(Schema.Unknown)
       .addSuccess(Workflow, { status: 201 })
       .annotate(RequiredScope, "workflows:write")
-      .annotate(OpenApi.Description, "Create a workflow from its definition (JSON; see docs/api.md, \"Workflows\"); 422 with every problem, 409 when the id exists")
+      .annotate(
+        OpenApi.Description,
+        "Create a workflow from its definition (JSON; see docs/api.md, \"Workflows\"); 422 with every problem, 409 when the id exists"
+      )
   )
   .add(
     HttpApiEndpoint.put("update", "/api/v1/admin/workflows/:id")
@@ -50,7 +61,10 @@ export class WorkflowsApi extends HttpApiGroup.make("workflows")
       .setPayload(RunRequest)
       .addSuccess(WorkflowRun, { status: 202 })
       .annotate(RequiredScope, "workflows:write")
-      .annotate(OpenApi.Description, "Start a run with {params}: each checked against its declared type, defaults filled in (422 at params.<name> otherwise)")
+      .annotate(
+        OpenApi.Description,
+        "Start a run with {params}: each checked against its declared type, defaults filled in (422 at params.<name> otherwise)"
+      )
   )
   .add(
     HttpApiEndpoint.get("runs", "/api/v1/admin/workflow-runs")
@@ -97,4 +111,5 @@ export class WorkflowsApi extends HttpApiGroup.make("workflows")
   .addError(detailBody(WorkflowNotFound))
   .addError(detailBody(WorkflowConflict))
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Workflows") {}
+  .annotate(OpenApi.Title, "Workflows")
+{}

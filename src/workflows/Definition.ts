@@ -7,7 +7,9 @@
 import { Either, ParseResult, Schema } from "effect"
 import { cronProblem, validTimezone } from "../heartbeats/Slots.ts"
 
-const Id = Schema.String.pipe(Schema.pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: () => "Expected an id of lowercase letters, digits, - and _ (at most 64)" }))
+const Id = Schema.String.pipe(
+  Schema.pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: () => "Expected an id of lowercase letters, digits, - and _ (at most 64)" })
+)
 
 export const ParamSpec = Schema.Struct({
   type: Schema.Literal("string", "integer", "number", "boolean"),
@@ -51,7 +53,10 @@ export const Triggers = Schema.Struct({
     Schema.Struct({
       cron: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
       timezone: Schema.optionalWith(Schema.String, { default: () => "UTC" }),
-      params: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean) }), { default: () => ({}) })
+      params: Schema.optionalWith(
+        Schema.Record({ key: Schema.String, value: Schema.Union(Schema.String, Schema.Number, Schema.Boolean) }),
+        { default: () => ({}) }
+      )
     })
   ),
   /** A tool bots may call to start the workflow with its params (`workflow_<id>` unless named). */
@@ -63,7 +68,9 @@ export const WorkflowDefinition = Schema.Struct({
   name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
   description: Schema.optionalWith(Schema.String, { default: () => "" }),
   bot: Schema.optionalWith(Schema.String.pipe(Schema.minLength(1)), { default: () => "default" }),
-  params: Schema.optionalWith(Schema.Record({ key: Schema.String.pipe(Schema.pattern(/^[a-z_][a-z0-9_]*$/)), value: ParamSpec }), { default: () => ({}) }),
+  params: Schema.optionalWith(Schema.Record({ key: Schema.String.pipe(Schema.pattern(/^[a-z_][a-z0-9_]*$/)), value: ParamSpec }), {
+    default: () => ({})
+  }),
   steps: Schema.NonEmptyArray(StepSpec),
   triggers: Schema.optionalWith(Triggers, { default: () => ({ api: true }) })
 }).pipe(Schema.filter((definition) => structureProblems(definition)))
@@ -78,15 +85,21 @@ const references = (template: string) => [...template.matchAll(placeholder)].map
 function structureProblems(definition: {
   readonly params: Readonly<Record<string, ParamSpec>>
   readonly steps: ReadonlyArray<StepSpec>
-  readonly triggers: { readonly schedule?: { readonly cron: string; readonly timezone: string; readonly params: Readonly<Record<string, unknown>> } | undefined }
+  readonly triggers: {
+    readonly schedule?: { readonly cron: string; readonly timezone: string; readonly params: Readonly<Record<string, unknown>> } | undefined
+  }
 }): ReadonlyArray<ParseResult.ParseIssue> | true {
   const problems: Array<string> = []
   const schedule = definition.triggers.schedule
   if (schedule) {
     if (!validTimezone(schedule.timezone)) problems.push(`triggers.schedule.timezone: ${schedule.timezone} is not an IANA time zone`)
-    else if (cronProblem(schedule.cron, schedule.timezone) !== null) problems.push(`triggers.schedule.cron: ${cronProblem(schedule.cron, schedule.timezone)}`)
+    else if (cronProblem(schedule.cron, schedule.timezone) !== null) {
+      problems.push(`triggers.schedule.cron: ${cronProblem(schedule.cron, schedule.timezone)}`)
+    }
     const params = resolveParams(definition, schedule.params)
-    if (Either.isLeft(params)) for (const problem of params.left) problems.push(`triggers.schedule.params.${problem.name}: ${problem.message}`)
+    if (Either.isLeft(params)) {
+      for (const problem of params.left) problems.push(`triggers.schedule.params.${problem.name}: ${problem.message}`)
+    }
   }
   const seen = new Set<string>()
   for (const [index, step] of definition.steps.entries()) {
@@ -97,8 +110,12 @@ function structureProblems(definition: {
         problems.push(`steps[${index}] (${step.id}): {{${name}}} names ${earlier ? "no earlier step" : "no param"}`)
       }
     }
-    if (step.when && "param" in step.when && !(step.when.param in definition.params)) problems.push(`steps[${index}] (${step.id}): when names no param ${step.when.param}`)
-    if (step.when && "step" in step.when && !seen.has(step.when.step)) problems.push(`steps[${index}] (${step.id}): when names no earlier step ${step.when.step}`)
+    if (step.when && "param" in step.when && !(step.when.param in definition.params)) {
+      problems.push(`steps[${index}] (${step.id}): when names no param ${step.when.param}`)
+    }
+    if (step.when && "step" in step.when && !seen.has(step.when.step)) {
+      problems.push(`steps[${index}] (${step.id}): when names no earlier step ${step.when.step}`)
+    }
     seen.add(step.id)
   }
   for (const [name, spec] of Object.entries(definition.params)) {
@@ -108,7 +125,13 @@ function structureProblems(definition: {
 }
 
 const fitsType = (type: ParamSpec["type"], value: unknown) =>
-  type === "string" ? typeof value === "string" : type === "boolean" ? typeof value === "boolean" : type === "integer" ? Number.isInteger(value) : typeof value === "number" && Number.isFinite(value)
+  type === "string"
+    ? typeof value === "string"
+    : type === "boolean"
+    ? typeof value === "boolean"
+    : type === "integer"
+    ? Number.isInteger(value)
+    : typeof value === "number" && Number.isFinite(value)
 
 export type ParamValue = string | number | boolean
 
@@ -119,7 +142,9 @@ export const resolveParams = (
 ): Either.Either<Record<string, ParamValue>, ReadonlyArray<{ readonly name: string; readonly message: string; readonly type: string }>> => {
   const problems: Array<{ name: string; message: string; type: string }> = []
   const resolved: Record<string, ParamValue> = {}
-  for (const name of Object.keys(given)) if (!(name in definition.params)) problems.push({ name, message: `Unknown param ${name}`, type: "unknown_param" })
+  for (const name of Object.keys(given)) {
+    if (!(name in definition.params)) problems.push({ name, message: `Unknown param ${name}`, type: "unknown_param" })
+  }
   for (const [name, spec] of Object.entries(definition.params)) {
     const value = given[name]
     if (value === undefined || value === null) {
@@ -127,8 +152,9 @@ export const resolveParams = (
       else if (spec.required) problems.push({ name, message: `The param ${name} is required`, type: "missing" })
       continue
     }
-    if (!fitsType(spec.type, value)) problems.push({ name, message: `Expected ${spec.type === "integer" ? "an integer" : `a ${spec.type}`}`, type: "type_error" })
-    else resolved[name] = value as ParamValue
+    if (!fitsType(spec.type, value)) {
+      problems.push({ name, message: `Expected ${spec.type === "integer" ? "an integer" : `a ${spec.type}`}`, type: "type_error" })
+    } else resolved[name] = value as ParamValue
   }
   return problems.length > 0 ? Either.left(problems) : Either.right(resolved)
 }

@@ -10,17 +10,17 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Config, Duration, Effect, Layer } from "effect"
+import { Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import YAML from "yaml"
+import { projectDir } from "../config/ProjectRoot.ts"
 import { Bus } from "../db/Bus.ts"
 import { Leadership } from "../db/Leadership.ts"
-import { Schema } from "effect"
 import { nextSlot } from "../heartbeats/Slots.ts"
 import { WorkflowDefinition } from "./Definition.ts"
 import { WorkflowsRepo } from "./Repo.ts"
 import { Workflows } from "./Workflows.ts"
-import { projectDir } from "../config/ProjectRoot.ts"
 
 const engineConfig = Config.all({
   tickMs: Config.integer("WORKFLOW_TICK_MS").pipe(Config.withDefault(500)),
@@ -37,13 +37,15 @@ export const projectWorkflowsDir = projectDir("workflows")
 
 /** The definitions in a directory's `.yaml`, `.yml` and `.json` files; a file that is not one is logged and left out. */
 const readDir = (dir: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     if (!fs.existsSync(dir)) return []
     const found: Array<{ readonly definition: WorkflowDefinition; readonly file: string }> = []
     for (const name of fs.readdirSync(dir).sort()) {
       if (!/\.(ya?ml|json)$/.test(name)) continue
       const file = path.join(dir, name)
-      const parsed = yield* Effect.try(() => (name.endsWith(".json") ? JSON.parse(fs.readFileSync(file, "utf8")) : YAML.parse(fs.readFileSync(file, "utf8")))).pipe(
+      const parsed = yield* Effect.try(
+        () => (name.endsWith(".json") ? JSON.parse(fs.readFileSync(file, "utf8")) : YAML.parse(fs.readFileSync(file, "utf8")))
+      ).pipe(
         Effect.flatMap((raw) => Schema.decodeUnknown(WorkflowDefinition, { errors: "all", onExcessProperty: "error" })(raw)),
         Effect.either
       )
@@ -54,7 +56,7 @@ const readDir = (dir: string) =>
   })
 
 export const WorkflowEngineLive = Layer.scopedDiscard(
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const config = yield* engineConfig
     const repo = yield* WorkflowsRepo
     const workflows = yield* Workflows
@@ -71,7 +73,7 @@ export const WorkflowEngineLive = Layer.scopedDiscard(
      * Starts a run for each schedule whose slot has come (once: the slot moves on first), and sets
      * new schedules' first slot. Answers the earliest slot still to come, if any.
      */
-    const fireSchedules = Effect.gen(function* () {
+    const fireSchedules = Effect.gen(function*() {
       const now = new Date()
       let earliest: number | undefined
       const upcoming = (at: Date) => {
@@ -96,7 +98,7 @@ export const WorkflowEngineLive = Layer.scopedDiscard(
         // The slot moves on and its run starts together: neither without the other, whatever stops.
         yield* sql
           .withTransaction(
-            Effect.gen(function* () {
+            Effect.gen(function*() {
               if (!(yield* repo.moveSchedule(row.id, slot, next))) return
               yield* workflows.start(row.id, schedule.params, `schedule:${slot.toISOString()}`, "schedule")
             })
@@ -107,7 +109,7 @@ export const WorkflowEngineLive = Layer.scopedDiscard(
     })
 
     /** One look: fires due slots, moves running runs on, and answers how long it may sleep. */
-    const tick = Effect.gen(function* () {
+    const tick = Effect.gen(function*() {
       const nextSlot = yield* fireSchedules
       const active = yield* repo.activeRunIds
       for (const runId of active) yield* workflows.advance(runId)
@@ -119,6 +121,7 @@ export const WorkflowEngineLive = Layer.scopedDiscard(
 
     // Looks again when a task changes (a step's task ended) or a workflow or run is made.
     const engine = bus.lookLoop(["task", "workflows"], tick, config.tickMs)
-    yield* leadership.lead("workflows", engine, { onFollowing: Effect.void, onLeading: Effect.logDebug("Leading the workflow engine") }).pipe(Effect.forkScoped)
+    yield* leadership.lead("workflows", engine, { onFollowing: Effect.void, onLeading: Effect.logDebug("Leading the workflow engine") })
+      .pipe(Effect.forkScoped)
   })
 ).pipe(Layer.provide(Layer.mergeAll(Workflows.Default, WorkflowsRepo.Default, Leadership.Default, Bus.Default)))

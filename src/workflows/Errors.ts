@@ -11,5 +11,8 @@ export class WorkflowNotFound extends Schema.TaggedError<WorkflowNotFound>()(
 export class WorkflowConflict extends Schema.TaggedError<WorkflowConflict>()(
   "WorkflowConflict",
   { detail: Schema.String },
-  HttpApiSchema.annotations({ status: 409, description: "The workflow exists already, or the run or step is not in a state that allows this" })
+  HttpApiSchema.annotations({
+    status: 409,
+    description: "The workflow exists already, or the run or step is not in a state that allows this"
+  })
 ) {}

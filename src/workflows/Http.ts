@@ -6,7 +6,7 @@ import { ownerOf } from "../sessions/Access.ts"
 import { Workflows } from "./Workflows.ts"
 
 export const WorkflowsHttpLive = HttpApiBuilder.group(CairnApi, "workflows", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const workflows = yield* Workflows
     return handlers
       .handle("list", () => workflows.list)
@@ -15,12 +15,16 @@ export const WorkflowsHttpLive = HttpApiBuilder.group(CairnApi, "workflows", (ha
       .handle("create", ({ payload }) => workflows.create(payload))
       .handle("update", ({ path, payload }) => workflows.update(path.id, payload))
       .handle("delete", ({ path }) => workflows.remove(path.id))
-      .handle("run", ({ path, payload }) => Effect.flatMap(Principal, (principal) => workflows.start(path.id, payload.params, `api:${ownerOf(principal)}`)))
-      .handle("runs", ({ urlParams }) => workflows.runs({ workflowId: urlParams.workflow_id, status: urlParams.status, limit: urlParams.limit }))
-      .handle("getRun", ({ path }) => workflows.view(path.id))
-      .handle("cancel", ({ path }) => workflows.cancel(path.id))
-      .handle("approve", ({ path }) => workflows.approve(path.id, path.step))
+      .handle("run", ({ path, payload }) =>
+        Effect.flatMap(Principal, (principal) => workflows.start(path.id, payload.params, `api:${ownerOf(principal)}`)))
+      .handle("runs", ({ urlParams }) =>
+        workflows.runs({ workflowId: urlParams.workflow_id, status: urlParams.status, limit: urlParams.limit }))
+      .handle("getRun", ({ path }) =>
+        workflows.view(path.id))
+      .handle("cancel", ({ path }) =>
+        workflows.cancel(path.id))
+      .handle("approve", ({ path }) =>
+        workflows.approve(path.id, path.step))
       .handle("skip", ({ path }) => workflows.skip(path.id, path.step))
       .handle("retry", ({ path }) => workflows.retry(path.id, path.step))
-  })
-)
+  }))

@@ -15,7 +15,6 @@ export const WorkflowRow = Schema.Struct({
 })
 export type WorkflowRow = typeof WorkflowRow.Type
 
-
 export const RunRow = Schema.Struct({
   id: Schema.String,
   workflow_id: Schema.String,
@@ -29,7 +28,6 @@ export const RunRow = Schema.Struct({
   finished_at: Schema.NullOr(Schema.DateFromSelf)
 })
 export type RunRow = typeof RunRow.Type
-
 
 export const StepRow = Schema.Struct({
   run_id: Schema.String,
@@ -47,7 +45,10 @@ export const StepRow = Schema.Struct({
 export type StepRow = typeof StepRow.Type
 
 /** A workflow with a schedule trigger and its next slot. */
-const ScheduledRow = WorkflowRow.pipe(Schema.pick("id", "definition"), Schema.extend(Schema.Struct({ next_at: Schema.NullOr(Schema.DateFromSelf) })))
+const ScheduledRow = WorkflowRow.pipe(
+  Schema.pick("id", "definition"),
+  Schema.extend(Schema.Struct({ next_at: Schema.NullOr(Schema.DateFromSelf) }))
+)
 const StepTaskRow = StepRow.pipe(Schema.pick("task_id"))
 
 const TaskState = Schema.Struct({ status: Schema.String, result: Schema.NullOr(Schema.String), error: Schema.NullOr(Schema.String) })
@@ -56,7 +57,7 @@ const runColumns = "id, workflow_id, definition, params, status, triggered_by, s
 const stepColumns = "run_id, ordinal, step_id, status, approved, attempts, task_id, result, error, started_at, finished_at"
 
 export class WorkflowsRepo extends Effect.Service<WorkflowsRepo>()("cairn/WorkflowsRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const workflows = decodeRows(WorkflowRow)
     const runs = decodeRows(RunRow)
@@ -64,7 +65,8 @@ export class WorkflowsRepo extends Effect.Service<WorkflowsRepo>()("cairn/Workfl
     const tasks = decodeRows(TaskState)
     return repository("WorkflowsRepo", {
       list: workflows(sql`SELECT id, definition, source, origin, updated_at FROM workflows ORDER BY id`),
-      find: (id: string) => workflows(sql`SELECT id, definition, source, origin, updated_at FROM workflows WHERE id = ${id}`).pipe(Effect.map(firstRow)),
+      find: (id: string) =>
+        workflows(sql`SELECT id, definition, source, origin, updated_at FROM workflows WHERE id = ${id}`).pipe(Effect.map(firstRow)),
       /** A file's workflow; one changed through the API is left as it is. */
       syncFromFile: (id: string, definition: unknown, origin: string) =>
         sql`INSERT INTO workflows (id, definition, source, origin) VALUES (${id}, ${JSON.stringify(definition)}::jsonb, 'file', ${origin})
@@ -72,31 +74,53 @@ export class WorkflowsRepo extends Effect.Service<WorkflowsRepo>()("cairn/Workfl
             WHERE workflows.source = 'file'`.pipe(Effect.asVoid),
       insert: (id: string, definition: unknown) =>
         Effect.map(
-          sql`INSERT INTO workflows (id, definition, source) VALUES (${id}, ${JSON.stringify(definition)}::jsonb, 'api') ON CONFLICT (id) DO NOTHING RETURNING id`,
+          sql`INSERT INTO workflows (id, definition, source) VALUES (${id}, ${
+            JSON.stringify(definition)
+          }::jsonb, 'api') ON CONFLICT (id) DO NOTHING RETURNING id`,
           (rows) => rows.length === 1
         ),
       update: (id: string, definition: unknown) =>
         Effect.map(
-          sql`UPDATE workflows SET definition = ${JSON.stringify(definition)}::jsonb, source = 'api', updated_at = now() WHERE id = ${id} RETURNING id`,
+          sql`UPDATE workflows SET definition = ${
+            JSON.stringify(definition)
+          }::jsonb, source = 'api', updated_at = now() WHERE id = ${id} RETURNING id`,
           (rows) => rows.length === 1
         ),
       /** Workflows with a schedule trigger, with their next slot. */
-      scheduled: decodeRows(ScheduledRow)(sql`SELECT id, definition, next_at FROM workflows WHERE definition->'triggers'->'schedule' IS NOT NULL`),
+      scheduled: decodeRows(ScheduledRow)(
+        sql`SELECT id, definition, next_at FROM workflows WHERE definition->'triggers'->'schedule' IS NOT NULL`
+      ),
       /** Moves a schedule's next slot from what was read (to the millisecond) to `to`; false when another process moved it. */
       moveSchedule: (id: string, from: Date | null, to: Date) =>
         Effect.map(
           sql`UPDATE workflows SET next_at = ${to}
-               WHERE id = ${id} AND (CASE WHEN ${from === null} THEN next_at IS NULL ELSE date_trunc('milliseconds', next_at) = date_trunc('milliseconds', ${from}::timestamptz) END)
+               WHERE id = ${id} AND (CASE WHEN ${
+            from === null
+          } THEN next_at IS NULL ELSE date_trunc('milliseconds', next_at) = date_trunc('milliseconds', ${from}::timestamptz) END)
                RETURNING id`,
           (rows) => rows.length === 1
         ),
       remove: (id: string) => Effect.map(sql`DELETE FROM workflows WHERE id = ${id} RETURNING id`, (rows) => rows.length === 1),
       /** A run and its steps, all pending, in one statement each within the caller's transaction. */
-      insertRun: (run: { readonly id: string; readonly workflowId: string; readonly definition: unknown; readonly params: unknown; readonly triggeredBy: string; readonly sessionId: string; readonly stepIds: ReadonlyArray<string> }) =>
+      insertRun: (
+        run: {
+          readonly id: string
+          readonly workflowId: string
+          readonly definition: unknown
+          readonly params: unknown
+          readonly triggeredBy: string
+          readonly sessionId: string
+          readonly stepIds: ReadonlyArray<string>
+        }
+      ) =>
         Effect.zipRight(
           sql`INSERT INTO workflow_runs (id, workflow_id, definition, params, status, triggered_by, session_id)
-              VALUES (${run.id}, ${run.workflowId}, ${JSON.stringify(run.definition)}::jsonb, ${JSON.stringify(run.params)}::jsonb, 'running', ${run.triggeredBy}, ${run.sessionId})`,
-          sql`INSERT INTO workflow_steps ${sql.insert(run.stepIds.map((stepId, ordinal) => ({ run_id: run.id, ordinal, step_id: stepId, status: "pending" })))}`
+              VALUES (${run.id}, ${run.workflowId}, ${JSON.stringify(run.definition)}::jsonb, ${
+            JSON.stringify(run.params)
+          }::jsonb, 'running', ${run.triggeredBy}, ${run.sessionId})`,
+          sql`INSERT INTO workflow_steps ${
+            sql.insert(run.stepIds.map((stepId, ordinal) => ({ run_id: run.id, ordinal, step_id: stepId, status: "pending" })))
+          }`
         ).pipe(Effect.asVoid),
       run: (id: string) => runs(sql`SELECT ${sql.literal(runColumns)} FROM workflow_runs WHERE id = ${id}`).pipe(Effect.map(firstRow)),
       runs: (filter: { readonly workflowId?: string | undefined; readonly status?: string | undefined; readonly limit: number }) =>
@@ -116,7 +140,14 @@ export class WorkflowsRepo extends Effect.Service<WorkflowsRepo>()("cairn/Workfl
         ordinal: number,
         from: ReadonlyArray<string>,
         to: string,
-        fields: { readonly taskId?: string | null; readonly result?: string | null; readonly error?: string | null; readonly approved?: boolean; readonly attempt?: boolean; readonly resetAttempts?: boolean } = {}
+        fields: {
+          readonly taskId?: string | null
+          readonly result?: string | null
+          readonly error?: string | null
+          readonly approved?: boolean
+          readonly attempt?: boolean
+          readonly resetAttempts?: boolean
+        } = {}
       ) =>
         Effect.map(
           sql`UPDATE workflow_steps SET status = ${to},
@@ -124,7 +155,9 @@ export class WorkflowsRepo extends Effect.Service<WorkflowsRepo>()("cairn/Workfl
                 result = CASE WHEN ${fields.result !== undefined} THEN ${fields.result ?? null} ELSE result END,
                 error = CASE WHEN ${fields.error !== undefined} THEN ${fields.error ?? null} ELSE error END,
                 approved = CASE WHEN ${fields.approved !== undefined} THEN ${fields.approved ?? false} ELSE approved END,
-                attempts = CASE WHEN ${fields.resetAttempts === true} THEN 0 WHEN ${fields.attempt === true} THEN attempts + 1 ELSE attempts END,
+                attempts = CASE WHEN ${fields.resetAttempts === true} THEN 0 WHEN ${
+            fields.attempt === true
+          } THEN attempts + 1 ELSE attempts END,
                 started_at = CASE WHEN ${to} = 'running' THEN now() ELSE started_at END,
                 finished_at = CASE WHEN ${to} IN ('complete', 'failed', 'skipped', 'cancelled') THEN now() ELSE NULL END
               WHERE run_id = ${runId} AND ordinal = ${ordinal} AND status IN ${sql.in(from)} RETURNING run_id`,

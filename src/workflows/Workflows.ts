@@ -17,22 +17,23 @@ import { Effect, Either, ParseResult, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import YAML from "yaml"
 import { jsonSchemaTool } from "../agent/Tool.ts"
-import { ToolRegistry, layer as ToolRegistryLive } from "../agent/Tools.ts"
+import { layer as ToolRegistryLive, ToolRegistry } from "../agent/Tools.ts"
 import { Bots } from "../bots/Bots.ts"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
-import { Sessions } from "../sessions/Sessions.ts"
 import { Bus } from "../db/Bus.ts"
+import { Sessions } from "../sessions/Sessions.ts"
 import { Tasks } from "../tasks/Tasks.ts"
 import { traced } from "../telemetry/Spans.ts"
-import { holds, render, resolveParams, toolNameOf, WorkflowDefinition, type ParamValue, type StepStatus } from "./Definition.ts"
+import { holds, type ParamValue, render, resolveParams, type StepStatus, toolNameOf, WorkflowDefinition } from "./Definition.ts"
 import { WorkflowConflict, WorkflowNotFound } from "./Errors.ts"
 import { Workflow, WorkflowRun, WorkflowStep } from "./Model.ts"
-import { WorkflowsRepo, type RunRow, type StepRow, type WorkflowRow } from "./Repo.ts"
+import { type RunRow, type StepRow, type WorkflowRow, WorkflowsRepo } from "./Repo.ts"
 
 const decodeDefinition = Schema.decodeUnknownSync(WorkflowDefinition)
 const encodeDefinition = Schema.encodeSync(WorkflowDefinition)
 
-const toWorkflow = (row: WorkflowRow) => new Workflow({ id: row.id, definition: row.definition, source: row.source, updated_at: row.updated_at.toISOString() })
+const toWorkflow = (row: WorkflowRow) =>
+  new Workflow({ id: row.id, definition: row.definition, source: row.source, updated_at: row.updated_at.toISOString() })
 
 const toRun = (run: RunRow, steps: ReadonlyArray<StepRow>) =>
   new WorkflowRun({
@@ -65,7 +66,7 @@ const invalidDefinition = (error: ParseResult.ParseError) =>
   ValidationError.single(["body"], ParseResult.TreeFormatter.formatErrorSync(error), "invalid_workflow")
 
 export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const repo = yield* WorkflowsRepo
     const sql = yield* SqlClient.SqlClient
     const tasks = yield* Tasks
@@ -78,26 +79,35 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
 
     const definitionOf = (row: WorkflowRow) => decodeDefinition(row.definition)
 
-    const get = (id: string) => Effect.flatMap(repo.find(id), (row) => (row ? Effect.succeed(toWorkflow(row)) : Effect.fail(notFound(`Workflow ${id}`))))
+    const get = (id: string) =>
+      Effect.flatMap(repo.find(id), (row) => (row ? Effect.succeed(toWorkflow(row)) : Effect.fail(notFound(`Workflow ${id}`))))
     const list = Effect.map(repo.list, (rows) => rows.map(toWorkflow))
 
     /** A definition sent to the API: checked whole (422), its bots known, its tool name its own. */
     const check = (body: unknown) =>
-      Effect.gen(function* () {
-        const definition = yield* Schema.decodeUnknown(WorkflowDefinition, { errors: "all", onExcessProperty: "error" })(body).pipe(Effect.catchAll(invalidDefinition))
+      Effect.gen(function*() {
+        const definition = yield* Schema.decodeUnknown(WorkflowDefinition, { errors: "all", onExcessProperty: "error" })(body).pipe(
+          Effect.catchAll(invalidDefinition)
+        )
         const toolName = toolNameOf(definition)
         const taken = toolName ? tools.get(toolName) : undefined
         if (toolName && taken && taken.source !== `workflow:${definition.id}`) {
-          return yield* ValidationError.single(["body", "triggers", "tool", "name"], `A tool named ${toolName} exists already (${taken.source})`, "tool_name_taken")
+          return yield* ValidationError.single(
+            ["body", "triggers", "tool", "name"],
+            `A tool named ${toolName} exists already (${taken.source})`,
+            "tool_name_taken"
+          )
         }
         for (const bot of new Set([definition.bot, ...definition.steps.flatMap((step) => (step.bot ? [step.bot] : []))])) {
-          yield* bots.get(bot).pipe(Effect.catchTag("BotNotFound", () => ValidationError.single(["body", "bot"], `Unknown bot: ${bot}`, "unknown_bot")))
+          yield* bots.get(bot).pipe(
+            Effect.catchTag("BotNotFound", () => ValidationError.single(["body", "bot"], `Unknown bot: ${bot}`, "unknown_bot"))
+          )
         }
         return definition
       })
 
     const create = (body: unknown) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const definition = yield* check(body)
         if (!(yield* repo.insert(definition.id, encodeDefinition(definition)))) {
           return yield* new WorkflowConflict({ detail: `A workflow ${definition.id} exists already` })
@@ -108,7 +118,7 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
       })
 
     const update = (id: string, body: unknown) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const definition = yield* check(body)
         if (definition.id !== id) return yield* ValidationError.single(["body", "id"], `The id is ${id}, as in the path`, "id_mismatch")
         const before = yield* repo.find(id)
@@ -120,7 +130,7 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
       })
 
     const remove = (id: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const row = yield* repo.find(id)
         if (!row || !(yield* repo.remove(id))) return yield* notFound(`Workflow ${id}`)
         yield* unregisterTool(definitionOf(row))
@@ -129,10 +139,13 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
 
     /** The workflow as YAML, as a file in workflows/ would hold it. */
     const exportYaml = (id: string) =>
-      Effect.flatMap(repo.find(id), (row) => (row ? Effect.succeed(YAML.stringify(row.definition)) : Effect.fail(notFound(`Workflow ${id}`))))
+      Effect.flatMap(
+        repo.find(id),
+        (row) => (row ? Effect.succeed(YAML.stringify(row.definition)) : Effect.fail(notFound(`Workflow ${id}`)))
+      )
 
     const runOf = (runId: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         // Run ids reach here as UUIDs: the routes' paths are checked (idPath), the rest are our own.
         const run = yield* repo.run(runId)
         if (!run) return yield* notFound(`Workflow run ${runId}`)
@@ -140,13 +153,15 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
       })
 
     const view = (runId: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const run = yield* runOf(runId)
         return toRun(run, yield* repo.steps(runId))
       })
 
-    const runs = (filter: { readonly workflowId?: string | undefined; readonly status?: string | undefined; readonly limit?: number | undefined }) =>
-      Effect.gen(function* () {
+    const runs = (
+      filter: { readonly workflowId?: string | undefined; readonly status?: string | undefined; readonly limit?: number | undefined }
+    ) =>
+      Effect.gen(function*() {
         const rows = yield* repo.runs({ ...filter, limit: filter.limit ?? 50 })
         return yield* Effect.forEach(rows, (run) => Effect.map(repo.steps(run.id), (steps) => toRun(run, steps)))
       })
@@ -154,20 +169,32 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
     const sessionFor = (run: { readonly id: string }, botId: string) =>
       sessions.getOrCreate({ botId, clientId: `workflow:${run.id}` }).pipe(
         Effect.map((session) => session.id),
-        Effect.catchTag("BotNotFound", () => ValidationError.single(["body", "bot"], `The workflow's bot ${botId} does not exist`, "unknown_bot"))
+        Effect.catchTag(
+          "BotNotFound",
+          () => ValidationError.single(["body", "bot"], `The workflow's bot ${botId} does not exist`, "unknown_bot")
+        )
       )
 
     /** Starts a run with checked params (422 at `params.<name>` otherwise), and moves it on at once. */
-    const start = (workflowId: string, given: Readonly<Record<string, unknown>>, triggeredBy: string, through: "api" | "tool" | "schedule" = "api") =>
-      Effect.gen(function* () {
+    const start = (
+      workflowId: string,
+      given: Readonly<Record<string, unknown>>,
+      triggeredBy: string,
+      through: "api" | "tool" | "schedule" = "api"
+    ) =>
+      Effect.gen(function*() {
         const row = yield* repo.find(workflowId)
         if (!row) return yield* notFound(`Workflow ${workflowId}`)
         const definition = definitionOf(row)
-        if (through === "api" && !definition.triggers.api) return yield* conflict(`The workflow ${workflowId} is not started through the API (triggers.api is false)`)
+        if (through === "api" && !definition.triggers.api) {
+          return yield* conflict(`The workflow ${workflowId} is not started through the API (triggers.api is false)`)
+        }
         const params = resolveParams(definition, given)
         if (Either.isLeft(params)) {
           return yield* new ValidationError({
-            detail: params.left.map((problem) => new ValidationIssue({ loc: ["body", "params", problem.name], msg: problem.message, type: problem.type }))
+            detail: params.left.map((problem) =>
+              new ValidationIssue({ loc: ["body", "params", problem.name], msg: problem.message, type: problem.type })
+            )
           })
         }
         const runId = randomUUID()
@@ -193,7 +220,7 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
     /** Starts a step's attempt: its task and its move to running, together or not at all. */
     const startStep = (run: RunRow, ordinal: number, prompt: string, botId: string, toolNames: ReadonlyArray<string> | undefined) =>
       sql.withTransaction(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const sessionId = yield* sessionFor(run, botId)
           const task = yield* tasks.enqueue({
             source: `workflow:${run.workflow_id}`,
@@ -224,7 +251,7 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
 
     /** Moves a running run on as far as it can go now. */
     const advance = (runId: string): Effect.Effect<void> =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const run = yield* repo.run(runId)
         if (!run || run.status !== "running") return
         const definition = decodeDefinition(run.definition)
@@ -252,7 +279,9 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
                 continue
               }
               if (spec.approval && !step.approved) {
-                if (yield* repo.moveStep(runId, step.ordinal, ["pending"], "waiting_approval")) yield* repo.moveRun(runId, ["running"], "waiting")
+                if (yield* repo.moveStep(runId, step.ordinal, ["pending"], "waiting_approval")) {
+                  yield* repo.moveRun(runId, ["running"], "waiting")
+                }
                 return
               }
               const results = Object.fromEntries(Object.entries(earlier).map(([id, state]) => [id, state.result]))
@@ -268,8 +297,12 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
               }
               const timedOut = step.started_at !== null && Date.now() - step.started_at.getTime() > spec.timeout_seconds * 1000
               const ended = task === undefined || task.status === "failed" || task.status === "cancelled"
-              if (!ended && !timedOut) return
-              const error = timedOut && !ended ? `Timed out after ${spec.timeout_seconds} s` : (task?.error ?? `The step's task ended ${task?.status ?? "missing"}`)
+              if (!ended && !timedOut) {
+                return
+              }
+              const error = timedOut && !ended
+                ? `Timed out after ${spec.timeout_seconds} s`
+                : (task?.error ?? `The step's task ended ${task?.status ?? "missing"}`)
               if (timedOut && !ended && step.task_id) yield* tasks.cancel(step.task_id).pipe(Effect.ignore)
               if (step.attempts <= spec.retries) {
                 // Another attempt, started on the next move.
@@ -290,7 +323,7 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
       }).pipe(Effect.catchAllCause((cause) => Effect.logWarning(`Workflow run ${runId} could not move on`, cause)))
 
     const stepOf = (runId: string, stepId: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const run = yield* runOf(runId)
         const step = (yield* repo.steps(runId)).find((row) => row.step_id === stepId)
         if (!step) return yield* notFound(`Step ${stepId} of run ${runId}`)
@@ -301,7 +334,7 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
 
     /** Approves a step waiting for it; the run goes on. */
     const approve = (runId: string, stepId: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { step } = yield* stepOf(runId, stepId)
         if (!(yield* repo.moveStep(runId, step.ordinal, ["waiting_approval"], "pending", { approved: true }))) {
           return yield* conflict(`Step ${stepId} is ${step.status}, not waiting for approval`)
@@ -313,7 +346,7 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
 
     /** Skips a step not yet done (or failed); the run goes on without it. */
     const skip = (runId: string, stepId: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { run, step } = yield* stepOf(runId, stepId)
         if (run.status === "complete" || run.status === "cancelled") return yield* conflict(`The run is ${run.status}`)
         if (!(yield* repo.moveStep(runId, step.ordinal, ["pending", "waiting_approval", "failed"], "skipped"))) {
@@ -326,7 +359,7 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
 
     /** Runs a failed step again, with its attempts counted afresh; the run resumes. */
     const retry = (runId: string, stepId: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { run, step } = yield* stepOf(runId, stepId)
         if (run.status !== "failed") return yield* conflict(`The run is ${run.status}; a step is retried in a failed run`)
         if (!(yield* repo.moveStep(runId, step.ordinal, ["failed"], "pending", { resetAttempts: true, error: null }))) {
@@ -339,7 +372,7 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
 
     /** Cancels a run: its steps not done are cancelled, a queued step task too. */
     const cancel = (runId: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const run = yield* runOf(runId)
         if (!(yield* repo.moveRun(runId, ["running", "waiting"], "cancelled"))) return yield* conflict(`The run is ${run.status}`)
         for (const taskId of yield* repo.cancelSteps(runId)) yield* tasks.cancel(taskId).pipe(Effect.ignore)
@@ -361,10 +394,15 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
         return Effect.logWarning(`The tool of workflow ${definition.id} is not registered: ${name} is ${taken.source}'s`)
       }
       const properties = Object.fromEntries(
-        Object.entries(definition.params).map(([param, spec]) => [param, { type: spec.type, ...(spec.description ? { description: spec.description } : {}) }])
+        Object.entries(definition.params).map((
+          [param, spec]
+        ) => [param, { type: spec.type, ...(spec.description ? { description: spec.description } : {}) }])
       )
-      const required = Object.entries(definition.params).flatMap(([param, spec]) => (spec.required && spec.default === undefined ? [param] : []))
-      const description = definition.triggers.tool?.description ?? `Start the workflow "${definition.name}": ${definition.description}`.trim()
+      const required = Object.entries(definition.params).flatMap((
+        [param, spec]
+      ) => (spec.required && spec.default === undefined ? [param] : []))
+      const description = definition.triggers.tool?.description ??
+        `Start the workflow "${definition.name}": ${definition.description}`.trim()
       // Starting a run changes what the server keeps; its steps are checked as they run.
       return tools.register(
         jsonSchemaTool({
@@ -374,20 +412,26 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
           effect: "write",
           source: `workflow:${definition.id}`,
           handler: (args, context) =>
-            Effect.map(start(definition.id, args, `tool:${context.botId}`, "tool"), (run) => ({ workflow_run_id: run.id, status: run.status }))
+            Effect.map(
+              start(definition.id, args, `tool:${context.botId}`, "tool"),
+              (run) => ({ workflow_run_id: run.id, status: run.status })
+            )
         })
       )
     }
 
     /** Registers the tools of every stored workflow that has a tool trigger (at start). */
-    const registerTools = Effect.gen(function* () {
+    const registerTools = Effect.gen(function*() {
       for (const row of yield* repo.list) {
         const definition = yield* Effect.either(Effect.try(() => definitionOf(row)))
         if (Either.isRight(definition)) yield* registerTool(definition.right)
       }
     })
 
-    return traced("Workflows", { get, list, create, update, remove, exportYaml, start, view, runs, advance, approve, skip, retry, cancel, registerTools } as const)
+    return traced(
+      "Workflows",
+      { get, list, create, update, remove, exportYaml, start, view, runs, advance, approve, skip, retry, cancel, registerTools } as const
+    )
   }),
   dependencies: [WorkflowsRepo.Default, Tasks.Default, Bus.Default, Sessions.Default, Bots.Default, ToolRegistryLive]
 }) {}

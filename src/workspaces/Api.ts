@@ -2,20 +2,12 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
+import { ChannelNotFound } from "../channels/Errors.ts"
+import { BodyLimit } from "../contract/BodyLimit.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { idPath, queryParams } from "../contract/Params.ts"
-import {
-  AppliedTemplate,
-  ApplyTemplate,
-  WorkspaceFile,
-  WorkspaceFileList,
-  WorkspaceTemplateList,
-  WriteFile,
-  WrittenFile
-} from "./Model.ts"
-import { ChannelNotFound } from "../channels/Errors.ts"
 import { WorkspaceConflict, WorkspaceFileNotFound } from "./Errors.ts"
-import { BodyLimit } from "../contract/BodyLimit.ts"
+import { AppliedTemplate, ApplyTemplate, WorkspaceFile, WorkspaceFileList, WorkspaceTemplateList, WriteFile, WrittenFile } from "./Model.ts"
 
 const channelPath = idPath("Channel")
 /** `*` is the rest of the URL path: the file's path inside the workspace (percent-decoded). */
@@ -118,4 +110,5 @@ export class WorkspacesApi extends HttpApiGroup.make("workspaces")
   .addError(detailBody(WorkspaceFileNotFound))
   .addError(detailBody(ChannelNotFound))
   .middleware(Authentication)
-  .annotate(OpenApi.Title, "Workspaces") {}
+  .annotate(OpenApi.Title, "Workspaces")
+{}

@@ -11,5 +11,8 @@ export class WorkspaceFileNotFound extends Schema.TaggedError<WorkspaceFileNotFo
 export class WorkspaceConflict extends Schema.TaggedError<WorkspaceConflict>()(
   "WorkspaceConflict",
   { detail: Schema.String },
-  HttpApiSchema.annotations({ status: 409, description: "The path is a directory, a parent is a file, the file is too large to read, or the workspace is off" })
+  HttpApiSchema.annotations({
+    status: 409,
+    description: "The path is a directory, a parent is a file, the file is too large to read, or the workspace is off"
+  })
 ) {}

@@ -6,10 +6,10 @@ import { Effect, Either, ParseResult, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import YAML from "yaml"
+import { projectDir } from "../config/ProjectRoot.ts"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import { maxFileBytes, TemplateDefinition, type TemplateInput } from "./Model.ts"
 import { joinSegments, parseWorkspacePath } from "./Paths.ts"
-import { projectDir } from "../config/ProjectRoot.ts"
 
 export const projectTemplatesDir = projectDir("workspace-templates")
 
@@ -34,7 +34,9 @@ export const validateTemplate = (input: TemplateInput | unknown): Either.Either<
     if (Either.isLeft(parsed)) {
       issues.push(new ValidationIssue({ loc: ["template", "files", name], msg: parsed.left, type: "invalid_path" }))
     } else if (Buffer.byteLength(content) > maxFileBytes) {
-      issues.push(new ValidationIssue({ loc: ["template", "files", name], msg: `file is larger than ${maxFileBytes} bytes`, type: "file_too_large" }))
+      issues.push(
+        new ValidationIssue({ loc: ["template", "files", name], msg: `file is larger than ${maxFileBytes} bytes`, type: "file_too_large" })
+      )
     } else {
       files[joinSegments(parsed.right)] = content
     }
@@ -45,7 +47,7 @@ export const validateTemplate = (input: TemplateInput | unknown): Either.Either<
 
 /** The templates of a directory's `*.yaml`/`*.yml` files; a broken file is logged and skipped. */
 export const readTemplateFiles = (dir: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const found: Array<TemplateDefinition> = []
     if (!fs.existsSync(dir)) return found
     for (const file of fs.readdirSync(dir).sort()) {

@@ -8,10 +8,13 @@ import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { Channels } from "../channels/Channels.ts"
+import { ChannelNotFound } from "../channels/Errors.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { base64Pattern } from "../contract/Base64.ts"
 import { ValidationError } from "../contract/Errors.ts"
+import { traced } from "../telemetry/Spans.ts"
 import { buildContextListing } from "./Context.ts"
+import { WorkspaceConflict, WorkspaceFileNotFound } from "./Errors.ts"
 import {
   AppliedTemplate,
   type FileEncoding,
@@ -27,9 +30,6 @@ import {
 } from "./Model.ts"
 import { isInside, joinSegments, parseWorkspacePath, resolveInside } from "./Paths.ts"
 import { projectTemplatesDir, readTemplateFiles, validateTemplate } from "./Templates.ts"
-import { traced } from "../telemetry/Spans.ts"
-import { WorkspaceConflict, WorkspaceFileNotFound } from "./Errors.ts"
-import { ChannelNotFound } from "../channels/Errors.ts"
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -49,7 +49,6 @@ const isText = (bytes: Uint8Array) => {
     return false
   }
 }
-
 
 /** Known file-system failures in the spec's terms; anything else is a defect (500, logged). */
 const fsFailure = (rel: string) => (error: unknown): Effect.Effect<never, FileError> => {
@@ -75,7 +74,7 @@ export interface RegisteredTemplate {
 }
 
 export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const config = yield* AppConfig
     const channels = yield* Channels
     const workspacesDir = path.resolve(config.dataDir, "workspaces")
@@ -89,7 +88,7 @@ export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces",
 
     /** The real root of an enabled channel's workspace, made when missing. */
     const root = (channelId: string): Effect.Effect<string, ChannelNotFound | WorkspaceConflict> =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         // SDK callers pass ids unchecked; a non-uuid is no channel (and never reaches the database).
         if (!uuidPattern.test(channelId)) return yield* new ChannelNotFound({ detail: `Channel not found: ${channelId}` })
         const channel = yield* channels.get(channelId)
@@ -107,7 +106,7 @@ export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces",
 
     /** The parsed path and its real location inside the workspace. */
     const locate = (realRoot: string, raw: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const segments = parseWorkspacePath(raw)
         if (Either.isLeft(segments)) return yield* pathError(segments.left)
         const rel = joinSegments(segments.right)
@@ -166,7 +165,7 @@ export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces",
 
     /** A file's bytes. */
     const readBytes = (channelId: string, filePath: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { rel, target } = yield* locate(yield* root(channelId), filePath)
         const stat = yield* attempt(rel, () => fs.statSync(target))
         if (stat.isDirectory()) return yield* new WorkspaceConflict({ detail: `${rel} is a directory` })
@@ -225,7 +224,7 @@ export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces",
 
     /** Writes a file, making its directories; replaces an existing file. */
     const write = (channelId: string, filePath: string, content: string | Uint8Array, encoding: FileEncoding = "utf8") =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const realRoot = yield* root(channelId)
         const { rel, target } = yield* locate(realRoot, filePath)
         const bytes = yield* decodeContent(content, encoding)
@@ -241,7 +240,7 @@ export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces",
 
     /** Deletes a file or a link to one (not a directory). */
     const remove = (channelId: string, filePath: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { entry, rel } = yield* locate(yield* root(channelId), filePath)
         const stat = yield* attempt(rel, () => fs.lstatSync(entry))
         if (stat.isDirectory()) return yield* new WorkspaceConflict({ detail: `${rel} is a directory` })
@@ -263,8 +262,7 @@ export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces",
                 const target = resolveInside(realRoot, rel.split("/"))
                 return Either.isRight(target) ? fs.readFileSync(target.right) : new Uint8Array()
               })
-            )
-          )
+            ))
         ),
         Effect.catchTags({ ChannelNotFound: () => Effect.succeed(""), WorkspaceConflict: () => Effect.succeed("") })
       )
@@ -284,15 +282,17 @@ export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces",
 
     /** Records the templates an integration is made to work with (replacing what it named before). */
     const declareCompatibleTemplates = (integrationId: string, templateIds: ReadonlyArray<string>) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const unknown = templateIds.filter((id) => !templates.has(id))
-        if (unknown.length > 0) yield* Effect.logWarning(`Integration ${integrationId} names unknown workspace templates: ${unknown.join(", ")}`)
+        if (unknown.length > 0) {
+          yield* Effect.logWarning(`Integration ${integrationId} names unknown workspace templates: ${unknown.join(", ")}`)
+        }
         compatibility.set(integrationId, [...templateIds])
       })
 
     /** Adds (or replaces, by id) a template; integrations call this at startup. */
     const registerTemplate = (input: TemplateInput, source = "integration"): Effect.Effect<WorkspaceTemplate, ValidationError> =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const definition = yield* validateTemplate(input)
         const previous = templates.get(definition.id)
         if (previous && previous.source !== source) {
@@ -309,7 +309,7 @@ export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces",
 
     /** Writes a template's files into the workspace; existing files are kept unless `overwrite`. */
     const applyTemplate = (channelId: string, templateId: string, overwrite = false) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const template = templates.get(templateId)
         if (!template) {
           return yield* ValidationError.single(["body", "template_id"], `Unknown workspace template: ${templateId}`, "unknown_template")
@@ -329,7 +329,22 @@ export class Workspaces extends Effect.Service<Workspaces>()("cairn/Workspaces",
         return new AppliedTemplate({ template_id: templateId, written, skipped })
       })
 
-    return traced("Workspaces", { root, list, read, readBytes, write, remove, contextListing, registerTemplate, declareCompatibleTemplates, listTemplates, applyTemplate } as const)
+    return traced(
+      "Workspaces",
+      {
+        root,
+        list,
+        read,
+        readBytes,
+        write,
+        remove,
+        contextListing,
+        registerTemplate,
+        declareCompatibleTemplates,
+        listTemplates,
+        applyTemplate
+      } as const
+    )
   }),
   dependencies: [Channels.Default]
 }) {}

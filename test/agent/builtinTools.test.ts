@@ -7,7 +7,7 @@
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends, createTestDatabase, type TestDatabase } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 
@@ -48,7 +48,9 @@ describe.each(backends)("built-in tools in a turn (%s)", (backend) => {
         requested.resolve()
       } else if (req.url === "/article") {
         res.writeHead(200, { "content-type": "text/html; charset=utf-8" })
-        res.end("<html><head><style>p{}</style><script>var secret = 1</script></head><body><h1>Lighthouses</h1><p>The oldest one is in <a href='/egypt'>Alexandria</a>.</p></body></html>")
+        res.end(
+          "<html><head><style>p{}</style><script>var secret = 1</script></head><body><h1>Lighthouses</h1><p>The oldest one is in <a href='/egypt'>Alexandria</a>.</p></body></html>"
+        )
       } else if (req.url === "/moved") {
         res.writeHead(302, { location: "/article" })
         res.end()
@@ -67,7 +69,10 @@ describe.each(backends)("built-in tools in a turn (%s)", (backend) => {
     })
     expect(bot.status).toBe(201)
     const channel = await json(
-      await server.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name: "desk", bot_id: "worker", workspace_enabled: true }) })
+      await server.request("/api/v1/admin/channels", {
+        method: "POST",
+        body: JSON.stringify({ name: "desk", bot_id: "worker", workspace_enabled: true })
+      })
     )
     channelId = channel.id
   })
@@ -91,19 +96,36 @@ describe.each(backends)("built-in tools in a turn (%s)", (backend) => {
   it("offers the bot exactly the tools its groups name, and lists them in the admin tool list", async () => {
     await call("list_files", {})
     expect(offered().sort()).toEqual(
-      ["append_file", "fetch_url", "list_files", "read_file", "recall", "remember", "search_documents", "search_files", "todos", "write_file"].sort()
+      [
+        "append_file",
+        "fetch_url",
+        "list_files",
+        "read_file",
+        "recall",
+        "remember",
+        "search_documents",
+        "search_files",
+        "todos",
+        "write_file"
+      ].sort()
     )
-    const listed = (await json(await server.request("/api/v1/admin/tools"))) as Array<{ tool_name: string; source_integration: string | null }>
+    const listed = (await json(await server.request("/api/v1/admin/tools"))) as Array<
+      { tool_name: string; source_integration: string | null }
+    >
     expect(listed.filter((t) => ["read_file", "fetch_url", "remember", "todos"].includes(t.tool_name))).toHaveLength(4)
   })
 
   it("writes, appends, reads by lines, lists and searches the channel's workspace, and refuses a traversal", async () => {
     expect(await call("write_file", { path: "notes/plan.md", content: "line one\nline two\n" })).toBe("Created notes/plan.md (18 bytes)")
-    expect(await call("append_file", { path: "notes/plan.md", content: "line three about Lighthouses\n" })).toMatch(/^Appended to notes\/plan\.md/)
+    expect(await call("append_file", { path: "notes/plan.md", content: "line three about Lighthouses\n" })).toMatch(
+      /^Appended to notes\/plan\.md/
+    )
     expect(await call("read_file", { path: "notes/plan.md", start_line: 2, end_line: 3 })).toBe("line two\nline three about Lighthouses")
     expect(await call("list_files", {})).toBe("notes/plan.md (47 bytes)")
     expect(await call("search_files", { query: "lighthouses" })).toBe("notes/plan.md:3: line three about Lighthouses")
-    expect(await call("search_files", { query: "^line (one|two)$", regex: true })).toBe("notes/plan.md:1: line one\nnotes/plan.md:2: line two")
+    expect(await call("search_files", { query: "^line (one|two)$", regex: true })).toBe(
+      "notes/plan.md:1: line one\nnotes/plan.md:2: line two"
+    )
     const traversal = await call("read_file", { path: "../../../etc/passwd" })
     expect(traversal).toMatch(/^Error: /)
     expect(traversal).not.toContain("root:")
@@ -114,14 +136,20 @@ describe.each(backends)("built-in tools in a turn (%s)", (backend) => {
   it("searches the documents, never showing notes", async () => {
     const stored = await server.request("/api/v1/documents", {
       method: "POST",
-      body: JSON.stringify({ title: "Lighthouse keeping", content: "Keepers trimmed the wicks of the lamps every night.", integration_id: "library" })
+      body: JSON.stringify({
+        title: "Lighthouse keeping",
+        content: "Keepers trimmed the wicks of the lamps every night.",
+        integration_id: "library"
+      })
     })
     expect(stored.status).toBeLessThan(300)
     await call("remember", { note: "Lighthouse keepers are the user's favourite topic" })
     const found = await call("search_documents", { query: "lighthouse keepers wicks" })
     expect(found).toMatch(/^\[1\] Lighthouse keeping \(library/)
     expect(found).not.toContain("favourite topic")
-    expect(await call("search_documents", { query: "favourite", integration_id: "notes:worker" })).toMatch(/^Error: Notes are read with recall/)
+    expect(await call("search_documents", { query: "favourite", integration_id: "notes:worker" })).toMatch(
+      /^Error: Notes are read with recall/
+    )
   })
 
   it("keeps todos: create, list, complete", async () => {
@@ -160,7 +188,10 @@ describe.each(backends)("built-in tools in a turn (%s)", (backend) => {
     // One reply only: the cancelled run never asks for a second, which would be left for the next test.
     llm.script({ toolCalls: [{ name: "fetch_url", arguments: JSON.stringify({ url: `${pageUrl}/hang` }) }] })
     const clientId = `hang-${backend}`
-    const chat = server.request("/chat", { method: "POST", body: JSON.stringify({ message: "fetch the stuck page", bot_id: "worker", client_id: clientId }) })
+    const chat = server.request("/chat", {
+      method: "POST",
+      body: JSON.stringify({ message: "fetch the stuck page", bot_id: "worker", client_id: clientId })
+    })
     await hang.requested.promise
     const cancel = await server.request("/chat/cancel", { method: "POST", body: JSON.stringify({ client_id: clientId, bot_id: "worker" }) })
     expect(await json(cancel)).toMatchObject({ cancelled: true })

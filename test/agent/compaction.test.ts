@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { compactionCut } from "../../src/agent/Compaction.ts"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 
@@ -50,9 +50,19 @@ describe.each(backends)("memory compaction (%s)", (backend) => {
     llm = await startFakeLlm({ defaultReply: { text: summaryAnswer("SUMMARY-OF-EARLIER-TURNS") } })
     server = await startServer({
       backend,
-      env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-compact", DEFAULT_MODEL: "fake-model", LLM_MAX_RETRIES: "0", CONTEXT_WINDOW: "1200", ANSWER_RESERVE_TOKENS: "200" }
+      env: {
+        OPENAI_BASE_URL: llm.url,
+        OPENAI_API_KEY: "sk-compact",
+        DEFAULT_MODEL: "fake-model",
+        LLM_MAX_RETRIES: "0",
+        CONTEXT_WINDOW: "1200",
+        ANSWER_RESERVE_TOKENS: "200"
+      }
     })
-    const bot = await server.request("/api/v1/admin/bots", { method: "POST", body: JSON.stringify({ id: "keeper", name: "Keeper", tools: ["current_time"] }) })
+    const bot = await server.request("/api/v1/admin/bots", {
+      method: "POST",
+      body: JSON.stringify({ id: "keeper", name: "Keeper", tools: ["current_time"] })
+    })
     expect(bot.status).toBe(201)
   })
   afterAll(async () => {
@@ -96,14 +106,20 @@ describe.each(backends)("memory compaction (%s)", (backend) => {
     expect(history[0].role).toBe("user")
     for (const [index, message] of history.entries()) {
       for (const call of message.tool_calls ?? []) expect(history[index + 1]).toMatchObject({ role: "tool", tool_call_id: call.id })
-      if (message.role === "tool") expect(history[index - 1].tool_calls?.some((c: any) => c.id === message.tool_call_id) ?? history[index - 1].role === "tool").toBe(true)
+      if (message.role === "tool") {
+        expect(history[index - 1].tool_calls?.some((c: any) => c.id === message.tool_call_id) ?? history[index - 1].role === "tool").toBe(
+          true
+        )
+      }
     }
   })
 
   it("lets passive messages into the summary only with the channel's passive_memory on", async () => {
     for (const passiveMemory of [false, true]) {
       const channelId = await channel(`room ${passiveMemory}`, passiveMemory)
-      expect((await post("/chat", { message: `PASSIVE-FACT-${passiveMemory} the lamp is blue`, channel_id: channelId, passive: true })).status).toBe(200)
+      expect(
+        (await post("/chat", { message: `PASSIVE-FACT-${passiveMemory} the lamp is blue`, channel_id: channelId, passive: true })).status
+      ).toBe(200)
       await chatUntilCompacted(channelId)
       const summarized = summarizerCalls().at(-1)!.body.messages[1].content as string
       expect(summarized.includes(`PASSIVE-FACT-${passiveMemory}`), `passive_memory ${passiveMemory}`).toBe(passiveMemory)

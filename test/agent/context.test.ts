@@ -46,8 +46,18 @@ describe("repairToolSequence", () => {
 })
 
 describe("assemble, turn after turn on the same held rows", () => {
-  const bot = { ...Schema.decodeUnknownSync(BotConfig)({ id: "b", name: "B", system_prompt: "Be brief." }), source: "api", created_at: new Date(), updated_at: new Date() } as any
-  const row = (fields: Partial<HistoryRow> & Pick<HistoryRow, "role" | "content">): HistoryRow => ({ tool_calls: null, tool_call_id: null, cancelled: false, ...fields })
+  const bot = {
+    ...Schema.decodeUnknownSync(BotConfig)({ id: "b", name: "B", system_prompt: "Be brief." }),
+    source: "api",
+    created_at: new Date(),
+    updated_at: new Date()
+  } as any
+  const row = (fields: Partial<HistoryRow> & Pick<HistoryRow, "role" | "content">): HistoryRow => ({
+    tool_calls: null,
+    tool_call_id: null,
+    cancelled: false,
+    ...fields
+  })
   const voice = { type: "audio", mime_type: "audio/wav", name: "note.wav", data: "UklGRg==", for_model: true }
   const asked = row({ role: "user", content: "Look it up" })
   const calls = row({ role: "assistant", content: null, tool_calls: [call("t1")] })
@@ -67,7 +77,10 @@ describe("assemble, turn after turn on the same held rows", () => {
 
   it("hears a voice message in its own turn only", () => {
     const own = turn([spoken], 1000)[1]!
-    expect(own.content).toEqual([{ type: "text", text: "What did I say?" }, { type: "input_audio", input_audio: { data: "UklGRg==", format: "wav" } }])
+    expect(own.content).toEqual([{ type: "text", text: "What did I say?" }, {
+      type: "input_audio",
+      input_audio: { data: "UklGRg==", format: "wav" }
+    }])
     const later = turn([spoken, row({ role: "assistant", content: "You asked." }), row({ role: "user", content: "And now?" })], 1000)[1]!
     expect(later.content).toBe("What did I say?")
     expect(turn([spoken], 1000)[1]).toEqual(own)

@@ -6,7 +6,7 @@
  * reorder and filter; the bot's own notes join up to `notes_top_k`.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 import { streamedEvents } from "../support/sse.ts"
@@ -23,17 +23,28 @@ describe.each(backends)("retrieval in the turn (%s)", (backend) => {
 
   beforeAll(async () => {
     llm = await startFakeLlm({ defaultReply: { text: "Answered." } })
-    server = await startServer({ backend, env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-rag", DEFAULT_MODEL: "fake-model", LLM_MAX_RETRIES: "0" } })
+    server = await startServer({
+      backend,
+      env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-rag", DEFAULT_MODEL: "fake-model", LLM_MAX_RETRIES: "0" }
+    })
     for (const doc of library) {
-      const stored = await server.request("/api/v1/documents", { method: "POST", body: JSON.stringify({ ...doc, integration_id: "library" }) })
+      const stored = await server.request("/api/v1/documents", {
+        method: "POST",
+        body: JSON.stringify({ ...doc, integration_id: "library" })
+      })
       expect(stored.status).toBeLessThan(300)
     }
-    for (const [id, retrieval] of [
-      ["librarian", { enabled: true, top_k: 2 }],
-      ["picky", { enabled: true, top_k: 2, rerank: "llm", rerank_candidates: 3 }],
-      ["strict", { enabled: true, min_score: 0.999 }]
-    ] as const) {
-      const bot = await server.request("/api/v1/admin/bots", { method: "POST", body: JSON.stringify({ id, name: id, retrieval, tools: ["@memory"] }) })
+    for (
+      const [id, retrieval] of [
+        ["librarian", { enabled: true, top_k: 2 }],
+        ["picky", { enabled: true, top_k: 2, rerank: "llm", rerank_candidates: 3 }],
+        ["strict", { enabled: true, min_score: 0.999 }]
+      ] as const
+    ) {
+      const bot = await server.request("/api/v1/admin/bots", {
+        method: "POST",
+        body: JSON.stringify({ id, name: id, retrieval, tools: ["@memory"] })
+      })
       expect(bot.status).toBe(201)
     }
   })
@@ -50,7 +61,9 @@ describe.each(backends)("retrieval in the turn (%s)", (backend) => {
     const events = await streamed({ message: question, bot_id: "librarian", client_id: "rag-on" })
     const rag = events.find((event) => event.type === "rag_rerank")
     expect(rag).toBeDefined()
-    expect(events.findIndex((event) => event.type === "rag_rerank")).toBeLessThan(events.findIndex((event) => event.type === "assistant_text"))
+    expect(events.findIndex((event) => event.type === "rag_rerank")).toBeLessThan(
+      events.findIndex((event) => event.type === "assistant_text")
+    )
     expect(rag.query).toBe(question)
     expect(rag.reranker).toBe("hybrid")
     expect(rag.candidates.length).toBeGreaterThanOrEqual(2)
@@ -76,18 +89,26 @@ describe.each(backends)("retrieval in the turn (%s)", (backend) => {
   })
 
   it("follows a channel's override over its bot's settings", async () => {
-    const channel = await json(await server.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name: "reading room", bot_id: "default" }) }))
-    const patched = await server.request(`/api/v1/channels/${channel.id}`, { method: "PATCH", body: JSON.stringify({ retrieval: { enabled: true, top_k: 1 } }) })
+    const channel = await json(
+      await server.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name: "reading room", bot_id: "default" }) })
+    )
+    const patched = await server.request(`/api/v1/channels/${channel.id}`, {
+      method: "PATCH",
+      body: JSON.stringify({ retrieval: { enabled: true, top_k: 1 } })
+    })
     expect(patched.status).toBe(200)
     expect((await json(patched)).retrieval).toEqual({ enabled: true, top_k: 1 })
     const events = await streamed({ message: question, channel_id: channel.id })
     expect(events.find((event) => event.type === "rag_rerank").kept).toHaveLength(1)
-    expect((await json(await server.request(`/api/v1/channels/${channel.id}`, { method: "PATCH", body: JSON.stringify({ retrieval: null }) }))).retrieval).toBeNull()
+    expect(
+      (await json(await server.request(`/api/v1/channels/${channel.id}`, { method: "PATCH", body: JSON.stringify({ retrieval: null }) })))
+        .retrieval
+    ).toBeNull()
     expect((await streamed({ message: question, channel_id: channel.id })).some((event) => event.type === "rag_rerank")).toBe(false)
   })
 
   it("lets the model rerank the candidates when asked, keeping only those it names", async () => {
-    llm.script({ text: '{"ranked": [3, 99, 3]}' }, { text: "Answered." })
+    llm.script({ text: "{\"ranked\": [3, 99, 3]}" }, { text: "Answered." })
     const events = await streamed({ message: question, bot_id: "picky", client_id: "rag-llm" })
     const rag = events.find((event) => event.type === "rag_rerank")
     expect(rag.reranker).toBe("llm")
@@ -97,7 +118,9 @@ describe.each(backends)("retrieval in the turn (%s)", (backend) => {
     expect(calls.at(-2)!.body.response_format).toEqual({ type: "json_object" })
     // A reranker that answers no ranking leaves the hybrid order.
     llm.script({ text: "I cannot rank these." }, { text: "Answered." })
-    const fallback = (await streamed({ message: question, bot_id: "picky", client_id: "rag-llm-2" })).find((event) => event.type === "rag_rerank")
+    const fallback = (await streamed({ message: question, bot_id: "picky", client_id: "rag-llm-2" })).find((event) =>
+      event.type === "rag_rerank"
+    )
     expect(fallback.reranker).toBe("hybrid")
     expect(fallback.kept).toHaveLength(2)
   })
@@ -107,8 +130,12 @@ describe.each(backends)("retrieval in the turn (%s)", (backend) => {
     expect(events.find((event) => event.type === "rag_rerank").kept).toEqual([])
     expect(lastPrompt()).not.toContain("trimmed the wicks")
 
-    llm.script({ toolCalls: [{ name: "remember", arguments: JSON.stringify({ note: "The user keeps a lighthouse lamp collection" }) }] }, { text: "Noted." })
-    expect((await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "remember that", bot_id: "librarian" }) })).status).toBe(200)
+    llm.script({ toolCalls: [{ name: "remember", arguments: JSON.stringify({ note: "The user keeps a lighthouse lamp collection" }) }] }, {
+      text: "Noted."
+    })
+    expect(
+      (await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "remember that", bot_id: "librarian" }) })).status
+    ).toBe(200)
     await streamed({ message: "What about my lighthouse lamp collection?", bot_id: "librarian", client_id: "rag-notes" })
     const prompt = lastPrompt()
     expect(prompt).toContain("Your own notes that may matter here")

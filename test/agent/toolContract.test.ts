@@ -15,7 +15,7 @@ import * as path from "node:path"
 import { describe, expect } from "vitest"
 import { fileTools } from "../../src/agent/builtins/Files.ts"
 import { webTools } from "../../src/agent/builtins/Web.ts"
-import { ChoiceArgument, CountArgument, declareTool, foreignTool, ToolError, ToolFailure, type ToolContext } from "../../src/agent/Tool.ts"
+import { ChoiceArgument, CountArgument, declareTool, foreignTool, type ToolContext, ToolError, ToolFailure } from "../../src/agent/Tool.ts"
 import { make as makeRegistry } from "../../src/agent/Tools.ts"
 import { Channels } from "../../src/channels/Channels.ts"
 import { layer as AppConfigLive } from "../../src/config/AppConfig.ts"
@@ -54,7 +54,7 @@ describe("a tool declared with Schemas", () => {
   })
 
   it.effect("offers the JSON Schema derived from its parameters, with its effect class", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const tool = yield* addTool
       expect(tool.effect).toBe("read")
       expect(tool.schema.function.name).toBe("add")
@@ -63,18 +63,16 @@ describe("a tool declared with Schemas", () => {
         required: ["a", "b"],
         properties: { a: { type: "number" }, b: { type: "number" }, times: { type: "integer", minimum: 1, maximum: 3 } }
       })
-    })
-  )
+    }))
 
   it.effect("decodes the arguments: a count sent as text is read and clamped, the result is JSON", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const tool = yield* addTool
       expect(yield* tool.run({ a: 1, b: 2, times: "7" }, context)).toBe(JSON.stringify({ sum: 9 }))
-    })
-  )
+    }))
 
   it.effect("refuses arguments its Schema refuses, naming every problem, and never runs the handler", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const tool = yield* addTool
       const refused = failureOf(yield* Effect.exit(tool.run({ a: "one", round: "sideways" }, context)))
       expect(refused.reason).toBe("arguments")
@@ -83,21 +81,19 @@ describe("a tool declared with Schemas", () => {
       expect(refused.message).toMatch(/b: is missing/)
       // A wrong choice is one line naming the choices.
       expect(refused.message).toMatch(/round: must be one of up, down(;|$)/)
-    })
-  )
+    }))
 
   it.effect("reports the handler's own refusal as the tool's failure", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const tool = yield* addTool
       const failed = failureOf(yield* Effect.exit(tool.run({ a: -1, b: 2 }, context)))
       expect(failed).toMatchObject({ reason: "failed", message: "a must not be negative" })
-    })
-  )
+    }))
 })
 
 describe("a foreign tool (an integration's Promise form)", () => {
   it.effect("is egress unless it says otherwise; a throw is its failure; a non-object is refused", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const tool = foreignTool({
         name: "explode",
         description: "Fails",
@@ -110,11 +106,10 @@ describe("a foreign tool (an integration's Promise form)", () => {
       expect(tool.effect).toBe("egress")
       expect(failureOf(yield* Effect.exit(tool.run({}, context)))).toMatchObject({ reason: "failed", message: "the tool blew up" })
       expect(failureOf(yield* Effect.exit(tool.run([1, 2], context)))).toMatchObject({ reason: "arguments" })
-    })
-  )
+    }))
 
   it.effect("is aborted through its signal when the registry's timeout gives it up", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const aborted = yield* Deferred.make<void>()
       const registry = yield* makeRegistry({ timeoutMs: 1_000 })
       yield* registry.register(
@@ -138,8 +133,7 @@ describe("a foreign tool (an integration's Promise form)", () => {
       const timedOut = failureOf(yield* Fiber.join(call))
       expect(timedOut).toMatchObject({ reason: "timeout", message: "Tool wait_forever timed out after 1000 ms" })
       yield* Deferred.await(aborted)
-    })
-  )
+    }))
 })
 
 /** The real file tools over the real workspace service, with a channel lookup the test holds. */
@@ -154,7 +148,7 @@ const gatedFileTools = (dataDir: string, gate: Deferred.Deferred<void>, asked: D
 
 describe("a call given up stops the real tool", () => {
   it.live("write_file interrupted while it looks its channel up writes nothing, even once the lookup answers", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cairn-tools-"))
       const gate = yield* Deferred.make<void>()
       const asked = yield* Deferred.make<void>()
@@ -170,11 +164,10 @@ describe("a call given up stops the real tool", () => {
       const written = fs.readdirSync(path.join(dataDir, "workspaces", context.channelId!))
       expect(written).toEqual(["after.txt"])
       fs.rmSync(dataDir, { recursive: true, force: true })
-    })
-  )
+    }))
 
   it.live("fetch_url interrupted mid-request closes its connection to the page", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const requested = yield* Deferred.make<void>()
       const closed = yield* Deferred.make<void>()
       // A page that never answers, as a stuck server would.
@@ -193,6 +186,5 @@ describe("a call given up stops the real tool", () => {
       // Its own timeout is ten minutes away: only the interruption can close the connection.
       yield* Deferred.await(closed)
       page.close()
-    })
-  )
+    }))
 })

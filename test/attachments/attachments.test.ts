@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createKey } from "../auth/helpers.ts"
-import type { FakeLlm } from "../fixtures/fakeLlm.ts"
 import { startWithFakeLlm, stopWithFakeLlm } from "../compat/harness.ts"
+import type { FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, type TestServer } from "../support/server.ts"
 
@@ -32,14 +32,21 @@ describe.each(backends)("attachments (%s)", (backend) => {
     form.append("file", new Blob([bytes], { type: declared }), name)
     return server.request(`/api/v1/attachments/upload${query}`, { method: "POST", body: form, ...(auth ? { auth } : {}) })
   }
-  const settings = (values: Record<string, unknown>) => server.request("/api/v1/admin/settings", { method: "PUT", body: JSON.stringify(values) })
-  const listed = async (query = "") => (await json(await server.request(`/api/v1/attachments${query}`))) as Array<{ id: string; name: string; type: string }>
+  const settings = (values: Record<string, unknown>) =>
+    server.request("/api/v1/admin/settings", { method: "PUT", body: JSON.stringify(values) })
+  const listed = async (query = "") =>
+    (await json(await server.request(`/api/v1/attachments${query}`))) as Array<{ id: string; name: string; type: string }>
 
   it("stores an upload as what its bytes are, whatever its name and declared type say", async () => {
     const response = await upload(png, "holiday.txt", "text/plain")
     expect(response.status).toBe(201)
     const stored = await json(response)
-    expect(stored).toMatchObject({ name: "holiday.txt", type: "image/png", size_bytes: png.length, url: `/api/v1/attachments/${stored.id}/file` })
+    expect(stored).toMatchObject({
+      name: "holiday.txt",
+      type: "image/png",
+      size_bytes: png.length,
+      url: `/api/v1/attachments/${stored.id}/file`
+    })
     expect(stored.sha256).toMatch(/^[0-9a-f]{64}$/)
     expect(await json(await server.request(`/api/v1/attachments/${stored.id}`))).toEqual(stored)
     // A page of script sent as an image is text, and is served as a download.
@@ -71,14 +78,18 @@ describe.each(backends)("attachments (%s)", (backend) => {
     expect(notes.type).toBe("text/markdown")
     const response = await server.request("/chat", {
       method: "POST",
-      body: JSON.stringify({ message: "What is this, and what did I pack?", client_id: "uploads", attachments: [{ attachment_id: picture.id }, { attachment_id: notes.id }] })
+      body: JSON.stringify({
+        message: "What is this, and what did I pack?",
+        client_id: "uploads",
+        attachments: [{ attachment_id: picture.id }, { attachment_id: notes.id }]
+      })
     })
     expect(response.status).toBe(200)
     const body = llm.requestsTo("/v1/chat/completions").at(-1)!.body as any
     const user = body.messages.filter((m: any) => m.role === "user").at(-1).content
     expect(user[0].type).toBe("text")
     expect(user[0].text).toContain("What is this, and what did I pack?")
-    expect(user[0].text).toContain('<attachment name="packing.md" type="text/markdown">\n# Packing\n- tent')
+    expect(user[0].text).toContain("<attachment name=\"packing.md\" type=\"text/markdown\">\n# Packing\n- tent")
     expect(user[1]).toEqual({ type: "image_url", image_url: { url: `data:image/png;base64,${png.toString("base64")}` } })
   })
 
@@ -86,24 +97,37 @@ describe.each(backends)("attachments (%s)", (backend) => {
     const notes = await json(await upload("tide tables", "tides.txt"))
     const repeated = await server.request("/chat", {
       method: "POST",
-      body: JSON.stringify({ message: "once", client_id: "uploads", attachments: Array.from({ length: 20 }, () => ({ attachment_id: notes.id })) })
+      body: JSON.stringify({
+        message: "once",
+        client_id: "uploads",
+        attachments: Array.from({ length: 20 }, () => ({ attachment_id: notes.id }))
+      })
     })
     expect(repeated.status).toBe(200)
     const text = (llm.requestsTo("/v1/chat/completions").at(-1)!.body as any).messages.filter((m: any) => m.role === "user").at(-1).content
     expect(text.split("tide tables").length - 1).toBe(1)
     const big = await json(await upload("x".repeat(3000), "big.txt"))
     expect((await settings({ ATTACHMENT_MAX_BYTES: 1000 })).status).toBe(200)
-    const refused = await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "look", client_id: "uploads", attachments: [{ attachment_id: big.id }] }) })
+    const refused = await server.request("/chat", {
+      method: "POST",
+      body: JSON.stringify({ message: "look", client_id: "uploads", attachments: [{ attachment_id: big.id }] })
+    })
     expect((await settings({ ATTACHMENT_MAX_BYTES: 10 * 1024 * 1024 })).status).toBe(200)
     expect(refused.status).toBe(422)
-    expect((await json(refused)).detail[0]).toMatchObject({ loc: ["body", "attachments", 0, "attachment_id"], type: "attachment_too_large" })
+    expect((await json(refused)).detail[0]).toMatchObject({
+      loc: ["body", "attachments", 0, "attachment_id"],
+      type: "attachment_too_large"
+    })
   })
 
   it("refuses a reference it cannot use with 422: an unknown id, a PDF", async () => {
     const pdf = await json(await upload("%PDF-1.4\n%\xe2\xe3\n1 0 obj\n<<>>\nendobj\n", "report.bin"))
     expect(pdf.type).toBe("application/pdf")
     for (const [id, type] of [[crypto.randomUUID(), "not_found"], [pdf.id, "unsupported_attachment"]] as const) {
-      const refused = await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "look", client_id: "uploads", attachments: [{ attachment_id: id }] }) })
+      const refused = await server.request("/chat", {
+        method: "POST",
+        body: JSON.stringify({ message: "look", client_id: "uploads", attachments: [{ attachment_id: id }] })
+      })
       expect(refused.status).toBe(422)
       expect((await json(refused)).detail[0]).toMatchObject({ loc: ["body", "attachments", 0, "attachment_id"], type })
     }
@@ -137,8 +161,12 @@ describe.each(backends)("attachments (%s)", (backend) => {
     expect((await server.request(`/api/v1/attachments/${stored.id}`, { auth: mine.key })).status).toBe(200)
     expect((await server.request(`/api/v1/attachments/${stored.id}`, { auth: other.key })).status).toBe(404)
     expect((await server.request(`/api/v1/attachments/${stored.id}/file`, { auth: other.key })).status).toBe(404)
-    expect((await json(await server.request("/api/v1/attachments", { auth: other.key }))).map((a: { id: string }) => a.id)).not.toContain(stored.id)
-    expect((await json(await server.request("/api/v1/attachments", { auth: mine.key }))).map((a: { id: string }) => a.id)).toEqual([stored.id])
+    expect((await json(await server.request("/api/v1/attachments", { auth: other.key }))).map((a: { id: string }) => a.id)).not.toContain(
+      stored.id
+    )
+    expect((await json(await server.request("/api/v1/attachments", { auth: mine.key }))).map((a: { id: string }) => a.id)).toEqual([
+      stored.id
+    ])
     expect((await server.request(`/api/v1/attachments/${stored.id}`, { method: "DELETE", auth: other.key })).status).toBe(404)
     expect((await server.request(`/api/v1/attachments/${stored.id}`, { method: "DELETE", auth: mine.key })).status).toBe(204)
     expect((await server.request(`/api/v1/attachments/${stored.id}`, { auth: mine.key })).status).toBe(404)

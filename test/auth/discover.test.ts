@@ -62,7 +62,8 @@ describe.each(backends)("discover and scope enforcement (%s)", (backend) => {
       if (entry.scope === "public") {
         // A public webhook may check a token of its own (the messaging bridge's ?token=): its 401
         // must say so; a 401 or 403 for anything else is a public route that is not.
-        const ownToken = anonymous.status === 401 && /token/i.test(String(((await anonymous.clone().json().catch(() => ({}))) as { detail?: unknown }).detail ?? ""))
+        const ownToken = anonymous.status === 401 &&
+          /token/i.test(String(((await anonymous.clone().json().catch(() => ({}))) as { detail?: unknown }).detail ?? ""))
         if ((anonymous.status === 401 && !ownToken) || anonymous.status === 403) failures.push(`${where}: public but ${anonymous.status}`)
       } else if (anonymous.status !== 401) {
         failures.push(`${where}: no credentials gave ${anonymous.status}`)
@@ -71,7 +72,10 @@ describe.each(backends)("discover and scope enforcement (%s)", (backend) => {
       const unscoped = await call(entry, empty.key)
       const needsScope = entry.scope !== "public" && entry.scope !== "authenticated"
       if (needsScope && unscoped.status !== 403) failures.push(`${where}: scopeless key gave ${unscoped.status}`)
-      if (!needsScope && (unscoped.status === 401 || unscoped.status === 403) && !(entry.scope === "public" && unscoped.status === anonymous.status)) {
+      if (
+        !needsScope && (unscoped.status === 401 || unscoped.status === 403) &&
+        !(entry.scope === "public" && unscoped.status === anonymous.status)
+      ) {
         failures.push(`${where}: scopeless key gave ${unscoped.status}`)
       }
       if (needsScope && unscoped.status === 403) {
@@ -86,7 +90,9 @@ describe.each(backends)("discover and scope enforcement (%s)", (backend) => {
         await unscoped.body?.cancel()
       }
       if (needsScope) {
-        if (!exact.has(entry.scope)) exact.set(entry.scope, (await createKey(server, [Schema.decodeUnknownSync(ScopeName)(entry.scope)])).key)
+        if (!exact.has(entry.scope)) {
+          exact.set(entry.scope, (await createKey(server, [Schema.decodeUnknownSync(ScopeName)(entry.scope)])).key)
+        }
         const scoped = await call(entry, exact.get(entry.scope)!)
         if (scoped.status === 401 || scoped.status === 403) failures.push(`${where}: exact-scope key gave ${scoped.status}`)
         await scoped.body?.cancel()
@@ -170,11 +176,19 @@ describe.each(backends)("discover and scope enforcement (%s)", (backend) => {
     const old = await server.request("/api/v1/documents/search?q=old", { auth: knowledgeRead.key })
     expect(old.status).toBe(200)
     expect(old.headers.get("deprecation")).toMatch(/^@\d+$/)
-    expect(old.headers.get("link")).toContain('rel="deprecation"')
-    const refused = await server.request("/api/v1/documents", { method: "POST", auth: knowledgeRead.key, body: JSON.stringify({ title: "t", content: "c" }) })
+    expect(old.headers.get("link")).toContain("rel=\"deprecation\"")
+    const refused = await server.request("/api/v1/documents", {
+      method: "POST",
+      auth: knowledgeRead.key,
+      body: JSON.stringify({ title: "t", content: "c" })
+    })
     expect(refused.status).toBe(403)
     const knowledgeWrite = await createKey(server, ["knowledge:write"])
-    const created = await server.request("/api/v1/documents", { method: "POST", auth: knowledgeWrite.key, body: JSON.stringify({ title: "Old client", content: "Written under knowledge:write", integration_id: "legacy" }) })
+    const created = await server.request("/api/v1/documents", {
+      method: "POST",
+      auth: knowledgeWrite.key,
+      body: JSON.stringify({ title: "Old client", content: "Written under knowledge:write", integration_id: "legacy" })
+    })
     expect(created.status).toBeLessThan(300)
     expect(created.headers.get("deprecation")).not.toBeNull()
     const current = await createKey(server, ["documents:read"])
@@ -187,7 +201,14 @@ describe.each(backends)("discover and scope enforcement (%s)", (backend) => {
     const { key } = await createKey(server, ["channels:write"])
     const me = await json(await server.request("/auth/me", { auth: key }))
     expect(me.kind).toBe("scoped_key")
-    expect(me.scopes).toEqual(expect.arrayContaining(["channels.messages:write", "channels.config:write", "channels.heartbeat:write", "channels.integrations:write"]))
+    expect(me.scopes).toEqual(
+      expect.arrayContaining([
+        "channels.messages:write",
+        "channels.config:write",
+        "channels.heartbeat:write",
+        "channels.integrations:write"
+      ])
+    )
     expect(me.scopes).not.toContain("channels.messages:read")
   })
 })

@@ -16,9 +16,7 @@ export const createKey = (
   scopes: ReadonlyArray<Scope>,
   extra: Partial<CreateApiKey> = {}
 ): Promise<CreatedKey> =>
-  server.call((client) =>
-    client.apiKeys.create({ payload: { name: `key ${scopes.join(" ") || "(none)"}`, scopes, ...extra } })
-  )
+  server.call((client) => client.apiKeys.create({ payload: { name: `key ${scopes.join(" ") || "(none)"}`, scopes, ...extra } }))
 
 /** Polls until `check` holds; fails once `timeoutMs` (scaled by TEST_TIME_SCALE) has passed. */
 export const eventually = (check: () => Promise<boolean>, timeoutMs: number, everyMs = 50): Promise<void> =>

@@ -39,8 +39,9 @@ describe.each(backends)("scoped API keys (%s)", (backend) => {
   })
 
   it("rejects an expiry in the past and an empty name", async () => {
-    const past = await server.failsWith(ValidationError, (client) =>
-      client.apiKeys.create({ payload: { name: "old", scopes: [], expires_at: new Date("2001-01-01T00:00:00Z") } })
+    const past = await server.failsWith(
+      ValidationError,
+      (client) => client.apiKeys.create({ payload: { name: "old", scopes: [], expires_at: new Date("2001-01-01T00:00:00Z") } })
     )
     expect(past.detail[0]!.loc).toEqual(["body", "expires_at"])
     // Raw: the typed client trims and checks the name itself and would not send a blank one.
@@ -111,9 +112,7 @@ describe.each(backends)("scoped API keys (%s)", (backend) => {
     const revoked = await server.call((client) => client.apiKeys.revoke({ path: { id } }))
     expect(revoked.status).toBe("revoked")
     await scoped.failsWith(Unauthorized, (client) => client.settings.list())
-    await server.failsWith(NotFound, (client) =>
-      client.apiKeys.revoke({ path: { id: "00000000-0000-4000-8000-000000000000" } })
-    )
+    await server.failsWith(NotFound, (client) => client.apiKeys.revoke({ path: { id: "00000000-0000-4000-8000-000000000000" } }))
     // An id that is not a UUID is simply not found, like an unknown one. Raw: the typed client
     // would not send an id that is not a UUID.
     const notUuid = await server.request("/api/v1/admin/api-keys/not-a-uuid")

@@ -1,10 +1,10 @@
 /** Rate limits (opt-in, per key / per client address, changed at runtime) and CORS. */
+import { Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { takeToken } from "../../src/access/RateLimit.ts"
 import { CairnApi } from "../../src/Api.ts"
 import { fromApi } from "../../src/auth/Catalogue.ts"
 import { parseRate } from "../../src/config/Rate.ts"
-import { Either } from "effect"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 import { createKey } from "./helpers.ts"
@@ -109,7 +109,11 @@ describe.each(backends)("rate limits (%s)", (backend) => {
 
   it("names the chat routes the chat limit applies to, and they exist", () => {
     const chatLimited = api.entries.filter((entry) => entry.chatRateLimited)
-    expect(chatLimited.map((entry) => `${entry.method} ${entry.path}`)).toEqual(["POST /chat", "POST /chat/stream", "POST /v1/chat/completions"])
+    expect(chatLimited.map((entry) => `${entry.method} ${entry.path}`)).toEqual([
+      "POST /chat",
+      "POST /chat/stream",
+      "POST /v1/chat/completions"
+    ])
     for (const entry of chatLimited) expect(api.lookup("POST", entry.path)?.scope).toBe("chat")
   })
 })
@@ -127,8 +131,7 @@ describe.each(backends)("CORS (%s)", (backend) => {
     await plain?.close()
   })
 
-  const corsHeaders = (response: Response) =>
-    [...response.headers.keys()].filter((name) => name.startsWith("access-control-"))
+  const corsHeaders = (response: Response) => [...response.headers.keys()].filter((name) => name.startsWith("access-control-"))
 
   it("answers an allowed origin's preflight and marks its responses, errors included", async () => {
     const preflight = await server.request("/api/v1/admin/settings", {

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { expandScopes, memberScopes } from "../../src/auth/Scopes.ts"
-import { followUntil, startOidcProvider, type OidcProviderFixture } from "../fixtures/oidcProvider.ts"
+import { followUntil, type OidcProviderFixture, startOidcProvider } from "../fixtures/oidcProvider.ts"
 import { backends } from "../support/database.ts"
 import { freePort, json, startServer, type TestServer } from "../support/server.ts"
 

@@ -33,7 +33,10 @@ describe.each(backends)("the refresh cookie (%s)", (backend) => {
     post("/auth/refresh", {}, { headers: { ...headers, ...(cookie === undefined ? {} : { cookie: `cairn_refresh=${cookie}` }) } })
 
   it("sets the cookie on setup and login when asked, and keeps the token out of the body", async () => {
-    const setup = await post("/auth/setup", { username: "root", password: "correct horse battery" }, { auth: server.apiKey, headers: cookieMode })
+    const setup = await post("/auth/setup", { username: "root", password: "correct horse battery" }, {
+      auth: server.apiKey,
+      headers: cookieMode
+    })
     expect(setup.status).toBe(201)
     const cookie = refreshCookieOf(setup)!
     expect(cookie.value).toMatch(/^rt_/)
@@ -128,7 +131,9 @@ describe("the access token's life", () => {
   it("issues access tokens for ACCESS_TOKEN_SECONDS", async () => {
     const short = await startServer({ backend: "pglite", env: { ACCESS_TOKEN_SECONDS: "2" } })
     try {
-      const setup = await json(await short.request("/auth/setup", { method: "POST", body: JSON.stringify({ username: "a", password: "password 1234" }) }))
+      const setup = await json(
+        await short.request("/auth/setup", { method: "POST", body: JSON.stringify({ username: "a", password: "password 1234" }) })
+      )
       expect(setup.expires_in).toBe(2)
       expect((await short.request("/auth/me", { auth: setup.access_token })).status).toBe(200)
       await new Promise((resolve) => setTimeout(resolve, 2_100))

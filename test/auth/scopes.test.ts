@@ -22,8 +22,8 @@ import {
   memberScopes,
   presets,
   PUBLIC,
-  ScopeName,
-  type Scope
+  type Scope,
+  ScopeName
 } from "../../src/auth/Scopes.ts"
 import { load } from "../../src/integrations/Loader.ts"
 

@@ -6,13 +6,15 @@
  */
 import { ConfigProvider, Deferred, Effect, Either, Layer, TestClock, TestContext } from "effect"
 import { describe, expect, it } from "vitest"
-import { TooManyRequests } from "../../src/contract/Errors.ts"
 import { guardKeys, SignInGuard } from "../../src/access/users/SignInGuard.ts"
+import { TooManyRequests } from "../../src/contract/Errors.ts"
 
 const withGuard = <A, E>(env: Record<string, string>, program: Effect.Effect<A, E, SignInGuard>) =>
   Effect.runPromise(
     program.pipe(
-      Effect.provide(SignInGuard.Default.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))))),
+      Effect.provide(
+        SignInGuard.Default.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))))
+      ),
       Effect.provide(TestContext.TestContext)
     )
   )
@@ -22,13 +24,17 @@ const wrongPassword = "wrong password" as const
 
 /** How an attempt ended: it ran and failed, or it was refused with a wait of so many seconds. */
 const outcome = (result: Either.Either<unknown, unknown>) =>
-  Either.isRight(result) ? "ran and succeeded" : result.left instanceof TooManyRequests ? `refused ${result.left.retryAfterSeconds} s` : "ran and failed"
+  Either.isRight(result)
+    ? "ran and succeeded"
+    : result.left instanceof TooManyRequests
+    ? `refused ${result.left.retryAfterSeconds} s`
+    : "ran and failed"
 
 describe("SignInGuard", () => {
   it("lets exactly the free failures of a concurrent burst run, and refuses the rest with the wait", async () => {
     const outcomes = await withGuard(
       {},
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { guard } = yield* SignInGuard
         let ran = 0
         // Each admitted attempt holds its hash until the whole burst has been checked.
@@ -37,7 +43,9 @@ describe("SignInGuard", () => {
           Effect.sync(() => void ran++),
           Effect.zipRight(Deferred.await(release), Effect.fail(wrongPassword))
         )
-        const burst = yield* Effect.fork(Effect.all(Array.from({ length: 30 }, () => Effect.either(guard(keys, attempt))), { concurrency: "unbounded" }))
+        const burst = yield* Effect.fork(
+          Effect.all(Array.from({ length: 30 }, () => Effect.either(guard(keys, attempt))), { concurrency: "unbounded" })
+        )
         while (ran < 5) yield* Effect.yieldNow()
         yield* Deferred.succeed(release, undefined)
         const results = (yield* burst.await).pipe((exit) => (exit._tag === "Success" ? exit.value : []))
@@ -52,7 +60,7 @@ describe("SignInGuard", () => {
   it("locks for the first lock after the free failures, then twice as long after each further one", async () => {
     const outcomes = await withGuard(
       {},
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const { guard } = yield* SignInGuard
         const attempt = () => Effect.either(guard(keys, Effect.fail(wrongPassword))).pipe(Effect.map(outcome))
         const seen: Array<string> = []
@@ -81,7 +89,7 @@ describe("SignInGuard", () => {
     const spread = (env: Record<string, string>) =>
       withGuard(
         env,
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const { guard } = yield* SignInGuard
           let ran = 0
           for (let i = 0; i < 30; i++) {

@@ -100,8 +100,13 @@ describe.each(backends)("users and sessions (%s)", (backend) => {
 
   it("answers a race to create the same user with one 201 and 409s, never a 500", async () => {
     const attempts = await Promise.all(
-      Array.from({ length: 6 }, () =>
-        server.request("/api/v1/admin/users", { method: "POST", body: JSON.stringify({ username: "racer", password: "racing password" }) })
+      Array.from(
+        { length: 6 },
+        () =>
+          server.request("/api/v1/admin/users", {
+            method: "POST",
+            body: JSON.stringify({ username: "racer", password: "racing password" })
+          })
       )
     )
     const statuses = attempts.map((response) => response.status).sort()
@@ -156,7 +161,8 @@ describe.each(backends)("users and sessions (%s)", (backend) => {
     const asManager = (path: string, method: string, body?: unknown) =>
       server.request(path, { method, auth: manager.key, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })
     const needsAdmin = { detail: "Missing required scope: admin" }
-    const users = async () => (await json(await server.request("/api/v1/admin/users"))).users as Array<{ id: string; username: string; role: string }>
+    const users = async () =>
+      (await json(await server.request("/api/v1/admin/users"))).users as Array<{ id: string; username: string; role: string }>
     const root = (await users()).find((u) => u.username === "root")!
     expect(root.role).toBe("admin")
 
@@ -295,6 +301,12 @@ describe.each(backends)("password guessing (%s)", (backend) => {
     expect((await login("root", "correct horse battery")).status).toBe(429)
     expect((await login("someone", "correct horse battery")).status).toBe(429)
     // Setup guesses from this address count too.
-    expect((await server.request("/auth/setup", { method: "POST", auth: "guess", body: JSON.stringify({ username: "x", password: "correct horse battery" }) })).status).toBe(429)
+    expect(
+      (await server.request("/auth/setup", {
+        method: "POST",
+        auth: "guess",
+        body: JSON.stringify({ username: "x", password: "correct horse battery" })
+      })).status
+    ).toBe(429)
   })
 })

@@ -187,7 +187,12 @@ const secretLayer = Layer.succeed(ServerSecret, {
 
 describe("rate-limit subject", () => {
   it("keys widget principals by token id, else by client address; others by their subject", () => {
-    const widget = (tokenId?: string) => ({ kind: "widget" as const, id: "bot-a", scopes: new Set<Scope>(), ...(tokenId ? { tokenId } : {}) })
+    const widget = (tokenId?: string) => ({
+      kind: "widget" as const,
+      id: "bot-a",
+      scopes: new Set<Scope>(),
+      ...(tokenId ? { tokenId } : {})
+    })
     expect(rateSubject(widget("jti-1"), "10.0.0.1")).toBe("widget-token:jti-1")
     expect(rateSubject(widget("jti-2"), "10.0.0.1")).not.toBe(rateSubject(widget("jti-1"), "10.0.0.1"))
     expect(rateSubject(widget(), "10.0.0.1")).toBe("widget-ip:10.0.0.1")
@@ -197,19 +202,18 @@ describe("rate-limit subject", () => {
   })
 
   effectIt.effect("verified widget tokens carry their jti as the principal's token id", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const tokens = yield* Tokens
       const signed = yield* tokens.sign("widget", "bot-a", ["chat"], widgetLifetimeSeconds)
       const verified = yield* tokens.verify(signed.token)
       expect(verified.principal.tokenId).toBe(jose.decodeJwt(signed.token).jti)
       expect(verified.principal.tokenId).toMatch(/^[0-9a-f-]{36}$/)
-    }).pipe(Effect.provide(Tokens.Default.pipe(Layer.provide(secretLayer))))
-  )
+    }).pipe(Effect.provide(Tokens.Default.pipe(Layer.provide(secretLayer)))))
 })
 
 describe("widget token expiry (TestClock)", () => {
   effectIt.effect("is valid until 15 minutes after minting, then refused", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const tokens = yield* Tokens
       yield* TestClock.setTime(Date.parse("2030-01-01T00:00:00Z"))
       const signed = yield* tokens.sign("widget", "bot-a", ["chat"], widgetLifetimeSeconds)
@@ -224,11 +228,10 @@ describe("widget token expiry (TestClock)", () => {
       yield* TestClock.adjust("1 second")
       const error = yield* Effect.flip(tokens.verify(signed.token))
       expect(error._tag).toBe("Unauthorized")
-    }).pipe(Effect.provide(Tokens.Default.pipe(Layer.provide(secretLayer))))
-  )
+    }).pipe(Effect.provide(Tokens.Default.pipe(Layer.provide(secretLayer)))))
 
   effectIt.effect("a widget token is not accepted as a user token and the reverse", () =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const tokens = yield* Tokens
       const user = yield* tokens.sign("user", "u1", ["admin"], 3600)
       const [, payload] = user.token.split(".")
@@ -238,6 +241,5 @@ describe("widget token expiry (TestClock)", () => {
       const parts = user.token.split(".")
       const error = yield* Effect.flip(tokens.verify(`${parts[0]}.${relabelled}.${parts[2]}`))
       expect(error._tag).toBe("Unauthorized")
-    }).pipe(Effect.provide(Tokens.Default.pipe(Layer.provide(secretLayer))))
-  )
+    }).pipe(Effect.provide(Tokens.Default.pipe(Layer.provide(secretLayer)))))
 })

@@ -151,14 +151,27 @@ describe.each(backends)("channel integration bindings (%s)", (backend) => {
   it("changes a binding's wake words, bot-name flag and HUD preset with PATCH, only the fields sent", async () => {
     const channel = await makeChannel("Editable")
     const created = await json(
-      await post(`/api/v1/channels/${channel}/integrations`, { integration_type: "msgbridge", client_id: "msgbridge:editable", wake_words: ["hey"] })
+      await post(`/api/v1/channels/${channel}/integrations`, {
+        integration_type: "msgbridge",
+        client_id: "msgbridge:editable",
+        wake_words: ["hey"]
+      })
     )
     const patch = (body: unknown, bindingId = created.id as string) =>
       server.request(`/api/v1/channels/${channel}/integrations/${bindingId}`, { method: "PATCH", body: JSON.stringify(body) })
     const changed = await patch({ wake_words: ["computer", "robot"], hud_preset: "none" })
     expect(changed.status).toBe(200)
-    expect(await json(changed)).toMatchObject({ id: created.id, wake_words: ["computer", "robot"], use_bot_wake_word: true, hud_preset: "none" })
-    expect(await json(await patch({ use_bot_wake_word: false }))).toMatchObject({ wake_words: ["computer", "robot"], use_bot_wake_word: false, hud_preset: "none" })
+    expect(await json(changed)).toMatchObject({
+      id: created.id,
+      wake_words: ["computer", "robot"],
+      use_bot_wake_word: true,
+      hud_preset: "none"
+    })
+    expect(await json(await patch({ use_bot_wake_word: false }))).toMatchObject({
+      wake_words: ["computer", "robot"],
+      use_bot_wake_word: false,
+      hud_preset: "none"
+    })
     const listed = await json(await server.request(`/api/v1/channels/${channel}/integrations`))
     expect(listed.bindings[0]).toMatchObject({ wake_words: ["computer", "robot"], use_bot_wake_word: false, hud_preset: "none" })
     for (const bad of [{ hud_preset: "loud" }, { wake_words: [" "] }, { client_id: "msgbridge:other" }]) {
@@ -167,13 +180,18 @@ describe.each(backends)("channel integration bindings (%s)", (backend) => {
     expect((await patch({ hud_preset: "default" }, "00000000-0000-4000-8000-000000000000")).status).toBe(404)
     const writer = await createKey(server, ["channels.integrations:read"])
     expect(
-      (await server.request(`/api/v1/channels/${channel}/integrations/${created.id}`, { method: "PATCH", body: JSON.stringify({ hud_preset: "default" }), auth: writer.key })).status
+      (await server.request(`/api/v1/channels/${channel}/integrations/${created.id}`, {
+        method: "PATCH",
+        body: JSON.stringify({ hud_preset: "default" }),
+        auth: writer.key
+      })).status
     ).toBe(403)
   })
 
   it("drops a channel's bindings with the channel", async () => {
     const channel = await makeChannel("Short-lived")
-    expect((await post(`/api/v1/channels/${channel}/integrations`, { integration_type: "msgbridge", client_id: "msgbridge:temp" })).status).toBe(201)
+    expect((await post(`/api/v1/channels/${channel}/integrations`, { integration_type: "msgbridge", client_id: "msgbridge:temp" })).status)
+      .toBe(201)
     expect((await server.request(`/api/v1/channels/${channel}`, { method: "DELETE" })).status).toBe(204)
     const found = await server.run(Effect.flatMap(Bindings, (bindings) => bindings.findChannelsByClientId("msgbridge:temp")))
     expect(found).toEqual([])

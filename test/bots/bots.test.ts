@@ -30,7 +30,12 @@ describe.each(backends)("bots (%s)", (backend) => {
     expect(ids).toContain("helper")
     expect(ids).not.toContain("Not A Valid Id!")
     const helper = bots.find((bot: { id: string }) => bot.id === "helper")
-    expect(helper).toMatchObject({ name: "Helper", tools: ["current_time"], tool_policies: { current_time: "require_approval" }, source: "file" })
+    expect(helper).toMatchObject({
+      name: "Helper",
+      tools: ["current_time"],
+      tool_policies: { current_time: "require_approval" },
+      source: "file"
+    })
     const legacy = await json(await server.request("/bots"))
     expect(legacy.map((bot: { id: string }) => bot.id)).toEqual(ids)
   })
@@ -46,7 +51,10 @@ describe.each(backends)("bots (%s)", (backend) => {
     const duplicate = await server.request("/api/v1/admin/bots", { method: "POST", body: JSON.stringify({ id: "writer", name: "Again" }) })
     expect(duplicate.status).toBe(409)
 
-    const updated = await server.request("/api/v1/admin/bots/writer", { method: "PUT", body: JSON.stringify({ system_prompt: "Write well." }) })
+    const updated = await server.request("/api/v1/admin/bots/writer", {
+      method: "PUT",
+      body: JSON.stringify({ system_prompt: "Write well." })
+    })
     expect(updated.status).toBe(200)
     expect(await json(updated)).toMatchObject({ name: "Writer", system_prompt: "Write well.", model: "fake/model-a" })
 

@@ -45,7 +45,13 @@ describe.each(backends)("carapaces (%s)", (backend) => {
   })
 
   it("creates carapaces and flattens their includes", async () => {
-    const mission = await create({ id: "ops-control", name: "Mission control", tools: ["list_tasks"], skills: ["mission"], includes: ["basics"] })
+    const mission = await create({
+      id: "ops-control",
+      name: "Mission control",
+      tools: ["list_tasks"],
+      skills: ["mission"],
+      includes: ["basics"]
+    })
     expect(mission.status).toBe(201)
     expect(await json(mission)).toMatchObject({ id: "ops-control", source: "api", origin: "api", description: "" })
     const feeds = await create({
@@ -88,7 +94,11 @@ describe.each(backends)("carapaces (%s)", (backend) => {
   it("refuses bad input: unknown includes, bad ids, duplicates, unknown fields", async () => {
     const unknown = await create({ id: "lonely", name: "Lonely", includes: ["basics", "ghost"] })
     expect(unknown.status).toBe(422)
-    expect((await json(unknown)).detail).toEqual([{ loc: ["body", "includes", 1], msg: "Unknown carapace: ghost", type: "unknown_carapace" }])
+    expect((await json(unknown)).detail).toEqual([{
+      loc: ["body", "includes", 1],
+      msg: "Unknown carapace: ghost",
+      type: "unknown_carapace"
+    }])
     expect((await create({ id: "Bad Id", name: "x" })).status).toBe(422)
     expect((await create({ id: "nameless" })).status).toBe(422)
     const duplicate = await create({ id: "basics", name: "Again" })
@@ -112,7 +122,10 @@ describe.each(backends)("carapaces (%s)", (backend) => {
     const set = await send("PUT", `/api/v1/channels/${channel}/carapaces`, { carapaces: ["ops-control"] })
     expect(set.status).toBe(200)
     expect(await json(set)).toEqual({ channel_id: channel, carapaces: ["ops-control"] })
-    expect(await json(await server.request(`/api/v1/channels/${channel}/carapaces`))).toEqual({ channel_id: channel, carapaces: ["ops-control"] })
+    expect(await json(await server.request(`/api/v1/channels/${channel}/carapaces`))).toEqual({
+      channel_id: channel,
+      carapaces: ["ops-control"]
+    })
 
     const botOnly = await carapaces((service) => service.forTurn("helper"))
     expect(botOnly).toEqual({ carapaces: ["basics"], tools: ["current_time"], skills: ["concise-answers"] })
@@ -129,7 +142,10 @@ describe.each(backends)("carapaces (%s)", (backend) => {
   it("injects an integration's activated carapaces into channels bound to it", async () => {
     const bound = await makeChannel("Mail inbox")
     const unbound = await makeChannel("Not mail")
-    const binding = await send("POST", `/api/v1/channels/${bound}/integrations`, { integration_type: "demo", client_id: "demo:me@example.org" })
+    const binding = await send("POST", `/api/v1/channels/${bound}/integrations`, {
+      integration_type: "demo",
+      client_id: "demo:me@example.org"
+    })
     expect(binding.status).toBe(201)
     await carapaces((service) => service.activate("demo", ["demo-feeds"]))
     const turn = await carapaces((service) => service.forTurn("default", bound))
@@ -149,7 +165,11 @@ describe.each(backends)("carapaces (%s)", (backend) => {
     fs.writeFileSync(path.join(integrationDir, "notes.txt"), "not a carapace")
     const synced = await carapaces((service) => service.registerFromDirectory(integrationDir, "integration:example"))
     expect(synced).toEqual(["loop-a", "loop-b", "ping"])
-    expect(await json(await server.request("/api/v1/carapaces/ping"))).toMatchObject({ source: "file", origin: "integration:example", tools: ["ping"] })
+    expect(await json(await server.request("/api/v1/carapaces/ping"))).toMatchObject({
+      source: "file",
+      origin: "integration:example",
+      tools: ["ping"]
+    })
 
     const cycle = await server.run(Effect.flip(Effect.flatMap(Carapaces, (service) => service.resolve(["ping", "loop-a"]))))
     expect(cycle).toMatchObject({ _tag: "CarapaceCycle", cycle: ["loop-a", "loop-b", "loop-a"] })
@@ -161,7 +181,8 @@ describe.each(backends)("carapaces (%s)", (backend) => {
     expect((await send("PUT", `/api/v1/channels/${channel}/carapaces`, { carapaces: ["ping", "loop-a"] })).status).toBe(422)
     expect((await send("PUT", `/api/v1/channels/${channel}/carapaces`, { carapaces: ["ping"] })).status).toBe(200)
     await carapaces((service) => service.activate("example", ["loop-a"]))
-    expect((await send("POST", `/api/v1/channels/${channel}/integrations`, { integration_type: "example", client_id: "example:1" })).status).toBe(201)
+    expect((await send("POST", `/api/v1/channels/${channel}/integrations`, { integration_type: "example", client_id: "example:1" })).status)
+      .toBe(201)
     const turn = await carapaces((service) => service.forTurn("default", channel))
     expect(turn.carapaces).toEqual(["ping", "basics"])
     expect(turn.tools).toEqual(["ping", "current_time"])

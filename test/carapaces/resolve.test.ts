@@ -36,14 +36,24 @@ describe("resolveIncludes", () => {
   })
 
   it("accepts a diamond (shared include) as no cycle", () => {
-    const graph = graphOf(node("top", [], [], ["left", "right"]), node("left", ["l"], [], ["base"]), node("right", ["r"], [], ["base"]), node("base", ["b"], []))
+    const graph = graphOf(
+      node("top", [], [], ["left", "right"]),
+      node("left", ["l"], [], ["base"]),
+      node("right", ["r"], [], ["base"]),
+      node("base", ["b"], [])
+    )
     expect(Either.isRight(resolveIncludes(graph, ["top"]))).toBe(true)
   })
 
   it.each([
     [graphOf(node("a", [], [], ["a"])), ["a"], ["a", "a"]],
     [graphOf(node("a", [], [], ["b"]), node("b", [], [], ["a"])), ["a"], ["a", "b", "a"]],
-    [graphOf(node("x", [], [], ["a"]), node("a", [], [], ["b"]), node("b", [], [], ["c"]), node("c", [], [], ["a"])), ["x"], ["a", "b", "c", "a"]]
+    [graphOf(node("x", [], [], ["a"]), node("a", [], [], ["b"]), node("b", [], [], ["c"]), node("c", [], [], ["a"])), ["x"], [
+      "a",
+      "b",
+      "c",
+      "a"
+    ]]
   ])("names the cycle %#", (graph, roots, cycle) => {
     const resolved = resolveIncludes(graph, roots)
     expect(Either.isLeft(resolved)).toBe(true)

@@ -210,7 +210,13 @@ describe.each(backends)("channels (%s)", (backend) => {
       })
       expect(Date.parse(updated.updated_at)).toBeGreaterThan(Date.parse(channel.updated_at))
       const more = await json(await patch(channel.id, { passive_memory: true, workspace_enabled: true, model_override: null }))
-      expect(more).toMatchObject({ name: "Renamed", require_mention: true, passive_memory: true, workspace_enabled: true, model_override: null })
+      expect(more).toMatchObject({
+        name: "Renamed",
+        require_mention: true,
+        passive_memory: true,
+        workspace_enabled: true,
+        model_override: null
+      })
       expect(await json(await server.request(`/api/v1/channels/${channel.id}`))).toEqual(more)
       // An empty change is a read.
       expect(await json(await patch(channel.id, {}))).toEqual(more)
@@ -296,8 +302,7 @@ describe.each(backends)("channels (%s)", (backend) => {
             (i % 2 === 0 ? server : second).request("/api/v1/channels", {
               method: "POST",
               body: JSON.stringify({ client_id: "cli:two-processes", bot_id: "default" })
-            })
-          )
+            }))
         )
         expect(responses.map((r) => r.status)).toEqual(responses.map(() => 200))
         const ids = new Set((await Promise.all(responses.map(json))).map((c) => c.id))

@@ -6,16 +6,16 @@
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { ToolRegistry } from "../../src/agent/Tools.ts"
+import { ApprovalDecided } from "../../src/agent/Errors.ts"
 import { foreignTool } from "../../src/agent/Tool.ts"
+import { ToolRegistry } from "../../src/agent/Tools.ts"
 import { CreateBot } from "../../src/bots/Model.ts"
 import { CreateChannel } from "../../src/channels/Model.ts"
 import { CancelRequest, ChatRequest } from "../../src/chat/Model.ts"
 import { Forbidden, NotFound, ValidationError } from "../../src/contract/Errors.ts"
-import { ApprovalDecided } from "../../src/agent/Errors.ts"
 import { CreateSession } from "../../src/sessions/Model.ts"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
-import { withDefaults, type CairnClient } from "../support/client.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
+import { type CairnClient, withDefaults } from "../support/client.ts"
 import { backends } from "../support/database.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 import { readSse, type SseEvent } from "../support/sse.ts"
@@ -49,8 +49,7 @@ describe.each(backends)("chat (%s)", (backend) => {
   }
 
   // The typed create succeeds only on the declared 201.
-  const createBot = (bot: typeof CreateBot.Encoded) =>
-    server.call((client) => client.bots.create({ payload: botRequest(bot) }))
+  const createBot = (bot: typeof CreateBot.Encoded) => server.call((client) => client.bots.create({ payload: botRequest(bot) }))
 
   /** A blocking /chat; the typed call succeeds only on the declared 200. */
   const chat = (body: typeof ChatRequest.Encoded) => server.call((client) => client.chat.chat({ payload: chatRequest(body) }))
@@ -90,8 +89,7 @@ describe.each(backends)("chat (%s)", (backend) => {
             source: "test",
             execute: (args) => String(Number(args.a) + Number(args.b))
           }))
-        ])
-      )
+        ]))
     )
     await createBot({
       id: "toolbot",
@@ -180,9 +178,7 @@ describe.each(backends)("chat (%s)", (backend) => {
     const request = before.at(-1)!.data
     expect(request).toMatchObject({ tool: "get_location", name: "get_location", arguments: {} })
     await server.failsWith(NotFound, (client) => client.chat.toolResult({ payload: { request_id: "nope", result: "x" } }))
-    await server.call((client) =>
-      client.chat.toolResult({ payload: { request_id: request.request_id, result: "Oslo, Norway" } })
-    )
+    await server.call((client) => client.chat.toolResult({ payload: { request_id: request.request_id, result: "Oslo, Norway" } }))
     const after = await sse.rest()
     expect(after.find((e) => e.data.type === "tool_result")!.data.result).toBe("Oslo, Norway")
     expect(after.at(-1)!.data).toMatchObject({ type: "response", text: "You are in Oslo" })
@@ -198,12 +194,18 @@ describe.each(backends)("chat (%s)", (backend) => {
       expect(ask.approval_id).toBe(ask.request_id)
       // Listed while it waits (approvals:read), then under its decision.
       const pending = await server.call((client) => client.chat.approvals({ urlParams: {} }))
-      expect(pending.find((a) => a.approval_id === ask.approval_id)).toMatchObject({ tool: "current_time", status: "pending", decided_at: null })
+      expect(pending.find((a) => a.approval_id === ask.approval_id)).toMatchObject({
+        tool: "current_time",
+        status: "pending",
+        decided_at: null
+      })
       const decide = { path: { id: ask.approval_id }, payload: { approved } }
       await server.call((client) => client.chat.decide(decide))
       const decided = await server.call((client) => client.chat.approvals({ urlParams: { status: approved ? "approved" : "denied" } }))
       expect(decided.map((a) => a.approval_id)).toContain(ask.approval_id)
-      expect((await server.call((client) => client.chat.approvals({ urlParams: {} }))).map((a) => a.approval_id)).not.toContain(ask.approval_id)
+      expect((await server.call((client) => client.chat.approvals({ urlParams: {} }))).map((a) => a.approval_id)).not.toContain(
+        ask.approval_id
+      )
       await server.failsWith(ApprovalDecided, (client) => client.chat.decide(decide))
       const after = await sse.rest()
       expect(after[0]!.data).toMatchObject({
@@ -225,9 +227,7 @@ describe.each(backends)("chat (%s)", (backend) => {
     const sse = await stream({ message: "Talk slowly", client_id: clientId })
     const first = await sse.until((e) => e.data.type === "assistant_text")
     const sessionId = first.find((e) => e.data.session_id)?.data.session_id
-    const cancel = await server.call((client) =>
-      client.chat.cancel({ payload: cancelRequest({ client_id: clientId, bot_id: "default" }) })
-    )
+    const cancel = await server.call((client) => client.chat.cancel({ payload: cancelRequest({ client_id: clientId, bot_id: "default" }) }))
     expect(cancel).toEqual({ cancelled: true, queued_tasks_cancelled: 0 })
     const rest = await sse.rest()
     expect(rest.at(-1)!.data.type).toBe("cancelled")
@@ -245,9 +245,7 @@ describe.each(backends)("chat (%s)", (backend) => {
     const clientId = client()
     const sse = await stream({ message: "Anyone there?", client_id: clientId })
     await sse.until((e) => e.data.type === "context_budget")
-    const cancel = await server.call((client) =>
-      client.chat.cancel({ payload: cancelRequest({ client_id: clientId, bot_id: "default" }) })
-    )
+    const cancel = await server.call((client) => client.chat.cancel({ payload: cancelRequest({ client_id: clientId, bot_id: "default" }) }))
     expect(cancel.cancelled).toBe(true)
     // The provider never answers: the run ends with `cancelled` (not a provider timeout's error), so
     // the cancel reached the waiting model call.
@@ -281,10 +279,15 @@ describe.each(backends)("chat (%s)", (backend) => {
     expect(types(events).filter((type) => type === "response")).toHaveLength(1)
     await first.rest()
     // The queued message runs after the first turn; its answer lands in the session.
-    const messages = await waitFor(async () => {
-      const stored = await messagesOf(events[0]!.data.session_id)
-      return stored.some((m) => m.content === "second answer") ? stored : undefined
-    }, "the queued turn's answer stored", 15_000, 100)
+    const messages = await waitFor(
+      async () => {
+        const stored = await messagesOf(events[0]!.data.session_id)
+        return stored.some((m) => m.content === "second answer") ? stored : undefined
+      },
+      "the queued turn's answer stored",
+      15_000,
+      100
+    )
     expect(messages.map((m) => m.content)).toEqual(["first", "first answer here", "second", "second answer"])
 
     llm.script({ text: "slow one", chunkDelayMs: 80 }, { text: "waited answer" })
@@ -300,9 +303,7 @@ describe.each(backends)("chat (%s)", (backend) => {
     const seen = await sse.until((e) => e.data.type === "assistant_text" && e.data.text.includes("w3"))
     sse.abort()
     const lastId = seen.at(-1)!.id!
-    const sessions = await server.call((client) =>
-      client.sessions.legacyList({ urlParams: { client_id: `client-${clientCounter}` } })
-    )
+    const sessions = await server.call((client) => client.sessions.legacyList({ urlParams: { client_id: `client-${clientCounter}` } }))
     const session = sessions[0]!.id
     const rejoin = await server.request(`/api/v1/sessions/${session}/stream`, { headers: { "last-event-id": String(lastId) } })
     expect(rejoin.status).toBe(200)
@@ -370,13 +371,19 @@ describe.each(backends)("chat (%s)", (backend) => {
 
   it("delegates to another bot and reports delegation_post", async () => {
     llm.script(
-      { toolCalls: [{ name: "delegate_to_bot", arguments: JSON.stringify({ bot_id: "researcher", message: "Find the capital of Norway" }) }] },
+      {
+        toolCalls: [{ name: "delegate_to_bot", arguments: JSON.stringify({ bot_id: "researcher", message: "Find the capital of Norway" }) }]
+      },
       { text: "Oslo is the capital." },
       { text: "The researcher says: Oslo." }
     )
     const sse = await stream({ message: "Ask the researcher", bot_id: "lead", client_id: client() })
     const events = await sse.rest()
-    expect(events.find((e) => e.data.type === "delegation_post")!.data).toEqual({ type: "delegation_post", target_bot: "researcher", bot_id: "researcher" })
+    expect(events.find((e) => e.data.type === "delegation_post")!.data).toEqual({
+      type: "delegation_post",
+      target_bot: "researcher",
+      bot_id: "researcher"
+    })
     expect(events.find((e) => e.data.type === "tool_result")!.data.result).toBe("Oslo is the capital.")
     expect(events.at(-1)!.data).toMatchObject({ type: "response", text: "The researcher says: Oslo." })
     const [, nested] = llm.requestsTo("/v1/chat/completions")

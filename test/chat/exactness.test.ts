@@ -6,11 +6,11 @@
  */
 import { Duration } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { keepFinished } from "../../src/runs/Runs.ts"
+import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 import { readSse, type SseEvent } from "../support/sse.ts"
-import { keepFinished } from "../../src/runs/Runs.ts"
 
 const ECHO = "echo "
 
@@ -87,7 +87,9 @@ describe.each(backends)("stream exactness (%s)", (backend) => {
           if (events[0]?.data.type === "queued") queuedSeen++
           // The run's events: numbered 1, 2, 3, ... with no gap, repeat or reordering.
           const run = events.filter((event) => event.id !== 0)
-          if (run.some((event, index) => event.id !== index + 1)) problems.push(`${clientId} turn ${turn}: ids ${run.map((e) => e.id).join(",")}`)
+          if (run.some((event, index) => event.id !== index + 1)) {
+            problems.push(`${clientId} turn ${turn}: ids ${run.map((e) => e.id).join(",")}`)
+          }
           const text = run.filter((event) => event.data.type === "assistant_text").map((event) => event.data.delta).join("")
           if (last?.type === "response" && text !== last.text) problems.push(`${clientId} turn ${turn}: streamed ${JSON.stringify(text)}`)
           if (turn % 5 === 4 && last?.type === "response") {

@@ -7,8 +7,8 @@
  */
 import * as crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
-import { createKey, type CreatedKey } from "../auth/helpers.ts"
+import { type CreatedKey, createKey } from "../auth/helpers.ts"
+import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 import { readSse, type SseReader } from "../support/sse.ts"
@@ -68,14 +68,24 @@ describe.each(backends)("fairness (%s)", (backend) => {
       detail: "This credential already has 2 runs running (RUNS_PER_CREDENTIAL_MAX); retry when one has finished"
     })
     // A passive message starts no run: it is stored as ever.
-    const passive = await server.request("/chat", { method: "POST", auth: a.key, body: JSON.stringify({ message: "fyi", client_id: "c-passive", passive: true }) })
+    const passive = await server.request("/chat", {
+      method: "POST",
+      auth: a.key,
+      body: JSON.stringify({ message: "fyi", client_id: "c-passive", passive: true })
+    })
     expect(passive.status).toBe(200)
     // The stream route is held to it as well; another credential is not.
-    expect((await server.request("/chat/stream", { method: "POST", auth: a.key, body: JSON.stringify({ message: "x", client_id: "c-x" }) })).status).toBe(429)
+    expect(
+      (await server.request("/chat/stream", { method: "POST", auth: a.key, body: JSON.stringify({ message: "x", client_id: "c-x" }) }))
+        .status
+    ).toBe(429)
     const other = await streamed(b.key, "mine")
 
     // A cancelled run gives its place back at once.
-    const cancel = await server.request("/chat/cancel", { method: "POST", body: JSON.stringify({ client_id: "-", session_id: first.sessionId }) })
+    const cancel = await server.request("/chat/cancel", {
+      method: "POST",
+      body: JSON.stringify({ client_id: "-", session_id: first.sessionId })
+    })
     expect((await json(cancel)).cancelled).toBe(true)
     expect(await ended(first.sse)).toBe("cancelled")
     const third = await streamed(a.key, "three")
@@ -147,8 +157,15 @@ describe.each(backends)("fairness (%s)", (backend) => {
   it("cancels a widget's run when its stream's client disconnects, only with WIDGET_STOP_ON_DISCONNECT on", async () => {
     await settings({ PROVIDER_CONCURRENCY_MAX: 256 })
     const botKey = await createKey(server, ["chat"])
-    expect((await server.request("/api/v1/admin/bots", { method: "POST", body: JSON.stringify({ id: "fair-widget", name: "Widget bot", api_key_id: botKey.id }) })).status).toBeLessThan(300)
-    const minted = await json(await server.request("/api/v1/widget-auth/mint", { method: "POST", body: JSON.stringify({ source_bot_id: "fair-widget" }) }))
+    expect(
+      (await server.request("/api/v1/admin/bots", {
+        method: "POST",
+        body: JSON.stringify({ id: "fair-widget", name: "Widget bot", api_key_id: botKey.id })
+      })).status
+    ).toBeLessThan(300)
+    const minted = await json(
+      await server.request("/api/v1/widget-auth/mint", { method: "POST", body: JSON.stringify({ source_bot_id: "fair-widget" }) })
+    )
     const slowly = { text: "a b c d e f g h i j k l m n o p", chunkDelayMs: 60 }
 
     /** A widget stream dropped after its first text; answers how the run ended, read by rejoining. */

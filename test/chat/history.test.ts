@@ -10,9 +10,9 @@ import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { ChatRequest } from "../../src/chat/Model.ts"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { withDefaults } from "../support/client.ts"
-import { backends, type Backend } from "../support/database.ts"
+import { type Backend, backends } from "../support/database.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 
 const chatRequest = withDefaults(ChatRequest)
@@ -77,8 +77,7 @@ describe.each(backends)("history read since the last turn (%s)", (backend) => {
               WHERE session_id = ${first.session_id} AND content = 'three'
               RETURNING session_id
             )
-            UPDATE sessions SET message_count = message_count + 1 WHERE id IN (SELECT session_id FROM late)`
-      )
+            UPDATE sessions SET message_count = message_count + 1 WHERE id IN (SELECT session_id FROM late)`)
     )
     await chat(server(), { message: "four", client_id: id })
     const context = lastContext()
@@ -94,8 +93,10 @@ describe.each(backends)("history read since the last turn (%s)", (backend) => {
     // This server's own writes since the last read extend its window without a read; the next
     // message's statement sees a newer message than the window's newest, and the turn reads.
     await server().run(
-      Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql`INSERT INTO messages (id, session_id, role, content) VALUES (${randomUUID()}, ${first.session_id}, 'user', 'uncounted')`
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) =>
+          sql`INSERT INTO messages (id, session_id, role, content) VALUES (${randomUUID()}, ${first.session_id}, 'user', 'uncounted')`
       )
     )
     await chat(server(), { message: "three", client_id: id })

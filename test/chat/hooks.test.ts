@@ -5,11 +5,11 @@
 import { Effect } from "effect"
 import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ToolRegistry } from "../../src/agent/Tools.ts"
 import { foreignTool } from "../../src/agent/Tool.ts"
+import { ToolRegistry } from "../../src/agent/Tools.ts"
 import { Hooks } from "../../src/hooks/Hooks.ts"
 import type { HookEvent } from "../../src/hooks/Model.ts"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 
 describe("lifecycle hooks in agent runs", () => {
@@ -41,7 +41,7 @@ describe("lifecycle hooks in agent runs", () => {
       }
     })
     await server.run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const hooks = yield* Hooks
         const events: ReadonlyArray<HookEvent> = [
           "before_context_assembly",
@@ -89,7 +89,10 @@ describe("lifecycle hooks in agent runs", () => {
 
   it("fires every event with its keys and the hook context; a throwing hook breaks nothing", async () => {
     llm.script(
-      { toolCalls: [{ name: "echo", arguments: JSON.stringify({ word: "hi" }) }], usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 } },
+      {
+        toolCalls: [{ name: "echo", arguments: JSON.stringify({ word: "hi" }) }],
+        usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 }
+      },
       { text: "All done" }
     )
     const response = await server.request("/chat", {
@@ -128,8 +131,19 @@ describe("lifecycle hooks in agent runs", () => {
         "total_tokens"
       ].sort()
     )
-    expect(afterLlm[0].extra).toMatchObject({ prompt_tokens: 10, completion_tokens: 2, total_tokens: 12, tool_calls_count: 1, fallback_used: false })
-    expect(byEvent("before_tool_execution")[0].extra).toMatchObject({ tool_name: "echo", tool_type: "test", args: { word: "hi" }, iteration: 1 })
+    expect(afterLlm[0].extra).toMatchObject({
+      prompt_tokens: 10,
+      completion_tokens: 2,
+      total_tokens: 12,
+      tool_calls_count: 1,
+      fallback_used: false
+    })
+    expect(byEvent("before_tool_execution")[0].extra).toMatchObject({
+      tool_name: "echo",
+      tool_type: "test",
+      args: { word: "hi" },
+      iteration: 1
+    })
     const afterTool = byEvent("after_tool_call")[0].extra
     expect(afterTool).toMatchObject({ tool_name: "echo", tool_args: { word: "hi" } })
     expect(typeof afterTool.duration_ms).toBe("number")
@@ -137,7 +151,14 @@ describe("lifecycle hooks in agent runs", () => {
   })
 
   it("posts every event to HOOK_WEBHOOK_URLS in the spec's payload shape", async () => {
-    const expected = ["before_context_assembly", "before_llm_call", "after_llm_call", "before_tool_execution", "after_tool_call", "after_response"]
+    const expected = [
+      "before_context_assembly",
+      "before_llm_call",
+      "after_llm_call",
+      "before_tool_execution",
+      "after_tool_call",
+      "after_response"
+    ]
     // Deliveries run concurrently, so they arrive in any order: wait for all eight.
     const deadline = Date.now() + 10_000
     while (Date.now() < deadline && posted.length < 8) await new Promise((r) => setTimeout(r, 50))

@@ -1,6 +1,6 @@
 /** SIGTERM while a stream is open: the run stops, the stream ends with error then response, the process exits 0. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { createTestDatabase, type TestDatabase } from "../support/database.ts"
 import { spawnServer } from "../support/server.ts"
 import { readSse } from "../support/sse.ts"
@@ -20,7 +20,10 @@ describe("graceful shutdown with an open stream", () => {
   it("ends the stream with a final event and keeps the partial turn", async () => {
     llm.script({ text: "one two three four five six seven eight nine ten", chunkDelayMs: 400 })
     const server = await spawnServer(db, { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-x", DEFAULT_MODEL: "fake-model" })
-    const response = await server.request("/chat/stream", { method: "POST", body: JSON.stringify({ message: "Go slowly", client_id: "shutdown" }) })
+    const response = await server.request("/chat/stream", {
+      method: "POST",
+      body: JSON.stringify({ message: "Go slowly", client_id: "shutdown" })
+    })
     const sse = readSse(response)
     await sse.until((event) => event.data.type === "assistant_text")
     const exit = server.stop("SIGTERM")

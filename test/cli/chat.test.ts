@@ -17,7 +17,7 @@ import { tempDir } from "../support/database.ts"
 import { json, runCli, type TestServer } from "../support/server.ts"
 import { spokenWav } from "../support/speech.ts"
 import { readSse } from "../support/sse.ts"
-import { cairnBin, startPty, type Pty } from "../support/terminal.ts"
+import { cairnBin, type Pty, startPty } from "../support/terminal.ts"
 
 describe("cairn chat in a terminal", () => {
   let server: TestServer
@@ -27,21 +27,26 @@ describe("cairn chat in a terminal", () => {
 
   /** `cairn chat` with this server and the static key unless `args` say otherwise; no config file of the user's. */
   const chat = (...args: Array<string>) => {
-    const pty = startPty(["chat", "--url", server.baseUrl, ...(args.includes("--key") ? [] : ["--key", server.apiKey]), ...args], { XDG_CONFIG_HOME: home })
+    const pty = startPty(["chat", "--url", server.baseUrl, ...(args.includes("--key") ? [] : ["--key", server.apiKey]), ...args], {
+      XDG_CONFIG_HOME: home
+    })
     open.push(pty)
     return pty
   }
-  const lastCompletion = () => llm.requestsTo("/v1/chat/completions").at(-1)!.body as { messages: Array<{ role: string; content: unknown }> }
+  const lastCompletion = () =>
+    llm.requestsTo("/v1/chat/completions").at(-1)!.body as { messages: Array<{ role: string; content: unknown }> }
 
   beforeAll(async () => {
     ;({ llm, server } = await startWithFakeLlm("pglite", "Done."))
     home = tempDir("cairn-cli-home-")
-    for (const bot of [
-      { id: "guarded", name: "Guarded", tools: ["current_time"], tool_policies: { current_time: "require_approval" } },
-      { id: "helper", name: "Helper", client_tools: ["shell_exec"] },
-      // Its own bot, so /sessions lists only that test's sessions.
-      { id: "keeper", name: "Keeper", tools: ["client_action"] }
-    ]) {
+    for (
+      const bot of [
+        { id: "guarded", name: "Guarded", tools: ["current_time"], tool_policies: { current_time: "require_approval" } },
+        { id: "helper", name: "Helper", client_tools: ["shell_exec"] },
+        // Its own bot, so /sessions lists only that test's sessions.
+        { id: "keeper", name: "Keeper", tools: ["client_action"] }
+      ]
+    ) {
       expect((await server.request("/api/v1/admin/bots", { method: "POST", body: JSON.stringify(bot) })).status).toBe(201)
     }
   })
@@ -91,7 +96,8 @@ describe("cairn chat in a terminal", () => {
     pty.press("C-c")
     await pty.waitFor("the run was stopped")
     const controller = new AbortController()
-    const events = await readSse(await server.request(`/api/v1/sessions/${sessionId}/stream`, { signal: controller.signal }), controller).rest()
+    const events = await readSse(await server.request(`/api/v1/sessions/${sessionId}/stream`, { signal: controller.signal }), controller)
+      .rest()
     expect(events.at(-1)!.data.type).toBe("cancelled")
     await pty.waitFor(/you› \s*$/m)
     pty.press("C-c")
@@ -113,7 +119,9 @@ describe("cairn chat in a terminal", () => {
     await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
     try {
       llm.script({ textChunks: ["one ", "two ", "three ", "four."], chunkDelayMs: 800 })
-      const pty = startPty(["chat", "--url", `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`, "--key", server.apiKey], { XDG_CONFIG_HOME: home })
+      const pty = startPty(["chat", "--url", `http://127.0.0.1:${(proxy.address() as net.AddressInfo).port}`, "--key", server.apiKey], {
+        XDG_CONFIG_HOME: home
+      })
       open.push(pty)
       await pty.waitFor("you›")
       pty.typeLine("count to four")
@@ -156,7 +164,9 @@ describe("cairn chat in a terminal", () => {
   })
 
   it("runs a shell_exec client tool once the user confirms, and returns its output to the model", async () => {
-    llm.script({ toolCalls: [{ name: "shell_exec", arguments: JSON.stringify({ command: "echo cli-$((6*7))" }) }] }, { text: "It printed 42." })
+    llm.script({ toolCalls: [{ name: "shell_exec", arguments: JSON.stringify({ command: "echo cli-$((6*7))" }) }] }, {
+      text: "It printed 42."
+    })
     const pty = chat("--bot", "helper")
     await pty.waitFor("you›")
     pty.typeLine("run the sum")
@@ -169,7 +179,9 @@ describe("cairn chat in a terminal", () => {
   })
 
   it("refuses a shell command the user declines", async () => {
-    llm.script({ toolCalls: [{ name: "shell_exec", arguments: JSON.stringify({ command: "touch should-not-exist" }) }] }, { text: "Fine, I did not." })
+    llm.script({ toolCalls: [{ name: "shell_exec", arguments: JSON.stringify({ command: "touch should-not-exist" }) }] }, {
+      text: "Fine, I did not."
+    })
     const pty = chat("--bot", "helper")
     await pty.waitFor("you›")
     pty.typeLine("make a file")
@@ -200,7 +212,9 @@ describe("cairn chat in a terminal", () => {
   it("chats with a key made by `cairn keys create --preset \"Chat Client\"`", async () => {
     // Run asynchronously: the server answering it lives in this process.
     const created = JSON.parse(
-      (await runCli(["keys", "create", "--preset", "Chat Client", "--url", server.baseUrl, "--key", server.apiKey, "--json"], { XDG_CONFIG_HOME: home })).stdout
+      (await runCli(["keys", "create", "--preset", "Chat Client", "--url", server.baseUrl, "--key", server.apiKey, "--json"], {
+        XDG_CONFIG_HOME: home
+      })).stdout
     )
     expect(created.scopes).toEqual(expect.arrayContaining(["chat", "sessions:read", "bots:read"]))
     llm.script({ text: "Hello, scoped client." })
@@ -235,7 +249,10 @@ describe("cairn chat in a terminal", () => {
 
   it("carries out /bot, /model, /attach, /summarize and a client action the server sends", async () => {
     const png = path.join(home, "dot.png")
-    fs.writeFileSync(png, Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64"))
+    fs.writeFileSync(
+      png,
+      Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64")
+    )
     const pty = chat()
     await pty.waitFor("you›")
     pty.typeLine("/bot")
@@ -262,13 +279,17 @@ describe("cairn chat in a terminal", () => {
     pty.typeLine("start over")
     await pty.waitFor("keeper› A fresh start.")
     // The client action was carried out: a new session began.
-    await pty.waitFor(/A fresh start\.\n  new session [0-9a-f]{8} with keeper/)
+    await pty.waitFor(/A fresh start\.\n {2}new session [0-9a-f]{8} with keeper/)
   })
 
   it("resumes a session with its own bot when --session is given without --bot", async () => {
     const sessionId = randomUUID()
     llm.script({ text: "Kept." })
-    await server.call((client) => client.chat.chat({ payload: { message: "remember me", bot_id: "keeper", session_id: sessionId, client_id: "cli", attachments: [], passive: false } }))
+    await server.call((client) =>
+      client.chat.chat({
+        payload: { message: "remember me", bot_id: "keeper", session_id: sessionId, client_id: "cli", attachments: [], passive: false }
+      })
+    )
     const pty = chat("--session", sessionId)
     await pty.waitFor(`bot keeper · session ${sessionId.slice(0, 8)}`)
     pty.typeLine("/history")
@@ -276,7 +297,9 @@ describe("cairn chat in a terminal", () => {
   })
 
   it("reads piped input line by line, and never runs a shell command it cannot ask about", async () => {
-    llm.script({ toolCalls: [{ name: "shell_exec", arguments: JSON.stringify({ command: "touch piped-should-not-exist" }) }] }, { text: "Understood." }, { text: "Second line answered." })
+    llm.script({ toolCalls: [{ name: "shell_exec", arguments: JSON.stringify({ command: "touch piped-should-not-exist" }) }] }, {
+      text: "Understood."
+    }, { text: "Second line answered." })
     const child = spawn(process.execPath, [cairnBin, "chat", "--bot", "helper", "--url", server.baseUrl, "--key", server.apiKey], {
       env: { ...process.env, NO_COLOR: "1", XDG_CONFIG_HOME: home },
       cwd: home,
@@ -289,12 +312,16 @@ describe("cairn chat in a terminal", () => {
     expect(code).toBe(0)
     expect(output).toContain("Run this command on this machine? [y/N] no (no terminal to ask")
     expect(output).toMatch(/you› make a file\n[\s\S]*helper› Understood\.\nyou› say something else\nhelper› Second line answered\./)
-    expect(llm.requestsTo("/v1/chat/completions").at(-2)!.body.messages.find((m: { role: string }) => m.role === "tool").content).toBe("The user declined to run this command.")
+    expect(llm.requestsTo("/v1/chat/completions").at(-2)!.body.messages.find((m: { role: string }) => m.role === "tool").content).toBe(
+      "The user declined to run this command."
+    )
     expect(fs.existsSync(path.join(home, "piped-should-not-exist"))).toBe(false)
   })
 
   it("talks in a channel: its bot, and the active session its first message makes", async () => {
-    const channel = await json(await server.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name: "cli-room", bot_id: "keeper" }) }))
+    const channel = await json(
+      await server.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name: "cli-room", bot_id: "keeper" }) })
+    )
     llm.script({ text: "Welcome to the room." })
     const pty = chat("--channel", channel.id)
     await pty.waitFor("bot keeper · session (the channel's, at the first message)")

@@ -49,7 +49,12 @@ describe("cairn's operator commands", () => {
 
     const status = await runCli(["status", "--json"], { XDG_CONFIG_HOME: home })
     expect(status.code, status.output).toBe(0)
-    expect(JSON.parse(status.stdout)).toMatchObject({ url: server.baseUrl, health: "ok", server_version: "0.1.0", credentials: { kind: "static_key" } })
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      url: server.baseUrl,
+      health: "ok",
+      server_version: "0.1.0",
+      credentials: { kind: "static_key" }
+    })
     expect(JSON.parse(status.stdout).integrations.map((i: { id: string }) => i.id)).toContain("example")
     expect(JSON.parse(status.stdout).mcp_servers).toEqual([])
   })
@@ -79,7 +84,12 @@ describe("cairn's operator commands", () => {
     expect(first.stdout).toContain("Created the bot writer (Writer)")
     fs.writeFileSync(file, "id: writer\nname: Writer Two\nmax_iterations: 3\n")
     expect((await cairn("bots", "apply", file)).stdout).toContain("Updated the bot writer (Writer Two)")
-    expect(await json("bots", "show", "writer")).toMatchObject({ name: "Writer Two", max_iterations: 3, system_prompt: "You write.", tools: ["current_time"] })
+    expect(await json("bots", "show", "writer")).toMatchObject({
+      name: "Writer Two",
+      max_iterations: 3,
+      system_prompt: "You write.",
+      tools: ["current_time"]
+    })
 
     const shown = await cairn("bots", "show", "writer")
     expect(shown.stdout).toMatch(/^id: writer$/m)
@@ -98,7 +108,10 @@ describe("cairn's operator commands", () => {
     const folder = tempDir("cairn-ingest-")
     for (let i = 0; i < 100; i++) {
       fs.mkdirSync(path.join(folder, `part-${i % 4}`), { recursive: true })
-      fs.writeFileSync(path.join(folder, `part-${i % 4}`, `note-${i}.md`), `# Note ${i}\n\nThe harbour pilot number ${i} guides ships past the reef.\n`)
+      fs.writeFileSync(
+        path.join(folder, `part-${i % 4}`, `note-${i}.md`),
+        `# Note ${i}\n\nThe harbour pilot number ${i} guides ships past the reef.\n`
+      )
     }
     fs.writeFileSync(path.join(folder, ".hidden.md"), "never ingested")
     const pty = startPty(["docs", "ingest", folder, "--url", server.baseUrl, "--key", server.apiKey], { XDG_CONFIG_HOME: home })
@@ -126,7 +139,9 @@ describe("cairn's operator commands", () => {
       body: JSON.stringify({ message: "hold on", session_id: sessionId })
     })
     await new Promise((resolve) => setTimeout(resolve, 500))
-    const injected = await server.call((client) => client.injection.inject({ path: { id: sessionId }, payload: { content: "later", run_agent: true, source: "api", notify: false } }))
+    const injected = await server.call((client) =>
+      client.injection.inject({ path: { id: sessionId }, payload: { content: "later", run_agent: true, source: "api", notify: false } })
+    )
     const listed = await json("tasks", "list", "--session", sessionId)
     expect(listed.map((task: { id: string }) => task.id)).toContain(injected.task_id)
     const shown = await cairn("tasks", "show", injected.task_id!)
@@ -144,7 +159,7 @@ describe("cairn's operator commands", () => {
     const pty = startPty(["backup", "-o", archive, "--url", server.baseUrl, "--key", server.apiKey], { XDG_CONFIG_HOME: home })
     try {
       const screen = await pty.waitFor(/Saved .*cairn\.tar\.gz/, 60_000)
-      expect(screen).toMatch(/backup  \[#+\] 100% \d+\/\d+ [\d.]+ tables\/s/)
+      expect(screen).toMatch(/backup {2}\[#+\] 100% \d+\/\d+ [\d.]+ tables\/s/)
       expect(screen).toMatch(/download \[#+\] 100% [\d.]+ [KM]?B\/[\d.]+ [KM]?B/)
     } finally {
       pty.close()

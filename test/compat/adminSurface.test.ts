@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
-import { startWithFakeLlm, stopWithFakeLlm } from "./harness.ts"
 import { waitFor } from "../support/integrations.ts"
 import { json, type TestServer } from "../support/server.ts"
+import { startWithFakeLlm, stopWithFakeLlm } from "./harness.ts"
 
 describe.each(backends)("the companion clients' admin surface (%s)", (backend) => {
   let server: TestServer
@@ -50,7 +50,12 @@ describe.each(backends)("the companion clients' admin surface (%s)", (backend) =
     const second = await json(await server.request("/api/v1/admin/channels?page=2&page_size=2&bot_id=default"))
     expect(second.channels[0].id).not.toBe(first.channels[0].id)
     expect(second.total).toBe(first.total)
-    expect(await json(await server.request("/api/v1/admin/channels?bot_id=nobody"))).toEqual({ channels: [], total: 0, page: 1, page_size: 50 })
+    expect(await json(await server.request("/api/v1/admin/channels?bot_id=nobody"))).toEqual({
+      channels: [],
+      total: 0,
+      page: 1,
+      page_size: 50
+    })
     expect((await server.request("/api/v1/admin/channels?page=0")).status).toBe(422)
   })
 
@@ -58,7 +63,12 @@ describe.each(backends)("the companion clients' admin surface (%s)", (backend) =
     const tools = await json(await server.request("/api/v1/admin/tools"))
     expect(Array.isArray(tools)).toBe(true)
     const time = tools.find((t: any) => t.tool_name === "current_time")
-    expect(time).toMatchObject({ tool_name: "current_time", description: expect.any(String), parameters: expect.any(Object), source_integration: null })
+    expect(time).toMatchObject({
+      tool_name: "current_time",
+      description: expect.any(String),
+      parameters: expect.any(Object),
+      source_integration: null
+    })
     expect(tools.find((t: any) => t.source_integration === "mailbox")).toMatchObject({ tool_name: expect.any(String) })
     const failing = await json(await post("/api/v1/admin/tools/query_feed_store/execute", { arguments: { action: "stats" } }))
     const ok = await json(await post("/api/v1/admin/tools/current_time/execute", { arguments: {} }))

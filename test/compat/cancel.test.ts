@@ -7,9 +7,9 @@ import * as crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
-import { startWithFakeLlm, stopWithFakeLlm } from "./harness.ts"
 import { json, type TestServer } from "../support/server.ts"
 import { readSse } from "../support/sse.ts"
+import { startWithFakeLlm, stopWithFakeLlm } from "./harness.ts"
 
 describe.each(backends)("cancel without a session id (%s)", (backend) => {
   let server: TestServer
@@ -25,7 +25,9 @@ describe.each(backends)("cancel without a session id (%s)", (backend) => {
   })
   const post = (path: string, body: unknown) => server.request(path, { method: "POST", body: JSON.stringify(body) })
   const sessionsOf = async (clientId: string) =>
-    ((await json(await server.request("/sessions"))) as Array<{ id?: string; session_id?: string; client_id: string }>).filter((s) => s.client_id === clientId)
+    ((await json(await server.request("/sessions"))) as Array<{ id?: string; session_id?: string; client_id: string }>).filter((s) =>
+      s.client_id === clientId
+    )
 
   it("stops the busy session's run (one the client named), ends the stream cancelled, and creates no session", async () => {
     const clientId = `cli-${crypto.randomUUID()}`
@@ -51,7 +53,10 @@ describe.each(backends)("cancel without a session id (%s)", (backend) => {
 
   it("answers nothing stopped, and creates no session, for a client with none", async () => {
     const clientId = `cli-${crypto.randomUUID()}`
-    expect(await json(await post("/chat/cancel", { client_id: clientId, bot_id: "default" }))).toEqual({ cancelled: false, queued_tasks_cancelled: 0 })
+    expect(await json(await post("/chat/cancel", { client_id: clientId, bot_id: "default" }))).toEqual({
+      cancelled: false,
+      queued_tasks_cancelled: 0
+    })
     expect(await sessionsOf(clientId)).toHaveLength(0)
   })
 })

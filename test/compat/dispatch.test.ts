@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { FakeLlm } from "../fixtures/fakeLlm.ts"
 import { startReceiver, type WebhookReceiver } from "../hooks/webhookReceiver.ts"
 import { backends } from "../support/database.ts"
-import { startWithFakeLlm, stopWithFakeLlm } from "./harness.ts"
 import { waitFor } from "../support/integrations.ts"
 import { json, type TestServer } from "../support/server.ts"
 import { readSse } from "../support/sse.ts"
+import { startWithFakeLlm, stopWithFakeLlm } from "./harness.ts"
 
 describe.each(backends)("dispatch on a chat that runs at once (%s)", (backend) => {
   let server: TestServer
@@ -19,7 +19,10 @@ describe.each(backends)("dispatch on a chat that runs at once (%s)", (backend) =
 
   beforeAll(async () => {
     receiver = await startReceiver({ status: 204 })
-    const started = await startWithFakeLlm(backend, "The report is ready.", { WEBHOOK_ALLOWED_HOSTS: "127.0.0.1", DISPATCH_RETRY_BASE_MS: "50" })
+    const started = await startWithFakeLlm(backend, "The report is ready.", {
+      WEBHOOK_ALLOWED_HOSTS: "127.0.0.1",
+      DISPATCH_RETRY_BASE_MS: "50"
+    })
     server = started.server
     llm = started.llm
   })
@@ -32,7 +35,12 @@ describe.each(backends)("dispatch on a chat that runs at once (%s)", (backend) =
     receiver.requests.length = 0
     const response = await server.request("/chat", {
       method: "POST",
-      body: JSON.stringify({ message: "Build the report", client_id: "compat-dispatch-1", dispatch_type: "webhook", dispatch_config: { url: `${receiver.url}/done` } })
+      body: JSON.stringify({
+        message: "Build the report",
+        client_id: "compat-dispatch-1",
+        dispatch_type: "webhook",
+        dispatch_config: { url: `${receiver.url}/done` }
+      })
     })
     expect(response.status).toBe(200)
     const { session_id, response: text } = await json(response)
@@ -53,7 +61,12 @@ describe.each(backends)("dispatch on a chat that runs at once (%s)", (backend) =
     const controller = new AbortController()
     const response = await server.request("/chat/stream", {
       method: "POST",
-      body: JSON.stringify({ message: "Stream it", client_id: "compat-dispatch-2", dispatch_type: "webhook", dispatch_config: { url: receiver.url } }),
+      body: JSON.stringify({
+        message: "Stream it",
+        client_id: "compat-dispatch-2",
+        dispatch_type: "webhook",
+        dispatch_config: { url: receiver.url }
+      }),
       signal: controller.signal
     })
     const events = await readSse(response, controller).rest()
@@ -64,7 +77,9 @@ describe.each(backends)("dispatch on a chat that runs at once (%s)", (backend) =
 
   it("records nothing and delivers nothing without a dispatch_type", async () => {
     receiver.requests.length = 0
-    const { session_id } = await json(await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "Just talk", client_id: "compat-dispatch-3" }) }))
+    const { session_id } = await json(
+      await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "Just talk", client_id: "compat-dispatch-3" }) })
+    )
     await new Promise((resolve) => setTimeout(resolve, 300))
     expect(receiver.requests).toHaveLength(0)
     expect(await json(await server.request(`/api/v1/tasks?session_id=${session_id}`))).toEqual([])

@@ -6,11 +6,11 @@
  */
 import * as crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createKey } from "../auth/helpers.ts"
 import type { FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, type TestServer } from "../support/server.ts"
 import { readSse } from "../support/sse.ts"
-import { createKey } from "../auth/helpers.ts"
 import { startWithFakeLlm, stopWithFakeLlm } from "./harness.ts"
 
 describe.each(backends)("sessions only their owners reach (%s)", (backend) => {
@@ -36,7 +36,10 @@ describe.each(backends)("sessions only their owners reach (%s)", (backend) => {
   })
 
   const mint = async (botId: string, pinId: string): Promise<string> => {
-    const response = await server.request("/api/v1/widget-auth/mint", { method: "POST", body: JSON.stringify({ source_bot_id: botId, pin_id: pinId }) })
+    const response = await server.request("/api/v1/widget-auth/mint", {
+      method: "POST",
+      body: JSON.stringify({ source_bot_id: botId, pin_id: pinId })
+    })
     expect(response.status).toBe(200)
     return (await json(response)).token
   }
@@ -82,7 +85,8 @@ describe.each(backends)("sessions only their owners reach (%s)", (backend) => {
       expect((await json(other)).detail).toMatch(/own bot/)
     }
     // Not by moving its own session to another bot either.
-    expect((await send(widget, "POST", "/chat", { message: "switch", client_id: "w", session_id: sessionId, bot_id: "default" })).status).toBe(403)
+    expect((await send(widget, "POST", "/chat", { message: "switch", client_id: "w", session_id: sessionId, bot_id: "default" })).status)
+      .toBe(403)
     expect((await send(widget, "POST", "/api/v1/sessions", { client_id: "w", bot_id: "other" })).status).toBe(403)
     expect((await send(widget, "POST", "/chat/cancel", { client_id: "w", bot_id: "other" })).status).toBe(403)
     const after = await json(await server.request(`/sessions/${sessionId}`))
@@ -152,7 +156,9 @@ describe.each(backends)("sessions only their owners reach (%s)", (backend) => {
     const reader = await createKey(server, ["sessions:read"])
     expect((await send(reader.key, "GET", `/sessions/${sessionId}`)).status).toBe(200)
     expect((await send(reader.key, "GET", `/api/v1/sessions/${sessionId}/messages`)).status).toBe(200)
-    expect(((await json(await send(reader.key, "GET", "/sessions?bot_id=helper"))) as Array<{ id: string }>).map((s) => s.id)).toContain(sessionId)
+    expect(((await json(await send(reader.key, "GET", "/sessions?bot_id=helper"))) as Array<{ id: string }>).map((s) => s.id)).toContain(
+      sessionId
+    )
     expect((await server.request(`/sessions/${sessionId}`)).status).toBe(200)
   })
 })

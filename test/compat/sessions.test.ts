@@ -7,8 +7,8 @@ import * as crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
-import { startWithFakeLlm, stopWithFakeLlm } from "./harness.ts"
 import { json, type TestServer } from "../support/server.ts"
+import { startWithFakeLlm, stopWithFakeLlm } from "./harness.ts"
 
 describe.each(backends)("companion-client sessions (%s)", (backend) => {
   let server: TestServer
@@ -35,7 +35,9 @@ describe.each(backends)("companion-client sessions (%s)", (backend) => {
   const session = async (id: string) => json(await server.request(`/sessions/${id}`))
 
   it("lets a session id win over a channel id", async () => {
-    const channel = await json(await server.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name: "elsewhere", bot_id: "default" }) }))
+    const channel = await json(
+      await server.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name: "elsewhere", bot_id: "default" }) })
+    )
     const chosen = crypto.randomUUID()
     const answer = await chat({ message: "hi", client_id: "compat-sessions", session_id: chosen, channel_id: channel.id })
     expect(answer.session_id).toBe(chosen)
@@ -49,14 +51,20 @@ describe.each(backends)("companion-client sessions (%s)", (backend) => {
     await chat({ message: "now to the poet", client_id: "compat-switch", session_id: id, bot_id: "poet" })
     const moved = await session(id)
     expect(moved.bot_id).toBe("poet")
-    expect(moved.messages.filter((m: any) => m.role === "user").map((m: any) => m.content)).toEqual(["first, to the default bot", "now to the poet"])
+    expect(moved.messages.filter((m: any) => m.role === "user").map((m: any) => m.content)).toEqual([
+      "first, to the default bot",
+      "now to the poet"
+    ])
     // The poet's own system prompt drove the second turn.
     const last = llm.requestsTo("/v1/chat/completions").at(-1)!.body as any
     expect(JSON.stringify(last.messages[0])).toContain("You write verse.")
     // Without a bot_id the session stays where it is.
     await chat({ message: "and again", client_id: "compat-switch", session_id: id })
     expect((await session(id)).bot_id).toBe("poet")
-    const unknown = await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "x", session_id: id, bot_id: "nobody" }) })
+    const unknown = await server.request("/chat", {
+      method: "POST",
+      body: JSON.stringify({ message: "x", session_id: id, bot_id: "nobody" })
+    })
     expect(unknown.status).toBe(404)
     expect((await session(id)).bot_id).toBe("poet")
   })
@@ -98,7 +106,8 @@ describe.each(backends)("companion-client sessions (%s)", (backend) => {
     await chat({ message: "one more", client_id: "compat-titles", session_id: id })
     expect((await session(id)).title).toBe("Lake District trip")
     expect((await server.request(`/sessions/${id}`, { method: "PATCH", body: JSON.stringify({ title: "  " }) })).status).toBe(422)
-    expect((await server.request(`/sessions/${crypto.randomUUID()}`, { method: "PATCH", body: JSON.stringify({ title: "x" }) })).status).toBe(404)
+    expect((await server.request(`/sessions/${crypto.randomUUID()}`, { method: "PATCH", body: JSON.stringify({ title: "x" }) })).status)
+      .toBe(404)
     // Most recently active first.
     const other = crypto.randomUUID()
     await chat({ message: "short one", client_id: "compat-titles", session_id: other })
@@ -111,10 +120,15 @@ describe.each(backends)("companion-client sessions (%s)", (backend) => {
     const id = crypto.randomUUID()
     await chat({ message: "My cat is called Biscuit and she is nine.", client_id: "compat-summary", session_id: id })
     await chat({ message: "She likes tuna.", client_id: "compat-summary", session_id: id })
-    llm.script({ text: JSON.stringify({ title: "Biscuit the cat", summary: "The user has a nine-year-old cat, Biscuit, who likes tuna." }) })
+    llm.script({
+      text: JSON.stringify({ title: "Biscuit the cat", summary: "The user has a nine-year-old cat, Biscuit, who likes tuna." })
+    })
     const response = await server.request(`/sessions/${id}/summarize`, { method: "POST" })
     expect(response.status).toBe(200)
-    expect(await json(response)).toEqual({ title: "Biscuit the cat", summary: "The user has a nine-year-old cat, Biscuit, who likes tuna." })
+    expect(await json(response)).toEqual({
+      title: "Biscuit the cat",
+      summary: "The user has a nine-year-old cat, Biscuit, who likes tuna."
+    })
     const asked = llm.requestsTo("/v1/chat/completions").at(-1)!.body as any
     expect(asked).toMatchObject({ temperature: 0, response_format: { type: "json_object" } })
     expect(asked.messages[1].content).toContain("User: She likes tuna.")

@@ -30,7 +30,12 @@ describe.each(backends)("image attachments (%s)", (backend) => {
     // A provider whose model entry says it takes no images.
     const provider = await server.request("/api/v1/admin/providers", {
       method: "POST",
-      body: JSON.stringify({ id: "local", base_url: llm.url, api_key: "sk-local-0123456789", models: [{ id: "reader-only", vision: false }] })
+      body: JSON.stringify({
+        id: "local",
+        base_url: llm.url,
+        api_key: "sk-local-0123456789",
+        models: [{ id: "reader-only", vision: false }]
+      })
     })
     expect(provider.status).toBe(201)
   })
@@ -44,7 +49,12 @@ describe.each(backends)("image attachments (%s)", (backend) => {
   it("sends an image to the model as an image part beside the text, stores it, and keeps it in later turns", async () => {
     const picture = image()
     const sessionId = crypto.randomUUID()
-    const answer = await post("/chat", { message: "What is in this picture?", client_id: "vision", session_id: sessionId, attachments: [picture] })
+    const answer = await post("/chat", {
+      message: "What is in this picture?",
+      client_id: "vision",
+      session_id: sessionId,
+      attachments: [picture]
+    })
     expect(answer.status).toBe(200)
     expect((await json(answer)).response).toBe("A red dot.")
     expect(userParts(lastModelCall()).at(-1)).toEqual([
@@ -75,7 +85,13 @@ describe.each(backends)("image attachments (%s)", (backend) => {
 
   it("ends the run with a clear error when the provider refuses the image", async () => {
     const calls = llm.requestsTo("/v1/chat/completions").length
-    const events = await streamed({ message: "look", client_id: "vision-blind", session_id: crypto.randomUUID(), model_override: "fake-blind", attachments: [image()] })
+    const events = await streamed({
+      message: "look",
+      client_id: "vision-blind",
+      session_id: crypto.randomUUID(),
+      model_override: "fake-blind",
+      attachments: [image()]
+    })
     const error = events.find((event) => event.type === "error")
     expect(error?.message).toMatch(/fake-blind did not accept the image attachments: .*image_url is only supported by certain models/)
     expect(events.at(-1)!.type).toBe("response")
@@ -85,8 +101,16 @@ describe.each(backends)("image attachments (%s)", (backend) => {
 
   it("refuses before sending when the model is known to take no images", async () => {
     const calls = llm.requestsTo("/v1/chat/completions").length
-    const events = await streamed({ message: "look", client_id: "vision-known", session_id: crypto.randomUUID(), model_override: "local/reader-only", attachments: [image()] })
-    expect(events.find((event) => event.type === "error")?.message, JSON.stringify(events)).toMatch(/local\/reader-only does not take images/)
+    const events = await streamed({
+      message: "look",
+      client_id: "vision-known",
+      session_id: crypto.randomUUID(),
+      model_override: "local/reader-only",
+      attachments: [image()]
+    })
+    expect(events.find((event) => event.type === "error")?.message, JSON.stringify(events)).toMatch(
+      /local\/reader-only does not take images/
+    )
     expect(llm.requestsTo("/v1/chat/completions").length).toBe(calls)
     // The same model is fine without images.
     const plain = await streamed({ message: "just text", client_id: "vision-known", model_override: "local/reader-only" })
@@ -94,7 +118,8 @@ describe.each(backends)("image attachments (%s)", (backend) => {
   })
 
   it("refuses past the count and size settings with 422, storing nothing", async () => {
-    const settings = (values: Record<string, unknown>) => server.request("/api/v1/admin/settings", { method: "PUT", body: JSON.stringify(values) })
+    const settings = (values: Record<string, unknown>) =>
+      server.request("/api/v1/admin/settings", { method: "PUT", body: JSON.stringify(values) })
     expect((await settings({ ATTACHMENT_MAX_COUNT: 2, ATTACHMENT_MAX_BYTES: 1000 })).status).toBe(200)
     try {
       const sessionId = crypto.randomUUID()

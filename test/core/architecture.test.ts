@@ -66,7 +66,9 @@ describe("the command-line client (src/cli/)", () => {
   const clientPackages = new Set([...contractPackages, "@effect/cli", "yaml"])
   const serverFiles = (read_: (file: string) => string) => {
     const contract = closure(contractEntries, read_).files
-    return [...closure(cliEntries, read_).files].filter((file) => !file.startsWith(cliDir) && !contract.has(file)).map((file) => path.relative(srcDir, file))
+    return [...closure(cliEntries, read_).files].filter((file) => !file.startsWith(cliDir) && !contract.has(file)).map((file) =>
+      path.relative(srcDir, file)
+    )
   }
 
   it("imports only the contract and client-side packages", () => {

@@ -8,7 +8,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../support/database.ts"
-import { childPids, spawnServer, type ChildServer } from "../support/server.ts"
+import { childPids, type ChildServer, spawnServer } from "../support/server.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
 

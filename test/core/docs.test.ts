@@ -30,10 +30,10 @@ const skipped = (dir: string, name: string) =>
 const filesBelow = (dir: string): Array<string> =>
   fs.existsSync(dir)
     ? fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-        if (skipped(dir, entry.name)) return []
-        const full = path.join(dir, entry.name)
-        return entry.isDirectory() ? filesBelow(full) : [path.relative(root, full)]
-      })
+      if (skipped(dir, entry.name)) return []
+      const full = path.join(dir, entry.name)
+      return entry.isDirectory() ? filesBelow(full) : [path.relative(root, full)]
+    })
     : []
 
 const subfolders = (dir: string) =>
@@ -47,7 +47,7 @@ const subfolders = (dir: string) =>
 /** The folder map: the code block of "The folders of `src/`", and the line of the doc it starts after. */
 export const folderMap = (doc: string): { readonly text: string; readonly line: number } => {
   const heading = /^## The folders of `src\/`\s*$/m.exec(doc)
-  if (heading === null) throw new Error('docs/architecture.md has no section "The folders of `src/`"')
+  if (heading === null) throw new Error("docs/architecture.md has no section \"The folders of `src/`\"")
   const fence = /^```[^\n]*\n([\s\S]*?)^```/m.exec(doc.slice(heading.index))
   if (fence === null) throw new Error("the folder map's code block is missing")
   return { text: fence[1]!, line: doc.slice(0, heading.index + fence.index).split("\n").length }
@@ -77,7 +77,7 @@ export const folderMapProblems = (doc: string, folders: ReadonlyArray<string>, f
 export const levelsOf = (doc: string): Map<string, number> => {
   const section = doc.split(/^### Dependency direction\s*$/m)[1]
   const block = section && /^```[^\n]*\n([\s\S]*?)^```/m.exec(section)?.[1]
-  if (!block) throw new Error('docs/architecture.md has no level list under "Dependency direction"')
+  if (!block) throw new Error("docs/architecture.md has no level list under \"Dependency direction\"")
   const levels = new Map<string, number>()
   for (const [, level, names] of block.matchAll(/^(\d+)\s+([^(\n]*)/gm)) {
     for (const name of names!.trim().split(/\s+/)) {
@@ -169,12 +169,12 @@ const wordClaim = (word: string): Claim | undefined =>
   notOurs.has(word) || allCaps.test(word)
     ? undefined
     : snakeCase.test(word)
-      ? { kind: "mentioned", name: word }
-      : camelCase.test(word) || pascalCase.test(word)
-        ? { kind: "declared", name: word }
-        : capitalised.test(word)
-          ? { kind: "word", name: word }
-          : undefined
+    ? { kind: "mentioned", name: word }
+    : camelCase.test(word) || pascalCase.test(word)
+    ? { kind: "declared", name: word }
+    : capitalised.test(word)
+    ? { kind: "word", name: word }
+    : undefined
 
 export interface Context {
   /** Top-level entries of the checkout and folders of src/, which a path may start with. */
@@ -196,23 +196,25 @@ const pathClaims = (text: string, context: Context): Array<Claim> => {
   const segments = relative.replace(/\/$/, "").split("/")
   const first = segments[0]!
   const file = codeFile.test(relative)
-  const folder =
-    (context.roots.has(first) || context.srcFolders.has(first)) && segments.every((segment) => /^[\w.-]+$/.test(segment) && !/^\d|-\d/.test(segment))
+  const folder = (context.roots.has(first) || context.srcFolders.has(first)) &&
+    segments.every((segment) => /^[\w.-]+$/.test(segment) && !/^\d|-\d/.test(segment))
   return relative !== "" && (file || folder) ? [{ kind: "path", name: relative }] : []
 }
 
 /** The claims a code span makes, or none when it is not a name of ours. */
 export const claimsOf = (span: string, context: Context): Array<Claim> => {
   if (notOurs.has(span)) return []
-  if ((span.includes("/") || codeFile.test(span)) && !/^[a-z]+:/i.test(span) && !/^\//.test(span) && !/\s/.test(span)) return pathClaims(span, context)
+  if ((span.includes("/") || codeFile.test(span)) && !/^[a-z]+:/i.test(span) && !/^\//.test(span) && !/\s/.test(span)) {
+    return pathClaims(span, context)
+  }
   // a call: its callee, and the names of ours among its arguments (`settings.get(SystemPaused)`)
   const call = /^([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\((.*)\)$/s.exec(span)
   const text = (call ? call[1]! : span).replace(/(?:\?|\[\])$/, "")
   const argumentClaims = call
     ? [...call[2]!.replace(/"[^"]*"|'[^']*'/g, "").matchAll(/(?<![\w$.])[A-Za-z_$][\w$]*/g)]
-        .map(([word]) => word)
-        .filter((word) => (camelCase.test(word) || pascalCase.test(word)) && !notOurs.has(word) && !context.global(word))
-        .map((word): Claim => ({ kind: "declared", name: word }))
+      .map(([word]) => word)
+      .filter((word) => (camelCase.test(word) || pascalCase.test(word)) && !notOurs.has(word) && !context.global(word))
+      .map((word): Claim => ({ kind: "declared", name: word }))
     : []
   const segments = text.split(".")
   if (dataFile.test(text)) return argumentClaims
@@ -220,17 +222,18 @@ export const claimsOf = (span: string, context: Context): Array<Claim> => {
   const [head, ...members] = segments as [string, ...Array<string>]
   if (members.length > 0 ? context.external(head) : context.global(head)) return argumentClaims
   // a service or namespace of ours (`Intake.answer`) is declared; a variable (`bus`, `cairn`) is not checked
-  const headClaim: Claim | undefined =
-    members.length > 0 && capitalised.test(head)
-      ? { kind: "declared", name: head }
-      : call && members.length === 0 && /^[a-z]\w*$/.test(head)
-        ? { kind: "declared", name: head }
-        : wordClaim(head)
+  const headClaim: Claim | undefined = members.length > 0 && capitalised.test(head)
+    ? { kind: "declared", name: head }
+    : call && members.length === 0 && /^[a-z]\w*$/.test(head)
+    ? { kind: "declared", name: head }
+    : wordClaim(head)
   // a member is declared (`answer`, `awaitSome`), unless the name is a host (`imap.gmail.com`)
   const host = members.length > 0 && /^(?:com|org|net|io|dev)$/.test(members.at(-1)!)
   const memberClaims = host
     ? []
-    : members.map((member) => wordClaim(member) ?? (/^[a-z]\w*$/.test(member) && !notOurs.has(member) ? ({ kind: "declared", name: member } as const) : undefined))
+    : members.map((member) =>
+      wordClaim(member) ?? (/^[a-z]\w*$/.test(member) && !notOurs.has(member) ? ({ kind: "declared", name: member } as const) : undefined)
+    )
   return [headClaim, ...memberClaims, ...argumentClaims].filter((claim): claim is Claim => claim !== undefined)
 }
 
@@ -292,7 +295,13 @@ export const readTree = (): { readonly context: Context; readonly tree: Tree } =
       for (const pattern of declarationPatterns) for (const match of code.matchAll(pattern)) declared.add(match[1]!)
       for (const match of code.matchAll(packageImports)) {
         const [, defaultName, list, namespace] = match
-        for (const name of [defaultName, namespace, ...(list ?? "").split(",").flatMap((item) => item.replace(/^\s*type\s+/, "").split(/\s+as\s+/))]) {
+        for (
+          const name of [
+            defaultName,
+            namespace,
+            ...(list ?? "").split(",").flatMap((item) => item.replace(/^\s*type\s+/, "").split(/\s+as\s+/))
+          ]
+        ) {
           const trimmed = name?.trim()
           if (trimmed) imported.add(trimmed)
         }
@@ -354,7 +363,9 @@ describe("the folder map of docs/architecture.md", () => {
   it("a missing or stale row is found (probe: one row renamed)", () => {
     const probe = doc.replace(/^ {2}speech\/ /m, "  speaking/ ")
     expect(probe).not.toEqual(doc)
-    expect(folderMapProblems(probe, folders, files)).toEqual(expect.arrayContaining(["src/speech/ has no row", "row speaking/ names no folder of src/"]))
+    expect(folderMapProblems(probe, folders, files)).toEqual(
+      expect.arrayContaining(["src/speech/ has no row", "row speaking/ names no folder of src/"])
+    )
   })
 })
 
@@ -392,7 +403,21 @@ describe("the names the docs write in backticks", () => {
     ])
     expect(claims("bus.awaitSome(topic, key, check)")).toEqual([{ kind: "declared", name: "awaitSome" }])
     expect(claims("dispatch_config")).toEqual([{ kind: "mentioned", name: "dispatch_config" }])
-    for (const notOurs of ["Effect.fn", "Layer.scopedDiscard", "Schema.TaggedError", "Error", "DATABASE_URL", "/api/v1/discover", "npm start", "@effect/sql", "image/png", "{path, size}", "chat"]) {
+    for (
+      const notOurs of [
+        "Effect.fn",
+        "Layer.scopedDiscard",
+        "Schema.TaggedError",
+        "Error",
+        "DATABASE_URL",
+        "/api/v1/discover",
+        "npm start",
+        "@effect/sql",
+        "image/png",
+        "{path, size}",
+        "chat"
+      ]
+    ) {
       expect(claims(notOurs)).toEqual([])
     }
   })

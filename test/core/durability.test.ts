@@ -7,8 +7,7 @@ import { backends, createTestDatabase, type TestDatabase } from "../support/data
 import { json, spawnDeadlineMs, spawnServer } from "../support/server.ts"
 import { scaled } from "../support/time.ts"
 
-const setting = (list: { settings: Array<{ key: string; value: unknown }> }, key: string) =>
-  list.settings.find((s) => s.key === key)?.value
+const setting = (list: { settings: Array<{ key: string; value: unknown }> }, key: string) => list.settings.find((s) => s.key === key)?.value
 
 describe.each(backends)("durability (%s)", (backend) => {
   let db: TestDatabase

@@ -6,11 +6,11 @@
 import { HttpBody, OpenApi } from "@effect/platform"
 import { Effect, Schema, Stream } from "effect"
 import * as fs from "node:fs"
-import type { Readable } from "node:stream"
 import * as path from "node:path"
+import type { Readable } from "node:stream"
 import { describe, expect, it } from "vitest"
+import { AgentEvent, type AgentEventType, fromStored, type SequencedEvent, StoredEvent, toStored } from "../../src/agent/Events.ts"
 import { CairnApi } from "../../src/Api.ts"
-import { AgentEvent, fromStored, StoredEvent, toStored, type AgentEventType, type SequencedEvent } from "../../src/agent/Events.ts"
 import * as Sse from "../../src/runs/Sse.ts"
 import { root } from "../support/imports.ts"
 
@@ -93,8 +93,7 @@ const body = (response: ReturnType<typeof Sse.response>) =>
         let text = ""
         for await (const chunk of (answered.body as HttpBody.Raw).body as Readable) text += String(chunk)
         return text
-      })
-    )
+      }))
   )
 
 describe("the SSE event schema", () => {
@@ -246,13 +245,18 @@ describe("the OpenAPI document", () => {
     const media = content?.["text/event-stream"]
     expect(media).toBeDefined()
     const events = (
-      media!.schema as { "x-event-schema"?: { anyOf: Array<{ properties: { type: { enum: Array<string> } } & Record<string, unknown>; required: Array<string> }> } }
+      media!.schema as {
+        "x-event-schema"?: {
+          anyOf: Array<{ properties: { type: { enum: Array<string> } } & Record<string, unknown>; required: Array<string> }>
+        }
+      }
     )["x-event-schema"]
     expect(events).toBeDefined()
     // Every field, optional ones (tool_result's error) included; `type` is always required.
-    expect(events!.anyOf.map((member) => [member.properties.type.enum[0], Object.keys(member.properties).filter((key) => key !== "type")])).toEqual(
-      schemaTable.map(([type, fields]) => [type, [...fields]])
-    )
+    expect(events!.anyOf.map((member) => [member.properties.type.enum[0], Object.keys(member.properties).filter((key) => key !== "type")]))
+      .toEqual(
+        schemaTable.map(([type, fields]) => [type, [...fields]])
+      )
     for (const member of events!.anyOf) expect(member.required).toContain("type")
     // Inlined: a $ref here would point into the OpenAPI document, where no such definition is.
     expect(JSON.stringify(events)).not.toContain("$ref")

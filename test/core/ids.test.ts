@@ -30,7 +30,11 @@ describe.each(backends)("ids that are not UUIDs (%s)", (backend) => {
       ["/api/v1/channels/not-a-uuid", undefined, "Channel not found: not-a-uuid"],
       ["/api/v1/channels/not-a-uuid", { method: "DELETE" }, "Channel not found: not-a-uuid"],
       ["/api/v1/channels/not-a-uuid/integrations", undefined, "Channel not found: not-a-uuid"],
-      ["/api/v1/channels/00000000-0000-4000-8000-000000000000/integrations/not-a-uuid", { method: "DELETE" }, "Binding not found: not-a-uuid"],
+      [
+        "/api/v1/channels/00000000-0000-4000-8000-000000000000/integrations/not-a-uuid",
+        { method: "DELETE" },
+        "Binding not found: not-a-uuid"
+      ],
       ["/api/v1/channels/not-a-uuid/workspace/files", undefined, "Channel not found: not-a-uuid"],
       ["/api/v1/channels/not-a-uuid/carapaces", undefined, "Channel not found: not-a-uuid"],
       ["/api/v1/admin/api-keys/not-a-uuid", undefined, "API key not found: not-a-uuid"],

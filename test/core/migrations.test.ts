@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import { afterEach, describe, expect, it } from "vitest"
 import * as Migrations from "../../src/db/Migrations.ts"
-import { backends, createTestDatabase, withDatabase, type TestDatabase } from "../support/database.ts"
+import { backends, createTestDatabase, type TestDatabase, withDatabase } from "../support/database.ts"
 
 const ids = fs
   .readdirSync(Migrations.migrationsDir)
@@ -43,7 +43,9 @@ describe.each(backends)("migrations (%s)", (backend) => {
 
   it("counts the messages of sessions stored before sessions kept their count", async () => {
     db = await createTestDatabase(backend)
-    const counting = Number(fs.readdirSync(Migrations.migrationsDir).find((file) => file.endsWith("_session_message_count.sql"))!.slice(0, 4))
+    const counting = Number(
+      fs.readdirSync(Migrations.migrationsDir).find((file) => file.endsWith("_session_message_count.sql"))!.slice(0, 4)
+    )
     await run(Migrations.run({ upTo: counting - 1 }))
     const [busy, empty] = ["8f1d1f0e-0000-4000-8000-000000000001", "8f1d1f0e-0000-4000-8000-000000000002"]
     await run(
@@ -52,12 +54,14 @@ describe.each(backends)("migrations (%s)", (backend) => {
           sql`INSERT INTO sessions (id, bot_id, client_id) VALUES (${busy}, 'default', 'a'), (${empty}, 'default', 'b')`,
           sql`INSERT INTO messages (id, session_id, role, content)
               SELECT gen_random_uuid(), ${busy}, 'user', 'message ' || n FROM generate_series(1, 3) AS n`
-        )
-      )
+        ))
     )
     await run(Migrations.run())
     const counts = await run(
-      Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ id: string; message_count: number }>`SELECT id, message_count::int AS message_count FROM sessions ORDER BY client_id`)
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql<{ id: string; message_count: number }>`SELECT id, message_count::int AS message_count FROM sessions ORDER BY client_id`
+      )
     )
     expect(counts).toEqual([
       { id: busy, message_count: 3 },

@@ -1,7 +1,7 @@
 /** Traces reach an OTLP/HTTP collector (a loopback receiver) with a span per request and per query. */
 import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 
 interface ExportedSpan {
@@ -74,9 +74,12 @@ describe("OpenTelemetry export", () => {
   })
 
   it("puts a turn's spans in the trace of the request that started it, though its run outlives the request", async () => {
-    const response = await server.request("/chat/stream", { method: "POST", body: JSON.stringify({ message: "Hi", client_id: "traced-turn" }) })
+    const response = await server.request("/chat/stream", {
+      method: "POST",
+      body: JSON.stringify({ message: "Hi", client_id: "traced-turn" })
+    })
     expect(response.status).toBe(200)
-    expect(await response.text()).toContain('"type":"response"')
+    expect(await response.text()).toContain("\"type\":\"response\"")
     const deadline = Date.now() + 15_000
     const named = (name: string) => spans.find((span) => span.name === name)
     while (Date.now() < deadline && !(named("AgentLoop.runTurn") && named("Intake.begin"))) {

@@ -7,10 +7,10 @@
  * - each operation is one span, named `<Domain>.<method>`, and none when tracing is off.
  * The rules read from the tree each have a probe: the same check with one use added, which must find it.
  */
-import * as fs from "node:fs"
-import * as path from "node:path"
 import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, Exit, Option, type Tracer } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import { describe, expect, it } from "vitest"
 import { repository } from "../../src/db/Repository.ts"
 import { inSpan, traced, tracedFn } from "../../src/telemetry/Spans.ts"
@@ -30,7 +30,8 @@ const relative = (file: string) => path.relative(srcDir, file)
 
 const read = (file: string) => fs.readFileSync(file, "utf8")
 /** The real tree, with one line added at the end of one file. */
-const withLine = (file: string, line: string) => (candidate: string) => (candidate === file ? `${read(candidate)}\n${line}\n` : read(candidate))
+const withLine =
+  (file: string, line: string) => (candidate: string) => (candidate === file ? `${read(candidate)}\n${line}\n` : read(candidate))
 
 /** Each `Effect.fn(` or `Effect.withSpan(` outside `src/telemetry/`, as `file:line`. */
 const spanMakers = (read_: (file: string) => string) =>

@@ -1,5 +1,5 @@
 /** The batch writer: chunks, drops only the records the store refuses, keeps all while the store is away. */
-import { Effect, Scope, Exit } from "effect"
+import { Effect, Exit, Scope } from "effect"
 import { describe, expect, it } from "vitest"
 import { makeBatchWriter } from "../../src/db/BatchWriter.ts"
 

@@ -21,7 +21,9 @@ const busLayer = (db: TestDatabase) =>
     Layer.provideMerge(AppConfig.layer),
     Layer.provide(
       Layer.setConfigProvider(
-        ConfigProvider.fromMap(new Map([["DATA_DIR", db.dataDir], ...(db.databaseUrl ? [["DATABASE_URL", db.databaseUrl] as [string, string]] : [])]))
+        ConfigProvider.fromMap(
+          new Map([["DATA_DIR", db.dataDir], ...(db.databaseUrl ? [["DATABASE_URL", db.databaseUrl] as [string, string]] : [])])
+        )
       )
     )
   )
@@ -37,11 +39,16 @@ type BusRuntime = ManagedRuntime.ManagedRuntime<Bus | SqlClient.SqlClient, unkno
  */
 const hearing = async (to: BusRuntime, from: BusRuntime) => {
   const heard = to.runFork(Effect.flatMap(Bus, (bus) => bus.changes("tasks").pipe(Stream.take(1), Stream.runDrain)))
-  await eventually(async () => {
-    await from.runPromise(Effect.flatMap(Bus, (bus) => bus.publish("tasks", "probe")))
-    await sleep(50)
-    return heard.unsafePoll() !== null
-  }, "the buses' listeners", 30_000, 0)
+  await eventually(
+    async () => {
+      await from.runPromise(Effect.flatMap(Bus, (bus) => bus.publish("tasks", "probe")))
+      await sleep(50)
+      return heard.unsafePoll() !== null
+    },
+    "the buses' listeners",
+    30_000,
+    0
+  )
 }
 
 describe.each(backends)("the notification bus (%s)", (backend) => {
@@ -69,9 +76,7 @@ describe.each(backends)("the notification bus (%s)", (backend) => {
     let state = Option.none<string>()
     let checks = 0
     const waiting = first.runFork(
-      Effect.flatMap(Bus, (bus) =>
-        bus.awaitSome("approval", "wanted", Effect.sync(() => (checks += 1, state)), noPoll)
-      )
+      Effect.flatMap(Bus, (bus) => bus.awaitSome("approval", "wanted", Effect.sync(() => (checks += 1, state)), noPoll))
     )
     await new Promise((resolve) => setTimeout(resolve, 200))
     expect(checks).toBe(1)
@@ -91,7 +96,7 @@ describe.each(backends)("the notification bus (%s)", (backend) => {
     let ready = false
     const woken = first.runFork(
       Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const bus = yield* Bus
           const wake = yield* bus.waker("run_end", { safety: null, wanted: () => wanted })
           yield* Effect.sync(() => void (ready = true))
@@ -108,11 +113,16 @@ describe.each(backends)("the notification bus (%s)", (backend) => {
     while (!ready) await new Promise((resolve) => setTimeout(resolve, 20))
     // Told while it does not want them: the notice is dropped, not kept for later. (Told until the
     // witness has one: then the waker has been handed it too, and dropped it.)
-    await eventually(async () => {
-      await second.runPromise(Effect.flatMap(Bus, (bus) => bus.publish("run_end", "unwanted")))
-      await sleep(20)
-      return witnessed.includes("unwanted")
-    }, "an unwanted notice delivered", 20_000, 0)
+    await eventually(
+      async () => {
+        await second.runPromise(Effect.flatMap(Bus, (bus) => bus.publish("run_end", "unwanted")))
+        await sleep(20)
+        return witnessed.includes("unwanted")
+      },
+      "an unwanted notice delivered",
+      20_000,
+      0
+    )
     wanted = true
     await sleep(300)
     expect(woken.unsafePoll()).toBeNull()
@@ -129,15 +139,18 @@ describe.each(backends)("the notification bus (%s)", (backend) => {
     await new Promise((resolve) => setTimeout(resolve, 200))
     const sent: Array<boolean> = []
     const change = (fail: boolean) =>
-      Effect.flatMap(Bus, (bus) =>
-        bus.publishWith("run_end", fail ? "refused" : "told", (notice) =>
-          Effect.flatMap(SqlClient.SqlClient, (sql) => {
-            // On PostgreSQL the notice travels in the statement; in-process there is none to send.
-            sent.push(notice !== undefined)
-            const statement = fail ? sql`SELECT 1 FROM no_such_table` : sql`SELECT 1`
-            return notice ? sql`WITH changed AS (${statement}) SELECT pg_notify(${notice.channel}, ${notice.payload}) FROM changed` : statement
-          })
-        )
+      Effect.flatMap(
+        Bus,
+        (bus) =>
+          bus.publishWith("run_end", fail ? "refused" : "told", (notice) =>
+            Effect.flatMap(SqlClient.SqlClient, (sql) => {
+              // On PostgreSQL the notice travels in the statement; in-process there is none to send.
+              sent.push(notice !== undefined)
+              const statement = fail ? sql`SELECT 1 FROM no_such_table` : sql`SELECT 1`
+              return notice
+                ? sql`WITH changed AS (${statement}) SELECT pg_notify(${notice.channel}, ${notice.payload}) FROM changed`
+                : statement
+            }))
       )
     await expect(second.runPromise(change(true))).rejects.toThrow()
     await second.runPromise(change(false))
@@ -158,42 +171,55 @@ describe.each(backends)("the notification bus (%s)", (backend) => {
   })
 
   // PGlite has no listening connection to lose: this one is PostgreSQL's alone (defined, not skipped).
-  if (backend === "postgres") it("reconnects a killed listening connection and wakes every waiter to read again", async () => {
-    let state = Option.none<string>()
-    let checks = 0
-    const waiting = first.runFork(
-      Effect.flatMap(Bus, (bus) => bus.awaitSome("tool_result", "r1", Effect.sync(() => (checks += 1, state)), noPoll))
-    )
-    await new Promise((resolve) => setTimeout(resolve, 200))
-    expect(checks).toBe(1)
-    // The answer lands while no connection listens (it is killed first): its notice would be lost.
-    const admin = new pg.Client({ connectionString: db.databaseUrl })
-    await admin.connect()
-    try {
-      const killed = await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'cairn-bus' AND datname = current_database()")
-      expect(killed.rowCount).toBe(2)
-      state = Option.some("answered")
-      // The catch-up after the reconnect reads it.
-      expect(await first.runPromise(Fiber.join(waiting).pipe(Effect.timeout(Duration.seconds(5))))).toBe("answered")
-      expect(checks).toBe(2)
-      // And notices flow again on the new connections.
-      const again = first.runFork(
-        Effect.flatMap(Bus, (bus) => bus.awaitSome("tool_result", "r2", Effect.succeed(Option.none<string>()), noPoll).pipe(Effect.timeout(Duration.millis(300)), Effect.option))
-      )
-      expect(Option.isNone(await first.runPromise(Fiber.join(again)))).toBe(true)
-      let ready = false
-      const third = first.runFork(
-        Effect.flatMap(Bus, (bus) => bus.awaitSome("tool_result", "r3", Effect.sync(() => (ready ? Option.some(true) : Option.none())), noPoll))
+  if (backend === "postgres") {
+    it("reconnects a killed listening connection and wakes every waiter to read again", async () => {
+      let state = Option.none<string>()
+      let checks = 0
+      const waiting = first.runFork(
+        Effect.flatMap(Bus, (bus) => bus.awaitSome("tool_result", "r1", Effect.sync(() => (checks += 1, state)), noPoll))
       )
       await new Promise((resolve) => setTimeout(resolve, 200))
-      ready = true
-      await second.runPromise(Effect.flatMap(Bus, (bus) => bus.publish("tool_result", "r3")))
-      expect(await first.runPromise(Fiber.join(third).pipe(Effect.timeout(Duration.seconds(5))))).toBe(true)
-      const listeners = async () =>
-        (await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'cairn-bus' AND datname = current_database()")).rows[0].n
-      await eventually(async () => (await listeners()) === 2, "both listeners back")
-    } finally {
-      await admin.end()
-    }
-  })
+      expect(checks).toBe(1)
+      // The answer lands while no connection listens (it is killed first): its notice would be lost.
+      const admin = new pg.Client({ connectionString: db.databaseUrl })
+      await admin.connect()
+      try {
+        const killed = await admin.query(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'cairn-bus' AND datname = current_database()"
+        )
+        expect(killed.rowCount).toBe(2)
+        state = Option.some("answered")
+        // The catch-up after the reconnect reads it.
+        expect(await first.runPromise(Fiber.join(waiting).pipe(Effect.timeout(Duration.seconds(5))))).toBe("answered")
+        expect(checks).toBe(2)
+        // And notices flow again on the new connections.
+        const again = first.runFork(
+          Effect.flatMap(Bus, (bus) =>
+            bus.awaitSome("tool_result", "r2", Effect.succeed(Option.none<string>()), noPoll).pipe(
+              Effect.timeout(Duration.millis(300)),
+              Effect.option
+            ))
+        )
+        expect(Option.isNone(await first.runPromise(Fiber.join(again)))).toBe(true)
+        let ready = false
+        const third = first.runFork(
+          Effect.flatMap(
+            Bus,
+            (bus) => bus.awaitSome("tool_result", "r3", Effect.sync(() => (ready ? Option.some(true) : Option.none())), noPoll)
+          )
+        )
+        await new Promise((resolve) => setTimeout(resolve, 200))
+        ready = true
+        await second.runPromise(Effect.flatMap(Bus, (bus) => bus.publish("tool_result", "r3")))
+        expect(await first.runPromise(Fiber.join(third).pipe(Effect.timeout(Duration.seconds(5))))).toBe(true)
+        const listeners = async () =>
+          (await admin.query(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'cairn-bus' AND datname = current_database()"
+          )).rows[0].n
+        await eventually(async () => (await listeners()) === 2, "both listeners back")
+      } finally {
+        await admin.end()
+      }
+    })
+  }
 })

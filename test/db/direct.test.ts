@@ -19,16 +19,22 @@ const databaseLayer = (db: TestDatabase, extra: ReadonlyArray<[string, string]> 
     Layer.provide(AppConfig.layer),
     Layer.provide(
       Layer.setConfigProvider(
-        ConfigProvider.fromMap(new Map([["DATA_DIR", db.dataDir], ...(db.databaseUrl ? [["DATABASE_URL", db.databaseUrl] as [string, string]] : []), ...extra]))
+        ConfigProvider.fromMap(
+          new Map([["DATA_DIR", db.dataDir], ...(db.databaseUrl ? [["DATABASE_URL", db.databaseUrl] as [string, string]] : []), ...extra])
+        )
       )
     )
   )
 
 /** The statements prepared on the connection that runs this one, which is among them when it is. */
-const preparedHere = Effect.gen(function* () {
+const preparedHere = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const { rows } = yield* DirectStatements
-  return yield* rows(sql<{ name: string; statement: string }>`SELECT name, statement FROM pg_prepared_statements WHERE statement LIKE ${"%pg_prepared_statements%"}`)
+  return yield* rows(
+    sql<
+      { name: string; statement: string }
+    >`SELECT name, statement FROM pg_prepared_statements WHERE statement LIKE ${"%pg_prepared_statements%"}`
+  )
 })
 
 /** As in the server, where tracing is off unless an OTLP endpoint is set. */
@@ -38,7 +44,7 @@ describe.each(backends)("direct statements (%s)", (backend) => {
   let db: TestDatabase
   let runtime: ManagedRuntime.ManagedRuntime<SqlClient.SqlClient | DirectStatements, unknown>
   const run = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient | DirectStatements>) => runtime.runPromise(untraced(effect))
-  const ids = Effect.gen(function* () {
+  const ids = Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     return (yield* sql<{ id: string }>`SELECT id FROM direct_probe ORDER BY id`).map((row) => row.id)
   })
@@ -46,7 +52,12 @@ describe.each(backends)("direct statements (%s)", (backend) => {
   beforeAll(async () => {
     db = await createTestDatabase(backend)
     runtime = ManagedRuntime.make(databaseLayer(db))
-    await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`CREATE TABLE direct_probe (id text PRIMARY KEY, at timestamptz NOT NULL DEFAULT now(), doc jsonb)`))
+    await runtime.runPromise(
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql`CREATE TABLE direct_probe (id text PRIMARY KEY, at timestamptz NOT NULL DEFAULT now(), doc jsonb)`
+      )
+    )
   })
   afterAll(async () => {
     await runtime?.dispose()
@@ -55,7 +66,7 @@ describe.each(backends)("direct statements (%s)", (backend) => {
 
   it("answers the rows the client would, and fails with the driver's error as an SqlError", async () => {
     const rows = await run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const { rows } = yield* DirectStatements
         yield* rows(sql`INSERT INTO direct_probe ${sql.insert({ id: "a", doc: JSON.stringify({ n: 1 }) })}`)
@@ -69,21 +80,25 @@ describe.each(backends)("direct statements (%s)", (backend) => {
     expect(rows.direct[0]!.doc).toEqual({ n: 1 })
 
     const duplicate = await runtime.runPromiseExit(
-      untraced(Effect.gen(function* () {
+      untraced(Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const { rows } = yield* DirectStatements
         return yield* rows(sql`INSERT INTO direct_probe (id) VALUES (${"a"})`)
       }))
     )
     expect(Exit.isFailure(duplicate)).toBe(true)
-    const error = Exit.isFailure(duplicate) ? Option.getOrUndefined(Exit.causeOption(duplicate).pipe(Option.flatMap((cause) => Option.fromNullable(cause._tag === "Fail" ? cause.error : undefined)))) : undefined
+    const error = Exit.isFailure(duplicate)
+      ? Option.getOrUndefined(
+        Exit.causeOption(duplicate).pipe(Option.flatMap((cause) => Option.fromNullable(cause._tag === "Fail" ? cause.error : undefined)))
+      )
+      : undefined
     expect(error).toBeInstanceOf(SqlError)
     expect(((error as SqlError).cause as { code?: string }).code).toBe("23505")
   })
 
   it("is part of the transaction it runs in: rolled back with it", async () => {
     const failed = await runtime.runPromiseExit(
-      untraced(Effect.gen(function* () {
+      untraced(Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const { rows } = yield* DirectStatements
         yield* sql.withTransaction(
@@ -97,7 +112,7 @@ describe.each(backends)("direct statements (%s)", (backend) => {
 
   it("never joins another fiber's open transaction", async () => {
     const seen = await run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const { rows } = yield* DirectStatements
         const inserted = yield* Deferred.make<void>()
@@ -106,7 +121,7 @@ describe.each(backends)("direct statements (%s)", (backend) => {
         const holder = yield* Effect.fork(
           Effect.exit(
             sql.withTransaction(
-              Effect.gen(function* () {
+              Effect.gen(function*() {
                 yield* sql`INSERT INTO direct_probe (id) VALUES (${"uncommitted"})`
                 yield* Deferred.succeed(inserted, undefined)
                 yield* Effect.race(Deferred.await(done), Effect.sleep("300 millis"))
@@ -135,7 +150,7 @@ describe.each(backends)("direct statements (%s)", (backend) => {
     expect(again).toEqual(first)
     // A failure leaves the prepared statement usable: the same text fails, then succeeds with other values.
     const insert = (id: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const { rows } = yield* DirectStatements
         return yield* rows(sql<{ id: string }>`INSERT INTO direct_probe (id) VALUES (${id}) RETURNING id`)
@@ -147,7 +162,7 @@ describe.each(backends)("direct statements (%s)", (backend) => {
   })
 
   it("prepares a statement afresh when a migration changed the type of what it returns", async () => {
-    const read = Effect.gen(function* () {
+    const read = Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const { rows } = yield* DirectStatements
       return yield* rows(sql<{ n: unknown }>`SELECT n FROM direct_widen WHERE id = ${1}`)
@@ -164,7 +179,7 @@ describe.each(backends)("direct statements (%s)", (backend) => {
   it("keeps the statement's span when tracing is on", async () => {
     const names: Array<string> = []
     await runtime.runPromise(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const { rows } = yield* DirectStatements
         const native = yield* Effect.tracer

@@ -12,7 +12,7 @@ import { jsonRowsInsert, rowsJson } from "../../src/db/JsonRows.ts"
 import * as Migrations from "../../src/db/Migrations.ts"
 import { LogsRepo, type SpanRecord } from "../../src/logs/Repo.ts"
 import { UsageRepo } from "../../src/usage/Repo.ts"
-import { backends, createTestDatabase, withDatabase, type TestDatabase } from "../support/database.ts"
+import { backends, createTestDatabase, type TestDatabase, withDatabase } from "../support/database.ts"
 
 describe("rows as one JSON parameter", () => {
   it("strips NUL and replaces lone surrogates in every string, nested ones too, and leaves pairs alone", () => {
@@ -50,17 +50,24 @@ describe.each(backends)("batches from one JSON parameter (%s)", (backend) => {
     const turn = span(correlationId, 0, { kind: "turn", name: "turn\u0000 default", parentId: null })
     const batch = [
       turn,
-      span(correlationId, 1, { parentId: turn.id, error: "bad\u0000 \ud800 thing", status: "error", attributes: { note: "x\u0000y", nested: ["\udc00"] } }),
+      span(correlationId, 1, {
+        parentId: turn.id,
+        error: "bad\u0000 \ud800 thing",
+        status: "error",
+        attributes: { note: "x\u0000y", nested: ["\udc00"] }
+      }),
       span(correlationId, 2, { parentId: turn.id, kind: "tool", name: "search", botId: null, sessionId: null })
     ]
     const seen = await withDatabase(
       db,
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* Migrations.run()
         const sql = yield* SqlClient.SqlClient
         // One statement text, with one parameter, whatever the batch's size.
         const insert = jsonRowsInsert("llm_usage", ["id", "model"], " ON CONFLICT DO NOTHING")
-        const compiled = [1, 2, 40].map((size) => insert(sql, Array.from({ length: size }, (_, i) => ({ id: randomUUID(), model: `m${i}` }))).compile())
+        const compiled = [1, 2, 40].map((size) =>
+          insert(sql, Array.from({ length: size }, (_, i) => ({ id: randomUUID(), model: `m${i}` }))).compile()
+        )
         const logs = yield* LogsRepo
         const usage = yield* UsageRepo
         yield* logs.insertMany(batch.slice(0, 1))
@@ -89,7 +96,17 @@ describe.each(backends)("batches from one JSON parameter (%s)", (backend) => {
           { ...record, costUsd: null, audioSeconds: 2.5, outcome: "error", errorKind: "timeout" },
           { ...record, promptTokens: 1, completionTokens: 1, totalTokens: 2 }
         ])
-        const usageRows = yield* sql<{ model: string; total_tokens: number; cost_usd: number | null; audio_seconds: number; error_kind: string | null; at: Date; session_id: string | null }>`
+        const usageRows = yield* sql<
+          {
+            model: string
+            total_tokens: number
+            cost_usd: number | null
+            audio_seconds: number
+            error_kind: string | null
+            at: Date
+            session_id: string | null
+          }
+        >`
           SELECT model, total_tokens, cost_usd, audio_seconds, error_kind, at, session_id FROM llm_usage ORDER BY total_tokens DESC, error_kind NULLS FIRST`
         return { spans: yield* logs.trace(correlationId), usageRows, compiled }
       }).pipe(Effect.provide([LogsRepo.Default, UsageRepo.Default]))
@@ -112,13 +129,50 @@ describe.each(backends)("batches from one JSON parameter (%s)", (backend) => {
         error: null,
         attributes: turn.attributes
       },
-      expect.objectContaining({ id: batch[1]!.id, parent_id: turn.id, error: "bad \ufffd thing", status: "error", attributes: { note: "xy", nested: ["\ufffd"] } }),
-      expect.objectContaining({ id: batch[2]!.id, kind: "tool", name: "search", bot_id: null, session_id: null, started_at: batch[2]!.startedAt })
+      expect.objectContaining({
+        id: batch[1]!.id,
+        parent_id: turn.id,
+        error: "bad \ufffd thing",
+        status: "error",
+        attributes: { note: "xy", nested: ["\ufffd"] }
+      }),
+      expect.objectContaining({
+        id: batch[2]!.id,
+        kind: "tool",
+        name: "search",
+        bot_id: null,
+        session_id: null,
+        started_at: batch[2]!.startedAt
+      })
     ])
     expect(seen.usageRows).toEqual([
-      { model: "fake-model", total_tokens: 8, cost_usd: 0.000125, audio_seconds: 0, error_kind: null, at: new Date("2026-11-28T04:00:00.000Z"), session_id: null },
-      { model: "fake-model", total_tokens: 8, cost_usd: null, audio_seconds: 2.5, error_kind: "timeout", at: new Date("2026-11-28T04:00:00.000Z"), session_id: null },
-      { model: "fake-model", total_tokens: 2, cost_usd: 0.000125, audio_seconds: 0, error_kind: null, at: new Date("2026-11-28T04:00:00.000Z"), session_id: null }
+      {
+        model: "fake-model",
+        total_tokens: 8,
+        cost_usd: 0.000125,
+        audio_seconds: 0,
+        error_kind: null,
+        at: new Date("2026-11-28T04:00:00.000Z"),
+        session_id: null
+      },
+      {
+        model: "fake-model",
+        total_tokens: 8,
+        cost_usd: null,
+        audio_seconds: 2.5,
+        error_kind: "timeout",
+        at: new Date("2026-11-28T04:00:00.000Z"),
+        session_id: null
+      },
+      {
+        model: "fake-model",
+        total_tokens: 2,
+        cost_usd: 0.000125,
+        audio_seconds: 0,
+        error_kind: null,
+        at: new Date("2026-11-28T04:00:00.000Z"),
+        session_id: null
+      }
     ])
   }, 60_000)
 })

@@ -16,13 +16,14 @@ const layer = PgliteClient.layer({ dataDir: "memory://", sharedBuffersMb: 16, wa
 describe("PgliteAnalyze", () => {
   it("analyzes a grown table on its indexed columns, and not again until it grows by a fifth", async () => {
     const seen = await Effect.runPromise(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const run = (statement: string) => sql.unsafe(statement)
         const grown = () => Effect.map(run(grownTablesSql), (rows) => rows.map((row) => (row as { name: string }).name))
         const analyzed = () =>
-          Effect.map(sql<{ attname: string }>`SELECT attname FROM pg_stats WHERE tablename = 'notes' ORDER BY attname`, (rows) =>
-            rows.map((row) => row.attname)
+          Effect.map(
+            sql<{ attname: string }>`SELECT attname FROM pg_stats WHERE tablename = 'notes' ORDER BY attname`,
+            (rows) => rows.map((row) => row.attname)
           )
         const add = (n: number) =>
           sql`INSERT INTO notes (session, body) SELECT gen_random_uuid(), repeat('a note ', 20) FROM generate_series(1, ${n})`
@@ -69,40 +70,42 @@ describe("PgliteAnalyze", () => {
     expect(
       analyzeSql([
         { name: "messages", columns: "id, seq, session_id" },
-        { name: '"Odd name"', columns: null }
+        { name: "\"Odd name\"", columns: null }
       ])
-    ).toBe('SET LOCAL default_statistics_target = 10; ANALYZE messages (id, seq, session_id), "Odd name"')
+    ).toBe("SET LOCAL default_statistics_target = 10; ANALYZE messages (id, seq, session_id), \"Odd name\"")
   })
 })
 
 describe("PgliteAnalyze's cadence", () => {
-  effectIt.effect("checks every 10 s while 50 statements or more ran since the last check, and every 5 minutes when idle", () =>
-    Effect.gen(function* () {
-      let statements = 0
-      const checks: Array<number> = []
-      const run = (sql: string) =>
-        Effect.sync(() => {
-          if (sql === grownTablesSql) checks.push(statements)
-          return []
-        })
-      const fiber = yield* Effect.fork(analyzeWhileBusy(() => statements, run))
-      const tick = (statementsMeanwhile: number) =>
-        Effect.gen(function* () {
-          statements += statementsMeanwhile
-          yield* TestClock.adjust(Duration.seconds(10))
-        })
-      // Busy: a check each 10 s.
-      for (let i = 0; i < 3; i++) yield* tick(60)
-      const whileBusy = checks.length
-      // Idle (a few statements: heartbeats): none for 290 s, then one at the 30th tick.
-      for (let i = 0; i < 29; i++) yield* tick(1)
-      const idleBefore = checks.length
-      yield* tick(1)
-      const idleAfter = checks.length
-      yield* Fiber.interrupt(fiber)
-      expect(whileBusy).toBe(3)
-      expect(idleBefore).toBe(3)
-      expect(idleAfter).toBe(4)
-    })
+  effectIt.effect(
+    "checks every 10 s while 50 statements or more ran since the last check, and every 5 minutes when idle",
+    () =>
+      Effect.gen(function*() {
+        let statements = 0
+        const checks: Array<number> = []
+        const run = (sql: string) =>
+          Effect.sync(() => {
+            if (sql === grownTablesSql) checks.push(statements)
+            return []
+          })
+        const fiber = yield* Effect.fork(analyzeWhileBusy(() => statements, run))
+        const tick = (statementsMeanwhile: number) =>
+          Effect.gen(function*() {
+            statements += statementsMeanwhile
+            yield* TestClock.adjust(Duration.seconds(10))
+          })
+        // Busy: a check each 10 s.
+        for (let i = 0; i < 3; i++) yield* tick(60)
+        const whileBusy = checks.length
+        // Idle (a few statements: heartbeats): none for 290 s, then one at the 30th tick.
+        for (let i = 0; i < 29; i++) yield* tick(1)
+        const idleBefore = checks.length
+        yield* tick(1)
+        const idleAfter = checks.length
+        yield* Fiber.interrupt(fiber)
+        expect(whileBusy).toBe(3)
+        expect(idleBefore).toBe(3)
+        expect(idleAfter).toBe(4)
+      })
   )
 })

@@ -5,8 +5,8 @@
  * a length kept is moved by writes through another descriptor and forgotten on a truncation; and
  * a turn's kind of statements no longer ask the disk for a file's length.
  */
-import { PGlite } from "@electric-sql/pglite"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { PGlite } from "@electric-sql/pglite"
 import { Effect } from "effect"
 import fs from "node:fs"
 import * as os from "node:os"
@@ -29,11 +29,13 @@ const onDisk = () => {
 
 /** What PostgreSQL says the table's main fork holds, and the length of its file on disk. */
 const lengths = (dir: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     // A checkpoint writes every dirty page out, so the file on disk holds all the relation has.
     yield* sql`CHECKPOINT`
-    const [row] = yield* sql<{ size: number; file: string }>`SELECT pg_relation_size('notes')::int AS size, pg_relation_filepath('notes') AS file`
+    const [row] = yield* sql<
+      { size: number; file: string }
+    >`SELECT pg_relation_size('notes')::int AS size, pg_relation_filepath('notes') AS file`
     return { postgres: row!.size, disk: fs.statSync(path.join(dir, row!.file)).size }
   })
 
@@ -41,7 +43,7 @@ describe("PGlite's file lengths", () => {
   it("stay what the disk holds as a table grows, is truncated and grows again, and across a restart", async () => {
     const { dir, layer } = onDisk()
     const seen = await Effect.runPromise(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         yield* sql`CREATE TABLE notes (id serial PRIMARY KEY, body text)`
         const seen: Array<{ postgres: number; disk: number }> = []
@@ -65,7 +67,7 @@ describe("PGlite's file lengths", () => {
     expect(seen[5]!.postgres).toBeGreaterThan(0)
 
     const after = await Effect.runPromise(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const [count] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM notes WHERE body = repeat('y', 500)`
         yield* sql`INSERT INTO notes (body) SELECT repeat('z', 500) FROM generate_series(1, 300)`
@@ -80,7 +82,7 @@ describe("PGlite's file lengths", () => {
     const { layer } = onDisk()
     const fstat = vi.spyOn(fs, "fstatSync")
     const calls = await Effect.runPromise(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         yield* sql`CREATE TABLE notes (id serial PRIMARY KEY, body text)`
         yield* sql`INSERT INTO notes (body) VALUES ('first')`

@@ -22,7 +22,7 @@ describe("makeSnapshot", () => {
     const snapshot = makeSnapshot(Effect.sync(() => ++loads), 50)
     // On the test clock: the window is what it says, however busy the machine.
     const values = await Effect.runPromise(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const first = yield* snapshot.get
         yield* TestClock.adjust("49 millis")
         const within = yield* snapshot.get
@@ -48,7 +48,7 @@ describe("makeSnapshot", () => {
     let version = 0
     const gates: Array<Deferred.Deferred<void>> = []
     const snapshot = makeSnapshot(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const mine = ++version
         const gate = yield* Deferred.make<void>()
         gates.push(gate)
@@ -118,7 +118,7 @@ describe("makeSnapshot on PGlite's one connection", () => {
     try {
       const outcome = await withDatabase(
         db,
-        Effect.scoped(Effect.gen(function* () {
+        Effect.scoped(Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
           let loads = 0
           const snapshot = yield* makeScopedSnapshot(Effect.map(sql`SELECT 1 AS one`, () => ++loads), 60_000)
@@ -127,7 +127,7 @@ describe("makeSnapshot on PGlite's one connection", () => {
           // waits for the connection the transaction holds ...
           const outside = yield* Effect.fork(Effect.zipRight(Deferred.await(inTransaction), snapshot.get))
           return yield* sql.withTransaction(
-            Effect.gen(function* () {
+            Effect.gen(function*() {
               yield* Deferred.succeed(inTransaction, undefined)
               yield* Effect.sleep("50 millis")
               // ... and a reader inside it must not wait on that load.

@@ -5,9 +5,9 @@
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { Dispatchers, DispatcherContractError, type DispatchTask } from "../../src/tasks/delivery/index.ts"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
-import { startFakeSlack, type FakeSlack } from "../fixtures/fakeSlack.ts"
+import { DispatcherContractError, Dispatchers, type DispatchTask } from "../../src/tasks/delivery/index.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeSlack, startFakeSlack } from "../fixtures/fakeSlack.ts"
 import { startReceiver, type WebhookReceiver } from "../hooks/webhookReceiver.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
@@ -45,7 +45,8 @@ describe.each(backends)("dispatch (%s)", (backend) => {
     }
   }
   const task = (id: string) => server.request(`/api/v1/tasks/${id}`).then(json)
-  const delivered = (id: string) => until(() => task(id), (t) => t.delivery_status !== "pending" && t.status !== "pending" && t.status !== "running")
+  const delivered = (id: string) =>
+    until(() => task(id), (t) => t.delivery_status !== "pending" && t.status !== "pending" && t.status !== "running")
 
   beforeAll(async () => {
     llm = await startFakeLlm()
@@ -110,7 +111,11 @@ describe.each(backends)("dispatch (%s)", (backend) => {
     expect(posts).toHaveLength(2)
     for (const post of posts) expect(post).toMatchObject({ channel: "C0456", thread_ts: undefined })
 
-    const badToken = await inject(sessionId, { content: "again", dispatch_type: "chatplatform", dispatch_config: { channel_id: "C0456", token: "xoxb-wrong-token-000000" } })
+    const badToken = await inject(sessionId, {
+      content: "again",
+      dispatch_type: "chatplatform",
+      dispatch_config: { channel_id: "C0456", token: "xoxb-wrong-token-000000" }
+    })
     const failed = await delivered(badToken.task_id)
     expect(failed).toMatchObject({ status: "complete", delivery_status: "failed", delivery_attempts: 3 })
     expect(failed.delivery_error).toContain("invalid_auth")
@@ -121,7 +126,11 @@ describe.each(backends)("dispatch (%s)", (backend) => {
     llm.script({ text: "Nightly report ready" })
     receiver.mode = { status: 503 }
     const sessionId = await newSession()
-    const { task_id } = await inject(sessionId, { content: "Build the report", dispatch_type: "webhook", dispatch_config: { url: `${receiver.url}/hook` } })
+    const { task_id } = await inject(sessionId, {
+      content: "Build the report",
+      dispatch_type: "webhook",
+      dispatch_config: { url: `${receiver.url}/hook` }
+    })
     await receiver.waitFor(2, 10_000)
     receiver.mode = { status: 200 }
     const done = await delivered(task_id)
@@ -132,7 +141,13 @@ describe.each(backends)("dispatch (%s)", (backend) => {
     const last = receiver.requests[2]!
     expect(last).toMatchObject({ method: "POST", url: "/hook" })
     expect(last.headers["content-type"]).toBe("application/json")
-    expect(JSON.parse(last.body)).toMatchObject({ task_id, session_id: sessionId, status: "complete", result: "Nightly report ready", client_actions: [] })
+    expect(JSON.parse(last.body)).toMatchObject({
+      task_id,
+      session_id: sessionId,
+      status: "complete",
+      result: "Nightly report ready",
+      client_actions: []
+    })
   })
 
   it("webhook: a failed task is delivered with its status; an exhausted delivery never fails the task", async () => {
@@ -186,7 +201,11 @@ describe.each(backends)("dispatch (%s)", (backend) => {
 
     // With run_agent in the config the target session answers it.
     llm.script({ text: "first answer" }, { text: "second answer" })
-    const chained = await inject(source, { content: "Again", dispatch_type: "internal", dispatch_config: { session_id: target, run_agent: true } })
+    const chained = await inject(source, {
+      content: "Again",
+      dispatch_type: "internal",
+      dispatch_config: { session_id: target, run_agent: true }
+    })
     await delivered(chained.task_id)
     const answered = await until(
       () => server.request(`/api/v1/sessions/${target}/messages`).then(json),
@@ -222,21 +241,32 @@ describe.each(backends)("dispatch (%s)", (backend) => {
             posts.push({ config, text, extra: extraMetadata })
             return true
           }
-        })
-      )
+        }))
     )
     llm.script({ text: "Coo" })
     const sessionId = await newSession()
-    const { task_id } = await inject(sessionId, { content: "Send it", dispatch_type: "pigeon", dispatch_config: { loft: "north", secret: "s3cret-value" } })
+    const { task_id } = await inject(sessionId, {
+      content: "Send it",
+      dispatch_type: "pigeon",
+      dispatch_config: { loft: "north", secret: "s3cret-value" }
+    })
     expect(await delivered(task_id)).toMatchObject({ delivery_status: "delivered", dispatch_config: { loft: "north", secret: "****" } })
     expect(calls).toHaveLength(1)
     expect(calls[0]!.result).toBe("Coo")
-    expect(calls[0]!.task).toMatchObject({ id: task_id, status: "complete", session_id: sessionId, dispatch_config: { loft: "north", secret: "s3cret-value" } })
+    expect(calls[0]!.task).toMatchObject({
+      id: task_id,
+      status: "complete",
+      session_id: sessionId,
+      dispatch_config: { loft: "north", secret: "s3cret-value" }
+    })
     expect(calls[0]!.clientActions).toBeNull()
     expect(calls[0]!.extraMetadata).toEqual({ source: "test" })
 
     const posted = await server.run(
-      Effect.flatMap(Dispatchers, (registry) => registry.postMessage("pigeon", { loft: "south" }, "heartbeat", { botId: "default", extraMetadata: { beat: 1 } }))
+      Effect.flatMap(
+        Dispatchers,
+        (registry) => registry.postMessage("pigeon", { loft: "south" }, "heartbeat", { botId: "default", extraMetadata: { beat: 1 } })
+      )
     )
     expect(posted).toBe(true)
     expect(posts).toEqual([{ config: { loft: "south" }, text: "heartbeat", extra: { beat: 1 } }])
@@ -250,8 +280,7 @@ describe.each(backends)("dispatch (%s)", (backend) => {
             deliver: async (_task: unknown, _result: string, _clientActions: unknown) => {},
             postMessage: async (_config: unknown, _text: string, _options: unknown) => true
           })
-        )
-      )
+        ))
     )
     expect(attempt._tag).toBe("Left")
     const error = (attempt as { left: unknown }).left

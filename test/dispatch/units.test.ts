@@ -1,10 +1,10 @@
 /** Pure parts of dispatch and skills: the dispatcher contract check, address checks, skill tags. */
 import { describe, expect, it } from "vitest"
-import { checkDispatcher, optionsReceiveExtraMetadata } from "../../src/tasks/delivery/Contract.ts"
+import { allowList, isInternalAddress, resolveTarget } from "../../src/http/Outbound.ts"
 import { DispatcherContractError } from "../../src/sdk/Dispatcher.ts"
 import { maskDispatchConfig } from "../../src/secrets/DispatchConfig.ts"
-import { allowList, isInternalAddress, resolveTarget } from "../../src/http/Outbound.ts"
 import { mergeSkills, skillTags } from "../../src/skills/Tags.ts"
+import { checkDispatcher, optionsReceiveExtraMetadata } from "../../src/tasks/delivery/Contract.ts"
 import { sessionDispatch } from "../../src/tasks/Injection.ts"
 import { withSkillTags } from "../../src/tasks/Worker.ts"
 
@@ -49,7 +49,10 @@ describe("dispatcher contract", () => {
     }
     expect(() => checkDispatcher("klass", new Klass())).not.toThrow()
     expect(() =>
-      checkDispatcher("rest", { deliver: good.deliver, postMessage: (_d: unknown, _t: unknown, { botId, ...rest }: any) => !!botId || !!rest })
+      checkDispatcher("rest", {
+        deliver: good.deliver,
+        postMessage: (_d: unknown, _t: unknown, { botId, ...rest }: any) => !!botId || !!rest
+      })
     ).not.toThrow()
   })
 
@@ -84,7 +87,22 @@ describe("dispatcher contract", () => {
 
 describe("webhook targets", () => {
   it("classifies internal addresses", () => {
-    for (const address of ["127.0.0.1", "10.1.2.3", "172.16.0.9", "192.168.1.1", "169.254.169.254", "0.0.0.0", "100.64.0.1", "::1", "fe80::1", "fd00::5", "::ffff:127.0.0.1", "not-an-ip"]) {
+    for (
+      const address of [
+        "127.0.0.1",
+        "10.1.2.3",
+        "172.16.0.9",
+        "192.168.1.1",
+        "169.254.169.254",
+        "0.0.0.0",
+        "100.64.0.1",
+        "::1",
+        "fe80::1",
+        "fd00::5",
+        "::ffff:127.0.0.1",
+        "not-an-ip"
+      ]
+    ) {
       expect(isInternalAddress(address), address).toBe(true)
     }
     for (const address of ["8.8.8.8", "1.1.1.1", "2606:4700::1111", "::ffff:8.8.4.4", "172.32.0.1"]) {
@@ -110,12 +128,13 @@ describe("webhook targets", () => {
 
 describe("dispatch config", () => {
   it("masks secret-looking values at any depth", () => {
-    expect(maskDispatchConfig({ channel_id: "C1", token: "xoxb-1", nested: { api_key: "k", url: "u" }, list: [{ password: "p" }] })).toEqual({
-      channel_id: "C1",
-      token: "****",
-      nested: { api_key: "****", url: "u" },
-      list: [{ password: "****" }]
-    })
+    expect(maskDispatchConfig({ channel_id: "C1", token: "xoxb-1", nested: { api_key: "k", url: "u" }, list: [{ password: "p" }] }))
+      .toEqual({
+        channel_id: "C1",
+        token: "****",
+        nested: { api_key: "****", url: "u" },
+        list: [{ password: "****" }]
+      })
   })
 
   it("reads a session's default dispatch from its dispatch_config", () => {

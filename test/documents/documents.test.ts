@@ -8,7 +8,7 @@ import { DateTime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Forbidden, NotFound, Unauthorized } from "../../src/contract/Errors.ts"
 import { createKey } from "../auth/helpers.ts"
-import { backends, type Backend } from "../support/database.ts"
+import { type Backend, backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 import { corpus, queries } from "./corpus.ts"
 import { ingest, ingestCorpus, search } from "./helpers.ts"
@@ -166,9 +166,7 @@ describe.each(cases)("documents (%s)", (_name, backend, env) => {
       const detail = (await json(reply)).detail
       expect(detail.map((issue: { loc: Array<string> }) => issue.loc.join(".")), path).toContain(loc)
     }
-    await server.failsWith(NotFound, (client) =>
-      client.documents.get({ path: { id: "6f1c1d2e-3b4a-4c5d-8e9f-0a1b2c3d4e5f" } })
-    )
+    await server.failsWith(NotFound, (client) => client.documents.get({ path: { id: "6f1c1d2e-3b4a-4c5d-8e9f-0a1b2c3d4e5f" } }))
     // An id that is not a UUID is simply not found (one path schema for ids, http/Params.idPath).
     const malformed = await server.request("/api/v1/documents/not-a-uuid")
     expect(malformed.status).toBe(404)

@@ -7,10 +7,10 @@
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as path from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { cosine, fakeEmbedding, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
-import { eventually } from "../auth/helpers.ts"
 import pg from "pg"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { eventually } from "../auth/helpers.ts"
+import { cosine, fakeEmbedding, type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { adminUrl, backends, createTestDatabase } from "../support/database.ts"
 import { json, startServer } from "../support/server.ts"
 import { ingest, search } from "./helpers.ts"
@@ -115,11 +115,13 @@ describe.each(backends)("embedding backends (%s)", (backend) => {
       const first = await startServer({ backend, db })
       const ids: Record<string, string> = {}
       try {
-        for (const [key, title, content] of [
-          ["pets", "Pets", "The kitten and the puppy sleep by the oven door"],
-          ["vehicles", "Vehicles", "A truck engine and a car engine"],
-          ["baking", "Baking", "Flour, bread and a hot oven"]
-        ] as const) {
+        for (
+          const [key, title, content] of [
+            ["pets", "Pets", "The kitten and the puppy sleep by the oven door"],
+            ["vehicles", "Vehicles", "A truck engine and a car engine"],
+            ["baking", "Baking", "Flour, bread and a hot oven"]
+          ] as const
+        ) {
           ids[key] = (await ingest(first, { title, content, integration_id: "switch" })).id
         }
       } finally {

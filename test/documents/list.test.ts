@@ -19,12 +19,19 @@ describe.each(backends)("document list (%s)", (backend) => {
   it("lists documents newest first, by integration, a page at a time", async () => {
     const made: Array<string> = []
     for (const [title, integration] of [["Harbour tides", "alpha"], ["Lighthouse rota", "beta"], ["Net mending", "alpha"]] as const) {
-      made.push((await ingest(server, { title, content: `${title}: notes on the ${title.toLowerCase()}.`, integration_id: integration })).id)
+      made.push(
+        (await ingest(server, { title, content: `${title}: notes on the ${title.toLowerCase()}.`, integration_id: integration })).id
+      )
     }
     const all = await server.call((client) => client.documents.list({ urlParams: {} }))
     expect(all.items.map((d) => d.title)).toEqual(["Net mending", "Lighthouse rota", "Harbour tides"])
     expect(all.next_offset).toBeNull()
-    expect(all.items[2]).toMatchObject({ id: made[0], integration_id: "alpha", content_chars: "Harbour tides: notes on the harbour tides.".length, chunk_count: 1 })
+    expect(all.items[2]).toMatchObject({
+      id: made[0],
+      integration_id: "alpha",
+      content_chars: "Harbour tides: notes on the harbour tides.".length,
+      chunk_count: 1
+    })
     expect(all.items[0]).not.toHaveProperty("content")
 
     const alpha = await server.call((client) => client.documents.list({ urlParams: { integration_id: "alpha" } }))

@@ -38,10 +38,21 @@ export const buildTinyEncoder = (words: ReadonlyArray<string>, vectors: Readonly
   const tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ...words]
   const dimension = vectors[0]!.length
   // Special tokens get small distinct rows so pooling them in does not swamp the words.
-  const rows = tokens.map((_, i) => (i < 5 ? Array.from({ length: dimension }, (_, j) => (j === i % dimension ? 0.01 : 0)) : vectors[i - 5]!))
+  const rows = tokens.map((
+    _,
+    i
+  ) => (i < 5 ? Array.from({ length: dimension }, (_, j) => (j === i % dimension ? 0.01 : 0)) : vectors[i - 5]!))
   const table = new Float32Array(rows.flat())
   const graph = [
-    msg(1, str(1, "table"), str(1, "input_ids"), str(2, "last_hidden_state"), str(3, "lookup"), str(4, "Gather"), msg(5, str(1, "axis"), int(3, 0), int(20, 2))),
+    msg(
+      1,
+      str(1, "table"),
+      str(1, "input_ids"),
+      str(2, "last_hidden_state"),
+      str(3, "lookup"),
+      str(4, "Gather"),
+      msg(5, str(1, "axis"), int(3, 0), int(20, 2))
+    ),
     str(2, "tiny-encoder"),
     msg(5, int(1, tokens.length), int(1, dimension), int(2, FLOAT), str(8, "table"), bytes(9, new Uint8Array(table.buffer))),
     valueInfo(11, "input_ids", INT64, ["batch", "sequence"]),

@@ -37,7 +37,12 @@ describe("chunkText", () => {
 })
 
 describe("fuse (reciprocal rank)", () => {
-  const hit = (documentId: string, ordinal = 0, similarity = 0.5) => ({ documentId, ordinal, content: `${documentId}#${ordinal}`, similarity })
+  const hit = (documentId: string, ordinal = 0, similarity = 0.5) => ({
+    documentId,
+    ordinal,
+    content: `${documentId}#${ordinal}`,
+    similarity
+  })
 
   it("adds 1/(k+rank) from each list and ranks a document by its best chunk", () => {
     const fused = fuse(

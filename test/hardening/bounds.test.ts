@@ -8,7 +8,7 @@
  *   was stored, then met SQL (BACKUP_RETENTION's OFFSET: every backup failed) or a Date.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeLlm, fakeLlmEnv, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 import { rng } from "./cases.ts"
@@ -52,8 +52,14 @@ describe.each(backends)("bounds where values meet the database (%s)", (backend) 
   })
 
   it("refuses a whole-number setting beyond the database's int (or a century of days), and a backup runs at the bound", async () => {
-    const put = (values: Record<string, unknown>) => server.request("/api/v1/admin/settings", { method: "PUT", body: JSON.stringify(values) })
-    for (const [key, value] of [["BACKUP_RETENTION", 1e308], ["BACKUP_RETENTION", 2_147_483_648], ["LOG_RETENTION_DAYS", 36_501], ["ATTACHMENT_MAX_COUNT", 1e308], ["BACKUP_INTERVAL_HOURS", 1e308]] as const) {
+    const put = (values: Record<string, unknown>) =>
+      server.request("/api/v1/admin/settings", { method: "PUT", body: JSON.stringify(values) })
+    for (
+      const [key, value] of [["BACKUP_RETENTION", 1e308], ["BACKUP_RETENTION", 2_147_483_648], ["LOG_RETENTION_DAYS", 36_501], [
+        "ATTACHMENT_MAX_COUNT",
+        1e308
+      ], ["BACKUP_INTERVAL_HOURS", 1e308]] as const
+    ) {
       const response = await put({ [key]: value })
       expect(response.status, `${key} = ${value}`).toBe(422)
       expect(JSON.stringify((await json(response)).detail)).toContain("Expected a whole number")

@@ -67,7 +67,7 @@ const types = (schema: JsonSchema): Array<string> =>
 const concrete = (schema: JsonSchema): JsonSchema => {
   const alts = schema.anyOf ?? schema.oneOf
   if (alts && alts.length > 0) return concrete(alts.find((s) => !types(s).includes("null") && s.const !== null) ?? alts[0]!)
-  if (schema.allOf && schema.allOf.length > 0)
+  if (schema.allOf && schema.allOf.length > 0) {
     return schema.allOf.reduce<JsonSchema>(
       (acc, s) => {
         const c = concrete(s)
@@ -80,6 +80,7 @@ const concrete = (schema: JsonSchema): JsonSchema => {
       },
       {}
     )
+  }
   return schema
 }
 
@@ -115,7 +116,7 @@ export const sample = (schema: JsonSchema, known: Known, name = "", depth = 0): 
       return s.minItems && s.items && depth < 4 ? Array.from({ length: s.minItems }, () => sample(s.items!, known, name, depth + 1)) : []
     case "object": {
       const out: Record<string, unknown> = {}
-      if (depth < 4) for (const key of s.required ?? []) out[key] = sample(s.properties?.[key] ?? {}, known, key, depth + 1)
+      if (depth < 4) { for (const key of s.required ?? []) out[key] = sample(s.properties?.[key] ?? {}, known, key, depth + 1) }
       return out
     }
     default:
@@ -187,7 +188,7 @@ const nested = (depth: number): unknown => {
 }
 
 const deepText = (depth: number) => "[".repeat(depth) + "]".repeat(depth)
-const deepObjectText = (depth: number) => '{"a":'.repeat(depth) + "1" + "}".repeat(depth)
+const deepObjectText = (depth: number) => "{\"a\":".repeat(depth) + "1" + "}".repeat(depth)
 
 /** The cases of one operation: every whole-body class, then the field, query and path cases up to `bound`. */
 export const casesFor = (op: Operation, known: Known, seed: number, bound: number): Array<Case> => {
@@ -220,11 +221,13 @@ export const casesFor = (op: Operation, known: Known, seed: number, bound: numbe
 
   if (hasBody) {
     const whole = (kind: string, body: string | Uint8Array, contentType: string | undefined, mustRefuse = false) =>
-      fixed.push(make(kind, "body", { body, ...(contentType ? { contentType } : { contentType: undefined }), mustRefuse: mustRefuse && jsonRoute }))
+      fixed.push(
+        make(kind, "body", { body, ...(contentType ? { contentType } : { contentType: undefined }), mustRefuse: mustRefuse && jsonRoute })
+      )
     whole("deep-json:array", deepText(100_000), "application/json")
     whole("deep-json:object", deepObjectText(20_000), "application/json")
     whole("raw-nul", new TextEncoder().encode(`{"a":"x\u0000y"}`), "application/json")
-    whole("nul-escape", JSON.stringify(base).replace(/^\{/, '{"\\u0000":"\\u0000",'), "application/json")
+    whole("nul-escape", JSON.stringify(base).replace(/^\{/, "{\"\\u0000\":\"\\u0000\","), "application/json")
     whole("lone-surrogate", `{"\\ud800":"\\udfff"}`, "application/json")
     whole("text-plain", baseBody ?? "hello", "text/plain", true)
     whole("form-urlencoded", "a=1&b=2", "application/x-www-form-urlencoded", true)
@@ -233,7 +236,7 @@ export const casesFor = (op: Operation, known: Known, seed: number, bound: numbe
     whole("no-body", "", undefined)
     whole("json-null", "null", "application/json")
     whole("json-array", "[]", "application/json")
-    whole("json-string", '"abc"', "application/json")
+    whole("json-string", "\"abc\"", "application/json")
     whole("invalid-json", "{not json", "application/json")
     whole("huge-array", JSON.stringify(Array.from({ length: 100_000 }, () => null)), "application/json")
     fixed.push(make("anonymous:deep-json", "body", { anonymous: true, body: deepText(100_000), contentType: "application/json" }))
@@ -244,7 +247,11 @@ export const casesFor = (op: Operation, known: Known, seed: number, bound: numbe
       // over-long text, then wrong types, so what the handler passes on meets the same classes.
       const names = ["title", "content", "text", "name", "id", "message", "key", "path", "chat_guid", "channel_id", "bot_id", "session_id"]
       fixed.push(make("long-string", "body.*", { body: JSON.stringify(Object.fromEntries(names.map((n) => [n, LONG]))) }))
-      fixed.push(make("wrong-type:mixed", "body.*", { body: JSON.stringify(Object.fromEntries(names.map((n, i) => [n, [12345, [1], { a: 1 }, true, null][i % 5]]))) }))
+      fixed.push(
+        make("wrong-type:mixed", "body.*", {
+          body: JSON.stringify(Object.fromEntries(names.map((n, i) => [n, [12345, [1], { a: 1 }, true, null][i % 5]])))
+        })
+      )
     }
     const s = op.body === undefined ? undefined : concrete(op.body)
     if (s !== undefined && base !== null && typeof base === "object" && !Array.isArray(base)) {
@@ -257,8 +264,9 @@ export const casesFor = (op: Operation, known: Known, seed: number, bound: numbe
         for (const [key, field] of Object.entries(c.properties ?? {})) {
           const values = badValues(field)
           // One field of each operation gets the 100,000 invalid items (a 422 must list at most 50).
-          if (kindOf(field) === "array" && !fixed.some((c) => c.kind === "huge-array-field"))
+          if (kindOf(field) === "array" && !fixed.some((c) => c.kind === "huge-array-field")) {
             values.push(["huge-array-field", Array.from({ length: 100_000 }, () => null)])
+          }
           for (const [kind, bad] of values) {
             const body = structuredClone(base) as Record<string, unknown>
             let at: Record<string, unknown> = body

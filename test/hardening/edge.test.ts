@@ -7,7 +7,7 @@
 import * as net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { inspectJsonText, MAX_JSON_DEPTH, MAX_JSON_ENTRIES } from "../../src/http/JsonText.ts"
-import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { API_KEY, json, startServer, type TestServer } from "../support/server.ts"
 import { scaled } from "../support/time.ts"
@@ -25,7 +25,9 @@ describe("inspectJsonText", () => {
     expect(inspectJsonText(JSON.stringify(Array(MAX_JSON_ENTRIES).fill(1)))).toBeUndefined()
     expect(inspectJsonText(JSON.stringify({ a: [Array(MAX_JSON_ENTRIES).fill(1)] }))).toBeUndefined()
     expect(inspectJsonText(JSON.stringify(Array(MAX_JSON_ENTRIES + 1).fill(1)))?.reason).toBe("too_many_entries")
-    expect(inspectJsonText(JSON.stringify(Object.fromEntries(Array.from({ length: MAX_JSON_ENTRIES + 1 }, (_, i) => [`k${i}`, i]))))?.reason).toBe("too_many_entries")
+    expect(
+      inspectJsonText(JSON.stringify(Object.fromEntries(Array.from({ length: MAX_JSON_ENTRIES + 1 }, (_, i) => [`k${i}`, i]))))?.reason
+    ).toBe("too_many_entries")
     // Commas inside strings are text.
     expect(inspectJsonText(JSON.stringify(["a,".repeat(MAX_JSON_ENTRIES * 2)]))).toBeUndefined()
   })
@@ -35,15 +37,15 @@ describe("inspectJsonText", () => {
   })
 
   it("finds NUL and lone surrogates written as escapes, and lets pairs and escaped backslashes through", () => {
-    expect(inspectJsonText('{"a":"x\\u0000"}')).toEqual({ reason: "nul", at: 7 })
-    expect(inspectJsonText('{"a":"\\ud800"}')?.reason).toBe("lone_surrogate")
-    expect(inspectJsonText('{"a":"\\ud800x"}')?.reason).toBe("lone_surrogate")
-    expect(inspectJsonText('{"a":"\\udc00"}')?.reason).toBe("lone_surrogate")
-    expect(inspectJsonText('{"a":"\\ud83d\\ude00 and \\u00e9"}')).toBeUndefined()
+    expect(inspectJsonText("{\"a\":\"x\\u0000\"}")).toEqual({ reason: "nul", at: 7 })
+    expect(inspectJsonText("{\"a\":\"\\ud800\"}")?.reason).toBe("lone_surrogate")
+    expect(inspectJsonText("{\"a\":\"\\ud800x\"}")?.reason).toBe("lone_surrogate")
+    expect(inspectJsonText("{\"a\":\"\\udc00\"}")?.reason).toBe("lone_surrogate")
+    expect(inspectJsonText("{\"a\":\"\\ud83d\\ude00 and \\u00e9\"}")).toBeUndefined()
     expect(inspectJsonText(JSON.stringify({ a: "😀 é" }))).toBeUndefined()
     // A backslash, then the letters u0000: text, not a NUL.
     expect(inspectJsonText(JSON.stringify({ a: "\\u0000" }))).toBeUndefined()
-    expect(inspectJsonText(JSON.stringify({ a: '\\"\\u0000' }))).toBeUndefined()
+    expect(inspectJsonText(JSON.stringify({ a: "\\\"\\u0000" }))).toBeUndefined()
   })
 })
 
@@ -71,7 +73,9 @@ const partialBody = (port: number, path: string, headers: Record<string, string>
       reject(new Error(`no answer; got ${JSON.stringify(response.slice(0, 200))}`))
     })
     socket.on("connect", () => {
-      const head = [`POST ${path} HTTP/1.1`, "Host: 127.0.0.1", ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), "", ""].join("\r\n")
+      const head = [`POST ${path} HTTP/1.1`, "Host: 127.0.0.1", ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), "", ""].join(
+        "\r\n"
+      )
       socket.write(head)
       for (const chunk of chunks) {
         socket.write(chunked ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from("\r\n")]) : chunk)
@@ -144,7 +148,10 @@ describe.each(backends)("the request edge (%s)", (backend) => {
       expect(refused.status).toBe(413)
       expect(await json(refused)).toEqual({ detail: expect.stringContaining("4096 bytes (REQUEST_MAX_BYTES)") })
       // A document is a files route: its limit is UPLOAD_MAX_BYTES, not the 4 KiB above.
-      const document = await post("/api/v1/documents", JSON.stringify({ title: "long", content: "word ".repeat(40_000), integration_id: "edge" }))
+      const document = await post(
+        "/api/v1/documents",
+        JSON.stringify({ title: "long", content: "word ".repeat(40_000), integration_id: "edge" })
+      )
       expect(document.status).toBe(201)
     } finally {
       expect((await resetSetting("REQUEST_MAX_BYTES")).status).toBe(200)
@@ -155,8 +162,8 @@ describe.each(backends)("the request edge (%s)", (backend) => {
   it("refuses deep nesting, NUL and lone surrogates with 422 and stores nothing", async () => {
     const deep = `{"id":"edge-deep","name":"n","metadata":${"[".repeat(5000)}${"]".repeat(5000)}}`
     await expectIssue(await post("/api/v1/admin/bots", deep), 422, ["body"])
-    await expectIssue(await post("/api/v1/admin/bots", '{"id":"edge-nul","name":"a\\u0000b"}'), 422, ["body"])
-    await expectIssue(await post("/api/v1/admin/bots", '{"id":"edge-sur","name":"a\\ud800b"}'), 422, ["body"])
+    await expectIssue(await post("/api/v1/admin/bots", "{\"id\":\"edge-nul\",\"name\":\"a\\u0000b\"}"), 422, ["body"])
+    await expectIssue(await post("/api/v1/admin/bots", "{\"id\":\"edge-sur\",\"name\":\"a\\ud800b\"}"), 422, ["body"])
     const { bots } = await json(await server.request("/api/v1/admin/bots"))
     expect(bots.map((bot: { id: string }) => bot.id)).not.toEqual(expect.arrayContaining([expect.stringMatching(/^edge-(deep|nul|sur)$/)]))
     // A surrogate pair is an emoji, and welcome.
@@ -191,7 +198,11 @@ describe.each(backends)("the request edge (%s)", (backend) => {
       expect(await json(response)).toEqual({ detail: expect.stringContaining("application/json") })
     }
     // JSON with a parameter and the +json family are JSON.
-    const typed = await server.request("/chat/cancel", { method: "POST", body: "{}", headers: { "content-type": "application/json; charset=utf-8" } })
+    const typed = await server.request("/chat/cancel", {
+      method: "POST",
+      body: "{}",
+      headers: { "content-type": "application/json; charset=utf-8" }
+    })
     expect(typed.status).not.toBe(415)
   })
 
@@ -210,7 +221,10 @@ describe.each(backends)("the request edge (%s)", (backend) => {
     // by the scan of the text, before any item was decoded (which would name items, as below).
     const refused = await expectIssue(many, 422, ["body"])
     expect(refused.detail[0].msg).toContain(`more than ${MAX_JSON_ENTRIES} entries (at character`)
-    const response = await post("/api/v1/admin/bots", JSON.stringify({ id: "edge-many", name: "n", tools: Array(MAX_JSON_ENTRIES).fill(1) }))
+    const response = await post(
+      "/api/v1/admin/bots",
+      JSON.stringify({ id: "edge-many", name: "n", tools: Array(MAX_JSON_ENTRIES).fill(1) })
+    )
     const text = await response.text()
     expect(response.status).toBe(422)
     expect(JSON.parse(text).detail.length).toBe(50)
@@ -221,12 +235,21 @@ describe.each(backends)("the request edge (%s)", (backend) => {
     expect((await putSettings({ CHAT_MESSAGE_MAX_CHARS: 100 })).status).toBe(200)
     try {
       const before = llm.requestsTo("/v1/chat/completions").length
-      const body = await expectIssue(await post("/chat", JSON.stringify({ message: "y".repeat(101), client_id: "edge-long" })), 422, ["body", "message"])
+      const body = await expectIssue(await post("/chat", JSON.stringify({ message: "y".repeat(101), client_id: "edge-long" })), 422, [
+        "body",
+        "message"
+      ])
       expect(body.detail[0].msg).toContain("CHAT_MESSAGE_MAX_CHARS")
       // /v1 answers in OpenAI's error shape.
-      const openAi = await post("/v1/chat/completions", JSON.stringify({ model: "default", messages: [{ role: "user", content: "y".repeat(101) }] }))
+      const openAi = await post(
+        "/v1/chat/completions",
+        JSON.stringify({ model: "default", messages: [{ role: "user", content: "y".repeat(101) }] })
+      )
       expect(openAi.status).toBe(422)
-      expect((await json(openAi)).error).toMatchObject({ param: "messages.0.content", message: expect.stringContaining("CHAT_MESSAGE_MAX_CHARS") })
+      expect((await json(openAi)).error).toMatchObject({
+        param: "messages.0.content",
+        message: expect.stringContaining("CHAT_MESSAGE_MAX_CHARS")
+      })
       expect(llm.requestsTo("/v1/chat/completions").length).toBe(before)
       expect((await post("/chat", JSON.stringify({ message: "y".repeat(100), client_id: "edge-long" }))).status).toBe(200)
     } finally {
@@ -236,9 +259,13 @@ describe.each(backends)("the request edge (%s)", (backend) => {
 
   it("gives an integration's route the same edge: a refused body is answered, never handed over as empty", async () => {
     expect((await chunkedPastLimit("/integrations/example/ingest", API_KEY)).status).toBe(413)
-    await expectIssue(await post("/integrations/example/ingest", '{"title":"t","content":"a\\u0000"}'), 422, ["body"])
+    await expectIssue(await post("/integrations/example/ingest", "{\"title\":\"t\",\"content\":\"a\\u0000\"}"), 422, ["body"])
     // Cairn refusing what the handler passed on (a title past the documents' limit) is the caller's 422, not a 500.
-    const refused = await expectIssue(await post("/integrations/example/ingest", JSON.stringify({ title: "t".repeat(2000), content: "c" })), 422, ["body"])
+    const refused = await expectIssue(
+      await post("/integrations/example/ingest", JSON.stringify({ title: "t".repeat(2000), content: "c" })),
+      422,
+      ["body"]
+    )
     expect(refused.detail[0].type).toBe("invalid_argument")
     expect((await post("/integrations/example/ingest", JSON.stringify({ title: "t", content: "fine" }))).status).toBe(201)
   })

@@ -40,11 +40,11 @@
  */
 import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeLlm, fakeLlmEnv, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
-import { casesFor, urlOf, type Case, type Known } from "./cases.ts"
-import { operations, type OpenApiDocument, type Operation } from "./openapi.ts"
+import { type Case, casesFor, type Known, urlOf } from "./cases.ts"
+import { type OpenApiDocument, type Operation, operations } from "./openapi.ts"
 
 const SEED = 26_09
 /** Cases per operation (the fixed whole-body and path cases first, then a seeded pick of the rest). */
@@ -103,7 +103,11 @@ const shapeProblem = (op: Operation, status: number, text: string): string | und
  * One request on its own connection (node:http, no agent): a server that closes a connection after
  * refusing a body cannot fail the next case on a reused socket, so a reset here is the case's own.
  */
-const rawRequest = (baseUrl: string, path: string, options: { method: string; headers: Record<string, string>; body: Buffer | undefined }) =>
+const rawRequest = (
+  baseUrl: string,
+  path: string,
+  options: { method: string; headers: Record<string, string>; body: Buffer | undefined }
+) =>
   new Promise<{ status: number; type: string; text: string; bytes: number }>((resolve, reject) => {
     const url = new URL(baseUrl)
     const request = http.request(
@@ -133,7 +137,14 @@ const rawRequest = (baseUrl: string, path: string, options: { method: string; he
 
 const send = async (server: TestServer, op: Operation, c: Case): Promise<Outcome> => {
   const started = Date.now()
-  const outcome = (status: number, text: string, problem: string | undefined): Outcome => ({ op, c, status, excerpt: excerpt(text), problem, ms: Date.now() - started })
+  const outcome = (status: number, text: string, problem: string | undefined): Outcome => ({
+    op,
+    c,
+    status,
+    excerpt: excerpt(text),
+    problem,
+    ms: Date.now() - started
+  })
   const headers: Record<string, string> = {}
   if (!c.anonymous) headers.authorization = `Bearer ${server.apiKey}`
   if (c.contentType !== undefined) headers["content-type"] = c.contentType
@@ -143,7 +154,9 @@ const send = async (server: TestServer, op: Operation, c: Case): Promise<Outcome
     const response = await rawRequest(server.baseUrl, urlOf(op, c), { method: op.method, headers, body })
     if (response.status >= 500) return outcome(response.status, response.text, "5xx")
     if (response.status < 400) return outcome(response.status, "", c.mustRefuse ? "a wrong content type was accepted" : undefined)
-    const problem = response.bytes > MAX_ERROR_BYTES ? `error body is ${response.bytes} bytes` : shapeProblem(op, response.status, response.text)
+    const problem = response.bytes > MAX_ERROR_BYTES
+      ? `error body is ${response.bytes} bytes`
+      : shapeProblem(op, response.status, response.text)
     return outcome(response.status, response.text, problem)
   } catch (error) {
     return outcome(0, String(error), String(error).includes("no answer") ? `no answer in ${TIMEOUT_MS} ms` : "connection failed")
@@ -167,7 +180,18 @@ const pool = async <A>(jobs: ReadonlyArray<() => Promise<A>>, limit: number): Pr
 
 const table = (failures: ReadonlyArray<Outcome>) =>
   failures
-    .map((f) => [f.op.method.padEnd(6), f.op.path.padEnd(58), f.c.kind.padEnd(24), f.c.target.slice(0, 28).padEnd(28), String(f.status).padEnd(4), f.problem, "|", f.excerpt].join(" "))
+    .map((f) =>
+      [
+        f.op.method.padEnd(6),
+        f.op.path.padEnd(58),
+        f.c.kind.padEnd(24),
+        f.c.target.slice(0, 28).padEnd(28),
+        String(f.status).padEnd(4),
+        f.problem,
+        "|",
+        f.excerpt
+      ].join(" ")
+    )
     .join("\n")
 
 describe.each(backends)("the schema-driven fuzz test (%s)", (backend) => {
@@ -184,7 +208,7 @@ describe.each(backends)("the schema-driven fuzz test (%s)", (backend) => {
   beforeAll(async () => {
     llm = await startFakeLlm()
     // An answer every caller takes: a chat's text, and the title and summary a summarize or compaction asks for.
-    llm.setDefaultReply({ text: '{"title": "Fuzz", "summary": "ok"}' })
+    llm.setDefaultReply({ text: "{\"title\": \"Fuzz\", \"summary\": \"ok\"}" })
     server = await startServer({ backend, env: { ...fakeLlmEnv(llm), LLM_MAX_RETRIES: "0" } })
     // The resources whose ids the path parameters carry, so the handlers get past their 404.
     const bot = await create("/api/v1/admin/bots", { id: "fuzzbot", name: "Fuzz" })
@@ -227,13 +251,18 @@ describe.each(backends)("the schema-driven fuzz test (%s)", (backend) => {
     expect(all.length - fuzzed.length).toBe(Object.keys(SKIPPED).length)
 
     const started = Date.now()
-    const jobsOf = (ops: ReadonlyArray<Operation>) => ops.filter(narrowed).flatMap((op) => casesFor(op, known, SEED, BOUND).map((c) => () => send(server, op, c)))
+    const jobsOf = (ops: ReadonlyArray<Operation>) =>
+      ops.filter(narrowed).flatMap((op) => casesFor(op, known, SEED, BOUND).map((c) => () => send(server, op, c)))
     const outcomes = [
       ...(await pool(jobsOf(fuzzed.filter((op) => !isLast(op))), CONCURRENCY)),
       ...(await pool(jobsOf(fuzzed.filter(isLast)), CONCURRENCY))
     ]
     const failures = outcomes.filter((o) => o.problem !== undefined)
-    console.log(`fuzz (${backend}): ${fuzzed.length} operations, ${outcomes.length} requests, ${failures.length} failures in ${Date.now() - started} ms`)
+    console.log(
+      `fuzz (${backend}): ${fuzzed.length} operations, ${outcomes.length} requests, ${failures.length} failures in ${
+        Date.now() - started
+      } ms`
+    )
     const byKind = new Map<string, number>()
     for (const o of outcomes) byKind.set(o.c.kind, (byKind.get(o.c.kind) ?? 0) + o.ms)
     const slowest = [...byKind].sort((a, b) => b[1] - a[1]).slice(0, 6).map(([k, ms]) => `${k} ${ms} ms`).join(", ")

@@ -67,8 +67,9 @@ export const resolve = (doc: OpenApiDocument, schema: JsonSchema | undefined, se
   if (schema.properties) out.properties = Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, resolve(doc, v, seen)]))
   if (schema.items) out.items = resolve(doc, schema.items, seen)
   if (schema.prefixItems) out.prefixItems = schema.prefixItems.map((s) => resolve(doc, s, seen))
-  if (schema.additionalProperties && typeof schema.additionalProperties === "object")
+  if (schema.additionalProperties && typeof schema.additionalProperties === "object") {
     out.additionalProperties = resolve(doc, schema.additionalProperties, seen)
+  }
   for (const key of ["anyOf", "oneOf", "allOf"] as const) if (schema[key]) out[key] = schema[key]!.map((s) => resolve(doc, s, seen))
   return out as JsonSchema
 }

@@ -11,8 +11,8 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Dispatchers } from "../../src/tasks/delivery/index.ts"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
-import { backends, createTestDatabase, withDatabase, type TestDatabase } from "../support/database.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
+import { backends, createTestDatabase, type TestDatabase, withDatabase } from "../support/database.ts"
 import { json, spawnDeadlineMs, spawnServer, startServer, type TestServer } from "../support/server.ts"
 import { scaled, waitFor } from "../support/time.ts"
 
@@ -30,16 +30,20 @@ describe.each(backends)("heartbeats (%s)", (backend) => {
       Effect.flatMap(Dispatchers, (registry) =>
         registry.register("pager", {
           deliver: async (_task: unknown, _result: string, _clientActions: unknown, _extraMetadata: unknown) => undefined,
-          postMessage: async (config: Record<string, unknown>, text: string, { botId, extraMetadata }: { botId?: unknown; extraMetadata?: unknown }) => {
+          postMessage: async (
+            config: Record<string, unknown>,
+            text: string,
+            { botId, extraMetadata }: { botId?: unknown; extraMetadata?: unknown }
+          ) => {
             posts.push({ config, text, botId, extra: extraMetadata })
             return true
           }
-        })
-      )
+        }))
     )
   }
   const channel = async (name: string) =>
-    (await json(await server.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name, bot_id: "default" }) }))).id as string
+    (await json(await server.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name, bot_id: "default" }) })))
+      .id as string
   const put = (channelId: string, body: Record<string, unknown>) =>
     server.request(`/api/v1/channels/${channelId}/heartbeat`, { method: "PUT", body: JSON.stringify(body) })
   const runs = async (channelId: string) => (await json(await server.request(`/api/v1/channels/${channelId}/heartbeat/runs`))) as Array<any>
@@ -58,15 +62,33 @@ describe.each(backends)("heartbeats (%s)", (backend) => {
   it("fires on its slots and posts the answer through the dispatcher's post_message", async () => {
     const id = await channel("harbour")
     const before = Date.now()
-    const set = await put(id, { prompt: "Anything new at the harbour?", interval_seconds: 1, dispatch_type: "pager", dispatch_config: { room: "ops", token: "pager-secret-token" } })
+    const set = await put(id, {
+      prompt: "Anything new at the harbour?",
+      interval_seconds: 1,
+      dispatch_type: "pager",
+      dispatch_config: { room: "ops", token: "pager-secret-token" }
+    })
     expect(set.status).toBe(200)
     const heartbeat = await json(set)
-    expect(heartbeat).toMatchObject({ channel_id: id, interval_seconds: 1, cron: null, timezone: "UTC", only_when_something: true, dispatch_config: { room: "ops", token: "****" } })
+    expect(heartbeat).toMatchObject({
+      channel_id: id,
+      interval_seconds: 1,
+      cron: null,
+      timezone: "UTC",
+      only_when_something: true,
+      dispatch_config: { room: "ops", token: "****" }
+    })
     // Its next slot is not before it was set (measured from before the request, so a slow answer does not count).
     expect(Date.parse(heartbeat.next_at)).toBeGreaterThan(before - 1000)
-    await expect.poll(async () => (await runs(id)).filter((r) => r.status === "posted").length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2)
+    await expect.poll(async () => (await runs(id)).filter((r) => r.status === "posted").length, { timeout: 10_000 }).toBeGreaterThanOrEqual(
+      2
+    )
     const mine = posts.filter((p) => p.extra?.channel_id === id)
-    expect(mine[0]).toMatchObject({ text: "The tide turns at noon.", botId: "default", config: { room: "ops", token: "pager-secret-token" } })
+    expect(mine[0]).toMatchObject({
+      text: "The tide turns at noon.",
+      botId: "default",
+      config: { room: "ops", token: "pager-secret-token" }
+    })
     const history = await runs(id)
     // One run per slot, each a second apart on the grid.
     const slots = history.map((r) => Date.parse(r.slot)).sort()
@@ -79,10 +101,18 @@ describe.each(backends)("heartbeats (%s)", (backend) => {
 
   it("keeps a stored secret when a client sends back the mask it was shown", async () => {
     const id = await channel("masked")
-    await put(id, { prompt: "Ping", interval_seconds: 3600, dispatch_type: "pager", dispatch_config: { room: "ops", token: "kept-secret-token-123" } })
+    await put(id, {
+      prompt: "Ping",
+      interval_seconds: 3600,
+      dispatch_type: "pager",
+      dispatch_config: { room: "ops", token: "kept-secret-token-123" }
+    })
     const shown = await json(await server.request(`/api/v1/channels/${id}/heartbeat`))
     expect(shown.dispatch_config).toEqual({ room: "ops", token: "****" })
-    expect((await put(id, { prompt: "Ping again", interval_seconds: 3600, dispatch_type: "pager", dispatch_config: shown.dispatch_config })).status).toBe(200)
+    expect(
+      (await put(id, { prompt: "Ping again", interval_seconds: 3600, dispatch_type: "pager", dispatch_config: shown.dispatch_config }))
+        .status
+    ).toBe(200)
     llm.script({ text: "Pong." })
     await server.request(`/api/v1/channels/${id}/heartbeat/run`, { method: "POST" })
     await expect.poll(() => posts.filter((p) => p.extra?.channel_id === id).length, { timeout: 10_000 }).toBe(1)
@@ -108,7 +138,15 @@ describe.each(backends)("heartbeats (%s)", (backend) => {
     const hour = new Date().getUTCHours()
     const pad = (h: number) => String(h).padStart(2, "0") + ":00"
     const calls = llm.requestsTo("/v1/chat/completions").length
-    expect((await put(id, { prompt: "Night watch", interval_seconds: 1, quiet_start: pad(hour), quiet_end: pad((hour + 2) % 24), dispatch_type: "pager" })).status).toBe(200)
+    expect(
+      (await put(id, {
+        prompt: "Night watch",
+        interval_seconds: 1,
+        quiet_start: pad(hour),
+        quiet_end: pad((hour + 2) % 24),
+        dispatch_type: "pager"
+      })).status
+    ).toBe(200)
     await expect.poll(async () => (await runs(id)).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2)
     expect((await runs(id)).every((r) => r.status === "quiet" && r.task_id === null)).toBe(true)
     await put(id, { prompt: "Night watch", interval_seconds: 1, enabled: false })
@@ -134,12 +172,15 @@ describe.each(backends)("heartbeats (%s)", (backend) => {
     expect((await server.request(`/api/v1/channels/${id}/heartbeat`)).status).toBe(404)
     const ended = await json(await put(id, { prompt: "Done already", interval_seconds: 60, ends_at: "2020-01-01T00:00:00Z" }))
     expect(ended.next_at).toBeNull()
-    const ending = await json(await put(id, { prompt: "One more", interval_seconds: 60, ends_at: new Date(Date.now() + 90_000).toISOString() }))
+    const ending = await json(
+      await put(id, { prompt: "One more", interval_seconds: 60, ends_at: new Date(Date.now() + 90_000).toISOString() })
+    )
     expect(Date.parse(ending.next_at)).toBeLessThanOrEqual(Date.now() + 90_000)
     const cron = await put(id, { prompt: "Weekday mornings", cron: "0 9 * * 1-5", timezone: "Europe/Oslo" })
     expect(cron.status).toBe(200)
     const next = new Date((await json(cron)).next_at)
-    expect(new Intl.DateTimeFormat("en-GB", { timeZone: "Europe/Oslo", hour: "2-digit", minute: "2-digit", hourCycle: "h23" }).format(next)).toBe("09:00")
+    expect(new Intl.DateTimeFormat("en-GB", { timeZone: "Europe/Oslo", hour: "2-digit", minute: "2-digit", hourCycle: "h23" }).format(next))
+      .toBe("09:00")
   })
 
   it("fires a slot missed while no server ran once at start with catch_up, and skips it without", async () => {
@@ -149,7 +190,14 @@ describe.each(backends)("heartbeats (%s)", (backend) => {
     await put(without, { prompt: "Missed me?", interval_seconds: 3600, dispatch_type: "pager" })
     await server.close()
     // Down for three hours: the slots went by.
-    await withDatabase(db, Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE channel_heartbeats SET anchor = anchor - interval '3 hours', next_at = now() - interval '3 hours' WHERE channel_id IN (${withCatchUp}, ${without})`))
+    await withDatabase(
+      db,
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) =>
+          sql`UPDATE channel_heartbeats SET anchor = anchor - interval '3 hours', next_at = now() - interval '3 hours' WHERE channel_id IN (${withCatchUp}, ${without})`
+      )
+    )
     await start()
     await expect.poll(async () => (await runs(withCatchUp))[0]?.status, { timeout: 10_000 }).toBe("posted")
     await sleep(1000)
@@ -189,17 +237,23 @@ describe("heartbeats with two server processes on one PostgreSQL", () => {
     const first = await spawnServer(db, env)
     const second = await spawnServer(db, env)
     try {
-      const channel = await json(await first.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name: "twin", bot_id: "default" }) }))
+      const channel = await json(
+        await first.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name: "twin", bot_id: "default" }) })
+      )
       const url = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/heartbeat`
       const set = await second.request(`/api/v1/channels/${channel.id}/heartbeat`, {
         method: "PUT",
         body: JSON.stringify({ prompt: "Status?", interval_seconds: 1, dispatch_type: "webhook", dispatch_config: { url } })
       })
       expect(set.status).toBe(200)
-      const runsOf = async () => (await json(await first.request(`/api/v1/channels/${channel.id}/heartbeat/runs`))) as Array<{ slot: string; status: string }>
+      const runsOf = async () =>
+        (await json(await first.request(`/api/v1/channels/${channel.id}/heartbeat/runs`))) as Array<{ slot: string; status: string }>
       // Three slots or more with both processes up (however long a busy machine takes to get there).
       await waitFor(async () => ((await runsOf()).length >= 3 ? true : undefined), "three heartbeat runs", 60_000)
-      await first.request(`/api/v1/channels/${channel.id}/heartbeat`, { method: "PUT", body: JSON.stringify({ prompt: "Status?", interval_seconds: 1, enabled: false }) })
+      await first.request(`/api/v1/channels/${channel.id}/heartbeat`, {
+        method: "PUT",
+        body: JSON.stringify({ prompt: "Status?", interval_seconds: 1, enabled: false })
+      })
       // A scheduler tick under way may still start one (ticks are 100 ms apart); then the runs under
       // way end, and what they posted is delivered.
       await sleep(1500)

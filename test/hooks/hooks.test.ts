@@ -5,7 +5,7 @@
 import { ConfigProvider, Context, Effect, Exit, Fiber, Layer, Logger, LogLevel, Option, Scope, TestClock, TestContext } from "effect"
 import { afterEach, describe, expect, it } from "vitest"
 import * as AppConfig from "../../src/config/AppConfig.ts"
-import { Hooks, layerWith, type HookOptions } from "../../src/hooks/Hooks.ts"
+import { type HookOptions, Hooks, layerWith } from "../../src/hooks/Hooks.ts"
 import type { HookContext, HookEvent, HookExtras } from "../../src/hooks/Model.ts"
 import { eventually, sleep, within as settles } from "../support/time.ts"
 import { startReceiver, type WebhookReceiver } from "./webhookReceiver.ts"
@@ -98,8 +98,7 @@ const harness = async (options: Partial<HookOptions> = {}, layer?: Layer.Layer<H
   scopes.push(scope)
   const context = await Effect.runPromise(Layer.buildWithScope((layer ?? layerWith(options)).pipe(Layer.provide(logging)), scope))
   const hooks = Context.get(context, Hooks)
-  const run = <A>(effect: Effect.Effect<A>) =>
-    Effect.runPromise(effect.pipe(Effect.provide(logging)))
+  const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect.pipe(Effect.provide(logging)))
   return { hooks, logs, run }
 }
 
@@ -166,7 +165,7 @@ describe("lifecycle hook callbacks", () => {
     })
     hooks.registerHook("after_tool_call", () => reached.resolve())
     const result = await run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* hooks.fire("after_tool_call", contextFor("after_tool_call"))
         return "the run goes on"
       })
@@ -199,7 +198,7 @@ describe("lifecycle hook callbacks", () => {
     })
     // An order, not a speed: all three fires are back before the first callback has run.
     const callsWhenFired = await run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         for (let i = 0; i < 3; i++) yield* hooks.fire("before_llm_call", contextFor("before_llm_call"))
         return calls
       })
@@ -280,10 +279,13 @@ describe("the before_transcription override chain", () => {
       called.push("throws")
       throw new Error("stt plugin down")
     })
-    hooks.registerHook("before_transcription", (() => {
-      called.push("number")
-      return 42
-    }) as unknown as () => string)
+    hooks.registerHook(
+      "before_transcription",
+      (() => {
+        called.push("number")
+        return 42
+      }) as unknown as () => string
+    )
     hooks.registerHook("before_transcription", async (ctx) => {
       called.push("wins")
       return `transcribed ${ctx.extra.audio_size_bytes} bytes of ${ctx.extra.audio_format} starting ${String.fromCharCode(...ctx.audio)}`
@@ -312,7 +314,7 @@ describe("the before_transcription override chain", () => {
     hooks.registerHook("before_transcription", () => (called.push("second"), "second"))
     // On the test clock: the second callback is asked only once the first's timeout has passed, not before.
     const outcome = await run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const overriding = yield* Effect.fork(hooks.override("before_transcription", context, audio))
         while ((yield* TestClock.sleeps()).length === 0) yield* Effect.yieldNow()
         yield* TestClock.adjust("99 millis")
@@ -382,10 +384,14 @@ describe("hook webhooks (HOOK_WEBHOOK_URLS)", () => {
 
   it("abandons a receiver that hangs after the timeout and goes on with the next delivery", async () => {
     const hanging = await receiver("hang")
-    const { hooks, logs, run } = await harness({ webhookUrls: [`${hanging.url}/slow?token=s3cret`], webhookTimeout: 300, webhookConcurrency: 1 })
+    const { hooks, logs, run } = await harness({
+      webhookUrls: [`${hanging.url}/slow?token=s3cret`],
+      webhookTimeout: 300,
+      webhookConcurrency: 1
+    })
     // Both fires are back before either delivery has reached the receiver: they wait for none.
     const arrivedWhenFired = await run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* hooks.fire("after_response", contextFor("after_response"))
         yield* hooks.fire("after_response", contextFor("after_response"))
         return hanging.requests.length
@@ -419,7 +425,10 @@ describe("hook webhooks (HOOK_WEBHOOK_URLS)", () => {
     await run(Effect.forEach(Array.from({ length: 10 }), () => hooks.fire("after_response", contextFor("after_response"))))
     const afterFire = await run(hooks.stats)
     expect(afterFire.webhooksDropped).toBeGreaterThanOrEqual(7)
-    await waitUntil(() => hanging.requests.length + afterFire.webhooksDropped >= 10 && hanging.requests.every((q) => q.closedAt !== undefined), 5_000)
+    await waitUntil(
+      () => hanging.requests.length + afterFire.webhooksDropped >= 10 && hanging.requests.every((q) => q.closedAt !== undefined),
+      5_000
+    )
     const stats = await run(hooks.stats)
     expect(stats.webhooksFailed + stats.webhooksDropped).toBe(10)
     expect(hanging.requests.length).toBe(10 - stats.webhooksDropped)

@@ -51,7 +51,7 @@ export const startReceiver = async (mode: ReceiverMode = { status: 204 }): Promi
         return
       }
       res.writeHead(receiver.mode.status, { "content-type": "application/json" })
-      res.end('{"ok":true}')
+      res.end("{\"ok\":true}")
     })
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))

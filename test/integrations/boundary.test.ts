@@ -22,7 +22,7 @@ describe("integration import boundary", () => {
     // A file as if under integrations/, read from memory: writing one there would change the
     // folder's time, and so make a built dist/ stale for every server the suite starts after it.
     const file = path.join(integrationsDir, "boundary-probe", "bad.ts")
-    const source = 'import { Bots } from "../../src/bots/Bots.ts"\nimport { defineTool } from "../../src/sdk/index.ts"\n'
+    const source = "import { Bots } from \"../../src/bots/Bots.ts\"\nimport { defineTool } from \"../../src/sdk/index.ts\"\n"
     expect(violations([file], () => source)).toEqual([`${path.relative(root, file)} imports ../../src/bots/Bots.ts`])
   })
 

@@ -6,7 +6,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends, createTestDatabase, tempDir, type TestDatabase } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 
@@ -55,7 +55,10 @@ describe.each(backends)("integration framework (%s)", (backend) => {
         { method: "POST", path: "/hook", description: "a peer's webhook", secret: { setting: "RELAY_SIGNING_KEY", header: "x-relay-token", query: "token" }, handler: (r) => ({ ran: true, body: r.body }) }]\n`
     )
     // Routes without a key or a shared secret, or with a secret that is not a secret setting: refused at load.
-    write(path.join(extraDir, "opendoor", "router.ts"), `export default [{ method: "POST", path: "/hook", description: "unchecked", public: true, handler: () => ({ ran: true }) }]\n`)
+    write(
+      path.join(extraDir, "opendoor", "router.ts"),
+      `export default [{ method: "POST", path: "/hook", description: "unchecked", public: true, handler: () => ({ ran: true }) }]\n`
+    )
     write(path.join(extraDir, "plainsecret", "setup.ts"), `export const SETUP = { env_vars: [{ key: "PLAIN_NOTE" }] }\n`)
     write(
       path.join(extraDir, "plainsecret", "router.ts"),
@@ -133,7 +136,9 @@ describe.each(backends)("integration framework (%s)", (backend) => {
     // They are in discover and in the OpenAPI document like core routes.
     const discover = await json(await server.request("/api/v1/discover"))
     const entries = Array.isArray(discover) ? discover : discover.endpoints
-    expect(entries).toEqual(expect.arrayContaining([expect.objectContaining({ method: "GET", path: "/integrations/twice/who", scope: "bots:read" })]))
+    expect(entries).toEqual(
+      expect.arrayContaining([expect.objectContaining({ method: "GET", path: "/integrations/twice/who", scope: "bots:read" })])
+    )
     const spec = await json(await server.request("/openapi.json", { auth: null }))
     expect(spec.paths["/integrations/example/ingest"].post["x-required-scope"]).toBe("documents:write")
   })
@@ -141,7 +146,14 @@ describe.each(backends)("integration framework (%s)", (backend) => {
   it("runs a shared-secret route only with its setting's value, checked before the handler", async () => {
     const hook = (query: string, headers: Record<string, string> = {}) =>
       server.request(`/integrations/relay/hook${query}`, { method: "POST", auth: null, headers, body: JSON.stringify({ n: 1 }) })
-    for (const refused of [await hook(""), await hook("?token=wrong"), await hook("", { "x-relay-token": "signing-from-en" }), await hook("?token=signing-from-env-and-more")]) {
+    for (
+      const refused of [
+        await hook(""),
+        await hook("?token=wrong"),
+        await hook("", { "x-relay-token": "signing-from-en" }),
+        await hook("?token=signing-from-env-and-more")
+      ]
+    ) {
       expect(refused.status).toBe(401)
       expect(await json(refused)).toEqual({ detail: "Invalid or missing webhook token" })
     }
@@ -164,7 +176,11 @@ describe.each(backends)("integration framework (%s)", (backend) => {
     const names = tools.map((t: { name: string }) => t.name)
     expect(names).toEqual(expect.arrayContaining(["current_time", "example_word_count"]))
     expect(names.some((name: string) => name.includes("words"))).toBe(false)
-    expect(tools.find((t: { name: string }) => t.name === "example_word_count")).toMatchObject({ tool_name: "example_word_count", source: "integration:example", source_integration: "example" })
+    expect(tools.find((t: { name: string }) => t.name === "example_word_count")).toMatchObject({
+      tool_name: "example_word_count",
+      source: "integration:example",
+      source_integration: "example"
+    })
     expect(tools.find((t: { name: string }) => t.name === "current_time")).toMatchObject({ source_integration: null })
     const run = await server.request("/api/v1/admin/tools/example_word_count/execute", {
       method: "POST",
@@ -180,7 +196,12 @@ describe.each(backends)("integration framework (%s)", (backend) => {
   it("syncs integration skills under integrations/<id>/<stem> and injects them", async () => {
     const bot = await server.request("/api/v1/admin/bots", {
       method: "POST",
-      body: JSON.stringify({ id: "skilled", name: "Skilled", skills: ["integrations/example/example-usage"], tools: ["example_word_count"] })
+      body: JSON.stringify({
+        id: "skilled",
+        name: "Skilled",
+        skills: ["integrations/example/example-usage"],
+        tools: ["example_word_count"]
+      })
     })
     expect(bot.status).toBe(201)
     llm.script({ text: "Sure" })
@@ -247,7 +268,10 @@ describe.each(backends)("integration framework (%s)", (backend) => {
     // Nothing is stored in the clear.
     expect(JSON.stringify(await json(await server.request("/api/v1/admin/integrations")))).not.toContain("tok-secret")
 
-    const unknown = await server.request("/api/v1/admin/integrations/example/settings", { method: "PUT", body: JSON.stringify({ NOPE: "x" }) })
+    const unknown = await server.request("/api/v1/admin/integrations/example/settings", {
+      method: "PUT",
+      body: JSON.stringify({ NOPE: "x" })
+    })
     expect(unknown.status).toBe(422)
     expect((await json(unknown)).detail[0].loc).toEqual(["body", "NOPE"])
     expect((await server.request("/api/v1/admin/integrations/nope/settings")).status).toBe(404)
@@ -259,7 +283,9 @@ describe.each(backends)("integration framework (%s)", (backend) => {
     const locs = async (response: Response) => {
       expect(response.status).toBe(422)
       const { detail } = await json(response)
-      for (const issue of detail) expect(issue).toMatchObject({ msg: expect.stringContaining("RELAY_SERVER_URL changes"), type: "value_error" })
+      for (const issue of detail) {
+        expect(issue).toMatchObject({ msg: expect.stringContaining("RELAY_SERVER_URL changes"), type: "value_error" })
+      }
       return detail.map((issue: { loc: Array<string> }) => issue.loc.join("."))
     }
     const where = async () => json(await server.request("/integrations/relay/where"))
@@ -268,7 +294,11 @@ describe.each(backends)("integration framework (%s)", (backend) => {
     const first = await save({ RELAY_SERVER_URL: "https://relay.example", RELAY_TOKEN: "relay-token-first-1111" })
     expect(await locs(first)).toEqual(["body.RELAY_SIGNING_KEY"])
     expect(await where()).toEqual({ url: null, token: null, signing: "signing-from-env" })
-    const saved = await save({ RELAY_SERVER_URL: "https://relay.example", RELAY_TOKEN: "relay-token-first-1111", RELAY_SIGNING_KEY: "signing-clear-2222" })
+    const saved = await save({
+      RELAY_SERVER_URL: "https://relay.example",
+      RELAY_TOKEN: "relay-token-first-1111",
+      RELAY_SIGNING_KEY: "signing-clear-2222"
+    })
     expect(saved.status).toBe(200)
 
     // Another URL with the secrets masked, or not sent: refused, naming each secret.
@@ -278,7 +308,11 @@ describe.each(backends)("integration framework (%s)", (backend) => {
     expect((await json(masked)).detail[0].msg).toContain("RELAY_TOKEN was sent back masked")
     const omitted = await save({ RELAY_SERVER_URL: "https://attacker.example", RELAY_NOTE: "moved" })
     expect(await locs(omitted)).toEqual(["body.RELAY_TOKEN", "body.RELAY_SIGNING_KEY"])
-    const oneClear = await save({ RELAY_SERVER_URL: "https://attacker.example", RELAY_TOKEN: "****", RELAY_SIGNING_KEY: "signing-new-3333" })
+    const oneClear = await save({
+      RELAY_SERVER_URL: "https://attacker.example",
+      RELAY_TOKEN: "****",
+      RELAY_SIGNING_KEY: "signing-new-3333"
+    })
     expect(await locs(oneClear)).toEqual(["body.RELAY_TOKEN"])
     // Forgetting a secret that the environment also sets still carries the environment's value.
     const forgotten = await save({ RELAY_SERVER_URL: "https://attacker.example", RELAY_TOKEN: null, RELAY_SIGNING_KEY: null })
@@ -288,7 +322,12 @@ describe.each(backends)("integration framework (%s)", (backend) => {
     expect(await where()).toEqual({ url: "https://relay.example", token: "relay-token-first-1111", signing: "signing-clear-2222" })
 
     // The same URL sent again is no change: masked secrets are kept as before.
-    const unchanged = await save({ RELAY_SERVER_URL: "https://relay.example", RELAY_TOKEN: "****", RELAY_SIGNING_KEY: "****", RELAY_NOTE: "same" })
+    const unchanged = await save({
+      RELAY_SERVER_URL: "https://relay.example",
+      RELAY_TOKEN: "****",
+      RELAY_SIGNING_KEY: "****",
+      RELAY_NOTE: "same"
+    })
     expect(unchanged.status).toBe(200)
     expect(await where()).toEqual({ url: "https://relay.example", token: "relay-token-first-1111", signing: "signing-clear-2222" })
 

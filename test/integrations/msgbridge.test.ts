@@ -10,8 +10,8 @@ import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeChatServer, type FakeChatServer, type IncomingOptions } from "../fixtures/chatServer.ts"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeChatServer, type IncomingOptions, startFakeChatServer } from "../fixtures/chatServer.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends, createTestDatabase, type TestDatabase } from "../support/database.ts"
 import { waitFor } from "../support/integrations.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
@@ -41,7 +41,12 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
     expect(response.status).toBe(200)
   }
   const makeChannel = async (name: string, requireMention: boolean) =>
-    (await json(await server.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name, bot_id: "default", require_mention: requireMention }) }))).id as string
+    (await json(
+      await server.request("/api/v1/admin/channels", {
+        method: "POST",
+        body: JSON.stringify({ name, bot_id: "default", require_mention: requireMention })
+      })
+    )).id as string
   const bind = async (channelId: string, chatGuid: string, extra: Record<string, unknown> = {}) => {
     const response = await server.request(`/api/v1/channels/${channelId}/integrations`, {
       method: "POST",
@@ -50,7 +55,8 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
     expect(response.status).toBe(201)
     return (await json(response)).id as string
   }
-  const hookUrl = (token: string | null = TOKEN) => `${server.baseUrl}/integrations/msgbridge/webhook${token === null ? "" : `?token=${token}`}`
+  const hookUrl = (token: string | null = TOKEN) =>
+    `${server.baseUrl}/integrations/msgbridge/webhook${token === null ? "" : `?token=${token}`}`
   /** A message arrives on the chat server, which sends its webhook. */
   const say = async (text: string, options: Partial<IncomingOptions> = {}) => {
     const message = chat.receive({ chatGuid: CHAT, text, ...options })
@@ -61,7 +67,9 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
   const messagesOf = async (channelId: string) => {
     const channel = await json(await server.request(`/api/v1/channels/${channelId}`))
     if (!channel.active_session_id) return []
-    return (await json(await server.request(`/api/v1/sessions/${channel.active_session_id}/messages`))) as Array<{ role: string; content: string; metadata: any }>
+    return (await json(await server.request(`/api/v1/sessions/${channel.active_session_id}/messages`))) as Array<
+      { role: string; content: string; metadata: any }
+    >
   }
   const settle = () => new Promise((resolve) => setTimeout(resolve, 400))
   /** Waits until no run asks the LLM anything for a while (the earlier tests' runs are done). */
@@ -89,7 +97,10 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
     mention = await makeChannel("on mention", true)
     await bind(every, CHAT)
     await bind(mention, CHAT, { wake_words: ["Jeeves"], use_bot_wake_word: true })
-    await waitFor(async () => (await json(await server.request("/integrations/msgbridge/hud/status"))).connection === "connected" || undefined, "the bridge connected")
+    await waitFor(
+      async () => (await json(await server.request("/integrations/msgbridge/hud/status"))).connection === "connected" || undefined,
+      "the bridge connected"
+    )
   })
   afterAll(async () => {
     await server?.close()
@@ -141,7 +152,12 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
     const first = await say("one answer only please")
     expect(first.body.status).toBe("triggered")
     expect((await chat.webhook(hookUrl(), "new-message", first.message)).body).toMatchObject({ status: "ignored", reason: "duplicate" })
-    expect((await chat.webhook(hookUrl(), "updated-message", { ...first.message, attachments: [{ guid: "a", transferName: "photo.heic", mimeType: "image/heic", totalBytes: 10 }] })).body).toMatchObject({
+    expect(
+      (await chat.webhook(hookUrl(), "updated-message", {
+        ...first.message,
+        attachments: [{ guid: "a", transferName: "photo.heic", mimeType: "image/heic", totalBytes: 10 }]
+      })).body
+    ).toMatchObject({
       status: "ignored",
       reason: "event-type"
     })
@@ -152,7 +168,10 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
     const bare = chat.receive({ chatGuid: CHAT, text: REPLY, isFromMe: true })
     expect((await chat.webhook(hookUrl(), "new-message", bare)).body).toMatchObject({ status: "ignored", reason: "echo" })
 
-    expect((await say("from last week", { dateCreated: Date.now() - 7 * 24 * 3_600_000 })).body).toMatchObject({ status: "ignored", reason: "stale" })
+    expect((await say("from last week", { dateCreated: Date.now() - 7 * 24 * 3_600_000 })).body).toMatchObject({
+      status: "ignored",
+      reason: "stale"
+    })
     expect((await say("   ")).body).toMatchObject({ status: "ignored", reason: "empty" })
     await settle()
     expect(sentTo(CHAT)).toHaveLength(before + 1)
@@ -175,7 +194,10 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
     expect((await server.request("/integrations/msgbridge/pause", { method: "POST" })).status).toBe(200)
     const count = (await messagesOf(every)).length
     expect((await say("are you there?")).body).toEqual({ status: "ignored", reason: "paused" })
-    expect((await json(await server.request("/integrations/msgbridge/hud/status"))).items[0].badge).toEqual({ state: "paused", label: "Paused" })
+    expect((await json(await server.request("/integrations/msgbridge/hud/status"))).items[0].badge).toEqual({
+      state: "paused",
+      label: "Paused"
+    })
     expect((await server.request("/integrations/msgbridge/resume", { method: "POST" })).status).toBe(200)
     await settle()
     expect((await messagesOf(every)).length).toBe(count)
@@ -190,7 +212,10 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
     // Hangs past MSGBRIDGE_SEND_TIMEOUT_MS (1 s), delivered all the same.
     chat.failNextSends(1, { hangMs: 1500, deliver: true })
     await chat.webhook(hookUrl(), "new-message", chat.receive({ chatGuid: quiet, text: "first" }))
-    await waitFor(() => (chat.messages().filter((m) => m.isFromMe === true && m.chats[0]!.guid === quiet).length >= 1 ? true : undefined), "the delivered reply")
+    await waitFor(
+      () => (chat.messages().filter((m) => m.isFromMe === true && m.chats[0]!.guid === quiet).length >= 1 ? true : undefined),
+      "the delivered reply"
+    )
     await new Promise((resolve) => setTimeout(resolve, 2500))
     expect(sentTo(quiet)).toHaveLength(1)
     expect(chat.messages().filter((m) => m.isFromMe === true && m.chats[0]!.guid === quiet)).toHaveLength(1)
@@ -198,7 +223,11 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
     // Fails at once and was not delivered: the dispatcher's retry sends it.
     chat.failNextSends(1, { hangMs: 0, deliver: false })
     await chat.webhook(hookUrl(), "new-message", chat.receive({ chatGuid: quiet, text: "second" }))
-    await waitFor(() => (chat.messages().filter((m) => m.isFromMe === true && m.chats[0]!.guid === quiet).length >= 2 ? true : undefined), "the retried reply", 30_000)
+    await waitFor(
+      () => (chat.messages().filter((m) => m.isFromMe === true && m.chats[0]!.guid === quiet).length >= 2 ? true : undefined),
+      "the retried reply",
+      30_000
+    )
     await settle()
     expect(sentTo(quiet)).toHaveLength(3)
     expect(chat.messages().filter((m) => m.isFromMe === true && m.chats[0]!.guid === quiet)).toHaveLength(2)
@@ -206,13 +235,21 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
 
   it("sends to a chat nothing came from, splitting a long reply; the circuit breaker stops a runaway chat", async () => {
     const outbound = "iMessage;-;+15550003"
-    const { session_id } = await json(await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "hello", client_id: "outbound-test" }) }))
+    const { session_id } = await json(
+      await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "hello", client_id: "outbound-test" }) })
+    )
     const long = Array.from({ length: 12 }, (_, i) => `Sentence number ${i + 1} of a long reply.`).join(" ")
     await putSettings({ MSGBRIDGE_MAX_MESSAGE_CHARS: "200" })
     llm.script({ text: long })
     const injected = await server.request(`/api/v1/sessions/${session_id}/messages`, {
       method: "POST",
-      body: JSON.stringify({ content: "write a long reply", run_agent: true, notify: true, dispatch_type: "msgbridge", dispatch_config: { chat_guid: outbound } })
+      body: JSON.stringify({
+        content: "write a long reply",
+        run_agent: true,
+        notify: true,
+        dispatch_type: "msgbridge",
+        dispatch_config: { chat_guid: outbound }
+      })
     })
     expect(injected.status).toBeLessThan(300)
     await waitFor(() => (sentTo(outbound).length >= 3 ? true : undefined), "the long reply")
@@ -225,7 +262,9 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
     await bind(await makeChannel("busy", false), busy)
     await putSettings({ MSGBRIDGE_REPLY_LIMIT: "2" })
     const answers = []
-    for (const n of [1, 2, 3]) answers.push((await chat.webhook(hookUrl(), "new-message", chat.receive({ chatGuid: busy, text: `again ${n}` }))).body)
+    for (const n of [1, 2, 3]) {
+      answers.push((await chat.webhook(hookUrl(), "new-message", chat.receive({ chatGuid: busy, text: `again ${n}` }))).body)
+    }
     expect(answers.map((a) => a.status)).toEqual(["triggered", "triggered", "ignored"])
     expect(answers[2]).toMatchObject({ reason: "circuit-open" })
     await putSettings({ MSGBRIDGE_REPLY_LIMIT: null })
@@ -235,7 +274,12 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
     await quiet()
     const before = llm.requestsTo("/v1/chat/completions").length
     const count = (await messagesOf(mention)).length
-    const trace = await json(await server.request("/integrations/msgbridge/simulate-webhook", { method: "POST", body: JSON.stringify({ chat_guid: CHAT, text: "hi jeeves" }) }))
+    const trace = await json(
+      await server.request("/integrations/msgbridge/simulate-webhook", {
+        method: "POST",
+        body: JSON.stringify({ chat_guid: CHAT, text: "hi jeeves" })
+      })
+    )
     expect(trace.status).toBe("triggered")
     expect(trace.channels).toEqual(
       expect.arrayContaining([
@@ -243,13 +287,25 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
         expect.objectContaining({ channel_id: mention, action: "run", reason: "wake-word", wake_word: "Jeeves" })
       ])
     )
-    expect((await json(await server.request("/integrations/msgbridge/simulate-webhook", { method: "POST", body: JSON.stringify({ chat_guid: "nobody", text: "x" }) })))).toMatchObject({ status: "ignored", reason: "unbound" })
-    expect((await server.request("/integrations/msgbridge/simulate-webhook", { method: "POST", body: JSON.stringify({ text: "x" }) })).status).toBe(422)
+    expect(
+      await json(
+        await server.request("/integrations/msgbridge/simulate-webhook", {
+          method: "POST",
+          body: JSON.stringify({ chat_guid: "nobody", text: "x" })
+        })
+      )
+    ).toMatchObject({ status: "ignored", reason: "unbound" })
+    expect(
+      (await server.request("/integrations/msgbridge/simulate-webhook", { method: "POST", body: JSON.stringify({ text: "x" }) })).status
+    ).toBe(422)
     await settle()
     expect(llm.requestsTo("/v1/chat/completions").length).toBe(before)
     expect((await messagesOf(mention)).length).toBe(count)
 
-    const sent = await server.request(`/integrations/msgbridge/test-send?chat_guid=${encodeURIComponent("iMessage;-;+15550005")}&text=ping`, { method: "POST" })
+    const sent = await server.request(
+      `/integrations/msgbridge/test-send?chat_guid=${encodeURIComponent("iMessage;-;+15550005")}&text=ping`,
+      { method: "POST" }
+    )
     expect(await json(sent)).toMatchObject({ status: "sent", parts: 1 })
     expect(sentTo("iMessage;-;+15550005").map((s) => s.message)).toEqual(["ping"])
 
@@ -257,7 +313,13 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
     expect(await hud()).toMatchObject({
       connection: "connected",
       paused: false,
-      items: [{ id: "bb-status", kind: "status", badge: { state: "connected" }, actions: [{ id: "pause", method: "POST", path: "/integrations/msgbridge/pause" }], refresh_seconds: 30 }]
+      items: [{
+        id: "bb-status",
+        kind: "status",
+        badge: { state: "connected" },
+        actions: [{ id: "pause", method: "POST", path: "/integrations/msgbridge/pause" }],
+        refresh_seconds: 30
+      }]
     })
     chat.setServerInfo({ helperConnected: false })
     expect((await hud()).connection).toBe("degraded")
@@ -270,9 +332,18 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
 
   it("diagnoses each check, and fails each when its cause is removed", async () => {
     const diagnose = async () => json(await server.request("/integrations/msgbridge/diagnose"))
-    expect(await diagnose()).toEqual({ status: "ok", ready: true, checks: { meta: "pass", dispatcher: "pass", credentials: "pass", bindings: "pass" }, issues: [] })
+    expect(await diagnose()).toEqual({
+      status: "ok",
+      ready: true,
+      checks: { meta: "pass", dispatcher: "pass", credentials: "pass", bindings: "pass" },
+      issues: []
+    })
     await putSettings({ MSGBRIDGE_PASSWORD: "wrong" })
-    expect(await diagnose()).toMatchObject({ status: "failing", checks: { credentials: "fail" }, issues: [expect.stringMatching(/refused MSGBRIDGE_PASSWORD/)] })
+    expect(await diagnose()).toMatchObject({
+      status: "failing",
+      checks: { credentials: "fail" },
+      issues: [expect.stringMatching(/refused MSGBRIDGE_PASSWORD/)]
+    })
     await putSettings({ MSGBRIDGE_PASSWORD: chat.password, MSGBRIDGE_WEBHOOK_TOKEN: null })
     expect(await diagnose()).toMatchObject({ checks: { credentials: "fail" }, issues: [expect.stringMatching(/MSGBRIDGE_WEBHOOK_TOKEN/)] })
     await putSettings({ MSGBRIDGE_WEBHOOK_TOKEN: TOKEN })
@@ -287,15 +358,26 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
     expect(replayed.body.status).toBe("triggered")
     await waitFor(() => (sentTo(away).length >= 1 ? true : undefined), "the first reply")
     await server.close()
-    const missed = [chat.receive({ chatGuid: away, text: "sent while down 1" }), chat.receive({ chatGuid: away, text: "sent while down 2" })]
+    const missed = [
+      chat.receive({ chatGuid: away, text: "sent while down 1" }),
+      chat.receive({ chatGuid: away, text: "sent while down 2" })
+    ]
     await start()
     await waitFor(() => (sentTo(away).length >= 3 ? true : undefined), "the missed messages answered", 30_000)
     // The chat server comes back from an outage: another catch-up, nothing answered twice.
     chat.setDown(true)
-    await waitFor(async () => ((await json(await server.request("/integrations/msgbridge/hud/status"))).connection === "disconnected" ? true : undefined), "down")
+    await waitFor(
+      async () => ((await json(await server.request("/integrations/msgbridge/hud/status"))).connection === "disconnected"
+        ? true
+        : undefined),
+      "down"
+    )
     await new Promise((resolve) => setTimeout(resolve, 1500)) // the health worker's ping sees it too
     chat.setDown(false)
-    await waitFor(async () => ((await json(await server.request("/integrations/msgbridge/hud/status"))).connection === "connected" ? true : undefined), "up")
+    await waitFor(
+      async () => ((await json(await server.request("/integrations/msgbridge/hud/status"))).connection === "connected" ? true : undefined),
+      "up"
+    )
     await new Promise((resolve) => setTimeout(resolve, 2500))
     expect(sentTo(away)).toHaveLength(3)
     const stored = await messagesOf(awayChannel)
@@ -361,8 +443,16 @@ describe.each(backends)("the messaging bridge's diagnosis without its registrati
     })
     try {
       const diagnosis = await json(await server.request("/integrations/msgbridge/diagnose"))
-      expect(diagnosis).toMatchObject({ status: "failing", ready: false, checks: { meta: "fail", dispatcher: "fail", credentials: "pass", bindings: "fail" } })
-      expect(diagnosis.issues).toEqual([expect.stringMatching(/metadata/), expect.stringMatching(/dispatcher/), expect.stringMatching(/No channel is bound/)])
+      expect(diagnosis).toMatchObject({
+        status: "failing",
+        ready: false,
+        checks: { meta: "fail", dispatcher: "fail", credentials: "pass", bindings: "fail" }
+      })
+      expect(diagnosis.issues).toEqual([
+        expect.stringMatching(/metadata/),
+        expect.stringMatching(/dispatcher/),
+        expect.stringMatching(/No channel is bound/)
+      ])
     } finally {
       await server.close()
       await chat.close()

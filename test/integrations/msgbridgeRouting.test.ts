@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { ChatMessage, contentOf, decodeOr } from "../../integrations/msgbridge/message.ts"
-import { decide, splitText, wakeWordsOf, type RouteChannel } from "../../integrations/msgbridge/routing.ts"
+import { decide, type RouteChannel, splitText, wakeWordsOf } from "../../integrations/msgbridge/routing.ts"
 
 const route = (requireMention: boolean, binding: Partial<RouteChannel["binding"]> = {}, botName: string | null = null): RouteChannel => ({
   channel: { id: "c", name: "c", bot_id: "jarvis", require_mention: requireMention },
@@ -14,7 +14,10 @@ const route = (requireMention: boolean, binding: Partial<RouteChannel["binding"]
 
 describe("the routing table", () => {
   it("runs every message when require_mention is off, wake words or not", () => {
-    expect(decide(route(false, { wake_words: ["zeta"] }), { text: "hello", fromMe: false }, ["alpha"])).toEqual({ action: "run", reason: "every-message" })
+    expect(decide(route(false, { wake_words: ["zeta"] }), { text: "hello", fromMe: false }, ["alpha"])).toEqual({
+      action: "run",
+      reason: "every-message"
+    })
   })
   it("runs the owner's own messages always", () => {
     expect(decide(route(true), { text: "hello", fromMe: true }, [])).toEqual({ action: "run", reason: "own-device" })
@@ -30,7 +33,9 @@ describe("the routing table", () => {
     expect(decide(route(true), { text: "ask jarvis", fromMe: false }, [])).toEqual({ action: "store", reason: "no-wake-word" })
   })
   it("combines the three sources without blanks or repeats", () => {
-    expect(wakeWordsOf(route(true, { wake_words: [" zeta ", "", "alpha"], use_bot_wake_word: true }, "Jarvis"), ["alpha", "beta"])).toEqual(["zeta", "alpha", "beta", "jarvis", "Jarvis"])
+    expect(wakeWordsOf(route(true, { wake_words: [" zeta ", "", "alpha"], use_bot_wake_word: true }, "Jarvis"), ["alpha", "beta"])).toEqual(
+      ["zeta", "alpha", "beta", "jarvis", "Jarvis"]
+    )
   })
 })
 
@@ -61,7 +66,12 @@ describe("the chat server's message", () => {
     expect(decodeOr(ChatMessage, { text: "no guid" }).ok).toBe(false)
   })
   it("names attachments when a message has no text", () => {
-    const decoded = decodeOr(ChatMessage, { guid: "g", text: "\uFFFC", chats: [], attachments: [{ transferName: "IMG_1.heic", mimeType: "image/heic" }] })
+    const decoded = decodeOr(ChatMessage, {
+      guid: "g",
+      text: "\uFFFC",
+      chats: [],
+      attachments: [{ transferName: "IMG_1.heic", mimeType: "image/heic" }]
+    })
     expect(decoded.ok && contentOf(decoded.value)).toBe("(attached: IMG_1.heic)")
   })
 })

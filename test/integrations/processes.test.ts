@@ -31,11 +31,13 @@ describe("integration background processes", () => {
     fs.mkdirSync(root, { recursive: true })
     fs.writeFileSync(
       path.join(root, "process.ts"),
-      'export const DESCRIPTION = "Calls back into Cairn"\nexport const CMD = [process.execPath, "child.mjs"]\nexport const REQUIRED_ENV = ["PROBE_OUT"]\n'
+      "export const DESCRIPTION = \"Calls back into Cairn\"\nexport const CMD = [process.execPath, \"child.mjs\"]\nexport const REQUIRED_ENV = [\"PROBE_OUT\"]\n"
     )
     fs.writeFileSync(
       path.join(root, "setup.ts"),
-      `export const SETUP = { env_vars: [{ key: "PROBE_OUT", required: true }, { key: "PROBE_MODE", default: "first" }, { key: "CRASH_MARKER", default: ${JSON.stringify(crashMarker)} }], api_key_preset: "read_only_monitor" }\n`
+      `export const SETUP = { env_vars: [{ key: "PROBE_OUT", required: true }, { key: "PROBE_MODE", default: "first" }, { key: "CRASH_MARKER", default: ${
+        JSON.stringify(crashMarker)
+      } }], api_key_preset: "read_only_monitor" }\n`
     )
     fs.writeFileSync(
       path.join(root, "child.mjs"),
@@ -66,7 +68,10 @@ setInterval(() => {}, 1000)
     expect(fs.existsSync(out)).toBe(false)
 
     fs.writeFileSync(crashMarker, "")
-    const saved = await server.request("/api/v1/admin/integrations/prober/settings", { method: "PUT", body: JSON.stringify({ PROBE_OUT: out }) })
+    const saved = await server.request("/api/v1/admin/integrations/prober/settings", {
+      method: "PUT",
+      body: JSON.stringify({ PROBE_OUT: out })
+    })
     expect(saved.status).toBe(200)
 
     // First run crashes on purpose (the marker), the manager restarts it.
@@ -84,7 +89,10 @@ setInterval(() => {}, 1000)
 
   it("restarts when its settings change, with the new values", async () => {
     const before = await status()
-    const saved = await server.request("/api/v1/admin/integrations/prober/settings", { method: "PUT", body: JSON.stringify({ PROBE_MODE: "second" }) })
+    const saved = await server.request("/api/v1/admin/integrations/prober/settings", {
+      method: "PUT",
+      body: JSON.stringify({ PROBE_MODE: "second" })
+    })
     expect(saved.status).toBe(200)
     const record = await waitFor(async () => lines().find((line) => line.mode === "second"), "a start with the new setting")
     expect(record.pid).not.toBe(before.pid)

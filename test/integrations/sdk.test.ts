@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends, tempDir } from "../support/database.ts"
 import { waitFor, writeIntegration } from "../support/integrations.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
@@ -119,7 +119,7 @@ describe.each(backends)("the integration SDK's capabilities (%s)", (backend) => 
       model: "fake-model",
       usage: { total_tokens: 9 }
     })
-    llm.script({ text: '{"risk": "low", "score": 0.1}' })
+    llm.script({ text: "{\"risk\": \"low\", \"score\": 0.1}" })
     const judged = await call("/complete", { messages: [{ role: "user", content: "classify" }], json: true })
     expect(judged.json).toEqual({ risk: "low", score: 0.1 })
     const requests = llm.requestsTo("/v1/chat/completions")
@@ -132,7 +132,9 @@ describe.each(backends)("the integration SDK's capabilities (%s)", (backend) => 
       detail: expect.stringMatching(/^The model's answer is not JSON/)
     })
     llm.script({ status: 400, errorBody: { error: { message: "bad request from the provider" } } })
-    expect(await call("/complete", { messages: [{ role: "user", content: "x" }] })).toEqual({ detail: expect.stringMatching(/LLM call failed \(invalid_request\)/) })
+    expect(await call("/complete", { messages: [{ role: "user", content: "x" }] })).toEqual({
+      detail: expect.stringMatching(/LLM call failed \(invalid_request\)/)
+    })
     expect(await call("/complete", { messages: [] })).toEqual({ detail: expect.stringMatching(/needs messages/) })
 
     llm.scriptTranscriptions({ text: "the spoken words" })
@@ -153,7 +155,13 @@ describe.each(backends)("the integration SDK's capabilities (%s)", (backend) => 
     const entry = channels.find((c: any) => c.channel.id === channelId)
     expect(entry).toEqual({
       channel: expect.objectContaining({ id: channelId, bot_id: "default" }),
-      binding: expect.objectContaining({ integration_type: "helper", client_id: "helper:chat-1", wake_words: ["hey helper"], use_bot_wake_word: false, hud_preset: "none" })
+      binding: expect.objectContaining({
+        integration_type: "helper",
+        client_id: "helper:chat-1",
+        wake_words: ["hey helper"],
+        use_bot_wake_word: false,
+        hud_preset: "none"
+      })
     })
     expect((await call("/bound?clientId=helper:chat-1")).channels).toHaveLength(1)
     expect((await call("/bound?clientId=helper:nobody")).channels).toEqual([])
@@ -168,7 +176,12 @@ describe.each(backends)("the integration SDK's capabilities (%s)", (backend) => 
   it("runs the agent for a channel message and delivers the answer through its own dispatcher", async () => {
     const channelId = await boundChannel("helper:chat-2")
     llm.script({ text: "the bot's answer" })
-    const result = await call("/run", { channelId, content: "hey helper, what's up?", dispatchConfig: { chat: "chat-2" }, metadata: { external_id: "m-1" } })
+    const result = await call("/run", {
+      channelId,
+      content: "hey helper, what's up?",
+      dispatchConfig: { chat: "chat-2" },
+      metadata: { external_id: "m-1" }
+    })
     expect(result).toMatchObject({ status: "complete", result: "the bot's answer", error: null, task_id: expect.any(String) })
     const delivered = await waitFor(async () => {
       const list = (await call("/delivered")).delivered
@@ -183,7 +196,9 @@ describe.each(backends)("the integration SDK's capabilities (%s)", (backend) => 
 
   it("cancels only its own queued runs", async () => {
     const channelId = await boundChannel("helper:chat-3")
-    expect((await server.request("/api/v1/admin/settings", { method: "PUT", body: JSON.stringify({ SYSTEM_PAUSED: true }) })).status).toBe(200)
+    expect((await server.request("/api/v1/admin/settings", { method: "PUT", body: JSON.stringify({ SYSTEM_PAUSED: true }) })).status).toBe(
+      200
+    )
     try {
       const first = await call("/start", { channelId, content: "one" })
       await call("/start", { channelId, content: "two" })
@@ -197,26 +212,37 @@ describe.each(backends)("the integration SDK's capabilities (%s)", (backend) => 
 
   it("writes workspace files of its bound channels only, with the workspace's path rules", async () => {
     const channelId = await boundChannel("helper:chat-4")
-    expect((await server.request(`/api/v1/channels/${channelId}`, { method: "PATCH", body: JSON.stringify({ workspace_enabled: true }) })).status).toBe(200)
+    expect(
+      (await server.request(`/api/v1/channels/${channelId}`, { method: "PATCH", body: JSON.stringify({ workspace_enabled: true }) })).status
+    ).toBe(200)
     expect(await call("/write", { channelId, path: "data/inbox/2026-11-23-hello.md", content: "# Hello" })).toEqual({ written: true })
     const file = await json(await server.request(`/api/v1/channels/${channelId}/workspace/files/data/inbox/2026-11-23-hello.md`))
     expect(file.content).toBe("# Hello")
     expect(await call("/write", { channelId, path: "../escape.md", content: "x" })).toEqual({ detail: expect.any(String) })
 
     const other = await json(await post("/api/v1/admin/channels", { name: "not bound", bot_id: "default" }))
-    expect(await call("/write", { channelId: other.id, path: "a.md", content: "x" })).toEqual({ detail: `Channel ${other.id} is not bound to helper` })
+    expect(await call("/write", { channelId: other.id, path: "a.md", content: "x" })).toEqual({
+      detail: `Channel ${other.id} is not bound to helper`
+    })
   })
 
   it("refuses loopback and metadata addresses by default, allows the host of its own *_URL setting, and retries only idempotent calls", async () => {
     const before = peerHits.length
-    expect(await call("/http", { url: `${peerUrl}/x` })).toEqual({ detail: expect.stringMatching(/private or loopback address \(127\.0\.0\.1\)/) })
-    expect(await call("/http", { url: "http://169.254.169.254/latest/meta-data/" })).toEqual({ detail: expect.stringMatching(/169\.254\.169\.254/) })
+    expect(await call("/http", { url: `${peerUrl}/x` })).toEqual({
+      detail: expect.stringMatching(/private or loopback address \(127\.0\.0\.1\)/)
+    })
+    expect(await call("/http", { url: "http://169.254.169.254/latest/meta-data/" })).toEqual({
+      detail: expect.stringMatching(/169\.254\.169\.254/)
+    })
     expect(await call("/http", { url: "file:///etc/passwd" })).toEqual({ detail: expect.stringMatching(/http or https/) })
     expect(peerHits.length).toBe(before)
 
-    const saved = await server.request("/api/v1/admin/integrations/helper/settings", { method: "PUT", body: JSON.stringify({ HELPER_SERVER_URL: peerUrl }) })
+    const saved = await server.request("/api/v1/admin/integrations/helper/settings", {
+      method: "PUT",
+      body: JSON.stringify({ HELPER_SERVER_URL: peerUrl })
+    })
     expect(saved.status).toBe(200)
-    expect(await call("/http", { url: `${peerUrl}/hello` })).toEqual({ status: 200, text: '{"hello":"from the peer"}' })
+    expect(await call("/http", { url: `${peerUrl}/hello` })).toEqual({ status: 200, text: "{\"hello\":\"from the peer\"}" })
     // GET is retried after a 503; POST is not.
     expect(await call("/http", { url: `${peerUrl}/flaky` })).toMatchObject({ status: 200 })
     const posts = peerHits.filter((hit) => hit === "POST /flaky").length

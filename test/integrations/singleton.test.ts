@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { createTestDatabase, tempDir, type TestDatabase } from "../support/database.ts"
 import { linesOf, waitFor, writeIntegration } from "../support/integrations.ts"
-import { json, spawnDeadlineMs, spawnServer, type ChildServer } from "../support/server.ts"
+import { type ChildServer, json, spawnDeadlineMs, spawnServer } from "../support/server.ts"
 import { scaled } from "../support/time.ts"
 
 describe("a singleton worker across server processes (postgres)", () => {

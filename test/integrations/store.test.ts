@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { backends, createTestDatabase, tempDir, type TestDatabase } from "../support/database.ts"
 import { writeIntegration } from "../support/integrations.ts"
-import { json, spawnServer, startServer, type ChildServer, type TestServer } from "../support/server.ts"
+import { type ChildServer, json, spawnServer, startServer, type TestServer } from "../support/server.ts"
 
 /**
  * Routes over the store; a refused argument answers 400 with the SDK's message. The server's edge
@@ -126,7 +126,9 @@ describe.each(backends)("the integration store (%s)", (backend) => {
       detail: expect.stringMatching(/^TypeError: A key must be a string of 1 to 512 characters without NUL/)
     })
     expect(await post(server, "/raw-key", { key: "k".repeat(513), value: 1 })).toEqual({ detail: expect.stringMatching(/^TypeError/) })
-    expect(await post(server, "/lru/seen/0", { member: "a" })).toEqual({ detail: expect.stringMatching(/^TypeError: An LRU set's capacity/) })
+    expect(await post(server, "/lru/seen/0", { member: "a" })).toEqual({
+      detail: expect.stringMatching(/^TypeError: An LRU set's capacity/)
+    })
     expect(await post(server, "/lru/seen/3", { member: "" })).toEqual({ detail: expect.stringMatching(/^TypeError: A member/) })
     expect((await put(server, "/kv/ttl", { value: 1, ttlMs: -5 })).status).toBe(400)
     expect(await get(server, "/kv/ttl")).toEqual({ found: false, value: null })
@@ -152,7 +154,9 @@ describe("the integration store across two server processes (postgres)", () => {
     const [a, b] = servers as [ChildServer, ChildServer]
     const ids = Array.from({ length: 60 }, (_, i) => `<msg-${i}@example.org>`)
     const answers = await Promise.all(
-      ids.flatMap((member) => [post(a, "/lru/dedup/1000", { member }), post(b, "/lru/dedup/1000", { member }), post(a, "/lru/dedup/1000", { member })])
+      ids.flatMap((
+        member
+      ) => [post(a, "/lru/dedup/1000", { member }), post(b, "/lru/dedup/1000", { member }), post(a, "/lru/dedup/1000", { member })])
     )
     for (let i = 0; i < ids.length; i++) {
       expect(answers.slice(i * 3, i * 3 + 3).filter((answer) => answer.admitted), ids[i]).toHaveLength(1)

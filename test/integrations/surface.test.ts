@@ -15,7 +15,14 @@ const guide = path.join(root, "docs", "integrations.md")
 
 /** The surface as documentation names it: export names, `cairn.<member>[.<member>]`, `worker.<member>`. */
 const sdkSurface = (): Array<string> => {
-  const program = ts.createProgram([sdkEntry], { strict: true, allowImportingTsExtensions: true, noEmit: true, target: ts.ScriptTarget.ES2022, moduleResolution: ts.ModuleResolutionKind.Bundler, module: ts.ModuleKind.ESNext })
+  const program = ts.createProgram([sdkEntry], {
+    strict: true,
+    allowImportingTsExtensions: true,
+    noEmit: true,
+    target: ts.ScriptTarget.ES2022,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    module: ts.ModuleKind.ESNext
+  })
   const checker = program.getTypeChecker()
   const source = program.getSourceFile(sdkEntry)!
   const exported = checker.getExportsOfModule(checker.getSymbolAtLocation(source)!)
@@ -29,7 +36,8 @@ const sdkSurface = (): Array<string> => {
     type.getProperties().flatMap((property) => {
       const entry = `${prefix}.${property.getName()}`
       const memberType = checker.getTypeOfSymbol(property)
-      const isObject = memberType.getCallSignatures().length === 0 && memberType.getProperties().length > 0 && !(memberType.flags & ts.TypeFlags.StringLike)
+      const isObject = memberType.getCallSignatures().length === 0 && memberType.getProperties().length > 0 &&
+        !(memberType.flags & ts.TypeFlags.StringLike)
       return depth > 1 && isObject ? [entry, ...members(memberType, entry, depth - 1)] : [entry]
     })
   return [...names, ...members(typeOf("IntegrationContext"), "cairn", 2), ...members(typeOf("WorkerContext"), "worker", 1)].sort()
@@ -53,7 +61,17 @@ const documented = (section: string, entry: string) => {
 describe("the SDK's public surface", () => {
   it("is read from the source: every export and context member, nothing internal", () => {
     const surface = sdkSurface()
-    expect(surface).toEqual(expect.arrayContaining(["defineWorker", "IntegrationContext", "cairn.store.lru", "cairn.llm.complete", "cairn.runs.run", "cairn.http.request", "worker.signal"]))
+    expect(surface).toEqual(
+      expect.arrayContaining([
+        "defineWorker",
+        "IntegrationContext",
+        "cairn.store.lru",
+        "cairn.llm.complete",
+        "cairn.runs.run",
+        "cairn.http.request",
+        "worker.signal"
+      ])
+    )
     expect(surface.some((entry) => /Error$/.test(entry))).toBe(false)
     if (process.env.PRINT_SDK_SURFACE) console.log(surface.join("\n"))
   })
@@ -75,6 +93,16 @@ describe("the SDK's public surface", () => {
 
   it("exports only its helpers at run time (everything else is types)", async () => {
     const module = await import("../../src/sdk/index.ts")
-    expect(Object.keys(module).sort()).toEqual(["InvalidArgument", "defineDispatchers", "defineHooks", "defineRoutes", "defineSetup", "defineTool", "defineWorker", "isInvalidArgument", "respond"])
+    expect(Object.keys(module).sort()).toEqual([
+      "InvalidArgument",
+      "defineDispatchers",
+      "defineHooks",
+      "defineRoutes",
+      "defineSetup",
+      "defineTool",
+      "defineWorker",
+      "isInvalidArgument",
+      "respond"
+    ])
   })
 })

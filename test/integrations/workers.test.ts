@@ -83,7 +83,9 @@ describe.each(backends)("integration workers (%s)", (backend) => {
       const workers = await workersOf("ticker")
       return workers[0]?.state === "starting" ? undefined : workers
     }, "the first settings read")
-    expect(waiting).toEqual([expect.objectContaining({ name: "ticker", state: "waiting_for_settings", missing_settings: ["TICK_FILE"], singleton: false })])
+    expect(waiting).toEqual([
+      expect.objectContaining({ name: "ticker", state: "waiting_for_settings", missing_settings: ["TICK_FILE"], singleton: false })
+    ])
     expect(linesOf(tickFile)).toEqual([])
 
     expect((await putSettings("ticker", { TICK_FILE: tickFile })).status).toBe(200)
@@ -160,7 +162,12 @@ describe("workers at shutdown (cairn serve)", () => {
       "worker.ts": `export default { name: "stubborn", run: () => new Promise(() => {}) }\n`
     })
     const db = await createTestDatabase("pglite")
-    const server = await spawnServer(db, { INTEGRATION_DIRS: dir, TICK_FILE: tickFile, WORKER_STOP_GRACE_MS: "1000", SHUTDOWN_GRACE_MS: "3000" })
+    const server = await spawnServer(db, {
+      INTEGRATION_DIRS: dir,
+      TICK_FILE: tickFile,
+      WORKER_STOP_GRACE_MS: "1000",
+      SHUTDOWN_GRACE_MS: "3000"
+    })
     try {
       await waitFor(() => (linesOf(tickFile).length >= 2 ? true : undefined), "ticks (TICK_FILE from the environment)")
       expect((await json(await server.request("/api/v1/admin/integrations/stubborn/workers"))).workers[0].state).toBe("running")

@@ -7,8 +7,8 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Hooks } from "../../src/hooks/Hooks.ts"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { createKey } from "../auth/helpers.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends, createTestDatabase } from "../support/database.ts"
 import { json, spawnServer, startServer, type TestServer } from "../support/server.ts"
 
@@ -27,13 +27,26 @@ describe.each(backends)("logs, tool-call audit and traces (%s)", (backend) => {
       backend,
       env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-logs-test", DEFAULT_MODEL: "fake-model", LLM_MAX_RETRIES: "0" }
     })
-    expect((await server.request("/api/v1/admin/bots", { method: "POST", body: JSON.stringify({ id: "scribe", name: "Scribe", tools: ["@memory"] }) })).status).toBe(201)
+    expect(
+      (await server.request("/api/v1/admin/bots", {
+        method: "POST",
+        body: JSON.stringify({ id: "scribe", name: "Scribe", tools: ["@memory"] })
+      })).status
+    ).toBe(201)
     await server.run(Effect.flatMap(Hooks, (hooks) => Effect.sync(() => hooks.registerHook("after_tool_call", () => undefined))))
     llm.script(
-      { toolCalls: [{ name: "remember", arguments: JSON.stringify({ note: `deploy with ${githubToken}`, title: "Deploy", api_key: "hunter2" }) }] },
+      {
+        toolCalls: [{
+          name: "remember",
+          arguments: JSON.stringify({ note: `deploy with ${githubToken}`, title: "Deploy", api_key: "hunter2" })
+        }]
+      },
       { text: "Noted." }
     )
-    const response = await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "remember the deploy token", bot_id: "scribe" }) })
+    const response = await server.request("/chat", {
+      method: "POST",
+      body: JSON.stringify({ message: "remember the deploy token", bot_id: "scribe" })
+    })
     expect(response.status).toBe(200)
     sessionId = (await json(response)).session_id
   })
@@ -47,7 +60,15 @@ describe.each(backends)("logs, tool-call audit and traces (%s)", (backend) => {
     expect(page.items).toHaveLength(1)
     const turn = page.items[0]
     runId = turn.correlation_id
-    expect(turn).toMatchObject({ bot_id: "scribe", session_id: sessionId, model: "fake-model", llm_calls: 2, tools_used: ["remember"], outcome: "complete", error: null })
+    expect(turn).toMatchObject({
+      bot_id: "scribe",
+      session_id: sessionId,
+      model: "fake-model",
+      llm_calls: 2,
+      tools_used: ["remember"],
+      outcome: "complete",
+      error: null
+    })
     expect(turn.total_tokens).toBeGreaterThan(0)
     expect(turn.total_tokens).toBe(turn.prompt_tokens + turn.completion_tokens)
     expect(turn.duration_ms).toBeGreaterThanOrEqual(0)
@@ -89,7 +110,10 @@ describe.each(backends)("logs, tool-call audit and traces (%s)", (backend) => {
 
   it("logs a failed turn as failed, with the error; filters and pages", async () => {
     llm.script({ status: 400, errorBody: { error: { message: "context too long", type: "invalid_request_error" } } })
-    const failed = await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "again", bot_id: "scribe", session_id: sessionId }) })
+    const failed = await server.request("/chat", {
+      method: "POST",
+      body: JSON.stringify({ message: "again", bot_id: "scribe", session_id: sessionId })
+    })
     expect(failed.status).toBeGreaterThanOrEqual(400)
     const failures = await json(await server.request(`/api/v1/admin/logs?session_id=${sessionId}&outcome=failed`))
     expect(failures.items).toHaveLength(1)
@@ -110,7 +134,10 @@ describe.each(backends)("logs, tool-call audit and traces (%s)", (backend) => {
   it("needs logs:read to read and logs:write to change the level", async () => {
     const reader = await createKey(server, ["logs:read"])
     expect((await server.request("/api/v1/admin/tool-calls", { auth: reader.key })).status).toBe(200)
-    expect((await server.request("/api/v1/admin/log-level", { method: "PUT", auth: reader.key, body: JSON.stringify({ level: "debug" }) })).status).toBe(403)
+    expect(
+      (await server.request("/api/v1/admin/log-level", { method: "PUT", auth: reader.key, body: JSON.stringify({ level: "debug" }) }))
+        .status
+    ).toBe(403)
     const bad = await server.request("/api/v1/admin/log-level", { method: "PUT", body: JSON.stringify({ level: "loud" }) })
     expect(bad.status).toBe(422)
   })
@@ -139,14 +166,22 @@ describe("the log level, changed while the server runs", () => {
   it("governs an integration's logger too: its debug line after every answer is written only at debug", async () => {
     const llm = await startFakeLlm({ defaultReply: { text: "Hello." } })
     const db = await createTestDatabase("pglite")
-    const server = await spawnServer(db, { LOG_LEVEL: "info", OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-logs-test", DEFAULT_MODEL: "fake-model" })
-    const turn = async () => expect((await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "hi" }) })).status).toBe(200)
+    const server = await spawnServer(db, {
+      LOG_LEVEL: "info",
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: "sk-logs-test",
+      DEFAULT_MODEL: "fake-model"
+    })
+    const turn = async () =>
+      expect((await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "hi" }) })).status).toBe(200)
     try {
       // The example integration logs "a bot answered" at debug from its after_response hook.
       await turn()
       await new Promise((resolve) => setTimeout(resolve, 300))
       expect(server.output()).not.toContain("a bot answered")
-      expect((await server.request("/api/v1/admin/log-level", { method: "PUT", body: JSON.stringify({ level: "debug" }) })).status).toBe(200)
+      expect((await server.request("/api/v1/admin/log-level", { method: "PUT", body: JSON.stringify({ level: "debug" }) })).status).toBe(
+        200
+      )
       await turn()
       await expect.poll(() => server.output()).toContain("a bot answered")
     } finally {

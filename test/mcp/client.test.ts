@@ -15,8 +15,8 @@ import { McpServerConflict } from "../../src/mcp/Errors.ts"
 import { CreateMcpServer, UpdateMcpServer } from "../../src/mcp/Model.ts"
 import { wireToolName } from "../../src/providers/ToolNames.ts"
 import { eventually } from "../auth/helpers.ts"
-import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
-import { startMcpHttpServer, stdioCommand, type McpHttpServer } from "../fixtures/mcpServer.ts"
+import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
+import { type McpHttpServer, startMcpHttpServer, stdioCommand } from "../fixtures/mcpServer.ts"
 import { withDefaults } from "../support/client.ts"
 import { tempDir } from "../support/database.ts"
 import { startServer, type TestServer } from "../support/server.ts"
@@ -39,14 +39,18 @@ describe("Cairn as an MCP client (pglite)", () => {
 
   const view = (name: string) => server.call((c) => c.mcpServers.get({ path: { name } }))
   const execute = (name: string, args: Record<string, unknown> = {}) =>
-    server.call((c) => c.integrations.execute({ path: { name: encodeURIComponent(name) }, payload: { arguments: args, bot_id: "default" } }))
+    server.call((c) =>
+      c.integrations.execute({ path: { name: encodeURIComponent(name) }, payload: { arguments: args, bot_id: "default" } })
+    )
   const stream = async (body: Record<string, unknown>) => {
     const controller = new AbortController()
     const response = await server.request("/chat/stream", { method: "POST", body: JSON.stringify(body), signal: controller.signal })
     expect(response.status).toBe(200)
     return readSse(response, controller)
   }
-  const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name: wireToolName(name), arguments: JSON.stringify(args) }] })
+  const call = (name: string, args: Record<string, unknown>) => ({
+    toolCalls: [{ name: wireToolName(name), arguments: JSON.stringify(args) }]
+  })
 
   beforeAll(async () => {
     llm = await startFakeLlm()
@@ -79,16 +83,26 @@ describe("Cairn as an MCP client (pglite)", () => {
     })
     await server.call((c) =>
       c.mcpServers.create({
-        payload: createRequest({ name: "web", transport: "http", url: web.url, headers: { Authorization: `Bearer ${HEADER_TOKEN}` }, timeout_ms: 1500 })
+        payload: createRequest({
+          name: "web",
+          transport: "http",
+          url: web.url,
+          headers: { Authorization: `Bearer ${HEADER_TOKEN}` },
+          timeout_ms: 1500
+        })
       })
     )
     // A carapace gives the whole HTTP server to the bot that wears it.
-    await server.call((c) => c.carapaces.create({ payload: withDefaults(CreateCarapace)({ id: "web-tools", name: "Web tools", tools: ["@mcp:web"] }) }))
-    for (const bot of [
-      { id: "filer", name: "Filer", tools: ["mcp:files/echo", "mcp:files/slow"] },
-      { id: "webber", name: "Webber", carapaces: ["web-tools"] },
-      { id: "careful", name: "Careful", tools: ["mcp:files/echo"], tool_policies: { "mcp:files/echo": "require_approval" as const } }
-    ]) {
+    await server.call((c) =>
+      c.carapaces.create({ payload: withDefaults(CreateCarapace)({ id: "web-tools", name: "Web tools", tools: ["@mcp:web"] }) })
+    )
+    for (
+      const bot of [
+        { id: "filer", name: "Filer", tools: ["mcp:files/echo", "mcp:files/slow"] },
+        { id: "webber", name: "Webber", carapaces: ["web-tools"] },
+        { id: "careful", name: "Careful", tools: ["mcp:files/echo"], tool_policies: { "mcp:files/echo": "require_approval" as const } }
+      ]
+    ) {
       await server.call((c) => c.bots.create({ payload: botRequest(bot) }))
     }
   })
@@ -107,8 +121,10 @@ describe("Cairn as an MCP client (pglite)", () => {
 
     const deleted = await server.failsWith(McpServerConflict, (c) => c.mcpServers.delete({ path: { name: "files" } }))
     expect(deleted.detail).toContain("MCP_SERVERS_FILE")
-    const changed = await server.failsWith(McpServerConflict, (c) =>
-      c.mcpServers.update({ path: { name: "files" }, payload: withDefaults(UpdateMcpServer)({ transport: "stdio", command: "true" }) })
+    const changed = await server.failsWith(
+      McpServerConflict,
+      (c) =>
+        c.mcpServers.update({ path: { name: "files" }, payload: withDefaults(UpdateMcpServer)({ transport: "stdio", command: "true" }) })
     )
     expect(changed.detail).toContain("change it there")
     expect((await view("files")).pid).toBe(files.pid)
@@ -116,7 +132,9 @@ describe("Cairn as an MCP client (pglite)", () => {
 
   it("lets a bot call a stdio server's tool through /chat: the result reaches the session, under a name the provider takes", async () => {
     llm.script(call("mcp:files/echo", { text: "hello from cairn" }), { text: "It said hello" })
-    const answer = await server.call((c) => c.chat.chat({ payload: chatRequest({ message: "Echo something", bot_id: "filer", client_id: client() }) }))
+    const answer = await server.call((c) =>
+      c.chat.chat({ payload: chatRequest({ message: "Echo something", bot_id: "filer", client_id: client() }) })
+    )
     expect(answer.response).toBe("It said hello")
     const messages = await server.call((c) => c.sessions.messages({ path: { id: answer.session_id } }))
     expect(messages.find((m) => m.role === "tool")).toMatchObject({ content: "hello from cairn" })
@@ -125,9 +143,13 @@ describe("Cairn as an MCP client (pglite)", () => {
     expect(offered).toEqual([wireToolName("mcp:files/echo"), wireToolName("mcp:files/slow")])
     for (const name of offered) expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/)
     // The history carries the call under the same stand-in.
-    expect(second!.body.messages.find((m: { role: string }) => m.role === "assistant").tool_calls[0].function.name).toBe(wireToolName("mcp:files/echo"))
+    expect(second!.body.messages.find((m: { role: string }) => m.role === "assistant").tool_calls[0].function.name).toBe(
+      wireToolName("mcp:files/echo")
+    )
     const tools = await server.call((c) => c.integrations.tools())
-    expect(tools.filter((t) => t.source === "mcp:files").map((t) => t.name)).toEqual(expect.arrayContaining(["mcp:files/echo", "mcp:files/env"]))
+    expect(tools.filter((t) => t.source === "mcp:files").map((t) => t.name)).toEqual(
+      expect.arrayContaining(["mcp:files/echo", "mcp:files/env"])
+    )
   })
 
   it("lets a bot whose carapace names @mcp:web call an HTTP server's tool through /chat/stream, with the server's secret header", async () => {
@@ -154,7 +176,9 @@ describe("Cairn as an MCP client (pglite)", () => {
   })
 
   it("renders content parts, reports an isError result, applies the timeout, and follows a changed tool list", async () => {
-    expect((await execute("mcp:files/mixed")).result).toBe("a picture:\n[image image/png]\n[resource link file:///tmp/report.txt (report.txt)]")
+    expect((await execute("mcp:files/mixed")).result).toBe(
+      "a picture:\n[image image/png]\n[resource link file:///tmp/report.txt (report.txt)]"
+    )
     expect(await execute("mcp:files/fail", { message: "no such file" })).toMatchObject({ is_error: true, error: "no such file" })
     // Ended by the server's timeout (its message says so), not by the tool's own 10 s.
     const slow = await execute("mcp:web/slow", { ms: 10_000 })
@@ -169,33 +193,42 @@ describe("Cairn as an MCP client (pglite)", () => {
     expect((await execute("mcp:files/extra")).result).toBe("extra!")
   })
 
-  it("fails a stdio call at once when its server is killed mid-call; the turn ends with response; the status says why; it reconnects", async () => {
-    const before = await view("files")
-    llm.script(call("mcp:files/slow", { ms: 20_000 }), { text: "The tool failed" })
-    const sse = await stream({ message: "Be slow", bot_id: "filer", client_id: client() })
-    await sse.until((e) => e.data.type === "tool_start")
-    process.kill(before.pid!, "SIGKILL")
-    // Failed by the lost connection (so said), not by the call's timeout or the tool's 20 s.
-    const result = (await sse.until((e) => e.data.type === "tool_result")).at(-1)!.data
-    expect(result).toMatchObject({ name: "mcp:files/slow", is_error: true })
-    expect(result.error).toContain('MCP server "files" lost the connection during the call')
-    // Read at once: the server is tried again after MCP_RECONNECT_BASE_MS (1 s).
-    const down = await view("files")
-    expect(["failed", "connecting"]).toContain(down.status)
-    expect(down.error).toContain("the connection closed")
-    expect((await sse.rest()).at(-1)!.data).toMatchObject({ type: "response", text: "The tool failed" })
+  it(
+    "fails a stdio call at once when its server is killed mid-call; the turn ends with response; the status says why; it reconnects",
+    async () => {
+      const before = await view("files")
+      llm.script(call("mcp:files/slow", { ms: 20_000 }), { text: "The tool failed" })
+      const sse = await stream({ message: "Be slow", bot_id: "filer", client_id: client() })
+      await sse.until((e) => e.data.type === "tool_start")
+      process.kill(before.pid!, "SIGKILL")
+      // Failed by the lost connection (so said), not by the call's timeout or the tool's 20 s.
+      const result = (await sse.until((e) => e.data.type === "tool_result")).at(-1)!.data
+      expect(result).toMatchObject({ name: "mcp:files/slow", is_error: true })
+      expect(result.error).toContain("MCP server \"files\" lost the connection during the call")
+      // Read at once: the server is tried again after MCP_RECONNECT_BASE_MS (1 s).
+      const down = await view("files")
+      expect(["failed", "connecting"]).toContain(down.status)
+      expect(down.error).toContain("the connection closed")
+      expect((await sse.rest()).at(-1)!.data).toMatchObject({ type: "response", text: "The tool failed" })
 
-    // A new stdio process to start: most of a minute on a busy machine.
-    await eventually(async () => (await view("files")).status === "connected", 60_000)
-    expect((await view("files")).pid).not.toBe(before.pid)
-    expect((await execute("mcp:files/echo", { text: "back" })).result).toBe("back")
-  }, scaled(120_000))
+      // A new stdio process to start: most of a minute on a busy machine.
+      await eventually(async () => (await view("files")).status === "connected", 60_000)
+      expect((await view("files")).pid).not.toBe(before.pid)
+      expect((await execute("mcp:files/echo", { text: "back" })).result).toBe("back")
+    },
+    scaled(120_000)
+  )
 
   it("fails an HTTP call at once when its server dies mid-call, and every call after at once with a clear error", async () => {
     await server.call((c) =>
       c.mcpServers.update({
         path: { name: "web" },
-        payload: withDefaults(UpdateMcpServer)({ transport: "http", url: web.url, headers: { Authorization: "****WXYZ" }, timeout_ms: 20_000 })
+        payload: withDefaults(UpdateMcpServer)({
+          transport: "http",
+          url: web.url,
+          headers: { Authorization: "****WXYZ" },
+          timeout_ms: 20_000
+        })
       })
     )
     llm.script(call("mcp:web/slow", { ms: 15_000 }), { text: "The server died" })
@@ -205,7 +238,7 @@ describe("Cairn as an MCP client (pglite)", () => {
     // Failed by the lost connection (so said), not by the call's 20 s timeout or the tool's 15 s.
     const result = (await sse.until((e) => e.data.type === "tool_result")).at(-1)!.data
     expect(result).toMatchObject({ name: "mcp:web/slow", is_error: true })
-    expect(result.error).toContain('MCP server "web" lost the connection during the call')
+    expect(result.error).toContain("MCP server \"web\" lost the connection during the call")
     expect((await sse.rest()).at(-1)!.data).toMatchObject({ type: "response", text: "The server died" })
 
     const down = await view("web")

@@ -54,7 +54,11 @@ describe("tool names from MCP servers", () => {
       registered.map((t) => t.schema),
       [
         { role: "user", content: "read it" },
-        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "mcp:files/read", arguments: "{}" } }] },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{ id: "c1", type: "function", function: { name: "mcp:files/read", arguments: "{}" } }]
+        },
         { role: "tool", content: "text", tool_call_id: "c1" }
       ]
     )

@@ -9,17 +9,17 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ToolRegistry } from "../../src/agent/Tools.ts"
-import { Forbidden, NotFound, ValidationError } from "../../src/contract/Errors.ts"
 import * as AppConfig from "../../src/config/AppConfig.ts"
+import { Forbidden, NotFound, ValidationError } from "../../src/contract/Errors.ts"
 import { McpServerConflict } from "../../src/mcp/Errors.ts"
 import { syncServersFile } from "../../src/mcp/File.ts"
+import { CreateMcpServer, type McpServerView, UpdateMcpServer } from "../../src/mcp/Model.ts"
 import { McpServersRepo } from "../../src/mcp/Repo.ts"
 import * as ServerSecret from "../../src/secrets/ServerSecret.ts"
-import { CreateMcpServer, UpdateMcpServer, type McpServerView } from "../../src/mcp/Model.ts"
 import { createKey, eventually } from "../auth/helpers.ts"
 import { stdioCommand } from "../fixtures/mcpServer.ts"
 import { withDefaults } from "../support/client.ts"
-import { backends, createTestDatabase, tempDir, withDatabase, type TestDatabase } from "../support/database.ts"
+import { backends, createTestDatabase, tempDir, type TestDatabase, withDatabase } from "../support/database.ts"
 import { alive, json, startServer, type TestServer } from "../support/server.ts"
 
 const SECRET = "stdio-secret-value-ABCD1234"
@@ -47,7 +47,9 @@ describe.each(backends)("MCP servers admin API (%s)", (backend) => {
   const toolNames = () => server.run(Effect.map(ToolRegistry, (tools) => tools.list().map((tool) => tool.schema.function.name)))
   // The typed client puts path parameters in as given: a tool name's "/" must be encoded.
   const execute = (name: string, args: Record<string, unknown>) =>
-    server.call((client) => client.integrations.execute({ path: { name: encodeURIComponent(name) }, payload: { arguments: args, bot_id: "default" } }))
+    server.call((client) =>
+      client.integrations.execute({ path: { name: encodeURIComponent(name) }, payload: { arguments: args, bot_id: "default" } })
+    )
 
   beforeAll(async () => {
     db = await createTestDatabase(backend)
@@ -60,7 +62,9 @@ describe.each(backends)("MCP servers admin API (%s)", (backend) => {
 
   it("creates a stdio server: secrets sealed at rest, masked in every answer, its tools registered", async () => {
     const created = await server.call((client) =>
-      client.mcpServers.create({ payload: createRequest({ name: "files", transport: "stdio", ...stdioCommand, env: { FIXTURE_TOKEN: SECRET, SHORT: "abc" } }) })
+      client.mcpServers.create({
+        payload: createRequest({ name: "files", transport: "stdio", ...stdioCommand, env: { FIXTURE_TOKEN: SECRET, SHORT: "abc" } })
+      })
     )
     expect(created).toMatchObject({
       name: "files",
@@ -78,7 +82,6 @@ describe.each(backends)("MCP servers admin API (%s)", (backend) => {
     expect(created.tools).toEqual(expect.arrayContaining(["mcp:files/echo", "mcp:files/slow", "mcp:files/fail", "mcp:files/env"]))
     expect(created.last_connected_at).toBeInstanceOf(Date)
     expect(alive(created.pid!)).toBe(true)
-
 
     // The child gets the value in clear; no answer ever carries it.
     expect(await execute("mcp:files/env", { name: "FIXTURE_TOKEN" })).toMatchObject({ result: SECRET, is_error: false })
@@ -112,12 +115,14 @@ describe.each(backends)("MCP servers admin API (%s)", (backend) => {
       client.mcpServers.update({
         path: { name: "files" },
         payload: updateRequest({ transport: "stdio", ...stdioCommand, env: { FIXTURE_TOKEN: "****1234", OTHER: "****wxyz" } })
-      })
-    )
+      }))
     expect(refused.detail.map((issue) => issue.loc)).toEqual([["body", "env", "OTHER"]])
 
     const rotated = await server.call((client) =>
-      client.mcpServers.update({ path: { name: "files" }, payload: updateRequest({ transport: "stdio", ...stdioCommand, env: { FIXTURE_TOKEN: "rotated-secret-value-9876" } }) })
+      client.mcpServers.update({
+        path: { name: "files" },
+        payload: updateRequest({ transport: "stdio", ...stdioCommand, env: { FIXTURE_TOKEN: "rotated-secret-value-9876" } })
+      })
     )
     expect(rotated.env).toEqual({ FIXTURE_TOKEN: "****9876" })
     expect(await execute("mcp:files/env", { name: "FIXTURE_TOKEN" })).toMatchObject({ result: "rotated-secret-value-9876" })
@@ -140,7 +145,13 @@ describe.each(backends)("MCP servers admin API (%s)", (backend) => {
         { loc: ["body", "headers"], msg: "headers are for transport http", type: expect.any(String) }
       ]
     })
-    const http = await post({ name: "web", transport: "http", url: "http://user:pw@127.0.0.1/mcp", env: { "BAD-NAME": "1" }, headers: { "X Bad": "1", Good: "a\r\nInjected: 1" } })
+    const http = await post({
+      name: "web",
+      transport: "http",
+      url: "http://user:pw@127.0.0.1/mcp",
+      env: { "BAD-NAME": "1" },
+      headers: { "X Bad": "1", Good: "a\r\nInjected: 1" }
+    })
     expect(http.status).toBe(422)
     expect((await json(http)).detail.map((issue: { loc: Array<string> }) => issue.loc)).toEqual([
       ["body", "env", "BAD-NAME"],
@@ -158,12 +169,15 @@ describe.each(backends)("MCP servers admin API (%s)", (backend) => {
       await server.failsWith(NotFound, (client) => client.mcpServers.get({ path: { name } }))
       await server.failsWith(NotFound, (client) => client.mcpServers.delete({ path: { name } }))
       await server.failsWith(NotFound, (client) => client.mcpServers.reconnect({ path: { name } }))
-      await server.failsWith(NotFound, (client) =>
-        client.mcpServers.update({ path: { name }, payload: updateRequest({ transport: "http", url: "http://127.0.0.1:1/mcp" }) })
+      await server.failsWith(
+        NotFound,
+        (client) =>
+          client.mcpServers.update({ path: { name }, payload: updateRequest({ transport: "http", url: "http://127.0.0.1:1/mcp" }) })
       )
     }
-    const taken = await server.failsWith(McpServerConflict, (client) =>
-      client.mcpServers.create({ payload: createRequest({ name: "files", transport: "http", url: "http://127.0.0.1:1/mcp" }) })
+    const taken = await server.failsWith(
+      McpServerConflict,
+      (client) => client.mcpServers.create({ payload: createRequest({ name: "files", transport: "http", url: "http://127.0.0.1:1/mcp" }) })
     )
     expect(taken.detail).toContain("files")
   })
@@ -174,8 +188,9 @@ describe.each(backends)("MCP servers admin API (%s)", (backend) => {
     expect((await server.as(reader.key).call((client) => client.mcpServers.list())).servers.map((s) => s.name)).toContain("files")
     await server.as(reader.key).failsWith(Forbidden, (client) => client.mcpServers.reconnect({ path: { name: "files" } }))
     await server.as(operator.key).failsWith(Forbidden, (client) => client.mcpServers.list())
-    await server.as(operator.key).failsWith(Forbidden, (client) =>
-      client.mcpServers.create({ payload: createRequest({ name: "other", transport: "http", url: "http://127.0.0.1:1/mcp" }) })
+    await server.as(operator.key).failsWith(
+      Forbidden,
+      (client) => client.mcpServers.create({ payload: createRequest({ name: "other", transport: "http", url: "http://127.0.0.1:1/mcp" }) })
     )
     await server.as(operator.key).failsWith(Forbidden, (client) => client.mcpServers.delete({ path: { name: "files" } }))
     const before = await server.call((client) => client.mcpServers.get({ path: { name: "files" } }))
@@ -211,14 +226,24 @@ describe.each(backends)("MCP servers admin API (%s)", (backend) => {
   it("shows a server that cannot start as failed with the reason, and stores every secret sealed", async () => {
     const broken = await server.call((client) =>
       client.mcpServers.create({
-        payload: createRequest({ name: "broken", transport: "stdio", command: "/nonexistent/mcp-server", env: { BROKEN_TOKEN: "broken-secret-value-5555" } })
+        payload: createRequest({
+          name: "broken",
+          transport: "stdio",
+          command: "/nonexistent/mcp-server",
+          env: { BROKEN_TOKEN: "broken-secret-value-5555" }
+        })
       })
     )
     expect(broken).toMatchObject({ status: "failed", tools: [], pid: null, last_connected_at: null })
     expect(broken.error).toContain("ENOENT")
     const web = await server.call((client) =>
       client.mcpServers.create({
-        payload: createRequest({ name: "web", transport: "http", url: "http://127.0.0.1:9/mcp", headers: { Authorization: "Bearer header-secret-value-7777", "X-Team": "blue" } })
+        payload: createRequest({
+          name: "web",
+          transport: "http",
+          url: "http://127.0.0.1:9/mcp",
+          headers: { Authorization: "Bearer header-secret-value-7777", "X-Team": "blue" }
+        })
       })
     )
     expect(web).toMatchObject({ status: "failed", headers: { Authorization: "****7777", "X-Team": "****" } })
@@ -229,7 +254,13 @@ describe.each(backends)("MCP servers admin API (%s)", (backend) => {
     await server.close()
     const rows = await withDatabase(
       db,
-      Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ name: string; env: string; headers: string }>`SELECT name, env_sealed::text AS env, headers_sealed::text AS headers FROM mcp_servers ORDER BY name`)
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) =>
+          sql<
+            { name: string; env: string; headers: string }
+          >`SELECT name, env_sealed::text AS env, headers_sealed::text AS headers FROM mcp_servers ORDER BY name`
+      )
     )
     expect(rows.map((row) => row.name)).toEqual(["broken", "web"])
     const stored = rows.map((row) => row.env + row.headers).join(" ")
@@ -244,12 +275,14 @@ describe.each(backends)("MCP servers admin API (%s)", (backend) => {
     // One connection to the database for every step (PGlite opens slowly).
     const steps = await withDatabase(
       db,
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const sync = (configured: string | null) =>
           Effect.zipRight(
             syncServersFile(configured === null ? Option.none() : Option.some(configured)),
-            sql<{ name: string; source: string; url: string | null; updated_at: Date }>`SELECT name, source, url, updated_at FROM mcp_servers ORDER BY name`
+            sql<
+              { name: string; source: string; url: string | null; updated_at: Date }
+            >`SELECT name, source, url, updated_at FROM mcp_servers ORDER BY name`
           )
         yield* write([
           { name: "web", transport: "http", url: "http://127.0.0.1:8/elsewhere" },

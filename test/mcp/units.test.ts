@@ -28,8 +28,8 @@ describe("an MCP tool result as text", () => {
   })
 
   it("falls back to the structured content, then the first protocol version's toolResult", () => {
-    expect(renderResult({ content: [], structuredContent: { temperature: 21 } })).toBe('{"temperature":21}')
-    expect(renderResult({ toolResult: { ok: true } })).toBe('{"ok":true}')
+    expect(renderResult({ content: [], structuredContent: { temperature: 21 } })).toBe("{\"temperature\":21}")
+    expect(renderResult({ toolResult: { ok: true } })).toBe("{\"ok\":true}")
     expect(renderResult({ toolResult: "plain" })).toBe("plain")
     expect(renderResult({})).toBe("")
   })

@@ -10,7 +10,7 @@ import { ErrorCode } from "@modelcontextprotocol/sdk/types.js"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import type { Scope } from "../../src/auth/Scopes.ts"
 import { createKey } from "../auth/helpers.ts"
-import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 
@@ -44,7 +44,9 @@ describe.each(backends)("MCP server (%s)", (backend) => {
     return (await json(response)).id as string
   }
   const putFile = async (channel: string, path: string, body: { content: string; encoding?: string }) =>
-    expect((await server.request(`/api/v1/channels/${channel}/workspace/files/${path}`, { method: "PUT", body: JSON.stringify(body) })).status).toBe(200)
+    expect(
+      (await server.request(`/api/v1/channels/${channel}/workspace/files/${path}`, { method: "PUT", body: JSON.stringify(body) })).status
+    ).toBe(200)
 
   beforeAll(async () => {
     llm = await startFakeLlm()
@@ -102,7 +104,10 @@ describe.each(backends)("MCP server (%s)", (backend) => {
     const { session_id: sessionId } = first.structuredContent as { session_id: string }
     expect(textOf(first)[1]).toContain(sessionId)
 
-    const second = await client.callTool({ name: "chat_with_bot", arguments: { message: "How many people live there?", session: sessionId, bot: "default" } })
+    const second = await client.callTool({
+      name: "chat_with_bot",
+      arguments: { message: "How many people live there?", session: sessionId, bot: "default" }
+    })
     expect(textOf(second)[0]).toBe("It has about 700,000 people.")
     expect((second.structuredContent as { session_id: string }).session_id).toBe(sessionId)
     // The second turn reached the model with the first one as history.
@@ -130,7 +135,11 @@ describe.each(backends)("MCP server (%s)", (backend) => {
   it("searches the documents with scores and sources", async () => {
     await server.call((client) =>
       client.documents.create({
-        payload: { title: "Glacier travel", content: "Crampons and an ice axe are needed for glacier travel above the snow line.", integration_id: "handbook" }
+        payload: {
+          title: "Glacier travel",
+          content: "Crampons and an ice axe are needed for glacier travel above the snow line.",
+          integration_id: "handbook"
+        }
       })
     )
     const client = await withScopes("documents:read")
@@ -150,11 +159,15 @@ describe.each(backends)("MCP server (%s)", (backend) => {
     })
     expect(created.status).toBe(201)
     const reader = await withScopes("bots:read")
-    const { bots } = (await reader.callTool({ name: "list_bots", arguments: {} })).structuredContent as { bots: Array<{ id: string; model: string }> }
+    const { bots } = (await reader.callTool({ name: "list_bots", arguments: {} })).structuredContent as {
+      bots: Array<{ id: string; model: string }>
+    }
     expect(bots.map((bot) => bot.id)).toEqual(expect.arrayContaining(["default", "helper"]))
     expect(bots.find((bot) => bot.id === "helper")).toMatchObject({ name: "Helper", description: "Helps", model: "fake-model" })
 
-    const minted = await json(await server.request("/api/v1/widget-auth/mint", { method: "POST", body: JSON.stringify({ source_bot_id: "helper" }) }))
+    const minted = await json(
+      await server.request("/api/v1/widget-auth/mint", { method: "POST", body: JSON.stringify({ source_bot_id: "helper" }) })
+    )
     const widget = await connect(minted.token)
     const confined = (await widget.callTool({ name: "list_bots", arguments: {} })).structuredContent as { bots: Array<{ id: string }> }
     expect(confined.bots.map((bot) => bot.id)).toEqual(["helper"])
@@ -172,23 +185,36 @@ describe.each(backends)("MCP server (%s)", (backend) => {
 
     const { resources } = await client.listResources()
     const uris = resources.map((r) => r.uri)
-    expect(uris).toEqual(expect.arrayContaining([`cairn://workspaces/${channel}/notes/plan.md`, `cairn://workspaces/${channel}/data/raw.bin`]))
+    expect(uris).toEqual(
+      expect.arrayContaining([`cairn://workspaces/${channel}/notes/plan.md`, `cairn://workspaces/${channel}/data/raw.bin`])
+    )
     const [template] = (await client.listResourceTemplates()).resourceTemplates
     expect(template!.uriTemplate).toBe("cairn://workspaces/{channel_id}/{+path}")
 
     const text = await client.readResource({ uri: `cairn://workspaces/${channel}/notes/plan.md` })
-    expect(text.contents).toEqual([{ uri: `cairn://workspaces/${channel}/notes/plan.md`, mimeType: "text/markdown", text: "# Plan\n\nClimb at dawn.\n" }])
+    expect(text.contents).toEqual([{
+      uri: `cairn://workspaces/${channel}/notes/plan.md`,
+      mimeType: "text/markdown",
+      text: "# Plan\n\nClimb at dawn.\n"
+    }])
     const binary = await client.readResource({ uri: `cairn://workspaces/${channel}/data/raw.bin` })
-    expect(binary.contents[0]).toMatchObject({ mimeType: "application/octet-stream", blob: Buffer.from([0, 159, 146, 150]).toString("base64") })
+    expect(binary.contents[0]).toMatchObject({
+      mimeType: "application/octet-stream",
+      blob: Buffer.from([0, 159, 146, 150]).toString("base64")
+    })
 
     for (const escape of ["../../jwt_secret", "notes/%2e%2e/%2e%2e/%2e%2e/jwt_secret", "%2Fetc%2Fpasswd"]) {
-      await expect(client.readResource({ uri: `cairn://workspaces/${channel}/${escape}` }), escape).rejects.toMatchObject({ code: ErrorCode.InvalidParams })
+      await expect(client.readResource({ uri: `cairn://workspaces/${channel}/${escape}` }), escape).rejects.toMatchObject({
+        code: ErrorCode.InvalidParams
+      })
     }
     await expect(client.readResource({ uri: `cairn://workspaces/${channel}/notes/missing.md` })).rejects.toMatchObject({ code: -32002 })
     await expect(client.readResource({ uri: "file:///etc/passwd" })).rejects.toMatchObject({ code: ErrorCode.InvalidParams })
 
     const noScope = await withScopes("chat")
-    await expect(noScope.readResource({ uri: `cairn://workspaces/${channel}/notes/plan.md` })).rejects.toThrow(/Missing required scope: workspaces.files:read/)
+    await expect(noScope.readResource({ uri: `cairn://workspaces/${channel}/notes/plan.md` })).rejects.toThrow(
+      /Missing required scope: workspaces.files:read/
+    )
   })
 
   it("holds chat_with_bot to RATE_LIMIT_CHAT like /chat; other MCP requests only to the default limit", async () => {
@@ -227,7 +253,11 @@ describe.each(backends)("MCP server (%s)", (backend) => {
     const badJson = await server.request("/mcp", { method: "POST", headers, body: "{not json" })
     expect(badJson.status).toBe(400)
     expect((await json(badJson)).error.code).toBe(ErrorCode.ParseError)
-    const tooLarge = await server.request("/mcp", { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", method: "x", id: 1, params: { pad: "x".repeat(5 * 1024 * 1024) } }) })
+    const tooLarge = await server.request("/mcp", {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ jsonrpc: "2.0", method: "x", id: 1, params: { pad: "x".repeat(5 * 1024 * 1024) } })
+    })
     expect(tooLarge.status).toBe(413)
     const notAccepting = await server.request("/mcp", { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })
     expect(notAccepting.status).toBe(406)

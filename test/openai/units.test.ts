@@ -22,7 +22,10 @@ describe("readConversation", () => {
         { role: "developer", content: [{ type: "text", text: "Use metric units." }] },
         { role: "user", content: "Hi" },
         { role: "assistant", content: "Hello" },
-        { role: "user", content: [{ type: "text", text: "Look" }, { type: "image_url", image_url: { url: `data:image/png;base64,${pixel}` } }] }
+        {
+          role: "user",
+          content: [{ type: "text", text: "Look" }, { type: "image_url", image_url: { url: `data:image/png;base64,${pixel}` } }]
+        }
       ])
     )
     expect(read1.preamble).toBe("Be brief.\n\nUse metric units.")
@@ -45,7 +48,11 @@ describe("readConversation", () => {
         { role: "tool", tool_call_id: "call_2", content: [{ type: "text", text: "two" }] }
       ])
     )
-    expect(read2.input).toEqual({ text: "", images: [], toolResults: [{ tool_call_id: "call_1", content: "one" }, { tool_call_id: "call_2", content: "two" }] })
+    expect(read2.input).toEqual({
+      text: "",
+      images: [],
+      toolResults: [{ tool_call_id: "call_1", content: "one" }, { tool_call_id: "call_2", content: "two" }]
+    })
     expect(read2.history.map((row) => row.role)).toEqual(["user", "assistant", "tool", "tool"])
     expect(read2.history[1]!.tool_calls).toEqual([call, { ...call, id: "call_2" }])
   })
@@ -61,8 +68,18 @@ describe("readConversation", () => {
 
   it("refuses an image that is neither a known image's data: URL nor an http(s) URL, saying where", () => {
     const bad = read([{ role: "user", content: [{ type: "image_url", image_url: { url: "data:text/plain;base64,aGk=" } }] }])
-    expect(Either.isLeft(bad) && bad.left.detail.map((issue) => issue.loc)).toEqual([["body", "messages", 0, "content", 0, "image_url", "url"]])
-    const remote = Either.getOrThrow(read([{ role: "user", content: [{ type: "image_url", image_url: { url: "https://example.com/a.png" } }] }]))
+    expect(Either.isLeft(bad) && bad.left.detail.map((issue) => issue.loc)).toEqual([[
+      "body",
+      "messages",
+      0,
+      "content",
+      0,
+      "image_url",
+      "url"
+    ]])
+    const remote = Either.getOrThrow(
+      read([{ role: "user", content: [{ type: "image_url", image_url: { url: "https://example.com/a.png" } }] }])
+    )
     expect(remote.input.images[0]).toMatchObject({ url: "https://example.com/a.png" })
   })
 })
@@ -123,11 +140,11 @@ describe("makeChunkStream", () => {
   it("sends an answer that came whole at the end, and the caller's tool calls before the finish", () => {
     const chunks = makeChunkStream(identity, false)
     const out = frames(
-      chunks.onComplete(result({ text: "Checking.", toolCalls: [{ id: "call_1", name: "weather", arguments: '{"city":"Oslo"}' }] }))
+      chunks.onComplete(result({ text: "Checking.", toolCalls: [{ id: "call_1", name: "weather", arguments: "{\"city\":\"Oslo\"}" }] }))
     )
     expect(out[1].choices[0].delta).toEqual({ content: "Checking." })
     expect(out[2].choices[0].delta).toEqual({
-      tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "weather", arguments: '{"city":"Oslo"}' } }]
+      tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "weather", arguments: "{\"city\":\"Oslo\"}" } }]
     })
     expect(out[3].choices[0].finish_reason).toBe("tool_calls")
     expect("usage" in out[3]).toBe(false)
@@ -150,12 +167,21 @@ describe("toOpenAiError", () => {
         { loc: ["body", "model"], msg: "is missing", type: "missing" }
       ])
     ).toEqual({
-      error: { message: "messages.0.role: Expected user; model: is missing", type: "invalid_request_error", param: "messages.0.role", code: "literal" }
+      error: {
+        message: "messages.0.role: Expected user; model: is missing",
+        type: "invalid_request_error",
+        param: "messages.0.role",
+        code: "literal"
+      }
     })
   })
 
   it("names a status's kind: 401, 429 and a server failure", () => {
-    expect(toOpenAiError(401, "Not authenticated").error).toMatchObject({ type: "invalid_request_error", code: "invalid_api_key", message: "Not authenticated" })
+    expect(toOpenAiError(401, "Not authenticated").error).toMatchObject({
+      type: "invalid_request_error",
+      code: "invalid_api_key",
+      message: "Not authenticated"
+    })
     expect(toOpenAiError(429, "Too many requests").error).toMatchObject({ type: "requests", code: "rate_limit_exceeded" })
     expect(toOpenAiError(500, "Internal server error").error).toMatchObject({ type: "server_error", code: null })
   })

@@ -14,13 +14,16 @@ import * as Migrations from "../../src/db/Migrations.ts"
 import { pack, writeManifest } from "../../src/operations/Archive.ts"
 import { dumpDatabase } from "../../src/operations/Dump.ts"
 import { createKey } from "../auth/helpers.ts"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
-import { backends, createTestDatabase, tempDir, withDatabase, type Backend, type TestDatabase } from "../support/database.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
+import { type Backend, backends, createTestDatabase, tempDir, type TestDatabase, withDatabase } from "../support/database.ts"
 import { json, runCli, spawnServer, startServer, type TestServer } from "../support/server.ts"
 
 const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64")
 
-const dbEnv = (db: TestDatabase): Record<string, string> => ({ DATA_DIR: db.dataDir, ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}) })
+const dbEnv = (db: TestDatabase): Record<string, string> => ({
+  DATA_DIR: db.dataDir,
+  ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {})
+})
 
 const waitForBackup = async (server: TestServer, id: string) => {
   for (let i = 0; i < 200; i++) {
@@ -36,7 +39,14 @@ describe.each(backends)("backup and restore (%s)", (backend: Backend) => {
   let source: TestDatabase
   let target: TestDatabase
   let archive: string
-  const made: { sessionId?: string; messages?: unknown; keyToken?: string; documentId?: string; channelId?: string; attachmentId?: string } = {}
+  const made: {
+    sessionId?: string
+    messages?: unknown
+    keyToken?: string
+    documentId?: string
+    channelId?: string
+    attachmentId?: string
+  } = {}
 
   beforeAll(async () => {
     llm = await startFakeLlm({ defaultReply: { text: "Kept safe." } })
@@ -50,17 +60,40 @@ describe.each(backends)("backup and restore (%s)", (backend: Backend) => {
   })
 
   it("backs up a running server: progress, history and a downloadable archive", async () => {
-    const server = await startServer({ backend, db: source, env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-backup-test", DEFAULT_MODEL: "fake-model" } })
+    const server = await startServer({
+      backend,
+      db: source,
+      env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-backup-test", DEFAULT_MODEL: "fake-model" }
+    })
     try {
-      const chat = await json(await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "Remember the lighthouse", client_id: "keeper" }) }))
+      const chat = await json(
+        await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "Remember the lighthouse", client_id: "keeper" }) })
+      )
       made.sessionId = chat.session_id
-      made.messages = (await json(await server.request(`/api/v1/sessions/${made.sessionId}/messages`))).map((m: { role: string; content: string }) => [m.role, m.content])
+      made.messages = (await json(await server.request(`/api/v1/sessions/${made.sessionId}/messages`))).map((
+        m: { role: string; content: string }
+      ) => [m.role, m.content])
       made.keyToken = (await createKey(server, ["sessions:read"])).key
-      const document = await json(await server.request("/api/v1/documents", { method: "POST", body: JSON.stringify({ title: "Lighthouse log", content: "The lamp was lit at dusk.", integration_id: "logbook" }) }))
+      const document = await json(
+        await server.request("/api/v1/documents", {
+          method: "POST",
+          body: JSON.stringify({ title: "Lighthouse log", content: "The lamp was lit at dusk.", integration_id: "logbook" })
+        })
+      )
       made.documentId = document.id
-      const channel = await json(await server.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name: "harbour", bot_id: "default", workspace_enabled: true }) }))
+      const channel = await json(
+        await server.request("/api/v1/admin/channels", {
+          method: "POST",
+          body: JSON.stringify({ name: "harbour", bot_id: "default", workspace_enabled: true })
+        })
+      )
       made.channelId = channel.id
-      expect((await server.request(`/api/v1/channels/${channel.id}/workspace/files/notes/tide.md`, { method: "PUT", body: JSON.stringify({ content: "High tide at 06:12" }) })).status).toBe(200)
+      expect(
+        (await server.request(`/api/v1/channels/${channel.id}/workspace/files/notes/tide.md`, {
+          method: "PUT",
+          body: JSON.stringify({ content: "High tide at 06:12" })
+        })).status
+      ).toBe(200)
       const form = new FormData()
       form.append("file", new Blob([png]), "lamp.png")
       made.attachmentId = (await json(await server.request("/api/v1/attachments/upload", { method: "POST", body: form }))).id
@@ -72,7 +105,11 @@ describe.each(backends)("backup and restore (%s)", (backend: Backend) => {
       // The answer counts the tables to dump, so progress reads "0 of all" from the start.
       expect(running.tables_total).toBeGreaterThan(10)
       const backup = await waitForBackup(server, running.id)
-      expect(backup).toMatchObject({ status: "complete", error: null, download_url: `/api/v1/admin/operations/backup/${running.id}/download` })
+      expect(backup).toMatchObject({
+        status: "complete",
+        error: null,
+        download_url: `/api/v1/admin/operations/backup/${running.id}/download`
+      })
       expect(backup.tables_done).toBe(backup.tables_total)
       expect(backup.rows_written).toBeGreaterThan(5)
       expect(backup.files_written).toBeGreaterThanOrEqual(2)
@@ -96,9 +133,15 @@ describe.each(backends)("backup and restore (%s)", (backend: Backend) => {
     const restored = await runCli(["restore", archive], dbEnv(target))
     expect(restored.output).toContain("Restored")
     expect(restored.code).toBe(0)
-    const server = await startServer({ backend, db: target, env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-backup-test", DEFAULT_MODEL: "fake-model" } })
+    const server = await startServer({
+      backend,
+      db: target,
+      env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-backup-test", DEFAULT_MODEL: "fake-model" }
+    })
     try {
-      const messages = (await json(await server.request(`/api/v1/sessions/${made.sessionId}/messages`))).map((m: { role: string; content: string }) => [m.role, m.content])
+      const messages = (await json(await server.request(`/api/v1/sessions/${made.sessionId}/messages`))).map((
+        m: { role: string; content: string }
+      ) => [m.role, m.content])
       expect(messages).toEqual(made.messages)
       expect((await server.request(`/api/v1/sessions/${made.sessionId}/messages`, { auth: made.keyToken! })).status).toBe(200)
       expect((await json(await server.request(`/api/v1/documents/${made.documentId}`))).content).toBe("The lamp was lit at dusk.")
@@ -106,10 +149,15 @@ describe.each(backends)("backup and restore (%s)", (backend: Backend) => {
       expect(found.map((d: { id: string }) => d.id)).toContain(made.documentId)
       const file = await server.request(`/api/v1/attachments/${made.attachmentId}/file`)
       expect(Buffer.from(await file.arrayBuffer()).equals(png)).toBe(true)
-      expect((await json(await server.request(`/api/v1/channels/${made.channelId}/workspace/files/notes/tide.md`))).content).toBe("High tide at 06:12")
+      expect((await json(await server.request(`/api/v1/channels/${made.channelId}/workspace/files/notes/tide.md`))).content).toBe(
+        "High tide at 06:12"
+      )
       // The sequences go on: a new message after the restored ones.
       llm.script({ text: "Still here." })
-      expect((await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "And now?", session_id: made.sessionId }) })).status).toBe(200)
+      expect(
+        (await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "And now?", session_id: made.sessionId }) }))
+          .status
+      ).toBe(200)
       const after = await json(await server.request(`/api/v1/sessions/${made.sessionId}/messages`))
       expect(after.at(-1).content).toBe("Still here.")
     } finally {
@@ -131,7 +179,7 @@ describe.each(backends)("a backup made by an older release (%s)", (backend: Back
       const staging = tempDir("cairn-old-backup-")
       await withDatabase(
         old,
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           yield* Migrations.run({ upTo: 57 })
           const sql = yield* SqlClient.SqlClient
           yield* sql`INSERT INTO sessions (id, bot_id, client_id, title) VALUES (${sessionId}, 'default', 'old-client', 'From the old days')`
@@ -141,7 +189,15 @@ describe.each(backends)("a backup made by an older release (%s)", (backend: Back
           expect(dumped.schemaVersion).toBe(57)
           fs.mkdirSync(path.join(staging, "files"))
           fs.writeFileSync(path.join(staging, "files", "jwt_secret"), "an-old-secret-of-at-least-thirty-two-characters")
-          writeManifest(staging, { format: "cairn-backup", version: 1, created_at: new Date().toISOString(), backend, schema_version: 57, tables: dumped.tables, files: 1 })
+          writeManifest(staging, {
+            format: "cairn-backup",
+            version: 1,
+            created_at: new Date().toISOString(),
+            backend,
+            schema_version: 57,
+            tables: dumped.tables,
+            files: 1
+          })
         })
       )
       const archive = path.join(tempDir("cairn-old-archive-"), "old.tar.gz")
@@ -155,7 +211,10 @@ describe.each(backends)("a backup made by an older release (%s)", (backend: Back
         const messages = await json(await server.request(`/api/v1/sessions/${sessionId}/messages`))
         expect(messages.map((m: { content: string }) => m.content)).toEqual(["hello from 57"])
         const settings = await json(await server.request("/api/v1/admin/settings"))
-        expect(settings.settings.find((s: { key: string }) => s.key === "RATE_LIMIT_CHAT")).toMatchObject({ value: "12/minute", source: "stored" })
+        expect(settings.settings.find((s: { key: string }) => s.key === "RATE_LIMIT_CHAT")).toMatchObject({
+          value: "12/minute",
+          source: "stored"
+        })
         // Newer migrations ran: todos exist now, and the session is usable with them.
         expect((await server.request("/api/v1/todos")).status).toBe(200)
         expect(fs.readFileSync(path.join(fresh.dataDir, "jwt_secret"), "utf8")).toBe("an-old-secret-of-at-least-thirty-two-characters")

@@ -14,13 +14,12 @@ const decode = (pieces: ReadonlyArray<string>, end = true) => {
   return out
 }
 
-const sample =
-  ': a comment\r\n\r\ndata: {"n":1}\r\n\r\nevent: message\ndata: {"n":\ndata: 2}\n\n' +
-  'data:{"n":3}\r\rid: 7\nretry: 10\ndata: é€😀\r\n\r\nevent: ping\n\ndata: [DONE]\n\n'
+const sample = ": a comment\r\n\r\ndata: {\"n\":1}\r\n\r\nevent: message\ndata: {\"n\":\ndata: 2}\n\n" +
+  "data:{\"n\":3}\r\rid: 7\nretry: 10\ndata: é€😀\r\n\r\nevent: ping\n\ndata: [DONE]\n\n"
 const expected: Array<ServerSentEvent> = [
-  { event: null, data: '{"n":1}' },
-  { event: "message", data: '{"n":\n2}' },
-  { event: null, data: '{"n":3}' },
+  { event: null, data: "{\"n\":1}" },
+  { event: "message", data: "{\"n\":\n2}" },
+  { event: null, data: "{\"n\":3}" },
   { event: null, data: "é€😀" },
   { event: "ping", data: "" },
   { event: null, data: "[DONE]" }
@@ -39,10 +38,10 @@ describe("EventStreamDecoder", () => {
   })
 
   it("keeps a last event the provider left unterminated, and only on the end", () => {
-    expect(decode(['data: {"n":1}\n\ndata: {"n":2}'], false)).toEqual([{ event: null, data: '{"n":1}' }])
-    expect(decode(['data: {"n":1}\n\ndata: {"n":2}'])).toEqual([
-      { event: null, data: '{"n":1}' },
-      { event: null, data: '{"n":2}' }
+    expect(decode(["data: {\"n\":1}\n\ndata: {\"n\":2}"], false)).toEqual([{ event: null, data: "{\"n\":1}" }])
+    expect(decode(["data: {\"n\":1}\n\ndata: {\"n\":2}"])).toEqual([
+      { event: null, data: "{\"n\":1}" },
+      { event: null, data: "{\"n\":2}" }
     ])
     expect(decode([])).toEqual([])
   })
@@ -57,8 +56,8 @@ describe("readChatEvent", () => {
 
   it("reads [DONE] as the end and any other data as a JSON payload", () => {
     expect(read("[DONE]")).toEqual({ _tag: "Done" })
-    expect(read('{"choices":[]}')).toEqual({ _tag: "Payload", value: { choices: [] } })
-    expect(read('{"n":1}', "message")).toEqual({ _tag: "Payload", value: { n: 1 } })
+    expect(read("{\"choices\":[]}")).toEqual({ _tag: "Payload", value: { choices: [] } })
+    expect(read("{\"n\":1}", "message")).toEqual({ _tag: "Payload", value: { n: 1 } })
   })
 
   it("reads data that is not JSON as malformed", () => {
@@ -66,10 +65,14 @@ describe("readChatEvent", () => {
   })
 
   it("reads an error payload or an error event as the provider's words", () => {
-    expect(read('{"error":{"message":"model overloaded"}}')).toEqual({ _tag: "Failed", reason: "stream_error", message: "model overloaded" })
-    expect(read('{"error":"plain words"}')).toEqual({ _tag: "Failed", reason: "stream_error", message: "plain words" })
-    expect(read('{"error":{"code":7}}')).toEqual({ _tag: "Failed", reason: "stream_error", message: '{"code":7}' })
-    expect(read('{"message":"quota gone"}', "error")).toEqual({ _tag: "Failed", reason: "stream_error", message: "quota gone" })
-    expect(read('{"detail":1}', "error")).toEqual({ _tag: "Failed", reason: "stream_error", message: '{"detail":1}' })
+    expect(read("{\"error\":{\"message\":\"model overloaded\"}}")).toEqual({
+      _tag: "Failed",
+      reason: "stream_error",
+      message: "model overloaded"
+    })
+    expect(read("{\"error\":\"plain words\"}")).toEqual({ _tag: "Failed", reason: "stream_error", message: "plain words" })
+    expect(read("{\"error\":{\"code\":7}}")).toEqual({ _tag: "Failed", reason: "stream_error", message: "{\"code\":7}" })
+    expect(read("{\"message\":\"quota gone\"}", "error")).toEqual({ _tag: "Failed", reason: "stream_error", message: "quota gone" })
+    expect(read("{\"detail\":1}", "error")).toEqual({ _tag: "Failed", reason: "stream_error", message: "{\"detail\":1}" })
   })
 })

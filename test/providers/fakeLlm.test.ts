@@ -1,7 +1,7 @@
 /** The fake OpenAI-compatible server, exercised with the real `openai` client. */
 import OpenAI from "openai"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { cosine, fakeEmbedding, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { cosine, fakeEmbedding, type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { scaled } from "../support/time.ts"
 
 describe("fake LLM fixture", () => {
@@ -39,7 +39,7 @@ describe("fake LLM fixture", () => {
     llm.script({
       reasoning: "think hard",
       text: "The answer",
-      toolCalls: [{ name: "lookup", arguments: '{"query":"weather in Paris"}' }]
+      toolCalls: [{ name: "lookup", arguments: "{\"query\":\"weather in Paris\"}" }]
     })
     const stream = await client.chat.completions.create({
       model: "m",

@@ -2,8 +2,8 @@
 import { ConfigProvider, Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
 import * as AppConfig from "../../src/config/AppConfig.ts"
-import * as ServerSecret from "../../src/secrets/ServerSecret.ts"
 import { mask } from "../../src/secrets/Mask.ts"
+import * as ServerSecret from "../../src/secrets/ServerSecret.ts"
 import { makeKeyVault, scrub } from "../../src/secrets/Vault.ts"
 import { costOf, shippedPrice } from "../../src/usage/Prices.ts"
 

@@ -5,13 +5,13 @@
 import { Chunk, ConfigProvider, Effect, Either, Layer, ManagedRuntime, Stream } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import * as AppConfig from "../../src/config/AppConfig.ts"
-import * as ServerSecret from "../../src/secrets/ServerSecret.ts"
 import { DatabaseLive } from "../../src/main.ts"
 import { Llm, retryDelayMs } from "../../src/providers/Llm.ts"
 import type { LlmConfigShape } from "../../src/providers/LlmConfig.ts"
-import { LlmError, type ChatRequest, type LlmStreamEvent } from "../../src/providers/Model.ts"
+import { type ChatRequest, LlmError, type LlmStreamEvent } from "../../src/providers/Model.ts"
+import * as ServerSecret from "../../src/secrets/ServerSecret.ts"
 import { Usage } from "../../src/usage/Usage.ts"
-import { fakeEmbedding, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { fakeEmbedding, type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends, createTestDatabase, type TestDatabase } from "../support/database.ts"
 import { scaled } from "../support/time.ts"
 
@@ -64,9 +64,7 @@ describe.each(backends)("Llm service (%s)", (backend) => {
   const run = <A, E>(effect: Effect.Effect<A, E, Llm | Usage>) => runtime.runPromise(effect)
   const collect = (request: ChatRequest) =>
     run(
-      Effect.flatMap(Llm, (service) =>
-        Stream.runCollect(service.stream(request)).pipe(Effect.map(Chunk.toArray), Effect.either)
-      )
+      Effect.flatMap(Llm, (service) => Stream.runCollect(service.stream(request)).pipe(Effect.map(Chunk.toArray), Effect.either))
     )
 
   beforeAll(async () => {
@@ -90,7 +88,10 @@ describe.each(backends)("Llm service (%s)", (backend) => {
     )
     const foundation = Layer.mergeAll(ServerSecret.layer, DatabaseLive).pipe(Layer.provideMerge(AppConfig.layer))
     runtime = ManagedRuntime.make(
-      Layer.merge(Llm.Default, Usage.Default).pipe(Layer.provide(foundation), Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(env))))
+      Layer.merge(Llm.Default, Usage.Default).pipe(
+        Layer.provide(foundation),
+        Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(env)))
+      )
     )
     await runtime.runPromise(Effect.void)
   })
@@ -105,7 +106,7 @@ describe.each(backends)("Llm service (%s)", (backend) => {
     llm.script({
       reasoning: "Need the weather tool.",
       text: "Let me check.",
-      toolCalls: [{ id: "call_w", name: "get_weather", arguments: '{"city":"Paris","unit":"celsius"}' }]
+      toolCalls: [{ id: "call_w", name: "get_weather", arguments: "{\"city\":\"Paris\",\"unit\":\"celsius\"}" }]
     })
     const tools = [{ type: "function" as const, function: { name: "get_weather", parameters: { type: "object" } } }]
     const result = await collect(ask({ tools }))
@@ -122,7 +123,7 @@ describe.each(backends)("Llm service (%s)", (backend) => {
       _tag: "Finished",
       model: "fake-model",
       text: "Let me check.",
-      toolCalls: [{ id: "call_w", name: "get_weather", arguments: '{"city":"Paris","unit":"celsius"}' }],
+      toolCalls: [{ id: "call_w", name: "get_weather", arguments: "{\"city\":\"Paris\",\"unit\":\"celsius\"}" }],
       usage: { prompt_tokens: 4, completion_tokens: 4, total_tokens: 8 },
       finishReason: "tool_calls"
     })
@@ -154,7 +155,10 @@ describe.each(backends)("Llm service (%s)", (backend) => {
     llm.script({ text: "partial answer", malformed: true }, { text: "must not be used" })
     const result = await collect(ask({ fallbackModels: ["fake-model-2"] }))
     expect(Either.isLeft(result)).toBe(true)
-    expect(Either.getLeft(result).pipe((o) => (o._tag === "Some" ? o.value : undefined))).toMatchObject({ _tag: "LlmError", kind: "upstream" })
+    expect(Either.getLeft(result).pipe((o) => (o._tag === "Some" ? o.value : undefined))).toMatchObject({
+      _tag: "LlmError",
+      kind: "upstream"
+    })
     expect(llm.requestsTo("/v1/chat/completions")).toHaveLength(1)
   })
 
@@ -202,9 +206,7 @@ describe.each(backends)("Llm service (%s)", (backend) => {
     // An EBML header, as a WebM file begins: the fake reads the format before it listens.
     const webm = new Uint8Array([0x1a, 0x45, 0xdf, 0xa3, ...new Uint8Array(12)])
     const result = await run(
-      Effect.flatMap(Llm, (s) =>
-        s.transcribe({ audio: webm, fileName: "voice.webm", mimeType: "audio/webm", usage: context })
-      )
+      Effect.flatMap(Llm, (s) => s.transcribe({ audio: webm, fileName: "voice.webm", mimeType: "audio/webm", usage: context }))
     )
     expect(result).toEqual({ text: "hello from audio", language: null, durationSeconds: null })
     expect(llm.requestsTo("/v1/audio/transcriptions")[0]!.body).toMatchObject({

@@ -7,7 +7,7 @@ import { Effect, Either, Exit, Fiber } from "effect"
 import * as http from "node:http"
 import * as net from "node:net"
 import { afterEach, describe, expect, it } from "vitest"
-import { OpenAiClient, providerMessage, WireError, type Connection } from "../../src/providers/OpenAiClient.ts"
+import { type Connection, OpenAiClient, providerMessage, WireError } from "../../src/providers/OpenAiClient.ts"
 import { eventually, scaled, within } from "../support/time.ts"
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) => void
@@ -53,7 +53,7 @@ const client = (baseUrl: string, extra: Partial<Connection> = {}) =>
 const drain = (c: OpenAiClient) =>
   Effect.runPromise(
     Effect.scoped(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const events = yield* c.chatStream({ model: "m", messages: [] })
         const out: Array<unknown> = []
         return yield* Effect.async<Array<unknown>, WireError>((resume) =>
@@ -124,7 +124,7 @@ describe("OpenAiClient", () => {
     expect(providerMessage(400, JSON.stringify({ error: { message: "bad model" } }))).toBe("bad model")
     expect(providerMessage(400, JSON.stringify({ error: "plain words" }))).toBe("plain words")
     expect(providerMessage(400, JSON.stringify({ message: "top level" }))).toBe("top level")
-    expect(providerMessage(400, JSON.stringify({ error: { code: 7 } }))).toBe('{"code":7}')
+    expect(providerMessage(400, JSON.stringify({ error: { code: 7 } }))).toBe("{\"code\":7}")
     expect(providerMessage(502, "<html>Bad gateway</html>")).toBe("<html>Bad gateway</html>")
     expect(providerMessage(503, "")).toBe("503 status code (no body)")
     expect(providerMessage(500, "x".repeat(5000))).toHaveLength(1001)
@@ -145,7 +145,7 @@ describe("OpenAiClient", () => {
 
     const halfway = await serve((_req, res) => {
       res.writeHead(200, { "content-type": "application/json", "content-length": "100" })
-      res.write('{"choices": [')
+      res.write("{\"choices\": [")
     })
     const partial = await Effect.runPromise(Effect.either(client(halfway, { timeoutMs: 200 }).chat({})))
     expect(partial).toMatchObject({ left: { reason: "timeout" } })
@@ -196,7 +196,9 @@ describe("OpenAiClient", () => {
         if (arrived === 0) return // the rest of a request already counted
         requests += arrived
         if (served++ === 0) {
-          socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 13\r\nconnection: keep-alive\r\n\r\n{"n":"first"}')
+          socket.write(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 13\r\nconnection: keep-alive\r\n\r\n{\"n\":\"first\"}"
+          )
         } else {
           reuses++
           second(socket)
@@ -228,7 +230,7 @@ describe("OpenAiClient", () => {
   it("never sends a request again once the provider has started answering it", async () => {
     // A reused connection gets the start of an answer, then a reset.
     const raw = await rawServer((socket) => {
-      socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"n":')
+      socket.write("HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{\"n\":")
       setTimeout(() => socket.resetAndDestroy(), 20)
     })
     let calls = 0
@@ -250,7 +252,7 @@ describe("OpenAiClient", () => {
       res.end(JSON.stringify({ text: "ok" }))
     })
     const audio = new Uint8Array([0, 1, 2, 250, 13, 10])
-    await Effect.runPromise(client(base).transcribe("whisper-1", audio, 'voice "1".webm', "audio/webm"))
+    await Effect.runPromise(client(base).transcribe("whisper-1", audio, "voice \"1\".webm", "audio/webm"))
     expect(form!.get("model")).toBe("whisper-1")
     const file = form!.get("file") as File
     expect(file.type).toBe("audio/webm")
@@ -262,7 +264,13 @@ describe("OpenAiClient event streams", () => {
   it("sends the streamed chat as the SDK sends its calls: the path, the base's query, the key or a provider's own headers", async () => {
     const seen: Array<Record<string, unknown>> = []
     const base = await serve((req, res, body) => {
-      seen.push({ url: req.url, authorization: req.headers.authorization, "api-key": req.headers["api-key"], type: req.headers["content-type"], body: JSON.parse(body.toString()) })
+      seen.push({
+        url: req.url,
+        authorization: req.headers.authorization,
+        "api-key": req.headers["api-key"],
+        type: req.headers["content-type"],
+        body: JSON.parse(body.toString())
+      })
       expect(req.headers["user-agent"]).toMatch(/^Cairn\/\d/)
       writeSlowly(res, ["data: [DONE]\n\n"])
     })
@@ -275,22 +283,38 @@ describe("OpenAiClient event streams", () => {
     await drain(client(withCredentials.toString()))
     const body = { model: "m", messages: [], stream: true }
     expect(seen).toEqual([
-      { url: "/v1/chat/completions?api-version=2024-10-21", authorization: "Bearer sk-test-key", "api-key": undefined, type: "application/json", body },
+      {
+        url: "/v1/chat/completions?api-version=2024-10-21",
+        authorization: "Bearer sk-test-key",
+        "api-key": undefined,
+        type: "application/json",
+        body
+      },
       { url: "/v1/chat/completions", authorization: "Token t", "api-key": "azure-key", type: "application/json", body },
       { url: "/v1/chat/completions", authorization: undefined, "api-key": undefined, type: "application/json", body },
-      { url: "/v1/chat/completions", authorization: `Basic ${Buffer.from("user:p@ss").toString("base64")}`, "api-key": undefined, type: "application/json", body }
+      {
+        url: "/v1/chat/completions",
+        authorization: `Basic ${Buffer.from("user:p@ss").toString("base64")}`,
+        "api-key": undefined,
+        type: "application/json",
+        body
+      }
     ])
   })
 
   it("hears every read, a keep-alive comment too, so a caller's idle timer sees a provider still sending", async () => {
-    const base = await serve((_req, res) => writeSlowly(res, [": waiting\n\n", ": waiting\n\n", 'data: {"n":1}\n\n']))
+    const base = await serve((_req, res) => writeSlowly(res, [": waiting\n\n", ": waiting\n\n", "data: {\"n\":1}\n\n"]))
     const reads = await Effect.runPromise(
       Effect.scoped(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const events = yield* client(base).chatStream({ model: "m", messages: [] })
           const batches: Array<ReadonlyArray<unknown>> = []
           return yield* Effect.async<Array<ReadonlyArray<unknown>>>((resume) =>
-            events.read({ chunks: (batch) => void batches.push(batch), end: () => resume(Effect.succeed(batches)), fail: () => resume(Effect.succeed([])) })
+            events.read({
+              chunks: (batch) => void batches.push(batch),
+              end: () => resume(Effect.succeed(batches)),
+              fail: () => resume(Effect.succeed([]))
+            })
           )
         })
       )
@@ -301,9 +325,9 @@ describe("OpenAiClient event streams", () => {
   it("frames events split across reads, with CRLF, comments and multi-line data, until [DONE]", async () => {
     const base = await serve((_req, res) =>
       writeSlowly(res, [
-        ': keep-alive comment\r\n\r\ndata: {"n"',
-        ':1}\r\n\r\ndata: {"n":\n',
-        'data: 2}\n\nevent: message\ndata: {"n":3}\n',
+        ": keep-alive comment\r\n\r\ndata: {\"n\"",
+        ":1}\r\n\r\ndata: {\"n\":\n",
+        "data: 2}\n\nevent: message\ndata: {\"n\":3}\n",
         "\ndata: [DONE]\n\ndata: {\"n\":4}\n\n"
       ])
     )
@@ -311,14 +335,16 @@ describe("OpenAiClient event streams", () => {
   })
 
   it("ends at the end of the body when no [DONE] comes, keeping a last unterminated event", async () => {
-    const base = await serve((_req, res) => writeSlowly(res, ['data: {"n":1}\n\n', 'data: {"n":2}']))
+    const base = await serve((_req, res) => writeSlowly(res, ["data: {\"n\":1}\n\n", "data: {\"n\":2}"]))
     expect(await drain(client(base))).toEqual(Either.right([{ n: 1 }, { n: 2 }]))
   })
 
   it("fails on an error payload or an error event with the provider's message", async () => {
-    const payload = await serve((_req, res) => writeSlowly(res, ['data: {"n":1}\n\n', 'data: {"error":{"message":"model overloaded"}}\n\n']))
+    const payload = await serve((_req, res) =>
+      writeSlowly(res, ["data: {\"n\":1}\n\n", "data: {\"error\":{\"message\":\"model overloaded\"}}\n\n"])
+    )
     expect(await drain(client(payload))).toMatchObject({ left: { reason: "stream_error", message: "model overloaded" } })
-    const event = await serve((_req, res) => writeSlowly(res, ['event: error\ndata: {"message":"quota gone"}\n\n']))
+    const event = await serve((_req, res) => writeSlowly(res, ["event: error\ndata: {\"message\":\"quota gone\"}\n\n"]))
     expect(await drain(client(event))).toMatchObject({ left: { reason: "stream_error", message: "quota gone" } })
   })
 
@@ -330,21 +356,23 @@ describe("OpenAiClient event streams", () => {
   })
 
   it("splits lines on a bare CR as well", async () => {
-    const base = await serve((_req, res) => writeSlowly(res, ['data: {"n":1}\r\rdata: {"n":2}\r', '\rdata: [DONE]\r\r']))
+    const base = await serve((_req, res) => writeSlowly(res, ["data: {\"n\":1}\r\rdata: {\"n\":2}\r", "\rdata: [DONE]\r\r"]))
     expect(await drain(client(base))).toEqual(Either.right([{ n: 1 }, { n: 2 }]))
   })
 
   it("fails a 2xx that is not an event stream, with the provider's message when it carries one", async () => {
     const json = await serve((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ choices: [] })))
     expect(await drain(client(json))).toMatchObject({ left: { reason: "malformed", message: expect.stringContaining("application/json") } })
-    const error = await serve((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "no streaming here" } })))
+    const error = await serve((_req, res) =>
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "no streaming here" } }))
+    )
     expect(await drain(client(error))).toMatchObject({ left: { reason: "stream_error", message: "no streaming here" } })
   })
 
   it("reports a connection lost mid-stream as unreachable (worth a retry), not as malformed", async () => {
     const base = await serve((_req, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" })
-      res.write('data: {"n":1}\n\n')
+      res.write("data: {\"n\":1}\n\n")
       setTimeout(() => res.socket?.resetAndDestroy(), 20)
     })
     expect(await drain(client(base))).toMatchObject({ left: { reason: "unreachable" } })
@@ -352,7 +380,7 @@ describe("OpenAiClient event streams", () => {
 
   it("keeps the connection of a finished stream for the next call", async () => {
     let connections = 0
-    const base = await serve((_req, res) => writeSlowly(res, ['data: {"n":1}\n\n', "data: [DONE]\n\n"]))
+    const base = await serve((_req, res) => writeSlowly(res, ["data: {\"n\":1}\n\n", "data: [DONE]\n\n"]))
     const port = Number(new URL(base).port)
     // Count the connections the client opens to this server.
     const probe = await new Promise<net.Server>((resolve) => {
@@ -388,8 +416,8 @@ describe("OpenAiClient event streams", () => {
     const timeoutMs = scaled(500)
     const base = await serve((_req, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" })
-      res.write('data: {"n":1}\n\n')
-      setTimeout(() => res.end('data: {"n":2}\n\n'), 2 * timeoutMs)
+      res.write("data: {\"n\":1}\n\n")
+      setTimeout(() => res.end("data: {\"n\":2}\n\n"), 2 * timeoutMs)
     })
     expect(await drain(client(base, { timeoutMs }))).toEqual(Either.right([{ n: 1 }, { n: 2 }]))
   })

@@ -1,7 +1,7 @@
 /** The provider registry and the usage report over HTTP, on both databases. */
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 
@@ -9,10 +9,8 @@ const DEFAULT_KEY = "sk-default-key-000000000000"
 const LOCAL_KEY = "sk-local-provider-key-ABCDEFGH1234"
 const ROTATED_KEY = "sk-local-provider-key-rotated-ZZZZ9876"
 
-const post = (server: TestServer, path: string, body: unknown) =>
-  server.request(path, { method: "POST", body: JSON.stringify(body) })
-const put = (server: TestServer, path: string, body: unknown) =>
-  server.request(path, { method: "PUT", body: JSON.stringify(body) })
+const post = (server: TestServer, path: string, body: unknown) => server.request(path, { method: "POST", body: JSON.stringify(body) })
+const put = (server: TestServer, path: string, body: unknown) => server.request(path, { method: "PUT", body: JSON.stringify(body) })
 
 describe.each(backends)("LLM providers and usage (%s)", (backend) => {
   let defaultLlm: FakeLlm
@@ -89,7 +87,10 @@ describe.each(backends)("LLM providers and usage (%s)", (backend) => {
     expect(kept.status).toBe(200)
     expect((await json(kept)).api_key).toBe("****1234")
     localLlm.reset()
-    const stillWorks = await post(server, "/api/v1/llm/completions", { model: "local/llama-local", messages: [{ role: "user", content: "hi" }] })
+    const stillWorks = await post(server, "/api/v1/llm/completions", {
+      model: "local/llama-local",
+      messages: [{ role: "user", content: "hi" }]
+    })
     expect(stillWorks.status).toBe(200)
     expect(localLlm.requests[0]!.headers.authorization).toBe(`Bearer ${LOCAL_KEY}`)
     expect(localLlm.requests[0]!.headers["api-key"]).toBe("azure-style-secret-7777")
@@ -98,7 +99,10 @@ describe.each(backends)("LLM providers and usage (%s)", (backend) => {
     expect((await json(rotated)).api_key).toBe("****9876")
     localLlm.reset()
     // The fake only accepts the old key: the provider's 401 is a 502 here, without either key.
-    const rejected = await post(server, "/api/v1/llm/completions", { model: "local/llama-local", messages: [{ role: "user", content: "hi" }] })
+    const rejected = await post(server, "/api/v1/llm/completions", {
+      model: "local/llama-local",
+      messages: [{ role: "user", content: "hi" }]
+    })
     expect(rejected.status).toBe(502)
     const text = await rejected.text()
     expect(text).not.toContain(ROTATED_KEY)
@@ -129,7 +133,11 @@ describe.each(backends)("LLM providers and usage (%s)", (backend) => {
       const omitted = await put(server, "/api/v1/admin/providers/local", { base_url: elsewhere.url })
       expect(omitted.status).toBe(422)
       const omittedBody = await json(omitted)
-      expect(omittedBody.detail).toEqual([{ loc: ["body", "api_key"], msg: expect.stringContaining("another origin"), type: "value_error" }])
+      expect(omittedBody.detail).toEqual([{
+        loc: ["body", "api_key"],
+        msg: expect.stringContaining("another origin"),
+        type: "value_error"
+      }])
       expect(omittedBody.detail[0].msg).toContain("api_key")
       const masked = await put(server, "/api/v1/admin/providers/local", { ...current, base_url: elsewhere.url })
       expect(masked.status).toBe(422)
@@ -138,7 +146,11 @@ describe.each(backends)("LLM providers and usage (%s)", (backend) => {
         ["body", "extra_headers", "Api-Key"]
       ])
       // A clear key with the header still masked: only the header is refused.
-      const headerOnly = await put(server, "/api/v1/admin/providers/local", { ...current, base_url: elsewhere.url, api_key: "sk-fresh-key-for-elsewhere-0000" })
+      const headerOnly = await put(server, "/api/v1/admin/providers/local", {
+        ...current,
+        base_url: elsewhere.url,
+        api_key: "sk-fresh-key-for-elsewhere-0000"
+      })
       expect(headerOnly.status).toBe(422)
       expect((await json(headerOnly)).detail.map((i: { loc: Array<string> }) => i.loc)).toEqual([["body", "extra_headers", "Api-Key"]])
 
@@ -150,7 +162,10 @@ describe.each(backends)("LLM providers and usage (%s)", (backend) => {
       expect(localLlm.requestsTo("/v1/models").at(-1)!.headers.authorization).toBe(`Bearer ${LOCAL_KEY}`)
 
       // The same origin with another path keeps the masked key and header, as before.
-      const sameOrigin = await put(server, "/api/v1/admin/providers/local", { ...current, base_url: `${new URL(localLlm.url).origin}/other` })
+      const sameOrigin = await put(server, "/api/v1/admin/providers/local", {
+        ...current,
+        base_url: `${new URL(localLlm.url).origin}/other`
+      })
       expect(sameOrigin.status).toBe(200)
       expect(await json(sameOrigin)).toMatchObject({ api_key: "****1234", extra_headers: { "Api-Key": "****7777" } })
       const back = await put(server, "/api/v1/admin/providers/local", current)
@@ -197,8 +212,20 @@ describe.each(backends)("LLM providers and usage (%s)", (backend) => {
       provider_id: "local",
       upstream_error: null,
       models: [
-        { id: "local/llama-local", model: "llama-local", input_price_per_million: 2, output_price_per_million: 8, sources: ["configured", "upstream"] },
-        { id: "local/qwen-local", model: "qwen-local", input_price_per_million: null, output_price_per_million: null, sources: ["upstream"] }
+        {
+          id: "local/llama-local",
+          model: "llama-local",
+          input_price_per_million: 2,
+          output_price_per_million: 8,
+          sources: ["configured", "upstream"]
+        },
+        {
+          id: "local/qwen-local",
+          model: "qwen-local",
+          input_price_per_million: null,
+          output_price_per_million: null,
+          sources: ["upstream"]
+        }
       ]
     })
     const defaults = await json(await server.request("/api/v1/admin/providers/default/models"))

@@ -9,7 +9,7 @@ import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CompletionResponse } from "../../src/providers/Model.ts"
 import { Settings } from "../../src/settings/Settings.ts"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 
@@ -161,18 +161,31 @@ describe.each(backends)("completion proxy answers (%s)", (backend) => {
     // the provider's message, so the log has a line that could carry it.
     const echo = { status: 401, errorBody: { error: { message: `Incorrect API key provided: ${PROVIDER_KEY}` } } }
     llm.script(echo, echo)
-    const response = await quiet.request(path, { method: "POST", body: JSON.stringify({ messages: hello, fallback_models: ["fake-model-2"] }) })
+    const response = await quiet.request(path, {
+      method: "POST",
+      body: JSON.stringify({ messages: hello, fallback_models: ["fake-model-2"] })
+    })
     expect(response.status).toBe(502)
     expect(await response.json()).toEqual({ detail: "Incorrect API key provided: ****" })
-    expect(quietLog.some((line) => line.includes("trying the fallback model") && line.includes("Incorrect API key provided: ****"))).toBe(true)
+    expect(quietLog.some((line) => line.includes("trying the fallback model") && line.includes("Incorrect API key provided: ****"))).toBe(
+      true
+    )
     for (const line of [...quietLog, ...loggedLog]) expect(line).not.toContain(PROVIDER_KEY.slice(0, 12))
   })
 
   it("refuses another content type with 415 and serves a browser origin", async () => {
-    const text = await quiet.request(path, { method: "POST", body: JSON.stringify({ messages: hello }), headers: { "content-type": "text/plain" } })
+    const text = await quiet.request(path, {
+      method: "POST",
+      body: JSON.stringify({ messages: hello }),
+      headers: { "content-type": "text/plain" }
+    })
     expect(text.status).toBe(415)
     expect(await text.json()).toEqual({ detail: expect.stringContaining("application/json") })
-    const browser = await quiet.request(path, { method: "POST", body: JSON.stringify({ messages: hello }), headers: { origin: "http://app.example" } })
+    const browser = await quiet.request(path, {
+      method: "POST",
+      body: JSON.stringify({ messages: hello }),
+      headers: { origin: "http://app.example" }
+    })
     expect(browser.status).toBe(200)
     completion(await browser.json())
   })

@@ -38,12 +38,14 @@ describe("Upstream.toLlmError", () => {
 
   it("takes the key, a credential header and the base URL's password out of every detail", () => {
     const leaky = "key provider-key-1234, header header-secret-5678, url url-password-4321, Bearer abc.def"
-    for (const error of [
-      new WireError({ reason: "status", status: 401, message: leaky }),
-      new WireError({ reason: "unreachable", message: leaky }),
-      new WireError({ reason: "stream_error", message: leaky }),
-      new WireError({ reason: "malformed", message: leaky })
-    ]) {
+    for (
+      const error of [
+        new WireError({ reason: "status", status: 401, message: leaky }),
+        new WireError({ reason: "unreachable", message: leaky }),
+        new WireError({ reason: "stream_error", message: leaky }),
+        new WireError({ reason: "malformed", message: leaky })
+      ]
+    ) {
       const detail = judge(error).detail
       for (const secret of ["provider-key-1234", "header-secret-5678", "url-password-4321", "abc.def"]) {
         expect(detail).not.toContain(secret)

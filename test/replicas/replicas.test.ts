@@ -9,11 +9,11 @@
 import * as fs from "node:fs"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { createTestDatabase, tempDir, type TestDatabase } from "../support/database.ts"
 import { writeIntegration } from "../support/integrations.ts"
-import { startProxy, type RoundRobinProxy } from "../support/proxy.ts"
-import { json, makeRequest, spawnDeadlineMs, spawnServer, type ChildServer } from "../support/server.ts"
+import { type RoundRobinProxy, startProxy } from "../support/proxy.ts"
+import { type ChildServer, json, makeRequest, spawnDeadlineMs, spawnServer } from "../support/server.ts"
 import { readSse } from "../support/sse.ts"
 import { scaled, sleep } from "../support/time.ts"
 
@@ -172,7 +172,10 @@ describe("three server processes behind a load balancer (postgres)", () => {
     const { sse, at } = await stream({ message: "What time is it?", bot_id: "toolbot", client_id: client() })
     const ask = (await sse.until((e) => e.data.type === "approval_request")).at(-1)!.data
     await awayFrom(at)
-    const decided = await request(`/api/v1/approvals/${ask.approval_id}/decide`, { method: "POST", body: JSON.stringify({ approved: true }) })
+    const decided = await request(`/api/v1/approvals/${ask.approval_id}/decide`, {
+      method: "POST",
+      body: JSON.stringify({ approved: true })
+    })
     expect(upstream(decided)).not.toBe(at)
     expect(decided.status).toBe(200)
     const after = await sse.rest()
@@ -188,11 +191,17 @@ describe("three server processes behind a load balancer (postgres)", () => {
     const unknown = await request("/chat/tool_result", { method: "POST", body: JSON.stringify({ request_id: "nope", result: "x" }) })
     expect(unknown.status).toBe(404)
     await awayFrom(at)
-    const posted = await request("/chat/tool_result", { method: "POST", body: JSON.stringify({ request_id: ask.request_id, result: "Oslo, Norway" }) })
+    const posted = await request("/chat/tool_result", {
+      method: "POST",
+      body: JSON.stringify({ request_id: ask.request_id, result: "Oslo, Norway" })
+    })
     expect(upstream(posted)).not.toBe(at)
     expect(posted.status).toBeLessThan(300)
     // Answered once: a second answer, on whichever process, finds nothing pending.
-    const again = await request("/chat/tool_result", { method: "POST", body: JSON.stringify({ request_id: ask.request_id, result: "Bergen" }) })
+    const again = await request("/chat/tool_result", {
+      method: "POST",
+      body: JSON.stringify({ request_id: ask.request_id, result: "Bergen" })
+    })
     expect(again.status).toBe(404)
     const after = await sse.rest()
     expect(after.find((e) => e.data.type === "tool_result")!.data.result).toBe("Oslo, Norway")
@@ -203,9 +212,12 @@ describe("three server processes behind a load balancer (postgres)", () => {
     const states = await until(
       () =>
         Promise.all(
-          servers.map(() => request("/api/v1/admin/integrations/poller/workers").then(async (r) => [upstream(r), (await json(r)).workers[0].state] as const))
+          servers.map(() =>
+            request("/api/v1/admin/integrations/poller/workers").then(async (r) => [upstream(r), (await json(r)).workers[0].state] as const)
+          )
         ),
-      (all) => all.filter(([, state]) => state === "running").length === 1 && all.filter(([, state]) => state === "leader_elsewhere").length === 2,
+      (all) =>
+        all.filter(([, state]) => state === "running").length === 1 && all.filter(([, state]) => state === "leader_elsewhere").length === 2,
       20_000,
       "one leader"
     )
@@ -213,10 +225,16 @@ describe("three server processes behind a load balancer (postgres)", () => {
   })
 
   it("holds a per-key rate limit across the three processes (within 10 %)", async () => {
-    const created = await request("/api/v1/admin/api-keys", { method: "POST", body: JSON.stringify({ name: "limited", scopes: ["settings:read"] }) })
+    const created = await request("/api/v1/admin/api-keys", {
+      method: "POST",
+      body: JSON.stringify({ name: "limited", scopes: ["settings:read"] })
+    })
     expect(created.status).toBe(201)
     const key = (await json(created)).key as string
-    const set = await request("/api/v1/admin/settings", { method: "PUT", body: JSON.stringify({ RATE_LIMIT_ENABLED: true, RATE_LIMIT_DEFAULT: "30/hour" }) })
+    const set = await request("/api/v1/admin/settings", {
+      method: "PUT",
+      body: JSON.stringify({ RATE_LIMIT_ENABLED: true, RATE_LIMIT_DEFAULT: "30/hour" })
+    })
     expect(set.status).toBe(200)
     // Every process's settings snapshot refreshes within 2 s (no process tells when it has: a wait,
     // stretched on a busy machine).
@@ -242,7 +260,9 @@ describe("three server processes behind a load balancer (postgres)", () => {
     for (let start = 0; start < count; start += 20) {
       await Promise.all(
         prompts.slice(start, start + 20).map(async (prompt) => {
-          const { session_id } = await json(await request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: prompt }) }))
+          const { session_id } = await json(
+            await request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: prompt }) })
+          )
           const response = await request(`/api/v1/sessions/${session_id}/messages`, {
             method: "POST",
             body: JSON.stringify({ content: prompt, source: "load", run_agent: true, notify: false })
@@ -253,7 +273,8 @@ describe("three server processes behind a load balancer (postgres)", () => {
     }
     const finished = await until(
       () => request("/api/v1/tasks?limit=500").then(json),
-      (list: Array<{ status: string; attempts: number }>) => list.filter((t) => t.status === "complete" || t.status === "failed").length >= count,
+      (list: Array<{ status: string; attempts: number }>) =>
+        list.filter((t) => t.status === "complete" || t.status === "failed").length >= count,
       90_000,
       "300 tasks finished"
     )
@@ -279,7 +300,9 @@ describe("three server processes behind a load balancer (postgres)", () => {
     await Promise.all(
       Array.from({ length: count }, async (_, i) => {
         const prompt = `crash-${i}`
-        const { session_id } = await json(await request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: prompt }) }))
+        const { session_id } = await json(
+          await request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: prompt }) })
+        )
         const response = await request(`/api/v1/sessions/${session_id}/messages`, {
           method: "POST",
           body: JSON.stringify({ content: prompt, source: "load", run_agent: true, notify: false })
@@ -290,7 +313,8 @@ describe("three server processes behind a load balancer (postgres)", () => {
     )
     const victim = servers[1]!
     await until(
-      () => query<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE status = 'running' AND owner LIKE $1", [`%${victim.process.pid}%`]),
+      () =>
+        query<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE status = 'running' AND owner LIKE $1", [`%${victim.process.pid}%`]),
       (result) => result.rows[0]!.n > 0,
       20_000,
       "a run on the victim"

@@ -1,6 +1,6 @@
 /** Secret-like input detection: each pattern type found, ordinary prose left alone, values never returned. */
 import { describe, expect, it } from "vitest"
-import { detectSecrets, maskArguments, redactSecrets, maxScannedLength } from "../../src/secrets/Patterns.ts"
+import { detectSecrets, maskArguments, maxScannedLength, redactSecrets } from "../../src/secrets/Patterns.ts"
 
 // Built at runtime so no credential-shaped literal sits in the repository for scanners to flag.
 const rand = (length: number, alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") => {
@@ -92,7 +92,7 @@ describe("detectSecrets leaves ordinary text alone", () => {
     ["a label in brackets", "Password: (required)"],
     ["a sentence with 'the password is'", "The password is incorrect, try again."],
     ["talk about API keys", "Where do I find my API key? The api key page in settings lists it."],
-    ["placeholders", 'Set OPENAI_API_KEY=your_api_key_here and password=<password> or password=******** then api_key: "${API_KEY}"'],
+    ["placeholders", "Set OPENAI_API_KEY=your_api_key_here and password=<password> or password=******** then api_key: \"${API_KEY}\""],
     ["env references", "password=$DB_PASSWORD and api_key=${WEATHER_API_KEY}"],
     ["code using a password variable", "const hash = await scrypt(password, salt, 64)\nif (!user.password) return"],
     ["a key id field", "api_key_id: 4f1e2c and password_hash: stored"],

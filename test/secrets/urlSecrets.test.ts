@@ -7,9 +7,9 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { startReceiver, type WebhookReceiver } from "../hooks/webhookReceiver.ts"
-import { backends, createTestDatabase, withDatabase, type TestDatabase } from "../support/database.ts"
+import { backends, createTestDatabase, type TestDatabase, withDatabase } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 
 const TOKEN = "hook-token-abc123"
@@ -64,7 +64,14 @@ describe.each(backends)("credentials in URLs (%s)", (backend) => {
 
     const injected = await s.request(`/api/v1/sessions/${sessionId}/messages`, {
       method: "POST",
-      body: JSON.stringify({ content: "report please", source: "test", run_agent: true, notify: true, dispatch_type: "webhook", dispatch_config: { url: hookUrl } })
+      body: JSON.stringify({
+        content: "report please",
+        source: "test",
+        run_agent: true,
+        notify: true,
+        dispatch_type: "webhook",
+        dispatch_config: { url: hookUrl }
+      })
     })
     expect(injected.status).toBe(200)
     const taskId = (await json(injected)).task_id as string
@@ -90,7 +97,10 @@ describe.each(backends)("credentials in URLs (%s)", (backend) => {
     const listed = await (await s.request("/api/v1/admin/providers")).text()
     expect(listed).not.toContain(PROVIDER_KEY)
     // The mask sent to another origin has nothing to keep there: refused, nothing changed.
-    const moved = await s.request("/api/v1/admin/providers/querykey", { method: "PUT", body: JSON.stringify({ base_url: "https://elsewhere.example/v1?api-key=****" }) })
+    const moved = await s.request("/api/v1/admin/providers/querykey", {
+      method: "PUT",
+      body: JSON.stringify({ base_url: "https://elsewhere.example/v1?api-key=****" })
+    })
     expect(moved.status).toBe(422)
     await stop()
 
@@ -111,8 +121,10 @@ describe.each(backends)("credentials in URLs (%s)", (backend) => {
   it("seals at the next start what an older release stored in the clear, and still delivers with it", async () => {
     const clearUrl = `${receiver.url}/old?token=${OLD_TOKEN}`
     await read((sql) =>
-      Effect.gen(function* () {
-        yield* sql`UPDATE sessions SET dispatch_config = ${JSON.stringify({ dispatch_type: "webhook", url: clearUrl })}::jsonb WHERE client_id = 'url-secrets'`
+      Effect.gen(function*() {
+        yield* sql`UPDATE sessions SET dispatch_config = ${
+          JSON.stringify({ dispatch_type: "webhook", url: clearUrl })
+        }::jsonb WHERE client_id = 'url-secrets'`
         yield* sql`INSERT INTO pending_reseals (name) VALUES ('sessions.dispatch_config') ON CONFLICT (name) DO NOTHING`
       })
     )

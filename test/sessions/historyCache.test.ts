@@ -183,7 +183,13 @@ describe("the history window a process holds", () => {
   })
 
   describe("extended by a message stored here", () => {
-    const stored = (seq: number, total: number, before: number, through = 0, summary: string | null = null) => ({ seq, total, through, summary, before })
+    const stored = (seq: number, total: number, before: number, through = 0, summary: string | null = null) => ({
+      seq,
+      total,
+      through,
+      summary,
+      before
+    })
     const user = (content: string, metadata: Record<string, unknown> = {}) => ({ role: "user" as const, content, metadata })
     /** A window read whole over seqs 1..3 (`limit` 5). */
     const held = () => {

@@ -12,7 +12,7 @@ import { withParts } from "../../src/db/Commit.ts"
 import { DirectStatements } from "../../src/db/Direct.ts"
 import * as Migrations from "../../src/db/Migrations.ts"
 import { SessionsRepo, type StoredMessage } from "../../src/sessions/Repo.ts"
-import { backends, createTestDatabase, withDatabase, type TestDatabase } from "../support/database.ts"
+import { backends, createTestDatabase, type TestDatabase, withDatabase } from "../support/database.ts"
 
 describe.each(backends)("what storing a message answers (%s)", (backend) => {
   let db: TestDatabase | undefined
@@ -25,7 +25,7 @@ describe.each(backends)("what storing a message answers (%s)", (backend) => {
     db = await createTestDatabase(backend)
     const seen = await withDatabase(
       db,
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* Migrations.run()
         const sql = yield* SqlClient.SqlClient
         const { rows } = yield* DirectStatements
@@ -54,7 +54,13 @@ describe.each(backends)("what storing a message answers (%s)", (backend) => {
     )
     expect(seen.first).toEqual({ seq: expect.any(Number), total: 1, through: 0, summary: null, before: 0 })
     expect(seen.second).toEqual({ seq: seen.first!.seq + 1, total: 2, through: 0, summary: null, before: seen.first!.seq })
-    expect(seen.told).toEqual([{ seq: seen.second!.seq + 1, total: 3, through: seen.second!.seq, summary: "so far", before: seen.second!.seq }, null])
+    expect(seen.told).toEqual([{
+      seq: seen.second!.seq + 1,
+      total: 3,
+      through: seen.second!.seq,
+      summary: "so far",
+      before: seen.second!.seq
+    }, null])
     // The shut gate stored nothing, and its writer was told so.
     expect(seen.count).toBe(3)
   }, 60_000)

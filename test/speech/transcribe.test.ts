@@ -8,8 +8,8 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { Hooks } from "../../src/hooks/Hooks.ts"
 import type { OverrideContext } from "../../src/sdk/Hooks.ts"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
 import { createKey } from "../auth/helpers.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 import { silentPcm, silentWav, spokenAs, spokenWav } from "../support/speech.ts"
@@ -36,8 +36,7 @@ describe.each(backends)("POST /transcribe (%s)", (backend) => {
             heard.push({ extra: context.extra, head: String.fromCharCode(...context.audio.subarray(0, 4)) })
             return hookAnswer
           })
-        )
-      )
+        ))
     )
   })
   afterAll(async () => {
@@ -51,7 +50,12 @@ describe.each(backends)("POST /transcribe (%s)", (backend) => {
 
   const engineCalls = () => llm.requestsTo("/v1/audio/transcriptions")
   const send = (body: NonNullable<RequestInit["body"]>, contentType?: string, auth?: string) =>
-    server.request("/transcribe", { method: "POST", body, ...(contentType ? { headers: { "content-type": contentType } } : {}), ...(auth ? { auth } : {}) })
+    server.request("/transcribe", {
+      method: "POST",
+      body,
+      ...(contentType ? { headers: { "content-type": contentType } } : {}),
+      ...(auth ? { auth } : {})
+    })
 
   it("transcribes raw float32 PCM through the typed client: wrapped as WAV for the engine, with its length", async () => {
     llm.scriptTranscriptions({ text: sentence })
@@ -122,7 +126,10 @@ describe.each(backends)("POST /transcribe (%s)", (backend) => {
   })
 
   it("answers a failing engine with a 502 that names the failure and never the key", async () => {
-    llm.scriptTranscriptions({ status: 503, errorBody: { error: { message: `engine overloaded (key ${providerKey})`, type: "server_error" } } })
+    llm.scriptTranscriptions({
+      status: 503,
+      errorBody: { error: { message: `engine overloaded (key ${providerKey})`, type: "server_error" } }
+    })
     const response = await send(spokenWav(sentence), "audio/wav")
     expect(response.status).toBe(502)
     const text = await response.text()
@@ -161,7 +168,9 @@ describe.each(backends)("POST /transcribe (%s)", (backend) => {
     const chatter = await createKey(server, ["chat"])
     const wav = spokenWav(sentence)
     expect((await send(wav, "audio/wav", reader.key)).status).toBe(403)
-    expect((await server.request("/transcribe", { method: "POST", body: wav, headers: { "content-type": "audio/wav" }, auth: null })).status).toBe(401)
+    expect(
+      (await server.request("/transcribe", { method: "POST", body: wav, headers: { "content-type": "audio/wav" }, auth: null })).status
+    ).toBe(401)
     llm.scriptTranscriptions({ text: sentence })
     expect((await send(wav, "audio/wav", chatter.key)).status).toBe(200)
   })

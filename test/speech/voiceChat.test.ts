@@ -4,16 +4,16 @@
  * user message and the audio is kept with it. A native-audio bot's model hears the audio itself;
  * no speech is an error and no model call; a bot that takes no voice refuses it.
  */
-import * as crypto from "node:crypto"
 import { Effect } from "effect"
+import * as crypto from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Hooks } from "../../src/hooks/Hooks.ts"
-import type { FakeLlm } from "../fixtures/fakeLlm.ts"
 import { startWithFakeLlm, stopWithFakeLlm } from "../compat/harness.ts"
+import type { FakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, type TestServer } from "../support/server.ts"
-import { streamedEvents } from "../support/sse.ts"
 import { silentWav, spokenWav } from "../support/speech.ts"
+import { streamedEvents } from "../support/sse.ts"
 
 const sentence = "What time is it in Tokyo"
 const base64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64")
@@ -38,8 +38,7 @@ describe.each(backends)("voice input in chat (%s)", (backend) => {
             sources.push(context.extra.source)
             return null
           })
-        )
-      )
+        ))
     )
   })
   afterAll(async () => {
@@ -65,7 +64,12 @@ describe.each(backends)("voice input in chat (%s)", (backend) => {
 
   it("streams the transcript before anything else of the turn, typed text first in the message", async () => {
     llm.scriptTranscriptions({ text: sentence })
-    const events = await streamed({ message: "Quick question:", audio_data: base64(spokenWav(sentence)), audio_format: "wav", client_id: "voice-stream" })
+    const events = await streamed({
+      message: "Quick question:",
+      audio_data: base64(spokenWav(sentence)),
+      audio_format: "wav",
+      client_id: "voice-stream"
+    })
     expect(events[0]).toEqual({ type: "transcript", text: sentence })
     expect(events.at(-1)).toMatchObject({ type: "response", text: "It is noon." })
     expect(completions().at(-1)!.body.messages.at(-1).content).toBe(`Quick question:\n\n${sentence}`)
@@ -104,16 +108,23 @@ describe.each(backends)("voice input in chat (%s)", (backend) => {
 
   it("refuses voice for a bot that takes none, and bad audio, with 422 and nothing stored", async () => {
     const calls = llm.requestsTo("/v1/audio/transcriptions").length
-    const deaf = await post("/chat", { audio_data: base64(spokenWav(sentence)), audio_format: "wav", client_id: "voice-deaf", bot_id: "deaf" })
+    const deaf = await post("/chat", {
+      audio_data: base64(spokenWav(sentence)),
+      audio_format: "wav",
+      client_id: "voice-deaf",
+      bot_id: "deaf"
+    })
     expect(deaf.status).toBe(422)
     expect((await json(deaf)).detail[0].type).toBe("audio_disabled")
     const sessionId = crypto.randomUUID()
-    for (const body of [
-      { audio_data: base64(spokenWav(sentence)), session_id: sessionId },
-      { audio_data: "not base64!", audio_format: "wav", session_id: sessionId },
-      { audio_data: base64(spokenWav(sentence)), audio_format: "webm", session_id: sessionId },
-      { audio_data: base64(spokenWav(sentence)), audio_format: "mp3", session_id: sessionId }
-    ]) {
+    for (
+      const body of [
+        { audio_data: base64(spokenWav(sentence)), session_id: sessionId },
+        { audio_data: "not base64!", audio_format: "wav", session_id: sessionId },
+        { audio_data: base64(spokenWav(sentence)), audio_format: "webm", session_id: sessionId },
+        { audio_data: base64(spokenWav(sentence)), audio_format: "mp3", session_id: sessionId }
+      ]
+    ) {
       const response = await post("/chat", body)
       expect(response.status, JSON.stringify(body).slice(0, 80)).toBe(422)
     }

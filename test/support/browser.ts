@@ -8,7 +8,7 @@
 import { execFileSync } from "node:child_process"
 import { existsSync, readdirSync, statSync } from "node:fs"
 import * as path from "node:path"
-import { chromium, type Browser, type LaunchOptions } from "playwright-core"
+import { type Browser, chromium, type LaunchOptions } from "playwright-core"
 import { webDistDir } from "../../src/http/WebApp.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")

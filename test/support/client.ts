@@ -5,7 +5,7 @@
  */
 import { HttpClientError } from "@effect/platform"
 import { Cause, Effect, Either, Exit, Schema } from "effect"
-import { makeFetchClient, type CairnClient } from "../../src/client.ts"
+import { type CairnClient, makeFetchClient } from "../../src/client.ts"
 
 export type { CairnClient }
 
@@ -22,7 +22,7 @@ export interface ClientCalls {
    * contract's `NotFound` whichever domain raised it (the detail says which thing was missing).
    */
   readonly failsWith: <X, A, E>(
-    cls: abstract new (...args: any) => X,
+    cls: abstract new(...args: any) => X,
     f: (client: CairnClient) => Effect.Effect<A, E>
   ) => Promise<X>
 }
@@ -41,10 +41,10 @@ const run = <A, E>(effect: Effect.Effect<A, E>): Promise<Either.Either<A, E>> =>
     Exit.isSuccess(exit)
       ? Either.right(exit.value)
       : Either.match(Cause.failureOrCause(exit.cause), {
-          onLeft: (error) => Either.left(error),
-          // A defect or an interruption is no answer of the API: the test fails with it.
-          onRight: (cause) => Promise.reject(Cause.squash(cause))
-        })
+        onLeft: (error) => Either.left(error),
+        // A defect or an interruption is no answer of the API: the test fails with it.
+        onRight: (cause) => Promise.reject(Cause.squash(cause))
+      })
   )
 
 /** Client calls against `baseUrl` with `token` as the bearer credential (none when null). */
@@ -73,7 +73,4 @@ export const clientCalls = (baseUrl: string, token: string | null): ClientCalls 
  * is the schema's decoded type, where a field with a server-side default is required, so the
  * schema itself fills the defaults in (`withDefaults(ChatRequest)({ message: "Hi" })`).
  */
-export const withDefaults =
-  <A, I>(schema: Schema.Schema<A, I>) =>
-  (input: I): A =>
-    Schema.decodeSync(schema)(input)
+export const withDefaults = <A, I>(schema: Schema.Schema<A, I>) => (input: I): A => Schema.decodeSync(schema)(input)

@@ -3,11 +3,11 @@
  * named by TEST_DATABASE_URL (default: the local server). A missing PostgreSQL fails the test; it
  * never skips it.
  */
+import type { SqlClient } from "@effect/sql"
+import { ConfigProvider, Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { SqlClient } from "@effect/sql"
-import { ConfigProvider, Effect, Layer } from "effect"
 import pg from "pg"
 import * as AppConfig from "../../src/config/AppConfig.ts"
 import * as Database from "../../src/db/Database.ts"
@@ -34,7 +34,8 @@ const withAdmin = async <A>(f: (client: pg.Client) => Promise<A>): Promise<A> =>
   } catch (cause) {
     throw new Error(
       `PostgreSQL is required for the postgres backend tests and is not reachable at ${adminUrl} ` +
-        `(set TEST_DATABASE_URL, or start it: pg_ctlcluster --skip-systemctl-redirect 15 main start): ${String(cause)}`
+        `(set TEST_DATABASE_URL, or start it: pg_ctlcluster --skip-systemctl-redirect 15 main start): ${String(cause)}`,
+      { cause }
     )
   }
   try {
@@ -77,7 +78,9 @@ export const withDatabase = <A, E>(db: TestDatabase, effect: Effect.Effect<A, E,
     Effect.scoped(effect).pipe(
       Effect.provide(Database.layer().pipe(Layer.provide(AppConfig.layer))),
       Effect.withConfigProvider(
-        ConfigProvider.fromMap(new Map([["DATA_DIR", db.dataDir], ...(db.databaseUrl ? [["DATABASE_URL", db.databaseUrl] as [string, string]] : [])]))
+        ConfigProvider.fromMap(
+          new Map([["DATA_DIR", db.dataDir], ...(db.databaseUrl ? [["DATABASE_URL", db.databaseUrl] as [string, string]] : [])])
+        )
       )
     )
   )

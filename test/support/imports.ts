@@ -17,9 +17,10 @@ export const sourceFiles = (dir: string): Array<string> =>
 
 /** Every module specifier a file imports (static, dynamic, type-only and re-exports). */
 export const importsOf = (source: string): Array<string> =>
-  [...source.matchAll(/(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\s*\(\s*["']([^"']+)["']\s*\)|import\s+["']([^"']+)["']/g)].map(
-    (m) => m[1] ?? m[2] ?? m[3]!
-  )
+  [...source.matchAll(/(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\s*\(\s*["']([^"']+)["']\s*\)|import\s+["']([^"']+)["']/g)]
+    .map(
+      (m) => m[1] ?? m[2] ?? m[3]!
+    )
 
 /** A relative specifier as an absolute file path; a package specifier as its package name. */
 export const resolveImport = (from: string, specifier: string): { readonly file: string } | { readonly pkg: string } => {

@@ -10,7 +10,7 @@ import * as path from "node:path"
 export const writeIntegration = (root: string, id: string, files: Record<string, string>): string => {
   // Outside the project's package, `.ts` files with imports load as ES modules only when their
   // package says so (as docs/integrations.md tells authors).
-  if (!fs.existsSync(path.join(root, "package.json"))) fs.writeFileSync(path.join(root, "package.json"), '{ "type": "module" }\n')
+  if (!fs.existsSync(path.join(root, "package.json"))) fs.writeFileSync(path.join(root, "package.json"), "{ \"type\": \"module\" }\n")
   const dir = path.join(root, id)
   for (const [name, text] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true })
@@ -23,4 +23,6 @@ export const writeIntegration = (root: string, id: string, files: Record<string,
 export { waitFor } from "./time.ts"
 
 /** Lines of a file written by a test integration (missing file: none). */
-export const linesOf = (file: string): Array<string> => (fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter(Boolean) : [])
+export const linesOf = (
+  file: string
+): Array<string> => (fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter(Boolean) : [])

@@ -3,10 +3,10 @@
  * rates under layers 1-2 alone (a classifier that says "safe" to everything). Shared by the corpus
  * tests and `bench/mailScreening.ts`.
  */
+import { simpleParser } from "mailparser"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { simpleParser } from "mailparser"
-import { screen, type ParsedMail } from "../../integrations/mailbox/screening/pipeline.ts"
+import { type ParsedMail, screen } from "../../integrations/mailbox/screening/pipeline.ts"
 
 export interface CorpusMail {
   readonly file: string
@@ -47,7 +47,10 @@ export const alwaysSafe = (delayMs = 0) => async () => {
   return { content: "", model: "fake", usage: null, json: { safe: true, reason: "fake", risk_level: "low" as const } }
 }
 
-export const screeningOptions = { quarantineLevel: "high" as const, classifier: { model: undefined, timeoutMs: 10_000, retryMs: 1, retries: 0 } }
+export const screeningOptions = {
+  quarantineLevel: "high" as const,
+  classifier: { model: undefined, timeoutMs: 10_000, retryMs: 1, retries: 0 }
+}
 
 export interface CorpusRates {
   readonly injections: number
@@ -81,7 +84,7 @@ export const ratesOf = async (corpus: ReadonlyArray<CorpusMail>): Promise<Corpus
 export const describeRates = (name: string, rates: CorpusRates) =>
   [
     `${name}: ${rates.caught}/${rates.injections} injections quarantined (${((rates.caught / rates.injections) * 100).toFixed(1)}%), ` +
-      `${rates.falseAlarms}/${rates.ordinary} ordinary mails quarantined (${((rates.falseAlarms / rates.ordinary) * 100).toFixed(1)}%)`,
+    `${rates.falseAlarms}/${rates.ordinary} ordinary mails quarantined (${((rates.falseAlarms / rates.ordinary) * 100).toFixed(1)}%)`,
     ...(rates.missed.length ? [`missed:\n  ${rates.missed.join("\n  ")}`] : []),
     ...(rates.flagged.length ? [`false alarms:\n  ${rates.flagged.join("\n  ")}`] : [])
   ].join("\n")

@@ -5,14 +5,14 @@
  */
 import { HttpServer } from "@effect/platform"
 import { ConfigProvider, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
-import { spawn, type ChildProcess } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 import * as AppConfig from "../../src/config/AppConfig.ts"
 import { AppLive } from "../../src/main.ts"
-import { clientCalls, type ClientCalls } from "./client.ts"
-import { createTestDatabase, tempDir, type Backend, type TestDatabase } from "./database.ts"
+import { type ClientCalls, clientCalls } from "./client.ts"
+import { type Backend, createTestDatabase, tempDir, type TestDatabase } from "./database.ts"
 import { scaled } from "./time.ts"
 
 export const API_KEY = "test-static-key-0123456789"
@@ -56,18 +56,16 @@ const envFor = (db: TestDatabase, port: number, extra: Record<string, string> = 
   ...extra
 })
 
-export const makeRequest =
-  (baseUrl: string) =>
-  (p: string, init: RequestInit & { auth?: string | null } = {}) => {
-    const { auth, ...rest } = init
-    const headers = new Headers(rest.headers)
-    const token = auth === undefined ? API_KEY : auth
-    if (token !== null) headers.set("authorization", `Bearer ${token}`)
-    if (rest.body !== undefined && typeof rest.body === "string" && !headers.has("content-type")) {
-      headers.set("content-type", "application/json")
-    }
-    return fetch(`${baseUrl}${p}`, { ...rest, headers })
+export const makeRequest = (baseUrl: string) => (p: string, init: RequestInit & { auth?: string | null } = {}) => {
+  const { auth, ...rest } = init
+  const headers = new Headers(rest.headers)
+  const token = auth === undefined ? API_KEY : auth
+  if (token !== null) headers.set("authorization", `Bearer ${token}`)
+  if (rest.body !== undefined && typeof rest.body === "string" && !headers.has("content-type")) {
+    headers.set("content-type", "application/json")
   }
+  return fetch(`${baseUrl}${p}`, { ...rest, headers })
+}
 
 /** The server in this process, on a free port. */
 export const startServer = async (options: StartOptions): Promise<TestServer> => {
@@ -76,9 +74,9 @@ export const startServer = async (options: StartOptions): Promise<TestServer> =>
   const scope = Effect.runSync(Scope.make())
   const logger = options.onLog
     ? Logger.replace(
-        Logger.defaultLogger,
-        Logger.map(Logger.logfmtLogger, (line) => options.onLog!(line))
-      )
+      Logger.defaultLogger,
+      Logger.map(Logger.logfmtLogger, (line) => options.onLog!(line))
+    )
     : Layer.empty
   const layer = AppLive.pipe(
     Layer.provide(AppConfig.layer),
@@ -87,7 +85,7 @@ export const startServer = async (options: StartOptions): Promise<TestServer> =>
   )
   try {
     const { port, context } = await Effect.runPromise(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const context = yield* Layer.buildWithScope(layer, scope)
         const server = yield* Effect.provide(HttpServer.HttpServer, context)
         return { port: server.address._tag === "TcpAddress" ? server.address.port : 0, context }

@@ -33,7 +33,9 @@ export const spokenAs = (text: string, format: "f32" | "flac" | "ogg"): Uint8Arr
   const source = path.join(dir, `source-${made.size}.wav`)
   fs.writeFileSync(source, spokenWav(text))
   const target = path.join(dir, `converted-${made.size}.${format === "f32" ? "raw" : format}`)
-  const output = format === "f32" ? ["-r", "16000", "-c", "1", "-e", "floating-point", "-b", "32", "-L", "-t", "raw", target] : ["-r", "16000", target]
+  const output = format === "f32"
+    ? ["-r", "16000", "-c", "1", "-e", "floating-point", "-b", "32", "-L", "-t", "raw", target]
+    : ["-r", "16000", target]
   run("sox", [source, ...output])
   const bytes = new Uint8Array(fs.readFileSync(target))
   made.set(key, bytes)
@@ -66,6 +68,8 @@ export const silentWav = (seconds: number): Uint8Array => {
 export const toneWav = (seconds: number): Uint8Array => {
   const wav = silentWav(seconds)
   const view = new DataView(wav.buffer, wav.byteOffset, wav.byteLength)
-  for (let i = 0; i < (wav.length - 44) / 2; i++) view.setInt16(44 + i * 2, Math.round(Math.sin((2 * Math.PI * 440 * i) / 16_000) * 8000), true)
+  for (let i = 0; i < (wav.length - 44) / 2; i++) {
+    view.setInt16(44 + i * 2, Math.round(Math.sin((2 * Math.PI * 440 * i) / 16_000) * 8000), true)
+  }
   return wav
 }

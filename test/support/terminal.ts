@@ -88,4 +88,3 @@ export const startPty = (args: ReadonlyArray<string>, env: Record<string, string
   }
   return pty
 }
-

@@ -37,7 +37,12 @@ export const waitFor = async <A>(
 }
 
 /** Polls `check` until it holds; fails naming `what` once `timeoutMs` (scaled) has passed. */
-export const eventually = async (check: () => Promise<boolean> | boolean, what: string, timeoutMs = 20_000, everyMs = 50): Promise<void> => {
+export const eventually = async (
+  check: () => Promise<boolean> | boolean,
+  what: string,
+  timeoutMs = 20_000,
+  everyMs = 50
+): Promise<void> => {
   await waitFor(async () => ((await check()) ? true : undefined), what, timeoutMs, everyMs)
 }
 

@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net"
 import type { Scope } from "../../src/auth/Scopes.ts"
 import { CreateBot } from "../../src/bots/Model.ts"
 import { createKey } from "../auth/helpers.ts"
-import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { withDefaults } from "./client.ts"
 import { startServer, type TestServer } from "./server.ts"
 
@@ -40,13 +40,16 @@ export interface WidgetHost {
   readonly close: () => Promise<void>
 }
 
-const page = (cairnUrl: string, bot: string, tokenUrl: string, renewSeconds: number | undefined, extraFrame: string | null) => `<!doctype html>
+const page = (cairnUrl: string, bot: string, tokenUrl: string, renewSeconds: number | undefined, extraFrame: string | null) =>
+  `<!doctype html>
 <html lang="en">
   <head><meta charset="utf-8"><title>A host page</title></head>
   <body>
     <h1>Example shop</h1>
     ${extraFrame ? `<iframe src="${extraFrame}" title="other" width="10" height="10"></iframe>` : ""}
-    <script src="${cairnUrl}/widget.js" data-bot="${bot}" data-token-url="${tokenUrl}"${renewSeconds ? ` data-renew-seconds="${renewSeconds}"` : ""} async></script>
+    <script src="${cairnUrl}/widget.js" data-bot="${bot}" data-token-url="${tokenUrl}"${
+    renewSeconds ? ` data-renew-seconds="${renewSeconds}"` : ""
+  } async></script>
   </body>
 </html>`
 
@@ -68,7 +71,6 @@ const forger = `<!doctype html>
 
 export const startWidgetHost = async (): Promise<WidgetHost> => {
   const mints: Array<Mint> = []
-  let server: Server
   const host: WidgetHost = {
     origin: "",
     mints,
@@ -87,7 +89,7 @@ export const startWidgetHost = async (): Promise<WidgetHost> => {
     },
     close: () => new Promise((resolve) => server.close(() => resolve()))
   }
-  server = createServer(async (req, res) => {
+  const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://host")
     if (!host.cairn) return res.writeHead(503).end()
     if (req.method === "GET" && url.pathname === "/page") {

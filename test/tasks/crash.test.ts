@@ -8,11 +8,11 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { readSse } from "../support/sse.ts"
-import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { startReceiver } from "../hooks/webhookReceiver.ts"
-import { backends, createTestDatabase, withDatabase, type TestDatabase } from "../support/database.ts"
-import { json, spawnDeadlineMs, spawnServer, type ChildServer } from "../support/server.ts"
+import { backends, createTestDatabase, type TestDatabase, withDatabase } from "../support/database.ts"
+import { type ChildServer, json, spawnDeadlineMs, spawnServer } from "../support/server.ts"
+import { readSse } from "../support/sse.ts"
 import { scaled, waitFor } from "../support/time.ts"
 
 /** Two starts of `cairn serve` in turn, and what the test waits for besides. */
@@ -58,7 +58,9 @@ describe.each(backends)("task crash safety (%s)", (backend) => {
     llm.script({ hang: true })
     const first = await spawnServer(db, env)
     children.push(first)
-    const { session_id } = await json(await first.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: "crash" }) }))
+    const { session_id } = await json(
+      await first.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: "crash" }) })
+    )
     const injected = await json(
       await first.request(`/api/v1/sessions/${session_id}/messages`, {
         method: "POST",
@@ -88,78 +90,105 @@ describe.each(backends)("task crash safety (%s)", (backend) => {
     expect(await second.stop("SIGTERM")).toBe(0)
   }, twoStartsAnd(120_000))
 
-  it("a restart after SIGKILL mid-chat frees the session at once: the next message answers directly, and the killed run ends in its log", async () => {
-    // Default leases and heartbeats: nothing here waits for one to lapse.
-    const env = llmEnv(llm)
-    llm.reset()
-    llm.script({ hang: true })
-    const first = await spawnServer(db, env)
-    children.push(first)
-    const sessionId = crypto.randomUUID()
-    const controller = new AbortController()
-    const streamed = first
-      .request("/chat/stream", { method: "POST", body: JSON.stringify({ message: "cut me off", session_id: sessionId }), signal: controller.signal })
-      .then((response) => response.text())
-      .catch(() => "")
-    await until(async () => llm.requestsTo("/v1/chat/completions").length, (n) => n === 1, 30_000)
-    // A message queued behind the running one, as the killed process left it.
-    // Its stream stays open for the queued turn (which never comes here): read to `queued`, then leave.
-    const queuedController = new AbortController()
-    const queuedResponse = await first.request("/chat/stream", {
-      method: "POST",
-      body: JSON.stringify({ message: "and this", session_id: sessionId }),
-      signal: queuedController.signal
-    })
-    const queued = await readSse(queuedResponse, queuedController).until((event) => event.data.type === "queued")
-    expect(queued.at(-1)!.data.type).toBe("queued")
-    queuedController.abort()
-    await first.stop("SIGKILL")
-    controller.abort()
-    await streamed
-
-    llm.script({ text: "queued answer" }, { text: "fresh answer" })
-    const second = await spawnServer(db, env)
-    children.push(second)
-    // The new process ended the killed one's run as it started, knowing that process gone, rather
-    // than waiting for its heartbeat to go stale (30 s) or its task's lease to lapse.
-    await waitFor(
-      () => (second.output().includes("Closed 1 run(s) of a server process that stopped without finishing them") ? true : undefined),
-      "the killed process's run closed at start"
-    )
-    // The queued message runs first (it was waiting), then the next one: neither waits for a lapse.
-    const next = await second.request("/chat", { method: "POST", body: JSON.stringify({ message: "after the restart", session_id: sessionId }) })
-    expect(next.status).toBe(200)
-    expect((await json(next)).response).toBe("fresh answer")
-    const messages = (await json(await second.request(`/api/v1/sessions/${sessionId}/messages`))) as Array<{ role: string; content: string }>
-    expect(messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["cut me off", "and this", "after the restart"])
-    expect(await second.stop("SIGTERM")).toBe(0)
-    // Read once no server holds the database: no run is left running, and the killed one's log ends
-    // as a run's does (an error, then `response`), so a rejoin of it ends too.
-    const runs = await withDatabase(
-      db,
-      Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql<{ status: string; last: Array<{ type: string }> }>`SELECT status,
-            (SELECT jsonb_agg(event ORDER BY seq) FROM (SELECT event, seq FROM run_events WHERE run_id = runs.id ORDER BY seq DESC LIMIT 2) tail) AS last
-          FROM runs WHERE session_id = ${sessionId} ORDER BY created_at`
-      )
-    )
-    expect(runs.map((run) => run.status)).toEqual(["failed", "complete", "complete"])
-    expect(runs[0]!.last.map((event) => event.type)).toEqual(["error", "response"])
-  }, twoStartsAnd(60_000))
-
-  it("fails a task whose worker died TASK_MAX_ATTEMPTS times, with a clear error, and still delivers the failure", async () => {
-    const receiver = await startReceiver({ status: 204 })
-    try {
-      const env = { ...llmEnv(llm), TASK_LEASE_SECONDS: "2", TASK_POLL_MS: "100", TASK_MAX_ATTEMPTS: "1", WEBHOOK_ALLOWED_HOSTS: "127.0.0.1" }
+  it(
+    "a restart after SIGKILL mid-chat frees the session at once: the next message answers directly, and the killed run ends in its log",
+    async () => {
+      // Default leases and heartbeats: nothing here waits for one to lapse.
+      const env = llmEnv(llm)
       llm.reset()
       llm.script({ hang: true })
       const first = await spawnServer(db, env)
       children.push(first)
-      const { session_id } = await json(await first.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: "doomed" }) }))
+      const sessionId = crypto.randomUUID()
+      const controller = new AbortController()
+      const streamed = first
+        .request("/chat/stream", {
+          method: "POST",
+          body: JSON.stringify({ message: "cut me off", session_id: sessionId }),
+          signal: controller.signal
+        })
+        .then((response) => response.text())
+        .catch(() => "")
+      await until(async () => llm.requestsTo("/v1/chat/completions").length, (n) => n === 1, 30_000)
+      // A message queued behind the running one, as the killed process left it.
+      // Its stream stays open for the queued turn (which never comes here): read to `queued`, then leave.
+      const queuedController = new AbortController()
+      const queuedResponse = await first.request("/chat/stream", {
+        method: "POST",
+        body: JSON.stringify({ message: "and this", session_id: sessionId }),
+        signal: queuedController.signal
+      })
+      const queued = await readSse(queuedResponse, queuedController).until((event) => event.data.type === "queued")
+      expect(queued.at(-1)!.data.type).toBe("queued")
+      queuedController.abort()
+      await first.stop("SIGKILL")
+      controller.abort()
+      await streamed
+
+      llm.script({ text: "queued answer" }, { text: "fresh answer" })
+      const second = await spawnServer(db, env)
+      children.push(second)
+      // The new process ended the killed one's run as it started, knowing that process gone, rather
+      // than waiting for its heartbeat to go stale (30 s) or its task's lease to lapse.
+      await waitFor(
+        () => (second.output().includes("Closed 1 run(s) of a server process that stopped without finishing them") ? true : undefined),
+        "the killed process's run closed at start"
+      )
+      // The queued message runs first (it was waiting), then the next one: neither waits for a lapse.
+      const next = await second.request("/chat", {
+        method: "POST",
+        body: JSON.stringify({ message: "after the restart", session_id: sessionId })
+      })
+      expect(next.status).toBe(200)
+      expect((await json(next)).response).toBe("fresh answer")
+      const messages = (await json(await second.request(`/api/v1/sessions/${sessionId}/messages`))) as Array<
+        { role: string; content: string }
+      >
+      expect(messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["cut me off", "and this", "after the restart"])
+      expect(await second.stop("SIGTERM")).toBe(0)
+      // Read once no server holds the database: no run is left running, and the killed one's log ends
+      // as a run's does (an error, then `response`), so a rejoin of it ends too.
+      const runs = await withDatabase(
+        db,
+        Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql<{ status: string; last: Array<{ type: string }> }>`SELECT status,
+            (SELECT jsonb_agg(event ORDER BY seq) FROM (SELECT event, seq FROM run_events WHERE run_id = runs.id ORDER BY seq DESC LIMIT 2) tail) AS last
+          FROM runs WHERE session_id = ${sessionId} ORDER BY created_at`)
+      )
+      expect(runs.map((run) => run.status)).toEqual(["failed", "complete", "complete"])
+      expect(runs[0]!.last.map((event) => event.type)).toEqual(["error", "response"])
+    },
+    twoStartsAnd(60_000)
+  )
+
+  it("fails a task whose worker died TASK_MAX_ATTEMPTS times, with a clear error, and still delivers the failure", async () => {
+    const receiver = await startReceiver({ status: 204 })
+    try {
+      const env = {
+        ...llmEnv(llm),
+        TASK_LEASE_SECONDS: "2",
+        TASK_POLL_MS: "100",
+        TASK_MAX_ATTEMPTS: "1",
+        WEBHOOK_ALLOWED_HOSTS: "127.0.0.1"
+      }
+      llm.reset()
+      llm.script({ hang: true })
+      const first = await spawnServer(db, env)
+      children.push(first)
+      const { session_id } = await json(
+        await first.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: "doomed" }) })
+      )
       const injected = await json(
         await first.request(`/api/v1/sessions/${session_id}/messages`, {
           method: "POST",
-          body: JSON.stringify({ content: "never answered", source: "test", run_agent: true, notify: true, dispatch_type: "webhook", dispatch_config: { url: `${receiver.url}/late` } })
+          body: JSON.stringify({
+            content: "never answered",
+            source: "test",
+            run_agent: true,
+            notify: true,
+            dispatch_type: "webhook",
+            dispatch_config: { url: `${receiver.url}/late` }
+          })
         })
       )
       await until(async () => llm.requestsTo("/v1/chat/completions").length, (n) => n === 1, 30_000)
@@ -224,7 +253,8 @@ describe("two server processes share one PostgreSQL queue", () => {
     }
     const finished = await until(
       () => a!.request("/api/v1/tasks?limit=500").then(json),
-      (list: Array<{ status: string; attempts: number }>) => list.filter((t) => t.status === "complete" || t.status === "failed").length === count,
+      (list: Array<{ status: string; attempts: number }>) =>
+        list.filter((t) => t.status === "complete" || t.status === "failed").length === count,
       120_000
     )
     expect(finished.filter((t: { status: string }) => t.status === "complete")).toHaveLength(count)

@@ -4,10 +4,10 @@
  */
 import { Effect } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { ToolRegistry } from "../../src/agent/Tools.ts"
 import { foreignTool } from "../../src/agent/Tool.ts"
+import { ToolRegistry } from "../../src/agent/Tools.ts"
 import { SkillLibrary } from "../../src/skills/Skills.ts"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, taskEnded, type TestServer } from "../support/server.ts"
 
@@ -43,7 +43,7 @@ describe.each(backends)("tasks (%s)", (backend) => {
       }
     })
     await server.run(
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const tools = yield* ToolRegistry
         yield* tools.register(foreignTool({
           name: "lookup_order",
@@ -53,7 +53,12 @@ describe.each(backends)("tasks (%s)", (backend) => {
           execute: () => "order 42: shipped"
         }))
         const skills = yield* SkillLibrary
-        yield* skills.register({ id: "integrations/acme/triage", title: "Triage", content: "# Triage\n\nAlways label with TRIAGE-MARKER.", source: "acme" })
+        yield* skills.register({
+          id: "integrations/acme/triage",
+          title: "Triage",
+          content: "# Triage\n\nAlways label with TRIAGE-MARKER.",
+          source: "acme"
+        })
         yield* skills.register({ id: "tone", title: "Tone", content: "# Tone\n\nBe warm: TONE-MARKER.", source: "test" })
       })
     )
@@ -72,7 +77,12 @@ describe.each(backends)("tasks (%s)", (backend) => {
     expect(body).toEqual({ message_id: expect.any(String), session_id: sessionId, task_id: null })
     const messages = await messagesOf(sessionId)
     expect(messages).toHaveLength(1)
-    expect(messages[0]).toMatchObject({ id: body.message_id, role: "user", content: "FYI: the build is green", metadata: { source: "ci", injected: true } })
+    expect(messages[0]).toMatchObject({
+      id: body.message_id,
+      role: "user",
+      content: "FYI: the build is green",
+      metadata: { source: "ci", injected: true }
+    })
     await new Promise((resolve) => setTimeout(resolve, 300))
     expect(completions()).toHaveLength(0)
     expect(await json(await server.request(`/api/v1/tasks?session_id=${sessionId}`))).toEqual([])
@@ -149,7 +159,9 @@ describe.each(backends)("tasks (%s)", (backend) => {
     expect((await taskEnded(server, second.task_id)).status).toBe("complete")
     const plain = completions()[1]!.body
     expect(plain.model).toBe("fake-model")
-    const plainSystem = plain.messages.filter((m: { role: string }) => m.role === "system").map((m: { content: string }) => m.content).join("\n")
+    const plainSystem = plain.messages.filter((m: { role: string }) => m.role === "system").map((m: { content: string }) => m.content).join(
+      "\n"
+    )
     expect(plainSystem).not.toContain("PREAMBLE-MARKER")
     expect(plainSystem).not.toContain("TRIAGE-MARKER")
     expect(plain.tools ?? []).not.toContainEqual(expect.objectContaining({ function: expect.objectContaining({ name: "lookup_order" }) }))
@@ -160,7 +172,13 @@ describe.each(backends)("tasks (%s)", (backend) => {
   it("merges @skill tags in the message with execution_config.skills", async () => {
     const sessionId = await newSession()
     const body = await json(
-      await inject(sessionId, { content: "@skill:integrations/acme/triage please, @skill:tone", source: "t", run_agent: true, notify: false, execution_config: { skills: ["tone"] } })
+      await inject(sessionId, {
+        content: "@skill:integrations/acme/triage please, @skill:tone",
+        source: "t",
+        run_agent: true,
+        notify: false,
+        execution_config: { skills: ["tone"] }
+      })
     )
     expect((await taskEnded(server, body.task_id)).status).toBe("complete")
     const system = completions()[0]!.body.messages[0].content as string
@@ -171,7 +189,13 @@ describe.each(backends)("tasks (%s)", (backend) => {
   it("fails the task with a clear error for an unknown skill, in config or in a tag", async () => {
     const sessionId = await newSession()
     const viaConfig = await json(
-      await inject(sessionId, { content: "go", source: "t", run_agent: true, notify: false, execution_config: { skills: ["no-such-skill"] } })
+      await inject(sessionId, {
+        content: "go",
+        source: "t",
+        run_agent: true,
+        notify: false,
+        execution_config: { skills: ["no-such-skill"] }
+      })
     )
     const failed = await taskEnded(server, viaConfig.task_id)
     expect(failed.status).toBe("failed")
@@ -226,7 +250,10 @@ describe.each(backends)("tasks (%s)", (backend) => {
     expect(badConfig.status).toBe(422)
     const badDispatch = await inject(sessionId, { content: "x", run_agent: true, notify: true, dispatch_type: "carrier-pigeon" })
     expect(badDispatch.status).toBe(422)
-    expect((await json(badDispatch)).detail[0]).toMatchObject({ loc: ["body", "dispatch_type"], msg: expect.stringContaining("Unknown dispatch_type: carrier-pigeon") })
+    expect((await json(badDispatch)).detail[0]).toMatchObject({
+      loc: ["body", "dispatch_type"],
+      msg: expect.stringContaining("Unknown dispatch_type: carrier-pigeon")
+    })
     expect(await messagesOf(sessionId)).toEqual([])
 
     const unknownSession = await inject("00000000-0000-4000-8000-000000000000", { content: "x" })
@@ -248,7 +275,14 @@ describe.each(backends)("tasks (%s)", (backend) => {
     const token = key.key
     expect(typeof token).toBe("string")
     expect((await server.request("/api/v1/tasks", { auth: token })).status).toBe(200)
-    expect((await server.request(`/api/v1/sessions/${sessionId}/messages`, { method: "POST", body: JSON.stringify({ content: "x" }), auth: token })).status).toBe(403)
-    expect((await server.request("/api/v1/tasks/00000000-0000-4000-8000-000000000000/cancel", { method: "POST", auth: token })).status).toBe(403)
+    expect(
+      (await server.request(`/api/v1/sessions/${sessionId}/messages`, {
+        method: "POST",
+        body: JSON.stringify({ content: "x" }),
+        auth: token
+      })).status
+    ).toBe(403)
+    expect((await server.request("/api/v1/tasks/00000000-0000-4000-8000-000000000000/cancel", { method: "POST", auth: token })).status)
+      .toBe(403)
   })
 })

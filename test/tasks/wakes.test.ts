@@ -4,7 +4,7 @@
  * same way, is test/tasks/crash.test.ts's first case.)
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, taskEnded, type TestServer } from "../support/server.ts"
 
@@ -14,7 +14,9 @@ describe.each(backends)("the task worker wakes on notices (%s)", (backend) => {
 
   const taskOf = async (id: string) => json(await server.request(`/api/v1/tasks/${id}`))
   const queue = async (content: string) => {
-    const { session_id } = await json(await server.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: `wakes-${content}` }) }))
+    const { session_id } = await json(
+      await server.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: `wakes-${content}` }) })
+    )
     const injected = await json(
       await server.request(`/api/v1/sessions/${session_id}/messages`, {
         method: "POST",

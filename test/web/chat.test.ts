@@ -4,12 +4,12 @@
  * inline, Stop cancels, and a reload or a second tab in the middle of an answer rejoins the run and
  * shows the answer once, whole.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import type { Browser, Page } from "playwright-core"
 import { Effect } from "effect"
+import type { Browser, Page } from "playwright-core"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { CreateBot } from "../../src/bots/Model.ts"
 import { Sessions } from "../../src/sessions/Sessions.ts"
-import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { ensureWebBuilt, launchBrowser } from "../support/browser.ts"
 import { withDefaults } from "../support/client.ts"
 import { startServer, type TestServer } from "../support/server.ts"
@@ -35,7 +35,12 @@ describe("web app chat", () => {
     await server.call((client) => client.bots.create({ payload: botRequest({ id: "helper", name: "Helper", tools: ["current_time"] }) }))
     await server.call((client) =>
       client.bots.create({
-        payload: botRequest({ id: "guarded", name: "Guarded", tools: ["current_time"], tool_policies: { current_time: "require_approval" } })
+        payload: botRequest({
+          id: "guarded",
+          name: "Guarded",
+          tools: ["current_time"],
+          tool_policies: { current_time: "require_approval" }
+        })
       })
     )
     browser = await launchBrowser()
@@ -206,9 +211,7 @@ describe("web app chat", () => {
               role: "assistant",
               content: `Part **${i}** works like this:\n\n- one\n- two\n\n\`\`\`ts\nconst part${i} = ${i}\n\`\`\`\nAnswer ${i} ends here.`
             })
-          )
-        )
-      )
+          )))
     )
     const cold = await browser.newContext({ viewport: { width: 1100, height: 760 } })
     const fresh = await cold.newPage()

@@ -9,8 +9,8 @@ import { writeFileSync } from "node:fs"
 import * as path from "node:path"
 import type { Browser, Frame, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { tempDir } from "../support/database.ts"
 import { ensureWebBuilt, launchBrowser } from "../support/browser.ts"
+import { tempDir } from "../support/database.ts"
 import { spokenWav } from "../support/speech.ts"
 import { startWidgetStack, type WidgetStack } from "../support/widgetHost.ts"
 
@@ -43,11 +43,10 @@ const transfer = (frame: Frame, kind: "paste" | "drop", file: { name: string; ba
       const bytes = Uint8Array.from(atob(file.base64), (c) => c.charCodeAt(0))
       const data = new DataTransfer()
       data.items.add(new File([bytes], file.name, { type: "image/png" }))
-      const target = kind === "paste" ? document.querySelector("textarea")! : document.querySelector('[data-testid="composer"]')!
-      const event =
-        kind === "paste"
-          ? new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true })
-          : new DragEvent("drop", { dataTransfer: data, bubbles: true, cancelable: true })
+      const target = kind === "paste" ? document.querySelector("textarea")! : document.querySelector("[data-testid=\"composer\"]")!
+      const event = kind === "paste"
+        ? new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true })
+        : new DragEvent("drop", { dataTransfer: data, bubbles: true, cancelable: true })
       target.dispatchEvent(event)
     },
     { kind, file }
@@ -81,12 +80,16 @@ describe("composer", () => {
     const [picked, pasted, dropped] = (await Promise.all(pngs)).map((png) => png.toString("base64"))
     const frame = await composerIn(page, host.pageUrl({ bot: "studio" }))
 
-    await frame.getByTestId("composer-file").setInputFiles({ name: "picked.png", mimeType: "image/png", buffer: Buffer.from(picked!, "base64") })
+    await frame.getByTestId("composer-file").setInputFiles({
+      name: "picked.png",
+      mimeType: "image/png",
+      buffer: Buffer.from(picked!, "base64")
+    })
     await transfer(frame, "paste", { name: "pasted.png", base64: pasted! })
     await transfer(frame, "drop", { name: "dropped.png", base64: dropped! })
     const previews = frame.getByRole("list", { name: "Attached images" }).getByRole("listitem")
     await expect.poll(() => previews.count()).toBe(3)
-    await expect.poll(() => frame.locator('[data-state="ready"]').count(), { timeout: 10_000 }).toBe(3)
+    await expect.poll(() => frame.locator("[data-state=\"ready\"]").count(), { timeout: 10_000 }).toBe(3)
     expect(await frame.getByRole("img", { name: "picked.png" }).getAttribute("src")).toMatch(/^blob:/)
     await frame.getByRole("button", { name: "Remove picked.png" }).click()
     await expect.poll(() => previews.count()).toBe(2)
@@ -99,7 +102,7 @@ describe("composer", () => {
     expect(await box.inputValue()).toBe("Here is the shop\nfrom two sides")
     expect(llm.requestsTo("/v1/chat/completions")).toHaveLength(0)
     await box.press("Enter")
-    await frame.locator('li[data-role="assistant"][data-state="done"]').filter({ hasText: "Two pictures of the shop." }).waitFor()
+    await frame.locator("li[data-role=\"assistant\"][data-state=\"done\"]").filter({ hasText: "Two pictures of the shop." }).waitFor()
     expect(await box.inputValue()).toBe("")
     expect(await previews.count()).toBe(0)
 
@@ -134,7 +137,7 @@ describe("composer", () => {
     await box.press("End")
     await box.pressSequentially(", please?")
     await box.press("Enter")
-    await frame.locator('li[data-role="assistant"][data-state="done"]').filter({ hasText: "From ten until four." }).waitFor()
+    await frame.locator("li[data-role=\"assistant\"][data-state=\"done\"]").filter({ hasText: "From ten until four." }).waitFor()
     expect(lastUserMessage(llm.requestsTo("/v1/chat/completions").at(-1)!.body).text).toContain(`${spoken}, please?`)
     await page.close()
   }, 40_000)
@@ -153,13 +156,18 @@ describe("composer", () => {
       expect(await focused()).toBe(label)
     }
     await page.keyboard.press("Enter")
-    await frame.locator('li[data-role="assistant"][data-state="done"]').waitFor()
+    await frame.locator("li[data-role=\"assistant\"][data-state=\"done\"]").waitFor()
     const layout = await frame.evaluate(() => {
       const { document, getComputedStyle, window } = globalThis as any
       const root = document.scrollingElement!
-      const send = document.querySelector('button[aria-label="Send"]')!.getBoundingClientRect()
+      const send = document.querySelector("button[aria-label=\"Send\"]")!.getBoundingClientRect()
       const [r, g, b]: Array<number> = getComputedStyle(document.body).backgroundColor.match(/\d+/g).map(Number)
-      return { overflow: root.scrollWidth - root.clientWidth, sendRight: send.right, width: window.innerWidth, luminance: (r! + g! + b!) / 3 / 255 }
+      return {
+        overflow: root.scrollWidth - root.clientWidth,
+        sendRight: send.right,
+        width: window.innerWidth,
+        luminance: (r! + g! + b!) / 3 / 255
+      }
     })
     expect(layout.overflow).toBe(0)
     expect(layout.sendRight).toBeLessThanOrEqual(layout.width)

@@ -3,8 +3,8 @@
  * for a year, a strict Content-Security-Policy, the API's own 404s untouched; and in a real Chromium
  * the page loads, reaches the API through the typed client, and breaks none of its policy.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Browser } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ensureWebBuilt, launchBrowser } from "../support/browser.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 
@@ -31,7 +31,7 @@ describe("web app serving", () => {
       expect(policy).toContain("script-src 'self'")
       expect(policy).toContain("frame-ancestors 'none'")
       expect(policy).not.toContain("unsafe-inline")
-      expect(await response.text()).toContain('<div id="root">')
+      expect(await response.text()).toContain("<div id=\"root\">")
     }
   })
 

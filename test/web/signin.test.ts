@@ -3,8 +3,8 @@
  * token refreshed silently from the HttpOnly cookie after it expires (a 3-second token here),
  * a reload signed in by the cookie alone, logout everywhere, and login with a password.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Browser, BrowserContext, Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ensureWebBuilt, launchBrowser } from "../support/browser.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 import { screenshot, setUpThroughPage, signInThroughPage } from "./support.ts"

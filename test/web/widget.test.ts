@@ -22,13 +22,13 @@ const screenshotDir = path.resolve(import.meta.dirname, "../../docs/web")
 const widgetFrame = async (page: Page): Promise<Frame> => {
   const handle = await page.waitForSelector("iframe[data-cairn-widget]")
   const frame = (await handle.contentFrame())!
-  await frame.waitForSelector('[data-testid="widget"]:not([data-tokens="0"])')
+  await frame.waitForSelector("[data-testid=\"widget\"]:not([data-tokens=\"0\"])")
   return frame
 }
 
 const tokensReceived = async (frame: Frame) => Number(await frame.getByTestId("widget").getAttribute("data-tokens"))
 
-const lastAnswer = (frame: Frame) => frame.locator('li[data-role="assistant"]').last()
+const lastAnswer = (frame: Frame) => frame.locator("li[data-role=\"assistant\"]").last()
 
 describe("embeddable widget", () => {
   let stack: WidgetStack
@@ -45,50 +45,54 @@ describe("embeddable widget", () => {
     await stack?.close()
   })
 
-  it("gets its token from the host page, streams an answer through renewals past the first token's life, and chats on with a renewed one", async () => {
-    const { llm, host } = stack
-    llm.reset()
-    const story =
-      "Once a small shop sold maps of places that did not exist yet, and every morning a traveller came in to ask whether the road to the sea had been drawn. One day it was."
-    llm.script({ text: story, chunkDelayMs: 250 }, { text: "Glad you liked it. Ask me about opening hours any time." })
-    const page = await browser.newPage({ viewport: { width: 420, height: 640 } })
-    const errors: Array<string> = []
-    page.on("console", (message) => message.type() === "error" && errors.push(message.text()))
-    const mintsBefore = host.mints.length
-    await page.goto(host.pageUrl({ bot: "helper", renewSeconds: 2 }))
-    const frame = await widgetFrame(page)
-    expect(host.mints.length).toBeGreaterThan(mintsBefore)
-    expect(await frame.getByRole("heading").textContent()).toBe("Bot helper")
+  it(
+    "gets its token from the host page, streams an answer through renewals past the first token's life, and chats on with a renewed one",
+    async () => {
+      const { llm, host } = stack
+      llm.reset()
+      const story =
+        "Once a small shop sold maps of places that did not exist yet, and every morning a traveller came in to ask whether the road to the sea had been drawn. One day it was."
+      llm.script({ text: story, chunkDelayMs: 250 }, { text: "Glad you liked it. Ask me about opening hours any time." })
+      const page = await browser.newPage({ viewport: { width: 420, height: 640 } })
+      const errors: Array<string> = []
+      page.on("console", (message) => message.type() === "error" && errors.push(message.text()))
+      const mintsBefore = host.mints.length
+      await page.goto(host.pageUrl({ bot: "helper", renewSeconds: 2 }))
+      const frame = await widgetFrame(page)
+      expect(host.mints.length).toBeGreaterThan(mintsBefore)
+      expect(await frame.getByRole("heading").textContent()).toBe("Bot helper")
 
-    await frame.getByLabel("Message").fill("Tell me a long story")
-    await frame.getByLabel("Message").press("Enter")
-    await lastAnswer(frame).filter({ hasText: "Once" }).waitFor()
-    const streamingFrom = await tokensReceived(frame)
-    const firstToken = host.mints.at(-1)!
-    // While the answer streams, renewed tokens arrive in the live widget...
-    await expect.poll(() => tokensReceived(frame), { timeout: 10_000 }).toBeGreaterThanOrEqual(streamingFrom + 2)
-    expect(await lastAnswer(frame).getAttribute("data-state")).toBe("streaming")
-    // ...and the answer completes, whole and once, after the token it started with has expired.
-    await lastAnswer(frame).and(frame.locator('[data-state="done"]')).waitFor({ timeout: 20_000 })
-    expect(Date.now()).toBeGreaterThan(Date.parse(firstToken.expires_at))
-    expect((await lastAnswer(frame).locator(".cairn-widget__text").textContent())?.trim()).toBe(story)
-    const tokens = host.mints.slice(mintsBefore).map((mint) => mint.token)
-    expect(new Set(tokens).size).toBe(tokens.length)
-    expect(tokens.length).toBeGreaterThanOrEqual(3)
+      await frame.getByLabel("Message").fill("Tell me a long story")
+      await frame.getByLabel("Message").press("Enter")
+      await lastAnswer(frame).filter({ hasText: "Once" }).waitFor()
+      const streamingFrom = await tokensReceived(frame)
+      const firstToken = host.mints.at(-1)!
+      // While the answer streams, renewed tokens arrive in the live widget...
+      await expect.poll(() => tokensReceived(frame), { timeout: 10_000 }).toBeGreaterThanOrEqual(streamingFrom + 2)
+      expect(await lastAnswer(frame).getAttribute("data-state")).toBe("streaming")
+      // ...and the answer completes, whole and once, after the token it started with has expired.
+      await lastAnswer(frame).and(frame.locator("[data-state=\"done\"]")).waitFor({ timeout: 20_000 })
+      expect(Date.now()).toBeGreaterThan(Date.parse(firstToken.expires_at))
+      expect((await lastAnswer(frame).locator(".cairn-widget__text").textContent())?.trim()).toBe(story)
+      const tokens = host.mints.slice(mintsBefore).map((mint) => mint.token)
+      expect(new Set(tokens).size).toBe(tokens.length)
+      expect(tokens.length).toBeGreaterThanOrEqual(3)
 
-    // The next message goes out with a renewed token (the first one is expired by now).
-    await frame.getByLabel("Message").fill("Lovely, thank you")
-    await frame.getByLabel("Message").press("Enter")
-    await lastAnswer(frame).filter({ hasText: "Glad you liked it." }).and(frame.locator('[data-state="done"]')).waitFor()
-    const calls = llm.requestsTo("/v1/chat/completions")
-    expect(calls).toHaveLength(2)
-    expect(JSON.stringify(calls[1]!.body.messages.at(-1))).toContain("Lovely, thank you")
+      // The next message goes out with a renewed token (the first one is expired by now).
+      await frame.getByLabel("Message").fill("Lovely, thank you")
+      await frame.getByLabel("Message").press("Enter")
+      await lastAnswer(frame).filter({ hasText: "Glad you liked it." }).and(frame.locator("[data-state=\"done\"]")).waitFor()
+      const calls = llm.requestsTo("/v1/chat/completions")
+      expect(calls).toHaveLength(2)
+      expect(JSON.stringify(calls[1]!.body.messages.at(-1))).toContain("Lovely, thank you")
 
-    mkdirSync(screenshotDir, { recursive: true })
-    await (await page.$("iframe[data-cairn-widget]"))!.screenshot({ path: path.join(screenshotDir, "widget.png") })
-    expect(errors).toEqual([])
-    await page.close()
-  }, 60_000)
+      mkdirSync(screenshotDir, { recursive: true })
+      await (await page.$("iframe[data-cairn-widget]"))!.screenshot({ path: path.join(screenshotDir, "widget.png") })
+      expect(errors).toEqual([])
+      await page.close()
+    },
+    60_000
+  )
 
   it("stops an answer being written", async () => {
     const { llm, host } = stack
@@ -102,7 +106,7 @@ describe("embeddable widget", () => {
     await frame.getByLabel("Message").press("Enter")
     await lastAnswer(frame).filter({ hasText: "step2" }).waitFor()
     await frame.getByRole("button", { name: "Stop" }).click()
-    await lastAnswer(frame).and(frame.locator('[data-state="done"]')).filter({ hasText: "Stopped" }).waitFor({ timeout: 10_000 })
+    await lastAnswer(frame).and(frame.locator("[data-state=\"done\"]")).filter({ hasText: "Stopped" }).waitFor({ timeout: 10_000 })
     expect(await lastAnswer(frame).locator(".cairn-widget__text").textContent()).not.toContain("step59")
     expect(await frame.getByRole("button", { name: "Stop" }).count()).toBe(0)
     // The widget takes the next message at once.
@@ -189,7 +193,9 @@ describe("embeddable widget", () => {
     expect(widgetPage.headers.get("content-security-policy")).toContain(`frame-ancestors ${host.origin}`)
     expect(widgetPage.headers.get("x-frame-options")).toBeNull()
     // The app itself stays unframeable.
-    expect((await server.request("/", { auth: null, headers: { accept: "text/html" } })).headers.get("content-security-policy")).toContain("frame-ancestors 'none'")
+    expect((await server.request("/", { auth: null, headers: { accept: "text/html" } })).headers.get("content-security-policy")).toContain(
+      "frame-ancestors 'none'"
+    )
     const script = await server.request("/widget.js", { auth: null })
     expect(script.status).toBe(200)
     expect(script.headers.get("content-type")).toContain("javascript")
@@ -204,7 +210,7 @@ describe("embeddable widget", () => {
       const handle = await page.waitForSelector("iframe[data-cairn-widget]")
       await expect.poll(() => refused.some((text) => text.includes("frame-ancestors")), { timeout: 10_000 }).toBe(true)
       const frame = await handle.contentFrame()
-      expect(frame === null || (await frame.locator('[data-testid="widget"]').count()) === 0).toBe(true)
+      expect(frame === null || (await frame.locator("[data-testid=\"widget\"]").count()) === 0).toBe(true)
       // Nothing was minted for the stranger: the widget never ran to ask.
       expect(stranger.mints).toEqual([])
       await page.close()

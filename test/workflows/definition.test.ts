@@ -2,8 +2,8 @@
 import { Either, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import YAML from "yaml"
 import { describe, expect, it } from "vitest"
+import YAML from "yaml"
 import { holds, render, resolveParams, toolNameOf, WorkflowDefinition } from "../../src/workflows/Definition.ts"
 import { projectWorkflowsDir } from "../../src/workflows/Engine.ts"
 
@@ -35,14 +35,21 @@ describe("workflow definitions", () => {
       return Either.isLeft(result) ? String(result.left) : ""
     }
     expect(problems({ ...base, steps: [{ id: "a", prompt: "{{nope}}" }] })).toContain("{{nope}} names no param")
-    expect(problems({ ...base, steps: [{ id: "a", prompt: "{{steps.b.result}}" }, { id: "b", prompt: "x" }] })).toContain("names no earlier step")
+    expect(problems({ ...base, steps: [{ id: "a", prompt: "{{steps.b.result}}" }, { id: "b", prompt: "x" }] })).toContain(
+      "names no earlier step"
+    )
     expect(problems({ ...base, steps: [{ id: "a", prompt: "x" }, { id: "a", prompt: "y" }] })).toContain("used twice")
     expect(problems({ ...base, params: { n: { type: "integer", default: "two" } } })).toContain("the default is not a integer")
-    expect(problems({ ...base, steps: [{ id: "a", prompt: "x", when: { step: "later", status: "complete" } }] })).toContain("no earlier step later")
+    expect(problems({ ...base, steps: [{ id: "a", prompt: "x", when: { step: "later", status: "complete" } }] })).toContain(
+      "no earlier step later"
+    )
     expect(problems({ ...base, steps: [] })).not.toBe("")
     expect(problems({ ...base, triggers: { schedule: { cron: "at dawn", params: { topic: "x" } } } })).toContain("triggers.schedule.cron")
-    expect(problems({ ...base, triggers: { schedule: { cron: "0 9 * * *", timezone: "Mars/Olympus", params: { topic: "x" } } } })).toContain("triggers.schedule.timezone")
-    expect(problems({ ...base, triggers: { schedule: { cron: "0 9 * * *" } } })).toContain("triggers.schedule.params.topic: The param topic is required")
+    expect(problems({ ...base, triggers: { schedule: { cron: "0 9 * * *", timezone: "Mars/Olympus", params: { topic: "x" } } } }))
+      .toContain("triggers.schedule.timezone")
+    expect(problems({ ...base, triggers: { schedule: { cron: "0 9 * * *" } } })).toContain(
+      "triggers.schedule.params.topic: The param topic is required"
+    )
     expect(problems({ ...base, triggers: { schedule: { cron: "0 9 * * *", params: { topic: "tides" } } } })).toBe("")
   })
 
@@ -58,7 +65,9 @@ describe("workflow definitions", () => {
   })
 
   it("renders params and earlier results, and evaluates conditions", () => {
-    expect(render("On {{topic}}: {{ steps.research.result }}", { topic: "tides" }, { research: "high at noon" })).toBe("On tides: high at noon")
+    expect(render("On {{topic}}: {{ steps.research.result }}", { topic: "tides" }, { research: "high at noon" })).toBe(
+      "On tides: high at noon"
+    )
     const earlier = { research: { status: "complete" as const, result: "URGENT: storm" } }
     expect(holds(undefined, {}, {})).toBe(true)
     expect(holds({ param: "depth", equals: 2 }, { depth: 2 }, {})).toBe(true)
@@ -71,6 +80,8 @@ describe("workflow definitions", () => {
   it("ships examples that are valid workflows", () => {
     const files = fs.readdirSync(projectWorkflowsDir).filter((name) => name.endsWith(".yaml"))
     expect(files.length).toBeGreaterThanOrEqual(2)
-    for (const file of files) expect(Either.isRight(decode(YAML.parse(fs.readFileSync(path.join(projectWorkflowsDir, file), "utf8"))))).toBe(true)
+    for (const file of files) {
+      expect(Either.isRight(decode(YAML.parse(fs.readFileSync(path.join(projectWorkflowsDir, file), "utf8"))))).toBe(true)
+    }
   })
 })

@@ -8,14 +8,18 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeLlm, type FakeLlm } from "../fixtures/fakeLlm.ts"
+import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends, createTestDatabase, tempDir } from "../support/database.ts"
 import { json, spawnServer, startServer, type TestServer } from "../support/server.ts"
 
 const pipeline = {
   id: "harbour-report",
   name: "Harbour report",
-  params: { topic: { type: "string", required: true }, urgent: { type: "boolean", default: false }, pages: { type: "integer", default: 1 } },
+  params: {
+    topic: { type: "string", required: true },
+    urgent: { type: "boolean", default: false },
+    pages: { type: "integer", default: 1 }
+  },
   steps: [
     { id: "gather", prompt: "Gather news on {{topic}} ({{pages}} page)" },
     { id: "analyse", prompt: "Analyse: {{steps.gather.result}}", retries: 1 },
@@ -41,7 +45,10 @@ describe.each(backends)("workflows (%s)", (backend) => {
 
   beforeAll(async () => {
     llm = await startFakeLlm({ defaultReply: { text: "Done." } })
-    server = await startServer({ backend, env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-wf", DEFAULT_MODEL: "fake-model", LLM_MAX_RETRIES: "0", WORKFLOW_TICK_MS: "100" } })
+    server = await startServer({
+      backend,
+      env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-wf", DEFAULT_MODEL: "fake-model", LLM_MAX_RETRIES: "0", WORKFLOW_TICK_MS: "100" }
+    })
     const created = await server.request("/api/v1/admin/workflows", { method: "POST", body: JSON.stringify(pipeline) })
     expect(created.status).toBe(201)
   })
@@ -52,10 +59,17 @@ describe.each(backends)("workflows (%s)", (backend) => {
 
   it("runs to completion: templated prompts, a retried failure, a skipped condition, an approval gate", async () => {
     llm.script({ text: "Two ships arrived." }, { status: 500 }, { text: "Traffic is calm." }, { text: "Published the note." })
-    const started = await server.request("/api/v1/admin/workflows/harbour-report/run", { method: "POST", body: JSON.stringify({ params: { topic: "the harbour" } }) })
+    const started = await server.request("/api/v1/admin/workflows/harbour-report/run", {
+      method: "POST",
+      body: JSON.stringify({ params: { topic: "the harbour" } })
+    })
     expect(started.status).toBe(202)
     const run = await json(started)
-    expect(run).toMatchObject({ workflow_id: "harbour-report", params: { topic: "the harbour", urgent: false, pages: 1 }, triggered_by: "api:static" })
+    expect(run).toMatchObject({
+      workflow_id: "harbour-report",
+      params: { topic: "the harbour", urgent: false, pages: 1 },
+      triggered_by: "api:static"
+    })
     const waiting = await waitFor(server, run.id, (r) => r.status === "waiting")
     expect(waiting.steps.map((s: any) => [s.id, s.status])).toEqual([
       ["gather", "complete"],
@@ -69,7 +83,9 @@ describe.each(backends)("workflows (%s)", (backend) => {
     const done = await waitFor(server, run.id, (r) => r.status === "complete")
     expect(done.steps.map((s: any) => s.status)).toEqual(["complete", "complete", "skipped", "complete"])
     expect(done.steps[3].result).toBe("Published the note.")
-    const prompts = llm.requestsTo("/v1/chat/completions").map((r: any) => r.body.messages.filter((m: any) => m.role === "user").at(-1)?.content)
+    const prompts = llm.requestsTo("/v1/chat/completions").map((r: any) =>
+      r.body.messages.filter((m: any) => m.role === "user").at(-1)?.content
+    )
     expect(prompts).toContain("Gather news on the harbour (1 page)")
     expect(prompts).toContain("Analyse: Two ships arrived.")
     expect(prompts).toContain("Publish: Traffic is calm.")
@@ -78,7 +94,10 @@ describe.each(backends)("workflows (%s)", (backend) => {
   })
 
   it("checks params against their types with 422 at each", async () => {
-    const refused = await server.request("/api/v1/admin/workflows/harbour-report/run", { method: "POST", body: JSON.stringify({ params: { pages: "two", colour: "red" } }) })
+    const refused = await server.request("/api/v1/admin/workflows/harbour-report/run", {
+      method: "POST",
+      body: JSON.stringify({ params: { pages: "two", colour: "red" } })
+    })
     expect(refused.status).toBe(422)
     expect((await json(refused)).detail.map((d: any) => `${d.loc.join(".")}:${d.type}`).sort()).toEqual([
       "body.params.colour:unknown_param",
@@ -86,23 +105,42 @@ describe.each(backends)("workflows (%s)", (backend) => {
       "body.params.topic:missing"
     ])
     expect((await server.request("/api/v1/admin/workflows/nope/run", { method: "POST", body: "{}" })).status).toBe(404)
-    const bad = await server.request("/api/v1/admin/workflows", { method: "POST", body: JSON.stringify({ ...pipeline, id: "broken", steps: [{ id: "a", prompt: "{{missing}}" }] }) })
+    const bad = await server.request("/api/v1/admin/workflows", {
+      method: "POST",
+      body: JSON.stringify({ ...pipeline, id: "broken", steps: [{ id: "a", prompt: "{{missing}}" }] })
+    })
     expect(bad.status).toBe(422)
     expect((await server.request("/api/v1/admin/workflows", { method: "POST", body: JSON.stringify(pipeline) })).status).toBe(409)
     // A tool trigger may not take the name of a tool it does not own.
-    const stolen = await server.request("/api/v1/admin/workflows", { method: "POST", body: JSON.stringify({ ...pipeline, id: "thief", triggers: { tool: { name: "current_time" } } }) })
+    const stolen = await server.request("/api/v1/admin/workflows", {
+      method: "POST",
+      body: JSON.stringify({ ...pipeline, id: "thief", triggers: { tool: { name: "current_time" } } })
+    })
     expect(stolen.status).toBe(422)
     expect((await json(stolen)).detail[0]).toMatchObject({ loc: ["body", "triggers", "tool", "name"], type: "tool_name_taken" })
-    const internal = await server.request("/api/v1/admin/workflows", { method: "POST", body: JSON.stringify({ ...pipeline, id: "internal-only", triggers: { api: false } }) })
+    const internal = await server.request("/api/v1/admin/workflows", {
+      method: "POST",
+      body: JSON.stringify({ ...pipeline, id: "internal-only", triggers: { api: false } })
+    })
     expect(internal.status).toBe(201)
-    expect((await server.request("/api/v1/admin/workflows/internal-only/run", { method: "POST", body: JSON.stringify({ params: { topic: "x" } }) })).status).toBe(409)
+    expect(
+      (await server.request("/api/v1/admin/workflows/internal-only/run", {
+        method: "POST",
+        body: JSON.stringify({ params: { topic: "x" } })
+      })).status
+    ).toBe(409)
     expect((await server.request("/api/v1/admin/workflow-runs/aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa")).status).toBe(404)
     expect((await server.request("/api/v1/admin/workflow-runs/not-a-run/cancel", { method: "POST" })).status).toBe(404)
   })
 
   it("fails a run when a step fails past its retries, then retries, skips and cancels by hand", async () => {
     llm.script({ text: "Nothing new." }, { status: 500 }, { status: 500 })
-    const run = await json(await server.request("/api/v1/admin/workflows/harbour-report/run", { method: "POST", body: JSON.stringify({ params: { topic: "fog" } }) }))
+    const run = await json(
+      await server.request("/api/v1/admin/workflows/harbour-report/run", {
+        method: "POST",
+        body: JSON.stringify({ params: { topic: "fog" } })
+      })
+    )
     const failed = await waitFor(server, run.id, (r) => r.status === "failed")
     expect(failed.steps[1]).toMatchObject({ status: "failed", attempts: 2 })
     expect(failed.error).toContain("Step analyse failed")
@@ -115,7 +153,12 @@ describe.each(backends)("workflows (%s)", (backend) => {
     expect((await waitFor(server, run.id, (r) => r.status === "complete")).status).toBe("complete")
 
     llm.script({ text: "Quiet." }, { text: "Nothing to add." })
-    const another = await json(await server.request("/api/v1/admin/workflows/harbour-report/run", { method: "POST", body: JSON.stringify({ params: { topic: "cancel me" } }) }))
+    const another = await json(
+      await server.request("/api/v1/admin/workflows/harbour-report/run", {
+        method: "POST",
+        body: JSON.stringify({ params: { topic: "cancel me" } })
+      })
+    )
     await waitFor(server, another.id, (r) => r.status === "waiting")
     const cancelled = await json(await server.request(`/api/v1/admin/workflow-runs/${another.id}/cancel`, { method: "POST" }))
     expect(cancelled.status).toBe("cancelled")
@@ -142,10 +185,21 @@ describe.each(backends)("workflows (%s)", (backend) => {
     const exported = await server.request("/api/v1/admin/workflows/harbour-report/export")
     expect(exported.headers.get("content-type")).toContain("yaml")
     expect(await exported.text()).toContain("id: harbour-report")
-    expect((await json(await server.request("/api/v1/admin/workflows"))).map((w: any) => w.id)).toEqual(expect.arrayContaining(["harbour-report", "research-and-report", "mailbox-daily-digest"]))
-    expect((await server.request("/api/v1/admin/bots", { method: "POST", body: JSON.stringify({ id: "dispatcher", name: "Dispatcher", tools: ["workflow_harbour_report"] }) })).status).toBe(201)
-    llm.script({ toolCalls: [{ name: "workflow_harbour_report", arguments: JSON.stringify({ topic: "by tool" }) }] }, { text: "Started it." })
-    expect((await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "Report please", bot_id: "dispatcher" }) })).status).toBe(200)
+    expect((await json(await server.request("/api/v1/admin/workflows"))).map((w: any) => w.id)).toEqual(
+      expect.arrayContaining(["harbour-report", "research-and-report", "mailbox-daily-digest"])
+    )
+    expect(
+      (await server.request("/api/v1/admin/bots", {
+        method: "POST",
+        body: JSON.stringify({ id: "dispatcher", name: "Dispatcher", tools: ["workflow_harbour_report"] })
+      })).status
+    ).toBe(201)
+    llm.script({ toolCalls: [{ name: "workflow_harbour_report", arguments: JSON.stringify({ topic: "by tool" }) }] }, {
+      text: "Started it."
+    })
+    expect(
+      (await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "Report please", bot_id: "dispatcher" }) })).status
+    ).toBe(200)
     const runs = await json(await server.request("/api/v1/admin/workflow-runs?workflow_id=harbour-report&limit=1"))
     expect(runs[0]).toMatchObject({ params: { topic: "by tool" }, triggered_by: "tool:dispatcher" })
     await server.request(`/api/v1/admin/workflow-runs/${runs[0].id}/cancel`, { method: "POST" })
@@ -155,7 +209,10 @@ describe.each(backends)("workflows (%s)", (backend) => {
 describe.each(backends)("a workflow's schedule trigger (%s)", (backend) => {
   it("starts one run per slot with the schedule's params", async () => {
     const llm = await startFakeLlm({ defaultReply: { text: "Tick." } })
-    const server = await startServer({ backend, env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-wf", DEFAULT_MODEL: "fake-model", WORKFLOW_TICK_MS: "100" } })
+    const server = await startServer({
+      backend,
+      env: { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-wf", DEFAULT_MODEL: "fake-model", WORKFLOW_TICK_MS: "100" }
+    })
     try {
       const created = await server.request("/api/v1/admin/workflows", {
         method: "POST",
@@ -188,9 +245,23 @@ describe.each(backends)("a workflow run across a server killed mid-run (%s)", (b
     const dir = tempDir("cairn-workflows-")
     fs.writeFileSync(
       path.join(dir, "slow.json"),
-      JSON.stringify({ id: "slow", name: "Slow", steps: [{ id: "one", prompt: "first" }, { id: "two", prompt: "second after {{steps.one.result}}" }, { id: "three", prompt: "third" }] })
+      JSON.stringify({
+        id: "slow",
+        name: "Slow",
+        steps: [{ id: "one", prompt: "first" }, { id: "two", prompt: "second after {{steps.one.result}}" }, {
+          id: "three",
+          prompt: "third"
+        }]
+      })
     )
-    const env = { OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-wf", DEFAULT_MODEL: "fake-model", WORKFLOWS_DIR: dir, WORKFLOW_TICK_MS: "100", TASK_LEASE_SECONDS: "3" }
+    const env = {
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: "sk-wf",
+      DEFAULT_MODEL: "fake-model",
+      WORKFLOWS_DIR: dir,
+      WORKFLOW_TICK_MS: "100",
+      TASK_LEASE_SECONDS: "3"
+    }
     let server = await spawnServer(db, env)
     try {
       llm.script({ text: "one done" }, { text: "two done", delayMs: 60_000 })
@@ -206,7 +277,9 @@ describe.each(backends)("a workflow run across a server killed mid-run (%s)", (b
         ["two", "complete", "two done"],
         ["three", "complete", "three done"]
       ])
-      const prompts = llm.requestsTo("/v1/chat/completions").map((r: any) => r.body.messages.filter((m: any) => m.role === "user").at(-1)?.content)
+      const prompts = llm.requestsTo("/v1/chat/completions").map((r: any) =>
+        r.body.messages.filter((m: any) => m.role === "user").at(-1)?.content
+      )
       expect(prompts.filter((p: string) => p === "first")).toHaveLength(1)
       expect(prompts.filter((p: string) => p === "third")).toHaveLength(1)
       // The interrupted step's one task ran again after its lease ran out; no second task was made.

@@ -208,12 +208,14 @@ describe.each(backends)("channel workspaces (%s)", (backend) => {
 
   describe("disabled workspace", () => {
     it("answers 409 for every file operation and creates no directory", async () => {
-      for (const [method, url] of [
-        ["GET", files(disabledChannel)],
-        ["GET", `${files(disabledChannel)}/a.md`],
-        ["PUT", `${files(disabledChannel)}/a.md`],
-        ["DELETE", `${files(disabledChannel)}/a.md`]
-      ] as const) {
+      for (
+        const [method, url] of [
+          ["GET", files(disabledChannel)],
+          ["GET", `${files(disabledChannel)}/a.md`],
+          ["PUT", `${files(disabledChannel)}/a.md`],
+          ["DELETE", `${files(disabledChannel)}/a.md`]
+        ] as const
+      ) {
         const response = await server.request(url, {
           method,
           ...(method === "PUT" ? { body: JSON.stringify({ content: "x" }) } : {})
@@ -250,7 +252,12 @@ describe.each(backends)("channel workspaces (%s)", (backend) => {
     it("lists the email-digest template, made for the mailbox integration's channels", async () => {
       const { templates } = await json(await server.request("/api/v1/workspace-templates"))
       const digest = templates.find((t: any) => t.id === "email-digest")
-      expect(digest).toMatchObject({ name: "Email digest", source: "core", files: ["actions.md", "digest.md", "feeds.md", "triage.md"], integrations: ["mailbox"] })
+      expect(digest).toMatchObject({
+        name: "Email digest",
+        source: "core",
+        files: ["actions.md", "digest.md", "feeds.md", "triage.md"],
+        integrations: ["mailbox"]
+      })
     })
 
     it("applies email-digest without overwriting an existing file, then with overwrite", async () => {
@@ -286,8 +293,7 @@ describe.each(backends)("channel workspaces (%s)", (backend) => {
           workspaces.registerTemplate(
             { id: "standup", name: "Stand-up", files: { "standup/today.md": "# Today\n", "README.md": "Stand-up notes" } },
             "integration:example"
-          )
-        )
+          ))
       )
       expect(registered.files).toEqual(["README.md", "standup/today.md"])
       const applied = await server.request(`/api/v1/channels/${channel}/workspace/template`, {
@@ -306,8 +312,9 @@ describe.each(backends)("channel workspaces (%s)", (backend) => {
 
       const bad = await server.run(
         Effect.flip(
-          Effect.flatMap(Workspaces, (workspaces) =>
-            workspaces.registerTemplate({ id: "evil", name: "Evil", files: { "../../escape.md": "x" } })
+          Effect.flatMap(
+            Workspaces,
+            (workspaces) => workspaces.registerTemplate({ id: "evil", name: "Evil", files: { "../../escape.md": "x" } })
           )
         )
       )
@@ -339,17 +346,24 @@ describe.each(backends)("channel workspaces (%s)", (backend) => {
 
   it("reads, writes and deletes a file named by ?path= through the typed client, with the same refusals", async () => {
     const written = await server.call((client) =>
-      client.workspaces.writeFile({ path: { id: channel }, urlParams: { path: "typed/notes on it.md" }, payload: { content: "typed ✓", encoding: "utf8" } })
+      client.workspaces.writeFile({
+        path: { id: channel },
+        urlParams: { path: "typed/notes on it.md" },
+        payload: { content: "typed ✓", encoding: "utf8" }
+      })
     )
     expect(written).toMatchObject({ path: "typed/notes on it.md", created: true })
     expect(fs.readFileSync(path.join(workspaceDir(), "typed/notes on it.md"), "utf8")).toBe("typed ✓")
-    const read = await server.call((client) => client.workspaces.readFile({ path: { id: channel }, urlParams: { path: "typed/notes on it.md" } }))
+    const read = await server.call((client) =>
+      client.workspaces.readFile({ path: { id: channel }, urlParams: { path: "typed/notes on it.md" } })
+    )
     expect(read).toMatchObject({ path: "typed/notes on it.md", encoding: "utf8", content: "typed ✓" })
     // The same file as the `*` route names it.
     expect((await json(await get("typed/notes%20on%20it.md"))).content).toBe("typed ✓")
     await server.call((client) => client.workspaces.deleteFile({ path: { id: channel }, urlParams: { path: "typed/notes on it.md" } }))
     expect(fs.existsSync(path.join(workspaceDir(), "typed/notes on it.md"))).toBe(false)
-    const file = (query: string, init: RequestInit & { auth?: string } = {}) => server.request(`/api/v1/channels/${channel}/workspace/file${query}`, init)
+    const file = (query: string, init: RequestInit & { auth?: string } = {}) =>
+      server.request(`/api/v1/channels/${channel}/workspace/file${query}`, init)
     expect((await file("?path=typed/notes%20on%20it.md")).status).toBe(404)
     expect((await file("?path=")).status).toBe(422)
     expect((await file("")).status).toBe(422)

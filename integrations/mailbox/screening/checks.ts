@@ -21,9 +21,23 @@ export interface Flag {
 }
 
 /** The 12 zero-width and invisible formatting characters of the spec's list. */
-export const zeroWidth = ["\u200B", "\u200C", "\u200D", "\u200E", "\u200F", "\u2060", "\u2061", "\u2062", "\u2063", "\u2064", "\uFEFF", "\u00AD"]
+export const zeroWidth = [
+  "\u200B",
+  "\u200C",
+  "\u200D",
+  "\u200E",
+  "\u200F",
+  "\u2060",
+  "\u2061",
+  "\u2062",
+  "\u2063",
+  "\u2064",
+  "\uFEFF",
+  "\u00AD"
+]
 /** Other invisible fillers seen in evasion (Mongolian vowel separator, grapheme joiner, Hangul fillers, Arabic letter mark). */
 const otherInvisible = ["\u180E", "\u034F", "\u115F", "\u1160", "\u3164", "\uFFA0", "\u061C", "\u17B4", "\u17B5"]
+// eslint-disable-next-line no-misleading-character-class -- joiners and combining marks are matched one by one on purpose
 const invisiblePattern = new RegExp(`[${[...zeroWidth, ...otherInvisible].join("")}]`, "g")
 const bidiPattern = /[\u202A-\u202E\u2066-\u2069]/g
 /** Tag characters (U+E0000–U+E007F), as surrogate pairs; a run after a black flag (U+1F3F4) is an emoji flag. */
@@ -31,12 +45,83 @@ const tagRun = /(\u{1F3F4})?((?:[\u{E0000}-\u{E007F}])+)/gu
 
 /** Latin look-alikes from Cyrillic, Greek and other scripts (NFKC has already folded full-width forms). */
 const confusables: Record<string, string> = {
-  "а": "a", "А": "A", "в": "b", "В": "B", "с": "c", "С": "C", "е": "e", "Е": "E", "ё": "e", "һ": "h", "Н": "H", "і": "i", "І": "I",
-  "ї": "i", "ј": "j", "Ј": "J", "к": "k", "К": "K", "м": "m", "М": "M", "о": "o", "О": "O", "р": "p", "Р": "P", "ԛ": "q", "ѕ": "s",
-  "Ѕ": "S", "т": "t", "Т": "T", "у": "y", "У": "Y", "х": "x", "Х": "X", "ԁ": "d", "ɡ": "g", "ո": "n", "ս": "u", "ѵ": "v", "ԝ": "w",
-  "α": "a", "Α": "A", "β": "b", "Β": "B", "ε": "e", "Ε": "E", "η": "n", "Η": "H", "ι": "i", "Ι": "I", "κ": "k", "Κ": "K", "μ": "u",
-  "Μ": "M", "ν": "v", "Ν": "N", "ο": "o", "Ο": "O", "ρ": "p", "Ρ": "P", "τ": "t", "Τ": "T", "υ": "u", "Υ": "Y", "χ": "x", "Χ": "X",
-  "ϲ": "c", "ϳ": "j", "ӏ": "l", "ɩ": "i", "ı": "i", "ℓ": "l", "ⅰ": "i", "ⅼ": "l", "ǀ": "l", "ꓲ": "I", "ꓳ": "O", "ꓴ": "U"
+  "а": "a",
+  "А": "A",
+  "в": "b",
+  "В": "B",
+  "с": "c",
+  "С": "C",
+  "е": "e",
+  "Е": "E",
+  "ё": "e",
+  "һ": "h",
+  "Н": "H",
+  "і": "i",
+  "І": "I",
+  "ї": "i",
+  "ј": "j",
+  "Ј": "J",
+  "к": "k",
+  "К": "K",
+  "м": "m",
+  "М": "M",
+  "о": "o",
+  "О": "O",
+  "р": "p",
+  "Р": "P",
+  "ԛ": "q",
+  "ѕ": "s",
+  "Ѕ": "S",
+  "т": "t",
+  "Т": "T",
+  "у": "y",
+  "У": "Y",
+  "х": "x",
+  "Х": "X",
+  "ԁ": "d",
+  "ɡ": "g",
+  "ո": "n",
+  "ս": "u",
+  "ѵ": "v",
+  "ԝ": "w",
+  "α": "a",
+  "Α": "A",
+  "β": "b",
+  "Β": "B",
+  "ε": "e",
+  "Ε": "E",
+  "η": "n",
+  "Η": "H",
+  "ι": "i",
+  "Ι": "I",
+  "κ": "k",
+  "Κ": "K",
+  "μ": "u",
+  "Μ": "M",
+  "ν": "v",
+  "Ν": "N",
+  "ο": "o",
+  "Ο": "O",
+  "ρ": "p",
+  "Ρ": "P",
+  "τ": "t",
+  "Τ": "T",
+  "υ": "u",
+  "Υ": "Y",
+  "χ": "x",
+  "Χ": "X",
+  "ϲ": "c",
+  "ϳ": "j",
+  "ӏ": "l",
+  "ɩ": "i",
+  "ı": "i",
+  "ℓ": "l",
+  "ⅰ": "i",
+  "ⅼ": "l",
+  "ǀ": "l",
+  "ꓲ": "I",
+  "ꓳ": "O",
+  "ꓴ": "U"
 }
 const latinWord = /[A-Za-z]/
 /**
@@ -62,7 +147,8 @@ export const injectionPatterns: ReadonlyArray<{ readonly name: string; readonly 
     name: "ignore-previous",
     level: "high",
     pattern: lang(
-      String.raw`\b(ignore|disregard|forget|skip|override|bypass|drop)\b[\s\S]{0,40}\b(all|any|the|your|previous|prior|earlier|above|preceding|existing|initial|original)\b[\s\S]{0,30}\b(instructions?|rules?|prompts?|directives?|guidelines?|guardrails?|constraints?|commands?|context|programming|policies)\b`,
+      String
+        .raw`\b(ignore|disregard|forget|skip|override|bypass|drop)\b[\s\S]{0,40}\b(all|any|the|your|previous|prior|earlier|above|preceding|existing|initial|original)\b[\s\S]{0,30}\b(instructions?|rules?|prompts?|directives?|guidelines?|guardrails?|constraints?|commands?|context|programming|policies)\b`,
       String.raw`\b(ignoriere|ignorieren|vergiss|vergessen|missachte)\b[\s\S]{0,40}\b(anweisungen|regeln|befehle|vorgaben|instruktionen)\b`,
       String.raw`\b(ignore[rz]?|oublie[rz]?|néglige[rz]?)\b[\s\S]{0,40}\b(instructions?|consignes?|règles?|directives?)\b`,
       String.raw`\b(ignora|ignore|olvida|olvide|ignorar|olvidar)\b[\s\S]{0,40}\b(instrucciones|reglas|indicaciones|órdenes)\b`,
@@ -104,11 +190,15 @@ export const injectionPatterns: ReadonlyArray<{ readonly name: string; readonly 
     name: "prompt-leak",
     level: "high",
     pattern: lang(
-      String.raw`\b(reveal|print|show|repeat|output|display|share|tell\s+me|give\s+me|dump|leak|copy|paste|write\s+out)\b[^.!?\n]{0,40}\b(your|the\s+(?=(full|entire|complete|original|initial|hidden|secret|exact|system)\b))\s*(full\s+|entire\s+|complete\s+|original\s+|initial\s+|hidden\s+|secret\s+|exact\s+)*(system\s+prompt|system\s+message|instructions|initial\s+prompt|hidden\s+prompt|prompt|configuration|rules|guidelines)\b`,
-      String.raw`\bwhat\s+(is|are|were)\s+your\s+(system\s+prompt|initial\s+prompt|original\s+prompt|hidden\s+prompt|original\s+instructions|initial\s+instructions|hidden\s+instructions)\b`,
-      String.raw`\b(paste|type|write|copy|quote)\b[^.!?\n]{0,40}\b(initial|system|original|hidden|secret)\s+(prompt|instructions)\b[^.!?\n]{0,30}\bverbatim\b`,
+      String
+        .raw`\b(reveal|print|show|repeat|output|display|share|tell\s+me|give\s+me|dump|leak|copy|paste|write\s+out)\b[^.!?\n]{0,40}\b(your|the\s+(?=(full|entire|complete|original|initial|hidden|secret|exact|system)\b))\s*(full\s+|entire\s+|complete\s+|original\s+|initial\s+|hidden\s+|secret\s+|exact\s+)*(system\s+prompt|system\s+message|instructions|initial\s+prompt|hidden\s+prompt|prompt|configuration|rules|guidelines)\b`,
+      String
+        .raw`\bwhat\s+(is|are|were)\s+your\s+(system\s+prompt|initial\s+prompt|original\s+prompt|hidden\s+prompt|original\s+instructions|initial\s+instructions|hidden\s+instructions)\b`,
+      String
+        .raw`\b(paste|type|write|copy|quote)\b[^.!?\n]{0,40}\b(initial|system|original|hidden|secret)\s+(prompt|instructions)\b[^.!?\n]{0,30}\bverbatim\b`,
       String.raw`\b(zeige|gib|nenne|wiederhole|verrate)\b[^.!?\n]{0,30}\b(deinen|deine|den|die)\s+(system)?(prompt|anweisungen)\b`,
-      String.raw`\b(révèle|revele|affiche|répète|repete|montre|donne)\b[^.!?\n]{0,30}\b(ton|tes|le|les|votre|vos)\s+(prompt|instructions|consignes)\b`,
+      String
+        .raw`\b(révèle|revele|affiche|répète|repete|montre|donne)\b[^.!?\n]{0,30}\b(ton|tes|le|les|votre|vos)\s+(prompt|instructions|consignes)\b`,
       String.raw`\b(revela|muestra|repite|imprime)\b[^.!?\n]{0,30}\b(tu|tus|el|las|su|sus)\s+(prompt|instrucciones)\b`,
       String.raw`\b(revele|mostre|repita|imprima)\b[^.!?\n]{0,30}\b(o\s+seu|seu|sua|o|as|suas)\s+(prompt|instruções|instrucoes)\b`,
       String.raw`\b(rivela|mostra|ripeti|stampa)\b[^.!?\n]{0,30}\b(il\s+tuo|tuo|le\s+tue|il|le)\s+(prompt|istruzioni)\b`,
@@ -120,11 +210,14 @@ export const injectionPatterns: ReadonlyArray<{ readonly name: string; readonly 
     level: "high",
     pattern: lang(
       String.raw`\bDAN\b[\s\S]{0,60}\b(do\s+anything\s+now|mode|jailbreak)\b|\bdo\s+anything\s+now\b`,
-      String.raw`\b(developer|god|debug|admin|unrestricted|jailbreak|sudo)\s+mode\s+(is\s+)?(enabled|activated|on)\b|\benable\s+(developer|god|jailbreak|unrestricted)\s+mode\b`,
+      String
+        .raw`\b(developer|god|debug|admin|unrestricted|jailbreak|sudo)\s+mode\s+(is\s+)?(enabled|activated|on)\b|\benable\s+(developer|god|jailbreak|unrestricted)\s+mode\b`,
       String.raw`\bjail\s*break(ing|ed)?\b`,
-      String.raw`\b(you\s+have|with|without)\s+no\s+(restrictions|limits|filters|rules|guidelines)\b|\bno\s+(ethical|moral|safety)\s+(guidelines|restrictions|limits)\b`,
+      String
+        .raw`\b(you\s+have|with|without)\s+no\s+(restrictions|limits|filters|rules|guidelines)\b|\bno\s+(ethical|moral|safety)\s+(guidelines|restrictions|limits)\b`,
       String.raw`\b(act|pretend|behave)\s+as\s+(if\s+you\s+(are|were)\s+)?(an?\s+)?(unfiltered|uncensored|unrestricted|evil|rogue)\b`,
-      String.raw`\b(ohne|keine)\s+(einschränkungen|beschränkungen|regeln)\b|\b(sans|aucune)\s+(restrictions?|limites?)\b|\b(sin)\s+(restricciones|límites|limites)\b`
+      String
+        .raw`\b(ohne|keine)\s+(einschränkungen|beschränkungen|regeln)\b|\b(sans|aucune)\s+(restrictions?|limites?)\b|\b(sin)\s+(restricciones|límites|limites)\b`
     )
   },
   {
@@ -142,12 +235,17 @@ export const injectionPatterns: ReadonlyArray<{ readonly name: string; readonly 
     name: "hidden-instruction",
     level: "high",
     pattern: lang(
-      String.raw`\b(ai|a\.i\.|llm|gpt|chatbot|language\s+model|assistant|agent|bot|copilot|claude)\b[\s,]{0,3}(reading|processing|summari[sz]ing|parsing|analy[sz]ing|reviewing|that\s+reads|who\s+reads)\b`,
-      String.raw`\b(note|message|instructions?|attention)\s+(to|for)\s+(the\s+|any\s+)?(ai|a\.i\.|llm|language\s+model|assistant|agent|bot|model|automated\s+system)\b`,
-      String.raw`\bwhen\s+(you\s+)?(summari[sz]e|summari[sz]ing|process|processing|read|reading|triag(e|ing))\s+(this|the)\s+(e-?mail|message|mail)\b[\s\S]{0,80}\b(also|instead|must|should|please|forward|send|include)\b`,
+      String
+        .raw`\b(ai|a\.i\.|llm|gpt|chatbot|language\s+model|assistant|agent|bot|copilot|claude)\b[\s,]{0,3}(reading|processing|summari[sz]ing|parsing|analy[sz]ing|reviewing|that\s+reads|who\s+reads)\b`,
+      String
+        .raw`\b(note|message|instructions?|attention)\s+(to|for)\s+(the\s+|any\s+)?(ai|a\.i\.|llm|language\s+model|assistant|agent|bot|model|automated\s+system)\b`,
+      String
+        .raw`\bwhen\s+(you\s+)?(summari[sz]e|summari[sz]ing|process|processing|read|reading|triag(e|ing))\s+(this|the)\s+(e-?mail|message|mail)\b[\s\S]{0,80}\b(also|instead|must|should|please|forward|send|include)\b`,
       String.raw`\b(if\s+you\s+are\s+an?\s+(ai|assistant|language\s+model|llm|bot))\b`,
-      String.raw`\b(forward|send|email|exfiltrate|upload|post)\b[\s\S]{0,60}\b(all|every|the\s+user'?s?|their|your\s+user'?s?)\b[\s\S]{0,30}\b(files?|e-?mails?|messages|contacts|passwords?|credentials|api\s+keys?|secrets?|documents|data)\b[\s\S]{0,60}\b(to|at)\b[\s\S]{0,40}@`,
-      String.raw`\b(an\s+die\s+ki|hinweis\s+für\s+(die\s+)?ki|ki-assistent)\b|\b(à\s+l'ia|note\s+pour\s+l'ia|assistant\s+ia)\b|\b(para\s+la\s+ia|nota\s+para\s+la\s+ia|asistente\s+de\s+ia)\b`,
+      String
+        .raw`\b(forward|send|email|exfiltrate|upload|post)\b[\s\S]{0,60}\b(all|every|the\s+user'?s?|their|your\s+user'?s?)\b[\s\S]{0,30}\b(files?|e-?mails?|messages|contacts|passwords?|credentials|api\s+keys?|secrets?|documents|data)\b[\s\S]{0,60}\b(to|at)\b[\s\S]{0,40}@`,
+      String
+        .raw`\b(an\s+die\s+ki|hinweis\s+für\s+(die\s+)?ki|ki-assistent)\b|\b(à\s+l'ia|note\s+pour\s+l'ia|assistant\s+ia)\b|\b(para\s+la\s+ia|nota\s+para\s+la\s+ia|asistente\s+de\s+ia)\b`,
       String.raw`\b(nota\s+para\s+o\s+assistente|assistente\s+de\s+ia|nota\s+per\s+l'ia|assistente\s+ia|opmerking\s+voor\s+de\s+ai)\b`
     )
   }
@@ -159,13 +257,20 @@ export const injectionPatterns: ReadonlyArray<{ readonly name: string; readonly 
  * put it: in hidden text, in only one of a mail's two parts, encoded, or behind invisible tricks.
  */
 export const exfiltrationRequest = lang(
-  String.raw`\b(forward|send|e-?mail|reply(\s+to\s+this\s+(message|e-?mail))?\s+with|share|upload|post|transfer|export|paste|leak)\b[^.!?\n]{0,60}\b(contents?\s+of\s+(this|the|your|the\s+user'?s?)\s+(mailbox|inbox|account)|(all|every)\s+(the\s+)?(e-?mails|messages|attachments|files|documents|contacts|conversations)|(the\s+)?(user'?s?|their|his|her)\s+([\w-]+\s+){0,3}(credit\s+card|card\s+(number|details)|password|credentials|api\s+keys?|tokens?|contacts|contact\s+list|files|notes|address\s+book|calendar|e-?mails|inbox|billing|iban|bank)|full\s+contact\s+list|last\s+\w+\s+(e-?mail\s+)?(subjects|e-?mails|messages)|meeting\s+notes|attachments\s+received)`,
-  String.raw`\b(inoltra|invia|inoltrare|inviare)\b[^.!?\n]{0,60}\b(tutti|tutte|gli|le)\s+[^.!?\n]{0,20}\b(allegati|email|e-mail|messaggi|password|contatti|documenti)\b`,
-  String.raw`\b(reenvía|reenvia|envía|envia|reenviar|enviar)\b[^.!?\n]{0,60}\b(todos|todas|los|las)\s+[^.!?\n]{0,20}\b(correos|mensajes|archivos|adjuntos|contraseñas|contactos|documentos)\b`,
-  String.raw`\b(transfère|transférez|transferez|envoie|envoyez|transférer|envoyer)\b[^.!?\n]{0,60}\b(tous|toutes|les)\s+[^.!?\n]{0,20}\b(courriels|e-mails|emails|messages|pièces\s+jointes|fichiers|mots\s+de\s+passe|contacts)\b`,
-  String.raw`\b(leite|sende|schicke|weiterleiten|senden|schicken)\b[^.!?\n]{0,60}\b(alle|sämtliche)\s+[^.!?\n]{0,20}\b(e-?mails|nachrichten|anhänge|dateien|passwörter|kontakte|dokumente)\b`,
-  String.raw`\b(encaminhe|envie|encaminhar|enviar)\b[^.!?\n]{0,60}\b(todos|todas|os|as|dados)\s+[^.!?\n]{0,20}\b(e-mails|emails|mensagens|anexos|arquivos|senhas|contatos|cartão|cartao|documentos)\b`,
-  String.raw`\b(stuur|doorsturen|verstuur)\b[^.!?\n]{0,60}\b(alle)\s+[^.!?\n]{0,20}\b(e-?mails|berichten|bijlagen|bestanden|wachtwoorden|contacten)\b`
+  String
+    .raw`\b(forward|send|e-?mail|reply(\s+to\s+this\s+(message|e-?mail))?\s+with|share|upload|post|transfer|export|paste|leak)\b[^.!?\n]{0,60}\b(contents?\s+of\s+(this|the|your|the\s+user'?s?)\s+(mailbox|inbox|account)|(all|every)\s+(the\s+)?(e-?mails|messages|attachments|files|documents|contacts|conversations)|(the\s+)?(user'?s?|their|his|her)\s+([\w-]+\s+){0,3}(credit\s+card|card\s+(number|details)|password|credentials|api\s+keys?|tokens?|contacts|contact\s+list|files|notes|address\s+book|calendar|e-?mails|inbox|billing|iban|bank)|full\s+contact\s+list|last\s+\w+\s+(e-?mail\s+)?(subjects|e-?mails|messages)|meeting\s+notes|attachments\s+received)`,
+  String
+    .raw`\b(inoltra|invia|inoltrare|inviare)\b[^.!?\n]{0,60}\b(tutti|tutte|gli|le)\s+[^.!?\n]{0,20}\b(allegati|email|e-mail|messaggi|password|contatti|documenti)\b`,
+  String
+    .raw`\b(reenvía|reenvia|envía|envia|reenviar|enviar)\b[^.!?\n]{0,60}\b(todos|todas|los|las)\s+[^.!?\n]{0,20}\b(correos|mensajes|archivos|adjuntos|contraseñas|contactos|documentos)\b`,
+  String
+    .raw`\b(transfère|transférez|transferez|envoie|envoyez|transférer|envoyer)\b[^.!?\n]{0,60}\b(tous|toutes|les)\s+[^.!?\n]{0,20}\b(courriels|e-mails|emails|messages|pièces\s+jointes|fichiers|mots\s+de\s+passe|contacts)\b`,
+  String
+    .raw`\b(leite|sende|schicke|weiterleiten|senden|schicken)\b[^.!?\n]{0,60}\b(alle|sämtliche)\s+[^.!?\n]{0,20}\b(e-?mails|nachrichten|anhänge|dateien|passwörter|kontakte|dokumente)\b`,
+  String
+    .raw`\b(encaminhe|envie|encaminhar|enviar)\b[^.!?\n]{0,60}\b(todos|todas|os|as|dados)\s+[^.!?\n]{0,20}\b(e-mails|emails|mensagens|anexos|arquivos|senhas|contatos|cartão|cartao|documentos)\b`,
+  String
+    .raw`\b(stuur|doorsturen|verstuur)\b[^.!?\n]{0,60}\b(alle)\s+[^.!?\n]{0,20}\b(e-?mails|berichten|bijlagen|bestanden|wachtwoorden|contacten)\b`
 )
 
 /** Where text was found that an honest sender would not hide: medium findings there are high. */
@@ -201,7 +306,14 @@ const matchPatterns = (text: string, where: string): Array<Flag> => {
     return match ? [{ check: name, level, where, detail: excerpt(text, match.index) }] : []
   })
   const exfiltration = exfiltrationRequest.exec(text)
-  if (exfiltration) flags.push({ check: "exfiltration-request", level: concealed.has(where) ? "high" : "medium", where, detail: excerpt(text, exfiltration.index) })
+  if (exfiltration) {
+    flags.push({
+      check: "exfiltration-request",
+      level: concealed.has(where) ? "high" : "medium",
+      where,
+      detail: excerpt(text, exfiltration.index)
+    })
+  }
   return flags
 }
 
@@ -219,9 +331,19 @@ export const checkText = (text: string, where: string): ScreenedText => {
   const flags: Array<Flag> = []
   const invisible = text.match(invisiblePattern) ?? []
   // Invisible characters inside a word hide it from a filter; one RLM or soft hyphen is ordinary typography.
-  const inWords = (text.match(/\p{L}[\u200B-\u200D\u2060-\u2064\uFEFF\u180E\u034F\u115F\u1160\u3164\uFFA0\u17B4\u17B5]+\p{L}/gu) ?? []).length
-  if (inWords > 0) flags.push({ check: "zero-width", level: inWords >= 3 ? "medium" : "low", where, detail: `${inWords} words split by invisible characters` })
-  else if (invisible.length > 3) flags.push({ check: "zero-width", level: "low", where, detail: `${invisible.length} invisible characters` })
+  const inWords =
+    // eslint-disable-next-line no-misleading-character-class -- joiners and combining marks are matched one by one on purpose
+    (text.match(/\p{L}[\u200B-\u200D\u2060-\u2064\uFEFF\u180E\u034F\u115F\u1160\u3164\uFFA0\u17B4\u17B5]+\p{L}/gu) ?? []).length
+  if (inWords > 0) {
+    flags.push({
+      check: "zero-width",
+      level: inWords >= 3 ? "medium" : "low",
+      where,
+      detail: `${inWords} words split by invisible characters`
+    })
+  } else if (invisible.length > 3) {
+    flags.push({ check: "zero-width", level: "low", where, detail: `${invisible.length} invisible characters` })
+  }
 
   const tagTexts: Array<string> = []
   for (const match of text.matchAll(tagRun)) {
@@ -231,13 +353,25 @@ export const checkText = (text: string, where: string): ScreenedText => {
   if (tagTexts.length > 0) flags.push({ check: "unicode-tags", level: "high", where, detail: excerpt(tagTexts.join(" "), 0) })
 
   const bidi = text.match(bidiPattern) ?? []
-  if (bidi.length > 0) flags.push({ check: "bidi-override", level: bidi.length >= 2 ? "medium" : "low", where, detail: `${bidi.length} bidi override characters` })
+  if (bidi.length > 0) {
+    flags.push({
+      check: "bidi-override",
+      level: bidi.length >= 2 ? "medium" : "low",
+      where,
+      detail: `${bidi.length} bidi override characters`
+    })
+  }
 
   const withoutInvisible = text.replace(invisiblePattern, "").replace(/[\u{E0000}-\u{E007F}]/gu, "").replace(bidiPattern, "")
   const folded = foldConfusables(withoutInvisible)
   if (folded !== withoutInvisible) {
     const changed = [...withoutInvisible].filter((c, i) => c !== [...folded][i]).length
-    flags.push({ check: "homoglyph", level: changed >= 3 ? "medium" : "low", where, detail: `${changed} look-alike letters in mixed-script words` })
+    flags.push({
+      check: "homoglyph",
+      level: changed >= 3 ? "medium" : "low",
+      where,
+      detail: `${changed} look-alike letters in mixed-script words`
+    })
   }
 
   const found = matchPatterns(folded, where)

@@ -17,7 +17,8 @@ export const MailEnvelope = Schema.Struct({
     to: Bounded(10_000),
     date: Bounded(100),
     subject: Bounded(2000),
-    attachments: Schema.Array(Schema.Struct({ filename: Bounded(500), type: Bounded(255), size: Schema.Number.pipe(Schema.nonNegative()) })).pipe(Schema.maxItems(500))
+    attachments: Schema.Array(Schema.Struct({ filename: Bounded(500), type: Bounded(255), size: Schema.Number.pipe(Schema.nonNegative()) }))
+      .pipe(Schema.maxItems(500))
   }),
   risk: Schema.Struct({
     flags: Schema.Array(Schema.Struct({ check: Schema.String, level: Level, where: Schema.String, detail: Bounded(500) })),

@@ -4,8 +4,8 @@
  * synchronous (`screenText`); `screen` runs all four and answers the decision.
  */
 import { Schema } from "effect"
-import { atLeast, checkText, riskOf, similarity, type Flag, type RiskLevel } from "./checks.ts"
-import { classify, type ClassifierOptions, type Completer } from "./classifier.ts"
+import { atLeast, checkText, type Flag, type RiskLevel, riskOf, similarity } from "./checks.ts"
+import { type ClassifierOptions, classify, type Completer } from "./classifier.ts"
 import { MailEnvelope } from "./envelope.ts"
 import { fromHtml, normalise } from "./text.ts"
 
@@ -59,16 +59,28 @@ export const screenText = (mail: Pick<ParsedMail, "subject" | "text" | "html">):
     if (markup.hidden) {
       const hidden = checkText(markup.hidden, "hidden")
       add(hidden.flags)
-      flags.push({ check: "hidden-html", level: "low", where: "hidden", detail: `${markup.hidden.length} characters hidden by ${markup.hiding.join(", ")}` })
+      flags.push({
+        check: "hidden-html",
+        level: "low",
+        where: "hidden",
+        detail: `${markup.hidden.length} characters hidden by ${markup.hiding.join(", ")}`
+      })
     }
     // The two parts of one mail should say the same thing; an instruction in only one is a trick.
     if (plainChecked && visible.cleaned.trim() && plainChecked.cleaned.trim()) {
       const shared = similarity(plainChecked.cleaned, visible.cleaned)
       if (shared < 0.3) {
-        flags.push({ check: "plain-html-mismatch", level: "medium", where: "parts", detail: `plain and HTML parts share ${Math.round(shared * 100)}% of their words` })
+        flags.push({
+          check: "plain-html-mismatch",
+          level: "medium",
+          where: "parts",
+          detail: `plain and HTML parts share ${Math.round(shared * 100)}% of their words`
+        })
         // What only one part says is shown to a filter or a person but not both: a request there is no accident.
         for (const [i, flag] of flags.entries()) {
-          if (flag.level === "medium" && (flag.where === "plain" || flag.where === "visible") && flag.check !== "plain-html-mismatch") flags[i] = { ...flag, level: "high" }
+          if (flag.level === "medium" && (flag.where === "plain" || flag.where === "visible") && flag.check !== "plain-html-mismatch") {
+            flags[i] = { ...flag, level: "high" }
+          }
         }
       }
     }
@@ -85,7 +97,14 @@ export interface ScreeningOptions {
 
 export type Decision =
   | { readonly outcome: "passed"; readonly envelope: MailEnvelope }
-  | { readonly outcome: "quarantined"; readonly layer: 2 | 3 | 4; readonly reason: string; readonly body: string; readonly flags: ReadonlyArray<Flag>; readonly level: RiskLevel }
+  | {
+    readonly outcome: "quarantined"
+    readonly layer: 2 | 3 | 4
+    readonly reason: string
+    readonly body: string
+    readonly flags: ReadonlyArray<Flag>
+    readonly level: RiskLevel
+  }
 
 /** All four layers. Layer 3 runs only when layer 2 let the mail through. */
 export const screen = async (mail: ParsedMail, options: ScreeningOptions, llm: Completer, now = new Date()): Promise<Decision> => {
@@ -96,15 +115,40 @@ export const screen = async (mail: ParsedMail, options: ScreeningOptions, llm: C
     return { outcome: "quarantined", layer: 2, reason, body: text.body, flags: text.flags, level: text.level }
   }
   const verdict = await classify(llm, options.classifier, { subject: mail.subject, from: mail.from, body: text.body })
-  if (!verdict.ok) return { outcome: "quarantined", layer: 3, reason: `classifier failed (fails closed): ${verdict.error}`, body: text.body, flags: text.flags, level: text.level }
+  if (!verdict.ok) {
+    return {
+      outcome: "quarantined",
+      layer: 3,
+      reason: `classifier failed (fails closed): ${verdict.error}`,
+      body: text.body,
+      flags: text.flags,
+      level: text.level
+    }
+  }
   if (!verdict.value.safe) {
-    return { outcome: "quarantined", layer: 3, reason: `classifier: ${verdict.value.risk_level} risk: ${verdict.value.reason}`, body: text.body, flags: text.flags, level: "high" }
+    return {
+      outcome: "quarantined",
+      layer: 3,
+      reason: `classifier: ${verdict.value.risk_level} risk: ${verdict.value.reason}`,
+      body: text.body,
+      flags: text.flags,
+      level: "high"
+    }
   }
   const candidate = {
     source: "mailbox",
     source_id: mail.messageId,
     body: text.body,
-    metadata: { folder: mail.folder, uid: mail.uid, message_id: mail.messageId, from: mail.from, to: mail.to, date: mail.date, subject: mail.subject, attachments: mail.attachments },
+    metadata: {
+      folder: mail.folder,
+      uid: mail.uid,
+      message_id: mail.messageId,
+      from: mail.from,
+      to: mail.to,
+      date: mail.date,
+      subject: mail.subject,
+      attachments: mail.attachments
+    },
     risk: {
       flags: text.flags.map((flag) => ({ ...flag })),
       level: atLeast(verdict.value.risk_level, text.level) ? verdict.value.risk_level : text.level,
@@ -114,7 +158,14 @@ export const screen = async (mail: ParsedMail, options: ScreeningOptions, llm: C
   }
   const decoded = Schema.decodeUnknownEither(MailEnvelope)(candidate)
   if (decoded._tag === "Left") {
-    return { outcome: "quarantined", layer: 4, reason: `the envelope did not validate: ${decoded.left.message.split("\n").slice(0, 3).join(" ")}`, body: text.body, flags: text.flags, level: text.level }
+    return {
+      outcome: "quarantined",
+      layer: 4,
+      reason: `the envelope did not validate: ${decoded.left.message.split("\n").slice(0, 3).join(" ")}`,
+      body: text.body,
+      flags: text.flags,
+      level: text.level
+    }
   }
   return { outcome: "passed", envelope: decoded.right }
 }

@@ -6,10 +6,10 @@
  * the bot gets; the hidden text is kept only for the checks. Both are NFKC-normalised and cut at
  * 50,000 characters.
  */
-import { parseDocument } from "htmlparser2"
-import type { AnyNode, Element } from "domhandler"
 import render from "dom-serializer"
+import type { AnyNode, Element } from "domhandler"
 import { convert } from "html-to-text"
+import { parseDocument } from "htmlparser2"
 
 export const maxTextLength = 50_000
 
@@ -29,7 +29,12 @@ const styleOf = (element: Element): Map<string, string> => {
   const style = new Map<string, string>()
   for (const declaration of (element.attribs.style ?? "").split(";")) {
     const colon = declaration.indexOf(":")
-    if (colon > 0) style.set(declaration.slice(0, colon).trim().toLowerCase(), declaration.slice(colon + 1).trim().toLowerCase().replace(/\s*!important$/, ""))
+    if (colon > 0) {
+      style.set(
+        declaration.slice(0, colon).trim().toLowerCase(),
+        declaration.slice(colon + 1).trim().toLowerCase().replace(/\s*!important$/, "")
+      )
+    }
   }
   return style
 }
@@ -69,7 +74,9 @@ const cssLength = (value: string | undefined): number | undefined => {
 /** Why an element hides its content from a reader, or undefined when it does not. */
 const hiddenBy = (element: Element, background: string): string | undefined => {
   const name = element.name.toLowerCase()
-  if (name === "script" || name === "style" || name === "template" || name === "noscript" || name === "head" || name === "title") return name
+  if (name === "script" || name === "style" || name === "template" || name === "noscript" || name === "head" || name === "title") {
+    return name
+  }
   if (element.attribs.hidden !== undefined) return "hidden-attribute"
   const style = styleOf(element)
   if (style.get("display") === "none") return "display:none"
@@ -77,7 +84,9 @@ const hiddenBy = (element: Element, background: string): string | undefined => {
   const fontSize = cssLength(style.get("font-size"))
   if (fontSize !== undefined && fontSize <= 1) return "font-size:0"
   if (cssLength(style.get("opacity")) === 0) return "opacity:0"
-  if (style.get("max-height") === "0" || style.get("max-height") === "0px" || style.get("height") === "0" || style.get("height") === "0px") {
+  if (
+    style.get("max-height") === "0" || style.get("max-height") === "0px" || style.get("height") === "0" || style.get("height") === "0px"
+  ) {
     if (style.get("overflow") === "hidden") return "zero-size"
   }
   const position = style.get("position")

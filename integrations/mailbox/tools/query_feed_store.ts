@@ -27,9 +27,13 @@ export default defineTool({
     const feed = feedStore(cairnContext().store)
     const limit = Math.min(200, Math.max(1, Number(args.limit) || 20))
     const source = typeof args.source === "string" ? args.source.toLowerCase() : undefined
-    if (args.store !== undefined && args.store !== "mailbox") return JSON.stringify({ error: `Unknown store ${args.store}; the only store is mailbox` })
+    if (args.store !== undefined && args.store !== "mailbox") {
+      return JSON.stringify({ error: `Unknown store ${args.store}; the only store is mailbox` })
+    }
     const audit = await feed.audit(1000)
-    const records = (await Promise.all([...new Set(audit.map((entry) => entry.key))].map((key) => feed.record(key)))).filter((r) => r !== undefined)
+    const records = (await Promise.all([...new Set(audit.map((entry) => entry.key))].map((key) => feed.record(key)))).filter((r) =>
+      r !== undefined
+    )
     const matching = records.filter((r) => !source || r.from.toLowerCase().includes(source))
     switch (args.action) {
       case "stats": {
@@ -40,7 +44,9 @@ export default defineTool({
       case "recent":
         return JSON.stringify(audit.filter((e) => !source || matching.some((r) => r.key === e.key)).slice(0, limit))
       case "quarantine":
-        return JSON.stringify((await feed.quarantined()).filter((r) => !source || r.from.toLowerCase().includes(source)).slice(0, limit).map(summaryOf))
+        return JSON.stringify(
+          (await feed.quarantined()).filter((r) => !source || r.from.toLowerCase().includes(source)).slice(0, limit).map(summaryOf)
+        )
       case "sources": {
         const counts = new Map<string, number>()
         for (const r of matching) counts.set(r.from, (counts.get(r.from) ?? 0) + 1)

@@ -19,7 +19,12 @@ export default defineTool({
     return JSON.stringify({
       counts: result.counts,
       error: result.error,
-      items: result.items.map((item) => ({ folder: item.folder, subject: item.subject, outcome: item.outcome, files: item.delivered_to?.map((d) => d.path) }))
+      items: result.items.map((item) => ({
+        folder: item.folder,
+        subject: item.subject,
+        outcome: item.outcome,
+        files: item.delivered_to?.map((d) => d.path)
+      }))
     })
   }
 })

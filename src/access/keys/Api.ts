@@ -1,10 +1,10 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { idPath } from "../../contract/Params.ts"
 import { Authentication } from "../../auth/Authentication.ts"
 import { RequiredScope } from "../../auth/RequiredScope.ts"
-import { ApiKeyList, ApiKeyView, CreateApiKey, CreatedApiKey, UpdateApiKey } from "./Model.ts"
-import { ApiKeyNotFound } from "./Errors.ts"
 import { detailBody } from "../../contract/Errors.ts"
+import { idPath } from "../../contract/Params.ts"
+import { ApiKeyNotFound } from "./Errors.ts"
+import { ApiKeyList, ApiKeyView, CreateApiKey, CreatedApiKey, UpdateApiKey } from "./Model.ts"
 
 const KeyId = idPath("API key")
 
@@ -47,4 +47,5 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
   .addError(detailBody(ApiKeyNotFound))
   .middleware(Authentication)
   .prefix("/api/v1/admin")
-  .annotate(OpenApi.Title, "API keys") {}
+  .annotate(OpenApi.Title, "API keys")
+{}

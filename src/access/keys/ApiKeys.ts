@@ -9,15 +9,15 @@
  * request path.
  */
 import { Clock, Effect, FiberSet, Stream } from "effect"
-import { Bus } from "../../db/Bus.ts"
 import * as crypto from "node:crypto"
-import { Unauthorized, ValidationError } from "../../contract/Errors.ts"
 import type { PrincipalShape } from "../../auth/Principal.ts"
 import { expandScopes } from "../../auth/Scopes.ts"
-import { ApiKeyView, CreatedApiKey, type CreateApiKey, type UpdateApiKey } from "./Model.ts"
-import { ApiKeysRepo, type ApiKeyRow } from "./Repo.ts"
+import { Unauthorized, ValidationError } from "../../contract/Errors.ts"
+import { Bus } from "../../db/Bus.ts"
 import { traced } from "../../telemetry/Spans.ts"
 import { ApiKeyNotFound } from "./Errors.ts"
+import { ApiKeyView, type CreateApiKey, CreatedApiKey, type UpdateApiKey } from "./Model.ts"
+import { type ApiKeyRow, ApiKeysRepo } from "./Repo.ts"
 
 export const KEY_PREFIX = "ask_"
 export const cacheMs = 2_000
@@ -52,7 +52,7 @@ interface CacheEntry {
 }
 
 export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
-  scoped: Effect.gen(function* () {
+  scoped: Effect.gen(function*() {
     const repo = yield* ApiKeysRepo
     const bus = yield* Bus
     const background = yield* FiberSet.make()
@@ -78,7 +78,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
     const notFound = (id: string) => new ApiKeyNotFound({ detail: `API key not found: ${id}` })
 
     const create = (input: CreateApiKey) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const expiresAt = input.expires_at ?? null
         if (expiresAt && expiresAt.getTime() <= now) {
@@ -105,25 +105,24 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
         })
       })
 
-    const list = Effect.gen(function* () {
+    const list = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const rows = yield* repo.list
       return rows.map((row) => toView(row, now))
     })
 
     const get = (id: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const row = yield* repo.byId(id)
         if (!row) return yield* notFound(id)
         return toView(row, yield* Clock.currentTimeMillis)
       })
 
     /** The raw row, for services that copy a key's scopes (widget tokens). */
-    const row = (id: string) =>
-      Effect.flatMap(repo.byId(id), (found) => (found ? Effect.succeed(found) : Effect.fail(notFound(id))))
+    const row = (id: string) => Effect.flatMap(repo.byId(id), (found) => (found ? Effect.succeed(found) : Effect.fail(notFound(id))))
 
     const update = (id: string, changes: UpdateApiKey) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const updated = yield* repo.update(id, {
           ...(changes.name !== undefined ? { name: changes.name } : {}),
           ...(changes.scopes !== undefined ? { scopes: [...new Set(changes.scopes)] } : {})
@@ -134,7 +133,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
       })
 
     const revoke = (id: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const revoked = yield* repo.revoke(id)
         if (!revoked) return yield* notFound(id)
         yield* forget(id)
@@ -142,7 +141,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
       })
 
     const touch = (id: string, now: number) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const last = lastTouched.get(id)
         if (last !== undefined && now - last < touchEveryMs) return
         lastTouched.set(id, now)
@@ -154,7 +153,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
 
     /** The principal of a presented `ask_` key, or 401 when it is unknown, revoked or expired. */
     const authenticate = (value: string): Effect.Effect<PrincipalShape, Unauthorized> =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const hash = hashKey(value)
         let entry = cache.get(hash)

@@ -5,7 +5,7 @@ import { ApiKeys } from "./ApiKeys.ts"
 import { ApiKeyList } from "./Model.ts"
 
 export const ApiKeysHttpLive = HttpApiBuilder.group(CairnApi, "apiKeys", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const keys = yield* ApiKeys
     return handlers
       .handle("create", ({ payload }) => keys.create(payload))
@@ -13,5 +13,4 @@ export const ApiKeysHttpLive = HttpApiBuilder.group(CairnApi, "apiKeys", (handle
       .handle("get", ({ path }) => keys.get(path.id))
       .handle("update", ({ path, payload }) => keys.update(path.id, payload))
       .handle("revoke", ({ path }) => keys.revoke(path.id))
-  })
-)
+  }))

@@ -1,7 +1,7 @@
 /** Scoped API keys: what an admin sends and what the API answers (never the key value, but once). */
 import { Schema } from "effect"
-import { bodyOptions } from "../../contract/Params.ts"
 import { ScopeName } from "../../auth/Scopes.ts"
+import { bodyOptions } from "../../contract/Params.ts"
 
 const KeyName = Schema.Trim.pipe(Schema.minLength(1, { message: () => "Name must not be empty" }), Schema.maxLength(200))
 

@@ -1,8 +1,8 @@
 /** SQL for scoped API keys. */
-import { decodeRows, firstRow, repository } from "../../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { HeldScopes, type Scope } from "../../auth/Scopes.ts"
+import { decodeRows, firstRow, repository } from "../../db/Repository.ts"
 
 /** As stored; `scopes` keeps the declared scope names only, so a bad entry grants nothing. */
 const ApiKeyRow = Schema.Struct({
@@ -22,7 +22,7 @@ export type ApiKeyRow = typeof ApiKeyRow.Type
 const columns = "id::text AS id, name, key_hash, display_prefix, scopes, created_at, expires_at, revoked_at, last_used_at"
 
 export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("cairn/ApiKeysRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const keyRows = decodeRows(ApiKeyRow)
     return repository("ApiKeysRepo", {
@@ -35,11 +35,12 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("cairn/ApiKeysRep
         readonly expiresAt: Date | null
       }) =>
         sql`INSERT INTO api_keys (id, name, key_hash, display_prefix, scopes, expires_at)
-          VALUES (${key.id}::uuid, ${key.name}, ${key.keyHash}, ${key.prefix}, ${JSON.stringify(key.scopes)}::jsonb, ${key.expiresAt?.toISOString() ?? null}::timestamptz)
+          VALUES (${key.id}::uuid, ${key.name}, ${key.keyHash}, ${key.prefix}, ${JSON.stringify(key.scopes)}::jsonb, ${
+          key.expiresAt?.toISOString() ?? null
+        }::timestamptz)
           RETURNING ${sql.literal(columns)}`.pipe(keyRows, Effect.map((rows) => rows[0]!)),
       list: sql`SELECT ${sql.literal(columns)} FROM api_keys ORDER BY created_at, id`.pipe(keyRows),
-      byId: (id: string) =>
-        sql`SELECT ${sql.literal(columns)} FROM api_keys WHERE id = ${id}::uuid`.pipe(keyRows, Effect.map(firstRow)),
+      byId: (id: string) => sql`SELECT ${sql.literal(columns)} FROM api_keys WHERE id = ${id}::uuid`.pipe(keyRows, Effect.map(firstRow)),
       byHash: (hash: string) =>
         sql`SELECT ${sql.literal(columns)} FROM api_keys WHERE key_hash = ${hash}`.pipe(keyRows, Effect.map(firstRow)),
       update: (id: string, changes: { readonly name?: string; readonly scopes?: ReadonlyArray<Scope> }) =>

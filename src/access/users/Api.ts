@@ -1,10 +1,11 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { detailBody } from "../../contract/Errors.ts"
-import { idPath, queryParams } from "../../contract/Params.ts"
 import { Authentication } from "../../auth/Authentication.ts"
 import { RequiredScope } from "../../auth/RequiredScope.ts"
 import { AUTHENTICATED, PUBLIC } from "../../auth/Scopes.ts"
+import { detailBody } from "../../contract/Errors.ts"
+import { idPath, queryParams } from "../../contract/Params.ts"
+import { IdentityProviderFailed, UserConflict, UserNotFound } from "./Errors.ts"
 import {
   AuthStatus,
   CreateUser,
@@ -18,7 +19,6 @@ import {
   UserList,
   UserView
 } from "./Model.ts"
-import { IdentityProviderFailed, UserConflict, UserNotFound } from "./Errors.ts"
 
 /** Sign-in routes for people (the admin UI): local users and OpenID Connect. */
 export class AuthApi extends HttpApiGroup.make("auth")
@@ -34,27 +34,39 @@ export class AuthApi extends HttpApiGroup.make("auth")
       .addSuccess(TokenPair, { status: 201 })
       .addError(detailBody(UserConflict))
       .annotate(RequiredScope, PUBLIC)
-      .annotate(OpenApi.Description, "Create the first admin user; only while no user exists (409 after). With API_KEY configured it needs Authorization: Bearer <API_KEY> (401 otherwise)")
+      .annotate(
+        OpenApi.Description,
+        "Create the first admin user; only while no user exists (409 after). With API_KEY configured it needs Authorization: Bearer <API_KEY> (401 otherwise)"
+      )
   )
   .add(
     HttpApiEndpoint.post("login", "/login")
       .setPayload(LoginRequest)
       .addSuccess(TokenPair)
       .annotate(RequiredScope, PUBLIC)
-      .annotate(OpenApi.Description, "Sign in with username and password: an access token (1 h) and a refresh token (with Cairn-Refresh-Cookie: 1, in an HttpOnly cookie for /auth/refresh instead of the body)")
+      .annotate(
+        OpenApi.Description,
+        "Sign in with username and password: an access token (1 h) and a refresh token (with Cairn-Refresh-Cookie: 1, in an HttpOnly cookie for /auth/refresh instead of the body)"
+      )
   )
   .add(
     HttpApiEndpoint.post("refresh", "/refresh")
       .setPayload(RefreshRequest)
       .addSuccess(TokenPair)
       .annotate(RequiredScope, PUBLIC)
-      .annotate(OpenApi.Description, "Exchange a refresh token (the body's, else with Cairn-Refresh-Cookie: 1 the cookie's) for new tokens; the old refresh token is spent")
+      .annotate(
+        OpenApi.Description,
+        "Exchange a refresh token (the body's, else with Cairn-Refresh-Cookie: 1 the cookie's) for new tokens; the old refresh token is spent"
+      )
   )
   .add(
     HttpApiEndpoint.post("logout", "/logout")
       .setPayload(LogoutRequest)
       .annotate(RequiredScope, PUBLIC)
-      .annotate(OpenApi.Description, "End the session of a refresh token, or with everywhere every session of its user (or of the bearer user token); its access tokens lapse within their life. With Cairn-Refresh-Cookie: 1 the refresh cookie is cleared")
+      .annotate(
+        OpenApi.Description,
+        "End the session of a refresh token, or with everywhere every session of its user (or of the bearer user token); its access tokens lapse within their life. With Cairn-Refresh-Cookie: 1 the refresh cookie is cleared"
+      )
   )
   .add(
     HttpApiEndpoint.get("me", "/me")
@@ -68,7 +80,10 @@ export class AuthApi extends HttpApiGroup.make("auth")
       .addSuccess(Schema.Void, { status: 302 })
       .addError(detailBody(IdentityProviderFailed))
       .annotate(RequiredScope, PUBLIC)
-      .annotate(OpenApi.Description, "Start OpenID Connect login: redirects to the identity provider; with app=1 the callback puts the refresh token into the web app's cookie and redirects to /")
+      .annotate(
+        OpenApi.Description,
+        "Start OpenID Connect login: redirects to the identity provider; with app=1 the callback puts the refresh token into the web app's cookie and redirects to /"
+      )
   )
   .add(
     HttpApiEndpoint.get("oidcCallback", "/oidc/callback")
@@ -88,7 +103,8 @@ export class AuthApi extends HttpApiGroup.make("auth")
   .addError(detailBody(UserNotFound))
   .middleware(Authentication)
   .prefix("/auth")
-  .annotate(OpenApi.Title, "Sign-in") {}
+  .annotate(OpenApi.Title, "Sign-in")
+{}
 
 const UserId = idPath("User")
 
@@ -124,4 +140,5 @@ export class UsersApi extends HttpApiGroup.make("users")
   .addError(detailBody(UserNotFound))
   .middleware(Authentication)
   .prefix("/api/v1/admin")
-  .annotate(OpenApi.Title, "Users") {}
+  .annotate(OpenApi.Title, "Users")
+{}

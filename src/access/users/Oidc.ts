@@ -16,10 +16,10 @@ interface OidcCallbackParams {
   readonly error?: string | undefined
   readonly error_description?: string | undefined
 }
-import { UsersRepo } from "./Repo.ts"
-import { Users } from "./Users.ts"
 import { traced } from "../../telemetry/Spans.ts"
 import { IdentityProviderFailed, UserNotFound } from "./Errors.ts"
+import { UsersRepo } from "./Repo.ts"
+import { Users } from "./Users.ts"
 
 export const loginAttemptMs = 10 * 60_000
 
@@ -34,7 +34,7 @@ interface ProviderMetadata {
 const randomToken = () => crypto.randomBytes(32).toString("base64url")
 
 export class Oidc extends Effect.Service<Oidc>()("cairn/Oidc", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const config = yield* AppConfig
     const repo = yield* UsersRepo
     const users = yield* Users
@@ -53,7 +53,7 @@ export class Oidc extends Effect.Service<Oidc>()("cairn/Oidc", {
     let jwks: ReturnType<typeof jose.createRemoteJWKSet> | undefined
 
     const discover = (issuer: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (metadata) return metadata
         const url = `${issuer.replace(/\/$/, "")}/.well-known/openid-configuration`
         const document = yield* Effect.tryPromise({
@@ -87,7 +87,7 @@ export class Oidc extends Effect.Service<Oidc>()("cairn/Oidc", {
       }).pipe(Effect.map((claims) => (claims.sub === subject ? claims : {})))
 
     /** The provider's authorization URL for a new login attempt. */
-    const start = Effect.gen(function* () {
+    const start = Effect.gen(function*() {
       if (Option.isNone(settings)) return yield* notConfigured
       const { issuer, clientId, redirectUri } = settings.value
       const provider = yield* discover(issuer)
@@ -112,7 +112,7 @@ export class Oidc extends Effect.Service<Oidc>()("cairn/Oidc", {
     })
 
     const callback = (params: OidcCallbackParams) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (Option.isNone(settings)) return yield* notConfigured
         const { issuer, clientId, clientSecret, redirectUri } = settings.value
         if (params.error) {

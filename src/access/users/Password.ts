@@ -10,13 +10,12 @@ const keyLength = 32
 const scrypt = (password: string, salt: Buffer, n: number, rr: number, pp: number) =>
   Effect.async<Buffer>((resume) => {
     crypto.scrypt(password.normalize("NFKC"), salt, keyLength, { N: n, r: rr, p: pp, maxmem: 64 * 1024 * 1024 }, (error, key) =>
-      resume(error ? Effect.die(error) : Effect.succeed(key))
-    )
+      resume(error ? Effect.die(error) : Effect.succeed(key)))
   })
 
 /** `scrypt$N$r$p$salt$hash`, base64url parts. */
 export const hashPassword = (password: string) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const salt = crypto.randomBytes(16)
     const key = yield* scrypt(password, salt, N, r, p)
     return `scrypt$${N}$${r}$${p}$${salt.toString("base64url")}$${key.toString("base64url")}`
@@ -26,7 +25,7 @@ export const hashPassword = (password: string) =>
 const decoy = `scrypt$${N}$${r}$${p}$${Buffer.alloc(16).toString("base64url")}$${Buffer.alloc(keyLength).toString("base64url")}`
 
 export const verifyPassword = (password: string, stored: string | null) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const parts = (stored ?? decoy).split("$")
     if (parts.length !== 6 || parts[0] !== "scrypt") return false
     const [, n, rr, pp, salt, hash] = parts

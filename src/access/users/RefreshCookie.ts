@@ -11,8 +11,8 @@
  */
 import { HttpApp, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Duration, Effect } from "effect"
-import { refreshTokenMs } from "./Users.ts"
 import { TokenPair } from "./Model.ts"
+import { refreshTokenMs } from "./Users.ts"
 
 export const REFRESH_COOKIE = "cairn_refresh"
 export const REFRESH_COOKIE_PATH = "/auth/refresh"
@@ -45,7 +45,8 @@ const refreshCookie = (request: HttpServerRequest.HttpServerRequest, value: stri
     })
   )
 
-const setRefresh = (request: HttpServerRequest.HttpServerRequest, token: string) => refreshCookie(request, token, Duration.millis(refreshTokenMs))
+const setRefresh = (request: HttpServerRequest.HttpServerRequest, token: string) =>
+  refreshCookie(request, token, Duration.millis(refreshTokenMs))
 
 /** Drops the cookie (logout, or a refresh the server refused). */
 export const clearRefreshCookie = (request: HttpServerRequest.HttpServerRequest) => refreshCookie(request, "", Duration.zero)
@@ -71,9 +72,9 @@ export const markOidcForApp = (request: HttpServerRequest.HttpServerRequest) =>
 export const takeOidcMarker = (request: HttpServerRequest.HttpServerRequest) =>
   request.cookies[OIDC_MARKER] === "1"
     ? Effect.as(
-        onResponse((response) =>
-          HttpServerResponse.unsafeSetCookie(response, OIDC_MARKER, "", { httpOnly: true, path: OIDC_MARKER_PATH, maxAge: Duration.zero })
-        ),
-        true
-      )
+      onResponse((response) =>
+        HttpServerResponse.unsafeSetCookie(response, OIDC_MARKER, "", { httpOnly: true, path: OIDC_MARKER_PATH, maxAge: Duration.zero })
+      ),
+      true
+    )
     : Effect.succeed(false)

@@ -1,7 +1,7 @@
 /** SQL for users, refresh tokens and pending OpenID logins. */
-import { CountRow, decodeRows, firstRow, repository } from "../../db/Repository.ts"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { CountRow, decodeRows, firstRow, repository } from "../../db/Repository.ts"
 import { Role } from "./Model.ts"
 
 export const UserRow = Schema.Struct({
@@ -35,13 +35,11 @@ export const OidcLoginRow = Schema.Struct({
 })
 export type OidcLoginRow = typeof OidcLoginRow.Type
 
-
-const userColumns =
-  "id::text AS id, username, email, display_name, password_hash, role, oidc_issuer, oidc_subject, created_at"
+const userColumns = "id::text AS id, username, email, display_name, password_hash, role, oidc_issuer, oidc_subject, created_at"
 const iso = (date: Date) => date.toISOString()
 
 export class UsersRepo extends Effect.Service<UsersRepo>()("cairn/UsersRepo", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(userColumns)
     const userRows = decodeRows(UserRow)
@@ -81,7 +79,9 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("cairn/UsersRepo", {
           WHERE id = ${id}::uuid RETURNING ${cols}`),
       remove: (id: string) => sql`DELETE FROM users WHERE id = ${id}::uuid RETURNING id::text AS id`,
 
-      insertRefresh: (row: { readonly id: string; readonly userId: string; readonly familyId: string; readonly hash: string; readonly expiresAt: Date }) =>
+      insertRefresh: (
+        row: { readonly id: string; readonly userId: string; readonly familyId: string; readonly hash: string; readonly expiresAt: Date }
+      ) =>
         sql`INSERT INTO refresh_tokens (id, user_id, family_id, token_hash, expires_at)
           VALUES (${row.id}::uuid, ${row.userId}::uuid, ${row.familyId}::uuid, ${row.hash}, ${iso(row.expiresAt)}::timestamptz)`.pipe(
           Effect.asVoid

@@ -43,7 +43,7 @@ export const guardKeys = (address: string, username?: string): ReadonlyArray<str
   username === undefined ? [`ip:${address}`] : [`ip:${address}`, `user:${username.trim().toLowerCase()}`]
 
 export class SignInGuard extends Effect.Service<SignInGuard>()("cairn/SignInGuard", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const freeFailures = yield* freeFailuresConfig
     const firstLockMs = (yield* firstLockConfig) * 1000
     const strikes = new Map<string, Strikes>()
@@ -75,7 +75,7 @@ export class SignInGuard extends Effect.Service<SignInGuard>()("cairn/SignInGuar
       const now = clock.unsafeCurrentTimeMillis()
       if (now - lastSweep > sweepEveryMs) sweep(now)
       const wait = Math.max(0, ...keys.map((key) => (strikes.get(key)?.lockedUntil ?? 0) - now))
-      if (wait === 0) for (const key of keys) fail(key, now)
+      if (wait === 0) { for (const key of keys) fail(key, now) }
       return wait
     }
 
@@ -84,11 +84,14 @@ export class SignInGuard extends Effect.Service<SignInGuard>()("cairn/SignInGuar
      * failure until it succeeds; a success forgets the username's failures (not the address's).
      */
     const guard = <A, E, R>(keys: ReadonlyArray<string>, attempt: Effect.Effect<A, E, R>) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const clock = yield* Effect.clock
         const wait = yield* Effect.sync(() => admit(keys, clock))
         if (wait > 0) {
-          return yield* new TooManyRequests({ detail: "Too many failed attempts; try again later", retryAfterSeconds: Math.ceil(wait / 1000) })
+          return yield* new TooManyRequests({
+            detail: "Too many failed attempts; try again later",
+            retryAfterSeconds: Math.ceil(wait / 1000)
+          })
         }
         const result = yield* attempt
         for (const key of keys) {

@@ -8,21 +8,21 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option, Redacted } from "effect"
-import { transactions } from "../../db/Repository.ts"
 import * as crypto from "node:crypto"
-import { AppConfig } from "../../config/AppConfig.ts"
-import { Forbidden, Unauthorized } from "../../contract/Errors.ts"
-import { safeEqual } from "../Authenticator.ts"
 import type { PrincipalShape } from "../../auth/Principal.ts"
 import { grants, memberScopes, type Scope } from "../../auth/Scopes.ts"
-import { Tokens } from "../Tokens.ts"
+import { AppConfig } from "../../config/AppConfig.ts"
+import { Forbidden, Unauthorized } from "../../contract/Errors.ts"
+import { transactions } from "../../db/Repository.ts"
 import { ServerSecret } from "../../secrets/ServerSecret.ts"
-import { guardKeys, SignInGuard } from "./SignInGuard.ts"
-import { AuthStatus, Me, TokenPair, UserView, type CreateUser, type Role, type SetupRequest, type UpdateUser } from "./Model.ts"
-import { hashPassword, verifyPassword } from "./Password.ts"
-import { UsersRepo, type UserRow } from "./Repo.ts"
 import { traced } from "../../telemetry/Spans.ts"
+import { safeEqual } from "../Authenticator.ts"
+import { Tokens } from "../Tokens.ts"
 import { UserConflict, UserNotFound } from "./Errors.ts"
+import { AuthStatus, type CreateUser, Me, type Role, type SetupRequest, TokenPair, type UpdateUser, UserView } from "./Model.ts"
+import { hashPassword, verifyPassword } from "./Password.ts"
+import { type UserRow, UsersRepo } from "./Repo.ts"
+import { guardKeys, SignInGuard } from "./SignInGuard.ts"
 
 export const refreshTokenMs = 30 * 24 * 3_600_000
 
@@ -50,8 +50,7 @@ export const toUserView = (row: UserRow) =>
 export const setupCodeOf = (secret: { readonly deriveKey: (purpose: string) => Buffer }) =>
   secret.deriveKey("setup-code").toString("base64url").slice(0, 20)
 
-export const bearerToken = (authorization: string | undefined): string | undefined =>
-  authorization?.match(/^Bearer (.+)$/is)?.[1]
+export const bearerToken = (authorization: string | undefined): string | undefined => authorization?.match(/^Bearer (.+)$/is)?.[1]
 
 /**
  * `users:write` manages members; anything that makes, unmakes or takes over an admin (creating or
@@ -74,7 +73,7 @@ export interface OidcIdentity {
 }
 
 export class Users extends Effect.Service<Users>()("cairn/Users", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const repo = yield* UsersRepo
     const tokens = yield* Tokens
     const config = yield* AppConfig
@@ -83,7 +82,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
 
     /** A new session for a user: an access token and the first refresh token of a new family. */
     const issue = (user: UserRow, familyId: string = crypto.randomUUID()) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const access = yield* tokens.sign("user", user.id, scopesForRole(user.role), config.accessTokenSeconds, {
           role: user.role,
@@ -127,8 +126,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
         setup_credential: setupCredential,
         local_login: true,
         oidc_enabled: Option.isSome(config.oidcIssuer)
-      })
-    )
+      }))
 
     /**
      * Creates the first admin. The route is public so the UI can reach it, but an empty users table
@@ -136,13 +134,13 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
      * one the setup code the server printed to its log. `authorization` is the raw header.
      */
     const setup = (input: SetupRequest, authorization: string | undefined, address: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         yield* guard.guard(guardKeys(address), checkSetupCredential(authorization))
         return yield* createFirstAdmin(input)
       })
 
     const checkSetupCredential = (authorization: string | undefined) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const expected = Option.getOrElse(staticKey, () => setupCode)
         const token = bearerToken(authorization)
         if (token === undefined || !safeEqual(token, expected)) {
@@ -155,10 +153,10 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
       })
 
     const createFirstAdmin = (input: SetupRequest) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const passwordHash = yield* hashPassword(input.password)
         const user = yield* transaction(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             yield* repo.lockUsers
             if ((yield* repo.count) > 0) return undefined
             return yield* repo.insert({
@@ -180,7 +178,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
     const login = (username: string, password: string, address: string) =>
       guard.guard(
         guardKeys(address, username),
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const user = yield* repo.byUsername(username.trim())
           const ok = yield* verifyPassword(password, user?.password_hash ?? null)
           if (!user || !ok) return yield* badLogin
@@ -189,10 +187,10 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
       )
 
     const refresh = (token: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const outcome = yield* transaction(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const row = yield* repo.refreshForUpdate(hash(token))
             if (!row || row.revoked_at) return { _tag: "invalid" } as const
             if (row.rotated_at) {
@@ -220,11 +218,11 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
      * the caller's user access token (`authorization` is the raw header): 401 when neither names one.
      */
     const logout = (token: string | undefined, everywhere: boolean, authorization: string | undefined) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
         const bearerUser = everywhere && token === undefined ? yield* userOfBearer(authorization) : undefined
         yield* transaction(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const row = token === undefined ? undefined : yield* repo.refreshForUpdate(hash(token))
             const userId = row?.user_id ?? bearerUser
             if (everywhere && userId !== undefined) return yield* repo.revokeUser(userId, now)
@@ -234,7 +232,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
       })
 
     const userOfBearer = (authorization: string | undefined) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const bearer = bearerToken(authorization)
         const verified = bearer === undefined ? undefined : yield* Effect.option(tokens.verify(bearer))
         const principal = verified === undefined ? undefined : Option.getOrUndefined(verified)?.principal
@@ -245,7 +243,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
       })
 
     const me = (principal: PrincipalShape) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (principal.kind === "anonymous") return yield* new Unauthorized({ detail: "Not authenticated" })
         const user = principal.kind === "user" ? yield* repo.byId(principal.id) : undefined
         if (principal.kind === "user" && !user) return yield* new Unauthorized({ detail: "User no longer exists" })
@@ -260,7 +258,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
     const list = Effect.map(repo.list, (rows) => rows.map(toUserView))
 
     const create = (caller: PrincipalShape, input: CreateUser) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (input.role === "admin") yield* requireAdmin(caller)
         if (yield* repo.byUsername(input.username)) {
           return yield* new UserConflict({ detail: `Username already taken: ${input.username}` })
@@ -281,10 +279,10 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
     // The target row is locked while the caller's right over it is checked, so a concurrent
     // promotion cannot slip an admin past a `users:write` caller.
     const update = (caller: PrincipalShape, id: string, changes: UpdateUser) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const passwordHash = changes.password ? yield* hashPassword(changes.password) : undefined
         return yield* transaction(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             const target = yield* repo.byIdForUpdate(id)
             if (!target) return yield* new UserNotFound({ detail: `User not found: ${id}` })
             if (target.role === "admin" || changes.role === "admin") yield* requireAdmin(caller)
@@ -300,7 +298,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
 
     const remove = (caller: PrincipalShape, id: string) =>
       transaction(
-        Effect.gen(function* () {
+        Effect.gen(function*() {
           const target = yield* repo.byIdForUpdate(id)
           if (!target) return yield* new UserNotFound({ detail: `User not found: ${id}` })
           if (target.role === "admin") yield* requireAdmin(caller)
@@ -313,9 +311,9 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
      * verified e-mail, linked now; else a new member (the first user of the server is an admin).
      */
     const fromOidc = (identity: OidcIdentity) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const user = yield* transaction(
-          Effect.gen(function* () {
+          Effect.gen(function*() {
             yield* repo.lockUsers
             const linked = yield* repo.byOidc(identity.issuer, identity.subject)
             if (linked) return linked

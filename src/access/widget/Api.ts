@@ -1,10 +1,10 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { detailBody } from "../../contract/Errors.ts"
-import { BotNotFound } from "../../bots/Errors.ts"
 import { Authentication } from "../../auth/Authentication.ts"
 import { RequiredScope } from "../../auth/RequiredScope.ts"
-import { MintWidgetToken, WidgetToken } from "./Model.ts"
+import { BotNotFound } from "../../bots/Errors.ts"
+import { detailBody } from "../../contract/Errors.ts"
 import { WidgetKeyUnusable } from "./Errors.ts"
+import { MintWidgetToken, WidgetToken } from "./Model.ts"
 
 export class WidgetApi extends HttpApiGroup.make("widget")
   .add(
@@ -21,4 +21,5 @@ export class WidgetApi extends HttpApiGroup.make("widget")
   .addError(detailBody(BotNotFound))
   .middleware(Authentication)
   .prefix("/api/v1")
-  .annotate(OpenApi.Title, "Widget tokens") {}
+  .annotate(OpenApi.Title, "Widget tokens")
+{}

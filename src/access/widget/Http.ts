@@ -5,8 +5,7 @@ import { Principal } from "../../auth/Principal.ts"
 import { Widgets } from "./Widgets.ts"
 
 export const WidgetHttpLive = HttpApiBuilder.group(CairnApi, "widget", (handlers) =>
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const widgets = yield* Widgets
     return handlers.handle("mint", ({ payload }) => Effect.flatMap(Principal, (caller) => widgets.mint(caller, payload)))
-  })
-)
+  }))

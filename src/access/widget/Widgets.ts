@@ -7,16 +7,16 @@
  */
 import { Clock, Effect } from "effect"
 import * as crypto from "node:crypto"
+import type { PrincipalShape } from "../../auth/Principal.ts"
+import { grants } from "../../auth/Scopes.ts"
 import { Bots } from "../../bots/Bots.ts"
 import { AppConfig } from "../../config/AppConfig.ts"
 import { Forbidden } from "../../contract/Errors.ts"
-import { ApiKeys } from "../keys/ApiKeys.ts"
-import type { PrincipalShape } from "../../auth/Principal.ts"
-import { grants } from "../../auth/Scopes.ts"
-import { Tokens } from "../Tokens.ts"
-import { WidgetToken, type MintWidgetToken } from "./Model.ts"
 import { traced } from "../../telemetry/Spans.ts"
+import { ApiKeys } from "../keys/ApiKeys.ts"
+import { Tokens } from "../Tokens.ts"
 import { WidgetKeyUnusable } from "./Errors.ts"
+import { type MintWidgetToken, WidgetToken } from "./Model.ts"
 
 export { widgetTokenMaxSeconds as widgetLifetimeSeconds } from "../../config/AppConfig.ts"
 
@@ -30,14 +30,14 @@ const widgetIdentity = (caller: PrincipalShape, botId: string, pinId: string | n
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export class Widgets extends Effect.Service<Widgets>()("cairn/Widgets", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const bots = yield* Bots
     const keys = yield* ApiKeys
     const tokens = yield* Tokens
     const { widgetTokenLifetimeSeconds } = yield* AppConfig
 
     const mint = (caller: PrincipalShape, input: MintWidgetToken) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         if (caller.kind === "widget") {
           return yield* new Forbidden({ detail: "A widget token cannot mint widget tokens" })
         }

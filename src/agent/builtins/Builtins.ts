@@ -6,14 +6,14 @@ import { Effect, Layer } from "effect"
 import { Documents } from "../../documents/Documents.ts"
 import { Todos } from "../../todos/Todos.ts"
 import { Workspaces } from "../../workspaces/Workspaces.ts"
-import { ToolRegistry, layer as ToolRegistryLive } from "../Tools.ts"
+import { layer as ToolRegistryLive, ToolRegistry } from "../Tools.ts"
 import { fileTools } from "./Files.ts"
 import { memoryTools } from "./Memory.ts"
 import { todoTools } from "./Todos.ts"
 import { webTools } from "./Web.ts"
 
 export const BuiltinToolsLive = Layer.effectDiscard(
-  Effect.gen(function* () {
+  Effect.gen(function*() {
     const registry = yield* ToolRegistry
     const tools = [...(yield* fileTools), ...(yield* memoryTools), ...(yield* todoTools), ...(yield* webTools)]
     yield* Effect.forEach(tools, registry.register, { discard: true })

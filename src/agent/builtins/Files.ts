@@ -14,7 +14,9 @@ const maxSearchHits = 100
 const maxSearchedBytes = 1024 * 1024
 
 const channelOf = (context: ToolCallContext) =>
-  context.channelId ? Effect.succeed(context.channelId) : new ToolFailure({ message: "This conversation has no channel, so it has no workspace" })
+  context.channelId
+    ? Effect.succeed(context.channelId)
+    : new ToolFailure({ message: "This conversation has no channel, so it has no workspace" })
 
 const PathArgument = Schema.String.annotations({ description: "Path inside the workspace, '/' between segments (e.g. notes/todo.md)" })
 const FolderArgument = Schema.optional(Schema.String.annotations({ description: "Only files under this folder" }))
@@ -23,7 +25,7 @@ const LineArgument = Schema.optional(CountArgument({ min: 1, max: Number.MAX_SAF
 /** A folder argument as a prefix: no slashes at either end, "" for the whole workspace. */
 const folderOf = (folder: string | undefined) => (folder ?? "").replace(/^\/+|\/+$/g, "")
 
-export const fileTools = Effect.gen(function* () {
+export const fileTools = Effect.gen(function*() {
   const workspaces = yield* Workspaces
 
   const listFiles = yield* declareTool({
@@ -33,23 +35,25 @@ export const fileTools = Effect.gen(function* () {
     parameters: Schema.Struct({ folder: FolderArgument }),
     success: Schema.String,
     handler: (args, context) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const listing = yield* workspaces.list(yield* channelOf(context))
         const folder = folderOf(args.folder)
         const files = listing.files.filter((file) => !folder || file.path.startsWith(`${folder}/`))
         if (files.length === 0) return folder ? `No files under ${folder}/.` : "The workspace is empty."
-        return [...files.map((file) => `${file.path} (${file.size} bytes)`), ...(listing.truncated ? ["(more files not listed)"] : [])].join("\n")
+        return [...files.map((file) => `${file.path} (${file.size} bytes)`), ...(listing.truncated ? ["(more files not listed)"] : [])]
+          .join("\n")
       })
   })
 
   const readFile = yield* declareTool({
     name: "read_file",
-    description: `Read a text file of the workspace, whole or lines start_line..end_line (1-based, inclusive). At most ${readCapChars} characters are returned at once.`,
+    description:
+      `Read a text file of the workspace, whole or lines start_line..end_line (1-based, inclusive). At most ${readCapChars} characters are returned at once.`,
     effect: "read",
     parameters: Schema.Struct({ path: PathArgument, start_line: LineArgument, end_line: LineArgument }),
     success: Schema.String,
     handler: (args, context) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const file = yield* workspaces.read(yield* channelOf(context), args.path)
         if (file.encoding !== "utf8") return yield* new ToolFailure({ message: `${file.path} is not a text file (${file.size} bytes)` })
         const lines = file.content.split("\n")
@@ -70,7 +74,7 @@ export const fileTools = Effect.gen(function* () {
     parameters: Schema.Struct({ path: PathArgument, content: Schema.String }),
     success: Schema.String,
     handler: (args, context) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const written = yield* workspaces.write(yield* channelOf(context), args.path, args.content)
         return `${written.created ? "Created" : "Replaced"} ${written.path} (${written.size} bytes)`
       })
@@ -83,7 +87,7 @@ export const fileTools = Effect.gen(function* () {
     parameters: Schema.Struct({ path: PathArgument, content: Schema.String }),
     success: Schema.String,
     handler: (args, context) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const channelId = yield* channelOf(context)
         const filePath = args.path
         const before = yield* workspaces.read(channelId, filePath).pipe(
@@ -98,7 +102,8 @@ export const fileTools = Effect.gen(function* () {
 
   const searchFiles = yield* declareTool({
     name: "search_files",
-    description: `Search the workspace's text files for a substring (or a regular expression with regex: true); answers path:line: text, at most ${maxSearchHits} lines.`,
+    description:
+      `Search the workspace's text files for a substring (or a regular expression with regex: true); answers path:line: text, at most ${maxSearchHits} lines.`,
     effect: "read",
     parameters: Schema.Struct({
       query: NonBlankArgument(),
@@ -107,7 +112,7 @@ export const fileTools = Effect.gen(function* () {
     }),
     success: Schema.String,
     handler: (args, context) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const channelId = yield* channelOf(context)
         const query = args.query
         const matches = yield* Effect.try({

@@ -31,8 +31,9 @@ export const searchDocumentsOnly = (documents: Documents, q: string, integration
   const ids = integrationIds.filter((id) => !id.startsWith(notesPrefix))
   if (ids.length > 0) return searchEach(documents, q, ids, limit)
   // Over-fetched so that notes, which are left out, do not shorten the answer.
-  return Effect.map(documents.search({ q, limit: Math.min(limit * 3, MAX_SEARCH_LIMIT) }), (hits) =>
-    hits.filter((hit) => !hit.integration_id.startsWith(notesPrefix)).slice(0, limit)
+  return Effect.map(
+    documents.search({ q, limit: Math.min(limit * 3, MAX_SEARCH_LIMIT) }),
+    (hits) => hits.filter((hit) => !hit.integration_id.startsWith(notesPrefix)).slice(0, limit)
   )
 }
 
@@ -46,17 +47,18 @@ const listed = (hits: ReadonlyArray<SearchResult>, empty: string) =>
   hits.length === 0
     ? empty
     : hits
-        .map((hit, index) => `[${index + 1}] ${hit.title} (${hit.integration_id}, score ${hit.score.toFixed(3)})\n${hit.snippet}`)
-        .join("\n\n")
+      .map((hit, index) => `[${index + 1}] ${hit.title} (${hit.integration_id}, score ${hit.score.toFixed(3)})\n${hit.snippet}`)
+      .join("\n\n")
 
 const LimitArgument = Schema.optional(CountArgument({ min: 1, max: 20 }))
 
-export const memoryTools = Effect.gen(function* () {
+export const memoryTools = Effect.gen(function*() {
   const documents = yield* Documents
 
   const searchDocuments = yield* declareTool({
     name: "search_documents",
-    description: "Search the stored documents (hybrid semantic and full-text search); answers the best passages with their titles and sources.",
+    description:
+      "Search the stored documents (hybrid semantic and full-text search); answers the best passages with their titles and sources.",
     effect: "read",
     parameters: Schema.Struct({
       query: Schema.String,
@@ -65,9 +67,11 @@ export const memoryTools = Effect.gen(function* () {
     }),
     success: Schema.String,
     handler: (args) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const integrationId = args.integration_id || undefined
-        if (integrationId?.startsWith(notesPrefix)) return yield* new ToolFailure({ message: "Notes are read with recall, not search_documents" })
+        if (integrationId?.startsWith(notesPrefix)) {
+          return yield* new ToolFailure({ message: "Notes are read with recall, not search_documents" })
+        }
         const hits = yield* searchDocumentsOnly(documents, args.query, integrationId ? [integrationId] : [], args.limit ?? 5)
         return listed(hits, "No document matches.")
       })
@@ -85,10 +89,12 @@ export const memoryTools = Effect.gen(function* () {
     }),
     success: Schema.String,
     handler: (args, context) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const note = args.note.trim()
         const channel = channelNotes(context)
-        if (args.scope === "channel" && !channel) return yield* new ToolFailure({ message: "This conversation has no channel; remember with scope bot" })
+        if (args.scope === "channel" && !channel) {
+          return yield* new ToolFailure({ message: "This conversation has no channel; remember with scope bot" })
+        }
         const integrationId = args.scope === "channel" ? channel! : botNotes(context)
         const date = new Date().toISOString().slice(0, 10)
         const title = args.title?.trim() || note.split("\n", 1)[0]!.slice(0, 80)
@@ -110,7 +116,7 @@ export const memoryTools = Effect.gen(function* () {
     parameters: Schema.Struct({ query: Schema.String, limit: LimitArgument }),
     success: Schema.String,
     handler: (args, context) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const hits = yield* searchNotes(documents, args.query, context, args.limit ?? 5)
         return listed(hits, "No note matches.")
       })

@@ -7,14 +7,16 @@ import { ChoiceArgument, CountArgument, declareTool, ToolFailure } from "../Tool
 const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const shown = (todo: Todo) =>
-  `${todo.id} [${todo.status}] ${todo.title}${todo.due_at ? ` (due ${todo.due_at.toISOString()})` : ""}${todo.notes ? `: ${todo.notes}` : ""}`
+  `${todo.id} [${todo.status}] ${todo.title}${todo.due_at ? ` (due ${todo.due_at.toISOString()})` : ""}${
+    todo.notes ? `: ${todo.notes}` : ""
+  }`
 
 const dueOf = (value: string | null | undefined) =>
   value === undefined || value === null || value === ""
     ? Effect.succeed(null)
     : !Number.isNaN(Date.parse(value))
-      ? Effect.succeed(new Date(value))
-      : new ToolFailure({ message: "due must be an ISO 8601 date or date-time" })
+    ? Effect.succeed(new Date(value))
+    : new ToolFailure({ message: "due must be an ISO 8601 date or date-time" })
 
 const TodosArguments = Schema.Struct({
   action: ChoiceArgument("create", "list", "update", "complete", "reopen"),
@@ -26,12 +28,12 @@ const TodosArguments = Schema.Struct({
   limit: Schema.optional(CountArgument({ min: 1, max: 100 }))
 })
 
-export const todoTools = Effect.gen(function* () {
+export const todoTools = Effect.gen(function*() {
   const service = yield* Todos
 
   /** The bot's own todo's id; another bot's todo is not found. */
   const own = (id: string | undefined, botId: string) =>
-    Effect.gen(function* () {
+    Effect.gen(function*() {
       const found = id !== undefined && uuid.test(id) ? yield* Effect.option(service.get(id)) : undefined
       if (found?._tag !== "Some" || found.value.bot_id !== botId) return yield* new ToolFailure({ message: `No todo ${String(id)}` })
       return found.value.id
@@ -45,7 +47,7 @@ export const todoTools = Effect.gen(function* () {
     parameters: TodosArguments,
     success: Schema.String,
     handler: (args, context) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         switch (args.action) {
           case "create": {
             const title = (args.title ?? "").trim()
@@ -63,7 +65,11 @@ export const todoTools = Effect.gen(function* () {
           }
           case "list": {
             const status = args.status ?? "open"
-            const list = yield* service.list({ botId: context.botId, status: status === "all" ? undefined : status, limit: args.limit ?? 50 })
+            const list = yield* service.list({
+              botId: context.botId,
+              status: status === "all" ? undefined : status,
+              limit: args.limit ?? 50
+            })
             return list.length === 0 ? `No ${status === "all" ? "" : `${status} `}todos.` : list.map(shown).join("\n")
           }
           case "update": {

@@ -20,7 +20,7 @@ const maxTextChars = 40_000
 
 const isHtml = (contentType: string, body: string) => /html/i.test(contentType) || /^\s*<(!doctype html|html)/i.test(body)
 
-export const webTools = Effect.gen(function* () {
+export const webTools = Effect.gen(function*() {
   const config = yield* webConfig
   const allowed = allowList(config.allowedHosts.split(","))
   const label = { what: "fetch_url", setting: "FETCH_ALLOWED_HOSTS" }
@@ -33,7 +33,7 @@ export const webTools = Effect.gen(function* () {
     success: Schema.String,
     timeoutMs: config.timeoutSeconds * 1000 + 1000,
     handler: ({ url }) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         // The signal aborts when the call is interrupted (its timeout, a cancelled run).
         const response = yield* Effect.tryPromise({
           try: (signal) =>
@@ -61,7 +61,9 @@ export const webTools = Effect.gen(function* () {
         return [
           `${url} answered ${response.status}${type ? ` (${type.split(";")[0]})` : ""}:`,
           body.slice(0, maxTextChars).trim(),
-          ...(cut ? [`[Cut: the page is longer than ${response.truncated ? `${config.maxBytes} bytes` : `${maxTextChars} characters`}]`] : [])
+          ...(cut
+            ? [`[Cut: the page is longer than ${response.truncated ? `${config.maxBytes} bytes` : `${maxTextChars} characters`}]`]
+            : [])
         ].join("\n\n")
       })
   })

@@ -2,9 +2,9 @@
  * The four built-in dispatchers: chatplatform (Slack Web API), webhook, internal, none.
  */
 import { Effect, Runtime } from "effect"
-import type { Injector } from "../Injection.ts"
-import type { Dispatcher, DispatchTask, PostMessageOptions } from "../../sdk/Dispatcher.ts"
 import type { AllowList } from "../../http/Outbound.ts"
+import type { Dispatcher, DispatchTask, PostMessageOptions } from "../../sdk/Dispatcher.ts"
+import type { Injector } from "../Injection.ts"
 import { postJson } from "./Webhook.ts"
 
 export interface BuiltinSettings {

@@ -12,10 +12,13 @@
  *   options object is received, as Python's `**kwargs`) passes; an object pattern passes only when
  *   it names `extraMetadata` or has a `...rest` element, since otherwise `extraMetadata` is dropped.
  */
-import { DispatcherContractError, type Dispatcher } from "../../sdk/Dispatcher.ts"
+import { type Dispatcher, DispatcherContractError } from "../../sdk/Dispatcher.ts"
+
+/** Any function: only its source text and its declared parameter count are read. */
+type AnyFunction = (...args: ReadonlyArray<never>) => unknown
 
 /** The source text of a function's parameter list, or undefined when it cannot be found. */
-const parameterList = (fn: Function): string | undefined => {
+const parameterList = (fn: AnyFunction): string | undefined => {
   const source = Function.prototype.toString.call(fn)
   const open = source.indexOf("(")
   const arrow = source.indexOf("=>")
@@ -31,7 +34,7 @@ const parameterList = (fn: Function): string | undefined => {
       else if (c === quote) quote = null
       continue
     }
-    if (c === '"' || c === "'" || c === "`") quote = c
+    if (c === "\"" || c === "'" || c === "`") quote = c
     else if (c === "(" || c === "{" || c === "[") depth++
     else if (c === ")" || c === "}" || c === "]") {
       depth--
@@ -76,8 +79,8 @@ export const checkDispatcher = (type: string, dispatcher: unknown): Dispatcher =
   if (!candidate || typeof candidate !== "object") return fail("expected an object with deliver and postMessage")
   if (typeof candidate.deliver !== "function") fail("deliver is not a function")
   if (typeof candidate.postMessage !== "function") fail("postMessage is not a function")
-  const deliver = candidate.deliver as Function
-  const postMessage = candidate.postMessage as Function
+  const deliver = candidate.deliver as AnyFunction
+  const postMessage = candidate.postMessage as AnyFunction
   if (deliver.length < 4) {
     fail(
       `deliver must accept (task, result, clientActions, extraMetadata); it declares ${deliver.length} parameter(s), so extraMetadata would be lost`

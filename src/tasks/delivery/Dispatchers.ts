@@ -8,14 +8,14 @@
  */
 import { Config, Duration, Effect, Schedule } from "effect"
 import { ValidationError } from "../../contract/Errors.ts"
+import { allowList, OutboundRefused } from "../../http/Outbound.ts"
+import type { Dispatcher, DispatcherContractError, DispatchTask, PostMessageOptions } from "../../sdk/Dispatcher.ts"
+import { traced } from "../../telemetry/Spans.ts"
 import { Injector } from "../Injection.ts"
-import { TasksRepo, type TaskRow } from "../Repo.ts"
+import { type TaskRow, TasksRepo } from "../Repo.ts"
 import { Tasks } from "../Tasks.ts"
 import { internalDispatcher, noneDispatcher, slackDispatcher, webhookDispatcher } from "./Builtins.ts"
 import { checkDispatcher } from "./Contract.ts"
-import type { Dispatcher, DispatcherContractError, DispatchTask, PostMessageOptions } from "../../sdk/Dispatcher.ts"
-import { allowList, OutboundRefused } from "../../http/Outbound.ts"
-import { traced } from "../../telemetry/Spans.ts"
 
 const dispatchSettings = Config.all({
   slackApiBaseUrl: Config.string("SLACK_API_BASE_URL").pipe(Config.withDefault("https://slack.com/api")),
@@ -41,7 +41,7 @@ const deliveryRetries = (settings: { readonly retryBaseMs: number; readonly maxA
   )
 
 export class Dispatchers extends Effect.Service<Dispatchers>()("cairn/Dispatchers", {
-  effect: Effect.gen(function* () {
+  effect: Effect.gen(function*() {
     const settings = yield* dispatchSettings
     const repo = yield* TasksRepo
     const tasks = yield* Tasks
@@ -75,11 +75,13 @@ export class Dispatchers extends Effect.Service<Dispatchers>()("cairn/Dispatcher
     const requireKnown = (type: string | undefined): Effect.Effect<void, ValidationError> =>
       type === undefined || registry.has(type)
         ? Effect.void
-        : Effect.fail(ValidationError.single(["body", "dispatch_type"], `Unknown dispatch_type: ${type} (registered: ${types().join(", ")})`))
+        : Effect.fail(
+          ValidationError.single(["body", "dispatch_type"], `Unknown dispatch_type: ${type} (registered: ${types().join(", ")})`)
+        )
 
     /** A message outside a task (delegation, heartbeat) through a dispatch type; false when it was not posted. */
     const postMessage = (type: string, dispatchConfig: Record<string, unknown>, text: string, options: PostMessageOptions = {}) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const dispatcher = registry.get(type)
         if (!dispatcher) return false
         const config = tasks.openDispatchConfig(dispatchConfig)
@@ -123,7 +125,7 @@ export class Dispatchers extends Effect.Service<Dispatchers>()("cairn/Dispatcher
      * nothing when another process holds the delivery or it is not pending.
      */
     const deliver = (taskId: string) =>
-      Effect.gen(function* () {
+      Effect.gen(function*() {
         const leaseSeconds = Math.ceil((settings.webhookTimeoutMs + settings.retryBaseMs * 2 ** settings.maxAttempts) / 1000) + 5
         const row = yield* repo.claimDelivery(taskId, leaseSeconds)
         if (!row) return
@@ -148,8 +150,9 @@ export class Dispatchers extends Effect.Service<Dispatchers>()("cairn/Dispatcher
       }).pipe(Effect.catchAllCause((cause) => Effect.logError(`Delivery of task ${taskId} could not run`, cause)))
 
     /** Picks up deliveries a dead process left pending. */
-    const deliverOrphans = Effect.flatMap(repo.orphanedDeliveries(20), (ids) =>
-      Effect.forEach(ids, deliver, { concurrency: 4, discard: true })
+    const deliverOrphans = Effect.flatMap(
+      repo.orphanedDeliveries(20),
+      (ids) => Effect.forEach(ids, deliver, { concurrency: 4, discard: true })
     )
 
     return traced("Dispatchers", { register, types, requireKnown, postMessage, deliver, deliverOrphans } as const)

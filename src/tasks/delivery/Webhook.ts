@@ -3,7 +3,7 @@
  * private or loopback target is refused unless WEBHOOK_ALLOWED_HOSTS allows it. The target may
  * carry a credential (`?token=`): no error this answers shows it.
  */
-import { guardedRequest, OutboundRefused, type AllowList } from "../../http/Outbound.ts"
+import { type AllowList, guardedRequest, OutboundRefused } from "../../http/Outbound.ts"
 import { scrubUrl } from "../../secrets/UrlSecrets.ts"
 
 /** An error about `target` with the target's credentials masked; a refusal stays a refusal (no retry). */

@@ -2,6 +2,6 @@
  * What integrations (through the SDK) use of result dispatch: the registry service, the contract
  * types, and the check `register` applies.
  */
-export { Dispatchers, builtinTypes } from "./Dispatchers.ts"
+export { type Dispatcher, DispatcherContractError, type DispatchTask, type PostMessageOptions } from "../../sdk/Dispatcher.ts"
 export { checkDispatcher } from "./Contract.ts"
-export { DispatcherContractError, type Dispatcher, type DispatchTask, type PostMessageOptions } from "../../sdk/Dispatcher.ts"
+export { builtinTypes, Dispatchers } from "./Dispatchers.ts"

@@ -37,7 +37,8 @@ export const ChatPage = ({ auth, sessionId }: { readonly auth: AuthSession; read
   const canWriteChannels = auth.can("channels:write")
   const canWriteSessions = auth.can("sessions:write")
 
-  const attempt = useCallback(async <A,>(work: () => Promise<A>): Promise<A | undefined> => {
+  // A function expression: in a .tsx file an arrow's `<A>` would read as JSX.
+  const attempt = useCallback(async function attempt<A>(work: () => Promise<A>): Promise<A | undefined> {
     try {
       setError(undefined)
       return await work()
@@ -89,7 +90,9 @@ export const ChatPage = ({ auth, sessionId }: { readonly auth: AuthSession; read
   const createChannel = async () => {
     const name = window.prompt("Name of the new channel")?.trim()
     if (!name) return
-    const botId = bots.length <= 1 ? (bots[0]?.id ?? "default") : window.prompt(`Bot (${bots.map((b) => b.id).join(", ")})`, bots[0]!.id)?.trim()
+    const botId = bots.length <= 1
+      ? (bots[0]?.id ?? "default")
+      : window.prompt(`Bot (${bots.map((b) => b.id).join(", ")})`, bots[0]!.id)?.trim()
     if (!botId) return
     const made = await attempt(() =>
       auth.call((client) => client.channels.ensure({ payload: { client_id: `web:${crypto.randomUUID()}`, bot_id: botId, name } }))
@@ -133,7 +136,13 @@ export const ChatPage = ({ auth, sessionId }: { readonly auth: AuthSession; read
   return (
     <div className={`layout${menuOpen ? " menu-open" : ""}`}>
       <header className="chat-head">
-        <button type="button" className="icon menu-toggle" aria-label="Conversations" aria-expanded={menuOpen} onClick={() => setMenuOpen(!menuOpen)}>
+        <button
+          type="button"
+          className="icon menu-toggle"
+          aria-label="Conversations"
+          aria-expanded={menuOpen}
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
           ☰
         </button>
         <strong data-testid="chat-channel">{channel?.name ?? ""}</strong>
@@ -143,9 +152,7 @@ export const ChatPage = ({ auth, sessionId }: { readonly auth: AuthSession; read
       <nav className="sidebar" aria-label="Channels and conversations">
         <div className="sidebar-head">
           <h2>Channels</h2>
-          {canWriteChannels ? (
-            <button type="button" className="small" onClick={() => void createChannel()}>New channel</button>
-          ) : null}
+          {canWriteChannels ? <button type="button" className="small" onClick={() => void createChannel()}>New channel</button> : null}
         </div>
         <ul className="list" data-testid="channels">
           {channels.map((c) => (
@@ -153,61 +160,79 @@ export const ChatPage = ({ auth, sessionId }: { readonly auth: AuthSession; read
               <button type="button" className="item" aria-current={c.id === channel?.id} onClick={() => setChannel(c)}>
                 {c.name} <span className="muted">· {c.bot_id}</span>
               </button>
-              {canWriteChannels ? (
-                <span className="actions">
-                  <button type="button" className="icon" aria-label={`Rename ${c.name}`} onClick={() => void renameChannel(c)}>✎</button>
-                  <button type="button" className="icon" aria-label={`Delete ${c.name}`} onClick={() => void deleteChannel(c)}>✕</button>
-                </span>
-              ) : null}
+              {canWriteChannels ?
+                (
+                  <span className="actions">
+                    <button type="button" className="icon" aria-label={`Rename ${c.name}`} onClick={() => void renameChannel(c)}>✎</button>
+                    <button type="button" className="icon" aria-label={`Delete ${c.name}`} onClick={() => void deleteChannel(c)}>✕</button>
+                  </span>
+                ) :
+                null}
             </li>
           ))}
           {channels.length === 0 ? <li className="muted">No channels yet.</li> : null}
         </ul>
-        {channel ? (
-          <>
-            <div className="sidebar-head">
-              <h2>Conversations</h2>
-              {auth.can("chat") ? (
-                <button type="button" className="small" onClick={newSession}>New conversation</button>
-              ) : null}
-            </div>
-            <ul className="list" data-testid="sessions">
-              {sessions.map((s) => (
-                <li key={s.id} className={s.id === sessionId ? "selected" : ""}>
-                  <a
-                    className="item"
-                    href={`/chat/${s.id}`}
-                    aria-current={s.id === sessionId ? "page" : undefined}
-                    onClick={(event) => {
-                      event.preventDefault()
-                      setMenuOpen(false)
-                      navigate(`/chat/${s.id}`)
-                    }}
-                  >
-                    {s.title ?? "Untitled"}
-                  </a>
-                  {canWriteSessions ? (
-                    <span className="actions">
-                      <button type="button" className="icon" aria-label={`Rename ${s.title ?? "Untitled"}`} onClick={() => void renameSession(s)}>✎</button>
-                      <button type="button" className="icon" aria-label={`Delete ${s.title ?? "Untitled"}`} onClick={() => void deleteSession(s)}>✕</button>
-                    </span>
-                  ) : null}
-                </li>
-              ))}
-              {sessions.length === 0 ? <li className="muted">No conversations yet.</li> : null}
-            </ul>
-          </>
-        ) : null}
+        {channel ?
+          (
+            <>
+              <div className="sidebar-head">
+                <h2>Conversations</h2>
+                {auth.can("chat") ? <button type="button" className="small" onClick={newSession}>New conversation</button> : null}
+              </div>
+              <ul className="list" data-testid="sessions">
+                {sessions.map((s) => (
+                  <li key={s.id} className={s.id === sessionId ? "selected" : ""}>
+                    <a
+                      className="item"
+                      href={`/chat/${s.id}`}
+                      aria-current={s.id === sessionId ? "page" : undefined}
+                      onClick={(event) => {
+                        event.preventDefault()
+                        setMenuOpen(false)
+                        navigate(`/chat/${s.id}`)
+                      }}
+                    >
+                      {s.title ?? "Untitled"}
+                    </a>
+                    {canWriteSessions ?
+                      (
+                        <span className="actions">
+                          <button
+                            type="button"
+                            className="icon"
+                            aria-label={`Rename ${s.title ?? "Untitled"}`}
+                            onClick={() => void renameSession(s)}
+                          >
+                            ✎
+                          </button>
+                          <button
+                            type="button"
+                            className="icon"
+                            aria-label={`Delete ${s.title ?? "Untitled"}`}
+                            onClick={() => void deleteSession(s)}
+                          >
+                            ✕
+                          </button>
+                        </span>
+                      ) :
+                      null}
+                  </li>
+                ))}
+                {sessions.length === 0 ? <li className="muted">No conversations yet.</li> : null}
+              </ul>
+            </>
+          ) :
+          null}
       </nav>
       <main className="main">
         {error ? <p role="alert" className="error">{error}</p> : null}
-        {current ? (
-          <Conversation key={current.id} auth={auth} session={current} onActivity={() => void loadSessions()} />
-        ) : (
-          <div className="empty">
-            <p>{channels.length ? "Pick a channel and a conversation, or start a new one." : "Create a channel to start chatting."}</p>
-          </div>
-        )}
+        {current ?
+          <Conversation key={current.id} auth={auth} session={current} onActivity={() => void loadSessions()} /> :
+          (
+            <div className="empty">
+              <p>{channels.length ? "Pick a channel and a conversation, or start a new one." : "Create a channel to start chatting."}</p>
+            </div>
+          )}
       </main>
     </div>
   )

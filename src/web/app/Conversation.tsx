@@ -6,12 +6,12 @@
  * stored messages are read again and take its place.
  */
 import { useCallback, useEffect, useRef, useState } from "react"
-import { describeError } from "../shared/calls.ts"
-import { type AuthSession } from "../shared/session.ts"
-import { followRun, type RunFollower, type RunStart } from "../shared/runStream.ts"
-import { applyEvent, emptyTurn, type Turn } from "../shared/turn.ts"
 import type { CairnClient } from "../../client.ts"
-import { Composer, type ComposedMessage } from "../shared/composer/Composer.tsx"
+import { describeError } from "../shared/calls.ts"
+import { type ComposedMessage, Composer } from "../shared/composer/Composer.tsx"
+import { followRun, type RunFollower, type RunStart } from "../shared/runStream.ts"
+import { type AuthSession } from "../shared/session.ts"
+import { applyEvent, emptyTurn, type Turn } from "../shared/turn.ts"
 import { MessageList, type StoredMessage } from "./Messages.tsx"
 import { TurnView } from "./TurnView.tsx"
 
@@ -43,14 +43,18 @@ const unfinishedRun = (messages: ReadonlyArray<StoredMessage>): string | undefin
   return finalAnswer ? undefined : runIdOf(last)
 }
 
-export const Conversation = ({ auth, session, onActivity }: { readonly auth: AuthSession; readonly session: SessionRef; readonly onActivity: () => void }) => {
+export const Conversation = (
+  { auth, session, onActivity }: { readonly auth: AuthSession; readonly session: SessionRef; readonly onActivity: () => void }
+) => {
   const [messages, setMessages] = useState<ReadonlyArray<StoredMessage> | undefined>()
   const [live, setLive] = useState<Live | undefined>()
   const [error, setError] = useState<string | undefined>()
   const follower = useRef<RunFollower | undefined>(undefined)
   // The parent's callback changes with its every render; the conversation must not restart for it.
   const activity = useRef(onActivity)
-  activity.current = onActivity
+  useEffect(() => {
+    activity.current = onActivity
+  })
   const scroller = useRef<HTMLDivElement>(null)
   const [client, setClient] = useState<CairnClient | undefined>()
   const [models, setModels] = useState<ReadonlyArray<string>>([])
@@ -62,9 +66,14 @@ export const Conversation = ({ auth, session, onActivity }: { readonly auth: Aut
     auth
       .call((client) => client.providers.list())
       .then(
-        ({ providers }) => setModels([...new Set(providers.flatMap((provider) =>
-              provider.models.map((model) => (provider.is_default ? model.id : `${provider.id}/${model.id}`))
-            ))]),
+        ({ providers }) =>
+          setModels([
+            ...new Set(
+              providers.flatMap((provider) =>
+                provider.models.map((model) => (provider.is_default ? model.id : `${provider.id}/${model.id}`))
+              )
+            )
+          ]),
         () => setModels([])
       )
   }, [auth])
@@ -94,7 +103,12 @@ export const Conversation = ({ auth, session, onActivity }: { readonly auth: Aut
             (stored) => {
               setMessages(stored)
               // A failed or refused run leaves its notice; a finished one is now in the history.
-              setLive((current) => (current && (failure || current.turn.status === "failed") ? { turn: { ...current.turn, status: "failed", error: current.turn.error ?? failure } } : undefined))
+              setLive((
+                current
+              ) => (current && (failure || current.turn.status === "failed")
+                ? { turn: { ...current.turn, status: "failed", error: current.turn.error ?? failure } }
+                : undefined)
+              )
               activity.current()
             },
             (problem: unknown) => setError(describeError(problem))
@@ -112,7 +126,9 @@ export const Conversation = ({ auth, session, onActivity }: { readonly auth: Aut
         if (gone) return
         setMessages(stored)
         const running = unfinishedRun(stored)
-        if (running && auth.can("chat")) follow({ kind: "rejoin", sessionId: session.id, runId: running }, { turn: emptyTurn, runId: running })
+        if (running && auth.can("chat")) {
+          follow({ kind: "rejoin", sessionId: session.id, runId: running }, { turn: emptyTurn, runId: running })
+        }
       },
       (problem: unknown) => setError(describeError(problem))
     )
@@ -165,37 +181,43 @@ export const Conversation = ({ auth, session, onActivity }: { readonly auth: Aut
     <section className="conversation" aria-label="Conversation">
       <div className="messages" ref={scroller} data-testid="messages" aria-live="polite">
         {shown === undefined ? <p className="muted">Loading…</p> : <MessageList messages={shown} />}
-        {live ? (
-          <>
-            {live.userText !== undefined ? (
-              <div className="message user"><p className="plain">{live.userText}</p></div>
-            ) : null}
-            <TurnView turn={live.turn} canDecide={auth.can("approvals:write")} onDecide={decide} />
-            {live.reconnecting ? <p className="notice">Connection lost; reconnecting…</p> : null}
-          </>
-        ) : null}
+        {live ?
+          (
+            <>
+              {live.userText !== undefined ?
+                (
+                  <div className="message user">
+                    <p className="plain">{live.userText}</p>
+                  </div>
+                ) :
+                null}
+              <TurnView turn={live.turn} canDecide={auth.can("approvals:write")} onDecide={decide} />
+              {live.reconnecting ? <p className="notice">Connection lost; reconnecting…</p> : null}
+            </>
+          ) :
+          null}
         {error ? <p role="alert" className="error">{error}</p> : null}
       </div>
-      {auth.can("chat") ? (
-        <div className="composer-bar">
-          {client ? (
-            <Composer
-              client={client}
-              onSend={send}
-              disabled={running}
-              allowAttachments={auth.can("attachments:write")}
-              allowVoice
-              allowModelOverride={models.length > 0}
-              models={models}
-            />
-          ) : null}
-          {running ? (
-            <button type="button" className="stop" onClick={stop}>Stop</button>
-          ) : null}
-        </div>
-      ) : (
-        <p className="muted">Your account may read conversations but not chat.</p>
-      )}
+      {auth.can("chat") ?
+        (
+          <div className="composer-bar">
+            {client ?
+              (
+                <Composer
+                  client={client}
+                  onSend={send}
+                  disabled={running}
+                  allowAttachments={auth.can("attachments:write")}
+                  allowVoice
+                  allowModelOverride={models.length > 0}
+                  models={models}
+                />
+              ) :
+              null}
+            {running ? <button type="button" className="stop" onClick={stop}>Stop</button> : null}
+          </div>
+        ) :
+        <p className="muted">Your account may read conversations but not chat.</p>}
     </section>
   )
 }

@@ -11,7 +11,9 @@ export interface StoredMessage {
   readonly role: "system" | "user" | "assistant" | "tool"
   readonly content: string
   readonly metadata: unknown
-  readonly tool_calls: ReadonlyArray<{ readonly id: string; readonly function: { readonly name: string; readonly arguments: string } }> | null
+  readonly tool_calls:
+    | ReadonlyArray<{ readonly id: string; readonly function: { readonly name: string; readonly arguments: string } }>
+    | null
   readonly tool_call_id: string | null
   readonly attachments: ReadonlyArray<unknown>
 }

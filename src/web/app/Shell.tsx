@@ -3,11 +3,11 @@
  * scopes allow, the integrations' own sidebar sections) and the open page. Console pages load on
  * first visit.
  */
-import { lazy, Suspense, useMemo, useState, type ComponentType } from "react"
+import { type ComponentType, createElement, lazy, Suspense, useMemo, useState } from "react"
 import type { AuthSession } from "../shared/session.ts"
 import { ChatPage } from "./Chat.tsx"
 import { IntegrationSections } from "./integrations/SidebarSections.tsx"
-import { pageAt, pages, type AppPage, type PageProps } from "./pages.ts"
+import { type AppPage, pageAt, type PageProps, pages } from "./pages.ts"
 import { navigate } from "./route.ts"
 import { allows } from "./scopes.ts"
 import { Icon } from "./ui/Icon.tsx"
@@ -15,7 +15,9 @@ import { Icon } from "./ui/Icon.tsx"
 /** One lazy component per page, made once (React keeps a lazy component's state by identity). */
 const lazyPages = new Map<string, ComponentType<PageProps>>(pages.map((page) => [page.id, lazy(page.load)]))
 
-const NavLink = ({ href, icon, label, current, onGo }: { href: string; icon: string; label: string; current: boolean; onGo: () => void }) => (
+const NavLink = (
+  { href, icon, label, current, onGo }: { href: string; icon: string; label: string; current: boolean; onGo: () => void }
+) => (
   <a
     href={href}
     className={`nav-link${current ? " current" : ""}`}
@@ -34,7 +36,7 @@ const NavLink = ({ href, icon, label, current, onGo }: { href: string; icon: str
 
 export const Shell = ({ auth, path }: { readonly auth: AuthSession; readonly path: string }) => {
   const [navOpen, setNavOpen] = useState(false)
-  const visible = useMemo(() => pages.filter((page) => allows(auth, page.reads)), [auth, auth.scopes])
+  const visible = useMemo(() => pages.filter((page) => allows(auth, page.reads)), [auth])
   const open = pageAt(path)
   const groups: ReadonlyArray<AppPage["group"]> = ["Configure", "Operate"]
   const close = () => setNavOpen(false)
@@ -45,12 +47,23 @@ export const Shell = ({ auth, path }: { readonly auth: AuthSession; readonly pat
       return <ChatPage auth={auth} sessionId={sessionId} />
     }
     if (!allows(auth, open.page.reads)) {
-      return <div className="empty"><p role="alert">Your account's scopes do not include this page.</p></div>
+      return (
+        <div className="empty">
+          <p role="alert">Your account's scopes do not include this page.</p>
+        </div>
+      )
     }
-    const Page = lazyPages.get(open.page.id)!
+    // Looked up, not made here: each page's lazy component is made once, at module load.
+    const page = createElement(lazyPages.get(open.page.id)!, { auth, rest: open.rest })
     return (
-      <Suspense fallback={<div className="empty" aria-busy="true"><p>Loading…</p></div>}>
-        <Page auth={auth} rest={open.rest} />
+      <Suspense
+        fallback={
+          <div className="empty" aria-busy="true">
+            <p>Loading…</p>
+          </div>
+        }
+      >
+        {page}
       </Suspense>
     )
   })()
@@ -75,7 +88,14 @@ export const Shell = ({ auth, path }: { readonly auth: AuthSession; readonly pat
             <div key={group} className="nav-group">
               <h2>{group}</h2>
               {inGroup.map((page) => (
-                <NavLink key={page.id} href={page.path} icon={page.icon} label={page.title} current={open?.page.id === page.id} onGo={close} />
+                <NavLink
+                  key={page.id}
+                  href={page.path}
+                  icon={page.icon}
+                  label={page.title}
+                  current={open?.page.id === page.id}
+                  onGo={close}
+                />
               ))}
             </div>
           )

@@ -3,7 +3,7 @@
  * OpenID Connect button when the server has a provider configured. Tokens arrive through the
  * session (`AuthSession.adopt`); the refresh token never reaches this page's script.
  */
-import { useState, type FormEvent } from "react"
+import { type FormEvent, useState } from "react"
 import { describeError, runCall } from "../shared/calls.ts"
 import { type AuthSession, clientWith } from "../shared/session.ts"
 
@@ -20,7 +20,9 @@ interface Props {
   readonly onStatus: (status: AuthStatusView) => void
 }
 
-const Field = (props: { label: string; name: string; type?: string; value: string; onChange: (v: string) => void; autoComplete?: string; hint?: string }) => (
+const Field = (
+  props: { label: string; name: string; type?: string; value: string; onChange: (v: string) => void; autoComplete?: string; hint?: string }
+) => (
   <label className="field">
     <span>{props.label}</span>
     <input
@@ -65,48 +67,54 @@ export const SignIn = ({ status, auth }: Props) => {
     <main className="centered">
       <form className="card signin" onSubmit={(event) => void submit(event)} aria-labelledby="signin-title">
         <h1 id="signin-title">{setup ? "Create the first admin" : "Sign in to Cairn"}</h1>
-        {setup ? (
-          <p className="muted">
-            No user exists yet. The account you create here is the server's administrator.
-          </p>
-        ) : null}
-        {setup ? (
-          <Field
-            label={status.setup_credential === "api_key" ? "Server API key" : "Setup code"}
-            name="credential"
-            type="password"
-            value={credential}
-            onChange={setCredential}
-            autoComplete="off"
-            hint={
-              status.setup_credential === "api_key"
-                ? "The API_KEY the server was started with."
-                : "The code the server printed to its log at start."
-            }
-          />
-        ) : null}
-        {setup || status.local_login ? (
-          <>
-            <Field label="Username" name="username" value={username} onChange={setUsername} autoComplete="username" />
+        {setup ?
+          (
+            <p className="muted">
+              No user exists yet. The account you create here is the server's administrator.
+            </p>
+          ) :
+          null}
+        {setup ?
+          (
             <Field
-              label="Password"
-              name="password"
+              label={status.setup_credential === "api_key" ? "Server API key" : "Setup code"}
+              name="credential"
               type="password"
-              value={password}
-              onChange={setPassword}
-              autoComplete={setup ? "new-password" : "current-password"}
-              {...(setup ? { hint: "At least 8 characters." } : {})}
+              value={credential}
+              onChange={setCredential}
+              autoComplete="off"
+              hint={status.setup_credential === "api_key"
+                ? "The API_KEY the server was started with."
+                : "The code the server printed to its log at start."}
             />
-            {error ? <p role="alert" className="error">{error}</p> : null}
-            <button type="submit" className="primary" disabled={busy}>
-              {setup ? "Create admin and sign in" : "Sign in"}
-            </button>
-          </>
-        ) : null}
-        {!setup && status.oidc_enabled ? (
-          // A navigation, not a fetch: the provider's pages need the whole window.
-          <a className="button" href="/auth/oidc/start?app=1">Sign in with single sign-on</a>
-        ) : null}
+          ) :
+          null}
+        {setup || status.local_login ?
+          (
+            <>
+              <Field label="Username" name="username" value={username} onChange={setUsername} autoComplete="username" />
+              <Field
+                label="Password"
+                name="password"
+                type="password"
+                value={password}
+                onChange={setPassword}
+                autoComplete={setup ? "new-password" : "current-password"}
+                {...(setup ? { hint: "At least 8 characters." } : {})}
+              />
+              {error ? <p role="alert" className="error">{error}</p> : null}
+              <button type="submit" className="primary" disabled={busy}>
+                {setup ? "Create admin and sign in" : "Sign in"}
+              </button>
+            </>
+          ) :
+          null}
+        {!setup && status.oidc_enabled ?
+          (
+            // A navigation, not a fetch: the provider's pages need the whole window.
+            <a className="button" href="/auth/oidc/start?app=1">Sign in with single sign-on</a>
+          ) :
+          null}
       </form>
     </main>
   )

@@ -20,8 +20,22 @@ export const Thinking = ({ text }: { readonly text: string }) => (
   </details>
 )
 
-export const ToolCard = ({ tool, canDecide, onDecide }: { readonly tool: ToolPart; readonly canDecide?: boolean; readonly onDecide?: (id: string, approved: boolean) => void }) => {
-  const state = tool.error ? "failed" : tool.approval?.state === "denied" ? "denied" : tool.result !== undefined ? "done" : tool.approval?.state === "pending" ? "waiting" : "running"
+export const ToolCard = (
+  { tool, canDecide, onDecide }: {
+    readonly tool: ToolPart
+    readonly canDecide?: boolean
+    readonly onDecide?: (id: string, approved: boolean) => void
+  }
+) => {
+  const state = tool.error
+    ? "failed"
+    : tool.approval?.state === "denied"
+    ? "denied"
+    : tool.result !== undefined
+    ? "done"
+    : tool.approval?.state === "pending"
+    ? "waiting"
+    : "running"
   return (
     <details className={`tool ${state}`} data-testid="tool-card" open={tool.approval?.state === "pending"}>
       <summary>
@@ -33,39 +47,47 @@ export const ToolCard = ({ tool, canDecide, onDecide }: { readonly tool: ToolPar
       <div className="tool-body">
         <h4>Arguments</h4>
         <pre>{pretty(tool.args)}</pre>
-        {tool.result !== undefined ? (
-          <>
-            <h4>Result</h4>
-            <pre>{pretty(tool.result)}</pre>
-          </>
-        ) : null}
+        {tool.result !== undefined ?
+          (
+            <>
+              <h4>Result</h4>
+              <pre>{pretty(tool.result)}</pre>
+            </>
+          ) :
+          null}
         {tool.error ? <p className="error">Error: {tool.error}</p> : null}
-        {tool.approval?.state === "pending" && canDecide && onDecide ? (
-          <div className="approval" role="group" aria-label={`Approve ${tool.name}?`}>
-            <span>Run this tool?</span>
-            <button type="button" className="primary" onClick={() => onDecide(tool.approval!.id, true)}>Approve</button>
-            <button type="button" onClick={() => onDecide(tool.approval!.id, false)}>Deny</button>
-          </div>
-        ) : null}
-        {tool.approval && tool.approval.state !== "pending" ? <p className="muted">{tool.approval.state === "approved" ? "Approved" : "Denied"}</p> : null}
+        {tool.approval?.state === "pending" && canDecide && onDecide ?
+          (
+            <div className="approval" role="group" aria-label={`Approve ${tool.name}?`}>
+              <span>Run this tool?</span>
+              <button type="button" className="primary" onClick={() => onDecide(tool.approval!.id, true)}>Approve</button>
+              <button type="button" onClick={() => onDecide(tool.approval!.id, false)}>Deny</button>
+            </div>
+          ) :
+          null}
+        {tool.approval && tool.approval.state !== "pending"
+          ? <p className="muted">{tool.approval.state === "approved" ? "Approved" : "Denied"}</p>
+          : null}
       </div>
     </details>
   )
 }
 
-export const TurnView = ({ turn, canDecide, onDecide }: { readonly turn: Turn; readonly canDecide: boolean; readonly onDecide: (id: string, approved: boolean) => void }) => (
+export const TurnView = (
+  { turn, canDecide, onDecide }: {
+    readonly turn: Turn
+    readonly canDecide: boolean
+    readonly onDecide: (id: string, approved: boolean) => void
+  }
+) => (
   <div className={`message assistant ${turn.status}`} data-testid="live-answer" aria-busy={turn.status === "running"}>
-    {turn.notices.map((notice) => (
-      <p key={notice} className="notice">{notice}</p>
-    ))}
+    {turn.notices.map((notice) => <p key={notice} className="notice">{notice}</p>)}
     {turn.parts.map((part, index) =>
-      part.kind === "text" ? (
-        <Markdown key={index} text={part.text} />
-      ) : part.kind === "thinking" ? (
-        <Thinking key={index} text={part.text} />
-      ) : (
+      part.kind === "text" ?
+        <Markdown key={index} text={part.text} /> :
+        part.kind === "thinking" ?
+        <Thinking key={index} text={part.text} /> :
         <ToolCard key={part.id} tool={part} canDecide={canDecide} onDecide={onDecide} />
-      )
     )}
     {turn.status === "running" && turn.parts.length === 0 ? <p className="muted typing">…</p> : null}
     {turn.status === "cancelled" ? <p className="notice">Stopped</p> : null}

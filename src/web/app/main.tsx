@@ -3,16 +3,15 @@
  * shell), under client-side routing (the server answers every app path with the app).
  */
 import { StrictMode, useEffect, useState, useSyncExternalStore } from "react"
-import { usePath } from "./route.ts"
 import { createRoot } from "react-dom/client"
 import { describeError, runCall } from "../shared/calls.ts"
 import { AuthSession, clientWith } from "../shared/session.ts"
+import { usePath } from "./route.ts"
 import { Shell } from "./Shell.tsx"
-import { SignIn, type AuthStatusView } from "./SignIn.tsx"
+import { type AuthStatusView, SignIn } from "./SignIn.tsx"
 import "./styles.css"
 
-const auth = new AuthSession()
-// Exposed for the end-to-end tests, which read how many silent refreshes happened.
+const auth = new AuthSession() // Exposed for the end-to-end tests, which read how many silent refreshes happened.
 ;(window as unknown as { cairnAuth: AuthSession }).cairnAuth = auth
 
 const useSignedIn = () => useSyncExternalStore((listener) => auth.subscribe(listener), () => auth.user)
@@ -35,8 +34,20 @@ const App = () => {
       .then(setStatus, (error: unknown) => setProblem(describeError(error)))
   }, [user, starting])
 
-  if (problem) return <main className="centered"><p role="alert">{problem}</p></main>
-  if (starting || (!user && !status)) return <main className="centered" aria-busy="true"><p>Loading…</p></main>
+  if (problem) {
+    return (
+      <main className="centered">
+        <p role="alert">{problem}</p>
+      </main>
+    )
+  }
+  if (starting || (!user && !status)) {
+    return (
+      <main className="centered" aria-busy="true">
+        <p>Loading…</p>
+      </main>
+    )
+  }
   if (!user) return <SignIn status={status!} auth={auth} onStatus={setStatus} />
   return <Shell auth={auth} path={path} />
 }

@@ -5,8 +5,8 @@
  * carries none of the console.
  */
 import type { ComponentType } from "react"
-import type { AuthSession } from "../shared/session.ts"
 import type { Scope } from "../../auth/Scopes.ts"
+import type { AuthSession } from "../shared/session.ts"
 import type { Endpoint } from "./scopes.ts"
 
 export interface PageProps {
@@ -28,21 +28,125 @@ export interface AppPage {
 
 export const pages: ReadonlyArray<AppPage> = [
   // Configure: what the bots are and what they reach.
-  { id: "bots", path: "/admin/bots", title: "Bots", icon: "Bot", group: "Configure", reads: ["bots", "list"], load: () => import("./bots/BotsPage.tsx") },
-  { id: "channels", path: "/admin/channels", title: "Channels", icon: "Hash", group: "Configure", reads: ["channels", "list"], load: () => import("./channels/ChannelsPage.tsx") },
-  { id: "keys", path: "/admin/keys", title: "API keys", icon: "Key", group: "Configure", reads: ["apiKeys", "list"], load: () => import("./keys/KeysPage.tsx") },
-  { id: "providers", path: "/admin/providers", title: "Providers and models", icon: "Server", group: "Configure", reads: ["providers", "list"], load: () => import("./providers/ProvidersPage.tsx") },
-  { id: "integrations", path: "/admin/integrations", title: "Integrations", icon: "Plug", group: "Configure", reads: ["integrations", "list"], load: () => import("./integrations/IntegrationsPage.tsx") },
+  {
+    id: "bots",
+    path: "/admin/bots",
+    title: "Bots",
+    icon: "Bot",
+    group: "Configure",
+    reads: ["bots", "list"],
+    load: () => import("./bots/BotsPage.tsx")
+  },
+  {
+    id: "channels",
+    path: "/admin/channels",
+    title: "Channels",
+    icon: "Hash",
+    group: "Configure",
+    reads: ["channels", "list"],
+    load: () => import("./channels/ChannelsPage.tsx")
+  },
+  {
+    id: "keys",
+    path: "/admin/keys",
+    title: "API keys",
+    icon: "Key",
+    group: "Configure",
+    reads: ["apiKeys", "list"],
+    load: () => import("./keys/KeysPage.tsx")
+  },
+  {
+    id: "providers",
+    path: "/admin/providers",
+    title: "Providers and models",
+    icon: "Server",
+    group: "Configure",
+    reads: ["providers", "list"],
+    load: () => import("./providers/ProvidersPage.tsx")
+  },
+  {
+    id: "integrations",
+    path: "/admin/integrations",
+    title: "Integrations",
+    icon: "Plug",
+    group: "Configure",
+    reads: ["integrations", "list"],
+    load: () => import("./integrations/IntegrationsPage.tsx")
+  },
   // Operate: what the server is doing.
-  { id: "usage", path: "/admin/usage", title: "Usage", icon: "BarChart3", group: "Operate", reads: ["usage", "report"], load: () => import("./usage/UsagePage.tsx") },
-  { id: "tasks", path: "/admin/tasks", title: "Tasks", icon: "ListChecks", group: "Operate", reads: ["tasks", "list"], load: () => import("./tasks/TasksPage.tsx") },
-  { id: "documents", path: "/admin/documents", title: "Documents", icon: "FileText", group: "Operate", reads: ["documents", "list"], load: () => import("./documents/DocumentsPage.tsx") },
-  { id: "logs", path: "/admin/logs", title: "Logs", icon: "ScrollText", group: "Operate", reads: ["logs", "turns"], load: () => import("./logs/LogsPage.tsx") },
-  { id: "workflows", path: "/admin/workflows", title: "Workflows", icon: "Workflow", group: "Operate", reads: ["workflows", "list"], load: () => import("./workflows/WorkflowsPage.tsx") },
+  {
+    id: "usage",
+    path: "/admin/usage",
+    title: "Usage",
+    icon: "BarChart3",
+    group: "Operate",
+    reads: ["usage", "report"],
+    load: () => import("./usage/UsagePage.tsx")
+  },
+  {
+    id: "tasks",
+    path: "/admin/tasks",
+    title: "Tasks",
+    icon: "ListChecks",
+    group: "Operate",
+    reads: ["tasks", "list"],
+    load: () => import("./tasks/TasksPage.tsx")
+  },
+  {
+    id: "documents",
+    path: "/admin/documents",
+    title: "Documents",
+    icon: "FileText",
+    group: "Operate",
+    reads: ["documents", "list"],
+    load: () => import("./documents/DocumentsPage.tsx")
+  },
+  {
+    id: "logs",
+    path: "/admin/logs",
+    title: "Logs",
+    icon: "ScrollText",
+    group: "Operate",
+    reads: ["logs", "turns"],
+    load: () => import("./logs/LogsPage.tsx")
+  },
+  {
+    id: "workflows",
+    path: "/admin/workflows",
+    title: "Workflows",
+    icon: "Workflow",
+    group: "Operate",
+    reads: ["workflows", "list"],
+    load: () => import("./workflows/WorkflowsPage.tsx")
+  },
   // Mission control's routes are its integration's own (outside the typed client): gated by the scope its router declares.
-  { id: "mission-control", path: "/admin/mission-control", title: "Mission control", icon: "LayoutDashboard", group: "Operate", reads: "mission_control:read", load: () => import("./missionControl/MissionControlPage.tsx") },
-  { id: "settings", path: "/admin/settings", title: "Settings", icon: "Settings", group: "Operate", reads: ["settings", "list"], load: () => import("./settings/SettingsPage.tsx") },
-  { id: "backups", path: "/admin/backups", title: "Backups", icon: "HardDrive", group: "Operate", reads: ["operations", "history"], load: () => import("./backups/BackupsPage.tsx") }
+  {
+    id: "mission-control",
+    path: "/admin/mission-control",
+    title: "Mission control",
+    icon: "LayoutDashboard",
+    group: "Operate",
+    reads: "mission_control:read",
+    load: () => import("./missionControl/MissionControlPage.tsx")
+  },
+  {
+    id: "settings",
+    path: "/admin/settings",
+    title: "Settings",
+    icon: "Settings",
+    group: "Operate",
+    reads: ["settings", "list"],
+    load: () => import("./settings/SettingsPage.tsx")
+  },
+  {
+    id: "backups",
+    path: "/admin/backups",
+    title: "Backups",
+    icon: "HardDrive",
+    group: "Operate",
+    reads: ["operations", "history"],
+    load: () => import("./backups/BackupsPage.tsx")
+  }
 ]
 
 /** The console page a path opens, with the rest of the path; undefined for the chat's paths. */

@@ -6,7 +6,7 @@ export const navigate = (href: string) => {
   window.dispatchEvent(new Event("cairn:navigate"))
 }
 
-const useAddress = <A,>(read: () => A): A => {
+const useAddress = <A>(read: () => A): A => {
   const [value, setValue] = useState(read)
   useEffect(() => {
     const update = () => setValue(read())

@@ -12,7 +12,14 @@
  * The script answers the widget's token requests and pushes a fresh token every 12 minutes
  * (`data-renew-seconds` changes it); the widget swaps tokens without touching a stream in progress.
  */
-import { isTokenRequest, originParam, renewEveryMs as defaultRenewMs, tokenErrorType, tokenType, type HostMessage } from "../widget/protocol.ts"
+import {
+  type HostMessage,
+  isTokenRequest,
+  originParam,
+  renewEveryMs as defaultRenewMs,
+  tokenErrorType,
+  tokenType
+} from "../widget/protocol.ts"
 
 export interface MintedToken {
   readonly token: string
@@ -66,17 +73,16 @@ export const mount = (options: MountOptions): MountedWidget => {
 
   // One mint at a time: a request arriving while one is in flight shares its answer.
   let inFlight: Promise<void> | null = null
-  const renew = () =>
-    (inFlight ??= options
-      .mint()
-      .then((minted) => {
-        if (typeof minted?.token !== "string" || minted.token.length === 0) throw new Error("The host's mint answered no token")
-        post({ type: tokenType, token: minted.token, ...(minted.expires_at ? { expires_at: minted.expires_at } : {}) })
-      })
-      .catch((error: unknown) => post({ type: tokenErrorType, detail: `Could not get a token: ${detailOf(error)}` }))
-      .finally(() => {
-        inFlight = null
-      }))
+  const renew = () => (inFlight ??= options
+    .mint()
+    .then((minted) => {
+      if (typeof minted?.token !== "string" || minted.token.length === 0) throw new Error("The host's mint answered no token")
+      post({ type: tokenType, token: minted.token, ...(minted.expires_at ? { expires_at: minted.expires_at } : {}) })
+    })
+    .catch((error: unknown) => post({ type: tokenErrorType, detail: `Could not get a token: ${detailOf(error)}` }))
+    .finally(() => {
+      inFlight = null
+    }))
 
   const onMessage = (event: MessageEvent) => {
     // Only the widget's own frame, on Cairn's origin, may ask.
@@ -131,6 +137,5 @@ const autoMount = (tag: HTMLScriptElement) => {
     ...(height ? { height } : {})
   })
 }
-
 ;(window as unknown as { CairnWidget: { mount: typeof mount } }).CairnWidget = { mount }
 if (script) autoMount(script)

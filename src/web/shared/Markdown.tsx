@@ -41,7 +41,19 @@ const languages: Record<string, Loader> = {
   diff: () => import("highlight.js/lib/languages/diff"),
   markdown: () => import("highlight.js/lib/languages/markdown")
 }
-const aliases: Record<string, string> = { js: "javascript", ts: "typescript", tsx: "typescript", jsx: "javascript", py: "python", sh: "bash", shell: "bash", html: "xml", yml: "yaml", "c++": "cpp", md: "markdown" }
+const aliases: Record<string, string> = {
+  js: "javascript",
+  ts: "typescript",
+  tsx: "typescript",
+  jsx: "javascript",
+  py: "python",
+  sh: "bash",
+  shell: "bash",
+  html: "xml",
+  yml: "yaml",
+  "c++": "cpp",
+  md: "markdown"
+}
 
 let core: Promise<typeof import("highlight.js/lib/core").default> | undefined
 const registered = new Map<string, Promise<boolean>>()

@@ -7,8 +7,8 @@
  */
 import { Cause, Effect, Exit, Fiber, Option, Stream } from "effect"
 import type { AgentEvent } from "../../agent/Events.ts"
-import type { ChatRequest } from "../../intake/Model.ts"
 import type { StreamingClient } from "../../client.ts"
+import type { ChatRequest } from "../../intake/Model.ts"
 
 export type RunStart =
   | { readonly kind: "chat"; readonly payload: typeof ChatRequest.Type }
@@ -46,9 +46,9 @@ export const followRun = (
     first && start.kind === "chat"
       ? client.chat(start.payload)
       : client.rejoin(sessionId, {
-          ...(lastSeq >= 0 ? { after: lastSeq } : {}),
-          ...(start.kind === "rejoin" && start.runId ? { runId: start.runId } : {})
-        })
+        ...(lastSeq >= 0 ? { after: lastSeq } : {}),
+        ...(start.kind === "rejoin" && start.runId ? { runId: start.runId } : {})
+      })
 
   const connect = async (first: boolean) => {
     if (closed) return
@@ -56,16 +56,18 @@ export const followRun = (
     handlers.onConnection?.(true)
     fiber = Effect.runFork(
       // A rejoined stream may stay open after the run's end: the end event is where reading stops.
-      Stream.runForEach(Stream.takeUntil(streamOf(client, first), ({ event }) => event.type === "response" || event.type === "cancelled"), ({ seq, event }) =>
-        Effect.sync(() => {
-          // `queued` comes as event 0 before the run's own events, which start at 1.
-          if (seq <= lastSeq && event.type !== "queued") return
-          if (event.type !== "queued") lastSeq = seq
-          attempt = 0
-          sawAny = true
-          handlers.onEvent(event, seq)
-          if (event.type === "response" || event.type === "cancelled") ended = true
-        })
+      Stream.runForEach(
+        Stream.takeUntil(streamOf(client, first), ({ event }) => event.type === "response" || event.type === "cancelled"),
+        ({ seq, event }) =>
+          Effect.sync(() => {
+            // `queued` comes as event 0 before the run's own events, which start at 1.
+            if (seq <= lastSeq && event.type !== "queued") return
+            if (event.type !== "queued") lastSeq = seq
+            attempt = 0
+            sawAny = true
+            handlers.onEvent(event, seq)
+            if (event.type === "response" || event.type === "cancelled") ended = true
+          })
       )
     )
     const exit = await Effect.runPromise(Fiber.await(fiber))

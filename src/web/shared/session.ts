@@ -12,7 +12,7 @@ import { FetchHttpClient, HttpApiClient, HttpClient, HttpClientRequest } from "@
 import { Effect, Schema } from "effect"
 import { CairnApi } from "../../Api.ts"
 import { expandScopes, HeldScopes, type Scope } from "../../auth/Scopes.ts"
-import { makeStreamingClient, type CairnClient, type StreamingClient } from "../../client.ts"
+import { type CairnClient, makeStreamingClient, type StreamingClient } from "../../client.ts"
 import { runCall } from "./calls.ts"
 
 export const COOKIE_MODE_HEADER = "cairn-refresh-cookie"
@@ -99,7 +99,10 @@ export class AuthSession {
     this.token = pair.access_token
     this.user = pair.user
     clearTimeout(this.timer)
-    this.timer = setTimeout(() => void this.refresh().catch(() => undefined), Math.max(1_000, pair.expires_in * 1000 - refreshLead(pair.expires_in)))
+    this.timer = setTimeout(
+      () => void this.refresh().catch(() => undefined),
+      Math.max(1_000, pair.expires_in * 1000 - refreshLead(pair.expires_in))
+    )
     this.scopes = scopesOf(pair.access_token)
     this.changed()
   }
@@ -136,7 +139,9 @@ export class AuthSession {
   streaming(): Promise<StreamingClient> {
     const token = this.token
     return Effect.runPromise(
-      makeStreamingClient({ baseUrl: window.location.origin, ...(token ? { apiKey: token } : {}) }).pipe(Effect.provide(FetchHttpClient.layer))
+      makeStreamingClient({ baseUrl: window.location.origin, ...(token ? { apiKey: token } : {}) }).pipe(
+        Effect.provide(FetchHttpClient.layer)
+      )
     )
   }
 

@@ -69,7 +69,10 @@ export const applyEvent = (turn: Turn, event: AgentEvent): Turn => {
     case "tool_start": {
       // A decided call's card came with its approval request; the call itself joins it.
       const decided = turn.parts.at(-1)
-      if (decided?.kind === "tool" && decided.approval && decided.approval.state !== "pending" && decided.name === event.name && decided.result === undefined) {
+      if (
+        decided?.kind === "tool" && decided.approval && decided.approval.state !== "pending" && decided.name === event.name &&
+        decided.result === undefined
+      ) {
         return { ...turn, parts: [...turn.parts.slice(0, -1), { ...decided, id: event.tool_call_id, args: event.args }] }
       }
       return { ...turn, parts: [...turn.parts, { kind: "tool", id: event.tool_call_id, name: event.name, args: event.args }] }
@@ -80,7 +83,12 @@ export const applyEvent = (turn: Turn, event: AgentEvent): Turn => {
         parts: updateTool(
           turn.parts,
           (tool) => tool.id === event.tool_call_id,
-          (tool) => ({ ...tool, result: event.result, durationMs: event.duration_ms, ...(event.error ? { error: event.error } : event.is_error ? { error: "failed" } : {}) })
+          (tool) => ({
+            ...tool,
+            result: event.result,
+            durationMs: event.duration_ms,
+            ...(event.error ? { error: event.error } : event.is_error ? { error: "failed" } : {})
+          })
         )
       }
     case "approval_request":
@@ -89,7 +97,13 @@ export const applyEvent = (turn: Turn, event: AgentEvent): Turn => {
         ...turn,
         parts: [
           ...turn.parts,
-          { kind: "tool", id: `approval:${event.approval_id}`, name: event.tool_name, args: event.arguments, approval: { id: event.approval_id, state: "pending" } }
+          {
+            kind: "tool",
+            id: `approval:${event.approval_id}`,
+            name: event.tool_name,
+            args: event.arguments,
+            approval: { id: event.approval_id, state: "pending" }
+          }
         ]
       }
     case "approval_resolved":
@@ -109,7 +123,9 @@ export const applyEvent = (turn: Turn, event: AgentEvent): Turn => {
       return { ...turn, status: turn.status === "failed" ? "failed" : "done" }
     default: {
       const notice = noticeOf(event)
-      return notice === undefined ? turn : { ...turn, notices: [...turn.notices.filter((n) => n !== notice || event.type !== "context_budget"), notice] }
+      return notice === undefined
+        ? turn
+        : { ...turn, notices: [...turn.notices.filter((n) => n !== notice || event.type !== "context_budget"), notice] }
     }
   }
 }

@@ -6,13 +6,13 @@
  */
 import { FetchHttpClient } from "@effect/platform"
 import { Effect, Either, Stream } from "effect"
-import { useEffect, useMemo, useRef, useState } from "react"
+import { useEffect, useRef, useState } from "react"
 import type { AgentEvent } from "../../agent/Events.ts"
 import { grants } from "../../auth/Scopes.ts"
 import { makeStreamingClient } from "../../client.ts"
-import { Composer, type ComposedMessage } from "../shared/composer/Composer.tsx"
-import { Markdown } from "../shared/Markdown.tsx"
 import { describeError, runCall } from "../shared/calls.ts"
+import { type ComposedMessage, Composer } from "../shared/composer/Composer.tsx"
+import { Markdown } from "../shared/Markdown.tsx"
 import { liveClient } from "./client.ts"
 import { useWidgetToken } from "./token.ts"
 
@@ -36,7 +36,8 @@ export const Widget = ({ bot }: { readonly bot: string }) => {
   const [busy, setBusy] = useState(false)
   const list = useRef<HTMLOListElement>(null)
   const baseUrl = window.location.origin
-  const client = useMemo(() => liveClient(baseUrl, token.current, () => void token.request("expired").catch(() => undefined)), [])
+  // Made once for the widget's life: the token it reads is refreshed in place.
+  const [client] = useState(() => liveClient(baseUrl, token.current, () => void token.request("expired").catch(() => undefined)))
 
   useEffect(() => {
     list.current?.lastElementChild?.scrollIntoView({ block: "end" })
@@ -125,15 +126,20 @@ export const Widget = ({ bot }: { readonly bot: string }) => {
       </header>
       <ol className="cairn-widget__lines" ref={list} aria-live="polite" aria-label="Conversation">
         {lines.map((line) => (
-          <li key={line.key} className={`cairn-widget__line cairn-widget__line--${line.role}`} data-role={line.role} data-state={line.state}>
+          <li
+            key={line.key}
+            className={`cairn-widget__line cairn-widget__line--${line.role}`}
+            data-role={line.role}
+            data-state={line.state}
+          >
             {line.text &&
-              (line.role === "assistant" ? (
-                <div className="cairn-widget__text">
-                  <Markdown text={line.text} />
-                </div>
-              ) : (
-                <p className="cairn-widget__text">{line.text}</p>
-              ))}
+              (line.role === "assistant" ?
+                (
+                  <div className="cairn-widget__text">
+                    <Markdown text={line.text} />
+                  </div>
+                ) :
+                <p className="cairn-widget__text">{line.text}</p>)}
             {line.images > 0 && <p className="cairn-widget__meta">{line.images === 1 ? "1 image" : `${line.images} images`}</p>}
             {line.state === "streaming" && !line.text && !line.note && <p className="cairn-widget__meta">…</p>}
             {line.note && (
@@ -149,24 +155,34 @@ export const Widget = ({ bot }: { readonly bot: string }) => {
           {token.problem}
         </p>
       )}
-      {token.claims === null ? (
-        !token.problem && <p className="cairn-widget__meta cairn-widget__waiting">Connecting…</p>
-      ) : canChat ? (
-        <>
-          {busy && (
-            <div className="cairn-widget__stop">
-              <button type="button" onClick={() => void stop()}>
-                Stop
-              </button>
-            </div>
-          )}
-          <Composer client={client} onSend={send} disabled={busy} allowAttachments={grants(token.claims.scopes, "attachments:write")} allowVoice />
-        </>
-      ) : (
-        <p className="cairn-widget__problem" role="note" data-testid="no-chat">
-          This chat is read-only: the widget's token does not allow sending messages (the chat scope).
-        </p>
-      )}
+      {token.claims === null ?
+        (
+          !token.problem && <p className="cairn-widget__meta cairn-widget__waiting">Connecting…</p>
+        ) :
+        canChat ?
+        (
+          <>
+            {busy && (
+              <div className="cairn-widget__stop">
+                <button type="button" onClick={() => void stop()}>
+                  Stop
+                </button>
+              </div>
+            )}
+            <Composer
+              client={client}
+              onSend={send}
+              disabled={busy}
+              allowAttachments={grants(token.claims.scopes, "attachments:write")}
+              allowVoice
+            />
+          </>
+        ) :
+        (
+          <p className="cairn-widget__problem" role="note" data-testid="no-chat">
+            This chat is read-only: the widget's token does not allow sending messages (the chat scope).
+          </p>
+        )}
     </main>
   )
 }

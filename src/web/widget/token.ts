@@ -6,7 +6,7 @@
 import { Schema } from "effect"
 import { useCallback, useEffect, useRef, useState } from "react"
 import { expandScopes, HeldScopes, type Scope } from "../../auth/Scopes.ts"
-import { isHostMessage, originParam, tokenRequestType, tokenType, type TokenRequest } from "./protocol.ts"
+import { isHostMessage, originParam, type TokenRequest, tokenRequestType, tokenType } from "./protocol.ts"
 
 /** What the widget reads from its token to decide what to show (the server still checks each call). */
 export interface TokenClaims {
@@ -19,7 +19,10 @@ const decodeClaims = (token: string): TokenClaims => {
     const part = token.split(".")[1] ?? ""
     const json = atob(part.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(part.length / 4) * 4, "="))
     const claims = JSON.parse(json) as { scopes?: unknown; bot_name?: unknown }
-    return { scopes: expandScopes(Schema.decodeUnknownSync(HeldScopes)(claims.scopes)), botName: typeof claims.bot_name === "string" ? claims.bot_name : null }
+    return {
+      scopes: expandScopes(Schema.decodeUnknownSync(HeldScopes)(claims.scopes)),
+      botName: typeof claims.bot_name === "string" ? claims.bot_name : null
+    }
   } catch {
     return { scopes: new Set(), botName: null }
   }

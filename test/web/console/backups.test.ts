@@ -8,7 +8,7 @@
 import * as fs from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { screenshot } from "../support.ts"
-import { openPage, startConsole, type Console } from "./support.ts"
+import { type Console, openPage, startConsole } from "./support.ts"
 
 type BarValue = number | "indeterminate"
 
@@ -40,7 +40,7 @@ describe("console: backups", () => {
     await page.evaluate(recordBar)
     await page.getByRole("button", { name: "Back up now" }).click()
     const progress = page.getByTestId("backup-progress")
-    await progress.and(page.locator('[data-status="complete"]')).waitFor({ timeout: 30_000 })
+    await progress.and(page.locator("[data-status=\"complete\"]")).waitFor({ timeout: 30_000 })
     const values = await page.evaluate(() => (globalThis as any).barValues as Array<BarValue>)
     // It started at 0 (the server counts the tables before it answers), only grew, and ended full.
     expect(values[0]).toBe(0)
@@ -55,7 +55,10 @@ describe("console: backups", () => {
     await row.getByText("complete", { exact: true }).waitFor()
     await screenshot(page, "console-backups")
 
-    const [download] = await Promise.all([page.waitForEvent("download"), row.getByRole("button", { name: `Download ${backup!.file_name}` }).click()])
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      row.getByRole("button", { name: `Download ${backup!.file_name}` }).click()
+    ])
     expect(download.suggestedFilename()).toBe(backup!.file_name)
     const bytes = fs.readFileSync((await download.path())!)
     expect(bytes.length).toBe(backup!.size_bytes)

@@ -4,10 +4,10 @@
  * the model; it is edited (prompt, approval policy, fallback models) and deleted with a confirm
  * dialog; the default bot has no delete control.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { screenshot, signInThroughPage } from "../support.ts"
-import { openPage, startConsole, type Console } from "./support.ts"
+import { type Console, openPage, startConsole } from "./support.ts"
 
 interface ChatBody {
   readonly model: string
@@ -130,7 +130,10 @@ describe("console: bots", () => {
   })
 
   it("shows a member (bots:read, no bots:write) the bots without the controls to change them", async () => {
-    const made = await cairn.server.request("/api/v1/admin/users", { method: "POST", body: JSON.stringify({ username: "reader", password: "member password 1", role: "member" }) })
+    const made = await cairn.server.request("/api/v1/admin/users", {
+      method: "POST",
+      body: JSON.stringify({ username: "reader", password: "member password 1", role: "member" })
+    })
     expect(made.status).toBe(201)
     const member = await (await cairn.browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage()
     await signInThroughPage(member, cairn.server.baseUrl, "reader", "member password 1")

@@ -4,10 +4,10 @@
  * workspace file made, edited and read back through the API, a heartbeat saved, and the channel's
  * sessions linked to the chat.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { screenshot, signInThroughPage } from "../support.ts"
-import { openPage, startConsole, type Console } from "./support.ts"
+import { type Console, openPage, startConsole } from "./support.ts"
 
 describe("console: channels", () => {
   let cairn: Console
@@ -46,7 +46,12 @@ describe("console: channels", () => {
     await settings.getByRole("combobox", { name: "Model override" }).selectOption("second/fake-large")
     await settings.getByRole("button", { name: "Save settings" }).click()
     await settings.getByRole("status").filter({ hasText: "Saved." }).waitFor()
-    expect(await stored()).toMatchObject({ require_mention: true, passive_memory: true, workspace_enabled: true, model_override: "second/fake-large" })
+    expect(await stored()).toMatchObject({
+      require_mention: true,
+      passive_memory: true,
+      workspace_enabled: true,
+      model_override: "second/fake-large"
+    })
 
     // Back to the bot's model.
     await settings.getByRole("checkbox", { name: "Passive memory" }).uncheck()
@@ -71,7 +76,13 @@ describe("console: channels", () => {
     await bindings.getByTestId("binding").filter({ hasText: "msgbridge:iMessage;-;family" }).waitFor()
     const listed = async () => (await cairn.server.call((client) => client.bindings.list({ path: { id: channelId } }))).bindings
     expect(await listed()).toMatchObject([
-      { integration_type: "msgbridge", client_id: "msgbridge:iMessage;-;family", wake_words: ["hey cairn", "computer"], use_bot_wake_word: false, hud_preset: "none" }
+      {
+        integration_type: "msgbridge",
+        client_id: "msgbridge:iMessage;-;family",
+        wake_words: ["hey cairn", "computer"],
+        use_bot_wake_word: false,
+        hud_preset: "none"
+      }
     ])
 
     await bindings.getByRole("button", { name: "Edit binding msgbridge:iMessage;-;family" }).click()
@@ -130,7 +141,8 @@ describe("console: channels", () => {
     await editor.getByRole("textbox", { name: "Content of notes/today.md" }).fill("# Today\n\n- buy milk\n")
     await editor.getByRole("button", { name: "Save file" }).click()
     await editor.getByRole("status").filter({ hasText: "Saved." }).waitFor()
-    const read = () => cairn.server.call((client) => client.workspaces.readFile({ path: { id: channelId }, urlParams: { path: "notes/today.md" } }))
+    const read = () =>
+      cairn.server.call((client) => client.workspaces.readFile({ path: { id: channelId }, urlParams: { path: "notes/today.md" } }))
     expect((await read()).content).toBe("# Today\n\n- buy milk\n")
 
     // Opened from the list again, edited, saved, read back.
@@ -143,7 +155,11 @@ describe("console: channels", () => {
     expect((await read()).content).toBe("# Today\n\n- buy milk\n- call grandma\n")
 
     await cairn.server.call((client) =>
-      client.workspaces.writeFile({ path: { id: channelId }, urlParams: { path: "scratch.txt" }, payload: { content: "x", encoding: "utf8" } })
+      client.workspaces.writeFile({
+        path: { id: channelId },
+        urlParams: { path: "scratch.txt" },
+        payload: { content: "x", encoding: "utf8" }
+      })
     )
     await workspace.getByRole("button", { name: "New file" }).click()
     await page.getByRole("dialog", { name: "New file" }).getByRole("button", { name: "Cancel" }).click()
@@ -195,7 +211,10 @@ describe("console: channels", () => {
   })
 
   it("shows a member (channels:read/write, workspaces.files:read alone) the workspace read-only and the rest editable", async () => {
-    const made = await cairn.server.request("/api/v1/admin/users", { method: "POST", body: JSON.stringify({ username: "reader", password: "member password 1", role: "member" }) })
+    const made = await cairn.server.request("/api/v1/admin/users", {
+      method: "POST",
+      body: JSON.stringify({ username: "reader", password: "member password 1", role: "member" })
+    })
     expect(made.status).toBe(201)
     const member = await (await cairn.browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage()
     await signInThroughPage(member, cairn.server.baseUrl, "reader", "member password 1")

@@ -8,11 +8,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { HUD_POLL_MS } from "../../../src/web/app/integrations/polling.ts"
-import { startFakeChatServer, type FakeChatServer } from "../../fixtures/chatServer.ts"
+import { type FakeChatServer, startFakeChatServer } from "../../fixtures/chatServer.ts"
 import { waitFor } from "../../support/integrations.ts"
 import { json } from "../../support/server.ts"
 import { screenshot } from "../support.ts"
-import { startConsole, type Console } from "./support.ts"
+import { type Console, startConsole } from "./support.ts"
 
 const TOKEN = "hud-webhook-token-0123456789"
 
@@ -23,7 +23,8 @@ describe("console: the HUD", () => {
 
   const hudStatus = async () => json(await c.server.request("/integrations/msgbridge/hud/status"))
   const makeChannel = async (name: string) =>
-    (await json(await c.server.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name, bot_id: "default" }) }))).id as string
+    (await json(await c.server.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name, bot_id: "default" }) })))
+      .id as string
   const bind = async (channelId: string, chatGuid: string, hudPreset: "default" | "none") => {
     const response = await c.server.request(`/api/v1/channels/${channelId}/integrations`, {
       method: "POST",
@@ -113,7 +114,11 @@ describe("console: the HUD", () => {
     expect(await badge().getByText("Paused", { exact: true }).isVisible()).toBe(true)
     expect(await hudStatus()).toMatchObject({ paused: true })
     // Paused, the bridge ignores the chat server's webhooks.
-    const ignored = await chat.webhook(`${c.server.baseUrl}/integrations/msgbridge/webhook?token=${TOKEN}`, "new-message", chat.receive({ chatGuid: "iMessage;-;+15550100", text: "anyone there?" }))
+    const ignored = await chat.webhook(
+      `${c.server.baseUrl}/integrations/msgbridge/webhook?token=${TOKEN}`,
+      "new-message",
+      chat.receive({ chatGuid: "iMessage;-;+15550100", text: "anyone there?" })
+    )
     expect(ignored.body).toMatchObject({ status: "ignored", reason: "paused" })
     await badge().getByRole("button", { name: "Resume" }).click()
     await badgeIs("connected")

@@ -13,7 +13,7 @@ import { tempDir } from "../../support/database.ts"
 import { writeIntegration } from "../../support/integrations.ts"
 import { json } from "../../support/server.ts"
 import { screenshot } from "../support.ts"
-import { openPage, startConsole, type Console } from "./support.ts"
+import { type Console, openPage, startConsole } from "./support.ts"
 
 const SECRET = "tok-console-secret-7f3a9c41"
 
@@ -29,7 +29,9 @@ describe("console: integrations", () => {
     c = await startConsole({ env: { INTEGRATION_DIRS: extraDir } })
     await c.page.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: c.server.baseUrl })
     c.page.on("response", (response: Response) => {
-      responses.push(response.body().then((body) => ({ url: response.url(), body: body.toString("utf8") }), () => ({ url: response.url(), body: "" })))
+      responses.push(
+        response.body().then((body) => ({ url: response.url(), body: body.toString("utf8") }), () => ({ url: response.url(), body: "" }))
+      )
     })
   }, 120_000)
   afterAll(async () => {
@@ -59,13 +61,13 @@ describe("console: integrations", () => {
     await example.getByRole("heading", { name: /Example/ }).waitFor()
     expect(await example.locator("h2 [data-icon]").getAttribute("data-icon")).toBe("Zap")
     // Its readiness endpoint (/integrations/example/ping) answers status "ok".
-    await example.locator('[data-testid="readiness-Example"][data-state="ready"]').waitFor()
+    await example.locator("[data-testid=\"readiness-Example\"][data-state=\"ready\"]").waitFor()
     expect(await example.getByRole("link", { name: "Ping" }).locator("[data-icon]").getAttribute("data-icon")).toBe("Activity")
     // An item without an icon gets Plug.
     expect(await example.getByRole("link", { name: "Stats" }).locator("[data-icon]").getAttribute("data-icon")).toBe("Plug")
     // The bridge's readiness is its diagnosis, which fails without a chat server: the dot is red.
     const bridge = nav.getByTestId("sidebar-section-msgbridge")
-    await bridge.locator('[data-testid="readiness-Messages"][data-state="not_ready"]').waitFor()
+    await bridge.locator("[data-testid=\"readiness-Messages\"][data-state=\"not_ready\"]").waitFor()
     const diagnosis = await json(await c.server.request("/integrations/msgbridge/diagnose"))
     expect(diagnosis.ready).toBe(false)
     const colour = (dot: unknown) => (globalThis as any).getComputedStyle(dot).backgroundColor as string
@@ -76,7 +78,7 @@ describe("console: integrations", () => {
     await example.getByRole("link", { name: "Ping" }).click()
     await page.waitForURL(/\/admin\/integrations\/example\?item=%2Fintegrations%2Fexample%2Fping$/)
     const answer = page.getByLabel("Answer of /integrations/example/ping")
-    await answer.getByText('"status": "ok"', { exact: false }).waitFor()
+    await answer.getByText("\"status\": \"ok\"", { exact: false }).waitFor()
     expect(JSON.parse((await answer.textContent())!)).toMatchObject({ status: "ok", integration: "example" })
   })
 
@@ -101,7 +103,11 @@ describe("console: integrations", () => {
     // Stored: the integration answers with the new greeting, and the secret is set.
     expect((await json(await c.server.request("/integrations/example/ping"))).greeting).toBe("Howdy from the console")
     const stored = await json(await c.server.request("/api/v1/admin/integrations/example/settings"))
-    expect(stored.settings.find((s: { key: string }) => s.key === "EXAMPLE_API_TOKEN")).toMatchObject({ is_set: true, source: "stored", value: "****" })
+    expect(stored.settings.find((s: { key: string }) => s.key === "EXAMPLE_API_TOKEN")).toMatchObject({
+      is_set: true,
+      source: "stored",
+      value: "****"
+    })
 
     // A second save with the mask untouched keeps the secret (the mask is not even sent).
     await greeting.fill("Howdy again")

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { presets } from "../../../src/auth/Scopes.ts"
 import { screenshot } from "../support.ts"
-import { openPage, startConsole, type Console } from "./support.ts"
+import { type Console, openPage, startConsole } from "./support.ts"
 
 describe("console: API keys", () => {
   let app: Console

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { screenshot, signInThroughPage } from "../support.ts"
-import { openPage, startConsole, type Console } from "./support.ts"
+import { type Console, openPage, startConsole } from "./support.ts"
 
 const approvalFlow = {
   id: "harbour-notice",
@@ -48,7 +48,12 @@ describe("console: operations", () => {
     await server.call((client) => client.settings.update({ payload: { SYSTEM_PAUSED: true } }))
     const session = await server.call((client) => client.sessions.create({ payload: { client_id: "console-tasks" } }))
     const inject = (content: string) =>
-      server.call((client) => client.injection.inject({ path: { id: session.session_id }, payload: { content, source: "console-test", run_agent: true, notify: false } }))
+      server.call((client) =>
+        client.injection.inject({
+          path: { id: session.session_id },
+          payload: { content, source: "console-test", run_agent: true, notify: false }
+        })
+      )
     const first = (await inject("Check the harbour lights")).task_id!
     const second = (await inject("Count the moorings")).task_id!
 
@@ -83,7 +88,13 @@ describe("console: operations", () => {
   it("uploads a document from a file and finds it by search, each hit with its score", async () => {
     const { page, server } = c
     await server.call((client) =>
-      client.documents.create({ payload: { title: "Lighthouse rota", content: "Keepers change at dawn and dusk; the lamp is trimmed at noon.", integration_id: "console" } })
+      client.documents.create({
+        payload: {
+          title: "Lighthouse rota",
+          content: "Keepers change at dawn and dusk; the lamp is trimmed at noon.",
+          integration_id: "console"
+        }
+      })
     )
     await openPage(page, "Documents")
     await page.getByRole("button", { name: "Add document" }).click()
@@ -91,7 +102,9 @@ describe("console: operations", () => {
     await dialog.getByLabel("Text file").setInputFiles({
       name: "harbour-tides.md",
       mimeType: "text/markdown",
-      buffer: Buffer.from("# Harbour tides\n\nHigh tide at the harbour mouth comes forty minutes after the moon's transit; spring tides flood the quay.")
+      buffer: Buffer.from(
+        "# Harbour tides\n\nHigh tide at the harbour mouth comes forty minutes after the moon's transit; spring tides flood the quay."
+      )
     })
     await expect.poll(() => dialog.getByLabel("Title").inputValue()).toBe("harbour-tides")
     await dialog.getByRole("button", { name: "Add document" }).click()
@@ -105,7 +118,9 @@ describe("console: operations", () => {
     await page.getByRole("button", { name: "Search", exact: true }).click()
     const hits = page.getByRole("list", { name: "Search results" }).getByRole("listitem")
     await hits.first().waitFor()
-    const expected = await server.call((client) => client.documents.search({ urlParams: { q: "when is high tide at the harbour", integration_id: undefined } }))
+    const expected = await server.call((client) =>
+      client.documents.search({ urlParams: { q: "when is high tide at the harbour", integration_id: undefined } })
+    )
     expect(await hits.count()).toBe(expected.length)
     expect(await hits.first().getByText(expected[0]!.title, { exact: true }).count()).toBe(1)
     expect(expected[0]!.title).toBe("harbour-tides")
@@ -153,7 +168,10 @@ describe("console: operations", () => {
     expect(run!.params).toEqual({ topic: "the quay" })
     await screenshot(page, "console-workflows")
     await approve.click()
-    const done = await until(() => server.call((client) => client.workflows.getRun({ path: { id: run!.id } })), (r) => r.status === "complete")
+    const done = await until(
+      () => server.call((client) => client.workflows.getRun({ path: { id: run!.id } })),
+      (r) => r.status === "complete"
+    )
     expect(done.steps.map((s) => s.status)).toEqual(["complete", "complete"])
     await page.getByRole("article", { name: `Run ${run!.id}` }).getByText("complete", { exact: true }).first().waitFor()
   })
@@ -166,7 +184,9 @@ describe("console: operations", () => {
     const turns = await until(() => server.call((client) => client.logs.turns({ urlParams: { limit: 1 } })), (p) => p.items.length > 0)
     const turn = turns.items[0]!
     await openPage(page, "Logs")
-    const row = page.getByRole("table", { name: "Turns" }).getByRole("row").filter({ has: page.getByRole("button", { name: `Trace of turn ${turn.correlation_id}` }) })
+    const row = page.getByRole("table", { name: "Turns" }).getByRole("row").filter({
+      has: page.getByRole("button", { name: `Trace of turn ${turn.correlation_id}` })
+    })
     await row.waitFor()
     expect(await row.textContent()).toContain("fake-model")
     await row.getByRole("button", { name: `Trace of turn ${turn.correlation_id}` }).click()
@@ -184,7 +204,9 @@ describe("console: operations", () => {
     await dialog.getByLabel("Title").fill("Renew the harbour permit")
     await dialog.getByRole("button", { name: "Add todo" }).click()
     await page.getByRole("list", { name: "Open todos" }).getByText("Renew the harbour permit").waitFor()
-    const dashboard = (await (await server.request("/integrations/mission_control/dashboard")).json()) as { todos: Array<{ title: string }> }
+    const dashboard = (await (await server.request("/integrations/mission_control/dashboard")).json()) as {
+      todos: Array<{ title: string }>
+    }
     expect(dashboard.todos.map((t) => t.title)).toContain("Renew the harbour permit")
     expect(await page.getByRole("group", { name: "Open todos" }).locator("strong").textContent()).toBe(String(dashboard.todos.length))
     await screenshot(page, "console-mission-control")
@@ -192,7 +214,12 @@ describe("console: operations", () => {
 
   it("shows a member only what their scopes allow: documents to search, without adding or deleting", async () => {
     const { server, browser } = c
-    expect((await server.request("/api/v1/admin/users", { method: "POST", body: JSON.stringify({ username: "mia", password: "member password" }) })).status).toBe(201)
+    expect(
+      (await server.request("/api/v1/admin/users", {
+        method: "POST",
+        body: JSON.stringify({ username: "mia", password: "member password" })
+      })).status
+    ).toBe(201)
     const page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage()
     await signInThroughPage(page, server.baseUrl, "mia", "member password")
     const nav = page.getByRole("navigation", { name: "Cairn" })

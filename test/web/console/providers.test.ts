@@ -5,9 +5,9 @@
  * keeps the stored key working.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startFakeLlm, type FakeLlm } from "../../fixtures/fakeLlm.ts"
+import { type FakeLlm, startFakeLlm } from "../../fixtures/fakeLlm.ts"
 import { screenshot } from "../support.ts"
-import { openPage, startConsole, type Console } from "./support.ts"
+import { type Console, openPage, startConsole } from "./support.ts"
 
 const secret = "sk-provider-secret-4242424242"
 
@@ -76,7 +76,9 @@ describe("console: providers and models", () => {
     expect(upstream.requestsTo("/v1/models").length).toBe(before + 1)
     expect(lastModelsAuthorization()).toBe(`Bearer ${secret}`)
     // And a completion through the provider is let in by the fake, which checks the key.
-    const answer = await server.call((client) => client.llm.completions({ payload: { model: "local/alpha-1", messages: [{ role: "user", content: "hi" }] } }))
+    const answer = await server.call((client) =>
+      client.llm.completions({ payload: { model: "local/alpha-1", messages: [{ role: "user", content: "hi" }] } })
+    )
     expect(answer.model).toContain("alpha-1")
     expect(upstream.requestsTo("/v1/chat/completions").at(-1)?.headers["authorization"]).toBe(`Bearer ${secret}`)
 

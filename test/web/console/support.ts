@@ -3,7 +3,7 @@
  * signed in as the first admin (made through the API, signed in through the page).
  */
 import type { Browser, Page } from "playwright-core"
-import { fakeLlmEnv, startFakeLlm, type FakeLlm } from "../../fixtures/fakeLlm.ts"
+import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../../fixtures/fakeLlm.ts"
 import { ensureWebBuilt, launchBrowser } from "../../support/browser.ts"
 import { startServer, type TestServer } from "../../support/server.ts"
 import { signInThroughPage } from "../support.ts"
@@ -18,7 +18,9 @@ export interface Console {
   readonly close: () => Promise<void>
 }
 
-export const startConsole = async (options: { readonly env?: Record<string, string>; readonly viewport?: { width: number; height: number } } = {}): Promise<Console> => {
+export const startConsole = async (
+  options: { readonly env?: Record<string, string>; readonly viewport?: { width: number; height: number } } = {}
+): Promise<Console> => {
   ensureWebBuilt()
   const llm = await startFakeLlm()
   const server = await startServer({ backend: "pglite", env: { ...fakeLlmEnv(llm), ...options.env } })

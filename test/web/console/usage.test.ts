@@ -4,13 +4,13 @@
  * in the canvas's pixels, beside the table with the same figures), and a date range without the
  * usage leaves neither bars nor rows.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CreateBot } from "../../../src/bots/Model.ts"
 import { ChatRequest } from "../../../src/chat/Model.ts"
 import { withDefaults } from "../../support/client.ts"
 import { screenshot } from "../support.ts"
-import { openPage, startConsole, type Console } from "./support.ts"
+import { type Console, openPage, startConsole } from "./support.ts"
 
 const botRequest = withDefaults(CreateBot)
 const chatRequest = withDefaults(ChatRequest)
@@ -60,9 +60,15 @@ describe("console: usage", () => {
     await server.call((client) => client.bots.create({ payload: botRequest({ id: "beta", name: "Beta", model: "fake-model-2" }) }))
     const key = await server.call((client) => client.apiKeys.create({ payload: { name: "Reporter", scopes: ["chat", "bots:read"] } }))
     // The static key chats with both bots; the scoped key with alpha.
-    await server.call((client) => client.chat.chat({ payload: chatRequest({ message: "one two three", bot_id: "alpha", client_id: "usage-a" }) }))
-    await server.call((client) => client.chat.chat({ payload: chatRequest({ message: "four five", bot_id: "beta", client_id: "usage-b" }) }))
-    await server.as(key.key).call((client) => client.chat.chat({ payload: chatRequest({ message: "six", bot_id: "alpha", client_id: "usage-c" }) }))
+    await server.call((client) =>
+      client.chat.chat({ payload: chatRequest({ message: "one two three", bot_id: "alpha", client_id: "usage-a" }) })
+    )
+    await server.call((client) =>
+      client.chat.chat({ payload: chatRequest({ message: "four five", bot_id: "beta", client_id: "usage-b" }) })
+    )
+    await server.as(key.key).call((client) =>
+      client.chat.chat({ payload: chatRequest({ message: "six", bot_id: "alpha", client_id: "usage-c" }) })
+    )
   }, 240_000) // The server, a browser and three chats: slow on a loaded machine.
   afterAll(async () => {
     await app?.close()

@@ -11,7 +11,9 @@ import { allows } from "../scopes.ts"
 import { Page, Section, StatusBadge, When } from "../ui/Page.tsx"
 import { useAction, useLoad, usePoll } from "../ui/useLoad.ts"
 
-const stateOf = (status: Backup["status"]) => (status === "complete" ? "ok" : status === "failed" ? "bad" : status === "running" ? "warn" : "off")
+const stateOf = (
+  status: Backup["status"]
+) => (status === "complete" ? "ok" : status === "failed" ? "bad" : status === "running" ? "warn" : "off")
 
 const sizeOf = (bytes: number | null) => {
   if (bytes === null) return "—"
@@ -36,10 +38,16 @@ export const percentOf = (backup: Backup): number | undefined => {
 }
 
 const phaseOf = (backup: Backup) => {
-  if (backup.status === "complete") return `Complete: ${backup.tables_total} tables, ${backup.rows_written.toLocaleString()} rows, ${backup.files_written} files, ${sizeOf(backup.size_bytes)}`
+  if (backup.status === "complete") {
+    return `Complete: ${backup.tables_total} tables, ${backup.rows_written.toLocaleString()} rows, ${backup.files_written} files, ${
+      sizeOf(backup.size_bytes)
+    }`
+  }
   if (backup.status === "failed") return `Failed: ${backup.error ?? "no reason given"}`
   if (backup.tables_total === 0) return "Starting…"
-  if (backup.tables_done < backup.tables_total) return `Dumping tables: ${backup.tables_done} of ${backup.tables_total} (${backup.rows_written.toLocaleString()} rows)`
+  if (backup.tables_done < backup.tables_total) {
+    return `Dumping tables: ${backup.tables_done} of ${backup.tables_total} (${backup.rows_written.toLocaleString()} rows)`
+  }
   return `All ${backup.tables_total} tables dumped; copying files and writing the archive…`
 }
 
@@ -47,7 +55,12 @@ const Progress = ({ backup }: { readonly backup: Backup }) => {
   const percent = percentOf(backup)
   return (
     <div className="stack" data-testid="backup-progress" data-status={backup.status}>
-      <progress aria-label="Backup progress" max={100} value={percent} aria-valuetext={percent === undefined ? "starting" : `${percent}%`} />
+      <progress
+        aria-label="Backup progress"
+        max={100}
+        value={percent}
+        aria-valuetext={percent === undefined ? "starting" : `${percent}%`}
+      />
       <p aria-live="polite" className={backup.status === "failed" ? "error" : "muted"}>{phaseOf(backup)}</p>
     </div>
   )
@@ -71,14 +84,15 @@ export default function BackupsPage({ auth }: PageProps) {
   const start = useAction()
   const download = useAction()
   const following = current?.status === "running"
+  const reloadHistory = history.reload
 
   const follow = useCallback(async () => {
     if (!current) return
     const next = await auth.call((client) => client.operations.getBackup({ path: { id: current.id } })).catch(() => undefined)
     if (!next) return
     setCurrent(next)
-    if (next.status !== "running") await history.reload()
-  }, [auth, current, history.reload])
+    if (next.status !== "running") await reloadHistory()
+  }, [auth, current, reloadHistory])
   usePoll(follow, 200, following)
 
   const make = async () => {
@@ -97,24 +111,44 @@ export default function BackupsPage({ auth }: PageProps) {
       title="Backups"
       error={history.error}
       loading={history.loading && !history.data}
-      actions={allows(auth, ["operations", "backup"]) ? <button type="button" className="primary" disabled={start.busy || following} onClick={() => void make()}>Back up now</button> : null}
+      actions={allows(auth, ["operations", "backup"])
+        ? <button type="button" className="primary" disabled={start.busy || following} onClick={() => void make()}>Back up now</button>
+        : null}
     >
       {start.error ? <p role="alert" className="error">{start.error}</p> : null}
-      {current ? (
-        <Section title="This backup">
-          <Progress backup={current} />
-        </Section>
-      ) : null}
+      {current ?
+        (
+          <Section title="This backup">
+            <Progress backup={current} />
+          </Section>
+        ) :
+        null}
       <Section title="History">
-        <p className="muted">Each archive holds the database and the data directory (with the server's secret); restore one with <code>cairn restore &lt;archive&gt;</code>.</p>
+        <p className="muted">
+          Each archive holds the database and the data directory (with the server's secret); restore one with{" "}
+          <code>cairn restore &lt;archive&gt;</code>.
+        </p>
         {download.error ? <p role="alert" className="error">{download.error}</p> : null}
         <div className="table-scroll">
           <table className="data" aria-label="Backup history">
-            <thead><tr><th>Started</th><th>Status</th><th>Trigger</th><th className="num">Size</th><th className="num">Tables</th><th className="num">Rows</th><th className="num">Schema</th><th>Archive</th></tr></thead>
+            <thead>
+              <tr>
+                <th>Started</th>
+                <th>Status</th>
+                <th>Trigger</th>
+                <th className="num">Size</th>
+                <th className="num">Tables</th>
+                <th className="num">Rows</th>
+                <th className="num">Schema</th>
+                <th>Archive</th>
+              </tr>
+            </thead>
             <tbody>
               {(history.data ?? []).map((backup) => (
                 <tr key={backup.id} data-backup-id={backup.id}>
-                  <td><When at={backup.started_at.toISOString()} /></td>
+                  <td>
+                    <When at={backup.started_at.toISOString()} />
+                  </td>
                   <td>
                     <StatusBadge state={stateOf(backup.status)} label={backup.status} />
                     {backup.error ? <div className="error small-text">{backup.error}</div> : null}
@@ -125,11 +159,19 @@ export default function BackupsPage({ auth }: PageProps) {
                   <td className="num">{backup.rows_written.toLocaleString()}</td>
                   <td className="num">{backup.schema_version ?? "—"}</td>
                   <td>
-                    {backup.status === "complete" && backup.download_url && canDownload ? (
-                      <button type="button" className="small" disabled={download.busy} onClick={() => void fetchArchive(backup)} aria-label={`Download ${backup.file_name}`}>Download</button>
-                    ) : (
-                      <span className="muted mono">{backup.file_name}</span>
-                    )}
+                    {backup.status === "complete" && backup.download_url && canDownload ?
+                      (
+                        <button
+                          type="button"
+                          className="small"
+                          disabled={download.busy}
+                          onClick={() => void fetchArchive(backup)}
+                          aria-label={`Download ${backup.file_name}`}
+                        >
+                          Download
+                        </button>
+                      ) :
+                      <span className="muted mono">{backup.file_name}</span>}
                   </td>
                 </tr>
               ))}

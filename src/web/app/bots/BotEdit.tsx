@@ -1,11 +1,11 @@
 /** A bot's own page: every field the console edits, saved together; delete (not the default bot). */
-import { EditForm } from "../ui/EditForm.tsx"
 import { useEffect, useState } from "react"
 import { DEFAULT_BOT_ID } from "../../../bots/Model.ts"
 import type { AuthSession } from "../../shared/session.ts"
 import { navigate } from "../route.ts"
 import { allows } from "../scopes.ts"
 import { ConfirmDialog } from "../ui/Dialog.tsx"
+import { EditForm } from "../ui/EditForm.tsx"
 import { AppLink } from "../ui/Link.tsx"
 import { Page, Section, When } from "../ui/Page.tsx"
 import { useAction, useLoad } from "../ui/useLoad.ts"
@@ -20,7 +20,7 @@ import {
   ToolPolicies,
   ToolsPicker
 } from "./BotFields.tsx"
-import { draftOf, fieldsOf, type BotDraft } from "./draft.ts"
+import { type BotDraft, draftOf, fieldsOf } from "./draft.ts"
 import { useBotOptions } from "./options.ts"
 
 export const BotEdit = ({ auth, id }: { readonly auth: AuthSession; readonly id: string }) => {
@@ -66,21 +66,23 @@ export const BotEdit = ({ auth, id }: { readonly auth: AuthSession; readonly id:
         </>
       }
     >
-      {parts && bot.data ? (
-        <EditForm
-          label="Bot settings"
-          canWrite={canWrite}
-          onSubmit={() => void submit()}
-          submitLabel="Save bot"
-          busy={save.busy}
-          error={save.error}
-          saved={saved}
-          lead={
-            <p className="muted">
-              <span className="mono">{bot.data.id}</span> · from {bot.data.source === "file" ? "a bot file" : "the API"} · changed <When at={bot.data.updated_at.toISOString()} />
-            </p>
-          }
-        >
+      {parts && bot.data ?
+        (
+          <EditForm
+            label="Bot settings"
+            canWrite={canWrite}
+            onSubmit={() => void submit()}
+            submitLabel="Save bot"
+            busy={save.busy}
+            error={save.error}
+            saved={saved}
+            lead={
+              <p className="muted">
+                <span className="mono">{bot.data.id}</span> · from {bot.data.source === "file" ? "a bot file" : "the API"} · changed{" "}
+                <When at={bot.data.updated_at.toISOString()} />
+              </p>
+            }
+          >
             <div className="stack">
               <Section title="Identity and model">
                 <div className="stack">
@@ -109,8 +111,9 @@ export const BotEdit = ({ auth, id }: { readonly auth: AuthSession; readonly id:
                 <ApiKeyField {...parts} />
               </Section>
             </div>
-        </EditForm>
-      ) : null}
+          </EditForm>
+        ) :
+        null}
       <ConfirmDialog
         open={deleting}
         title="Delete bot"

@@ -13,9 +13,17 @@ interface PartProps {
 
 export const IdentityFields = ({ draft, change, creating }: Omit<PartProps, "options"> & { readonly creating: boolean }) => (
   <div className="grid-2">
-    {creating ? (
-      <TextField label="Id" required value={draft.id} onChange={(id) => change({ id })} description="Lowercase letters, digits, '-' and '_'; it cannot change later." />
-    ) : null}
+    {creating ?
+      (
+        <TextField
+          label="Id"
+          required
+          value={draft.id}
+          onChange={(id) => change({ id })}
+          description="Lowercase letters, digits, '-' and '_'; it cannot change later."
+        />
+      ) :
+      null}
     <TextField label="Name" required value={draft.name} onChange={(name) => change({ name })} />
     <TextField label="Description" value={draft.description} onChange={(description) => change({ description })} />
   </div>
@@ -36,23 +44,34 @@ export const FallbackModelsField = ({ draft, change, options }: PartProps) => (
     label="Fallback models"
     value={draft.fallback_models}
     onChange={(fallback_models) => change({ fallback_models })}
-    description={`Tried in order when the model fails; separate with commas.${options.models.length ? ` Known: ${options.models.slice(0, 8).join(", ")}${options.models.length > 8 ? ", …" : ""}` : ""}`}
+    description={`Tried in order when the model fails; separate with commas.${
+      options.models.length ? ` Known: ${options.models.slice(0, 8).join(", ")}${options.models.length > 8 ? ", …" : ""}` : ""
+    }`}
   />
 )
 
 export const PromptField = ({ draft, change }: Omit<PartProps, "options">) => (
-  <TextArea label="System prompt" rows={8} monospace value={draft.system_prompt} onChange={(system_prompt) => change({ system_prompt })} />
+  <TextArea
+    label="System prompt"
+    rows={8}
+    monospace
+    value={draft.system_prompt}
+    onChange={(system_prompt) => change({ system_prompt })}
+  />
 )
 
 export const ToolsPicker = ({ draft, change, options }: PartProps) =>
-  options.tools ? (
-    <Picker legend="Tools" options={options.tools} picked={draft.tools} onChange={(tools) => change({ tools })} />
-  ) : (
+  options.tools ?
+    <Picker legend="Tools" options={options.tools} picked={draft.tools} onChange={(tools) => change({ tools })} /> :
     <ListField label="Tools" value={draft.tools} onChange={(tools) => change({ tools })} />
-  )
 
 export const ClientToolsPicker = ({ draft, change, options }: PartProps) => (
-  <Picker legend="Client tools" options={options.clientTools} picked={draft.client_tools} onChange={(client_tools) => change({ client_tools })} />
+  <Picker
+    legend="Client tools"
+    options={options.clientTools}
+    picked={draft.client_tools}
+    onChange={(client_tools) => change({ client_tools })}
+  />
 )
 
 const policyOptions: ReadonlyArray<{ value: ToolPolicy; label: string }> = [
@@ -69,7 +88,10 @@ export const ToolPolicies = ({ draft, change }: Omit<PartProps, "options">) => {
     <div className="table-scroll">
       <table className="data" aria-label="Tool approval policy">
         <thead>
-          <tr><th>Tool</th><th>Policy</th></tr>
+          <tr>
+            <th>Tool</th>
+            <th>Policy</th>
+          </tr>
         </thead>
         <tbody>
           {tools.map((tool) => (
@@ -94,33 +116,45 @@ export const ToolPolicies = ({ draft, change }: Omit<PartProps, "options">) => {
 
 export const SkillsAndCarapaces = ({ draft, change, options }: PartProps) => (
   <div className="stack">
-    {options.skills ? (
-      <Picker legend="Skills" options={options.skills} picked={draft.skills} onChange={(skills) => change({ skills })} />
-    ) : (
-      <ListField label="Skills" value={draft.skills} onChange={(skills) => change({ skills })} description="Skill ids (`<stem>` or `integrations/<name>/<stem>`), separated by commas." />
-    )}
-    {options.carapaces ? (
-      <Picker legend="Carapaces" options={options.carapaces} picked={draft.carapaces} onChange={(carapaces) => change({ carapaces })} />
-    ) : (
-      <ListField label="Carapaces" value={draft.carapaces} onChange={(carapaces) => change({ carapaces })} />
-    )}
+    {options.skills ?
+      <Picker legend="Skills" options={options.skills} picked={draft.skills} onChange={(skills) => change({ skills })} /> :
+      (
+        <ListField
+          label="Skills"
+          value={draft.skills}
+          onChange={(skills) => change({ skills })}
+          description="Skill ids (`<stem>` or `integrations/<name>/<stem>`), separated by commas."
+        />
+      )}
+    {options.carapaces ?
+      <Picker legend="Carapaces" options={options.carapaces} picked={draft.carapaces} onChange={(carapaces) => change({ carapaces })} /> :
+      <ListField label="Carapaces" value={draft.carapaces} onChange={(carapaces) => change({ carapaces })} />}
   </div>
 )
 
 /** The scoped key whose scopes the bot's widget tokens copy. */
 export const ApiKeyField = ({ draft, change, options }: PartProps) =>
-  options.keys ? (
-    <Select
-      label="API key"
-      value={draft.api_key_id}
-      onChange={(api_key_id) => change({ api_key_id })}
-      options={[
-        { value: "", label: "None" },
-        ...(draft.api_key_id && !options.keys.some((key) => key.value === draft.api_key_id) ? [{ value: draft.api_key_id, label: draft.api_key_id }] : []),
-        ...options.keys
-      ]}
-      description="Widget tokens for this bot carry this key's scopes."
-    />
-  ) : (
-    <TextField label="API key id" value={draft.api_key_id} onChange={(api_key_id) => change({ api_key_id })} description="Widget tokens for this bot carry this key's scopes." />
-  )
+  options.keys ?
+    (
+      <Select
+        label="API key"
+        value={draft.api_key_id}
+        onChange={(api_key_id) => change({ api_key_id })}
+        options={[
+          { value: "", label: "None" },
+          ...(draft.api_key_id && !options.keys.some((key) => key.value === draft.api_key_id)
+            ? [{ value: draft.api_key_id, label: draft.api_key_id }]
+            : []),
+          ...options.keys
+        ]}
+        description="Widget tokens for this bot carry this key's scopes."
+      />
+    ) :
+    (
+      <TextField
+        label="API key id"
+        value={draft.api_key_id}
+        onChange={(api_key_id) => change({ api_key_id })}
+        description="Widget tokens for this bot carry this key's scopes."
+      />
+    )

@@ -4,7 +4,7 @@
  * to delete it anyway).
  */
 import { useState } from "react"
-import { CreateBot, DEFAULT_BOT_ID, type Bot } from "../../../bots/Model.ts"
+import { type Bot, CreateBot, DEFAULT_BOT_ID } from "../../../bots/Model.ts"
 import type { PageProps } from "../pages.ts"
 import { navigate } from "../route.ts"
 import { allows } from "../scopes.ts"
@@ -14,7 +14,7 @@ import { Page } from "../ui/Page.tsx"
 import { useAction, useConfirm, useLoad } from "../ui/useLoad.ts"
 import { BotEdit } from "./BotEdit.tsx"
 import { IdentityFields, ModelField, PromptField, ToolsPicker } from "./BotFields.tsx"
-import { emptyDraft, fieldsOf, type BotDraft } from "./draft.ts"
+import { type BotDraft, emptyDraft, fieldsOf } from "./draft.ts"
 import { useBotOptions } from "./options.ts"
 
 // The server checks the new bot (a 422 names what is wrong), so the payload is built unchecked here.
@@ -37,7 +37,15 @@ const BotList = ({ auth }: Pick<PageProps, "auth">) => {
       <div className="table-scroll">
         <table className="data" aria-label="Bots">
           <thead>
-            <tr><th>Bot</th><th>Model</th><th>Tools</th><th>Source</th><th><span className="visually-hidden">Actions</span></th></tr>
+            <tr>
+              <th>Bot</th>
+              <th>Model</th>
+              <th>Tools</th>
+              <th>Source</th>
+              <th>
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
           </thead>
           <tbody>
             {(bots.data ?? []).map((bot) => (
@@ -48,13 +56,21 @@ const BotList = ({ auth }: Pick<PageProps, "auth">) => {
                 </td>
                 <td className="mono">{bot.model ?? <span className="muted">default</span>}</td>
                 <td>
-                  <span className="chips">{[...bot.tools, ...bot.client_tools.map((tool) => tool.name)].map((tool) => <span key={tool} className="chip">{tool}</span>)}</span>
+                  <span className="chips">
+                    {[...bot.tools, ...bot.client_tools.map((tool) => tool.name)].map((tool) => (
+                      <span key={tool} className="chip">{tool}</span>
+                    ))}
+                  </span>
                 </td>
                 <td>{bot.source}</td>
                 <td>
-                  {canDelete && bot.id !== DEFAULT_BOT_ID ? (
-                    <button type="button" className="small danger" aria-label={`Delete ${bot.id}`} onClick={() => deleting.ask(bot)}>Delete</button>
-                  ) : null}
+                  {canDelete && bot.id !== DEFAULT_BOT_ID ?
+                    (
+                      <button type="button" className="small danger" aria-label={`Delete ${bot.id}`} onClick={() => deleting.ask(bot)}>
+                        Delete
+                      </button>
+                    ) :
+                    null}
                 </td>
               </tr>
             ))}
@@ -81,14 +97,25 @@ const NewBot = ({ auth, onClose }: Pick<PageProps, "auth"> & { readonly onClose:
   const change = (part: Partial<BotDraft>) => setDraft((current) => ({ ...current, ...part }))
   const submit = async () => {
     const id = draft.id.trim()
-    const bot = await create.run(() => auth.call((client) => client.bots.create({ payload: new CreateBot({ id, ...fieldsOf(draft) }, true) })))
+    const bot = await create.run(() =>
+      auth.call((client) => client.bots.create({ payload: new CreateBot({ id, ...fieldsOf(draft) }, true) }))
+    )
     if (bot) {
       onClose()
       navigate(`/admin/bots/${encodeURIComponent(bot.id)}`)
     }
   }
   return (
-    <Dialog title="New bot" open onClose={onClose} onSubmit={() => void submit()} submitLabel="Create" busy={create.busy} error={create.error} wide>
+    <Dialog
+      title="New bot"
+      open
+      onClose={onClose}
+      onSubmit={() => void submit()}
+      submitLabel="Create"
+      busy={create.busy}
+      error={create.error}
+      wide
+    >
       <IdentityFields draft={draft} change={change} creating />
       <ModelField draft={draft} change={change} options={options} />
       <PromptField draft={draft} change={change} />

@@ -21,7 +21,10 @@ export const Picker = (props: {
 }) => {
   const [filter, setFilter] = useState("")
   const known = new Set(props.options.map((option) => option.name))
-  const all: ReadonlyArray<PickOption> = [...props.options, ...props.picked.filter((name) => !known.has(name)).map((name) => ({ name, source: "unknown" }))]
+  const all: ReadonlyArray<PickOption> = [
+    ...props.options,
+    ...props.picked.filter((name) => !known.has(name)).map((name) => ({ name, source: "unknown" }))
+  ]
   const needle = filter.trim().toLowerCase()
   const shown = needle ? all.filter((option) => `${option.name} ${option.description ?? ""}`.toLowerCase().includes(needle)) : all
   const toggle = (name: string, on: boolean) =>
@@ -31,13 +34,25 @@ export const Picker = (props: {
       <legend>
         {props.legend} <span className="muted">({props.picked.length} picked)</span>
       </legend>
-      {all.length > 8 ? (
-        <input type="search" aria-label={`Filter ${props.legend.toLowerCase()}`} placeholder="Filter" value={filter} onChange={(event) => setFilter(event.target.value)} />
-      ) : null}
+      {all.length > 8 ?
+        (
+          <input
+            type="search"
+            aria-label={`Filter ${props.legend.toLowerCase()}`}
+            placeholder="Filter"
+            value={filter}
+            onChange={(event) => setFilter(event.target.value)}
+          />
+        ) :
+        null}
       <div className="picker-options">
         {shown.map((option) => (
           <label key={option.name} className="picker-option" title={option.description}>
-            <input type="checkbox" checked={props.picked.includes(option.name)} onChange={(event) => toggle(option.name, event.target.checked)} />
+            <input
+              type="checkbox"
+              checked={props.picked.includes(option.name)}
+              onChange={(event) => toggle(option.name, event.target.checked)}
+            />
             <span className="mono">{option.name}</span>
             {option.source && option.source !== "core" ? <span className="chip">{option.source.replace(/^integration:/, "")}</span> : null}
           </label>

@@ -73,7 +73,9 @@ export const fieldsOf = (draft: BotDraft, had: ReadonlyArray<ClientTool> = []) =
     skills: draft.skills,
     carapaces: draft.carapaces,
     fallback_models: draft.fallback_models,
-    tool_policies: Object.fromEntries(Object.entries(draft.tool_policies).filter(([tool, policy]) => toolNames.has(tool) && policy !== "allow")),
+    tool_policies: Object.fromEntries(
+      Object.entries(draft.tool_policies).filter(([tool, policy]) => toolNames.has(tool) && policy !== "allow")
+    ),
     api_key_id: draft.api_key_id === "" ? null : draft.api_key_id
   }
 }

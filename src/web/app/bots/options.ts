@@ -20,36 +20,56 @@ export interface BotOptions {
   readonly keys: ReadonlyArray<{ readonly value: string; readonly label: string }> | undefined
 }
 
-const clientTools: ReadonlyArray<PickOption> = [...builtInClientTools.values()].map((tool) => ({ name: tool.name, description: tool.description }))
+const clientTools: ReadonlyArray<PickOption> = [...builtInClientTools.values()].map((tool) => ({
+  name: tool.name,
+  description: tool.description
+}))
 
-const optional = <A,>(permitted: boolean, load: () => Promise<A>): Promise<A | undefined> =>
+const optional = <A>(permitted: boolean, load: () => Promise<A>): Promise<A | undefined> =>
   permitted ? load().catch(() => undefined) : Promise.resolve(undefined)
 
 export const useBotOptions = (auth: AuthSession): BotOptions => {
-  const [options, setOptions] = useState<BotOptions>({ tools: undefined, clientTools, skills: undefined, carapaces: undefined, models: [], keys: undefined })
+  const [options, setOptions] = useState<BotOptions>({
+    tools: undefined,
+    clientTools,
+    skills: undefined,
+    carapaces: undefined,
+    models: [],
+    keys: undefined
+  })
   useEffect(() => {
     let live = true
     void Promise.all([
-      optional(allows(auth, ["integrations", "tools"]), () =>
-        auth.call((client) => client.integrations.tools()).then((tools) =>
-          tools.map((tool) => ({ name: tool.tool_name, description: tool.description, source: tool.source })).sort((a, b) => a.name.localeCompare(b.name))
-        )
+      optional(
+        allows(auth, ["integrations", "tools"]),
+        () =>
+          auth.call((client) => client.integrations.tools()).then((tools) =>
+            tools.map((tool) => ({ name: tool.tool_name, description: tool.description, source: tool.source })).sort((a, b) =>
+              a.name.localeCompare(b.name)
+            )
+          )
       ),
-      optional(allows(auth, ["skills", "list"]), () =>
-        auth.call((client) => client.skills.list()).then(({ skills }) =>
-          skills.map((skill) => ({ name: skill.id, description: skill.title, source: skill.source }))
-        )
+      optional(
+        allows(auth, ["skills", "list"]),
+        () =>
+          auth.call((client) => client.skills.list()).then(({ skills }) =>
+            skills.map((skill) => ({ name: skill.id, description: skill.title, source: skill.source }))
+          )
       ),
-      optional(allows(auth, ["carapaces", "list"]), () =>
-        auth.call((client) => client.carapaces.list()).then(({ carapaces }) =>
-          carapaces.map((carapace) => ({ name: carapace.id, description: carapace.description || carapace.name }))
-        )
+      optional(
+        allows(auth, ["carapaces", "list"]),
+        () =>
+          auth.call((client) => client.carapaces.list()).then(({ carapaces }) =>
+            carapaces.map((carapace) => ({ name: carapace.id, description: carapace.description || carapace.name }))
+          )
       ),
       loadModelIds(auth).catch(() => []),
-      optional(allows(auth, ["apiKeys", "list"]), () =>
-        auth.call((client) => client.apiKeys.list()).then(({ keys }) =>
-          keys.filter((key) => key.status === "active").map((key) => ({ value: key.id, label: `${key.name} (${key.prefix}…)` }))
-        )
+      optional(
+        allows(auth, ["apiKeys", "list"]),
+        () =>
+          auth.call((client) => client.apiKeys.list()).then(({ keys }) =>
+            keys.filter((key) => key.status === "active").map((key) => ({ value: key.id, label: `${key.name} (${key.prefix}…)` }))
+          )
       )
     ]).then(([tools, skills, carapaces, models, keys]) => {
       if (live) setOptions({ tools, clientTools, skills, carapaces, models, keys })

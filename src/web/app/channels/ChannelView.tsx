@@ -31,22 +31,26 @@ export const ChannelView = ({ auth, id }: { readonly auth: AuthSession; readonly
       actions={
         <>
           <AppLink href="/admin/channels">All channels</AppLink>
-          {allows(auth, ["channels", "delete"]) ? <button type="button" className="danger" onClick={() => setDeleting(true)}>Delete channel</button> : null}
+          {allows(auth, ["channels", "delete"])
+            ? <button type="button" className="danger" onClick={() => setDeleting(true)}>Delete channel</button>
+            : null}
         </>
       }
     >
-      {data ? (
-        <>
-          <p className="muted">
-            Bot <span className="mono">{data.bot_id}</span> · client id <span className="mono">{data.client_id}</span>
-          </p>
-          <SettingsSection auth={auth} channel={data} onSaved={channel.reload} />
-          {allows(auth, ["bindings", "list"]) ? <BindingsSection auth={auth} channelId={id} /> : null}
-          {allows(auth, ["heartbeats", "get"]) ? <HeartbeatSection auth={auth} channelId={id} /> : null}
-          {allows(auth, ["workspaces", "list"]) ? <WorkspaceSection auth={auth} channelId={id} enabled={data.workspace_enabled} /> : null}
-          {allows(auth, ["sessions", "legacyList"]) ? <SessionsSection auth={auth} channel={data} /> : null}
-        </>
-      ) : null}
+      {data ?
+        (
+          <>
+            <p className="muted">
+              Bot <span className="mono">{data.bot_id}</span> · client id <span className="mono">{data.client_id}</span>
+            </p>
+            <SettingsSection auth={auth} channel={data} onSaved={channel.reload} />
+            {allows(auth, ["bindings", "list"]) ? <BindingsSection auth={auth} channelId={id} /> : null}
+            {allows(auth, ["heartbeats", "get"]) ? <HeartbeatSection auth={auth} channelId={id} /> : null}
+            {allows(auth, ["workspaces", "list"]) ? <WorkspaceSection auth={auth} channelId={id} enabled={data.workspace_enabled} /> : null}
+            {allows(auth, ["sessions", "legacyList"]) ? <SessionsSection auth={auth} channel={data} /> : null}
+          </>
+        ) :
+        null}
       <ConfirmDialog
         open={deleting}
         title="Delete channel"

@@ -17,24 +17,37 @@ const ChannelsPage = ({ auth, rest }: PageProps) => (rest[0] ? <ChannelView auth
 export default ChannelsPage
 
 const ChannelList = ({ auth }: Pick<PageProps, "auth">) => {
-  const channels = useLoad(() => auth.call((client) => client.channels.list({ urlParams: { limit: 500, offset: 0 } })).then((list) => list.channels), [auth])
+  const channels = useLoad(
+    () => auth.call((client) => client.channels.list({ urlParams: { limit: 500, offset: 0 } })).then((list) => list.channels),
+    [auth]
+  )
   const [creating, setCreating] = useState(false)
   return (
     <Page
       title="Channels"
       loading={channels.loading}
       error={channels.error}
-      actions={allows(auth, ["channels", "create"]) ? <button type="button" className="primary" onClick={() => setCreating(true)}>New channel</button> : null}
+      actions={allows(auth, ["channels", "create"])
+        ? <button type="button" className="primary" onClick={() => setCreating(true)}>New channel</button>
+        : null}
     >
       <div className="table-scroll">
         <table className="data" aria-label="Channels">
           <thead>
-            <tr><th>Channel</th><th>Bot</th><th>Client id</th><th>Settings</th><th>Created</th></tr>
+            <tr>
+              <th>Channel</th>
+              <th>Bot</th>
+              <th>Client id</th>
+              <th>Settings</th>
+              <th>Created</th>
+            </tr>
           </thead>
           <tbody>
             {(channels.data ?? []).map((channel) => (
               <tr key={channel.id}>
-                <td><AppLink href={`/admin/channels/${channel.id}`}>{channel.name}</AppLink></td>
+                <td>
+                  <AppLink href={`/admin/channels/${channel.id}`}>{channel.name}</AppLink>
+                </td>
                 <td className="mono">{channel.bot_id}</td>
                 <td className="mono">{channel.client_id}</td>
                 <td>
@@ -45,7 +58,9 @@ const ChannelList = ({ auth }: Pick<PageProps, "auth">) => {
                     {channel.model_override ? <span className="chip mono">{channel.model_override}</span> : null}
                   </span>
                 </td>
-                <td><When at={channel.created_at.toISOString()} /></td>
+                <td>
+                  <When at={channel.created_at.toISOString()} />
+                </td>
               </tr>
             ))}
           </tbody>
@@ -59,7 +74,9 @@ const ChannelList = ({ auth }: Pick<PageProps, "auth">) => {
 
 const NewChannel = ({ auth, onClose }: Pick<PageProps, "auth"> & { readonly onClose: () => void }) => {
   const bots = useLoad(
-    () => (allows(auth, ["bots", "list"]) ? auth.call((client) => client.bots.list()).then((list) => list.bots) : Promise.resolve(undefined)),
+    () => (allows(auth, ["bots", "list"])
+      ? auth.call((client) => client.bots.list()).then((list) => list.bots)
+      : Promise.resolve(undefined)),
     [auth]
   )
   const [name, setName] = useState("")
@@ -68,19 +85,34 @@ const NewChannel = ({ auth, onClose }: Pick<PageProps, "auth"> & { readonly onCl
   const submit = async () => {
     const channel = await create.run(() =>
       auth.call((client) =>
-        client.channels.create({ payload: { name, bot_id: botId, require_mention: false, passive_memory: false, workspace_enabled: false, model_override: null } })
+        client.channels.create({
+          payload: { name, bot_id: botId, require_mention: false, passive_memory: false, workspace_enabled: false, model_override: null }
+        })
       )
     )
     if (channel) navigate(`/admin/channels/${channel.id}`)
   }
   return (
-    <Dialog title="New channel" open onClose={onClose} onSubmit={() => void submit()} submitLabel="Create" busy={create.busy} error={create.error}>
+    <Dialog
+      title="New channel"
+      open
+      onClose={onClose}
+      onSubmit={() => void submit()}
+      submitLabel="Create"
+      busy={create.busy}
+      error={create.error}
+    >
       <TextField label="Name" required value={name} onChange={setName} />
-      {bots.data ? (
-        <Select label="Bot" value={botId} onChange={setBotId} options={bots.data.map((bot) => ({ value: bot.id, label: `${bot.name} (${bot.id})` }))} />
-      ) : (
-        <TextField label="Bot id" required value={botId} onChange={setBotId} />
-      )}
+      {bots.data ?
+        (
+          <Select
+            label="Bot"
+            value={botId}
+            onChange={setBotId}
+            options={bots.data.map((bot) => ({ value: bot.id, label: `${bot.name} (${bot.id})` }))}
+          />
+        ) :
+        <TextField label="Bot id" required value={botId} onChange={setBotId} />}
     </Dialog>
   )
 }

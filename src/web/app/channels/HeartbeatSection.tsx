@@ -2,11 +2,11 @@
  * A channel's heartbeat: a prompt the bot answers on a schedule (every n seconds, or a cron line in
  * a time zone), quiet hours, and where the answer goes; its next slot and recent runs.
  */
-import { EditForm } from "../ui/EditForm.tsx"
 import { useEffect, useState } from "react"
 import type { Heartbeat } from "../../../heartbeats/Model.ts"
 import type { AuthSession } from "../../shared/session.ts"
 import { allows } from "../scopes.ts"
+import { EditForm } from "../ui/EditForm.tsx"
 import { Checkbox, Select, TextArea, TextField } from "../ui/Field.tsx"
 import { Section, StatusBadge, When } from "../ui/Page.tsx"
 import { useAction, useLoad } from "../ui/useLoad.ts"
@@ -108,18 +108,14 @@ export const HeartbeatSection = ({ auth, channelId }: { readonly auth: AuthSessi
   return (
     <Section
       title="Heartbeat"
-      actions={
-        stored && allows(auth, ["heartbeats", "runNow"]) ? (
-          <button type="button" onClick={() => void run()} disabled={runNow.busy}>Run now</button>
-        ) : null
-      }
+      actions={stored && allows(auth, ["heartbeats", "runNow"]) ?
+        <button type="button" onClick={() => void run()} disabled={runNow.busy}>Run now</button> :
+        null}
     >
       {heartbeat.error ? <p role="alert" className="error">{heartbeat.error}</p> : null}
       {runNow.error ? <p role="alert" className="error">{runNow.error}</p> : null}
       <p className="muted">
-        {stored ? (
-          <>Next run: {stored.next_at ? <When at={stored.next_at.toISOString()} /> : "none (off or ended)"}</>
-        ) : (
+        {stored ? <>Next run: {stored.next_at ? <When at={stored.next_at.toISOString()} /> : "none (off or ended)"}</> : (
           "No heartbeat yet: give a prompt and a schedule to start one."
         )}
       </p>
@@ -132,52 +128,89 @@ export const HeartbeatSection = ({ auth, channelId }: { readonly auth: AuthSessi
         error={save.error}
         saved={saved}
       >
-          <div className="stack">
-            <Checkbox label="Heartbeat enabled" checked={draft.enabled} onChange={(enabled) => change({ enabled })} />
-            <TextArea label="Heartbeat prompt" required rows={3} value={draft.prompt} onChange={(prompt) => change({ prompt })} />
-            <div className="grid-2">
-              <Select
-                label="Schedule"
-                value={draft.cadence}
-                onChange={(cadence) => change({ cadence: cadence === "cron" ? "cron" : "interval" })}
-                options={[
-                  { value: "interval", label: "Every n seconds" },
-                  { value: "cron", label: "Cron expression" }
-                ]}
-              />
-              {draft.cadence === "interval" ? (
-                <TextField label="Interval (seconds)" type="number" required value={draft.interval_seconds} onChange={(interval_seconds) => change({ interval_seconds })} />
-              ) : (
-                <TextField label="Cron" required value={draft.cron} onChange={(cron) => change({ cron })} placeholder="0 9 * * 1-5" />
-              )}
-              <TextField label="Time zone" value={draft.timezone} onChange={(timezone) => change({ timezone })} description="An IANA zone such as Europe/Oslo." />
-              <TextField label="Dispatch to" value={draft.dispatch_type} onChange={(dispatch_type) => change({ dispatch_type })} description="The integration that posts the answer; none keeps it in the channel's session." />
-              <TextField label="Quiet from" placeholder="22:00" value={draft.quiet_start} onChange={(quiet_start) => change({ quiet_start })} description="HH:MM local; both or neither." />
-              <TextField label="Quiet until" placeholder="07:00" value={draft.quiet_end} onChange={(quiet_end) => change({ quiet_end })} />
-              <Checkbox label="Only when there is something to report" checked={draft.only_when_something} onChange={(only_when_something) => change({ only_when_something })} />
-              <Checkbox label="Catch up a missed run at start" checked={draft.catch_up} onChange={(catch_up) => change({ catch_up })} />
-            </div>
+        <div className="stack">
+          <Checkbox label="Heartbeat enabled" checked={draft.enabled} onChange={(enabled) => change({ enabled })} />
+          <TextArea label="Heartbeat prompt" required rows={3} value={draft.prompt} onChange={(prompt) => change({ prompt })} />
+          <div className="grid-2">
+            <Select
+              label="Schedule"
+              value={draft.cadence}
+              onChange={(cadence) => change({ cadence: cadence === "cron" ? "cron" : "interval" })}
+              options={[
+                { value: "interval", label: "Every n seconds" },
+                { value: "cron", label: "Cron expression" }
+              ]}
+            />
+            {draft.cadence === "interval" ?
+              (
+                <TextField
+                  label="Interval (seconds)"
+                  type="number"
+                  required
+                  value={draft.interval_seconds}
+                  onChange={(interval_seconds) => change({ interval_seconds })}
+                />
+              ) :
+              <TextField label="Cron" required value={draft.cron} onChange={(cron) => change({ cron })} placeholder="0 9 * * 1-5" />}
+            <TextField
+              label="Time zone"
+              value={draft.timezone}
+              onChange={(timezone) => change({ timezone })}
+              description="An IANA zone such as Europe/Oslo."
+            />
+            <TextField
+              label="Dispatch to"
+              value={draft.dispatch_type}
+              onChange={(dispatch_type) => change({ dispatch_type })}
+              description="The integration that posts the answer; none keeps it in the channel's session."
+            />
+            <TextField
+              label="Quiet from"
+              placeholder="22:00"
+              value={draft.quiet_start}
+              onChange={(quiet_start) => change({ quiet_start })}
+              description="HH:MM local; both or neither."
+            />
+            <TextField label="Quiet until" placeholder="07:00" value={draft.quiet_end} onChange={(quiet_end) => change({ quiet_end })} />
+            <Checkbox
+              label="Only when there is something to report"
+              checked={draft.only_when_something}
+              onChange={(only_when_something) => change({ only_when_something })}
+            />
+            <Checkbox label="Catch up a missed run at start" checked={draft.catch_up} onChange={(catch_up) => change({ catch_up })} />
           </div>
-      </EditForm>
-      {runs.data?.length ? (
-        <div className="table-scroll">
-          <table className="data" aria-label="Heartbeat runs">
-            <thead>
-              <tr><th>Slot</th><th>Trigger</th><th>Status</th><th>Answer</th></tr>
-            </thead>
-            <tbody>
-              {runs.data.map((entry) => (
-                <tr key={entry.id}>
-                  <td><When at={entry.slot.toISOString()} /></td>
-                  <td>{entry.trigger}</td>
-                  <td><StatusBadge state={runState[entry.status]} label={entry.status} /></td>
-                  <td className="plain">{entry.error ?? entry.result ?? ""}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
         </div>
-      ) : null}
+      </EditForm>
+      {runs.data?.length ?
+        (
+          <div className="table-scroll">
+            <table className="data" aria-label="Heartbeat runs">
+              <thead>
+                <tr>
+                  <th>Slot</th>
+                  <th>Trigger</th>
+                  <th>Status</th>
+                  <th>Answer</th>
+                </tr>
+              </thead>
+              <tbody>
+                {runs.data.map((entry) => (
+                  <tr key={entry.id}>
+                    <td>
+                      <When at={entry.slot.toISOString()} />
+                    </td>
+                    <td>{entry.trigger}</td>
+                    <td>
+                      <StatusBadge state={runState[entry.status]} label={entry.status} />
+                    </td>
+                    <td className="plain">{entry.error ?? entry.result ?? ""}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) :
+        null}
     </Section>
   )
 }

@@ -17,29 +17,39 @@ export const SessionsSection = ({ auth, channel }: { readonly auth: AuthSession;
   return (
     <Section title="Sessions">
       {sessions.error ? <p role="alert" className="error">{sessions.error}</p> : null}
-      {sessions.data?.length ? (
-        <div className="table-scroll">
-          <table className="data" aria-label="Sessions">
-            <thead>
-              <tr><th>Session</th><th>Last active</th><th>Started</th></tr>
-            </thead>
-            <tbody>
-              {sessions.data.map((session) => (
-                <tr key={session.id}>
-                  <td>
-                    <AppLink href={`/chat/${session.id}`}>{session.title ?? "Untitled"}</AppLink>
-                    {session.id === channel.active_session_id ? <span className="chip">active</span> : null}
-                  </td>
-                  <td><When at={session.last_active.toISOString()} /></td>
-                  <td><When at={session.created_at.toISOString()} /></td>
+      {sessions.data?.length ?
+        (
+          <div className="table-scroll">
+            <table className="data" aria-label="Sessions">
+              <thead>
+                <tr>
+                  <th>Session</th>
+                  <th>Last active</th>
+                  <th>Started</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      ) : sessions.data ? (
-        <p className="muted">No sessions yet.</p>
-      ) : null}
+              </thead>
+              <tbody>
+                {sessions.data.map((session) => (
+                  <tr key={session.id}>
+                    <td>
+                      <AppLink href={`/chat/${session.id}`}>{session.title ?? "Untitled"}</AppLink>
+                      {session.id === channel.active_session_id ? <span className="chip">active</span> : null}
+                    </td>
+                    <td>
+                      <When at={session.last_active.toISOString()} />
+                    </td>
+                    <td>
+                      <When at={session.created_at.toISOString()} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ) :
+        sessions.data ?
+        <p className="muted">No sessions yet.</p> :
+        null}
     </Section>
   )
 }

@@ -1,10 +1,10 @@
 /** A channel's settings: mention required, passive memory, workspace, and a model over the bot's. */
-import { EditForm } from "../ui/EditForm.tsx"
 import { useEffect, useState } from "react"
 import type { Channel } from "../../../channels/Model.ts"
 import type { AuthSession } from "../../shared/session.ts"
 import { loadModelIds, modelOptions } from "../bots/models.ts"
 import { allows } from "../scopes.ts"
+import { EditForm } from "../ui/EditForm.tsx"
 import { Checkbox, Select, TextField } from "../ui/Field.tsx"
 import { Section } from "../ui/Page.tsx"
 import { useAction } from "../ui/useLoad.ts"
@@ -25,7 +25,9 @@ const settingsOf = (channel: Channel): Settings => ({
   model_override: channel.model_override ?? ""
 })
 
-export const SettingsSection = ({ auth, channel, onSaved }: { readonly auth: AuthSession; readonly channel: Channel; readonly onSaved: () => Promise<void> }) => {
+export const SettingsSection = (
+  { auth, channel, onSaved }: { readonly auth: AuthSession; readonly channel: Channel; readonly onSaved: () => Promise<void> }
+) => {
   const [settings, setSettings] = useState(() => settingsOf(channel))
   const [models, setModels] = useState<ReadonlyArray<string>>([])
   const [saved, setSaved] = useState(false)
@@ -62,18 +64,33 @@ export const SettingsSection = ({ auth, channel, onSaved }: { readonly auth: Aut
         error={save.error}
         saved={saved}
       >
-          <div className="grid-2">
-            <TextField label="Name" required value={settings.name} onChange={(name) => change({ name })} />
-            <Select
-              label="Model override"
-              value={settings.model_override}
-              onChange={(model_override) => change({ model_override })}
-              options={modelOptions(models, settings.model_override || null, "The bot's model")}
-            />
-            <Checkbox label="Require a mention" description="The bot answers only when named (or a wake word is said)." checked={settings.require_mention} onChange={(require_mention) => change({ require_mention })} />
-            <Checkbox label="Passive memory" description="Messages the bot does not answer are still remembered." checked={settings.passive_memory} onChange={(passive_memory) => change({ passive_memory })} />
-            <Checkbox label="Workspace enabled" description="The channel has a folder of files the bot reads and writes." checked={settings.workspace_enabled} onChange={(workspace_enabled) => change({ workspace_enabled })} />
-          </div>
+        <div className="grid-2">
+          <TextField label="Name" required value={settings.name} onChange={(name) => change({ name })} />
+          <Select
+            label="Model override"
+            value={settings.model_override}
+            onChange={(model_override) => change({ model_override })}
+            options={modelOptions(models, settings.model_override || null, "The bot's model")}
+          />
+          <Checkbox
+            label="Require a mention"
+            description="The bot answers only when named (or a wake word is said)."
+            checked={settings.require_mention}
+            onChange={(require_mention) => change({ require_mention })}
+          />
+          <Checkbox
+            label="Passive memory"
+            description="Messages the bot does not answer are still remembered."
+            checked={settings.passive_memory}
+            onChange={(passive_memory) => change({ passive_memory })}
+          />
+          <Checkbox
+            label="Workspace enabled"
+            description="The channel has a folder of files the bot reads and writes."
+            checked={settings.workspace_enabled}
+            onChange={(workspace_enabled) => change({ workspace_enabled })}
+          />
+        </div>
       </EditForm>
     </Section>
   )

@@ -42,7 +42,9 @@ const readHud = async (auth: AuthSession, endpoint: string, channelId: string): 
   })
 }
 
-const StatusWidget = ({ auth, item, onChanged }: { readonly auth: AuthSession; readonly item: HudItem; readonly onChanged: () => Promise<void> }) => {
+const StatusWidget = (
+  { auth, item, onChanged }: { readonly auth: AuthSession; readonly item: HudItem; readonly onChanged: () => Promise<void> }
+) => {
   const action = useAction()
   const act = (target: HudItem["actions"][number]) =>
     action.run(async () => {
@@ -51,11 +53,24 @@ const StatusWidget = ({ auth, item, onChanged }: { readonly auth: AuthSession; r
       await onChanged()
     })
   return (
-    <div className="hud-widget" role="group" aria-label={item.title} data-testid={`hud-${item.id}`} data-state={item.badge.state} title={item.detail}>
+    <div
+      className="hud-widget"
+      role="group"
+      aria-label={item.title}
+      data-testid={`hud-${item.id}`}
+      data-state={item.badge.state}
+      title={item.detail}
+    >
       <span className="muted">{item.title}</span>
       <StatusBadge state={badgeOf(item.badge.state)} label={item.badge.label} />
       {item.actions.filter((target) => isLocalPath(target.path)).map((target) => (
-        <button key={target.id} type="button" className="small" disabled={action.busy} onClick={() => void act(target)}>
+        <button
+          key={target.id}
+          type="button"
+          className="small"
+          disabled={action.busy}
+          onClick={() => void act(target)}
+        >
           {target.label}
         </button>
       ))}
@@ -64,7 +79,9 @@ const StatusWidget = ({ auth, item, onChanged }: { readonly auth: AuthSession; r
   )
 }
 
-const IntegrationHud = ({ auth, endpoint, channelId }: { readonly auth: AuthSession; readonly endpoint: string; readonly channelId: string }) => {
+const IntegrationHud = (
+  { auth, endpoint, channelId }: { readonly auth: AuthSession; readonly endpoint: string; readonly channelId: string }
+) => {
   const { data, error, reload } = useLoad(() => readHud(auth, endpoint, channelId), [auth, endpoint, channelId])
   usePoll(reload, HUD_POLL_MS)
   if (error) return <span className="muted small-text" title={error}>Status unavailable</span>
@@ -74,7 +91,10 @@ const IntegrationHud = ({ auth, endpoint, channelId }: { readonly auth: AuthSess
 /** The HUDs of a channel: one per integration it is bound to with the preset `default` that offers one. */
 export const ChannelHud = ({ auth, channelId }: { readonly auth: AuthSession; readonly channelId: string }) => {
   const permitted = allows(auth, ["bindings", "list"]) && allows(auth, ["integrations", "list"])
-  const integrations = useLoad(async () => (permitted ? (await auth.call((client) => client.integrations.list())).integrations : []), [auth, permitted])
+  const integrations = useLoad(async () => (permitted ? (await auth.call((client) => client.integrations.list())).integrations : []), [
+    auth,
+    permitted
+  ])
   const bindings = useLoad(
     async () => (permitted ? (await auth.call((client) => client.bindings.list({ path: { id: channelId } }))).bindings : []),
     [auth, permitted, channelId]
@@ -84,7 +104,9 @@ export const ChannelHud = ({ auth, channelId }: { readonly auth: AuthSession; re
     for (const integration of integrations.data ?? []) {
       if (integration.hud) offered.set(integration.metadata?.integration_type ?? integration.id, integration.hud.status_endpoint)
     }
-    const wanted = (bindings.data ?? []).filter((binding) => binding.hud_preset === "default").map((binding) => offered.get(binding.integration_type))
+    const wanted = (bindings.data ?? []).filter((binding) => binding.hud_preset === "default").map((binding) =>
+      offered.get(binding.integration_type)
+    )
     return [...new Set(wanted.filter((endpoint): endpoint is string => endpoint !== undefined && isLocalPath(endpoint)))]
   }, [integrations.data, bindings.data])
   if (endpoints.length === 0) return null

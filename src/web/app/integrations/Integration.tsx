@@ -11,9 +11,9 @@ import { Icon } from "../ui/Icon.tsx"
 import { Page, Section, StatusBadge, When } from "../ui/Page.tsx"
 import { useLoad, usePoll } from "../ui/useLoad.ts"
 import { ItemView } from "./ItemView.tsx"
+import { WORKERS_POLL_MS, WORKERS_SETTLING_POLL_MS } from "./polling.ts"
 import { isLocalPath } from "./routeFetch.ts"
 import { SettingsForm } from "./SettingsForm.tsx"
-import { WORKERS_POLL_MS, WORKERS_SETTLING_POLL_MS } from "./polling.ts"
 import { itemHref } from "./SidebarSections.tsx"
 import { statusBadge, statusLabel, statusReason } from "./status.ts"
 
@@ -25,7 +25,10 @@ const workerBadge = (state: string): "ok" | "warn" | "bad" | "off" =>
 
 /** The process endpoint answers a free-form status: its plain fields, as a definition list. */
 const ProcessStatus = ({ auth, id }: { readonly auth: AuthSession; readonly id: string }) => {
-  const { data, error } = useLoad(async () => (await auth.call((client) => client.integrations.process({ path: { id } }))) as Record<string, unknown>, [auth, id])
+  const { data, error } = useLoad(
+    async () => (await auth.call((client) => client.integrations.process({ path: { id } }))) as Record<string, unknown>,
+    [auth, id]
+  )
   if (error) return <p role="alert" className="error">{error}</p>
   if (!data) return <p className="muted">Loading…</p>
   const plain = Object.entries(data).filter(([key, value]) => key !== "integration_id" && (value === null || typeof value !== "object"))
@@ -75,125 +78,151 @@ export const IntegrationView = ({ auth, id }: { readonly auth: AuthSession; read
         </a>
       }
     >
-      {integration ? (
-        <>
-          <div className="row" data-testid="integration-status">
-            <StatusBadge state={statusBadge(integration.status)} label={statusLabel(integration.status)} />
-            <span className="muted">{integration.id}{integration.version ? ` · ${integration.version}` : ""}</span>
-            <span className="chips">{integration.parts.map((part) => <span key={part} className="chip">{part}</span>)}</span>
-          </div>
-          {reason ? <p className={integration.status === "failed" ? "error" : "muted"}>{reason}</p> : null}
+      {integration ?
+        (
+          <>
+            <div className="row" data-testid="integration-status">
+              <StatusBadge state={statusBadge(integration.status)} label={statusLabel(integration.status)} />
+              <span className="muted">{integration.id}{integration.version ? ` · ${integration.version}` : ""}</span>
+              <span className="chips">{integration.parts.map((part) => <span key={part} className="chip">{part}</span>)}</span>
+            </div>
+            {reason ? <p className={integration.status === "failed" ? "error" : "muted"}>{reason}</p> : null}
 
-          {item ? (
-            <Section title={openItem ? openItem.label : "Item"}>
-              {openItem ? (
-                <ItemView auth={auth} href={openItem.href} />
-              ) : (
-                <p role="alert" className="error">{sidebar.loading ? "Loading…" : `${item} is not an item of ${integration.name}'s sidebar section.`}</p>
+            {item ?
+              (
+                <Section title={openItem ? openItem.label : "Item"}>
+                  {openItem ?
+                    <ItemView auth={auth} href={openItem.href} /> :
+                    (
+                      <p role="alert" className="error">
+                        {sidebar.loading ? "Loading…" : `${item} is not an item of ${integration.name}'s sidebar section.`}
+                      </p>
+                    )}
+                </Section>
+              ) :
+              null}
+
+            {integration.status !== "failed" && allows(auth, ["integrations", "getSettings"])
+              ? <SettingsForm auth={auth} id={id} onSaved={() => void list.reload()} />
+              : null}
+
+            {integration.webhook ?
+              (
+                <Section title="Webhook">
+                  <div className="stack">
+                    {integration.webhook.description ? <p>{integration.webhook.description}</p> : null}
+                    <CopyValue label="Webhook URL" value={webhookUrl(integration.webhook.path)} />
+                    {/<[A-Za-z0-9_]+>/.test(integration.webhook.path) ?
+                      (
+                        <small className="muted">
+                          Replace each &lt;SETTING&gt; with that setting's value: a secret is never shown here.
+                        </small>
+                      ) :
+                      null}
+                  </div>
+                </Section>
+              ) :
+              null}
+
+            <Section title="Workers">
+              {integration.workers.length === 0 ? <p className="muted">No workers.</p> : (
+                <div className="table-scroll">
+                  <table className="data">
+                    <thead>
+                      <tr>
+                        <th>Worker</th>
+                        <th>State</th>
+                        <th className="num">Restarts</th>
+                        <th>Started</th>
+                        <th>Last error</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {integration.workers.map((worker) => (
+                        <tr key={worker.name} data-testid={`worker-${worker.name}`}>
+                          <td>
+                            {worker.name}
+                            {worker.singleton ? <span className="chip">singleton</span> : null}
+                            <div className="muted small-text">{worker.description}</div>
+                          </td>
+                          <td>
+                            <StatusBadge state={workerBadge(worker.state)} label={worker.state.replaceAll("_", " ")} />
+                            {worker.missing_settings.length > 0
+                              ? <div className="muted small-text">Needs {worker.missing_settings.join(", ")}</div>
+                              : null}
+                          </td>
+                          <td className="num">{worker.restarts}</td>
+                          <td>
+                            <When at={worker.started_at} />
+                          </td>
+                          <td>
+                            {worker.last_error
+                              ? <span className="error">{worker.last_error.message}</span>
+                              : <span className="muted">none</span>}
+                          </td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                </div>
               )}
+              {integration.parts.includes("process") ?
+                (
+                  <>
+                    <h3>Background process</h3>
+                    <ProcessStatus auth={auth} id={id} />
+                  </>
+                ) :
+                null}
             </Section>
-          ) : null}
 
-          {integration.status !== "failed" && allows(auth, ["integrations", "getSettings"]) ? <SettingsForm auth={auth} id={id} onSaved={() => void list.reload()} /> : null}
+            {integration.dashboard_modules.length > 0 ?
+              (
+                <Section title="Dashboard modules">
+                  <ul className="cards">
+                    {integration.dashboard_modules.map((module) => (
+                      <li key={module.id} className="card" data-testid={`module-${module.id}`}>
+                        <Icon name={module.icon} size={20} />
+                        <div>
+                          <strong>{module.label}</strong>
+                          {module.description ? <div className="muted">{module.description}</div> : null}
+                        </div>
+                      </li>
+                    ))}
+                  </ul>
+                </Section>
+              ) :
+              null}
 
-          {integration.webhook ? (
-            <Section title="Webhook">
-              <div className="stack">
-                {integration.webhook.description ? <p>{integration.webhook.description}</p> : null}
-                <CopyValue label="Webhook URL" value={webhookUrl(integration.webhook.path)} />
-                {/<[A-Za-z0-9_]+>/.test(integration.webhook.path) ? (
-                  <small className="muted">Replace each &lt;SETTING&gt; with that setting's value: a secret is never shown here.</small>
-                ) : null}
-              </div>
-            </Section>
-          ) : null}
-
-          <Section title="Workers">
-            {integration.workers.length === 0 ? (
-              <p className="muted">No workers.</p>
-            ) : (
-              <div className="table-scroll">
-              <table className="data">
-                <thead>
-                  <tr>
-                    <th>Worker</th>
-                    <th>State</th>
-                    <th className="num">Restarts</th>
-                    <th>Started</th>
-                    <th>Last error</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {integration.workers.map((worker) => (
-                    <tr key={worker.name} data-testid={`worker-${worker.name}`}>
-                      <td>
-                        {worker.name}
-                        {worker.singleton ? <span className="chip">singleton</span> : null}
-                        <div className="muted small-text">{worker.description}</div>
-                      </td>
-                      <td>
-                        <StatusBadge state={workerBadge(worker.state)} label={worker.state.replaceAll("_", " ")} />
-                        {worker.missing_settings.length > 0 ? <div className="muted small-text">Needs {worker.missing_settings.join(", ")}</div> : null}
-                      </td>
-                      <td className="num">{worker.restarts}</td>
-                      <td><When at={worker.started_at} /></td>
-                      <td>{worker.last_error ? <span className="error">{worker.last_error.message}</span> : <span className="muted">none</span>}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              </div>
-            )}
-            {integration.parts.includes("process") ? (
-              <>
-                <h3>Background process</h3>
-                <ProcessStatus auth={auth} id={id} />
-              </>
-            ) : null}
-          </Section>
-
-          {integration.dashboard_modules.length > 0 ? (
-            <Section title="Dashboard modules">
-              <ul className="cards">
-                {integration.dashboard_modules.map((module) => (
-                  <li key={module.id} className="card" data-testid={`module-${module.id}`}>
-                    <Icon name={module.icon} size={20} />
-                    <div>
-                      <strong>{module.label}</strong>
-                      {module.description ? <div className="muted">{module.description}</div> : null}
-                    </div>
-                  </li>
-                ))}
-              </ul>
-            </Section>
-          ) : null}
-
-          {section ? (
-            <Section title={`Sidebar: ${section.title}`}>
-              <ul className="cards">
-                {section.items.map((entry) => {
-                  const href = itemHref(id, entry.href)
-                  return (
-                    <li key={entry.href} className="card">
-                      <Icon name={entry.icon} />
-                      <a
-                        href={href}
-                        onClick={(event) => {
-                          event.preventDefault()
-                          navigate(href)
-                        }}
-                      >
-                        {entry.label}
-                      </a>
-                      <code className="muted">{entry.href}</code>
-                    </li>
-                  )
-                })}
-              </ul>
-            </Section>
-          ) : null}
-        </>
-      ) : null}
+            {section ?
+              (
+                <Section title={`Sidebar: ${section.title}`}>
+                  <ul className="cards">
+                    {section.items.map((entry) => {
+                      const href = itemHref(id, entry.href)
+                      return (
+                        <li key={entry.href} className="card">
+                          <Icon name={entry.icon} />
+                          <a
+                            href={href}
+                            onClick={(event) => {
+                              event.preventDefault()
+                              navigate(href)
+                            }}
+                          >
+                            {entry.label}
+                          </a>
+                          <code className="muted">{entry.href}</code>
+                        </li>
+                      )
+                    })}
+                  </ul>
+                </Section>
+              ) :
+              null}
+          </>
+        ) :
+        null}
     </Page>
   )
 }

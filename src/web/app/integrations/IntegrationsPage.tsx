@@ -17,63 +17,63 @@ const IntegrationList = ({ auth }: Pick<PageProps, "auth">) => {
   const { data, error, loading } = useLoad(async () => (await auth.call((client) => client.integrations.list())).integrations, [auth])
   return (
     <Page title="Integrations" error={error} loading={loading} testId="integrations">
-      <p className="muted">Found at startup in the project's <code>integrations/</code>, each <code>INTEGRATION_DIRS</code> folder and the shared workspace.</p>
+      <p className="muted">
+        Found at startup in the project's <code>integrations/</code>, each <code>INTEGRATION_DIRS</code> folder and the shared workspace.
+      </p>
       <div className="table-scroll">
-      <table className="data">
-        <thead>
-          <tr>
-            <th>Integration</th>
-            <th>Status</th>
-            <th>Parts</th>
-            <th>Workers</th>
-          </tr>
-        </thead>
-        <tbody>
-          {(data ?? []).map((integration) => {
-            const reason = statusReason(integration)
-            const href = integrationHref(integration.id)
-            return (
-              <tr key={integration.id} data-testid={`integration-${integration.id}`}>
-                <td>
-                  <a
-                    href={href}
-                    onClick={(event) => {
-                      if (event.metaKey || event.ctrlKey || event.shiftKey) return
-                      event.preventDefault()
-                      navigate(href)
-                    }}
-                  >
-                    {integration.name}
-                  </a>{" "}
-                  <span className="muted">{integration.id}{integration.version ? ` · ${integration.version}` : ""}</span>
-                </td>
-                <td>
-                  <StatusBadge state={statusBadge(integration.status)} label={statusLabel(integration.status)} />
-                  {reason ? <div className="muted small-text">{reason}</div> : null}
-                </td>
-                <td>
-                  <span className="chips">
-                    {integration.parts.map((part) => <span key={part} className="chip">{part}</span>)}
-                  </span>
-                </td>
-                <td>
-                  {integration.workers.length === 0 ? (
-                    <span className="muted">none</span>
-                  ) : (
+        <table className="data">
+          <thead>
+            <tr>
+              <th>Integration</th>
+              <th>Status</th>
+              <th>Parts</th>
+              <th>Workers</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(data ?? []).map((integration) => {
+              const reason = statusReason(integration)
+              const href = integrationHref(integration.id)
+              return (
+                <tr key={integration.id} data-testid={`integration-${integration.id}`}>
+                  <td>
+                    <a
+                      href={href}
+                      onClick={(event) => {
+                        if (event.metaKey || event.ctrlKey || event.shiftKey) return
+                        event.preventDefault()
+                        navigate(href)
+                      }}
+                    >
+                      {integration.name}
+                    </a>{" "}
+                    <span className="muted">{integration.id}{integration.version ? ` · ${integration.version}` : ""}</span>
+                  </td>
+                  <td>
+                    <StatusBadge state={statusBadge(integration.status)} label={statusLabel(integration.status)} />
+                    {reason ? <div className="muted small-text">{reason}</div> : null}
+                  </td>
+                  <td>
                     <span className="chips">
-                      {integration.workers.map((worker) => (
-                        <span key={worker.name} className="chip" title={worker.description}>
-                          <Icon name="Activity" size={12} /> {worker.name}: {worker.state.replaceAll("_", " ")}
-                        </span>
-                      ))}
+                      {integration.parts.map((part) => <span key={part} className="chip">{part}</span>)}
                     </span>
-                  )}
-                </td>
-              </tr>
-            )
-          })}
-        </tbody>
-      </table>
+                  </td>
+                  <td>
+                    {integration.workers.length === 0 ? <span className="muted">none</span> : (
+                      <span className="chips">
+                        {integration.workers.map((worker) => (
+                          <span key={worker.name} className="chip" title={worker.description}>
+                            <Icon name="Activity" size={12} /> {worker.name}: {worker.state.replaceAll("_", " ")}
+                          </span>
+                        ))}
+                      </span>
+                    )}
+                  </td>
+                </tr>
+              )
+            })}
+          </tbody>
+        </table>
       </div>
       {data && data.length === 0 ? <p className="muted">No integrations were found.</p> : null}
     </Page>

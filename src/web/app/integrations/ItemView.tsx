@@ -38,11 +38,11 @@ export const ItemView = ({ auth, href }: { readonly auth: AuthSession; readonly 
         <button type="button" className="small" onClick={() => void reload()} disabled={loading}>Refresh</button>
       </div>
       {error ? <p role="alert" className="error">{error}</p> : null}
-      {data?.kind === "html" ? (
-        <iframe className="item-frame" title={`Answer of ${href}`} sandbox="" srcDoc={data.html} />
-      ) : data ? (
-        <pre className="item-answer" aria-label={`Answer of ${href}`}>{data.text}</pre>
-      ) : null}
+      {data?.kind === "html" ?
+        <iframe className="item-frame" title={`Answer of ${href}`} sandbox="" srcDoc={data.html} /> :
+        data ?
+        <pre className="item-answer" aria-label={`Answer of ${href}`}>{data.text}</pre> :
+        null}
     </div>
   )
 }

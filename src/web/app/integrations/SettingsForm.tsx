@@ -29,7 +29,13 @@ const placeholderOf = (setting: Setting) => {
 const sentence = (text: string) => (text === "" ? "" : /[.!?:]$/.test(text) ? `${text} ` : `${text}. `)
 
 const sourceNote = (setting: Setting) =>
-  setting.source === "stored" ? "Stored here." : setting.source === "environment" ? "From the server's environment." : setting.source === "default" ? "The manifest's default." : "Not set."
+  setting.source === "stored"
+    ? "Stored here."
+    : setting.source === "environment"
+    ? "From the server's environment."
+    : setting.source === "default"
+    ? "The manifest's default."
+    : "Not set."
 
 export const SettingsForm = ({ auth, id, onSaved }: { readonly auth: AuthSession; readonly id: string; readonly onSaved: () => void }) => {
   const loaded = useLoad(() => auth.call((client) => client.integrations.getSettings({ path: { id } })), [auth, id])
@@ -96,7 +102,13 @@ export const SettingsForm = ({ auth, id, onSaved }: { readonly auth: AuthSession
               description={
                 <>
                   {sentence(setting.description)}
-                  {setting.default !== null && !setting.secret ? <>Default: <code>{setting.default}</code>. </> : null}
+                  {setting.default !== null && !setting.secret
+                    ? (
+                      <>
+                        Default: <code>{setting.default}</code>.
+                      </>
+                    )
+                    : null}
                   {setting.secret ? "Secret: shown masked; leave the mask to keep it. " : ""}
                   {sourceNote(setting)}
                 </>
@@ -105,13 +117,17 @@ export const SettingsForm = ({ auth, id, onSaved }: { readonly auth: AuthSession
           ))}
         </div>
         {save.error ? <p role="alert" className="error">{save.error}</p> : null}
-        {canWrite ? (
-          <div className="row end">
-            {saved ? <span role="status" className="muted">Saved.</span> : null}
-            <button type="button" disabled={Object.keys(changes).length === 0 || save.busy} onClick={() => adopt(view)}>Discard changes</button>
-            <button type="submit" className="primary" disabled={Object.keys(changes).length === 0 || save.busy}>Save settings</button>
-          </div>
-        ) : null}
+        {canWrite ?
+          (
+            <div className="row end">
+              {saved ? <span role="status" className="muted">Saved.</span> : null}
+              <button type="button" disabled={Object.keys(changes).length === 0 || save.busy} onClick={() => adopt(view)}>
+                Discard changes
+              </button>
+              <button type="submit" className="primary" disabled={Object.keys(changes).length === 0 || save.busy}>Save settings</button>
+            </div>
+          ) :
+          null}
       </form>
     </Section>
   )

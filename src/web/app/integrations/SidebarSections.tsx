@@ -28,7 +28,8 @@ export const readinessOf = (value: unknown): Readiness => {
 }
 
 /** The link an item opens: the integration page, showing the item's route. */
-export const itemHref = (integrationId: string, href: string) => `/admin/integrations/${encodeURIComponent(integrationId)}?item=${encodeURIComponent(href)}`
+export const itemHref = (integrationId: string, href: string) =>
+  `/admin/integrations/${encodeURIComponent(integrationId)}?item=${encodeURIComponent(href)}`
 
 const ReadinessDot = ({ auth, endpoint, field, title }: { auth: AuthSession; endpoint: string; field: string | null; title: string }) => {
   const [state, setState] = useState<Readiness>("unknown")
@@ -62,9 +63,14 @@ const ReadinessDot = ({ auth, endpoint, field, title }: { auth: AuthSession; end
   )
 }
 
-export const IntegrationSections = ({ auth, path, onGo }: { readonly auth: AuthSession; readonly path: string; readonly onGo: () => void }) => {
+export const IntegrationSections = (
+  { auth, path, onGo }: { readonly auth: AuthSession; readonly path: string; readonly onGo: () => void }
+) => {
   const permitted = allows(auth, ["integrations", "sidebar"])
-  const { data } = useLoad(async () => (permitted ? (await auth.call((client) => client.integrations.sidebar())).sections : []), [auth, permitted])
+  const { data } = useLoad(async () => (permitted ? (await auth.call((client) => client.integrations.sidebar())).sections : []), [
+    auth,
+    permitted
+  ])
   const openItem = useQueryParam("item")
   if (!data || data.length === 0) return null
   return (
@@ -74,7 +80,9 @@ export const IntegrationSections = ({ auth, path, onGo }: { readonly auth: AuthS
           <h2 className="row">
             <Icon name={section.icon} />
             <span data-icon={drawnIconName(section.icon)}>{section.title}</span>
-            {section.readiness_endpoint ? <ReadinessDot auth={auth} endpoint={section.readiness_endpoint} field={section.readiness_field} title={section.title} /> : null}
+            {section.readiness_endpoint
+              ? <ReadinessDot auth={auth} endpoint={section.readiness_endpoint} field={section.readiness_field} title={section.title} />
+              : null}
           </h2>
           {section.items.map((item) => {
             const href = itemHref(section.integration_id, item.href)

@@ -8,7 +8,11 @@ import type { AuthSession } from "../../shared/session.ts"
 /** A path on this server (`/…`, not `//host/…` nor an absolute URL): the only kind we call with a token. */
 export const isLocalPath = (href: string) => href.startsWith("/") && !href.startsWith("//") && !href.startsWith("/\\")
 
-export const fetchRoute = async (auth: AuthSession, path: string, init: { readonly method?: string; readonly body?: unknown } = {}): Promise<Response> => {
+export const fetchRoute = async (
+  auth: AuthSession,
+  path: string,
+  init: { readonly method?: string; readonly body?: unknown } = {}
+): Promise<Response> => {
   if (!isLocalPath(path)) throw new Error(`Not a path on this server: ${path}`)
   const send = () =>
     fetch(path, {

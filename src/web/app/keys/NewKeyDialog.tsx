@@ -81,16 +81,34 @@ export const NewKeyDialog = ({ auth, catalogue, open, onClose, onCreated }: {
     )
   }
   return (
-    <Dialog title="New API key" open={open} onClose={close} onSubmit={() => void create()} submitLabel="Create key" busy={action.busy} error={action.error} wide>
+    <Dialog
+      title="New API key"
+      open={open}
+      onClose={close}
+      onSubmit={() => void create()}
+      submitLabel="Create key"
+      busy={action.busy}
+      error={action.error}
+      wide
+    >
       <div className="grid-2">
         <TextField label="Name" required value={name} onChange={setName} description="Who or what uses this key." />
-        <TextField label="Expires on" type="date" value={expires} onChange={setExpires} description="Leave empty for a key that does not expire." />
+        <TextField
+          label="Expires on"
+          type="date"
+          value={expires}
+          onChange={setExpires}
+          description="Leave empty for a key that does not expire."
+        />
       </div>
       <Select
         label="Preset"
         value={presetMatching(catalogue, chosen)}
         onChange={applyPreset}
-        options={[{ value: CUSTOM, label: "Custom (pick scopes below)" }, ...catalogue.presets.map((p) => ({ value: p.id, label: p.name }))]}
+        options={[
+          { value: CUSTOM, label: "Custom (pick scopes below)" },
+          ...catalogue.presets.map((p) => ({ value: p.id, label: p.name }))
+        ]}
         description="A preset picks the scopes a kind of client needs; change them below as you like."
       />
       <div className="scope-picker" role="group" aria-label="Scopes">

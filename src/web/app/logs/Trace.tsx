@@ -3,7 +3,9 @@ import type { Trace, TraceSpan } from "../../../logs/Model.ts"
 import { JsonView } from "../ui/Json.tsx"
 import { StatusBadge } from "../ui/Page.tsx"
 
-const SpanNode = ({ span, children }: { readonly span: TraceSpan; readonly children: ReadonlyMap<string | null, ReadonlyArray<TraceSpan>> }) => (
+const SpanNode = (
+  { span, children }: { readonly span: TraceSpan; readonly children: ReadonlyMap<string | null, ReadonlyArray<TraceSpan>> }
+) => (
   <li>
     <details className={`tool${span.status === "error" ? " failed" : ""}`}>
       <summary>
@@ -18,11 +20,13 @@ const SpanNode = ({ span, children }: { readonly span: TraceSpan; readonly child
         <JsonView value={span.attributes} label={`Attributes of ${span.name}`} />
       </div>
     </details>
-    {(children.get(span.id) ?? []).length > 0 ? (
-      <ul className="trace">
-        {children.get(span.id)!.map((child) => <SpanNode key={child.id} span={child} children={children} />)}
-      </ul>
-    ) : null}
+    {(children.get(span.id) ?? []).length > 0 ?
+      (
+        <ul className="trace">
+          {children.get(span.id)!.map((child) => <SpanNode key={child.id} span={child} children={children} />)}
+        </ul>
+      ) :
+      null}
   </li>
 )
 
@@ -36,7 +40,9 @@ export const TraceView = ({ trace }: { readonly trace: Trace }) => {
   }
   return (
     <div className="stack" aria-label={`Trace ${trace.correlation_id}`}>
-      <p className="muted">Bot {trace.bot_id ?? "—"} · session <code>{trace.session_id ?? "—"}</code> · {trace.spans.length} spans</p>
+      <p className="muted">
+        Bot {trace.bot_id ?? "—"} · session <code>{trace.session_id ?? "—"}</code> · {trace.spans.length} spans
+      </p>
       <ul className="trace">
         {(children.get(null) ?? []).map((span) => <SpanNode key={span.id} span={span} children={children} />)}
       </ul>

@@ -13,7 +13,9 @@ import { Page, Section, StatusBadge, When } from "../ui/Page.tsx"
 import { useAction, useLoad, usePoll } from "../ui/useLoad.ts"
 import { missionRoute, missionScopes } from "./route.ts"
 
-const integrationState = (status: string) => (status === "ready" ? "ok" : status === "failed" ? "bad" : status === "partial" ? "warn" : "off")
+const integrationState = (
+  status: string
+) => (status === "ready" ? "ok" : status === "failed" ? "bad" : status === "partial" ? "warn" : "off")
 
 const Stat = ({ label, value, tone }: { readonly label: string; readonly value: number; readonly tone?: "bad" | "warn" }) => (
   <div className={`stat${tone && value > 0 ? ` ${tone}` : ""}`} role="group" aria-label={label}>
@@ -22,13 +24,24 @@ const Stat = ({ label, value, tone }: { readonly label: string; readonly value: 
   </div>
 )
 
-const AddTodo = ({ auth, open, onClose, onAdded }: Pick<PageProps, "auth"> & { readonly open: boolean; readonly onClose: () => void; readonly onAdded: () => void }) => {
+const AddTodo = (
+  { auth, open, onClose, onAdded }: Pick<PageProps, "auth"> & {
+    readonly open: boolean
+    readonly onClose: () => void
+    readonly onAdded: () => void
+  }
+) => {
   const [title, setTitle] = useState("")
   const [notes, setNotes] = useState("")
   const [bot, setBot] = useState("")
   const action = useAction()
   const add = async () => {
-    const made = await action.run(() => missionRoute<TodoItem>(auth, "/todos", { method: "POST", body: { title, ...(notes ? { notes } : {}), ...(bot.trim() ? { bot_id: bot.trim() } : {}) } }))
+    const made = await action.run(() =>
+      missionRoute<TodoItem>(auth, "/todos", {
+        method: "POST",
+        body: { title, ...(notes ? { notes } : {}), ...(bot.trim() ? { bot_id: bot.trim() } : {}) }
+      })
+    )
     if (made) {
       setTitle("")
       setNotes("")
@@ -36,7 +49,15 @@ const AddTodo = ({ auth, open, onClose, onAdded }: Pick<PageProps, "auth"> & { r
     }
   }
   return (
-    <Dialog title="Add a todo" open={open} onClose={onClose} onSubmit={() => void add()} submitLabel="Add todo" busy={action.busy} error={action.error}>
+    <Dialog
+      title="Add a todo"
+      open={open}
+      onClose={onClose}
+      onSubmit={() => void add()}
+      submitLabel="Add todo"
+      busy={action.busy}
+      error={action.error}
+    >
       <TextField label="Title" required value={title} onChange={setTitle} />
       <TextField label="Bot" value={bot} onChange={setBot} placeholder="default" />
       <TextArea label="Notes" value={notes} onChange={setNotes} />
@@ -52,82 +73,161 @@ export default function MissionControlPage({ auth }: PageProps) {
   const canWrite = auth.can(missionScopes.write)
   const data = dashboard.data
   const complete = async (id: string) => {
-    if (await action.run(() => missionRoute(auth, `/todos/${encodeURIComponent(id)}/complete`, { method: "POST" }))) await dashboard.reload()
+    if (await action.run(() => missionRoute(auth, `/todos/${encodeURIComponent(id)}/complete`, { method: "POST" }))) {
+      await dashboard.reload()
+    }
   }
   return (
-    <Page title="Mission control" error={dashboard.error} loading={dashboard.loading && !data} actions={<button type="button" onClick={() => void dashboard.reload()}>Refresh</button>}>
-      {data ? (
-        <>
-          <div className="stats" aria-label="At a glance">
-            <Stat label="Runs in progress" value={data.active_runs.length} />
-            <Stat label="Tasks queued" value={data.tasks.queued} />
-            <Stat label="Tasks running" value={data.tasks.running} />
-            <Stat label="Tasks failed" value={data.tasks.failed.length} tone="bad" />
-            <Stat label="Open todos" value={data.todos.length} />
-          </div>
-          <div className="grid-2">
-            <Section title="Channels">
-              <table className="data" aria-label="Channels">
-                <thead><tr><th>Channel</th><th>Bot</th><th>Last activity</th></tr></thead>
-                <tbody>
-                  {data.channels.map((channel) => (
-                    <tr key={channel.id}><td>{channel.name}</td><td>{channel.bot_id}</td><td><When at={channel.last_activity_at} /></td></tr>
+    <Page
+      title="Mission control"
+      error={dashboard.error}
+      loading={dashboard.loading && !data}
+      actions={<button type="button" onClick={() => void dashboard.reload()}>Refresh</button>}
+    >
+      {data ?
+        (
+          <>
+            <div className="stats" aria-label="At a glance">
+              <Stat label="Runs in progress" value={data.active_runs.length} />
+              <Stat label="Tasks queued" value={data.tasks.queued} />
+              <Stat label="Tasks running" value={data.tasks.running} />
+              <Stat label="Tasks failed" value={data.tasks.failed.length} tone="bad" />
+              <Stat label="Open todos" value={data.todos.length} />
+            </div>
+            <div className="grid-2">
+              <Section title="Channels">
+                <table className="data" aria-label="Channels">
+                  <thead>
+                    <tr>
+                      <th>Channel</th>
+                      <th>Bot</th>
+                      <th>Last activity</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {data.channels.map((channel) => (
+                      <tr key={channel.id}>
+                        <td>{channel.name}</td>
+                        <td>{channel.bot_id}</td>
+                        <td>
+                          <When at={channel.last_activity_at} />
+                        </td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+                {data.channels.length === 0 ? <p className="muted">No channels.</p> : null}
+              </Section>
+              <Section title="Runs in progress">
+                <ul className="plain-list">
+                  {data.active_runs.map((run) => (
+                    <li key={run.run_id}>
+                      <strong>{run.bot_id}</strong>{" "}
+                      <span className="muted">
+                        since <When at={run.started_at} />
+                      </span>
+                    </li>
                   ))}
-                </tbody>
-              </table>
-              {data.channels.length === 0 ? <p className="muted">No channels.</p> : null}
-            </Section>
-            <Section title="Runs in progress">
-              <ul className="plain-list">
-                {data.active_runs.map((run) => (
-                  <li key={run.run_id}><strong>{run.bot_id}</strong> <span className="muted">since <When at={run.started_at} /></span></li>
-                ))}
-              </ul>
-              {data.active_runs.length === 0 ? <p className="muted">Nothing running.</p> : null}
-            </Section>
-            <Section title="Todos" actions={canWrite ? <button type="button" className="small" onClick={() => setAdding(true)}>Add todo</button> : null}>
-              {action.error ? <p role="alert" className="error">{action.error}</p> : null}
-              <ul className="plain-list" aria-label="Open todos">
-                {data.todos.map((todo) => (
-                  <li key={todo.id} className="row">
-                    <span>{todo.title}</span>
-                    <span className="chip">{todo.bot_id}</span>
-                    {todo.due_at ? <span className="muted">due <When at={todo.due_at} /></span> : null}
-                    <span className="spacer" />
-                    {canWrite ? <button type="button" className="small" disabled={action.busy} onClick={() => void complete(todo.id)} aria-label={`Complete ${todo.title}`}>Done</button> : null}
-                  </li>
-                ))}
-              </ul>
-              {data.todos.length === 0 ? <p className="muted">No open todos.</p> : null}
-            </Section>
-            <Section title="Heartbeats">
-              <ul className="plain-list">
-                {data.heartbeats.map((beat) => {
-                  const channel = data.channels.find((c) => c.id === beat.channel_id)
-                  return <li key={beat.channel_id}>{channel?.name ?? beat.channel_id} <span className="muted">next <When at={beat.next_at} /></span></li>
-                })}
-              </ul>
-              {data.heartbeats.length === 0 ? <p className="muted">No heartbeats scheduled.</p> : null}
-            </Section>
-            <Section title="Failed tasks">
-              <ul className="plain-list">
-                {data.tasks.failed.map((task) => (
-                  <li key={task.id}><strong>{task.bot_id}</strong> <When at={task.completed_at} /><div className="error small-text">{task.error ?? "no reason given"}</div></li>
-                ))}
-              </ul>
-              {data.tasks.failed.length === 0 ? <p className="muted">None.</p> : null}
-            </Section>
-            <Section title="Integrations">
-              <ul className="plain-list">
-                {data.integrations.map((integration) => (
-                  <li key={integration.id} className="row"><span>{integration.id}</span><span className="spacer" /><StatusBadge state={integrationState(integration.status)} label={integration.status.replace("_", " ")} /></li>
-                ))}
-              </ul>
-            </Section>
-          </div>
-        </>
-      ) : null}
-      <AddTodo auth={auth} open={adding} onClose={() => setAdding(false)} onAdded={() => { setAdding(false); void dashboard.reload() }} />
+                </ul>
+                {data.active_runs.length === 0 ? <p className="muted">Nothing running.</p> : null}
+              </Section>
+              <Section
+                title="Todos"
+                actions={canWrite
+                  ? (
+                    <button
+                      type="button"
+                      className="small"
+                      onClick={() => setAdding(true)}
+                    >
+                      Add todo
+                    </button>
+                  )
+                  : null}
+              >
+                {action.error ? <p role="alert" className="error">{action.error}</p> : null}
+                <ul className="plain-list" aria-label="Open todos">
+                  {data.todos.map((todo) => (
+                    <li key={todo.id} className="row">
+                      <span>{todo.title}</span>
+                      <span className="chip">{todo.bot_id}</span>
+                      {todo.due_at
+                        ? (
+                          <span className="muted">
+                            due <When at={todo.due_at} />
+                          </span>
+                        )
+                        : null}
+                      <span className="spacer" />
+                      {canWrite
+                        ? (
+                          <button
+                            type="button"
+                            className="small"
+                            disabled={action.busy}
+                            onClick={() => void complete(todo.id)}
+                            aria-label={`Complete ${todo.title}`}
+                          >
+                            Done
+                          </button>
+                        )
+                        : null}
+                    </li>
+                  ))}
+                </ul>
+                {data.todos.length === 0 ? <p className="muted">No open todos.</p> : null}
+              </Section>
+              <Section title="Heartbeats">
+                <ul className="plain-list">
+                  {data.heartbeats.map((beat) => {
+                    const channel = data.channels.find((c) => c.id === beat.channel_id)
+                    return (
+                      <li key={beat.channel_id}>
+                        {channel?.name ?? beat.channel_id}{" "}
+                        <span className="muted">
+                          next <When at={beat.next_at} />
+                        </span>
+                      </li>
+                    )
+                  })}
+                </ul>
+                {data.heartbeats.length === 0 ? <p className="muted">No heartbeats scheduled.</p> : null}
+              </Section>
+              <Section title="Failed tasks">
+                <ul className="plain-list">
+                  {data.tasks.failed.map((task) => (
+                    <li key={task.id}>
+                      <strong>{task.bot_id}</strong> <When at={task.completed_at} />
+                      <div className="error small-text">{task.error ?? "no reason given"}</div>
+                    </li>
+                  ))}
+                </ul>
+                {data.tasks.failed.length === 0 ? <p className="muted">None.</p> : null}
+              </Section>
+              <Section title="Integrations">
+                <ul className="plain-list">
+                  {data.integrations.map((integration) => (
+                    <li key={integration.id} className="row">
+                      <span>{integration.id}</span>
+                      <span className="spacer" />
+                      <StatusBadge state={integrationState(integration.status)} label={integration.status.replace("_", " ")} />
+                    </li>
+                  ))}
+                </ul>
+              </Section>
+            </div>
+          </>
+        ) :
+        null}
+      <AddTodo
+        auth={auth}
+        open={adding}
+        onClose={() => setAdding(false)}
+        onAdded={() => {
+          setAdding(false)
+          void dashboard.reload()
+        }}
+      />
     </Page>
   )
 }

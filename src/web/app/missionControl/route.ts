@@ -12,7 +12,11 @@ const base = "/integrations/mission_control"
 /** The scopes mission control's router declares for its routes (integrations/mission_control/router.ts). */
 export const missionScopes = { read: "mission_control:read", write: "mission_control:write" } as const satisfies Record<string, Scope>
 
-export const missionRoute = async <A,>(auth: AuthSession, path: string, init: { readonly method?: string; readonly body?: unknown } = {}): Promise<A> => {
+export const missionRoute = async <A>(
+  auth: AuthSession,
+  path: string,
+  init: { readonly method?: string; readonly body?: unknown } = {}
+): Promise<A> => {
   const response = await fetchRoute(auth, `${base}${path}`, init)
   // Rejected as the typed client's errors are, with `detail`, so describeError reads it alike.
   if (!response.ok) throw { detail: await refusal(response) }

@@ -22,7 +22,8 @@ const priceText = (price: number | null) => (price === null ? "" : String(price)
 const priceOf = (text: string) => (text.trim() === "" ? null : Number(text))
 
 /** `Name: value` lines, as the textarea shows extra headers. */
-const headersText = (headers: Readonly<Record<string, string>>) => Object.entries(headers).map(([name, value]) => `${name}: ${value}`).join("\n")
+const headersText = (headers: Readonly<Record<string, string>>) =>
+  Object.entries(headers).map(([name, value]) => `${name}: ${value}`).join("\n")
 const headersOf = (text: string): Record<string, string> =>
   Object.fromEntries(
     text
@@ -49,11 +50,17 @@ export const ProviderDialog = ({ auth, editing, open, onClose, onSaved }: {
   const [removeKey, setRemoveKey] = useState(false)
   const [headers, setHeaders] = useState(headersText(editing?.extra_headers ?? {}))
   const [models, setModels] = useState<ReadonlyArray<ModelRow>>(
-    (editing?.models ?? []).map((m) => ({ id: m.id, input: priceText(m.input_price_per_million), output: priceText(m.output_price_per_million), vision: m.vision }))
+    (editing?.models ?? []).map((m) => ({
+      id: m.id,
+      input: priceText(m.input_price_per_million),
+      output: priceText(m.output_price_per_million),
+      vision: m.vision
+    }))
   )
   const action = useAction()
 
-  const setRow = (index: number, change: Partial<ModelRow>) => setModels(models.map((row, i) => (i === index ? { ...row, ...change } : row)))
+  const setRow = (index: number, change: Partial<ModelRow>) =>
+    setModels(models.map((row, i) => (i === index ? { ...row, ...change } : row)))
   const save = async () => {
     // Prices are typed as text (decimals of any precision); say which one is not a number here.
     const badPrice = models.find((row) => [row.input, row.output].some((text) => text.trim() !== "" && !(Number(text) >= 0)))
@@ -64,10 +71,21 @@ export const ProviderDialog = ({ auth, editing, open, onClose, onSaved }: {
       extra_headers: headersOf(headers),
       models: models
         .filter((row) => row.id.trim().length > 0)
-        .map((row) => ({ id: row.id.trim(), input_price_per_million: priceOf(row.input), output_price_per_million: priceOf(row.output), vision: row.vision }))
+        .map((row) => ({
+          id: row.id.trim(),
+          input_price_per_million: priceOf(row.input),
+          output_price_per_million: priceOf(row.output),
+          vision: row.vision
+        }))
     }
     // The key: a new one typed; else null to remove it; else the mask the server sent, which keeps it.
-    const key = apiKey.length > 0 ? { api_key: apiKey } : removeKey ? { api_key: null } : editing?.api_key ? { api_key: editing.api_key } : {}
+    const key = apiKey.length > 0
+      ? { api_key: apiKey }
+      : removeKey
+      ? { api_key: null }
+      : editing?.api_key
+      ? { api_key: editing.api_key }
+      : {}
     const saved = await action.run(() =>
       auth.call((client) =>
         editing
@@ -94,10 +112,26 @@ export const ProviderDialog = ({ auth, editing, open, onClose, onSaved }: {
       wide
     >
       <div className="grid-2">
-        {editing ? null : (
-          <TextField label="Provider id" required value={id} onChange={setId} description="Lower-case letters, digits, - and _. Models are named id/model." />
-        )}
-        <TextField label="Base URL" type="url" required value={baseUrl} onChange={setBaseUrl} placeholder="https://api.example.com/v1" description="An OpenAI-compatible API." />
+        {editing ?
+          null :
+          (
+            <TextField
+              label="Provider id"
+              required
+              value={id}
+              onChange={setId}
+              description="Lower-case letters, digits, - and _. Models are named id/model."
+            />
+          )}
+        <TextField
+          label="Base URL"
+          type="url"
+          required
+          value={baseUrl}
+          onChange={setBaseUrl}
+          placeholder="https://api.example.com/v1"
+          description="An OpenAI-compatible API."
+        />
       </div>
       <TextField
         label="API key"
@@ -105,7 +139,9 @@ export const ProviderDialog = ({ auth, editing, open, onClose, onSaved }: {
         value={apiKey}
         onChange={setApiKey}
         placeholder={editing?.api_key ? `Stored: ${editing.api_key}` : "none"}
-        description={editing?.api_key ? "A key is stored (shown masked). Leave this empty to keep it." : "Stored encrypted; shown masked from then on."}
+        description={editing?.api_key
+          ? "A key is stored (shown masked). Leave this empty to keep it."
+          : "Stored encrypted; shown masked from then on."}
       />
       {editing?.api_key ? <Checkbox label="Remove the stored key" checked={removeKey} onChange={setRemoveKey} /> : null}
       <TextArea
@@ -124,11 +160,20 @@ export const ProviderDialog = ({ auth, editing, open, onClose, onSaved }: {
             <TextField label="Model" value={row.id} onChange={(value) => setRow(index, { id: value })} />
             <TextField label="Input price" value={row.input} onChange={(value) => setRow(index, { input: value })} />
             <TextField label="Output price" value={row.output} onChange={(value) => setRow(index, { output: value })} />
-            <button type="button" className="small" aria-label={`Remove model ${row.id || index + 1}`} onClick={() => setModels(models.filter((_, i) => i !== index))}>Remove</button>
+            <button
+              type="button"
+              className="small"
+              aria-label={`Remove model ${row.id || index + 1}`}
+              onClick={() => setModels(models.filter((_, i) => i !== index))}
+            >
+              Remove
+            </button>
           </div>
         ))}
         <div className="row">
-          <button type="button" className="small" onClick={() => setModels([...models, { id: "", input: "", output: "", vision: null }])}>Add model</button>
+          <button type="button" className="small" onClick={() => setModels([...models, { id: "", input: "", output: "", vision: null }])}>
+            Add model
+          </button>
         </div>
       </fieldset>
     </Dialog>

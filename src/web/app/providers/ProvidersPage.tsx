@@ -16,9 +16,7 @@ import { ProviderDialog } from "./ProviderDialog.tsx"
 const price = (value: number | null) => (value === null ? <span className="muted">unknown</span> : `$${value}`)
 
 const ModelsTable = ({ list }: { readonly list: ModelList }) =>
-  list.models.length === 0 ? (
-    <p className="muted">No models.</p>
-  ) : (
+  list.models.length === 0 ? <p className="muted">No models.</p> : (
     <div className="table-scroll">
       <table className="data" aria-label={`Models of ${list.provider_id}`}>
         <thead>
@@ -32,7 +30,9 @@ const ModelsTable = ({ list }: { readonly list: ModelList }) =>
         <tbody>
           {list.models.map((model) => (
             <tr key={model.id}>
-              <td><code>{model.id}</code></td>
+              <td>
+                <code>{model.id}</code>
+              </td>
               <td className="num">{price(model.input_price_per_million)}</td>
               <td className="num">{price(model.output_price_per_million)}</td>
               <td>{model.sources.map((source) => (source === "configured" ? "configured here" : "the provider")).join(", ")}</td>
@@ -64,7 +64,12 @@ const ProviderCard = ({ auth, provider, onEdit, onDelete }: {
       actions={
         <>
           <button type="button" className="small" disabled={load.busy} onClick={() => void fetchModels(true)}>Test connection</button>
-          <button type="button" className="small" disabled={load.busy} onClick={() => (models && !tested ? setModels(undefined) : void fetchModels(false))}>
+          <button
+            type="button"
+            className="small"
+            disabled={load.busy}
+            onClick={() => (models && !tested ? setModels(undefined) : void fetchModels(false))}
+          >
             {models && !tested ? "Hide models" : "Models"}
           </button>
           {onEdit ? <button type="button" className="small" onClick={onEdit}>Edit</button> : null}
@@ -74,30 +79,48 @@ const ProviderCard = ({ auth, provider, onEdit, onDelete }: {
     >
       <dl className="facts">
         <dt>Base URL</dt>
-        <dd><code>{provider.base_url}</code></dd>
+        <dd>
+          <code>{provider.base_url}</code>
+        </dd>
         <dt>API key</dt>
-        <dd data-testid={`key-${provider.id}`}>{provider.api_key ? <code>{provider.api_key}</code> : <span className="muted">none</span>}</dd>
+        <dd data-testid={`key-${provider.id}`}>
+          {provider.api_key ? <code>{provider.api_key}</code> : <span className="muted">none</span>}
+        </dd>
         <dt>Source</dt>
         <dd>
           {provider.source === "environment" ? "environment (OPENAI_BASE_URL, read-only here)" : "stored"}
-          {provider.is_default ? <> · <span className="chip">default</span></> : null}
+          {provider.is_default
+            ? (
+              <>
+                · <span className="chip">default</span>
+              </>
+            )
+            : null}
         </dd>
-        {Object.keys(provider.extra_headers).length > 0 ? (
-          <>
-            <dt>Extra headers</dt>
-            <dd>{Object.entries(provider.extra_headers).map(([name, value]) => <div key={name}><code>{name}: {value}</code></div>)}</dd>
-          </>
-        ) : null}
+        {Object.keys(provider.extra_headers).length > 0 ?
+          (
+            <>
+              <dt>Extra headers</dt>
+              <dd>
+                {Object.entries(provider.extra_headers).map(([name, value]) => (
+                  <div key={name}>
+                    <code>{name}: {value}</code>
+                  </div>
+                ))}
+              </dd>
+            </>
+          ) :
+          null}
       </dl>
       <div aria-live="polite">
         {load.error ? <p role="alert" className="error">{load.error}</p> : null}
-        {tested && models ? (
-          models.upstream_error === null ? (
-            <StatusBadge state="ok" label={`Connected: the provider lists ${upstreamCount} model${upstreamCount === 1 ? "" : "s"}`} />
-          ) : (
-            <StatusBadge state="bad" label={`Connection failed: ${models.upstream_error}`} />
-          )
-        ) : null}
+        {tested && models ?
+          (
+            models.upstream_error === null ?
+              <StatusBadge state="ok" label={`Connected: the provider lists ${upstreamCount} model${upstreamCount === 1 ? "" : "s"}`} /> :
+              <StatusBadge state="bad" label={`Connection failed: ${models.upstream_error}`} />
+          ) :
+          null}
       </div>
       {models ? <ModelsTable list={models} /> : null}
     </Section>
@@ -144,20 +167,26 @@ const ProvidersPage = ({ auth }: PageProps) => {
           />
         )
       })}
-      {dialog !== undefined ? (
-        <ProviderDialog
-          key={dialog === "new" ? "new" : dialog.id}
-          auth={auth}
-          editing={dialog === "new" ? undefined : dialog}
-          open
-          onClose={() => setDialog(undefined)}
-          onSaved={() => void providers.reload()}
-        />
-      ) : null}
+      {dialog !== undefined ?
+        (
+          <ProviderDialog
+            key={dialog === "new" ? "new" : dialog.id}
+            auth={auth}
+            editing={dialog === "new" ? undefined : dialog}
+            open
+            onClose={() => setDialog(undefined)}
+            onSaved={() => void providers.reload()}
+          />
+        ) :
+        null}
       <ConfirmDialog
         open={deleting !== undefined}
         title="Delete provider"
-        message={<>Delete <strong>{deleting?.id}</strong>? Bots using its models stop working until they are moved to another.</>}
+        message={
+          <>
+            Delete <strong>{deleting?.id}</strong>? Bots using its models stop working until they are moved to another.
+          </>
+        }
         confirmLabel="Delete"
         busy={remove.busy}
         error={remove.error}

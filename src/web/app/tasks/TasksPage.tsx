@@ -16,7 +16,9 @@ import { useConfirm, useLoad, usePoll } from "../ui/useLoad.ts"
 const statuses = ["pending", "running", "complete", "failed", "cancelled"] as const
 type Status = (typeof statuses)[number]
 
-const stateOf = (status: Status) => (status === "complete" ? "ok" : status === "failed" ? "bad" : status === "running" || status === "pending" ? "warn" : "off")
+const stateOf = (
+  status: Status
+) => (status === "complete" ? "ok" : status === "failed" ? "bad" : status === "running" || status === "pending" ? "warn" : "off")
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null)
 
@@ -26,21 +28,55 @@ const durationOf = (task: Task) =>
 const TaskDetail = ({ task }: { readonly task: Task }) => (
   <div className="stack">
     <dl className="facts">
-      <dt>Status</dt><dd><StatusBadge state={stateOf(task.status)} label={task.status} /></dd>
-      <dt>Source</dt><dd>{task.source}</dd>
-      <dt>Bot</dt><dd>{task.bot_id}</dd>
-      <dt>Session</dt><dd><code>{task.session_id}</code></dd>
-      <dt>Attempts</dt><dd>{task.attempts}</dd>
-      <dt>Created</dt><dd><When at={iso(task.created_at)} /></dd>
-      <dt>Started</dt><dd><When at={iso(task.started_at)} /></dd>
-      <dt>Finished</dt><dd><When at={iso(task.completed_at)} /></dd>
-      <dt>Took</dt><dd>{durationOf(task)}</dd>
-      <dt>Delivery</dt><dd>{task.dispatch_type} · {task.delivery_status}{task.delivery_error ? ` (${task.delivery_error})` : ""}</dd>
+      <dt>Status</dt>
+      <dd>
+        <StatusBadge state={stateOf(task.status)} label={task.status} />
+      </dd>
+      <dt>Source</dt>
+      <dd>{task.source}</dd>
+      <dt>Bot</dt>
+      <dd>{task.bot_id}</dd>
+      <dt>Session</dt>
+      <dd>
+        <code>{task.session_id}</code>
+      </dd>
+      <dt>Attempts</dt>
+      <dd>{task.attempts}</dd>
+      <dt>Created</dt>
+      <dd>
+        <When at={iso(task.created_at)} />
+      </dd>
+      <dt>Started</dt>
+      <dd>
+        <When at={iso(task.started_at)} />
+      </dd>
+      <dt>Finished</dt>
+      <dd>
+        <When at={iso(task.completed_at)} />
+      </dd>
+      <dt>Took</dt>
+      <dd>{durationOf(task)}</dd>
+      <dt>Delivery</dt>
+      <dd>{task.dispatch_type} · {task.delivery_status}{task.delivery_error ? ` (${task.delivery_error})` : ""}</dd>
     </dl>
     <h3>Prompt</h3>
     <JsonView value={task.prompt} label="Prompt" />
-    {task.result !== null ? <><h3>Result</h3><JsonView value={task.result} label="Result" /></> : null}
-    {task.error !== null ? <><h3>Error</h3><p className="error" aria-label="Error">{task.error}</p></> : null}
+    {task.result !== null
+      ? (
+        <>
+          <h3>Result</h3>
+          <JsonView value={task.result} label="Result" />
+        </>
+      )
+      : null}
+    {task.error !== null
+      ? (
+        <>
+          <h3>Error</h3>
+          <p className="error" aria-label="Error">{task.error}</p>
+        </>
+      )
+      : null}
     <h3>Execution config</h3>
     <JsonView value={task.execution_config} label="Execution config" />
     <h3>Dispatch config</h3>
@@ -71,30 +107,65 @@ export default function TasksPage({ auth }: PageProps) {
   return (
     <Page title="Tasks" error={tasks.error} loading={tasks.loading && !tasks.data}>
       <form className="grid-4" aria-label="Filter tasks" onSubmit={(event) => event.preventDefault()}>
-        <Select label="Status" value={status} onChange={(value) => setStatus(value as "" | Status)} options={[{ value: "", label: "Any" }, ...statuses.map((s) => ({ value: s, label: s }))]} />
+        <Select
+          label="Status"
+          value={status}
+          onChange={(value) => setStatus(value as "" | Status)}
+          options={[{ value: "", label: "Any" }, ...statuses.map((s) => ({ value: s, label: s }))]}
+        />
         <TextField label="Bot" value={bot} onChange={setBot} placeholder="any bot" />
-        <Select label="Source" value={source} onChange={setSource} options={[{ value: "", label: "Any" }, ...sources.map((s) => ({ value: s, label: s }))]} />
+        <Select
+          label="Source"
+          value={source}
+          onChange={setSource}
+          options={[{ value: "", label: "Any" }, ...sources.map((s) => ({ value: s, label: s }))]}
+        />
       </form>
       {cancelling.error && !cancelling.target ? <p role="alert" className="error">{cancelling.error}</p> : null}
       <div className="table-scroll">
         <table className="data" aria-label="Tasks">
           <thead>
-            <tr><th>Created</th><th>Status</th><th>Source</th><th>Bot</th><th>Prompt</th><th className="num">Attempts</th><th><span className="visually-hidden">Actions</span></th></tr>
+            <tr>
+              <th>Created</th>
+              <th>Status</th>
+              <th>Source</th>
+              <th>Bot</th>
+              <th>Prompt</th>
+              <th className="num">Attempts</th>
+              <th>
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
           </thead>
           <tbody>
             {shown.map((task) => (
               <tr key={task.id} data-task-id={task.id}>
-                <td><When at={iso(task.created_at)} /></td>
-                <td><StatusBadge state={stateOf(task.status)} label={task.status} /></td>
+                <td>
+                  <When at={iso(task.created_at)} />
+                </td>
+                <td>
+                  <StatusBadge state={stateOf(task.status)} label={task.status} />
+                </td>
                 <td>{task.source}</td>
                 <td>{task.bot_id}</td>
                 <td className="clip" title={task.prompt}>{task.prompt}</td>
                 <td className="num">{task.attempts}</td>
                 <td className="row">
-                  <button type="button" className="small" onClick={() => setOpen(task)} aria-label={`Inspect task ${task.id}`}>Inspect</button>
-                  {canCancel && task.status === "pending" ? (
-                    <button type="button" className="small stop" onClick={() => cancelling.ask(task)} aria-label={`Cancel task ${task.id}`}>Cancel</button>
-                  ) : null}
+                  <button type="button" className="small" onClick={() => setOpen(task)} aria-label={`Inspect task ${task.id}`}>
+                    Inspect
+                  </button>
+                  {canCancel && task.status === "pending" ?
+                    (
+                      <button
+                        type="button"
+                        className="small stop"
+                        onClick={() => cancelling.ask(task)}
+                        aria-label={`Cancel task ${task.id}`}
+                      >
+                        Cancel
+                      </button>
+                    ) :
+                    null}
                 </td>
               </tr>
             ))}
@@ -108,7 +179,12 @@ export default function TasksPage({ auth }: PageProps) {
       <ConfirmDialog
         {...cancelling.dialog}
         title="Cancel task"
-        message={<>The pending task from <strong>{cancelling.target?.source}</strong> for bot <strong>{cancelling.target?.bot_id}</strong> will not run.</>}
+        message={
+          <>
+            The pending task from <strong>{cancelling.target?.source}</strong> for bot <strong>{cancelling.target?.bot_id}</strong>{" "}
+            will not run.
+          </>
+        }
         confirmLabel="Cancel task"
       />
     </Page>

@@ -2,7 +2,7 @@
  * A modal dialog on the platform's `<dialog>` (focus trapped, Escape closes, the page behind inert),
  * used for forms and confirmations in place of `window.prompt`/`confirm`.
  */
-import { useEffect, useRef, type FormEvent, type ReactNode } from "react"
+import { type FormEvent, type ReactNode, useEffect, useRef } from "react"
 
 interface DialogProps {
   readonly title: string
@@ -31,17 +31,19 @@ export const Dialog = ({ title, open, onClose, children, onSubmit, submitLabel =
   }
   return (
     <dialog ref={ref} className={`dialog${wide ? " wide" : ""}`} aria-label={title} onClose={onClose} onCancel={onClose}>
-      {open ? (
-        <form method="dialog" className="stack" onSubmit={submit}>
-          <h2>{title}</h2>
-          {children}
-          {error ? <p role="alert" className="error">{error}</p> : null}
-          <div className="row end">
-            <button type="button" onClick={onClose}>{onSubmit ? "Cancel" : "Close"}</button>
-            {onSubmit ? <button type="submit" className="primary" disabled={busy}>{submitLabel}</button> : null}
-          </div>
-        </form>
-      ) : null}
+      {open ?
+        (
+          <form method="dialog" className="stack" onSubmit={submit}>
+            <h2>{title}</h2>
+            {children}
+            {error ? <p role="alert" className="error">{error}</p> : null}
+            <div className="row end">
+              <button type="button" onClick={onClose}>{onSubmit ? "Cancel" : "Close"}</button>
+              {onSubmit ? <button type="submit" className="primary" disabled={busy}>{submitLabel}</button> : null}
+            </div>
+          </form>
+        ) :
+        null}
     </dialog>
   )
 }
@@ -57,7 +59,15 @@ export const ConfirmDialog = (props: {
   readonly busy?: boolean
   readonly error?: string | undefined
 }) => (
-  <Dialog title={props.title} open={props.open} onClose={props.onClose} onSubmit={props.onConfirm} submitLabel={props.confirmLabel} busy={props.busy} error={props.error}>
+  <Dialog
+    title={props.title}
+    open={props.open}
+    onClose={props.onClose}
+    onSubmit={props.onConfirm}
+    submitLabel={props.confirmLabel}
+    busy={props.busy}
+    error={props.error}
+  >
     <p>{props.message}</p>
   </Dialog>
 )

@@ -29,11 +29,13 @@ export const EditForm = (props: {
       {props.children}
     </fieldset>
     {props.error ? <p role="alert" className="error">{props.error}</p> : null}
-    {props.canWrite ? (
-      <div className="row end">
-        {props.saved ? <span role="status" className="muted">Saved.</span> : null}
-        <button type="submit" className="primary" disabled={props.busy}>{props.submitLabel}</button>
-      </div>
-    ) : null}
+    {props.canWrite ?
+      (
+        <div className="row end">
+          {props.saved ? <span role="status" className="muted">Saved.</span> : null}
+          <button type="submit" className="primary" disabled={props.busy}>{props.submitLabel}</button>
+        </div>
+      ) :
+      null}
   </form>
 )

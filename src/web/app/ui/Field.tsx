@@ -2,7 +2,7 @@
  * Form fields with their label, description and required mark. A secret field never shows the
  * stored value: the server sends it masked, and sending the mask back keeps the stored one.
  */
-import { useEffect, useId, useState, type ReactNode } from "react"
+import { type ReactNode, useEffect, useId, useState } from "react"
 
 interface Common {
   readonly label: string
@@ -17,7 +17,7 @@ interface Common {
 const Label = ({ id, label, required }: { readonly id: string; readonly label: string; readonly required?: boolean }) => (
   <span id={id}>
     {label}
-    {required ? <abbr className="required" title="required" aria-hidden="true"> *</abbr> : null}
+    {required ? <abbr className="required" title="required" aria-hidden="true">*</abbr> : null}
   </span>
 )
 
@@ -55,7 +55,13 @@ export const TextField = (
 }
 
 export const TextArea = (
-  props: Common & { readonly value: string; readonly onChange: (value: string) => void; readonly rows?: number; readonly monospace?: boolean; readonly name?: string }
+  props: Common & {
+    readonly value: string
+    readonly onChange: (value: string) => void
+    readonly rows?: number
+    readonly monospace?: boolean
+    readonly name?: string
+  }
 ) => {
   const hint = useId()
   const labelId = useId()
@@ -77,14 +83,22 @@ export const TextArea = (
   )
 }
 
-export const Checkbox = (props: Common & { readonly checked: boolean; readonly onChange: (checked: boolean) => void; readonly name?: string }) => {
+export const Checkbox = (
+  props: Common & { readonly checked: boolean; readonly onChange: (checked: boolean) => void; readonly name?: string }
+) => {
   const hint = useId()
   const labelId = useId()
   return (
     <label className="field checkbox">
       <span className="row">
-        <input type="checkbox" name={props.name} checked={props.checked} aria-labelledby={labelId}
-        aria-describedby={props.description ? hint : undefined} onChange={(event) => props.onChange(event.target.checked)} />
+        <input
+          type="checkbox"
+          name={props.name}
+          checked={props.checked}
+          aria-labelledby={labelId}
+          aria-describedby={props.description ? hint : undefined}
+          onChange={(event) => props.onChange(event.target.checked)}
+        />
         <Label id={labelId} label={props.label} required={props.required} />
       </span>
       {props.description ? <small id={hint}>{props.description}</small> : null}
@@ -105,11 +119,15 @@ export const Select = (
   return (
     <label className="field">
       <Label id={labelId} label={props.label} required={props.required} />
-      <select name={props.name} value={props.value} required={props.required} aria-labelledby={labelId}
-        aria-describedby={props.description ? hint : undefined} onChange={(event) => props.onChange(event.target.value)}>
-        {props.options.map((option) => (
-          <option key={option.value} value={option.value}>{option.label}</option>
-        ))}
+      <select
+        name={props.name}
+        value={props.value}
+        required={props.required}
+        aria-labelledby={labelId}
+        aria-describedby={props.description ? hint : undefined}
+        onChange={(event) => props.onChange(event.target.value)}
+      >
+        {props.options.map((option) => <option key={option.value} value={option.value}>{option.label}</option>)}
       </select>
       {props.description ? <small id={hint}>{props.description}</small> : null}
     </label>
@@ -123,12 +141,19 @@ const parseList = (text: string) => text.split(",").map((entry) => entry.trim())
  * as typed (a trailing comma stays while the next entry is typed); a new value from outside
  * replaces it.
  */
-export const ListField = (props: Common & { readonly value: ReadonlyArray<string>; readonly onChange: (value: ReadonlyArray<string>) => void; readonly name?: string }) => {
+export const ListField = (
+  props: Common & {
+    readonly value: ReadonlyArray<string>
+    readonly onChange: (value: ReadonlyArray<string>) => void
+    readonly name?: string
+  }
+) => {
   const [text, setText] = useState(() => props.value.join(", "))
   const joined = props.value.join("\u0000")
   useEffect(() => {
     if (parseList(text).join("\u0000") !== joined) setText(props.value.join(", "))
     // Only a value from outside (not the text typed) resets the text.
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- `joined` is the value; the text typed must not re-run this
   }, [joined])
   return (
     <TextField

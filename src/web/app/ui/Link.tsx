@@ -2,7 +2,9 @@
 import type { ReactNode } from "react"
 import { navigate } from "../route.ts"
 
-export const AppLink = ({ href, children, className }: { readonly href: string; readonly children: ReactNode; readonly className?: string }) => (
+export const AppLink = (
+  { href, children, className }: { readonly href: string; readonly children: ReactNode; readonly className?: string }
+) => (
   <a
     href={href}
     className={className}

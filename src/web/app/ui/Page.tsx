@@ -21,7 +21,9 @@ export const Page = (props: {
 )
 
 /** A titled part of a page. */
-export const Section = ({ title, actions, children }: { readonly title: string; readonly actions?: ReactNode; readonly children: ReactNode }) => (
+export const Section = (
+  { title, actions, children }: { readonly title: string; readonly actions?: ReactNode; readonly children: ReactNode }
+) => (
   <section className="section" aria-label={title}>
     <header className="section-head">
       <h2>{title}</h2>

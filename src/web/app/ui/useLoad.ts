@@ -12,11 +12,13 @@ export interface Loaded<A> {
   readonly reload: () => Promise<void>
 }
 
-export const useLoad = <A,>(load: () => Promise<A>, deps: ReadonlyArray<unknown>): Loaded<A> => {
+export const useLoad = <A>(load: () => Promise<A>, deps: ReadonlyArray<unknown>): Loaded<A> => {
   const [data, setData] = useState<A | undefined>()
   const [error, setError] = useState<string | undefined>()
   const [loading, setLoading] = useState(true)
   const generation = useRef(0)
+  // The caller names the arguments the load reads, as with useEffect.
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- the deps are the caller's
   const run = useCallback(load, deps)
   const reload = useCallback(async () => {
     const mine = ++generation.current
@@ -53,7 +55,7 @@ export const usePoll = (reload: () => unknown, everyMs: number, active = true) =
 export const useAction = () => {
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string | undefined>()
-  const run = useCallback(async <A,>(work: () => Promise<A>): Promise<A | undefined> => {
+  const run = useCallback(async <A>(work: () => Promise<A>): Promise<A | undefined> => {
     setBusy(true)
     setError(undefined)
     try {
@@ -74,7 +76,7 @@ export const useAction = () => {
  * and `after` runs (a reload); refused, the reason stays in `error` (shown in the dialog). Asking
  * again starts clean. `dialog` is what a `ConfirmDialog` takes of it.
  */
-export const useConfirm = <T,>(perform: (target: T) => Promise<unknown>, after: () => Promise<unknown>) => {
+export const useConfirm = <T>(perform: (target: T) => Promise<unknown>, after: () => Promise<unknown>) => {
   const [target, setTarget] = useState<T | undefined>()
   const action = useAction()
   const ask = (next: T) => {

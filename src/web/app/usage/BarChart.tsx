@@ -45,7 +45,12 @@ export const BarChart = ({ labels, series, stacked, label, describedBy, format }
         color: text,
         scales: {
           x: { stacked, ticks: { color: text }, grid: { display: false } },
-          y: { stacked, beginAtZero: true, ticks: { color: text, ...(format ? { callback: (value) => format(Number(value)) } : {}) }, grid: { color: grid } }
+          y: {
+            stacked,
+            beginAtZero: true,
+            ticks: { color: text, ...(format ? { callback: (value) => format(Number(value)) } : {}) },
+            grid: { color: grid }
+          }
         },
         plugins: {
           legend: { labels: { color: text } },
@@ -81,7 +86,13 @@ export const BarChart = ({ labels, series, stacked, label, describedBy, format }
     const drawn = chart.current
     if (!drawn) return
     drawn.data.labels = [...labels]
-    drawn.data.datasets = series.map((s) => ({ label: s.label, data: [...s.values], backgroundColor: s.colour, borderColor: s.colour, maxBarThickness: 56 }))
+    drawn.data.datasets = series.map((s) => ({
+      label: s.label,
+      data: [...s.values],
+      backgroundColor: s.colour,
+      borderColor: s.colour,
+      maxBarThickness: 56
+    }))
     drawn.update()
   }, [labels, series, stacked, format])
 

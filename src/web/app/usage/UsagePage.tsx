@@ -9,7 +9,7 @@ import { Select, TextField } from "../ui/Field.tsx"
 import { Page, Section } from "../ui/Page.tsx"
 import { useLoad } from "../ui/useLoad.ts"
 import { BarChart, type BarSeries } from "./BarChart.tsx"
-import { groupings, rowsOf, type Grouping } from "./grouping.ts"
+import { type Grouping, groupings, rowsOf } from "./grouping.ts"
 
 /** A UTC day as "YYYY-MM-DD", `offset` days from today. */
 const utcDay = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10)
@@ -27,12 +27,16 @@ const UsagePage = ({ auth }: PageProps) => {
   const [grouping, setGrouping] = useState<Grouping>("day")
   const validRange = from !== "" && to !== "" && from <= to
   const report = useLoad(
-    () => (validRange ? auth.call((client) => client.usage.report({ urlParams: { from: startOf(from), to: dayAfter(to) } })) : Promise.resolve(undefined)),
+    () => (validRange
+      ? auth.call((client) => client.usage.report({ urlParams: { from: startOf(from), to: dayAfter(to) } }))
+      : Promise.resolve(undefined)),
     [auth, from, to, validRange]
   )
   // Key names for the "by key" grouping, when the user may list keys (ids otherwise).
   const keys = useLoad(
-    () => (allows(auth, ["apiKeys", "list"]) ? auth.call((client) => client.apiKeys.list()).then((list) => list.keys) : Promise.resolve([])),
+    () => (allows(auth, ["apiKeys", "list"])
+      ? auth.call((client) => client.apiKeys.list()).then((list) => list.keys)
+      : Promise.resolve([])),
     [auth]
   )
   const keyNames = useMemo(() => new Map((keys.data ?? []).map((key) => [key.id, key.name])), [keys.data])
@@ -45,7 +49,10 @@ const UsagePage = ({ auth }: PageProps) => {
     ],
     [rows]
   )
-  const costSeries = useMemo<ReadonlyArray<BarSeries>>(() => [{ label: "Cost (USD)", values: rows.map((row) => row.cost_usd), colour: colours.cost }], [rows])
+  const costSeries = useMemo<ReadonlyArray<BarSeries>>(
+    () => [{ label: "Cost (USD)", values: rows.map((row) => row.cost_usd), colour: colours.cost }],
+    [rows]
+  )
   const by = groupings.find((g) => g.id === grouping)!.label.toLowerCase()
   const totals = report.data?.totals
 
@@ -54,57 +61,91 @@ const UsagePage = ({ auth }: PageProps) => {
       <div className="row usage-controls">
         <TextField label="From" type="date" value={from} onChange={setFrom} />
         <TextField label="To" type="date" value={to} onChange={setTo} />
-        <Select label="Group by" value={grouping} onChange={(value) => setGrouping(value as Grouping)} options={groupings.map((g) => ({ value: g.id, label: g.label }))} />
+        <Select
+          label="Group by"
+          value={grouping}
+          onChange={(value) => setGrouping(value as Grouping)}
+          options={groupings.map((g) => ({ value: g.id, label: g.label }))}
+        />
       </div>
       <p className="muted">Days are UTC; the range includes both ends.</p>
-      {totals ? (
-        <dl className="totals" aria-label="Totals">
-          <div><dt>Calls</dt><dd>{totals.calls.toLocaleString()}{totals.errors > 0 ? ` (${totals.errors} failed)` : ""}</dd></div>
-          <div><dt>Tokens</dt><dd>{tokens(totals.total_tokens)}</dd></div>
-          <div><dt>Cost</dt><dd>{usd(totals.cost_usd)}</dd></div>
-          {totals.unpriced_calls > 0 ? <div><dt>Calls without a price</dt><dd>{totals.unpriced_calls}</dd></div> : null}
-        </dl>
-      ) : null}
+      {totals ?
+        (
+          <dl className="totals" aria-label="Totals">
+            <div>
+              <dt>Calls</dt>
+              <dd>{totals.calls.toLocaleString()}{totals.errors > 0 ? ` (${totals.errors} failed)` : ""}</dd>
+            </div>
+            <div>
+              <dt>Tokens</dt>
+              <dd>{tokens(totals.total_tokens)}</dd>
+            </div>
+            <div>
+              <dt>Cost</dt>
+              <dd>{usd(totals.cost_usd)}</dd>
+            </div>
+            {totals.unpriced_calls > 0
+              ? (
+                <div>
+                  <dt>Calls without a price</dt>
+                  <dd>{totals.unpriced_calls}</dd>
+                </div>
+              )
+              : null}
+          </dl>
+        ) :
+        null}
       {report.data && rows.length === 0 ? <p className="empty" role="status">No usage in this range.</p> : null}
       <div className="grid-2 charts" hidden={rows.length === 0}>
         <Section title={`Tokens by ${by}`}>
-          <BarChart label={`Tokens by ${by}, prompt and completion stacked`} labels={labels} series={tokenSeries} stacked describedBy="usage-table" format={tokens} />
+          <BarChart
+            label={`Tokens by ${by}, prompt and completion stacked`}
+            labels={labels}
+            series={tokenSeries}
+            stacked
+            describedBy="usage-table"
+            format={tokens}
+          />
         </Section>
         <Section title={`Cost by ${by}`}>
           <BarChart label={`Cost in US dollars by ${by}`} labels={labels} series={costSeries} describedBy="usage-table" format={usd} />
         </Section>
       </div>
-      {rows.length > 0 ? (
-        <Section title="Table">
-          <div className="table-scroll">
-            <table className="data" id="usage-table" aria-label={`Usage by ${by}`}>
-              <thead>
-                <tr>
-                  <th>{groupings.find((g) => g.id === grouping)!.label}</th>
-                  <th className="num">Calls</th>
-                  <th className="num">Prompt tokens</th>
-                  <th className="num">Completion tokens</th>
-                  <th className="num">Total tokens</th>
-                  <th className="num">Cost</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((row) => (
-                  <tr key={row.key}>
-                    <th scope="row">{row.label}</th>
-                    <td className="num">{row.calls}{row.errors > 0 ? ` (${row.errors} failed)` : ""}</td>
-                    <td className="num">{tokens(row.prompt_tokens)}</td>
-                    <td className="num">{tokens(row.completion_tokens)}</td>
-                    <td className="num">{tokens(row.total_tokens)}</td>
-                    <td className="num">{usd(row.cost_usd)}{row.unpriced_calls > 0 ? " *" : ""}</td>
+      {rows.length > 0 ?
+        (
+          <Section title="Table">
+            <div className="table-scroll">
+              <table className="data" id="usage-table" aria-label={`Usage by ${by}`}>
+                <thead>
+                  <tr>
+                    <th>{groupings.find((g) => g.id === grouping)!.label}</th>
+                    <th className="num">Calls</th>
+                    <th className="num">Prompt tokens</th>
+                    <th className="num">Completion tokens</th>
+                    <th className="num">Total tokens</th>
+                    <th className="num">Cost</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          {rows.some((row) => row.unpriced_calls > 0) ? <p className="muted">* Some calls have no known price and add nothing to the cost.</p> : null}
-        </Section>
-      ) : null}
+                </thead>
+                <tbody>
+                  {rows.map((row) => (
+                    <tr key={row.key}>
+                      <th scope="row">{row.label}</th>
+                      <td className="num">{row.calls}{row.errors > 0 ? ` (${row.errors} failed)` : ""}</td>
+                      <td className="num">{tokens(row.prompt_tokens)}</td>
+                      <td className="num">{tokens(row.completion_tokens)}</td>
+                      <td className="num">{tokens(row.total_tokens)}</td>
+                      <td className="num">{usd(row.cost_usd)}{row.unpriced_calls > 0 ? " *" : ""}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            {rows.some((row) => row.unpriced_calls > 0)
+              ? <p className="muted">* Some calls have no known price and add nothing to the cost.</p>
+              : null}
+          </Section>
+        ) :
+        null}
     </Page>
   )
 }

@@ -6,13 +6,13 @@
  * model override. Every call goes through the typed client it is given, so the caller decides the
  * credential (a user's JWT, a widget token).
  */
-import { useEffect, useId, useRef, useState, type ClipboardEvent, type DragEvent, type KeyboardEvent } from "react"
+import { type ClipboardEvent, type DragEvent, type KeyboardEvent, useEffect, useId, useRef, useState } from "react"
 import type { CairnClient } from "../../../client.ts"
 import type { AttachmentReference } from "../../../sessions/Attachments.ts"
 import { describeError } from "../calls.ts"
 import { AttachIcon, MicIcon, SendIcon, StopIcon, WaitIcon } from "./icons.tsx"
 import { imageTypes, isImage, uploadImage } from "./upload.ts"
-import { startRecording, transcribe, voiceSupported, type Recording } from "./voice.ts"
+import { type Recording, startRecording, transcribe, voiceSupported } from "./voice.ts"
 import "./composer.css"
 
 export interface ComposedMessage {
@@ -42,7 +42,9 @@ interface PendingImage {
   readonly error?: string
 }
 
-type VoiceState = { readonly kind: "idle" } | { readonly kind: "recording"; readonly recording: Recording } | { readonly kind: "transcribing" }
+type VoiceState = { readonly kind: "idle" } | { readonly kind: "recording"; readonly recording: Recording } | {
+  readonly kind: "transcribing"
+}
 
 let nextKey = 0
 
@@ -194,7 +196,13 @@ export const Composer = ({
                   {image.error}
                 </span>
               )}
-              <button type="button" className="cairn-composer__remove" aria-label={`Remove ${image.name}`} onClick={() => remove(image.key)}>
+              <button
+                type="button"
+                className="cairn-composer__remove"
+                aria-label={`Remove ${image.name}`}
+                onClick={() =>
+                  remove(image.key)}
+              >
                 <span aria-hidden="true">×</span>
               </button>
             </li>
@@ -234,7 +242,13 @@ export const Composer = ({
                   event.target.value = ""
                 }}
               />
-              <button type="button" className="cairn-composer__button" aria-label="Attach images" disabled={disabled} onClick={() => filePicker.current?.click()}>
+              <button
+                type="button"
+                className="cairn-composer__button"
+                aria-label="Attach images"
+                disabled={disabled}
+                onClick={() => filePicker.current?.click()}
+              >
                 <AttachIcon />
               </button>
             </>

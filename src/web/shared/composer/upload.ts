@@ -1,8 +1,8 @@
 /** Image attachments: uploaded through the typed client as they are added, sent by id. */
 import { Effect } from "effect"
-import { runCall } from "../calls.ts"
 import type { CairnClient } from "../../../client.ts"
 import { ImageMimeType } from "../../../sessions/Attachments.ts"
+import { runCall } from "../calls.ts"
 
 /** The image types a model takes (the server sniffs the bytes again; this only filters the picker). */
 export const imageTypes: ReadonlyArray<string> = ImageMimeType.literals

@@ -5,8 +5,8 @@
  * the browser records in works, without guessing the server's view of it.
  */
 import { Effect } from "effect"
-import { runCall } from "../calls.ts"
 import type { CairnClient } from "../../../client.ts"
+import { runCall } from "../calls.ts"
 
 const sampleRate = 16_000
 
