@@ -3,7 +3,7 @@
  * a time zone), quiet hours, and where the answer goes; its next slot and recent runs.
  */
 import { useEffect, useState } from "react"
-import type { Heartbeat } from "../../../heartbeats/Model.ts"
+import type { Heartbeat, HeartbeatRun } from "../../../heartbeats/Model.ts"
 import type { AuthSession } from "../../shared/session.ts"
 import { allows } from "../scopes.ts"
 import { EditForm } from "../ui/EditForm.tsx"
@@ -43,7 +43,11 @@ const draftOf = (heartbeat: Heartbeat | undefined): HeartbeatDraft => ({
 
 const runState = { posted: "ok", silent: "off", quiet: "off", running: "warn", failed: "bad" } as const
 
-export const HeartbeatSection = ({ auth, channelId }: { readonly auth: AuthSession; readonly channelId: string }) => {
+/**
+ * The stored heartbeat (null when there is none) and the form's draft of it, which follows each
+ * load; `submit` puts the draft, then reloads.
+ */
+const useHeartbeatSettings = (auth: AuthSession, channelId: string) => {
   // No heartbeat is a 404: the form starts empty then.
   const heartbeat = useLoad(
     () =>
@@ -54,18 +58,12 @@ export const HeartbeatSection = ({ auth, channelId }: { readonly auth: AuthSessi
       }),
     [auth, channelId]
   )
-  const runs = useLoad(
-    () => auth.call((client) => client.heartbeats.runs({ path: { id: channelId }, urlParams: { limit: 10 } })),
-    [auth, channelId]
-  )
   const [draft, setDraft] = useState<HeartbeatDraft>(() => draftOf(undefined))
   const [saved, setSaved] = useState(false)
   const save = useAction()
-  const runNow = useAction()
   useEffect(() => {
     if (heartbeat.data !== undefined) setDraft(draftOf(heartbeat.data ?? undefined))
   }, [heartbeat.data])
-  const canWrite = allows(auth, ["heartbeats", "put"])
   const change = (part: Partial<HeartbeatDraft>) => {
     setSaved(false)
     setDraft((current) => ({ ...current, ...part }))
@@ -100,6 +98,104 @@ export const HeartbeatSection = ({ auth, channelId }: { readonly auth: AuthSessi
       await heartbeat.reload()
     }
   }
+  return { heartbeat, draft, saved, save, change, submit }
+}
+
+/** The heartbeat's settings as fields: prompt, schedule (interval or cron), zone, dispatch, quiet hours. */
+const HeartbeatFields = ({ draft, change }: {
+  readonly draft: HeartbeatDraft
+  readonly change: (part: Partial<HeartbeatDraft>) => void
+}) => (
+  <div className="stack">
+    <Checkbox label="Heartbeat enabled" checked={draft.enabled} onChange={(enabled) => change({ enabled })} />
+    <TextArea label="Heartbeat prompt" required rows={3} value={draft.prompt} onChange={(prompt) => change({ prompt })} />
+    <div className="grid-2">
+      <Select
+        label="Schedule"
+        value={draft.cadence}
+        onChange={(cadence) => change({ cadence: cadence === "cron" ? "cron" : "interval" })}
+        options={[
+          { value: "interval", label: "Every n seconds" },
+          { value: "cron", label: "Cron expression" }
+        ]}
+      />
+      {draft.cadence === "interval" ?
+        (
+          <TextField
+            label="Interval (seconds)"
+            type="number"
+            required
+            value={draft.interval_seconds}
+            onChange={(interval_seconds) => change({ interval_seconds })}
+          />
+        ) :
+        <TextField label="Cron" required value={draft.cron} onChange={(cron) => change({ cron })} placeholder="0 9 * * 1-5" />}
+      <TextField
+        label="Time zone"
+        value={draft.timezone}
+        onChange={(timezone) => change({ timezone })}
+        description="An IANA zone such as Europe/Oslo."
+      />
+      <TextField
+        label="Dispatch to"
+        value={draft.dispatch_type}
+        onChange={(dispatch_type) => change({ dispatch_type })}
+        description="The integration that posts the answer; none keeps it in the channel's session."
+      />
+      <TextField
+        label="Quiet from"
+        placeholder="22:00"
+        value={draft.quiet_start}
+        onChange={(quiet_start) => change({ quiet_start })}
+        description="HH:MM local; both or neither."
+      />
+      <TextField label="Quiet until" placeholder="07:00" value={draft.quiet_end} onChange={(quiet_end) => change({ quiet_end })} />
+      <Checkbox
+        label="Only when there is something to report"
+        checked={draft.only_when_something}
+        onChange={(only_when_something) => change({ only_when_something })}
+      />
+      <Checkbox label="Catch up a missed run at start" checked={draft.catch_up} onChange={(catch_up) => change({ catch_up })} />
+    </div>
+  </div>
+)
+
+const HeartbeatRunsTable = ({ runs }: { readonly runs: ReadonlyArray<HeartbeatRun> }) => (
+  <div className="table-scroll">
+    <table className="data" aria-label="Heartbeat runs">
+      <thead>
+        <tr>
+          <th>Slot</th>
+          <th>Trigger</th>
+          <th>Status</th>
+          <th>Answer</th>
+        </tr>
+      </thead>
+      <tbody>
+        {runs.map((entry) => (
+          <tr key={entry.id}>
+            <td>
+              <When at={entry.slot.toISOString()} />
+            </td>
+            <td>{entry.trigger}</td>
+            <td>
+              <StatusBadge state={runState[entry.status]} label={entry.status} />
+            </td>
+            <td className="plain">{entry.error ?? entry.result ?? ""}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  </div>
+)
+
+export const HeartbeatSection = ({ auth, channelId }: { readonly auth: AuthSession; readonly channelId: string }) => {
+  const { heartbeat, draft, saved, save, change, submit } = useHeartbeatSettings(auth, channelId)
+  const runs = useLoad(
+    () => auth.call((client) => client.heartbeats.runs({ path: { id: channelId }, urlParams: { limit: 10 } })),
+    [auth, channelId]
+  )
+  const runNow = useAction()
   const run = async () => {
     const started = await runNow.run(() => auth.call((client) => client.heartbeats.runNow({ path: { id: channelId } })))
     if (started) await runs.reload()
@@ -121,96 +217,16 @@ export const HeartbeatSection = ({ auth, channelId }: { readonly auth: AuthSessi
       </p>
       <EditForm
         label="Heartbeat settings"
-        canWrite={canWrite}
+        canWrite={allows(auth, ["heartbeats", "put"])}
         onSubmit={() => void submit()}
         submitLabel="Save heartbeat"
         busy={save.busy}
         error={save.error}
         saved={saved}
       >
-        <div className="stack">
-          <Checkbox label="Heartbeat enabled" checked={draft.enabled} onChange={(enabled) => change({ enabled })} />
-          <TextArea label="Heartbeat prompt" required rows={3} value={draft.prompt} onChange={(prompt) => change({ prompt })} />
-          <div className="grid-2">
-            <Select
-              label="Schedule"
-              value={draft.cadence}
-              onChange={(cadence) => change({ cadence: cadence === "cron" ? "cron" : "interval" })}
-              options={[
-                { value: "interval", label: "Every n seconds" },
-                { value: "cron", label: "Cron expression" }
-              ]}
-            />
-            {draft.cadence === "interval" ?
-              (
-                <TextField
-                  label="Interval (seconds)"
-                  type="number"
-                  required
-                  value={draft.interval_seconds}
-                  onChange={(interval_seconds) => change({ interval_seconds })}
-                />
-              ) :
-              <TextField label="Cron" required value={draft.cron} onChange={(cron) => change({ cron })} placeholder="0 9 * * 1-5" />}
-            <TextField
-              label="Time zone"
-              value={draft.timezone}
-              onChange={(timezone) => change({ timezone })}
-              description="An IANA zone such as Europe/Oslo."
-            />
-            <TextField
-              label="Dispatch to"
-              value={draft.dispatch_type}
-              onChange={(dispatch_type) => change({ dispatch_type })}
-              description="The integration that posts the answer; none keeps it in the channel's session."
-            />
-            <TextField
-              label="Quiet from"
-              placeholder="22:00"
-              value={draft.quiet_start}
-              onChange={(quiet_start) => change({ quiet_start })}
-              description="HH:MM local; both or neither."
-            />
-            <TextField label="Quiet until" placeholder="07:00" value={draft.quiet_end} onChange={(quiet_end) => change({ quiet_end })} />
-            <Checkbox
-              label="Only when there is something to report"
-              checked={draft.only_when_something}
-              onChange={(only_when_something) => change({ only_when_something })}
-            />
-            <Checkbox label="Catch up a missed run at start" checked={draft.catch_up} onChange={(catch_up) => change({ catch_up })} />
-          </div>
-        </div>
+        <HeartbeatFields draft={draft} change={change} />
       </EditForm>
-      {runs.data?.length ?
-        (
-          <div className="table-scroll">
-            <table className="data" aria-label="Heartbeat runs">
-              <thead>
-                <tr>
-                  <th>Slot</th>
-                  <th>Trigger</th>
-                  <th>Status</th>
-                  <th>Answer</th>
-                </tr>
-              </thead>
-              <tbody>
-                {runs.data.map((entry) => (
-                  <tr key={entry.id}>
-                    <td>
-                      <When at={entry.slot.toISOString()} />
-                    </td>
-                    <td>{entry.trigger}</td>
-                    <td>
-                      <StatusBadge state={runState[entry.status]} label={entry.status} />
-                    </td>
-                    <td className="plain">{entry.error ?? entry.result ?? ""}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-        ) :
-        null}
+      {runs.data?.length ? <HeartbeatRunsTable runs={runs.data} /> : null}
     </Section>
   )
 }

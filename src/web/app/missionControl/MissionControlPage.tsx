@@ -65,18 +65,123 @@ const AddTodo = (
   )
 }
 
+const ChannelsSection = ({ channels }: { readonly channels: Overview["channels"] }) => (
+  <Section title="Channels">
+    <table className="data" aria-label="Channels">
+      <thead>
+        <tr>
+          <th>Channel</th>
+          <th>Bot</th>
+          <th>Last activity</th>
+        </tr>
+      </thead>
+      <tbody>
+        {channels.map((channel) => (
+          <tr key={channel.id}>
+            <td>{channel.name}</td>
+            <td>{channel.bot_id}</td>
+            <td>
+              <When at={channel.last_activity_at} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+    {channels.length === 0 ? <p className="muted">No channels.</p> : null}
+  </Section>
+)
+
+/** The open todos, each completed here; `onChanged` reloads the dashboard after one is. */
+const TodosSection = ({ auth, todos, canWrite, onAdd, onChanged }: Pick<PageProps, "auth"> & {
+  readonly todos: Overview["todos"]
+  readonly canWrite: boolean
+  readonly onAdd: () => void
+  readonly onChanged: () => Promise<void>
+}) => {
+  const action = useAction()
+  const complete = async (id: string) => {
+    if (await action.run(() => missionRoute(auth, `/todos/${encodeURIComponent(id)}/complete`, { method: "POST" }))) {
+      await onChanged()
+    }
+  }
+  return (
+    <Section
+      title="Todos"
+      actions={canWrite
+        ? (
+          <button
+            type="button"
+            className="small"
+            onClick={onAdd}
+          >
+            Add todo
+          </button>
+        )
+        : null}
+    >
+      {action.error ? <p role="alert" className="error">{action.error}</p> : null}
+      <ul className="plain-list" aria-label="Open todos">
+        {todos.map((todo) => (
+          <li key={todo.id} className="row">
+            <span>{todo.title}</span>
+            <span className="chip">{todo.bot_id}</span>
+            {todo.due_at
+              ? (
+                <span className="muted">
+                  due <When at={todo.due_at} />
+                </span>
+              )
+              : null}
+            <span className="spacer" />
+            {canWrite
+              ? (
+                <button
+                  type="button"
+                  className="small"
+                  disabled={action.busy}
+                  onClick={() => void complete(todo.id)}
+                  aria-label={`Complete ${todo.title}`}
+                >
+                  Done
+                </button>
+              )
+              : null}
+          </li>
+        ))}
+      </ul>
+      {todos.length === 0 ? <p className="muted">No open todos.</p> : null}
+    </Section>
+  )
+}
+
+/** The next heartbeat of each channel that has one, by the channel's name. */
+const HeartbeatsSection = ({ heartbeats, channels }: {
+  readonly heartbeats: Overview["heartbeats"]
+  readonly channels: Overview["channels"]
+}) => (
+  <Section title="Heartbeats">
+    <ul className="plain-list">
+      {heartbeats.map((beat) => {
+        const channel = channels.find((c) => c.id === beat.channel_id)
+        return (
+          <li key={beat.channel_id}>
+            {channel?.name ?? beat.channel_id}{" "}
+            <span className="muted">
+              next <When at={beat.next_at} />
+            </span>
+          </li>
+        )
+      })}
+    </ul>
+    {heartbeats.length === 0 ? <p className="muted">No heartbeats scheduled.</p> : null}
+  </Section>
+)
+
 export default function MissionControlPage({ auth }: PageProps) {
   const dashboard = useLoad(() => missionRoute<Overview>(auth, "/dashboard"), [auth])
   usePoll(dashboard.reload, 10_000)
   const [adding, setAdding] = useState(false)
-  const action = useAction()
-  const canWrite = auth.can(missionScopes.write)
   const data = dashboard.data
-  const complete = async (id: string) => {
-    if (await action.run(() => missionRoute(auth, `/todos/${encodeURIComponent(id)}/complete`, { method: "POST" }))) {
-      await dashboard.reload()
-    }
-  }
   return (
     <Page
       title="Mission control"
@@ -95,29 +200,7 @@ export default function MissionControlPage({ auth }: PageProps) {
               <Stat label="Open todos" value={data.todos.length} />
             </div>
             <div className="grid-2">
-              <Section title="Channels">
-                <table className="data" aria-label="Channels">
-                  <thead>
-                    <tr>
-                      <th>Channel</th>
-                      <th>Bot</th>
-                      <th>Last activity</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.channels.map((channel) => (
-                      <tr key={channel.id}>
-                        <td>{channel.name}</td>
-                        <td>{channel.bot_id}</td>
-                        <td>
-                          <When at={channel.last_activity_at} />
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-                {data.channels.length === 0 ? <p className="muted">No channels.</p> : null}
-              </Section>
+              <ChannelsSection channels={data.channels} />
               <Section title="Runs in progress">
                 <ul className="plain-list">
                   {data.active_runs.map((run) => (
@@ -131,68 +214,14 @@ export default function MissionControlPage({ auth }: PageProps) {
                 </ul>
                 {data.active_runs.length === 0 ? <p className="muted">Nothing running.</p> : null}
               </Section>
-              <Section
-                title="Todos"
-                actions={canWrite
-                  ? (
-                    <button
-                      type="button"
-                      className="small"
-                      onClick={() => setAdding(true)}
-                    >
-                      Add todo
-                    </button>
-                  )
-                  : null}
-              >
-                {action.error ? <p role="alert" className="error">{action.error}</p> : null}
-                <ul className="plain-list" aria-label="Open todos">
-                  {data.todos.map((todo) => (
-                    <li key={todo.id} className="row">
-                      <span>{todo.title}</span>
-                      <span className="chip">{todo.bot_id}</span>
-                      {todo.due_at
-                        ? (
-                          <span className="muted">
-                            due <When at={todo.due_at} />
-                          </span>
-                        )
-                        : null}
-                      <span className="spacer" />
-                      {canWrite
-                        ? (
-                          <button
-                            type="button"
-                            className="small"
-                            disabled={action.busy}
-                            onClick={() => void complete(todo.id)}
-                            aria-label={`Complete ${todo.title}`}
-                          >
-                            Done
-                          </button>
-                        )
-                        : null}
-                    </li>
-                  ))}
-                </ul>
-                {data.todos.length === 0 ? <p className="muted">No open todos.</p> : null}
-              </Section>
-              <Section title="Heartbeats">
-                <ul className="plain-list">
-                  {data.heartbeats.map((beat) => {
-                    const channel = data.channels.find((c) => c.id === beat.channel_id)
-                    return (
-                      <li key={beat.channel_id}>
-                        {channel?.name ?? beat.channel_id}{" "}
-                        <span className="muted">
-                          next <When at={beat.next_at} />
-                        </span>
-                      </li>
-                    )
-                  })}
-                </ul>
-                {data.heartbeats.length === 0 ? <p className="muted">No heartbeats scheduled.</p> : null}
-              </Section>
+              <TodosSection
+                auth={auth}
+                todos={data.todos}
+                canWrite={auth.can(missionScopes.write)}
+                onAdd={() => setAdding(true)}
+                onChanged={dashboard.reload}
+              />
+              <HeartbeatsSection heartbeats={data.heartbeats} channels={data.channels} />
               <Section title="Failed tasks">
                 <ul className="plain-list">
                   {data.tasks.failed.map((task) => (

@@ -6,13 +6,14 @@
  * model override. Every call goes through the typed client it is given, so the caller decides the
  * credential (a user's JWT, a widget token).
  */
-import { type ClipboardEvent, type DragEvent, type KeyboardEvent, useEffect, useId, useRef, useState } from "react"
+import { type KeyboardEvent, useId, useRef, useState } from "react"
 import type { CairnClient } from "../../../client.ts"
 import type { AttachmentReference } from "../../../sessions/Attachments.ts"
-import { describeError } from "../calls.ts"
 import { AttachIcon, MicIcon, SendIcon, StopIcon, WaitIcon } from "./icons.tsx"
-import { imageTypes, isImage, uploadImage } from "./upload.ts"
-import { type Recording, startRecording, transcribe, voiceSupported } from "./voice.ts"
+import { imageTypes } from "./upload.ts"
+import { type PendingImage, useAttachments } from "./useAttachments.ts"
+import { useVoiceInput, type VoiceState } from "./useVoiceInput.ts"
+import { voiceSupported } from "./voice.ts"
 import "./composer.css"
 
 export interface ComposedMessage {
@@ -33,20 +34,104 @@ export interface ComposerProps {
   readonly placeholder?: string
 }
 
-interface PendingImage {
-  readonly key: number
-  readonly name: string
-  readonly preview: string
-  readonly state: "uploading" | "ready" | "failed"
-  readonly attachmentId?: string
-  readonly error?: string
+/** The images added so far, each with its upload state and a button that removes it. */
+const AttachedImages = ({ images, onRemove }: {
+  readonly images: ReadonlyArray<PendingImage>
+  readonly onRemove: (key: number) => void
+}) => (
+  <ul className="cairn-composer__images" aria-label="Attached images">
+    {images.map((image) => (
+      <li key={image.key} className={`cairn-composer__image cairn-composer__image--${image.state}`} data-state={image.state}>
+        <img src={image.preview} alt={image.name} />
+        {image.state === "uploading" && <span className="cairn-composer__badge">Uploading…</span>}
+        {image.state === "failed" && (
+          <span className="cairn-composer__badge" role="alert">
+            {image.error}
+          </span>
+        )}
+        <button
+          type="button"
+          className="cairn-composer__remove"
+          aria-label={`Remove ${image.name}`}
+          onClick={() =>
+            onRemove(image.key)}
+        >
+          <span aria-hidden="true">×</span>
+        </button>
+      </li>
+    ))}
+  </ul>
+)
+
+/** The attach button and the hidden file picker it opens. */
+const AttachButton = ({ disabled, onFiles }: { readonly disabled: boolean; readonly onFiles: (files: ReadonlyArray<File>) => void }) => {
+  const filePicker = useRef<HTMLInputElement>(null)
+  return (
+    <>
+      <input
+        ref={filePicker}
+        type="file"
+        accept={imageTypes.join(",")}
+        multiple
+        hidden
+        data-testid="composer-file"
+        onChange={(event) => {
+          onFiles([...(event.target.files ?? [])])
+          event.target.value = ""
+        }}
+      />
+      <button
+        type="button"
+        className="cairn-composer__button"
+        aria-label="Attach images"
+        disabled={disabled}
+        onClick={() => filePicker.current?.click()}
+      >
+        <AttachIcon />
+      </button>
+    </>
+  )
 }
 
-type VoiceState = { readonly kind: "idle" } | { readonly kind: "recording"; readonly recording: Recording } | {
-  readonly kind: "transcribing"
-}
+const VoiceButton = ({ voice, disabled, onToggle }: {
+  readonly voice: VoiceState
+  readonly disabled: boolean
+  readonly onToggle: () => void
+}) => (
+  <button
+    type="button"
+    className={`cairn-composer__button${voice.kind === "recording" ? " cairn-composer__button--recording" : ""}`}
+    aria-label={voice.kind === "recording" ? "Stop recording" : voice.kind === "transcribing" ? "Transcribing" : "Record voice"}
+    aria-pressed={voice.kind === "recording"}
+    disabled={disabled || voice.kind === "transcribing"}
+    onClick={onToggle}
+  >
+    {voice.kind === "recording" ? <StopIcon /> : voice.kind === "transcribing" ? <WaitIcon /> : <MicIcon />}
+  </button>
+)
 
-let nextKey = 0
+/** The model override: empty is the bot's own. */
+const ModelPicker = ({ models, model, disabled, onChange }: {
+  readonly models: ReadonlyArray<string>
+  readonly model: string
+  readonly disabled: boolean
+  readonly onChange: (model: string) => void
+}) => {
+  const modelId = useId()
+  return (
+    <div className="cairn-composer__model">
+      <label htmlFor={modelId}>Model</label>
+      <select id={modelId} value={model} onChange={(event) => onChange(event.target.value)} disabled={disabled}>
+        <option value="">The bot's own</option>
+        {models.map((name) => (
+          <option key={name} value={name}>
+            {name}
+          </option>
+        ))}
+      </select>
+    </div>
+  )
+}
 
 export const Composer = ({
   client,
@@ -59,51 +144,21 @@ export const Composer = ({
   placeholder = "Message"
 }: ComposerProps) => {
   const [text, setText] = useState("")
-  const [images, setImages] = useState<ReadonlyArray<PendingImage>>([])
   const [model, setModel] = useState("")
-  const [voice, setVoice] = useState<VoiceState>({ kind: "idle" })
   const [notice, setNotice] = useState<string | null>(null)
-  const [dragging, setDragging] = useState(false)
   const textArea = useRef<HTMLTextAreaElement>(null)
-  const filePicker = useRef<HTMLInputElement>(null)
-  const modelId = useId()
-  const previews = useRef(new Set<string>())
+  const attachments = useAttachments(client, allowAttachments, setNotice)
+  const { voice, toggle: toggleVoice } = useVoiceInput(client, {
+    onHeard: (heard) => {
+      if (heard.trim().length === 0) setNotice("Nothing was heard")
+      else setText((current) => [current.trim(), heard.trim()].filter(Boolean).join(" "))
+      textArea.current?.focus()
+    },
+    onNotice: setNotice
+  })
 
-  // Previews are object URLs: free them when the composer goes.
-  useEffect(() => () => previews.current.forEach((url) => URL.revokeObjectURL(url)), [])
-
-  const update = (key: number, change: Partial<PendingImage>) =>
-    setImages((current) => current.map((image) => (image.key === key ? { ...image, ...change } : image)))
-
-  const addFiles = (files: ReadonlyArray<File>) => {
-    if (!allowAttachments) return
-    const accepted = files.filter(isImage)
-    if (accepted.length < files.length) setNotice(`Only images can be attached (${imageTypes.join(", ")})`)
-    for (const file of accepted) {
-      const key = nextKey++
-      const preview = URL.createObjectURL(file)
-      previews.current.add(preview)
-      setImages((current) => [...current, { key, name: file.name || "pasted image", preview, state: "uploading" }])
-      uploadImage(client, file).then(
-        (attachmentId) => update(key, { state: "ready", attachmentId }),
-        (error: unknown) => update(key, { state: "failed", error: describeError(error) })
-      )
-    }
-  }
-
-  const remove = (key: number) =>
-    setImages((current) => {
-      const gone = current.find((image) => image.key === key)
-      if (gone) {
-        URL.revokeObjectURL(gone.preview)
-        previews.current.delete(gone.preview)
-      }
-      return current.filter((image) => image.key !== key)
-    })
-
-  const uploading = images.some((image) => image.state === "uploading")
-  const ready = images.filter((image) => image.state === "ready")
-  const canSend = !disabled && !uploading && voice.kind === "idle" && (text.trim().length > 0 || ready.length > 0)
+  const { ready } = attachments
+  const canSend = !disabled && !attachments.uploading && voice.kind === "idle" && (text.trim().length > 0 || ready.length > 0)
 
   const send = async () => {
     if (!canSend) return
@@ -113,12 +168,8 @@ export const Composer = ({
       model: allowModelOverride && model ? model : undefined
     }
     setText("")
-    setImages([])
     setNotice(null)
-    for (const image of images) {
-      URL.revokeObjectURL(image.preview)
-      previews.current.delete(image.preview)
-    }
+    attachments.clear()
     await onSend(message)
     textArea.current?.focus()
   }
@@ -131,84 +182,17 @@ export const Composer = ({
     }
   }
 
-  const onPaste = (event: ClipboardEvent<HTMLTextAreaElement>) => {
-    const files = [...event.clipboardData.files]
-    if (files.length === 0 || !allowAttachments) return
-    event.preventDefault()
-    addFiles(files)
-  }
-
-  const onDrop = (event: DragEvent<HTMLFormElement>) => {
-    setDragging(false)
-    if (!allowAttachments || event.dataTransfer.files.length === 0) return
-    event.preventDefault()
-    addFiles([...event.dataTransfer.files])
-  }
-
-  const toggleVoice = async () => {
-    if (voice.kind === "recording") {
-      setVoice({ kind: "transcribing" })
-      try {
-        const heard = await transcribe(client, await voice.recording.stop())
-        if (heard.trim().length === 0) setNotice("Nothing was heard")
-        else setText((current) => [current.trim(), heard.trim()].filter(Boolean).join(" "))
-        textArea.current?.focus()
-      } catch (error) {
-        setNotice(`Transcription failed: ${describeError(error)}`)
-      } finally {
-        setVoice({ kind: "idle" })
-      }
-      return
-    }
-    try {
-      setNotice(null)
-      setVoice({ kind: "recording", recording: await startRecording() })
-    } catch (error) {
-      setNotice(`The microphone is not available: ${describeError(error)}`)
-    }
-  }
-
-  const showVoice = allowVoice && voiceSupported()
   return (
     <form
-      className={`cairn-composer${dragging ? " cairn-composer--dragging" : ""}`}
+      className={`cairn-composer${attachments.dragging ? " cairn-composer--dragging" : ""}`}
       data-testid="composer"
       onSubmit={(event) => {
         event.preventDefault()
         void send()
       }}
-      onDragOver={(event) => {
-        if (!allowAttachments) return
-        event.preventDefault()
-        setDragging(true)
-      }}
-      onDragLeave={() => setDragging(false)}
-      onDrop={onDrop}
+      {...attachments.dropTarget}
     >
-      {images.length > 0 && (
-        <ul className="cairn-composer__images" aria-label="Attached images">
-          {images.map((image) => (
-            <li key={image.key} className={`cairn-composer__image cairn-composer__image--${image.state}`} data-state={image.state}>
-              <img src={image.preview} alt={image.name} />
-              {image.state === "uploading" && <span className="cairn-composer__badge">Uploading…</span>}
-              {image.state === "failed" && (
-                <span className="cairn-composer__badge" role="alert">
-                  {image.error}
-                </span>
-              )}
-              <button
-                type="button"
-                className="cairn-composer__remove"
-                aria-label={`Remove ${image.name}`}
-                onClick={() =>
-                  remove(image.key)}
-              >
-                <span aria-hidden="true">×</span>
-              </button>
-            </li>
-          ))}
-        </ul>
-      )}
+      {attachments.images.length > 0 && <AttachedImages images={attachments.images} onRemove={attachments.remove} />}
       {notice && (
         <p className="cairn-composer__notice" role="status">
           {notice}
@@ -225,64 +209,17 @@ export const Composer = ({
           disabled={disabled}
           onChange={(event) => setText(event.target.value)}
           onKeyDown={onKeyDown}
-          onPaste={onPaste}
+          onPaste={attachments.onPaste}
         />
         <div className="cairn-composer__actions">
-          {allowAttachments && (
-            <>
-              <input
-                ref={filePicker}
-                type="file"
-                accept={imageTypes.join(",")}
-                multiple
-                hidden
-                data-testid="composer-file"
-                onChange={(event) => {
-                  addFiles([...(event.target.files ?? [])])
-                  event.target.value = ""
-                }}
-              />
-              <button
-                type="button"
-                className="cairn-composer__button"
-                aria-label="Attach images"
-                disabled={disabled}
-                onClick={() => filePicker.current?.click()}
-              >
-                <AttachIcon />
-              </button>
-            </>
-          )}
-          {showVoice && (
-            <button
-              type="button"
-              className={`cairn-composer__button${voice.kind === "recording" ? " cairn-composer__button--recording" : ""}`}
-              aria-label={voice.kind === "recording" ? "Stop recording" : voice.kind === "transcribing" ? "Transcribing" : "Record voice"}
-              aria-pressed={voice.kind === "recording"}
-              disabled={disabled || voice.kind === "transcribing"}
-              onClick={() => void toggleVoice()}
-            >
-              {voice.kind === "recording" ? <StopIcon /> : voice.kind === "transcribing" ? <WaitIcon /> : <MicIcon />}
-            </button>
-          )}
+          {allowAttachments && <AttachButton disabled={disabled} onFiles={attachments.addFiles} />}
+          {allowVoice && voiceSupported() && <VoiceButton voice={voice} disabled={disabled} onToggle={() => void toggleVoice()} />}
           <button type="submit" className="cairn-composer__button cairn-composer__send" aria-label="Send" disabled={!canSend}>
             <SendIcon />
           </button>
         </div>
       </div>
-      {allowModelOverride && models.length > 0 && (
-        <div className="cairn-composer__model">
-          <label htmlFor={modelId}>Model</label>
-          <select id={modelId} value={model} onChange={(event) => setModel(event.target.value)} disabled={disabled}>
-            <option value="">The bot's own</option>
-            {models.map((name) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </div>
-      )}
+      {allowModelOverride && models.length > 0 && <ModelPicker models={models} model={model} disabled={disabled} onChange={setModel} />}
     </form>
   )
 }
