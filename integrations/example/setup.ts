@@ -1,10 +1,15 @@
-import { defineSetup } from "../../src/sdk/index.ts"
+import { defineSetup, SettingType } from "../../src/sdk/index.ts"
 
 export const SETUP = defineSetup({
   env_vars: [
     { key: "EXAMPLE_GREETING", description: "How the ping route greets", default: "Hello" },
     { key: "EXAMPLE_API_TOKEN", description: "A token for a remote service (shows how secrets are masked)", secret: true },
-    { key: "EXAMPLE_SNAPSHOT_INTERVAL_MS", description: "How often the stats-snapshot worker stores a snapshot", default: "60000" }
+    {
+      key: "EXAMPLE_SNAPSHOT_INTERVAL_MS",
+      description: "How often the stats-snapshot worker stores a snapshot",
+      default: "60000",
+      schema: SettingType.integer({ min: 100 })
+    }
   ],
   sidebar_section: {
     id: "example",

@@ -3,7 +3,8 @@
  * integration's store (the latest under `snapshot:latest`, the last 24 times in an LRU set) and
  * reports it, so it shows in the admin status (`GET /api/v1/admin/integrations/example/workers`).
  */
-import { defineWorker } from "../../src/sdk/index.ts"
+import { defineWorker, readSettings } from "../../src/sdk/index.ts"
+import { SETUP } from "./setup.ts"
 import { stats } from "./stats.ts"
 
 export default defineWorker({
@@ -11,7 +12,10 @@ export default defineWorker({
   description: "Stores a snapshot of the responses the hook has seen, periodically",
   requiredSettings: ["EXAMPLE_SNAPSHOT_INTERVAL_MS"],
   run: async (cairn, worker) => {
-    const interval = Math.max(100, Number(worker.settings.EXAMPLE_SNAPSHOT_INTERVAL_MS) || 60_000)
+    const settings = readSettings(SETUP, worker.settings)
+    // A wrong value can only come from the environment (a saved one was checked): the worker fails, showing why.
+    if (!settings.ok) throw new Error(settings.error)
+    const interval = settings.values.EXAMPLE_SNAPSHOT_INTERVAL_MS
     const recent = cairn.store.lru("snapshot-times", 24)
     do {
       const snapshot = { at: new Date().toISOString(), responses_seen: stats.responsesSeen }

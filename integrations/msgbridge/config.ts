@@ -1,4 +1,6 @@
-/** The bridge's settings, read once per use from `cairn.settings.all()`. */
+/** The bridge's settings, read once per use from `cairn.settings.all()`; types and defaults are SETUP's. */
+import { readSettings } from "../../src/sdk/index.ts"
+import { behaviourSettings } from "./setup.ts"
 
 export type SendMethod = "apple-script" | "private-api"
 
@@ -20,31 +22,29 @@ export interface BridgeConfig {
   readonly legacyClient: boolean
 }
 
-const positive = (value: string | undefined, fallback: number) => {
-  const n = Number(value)
-  return Number.isFinite(n) && n > 0 ? n : fallback
+const connectionValue = (settings: Readonly<Record<string, string | undefined>>, key: string) => settings[key]?.trim() || undefined
+
+/** The bridge's settings; the behaviour ones typed by their SETUP schema (a wrong one throws, naming it). */
+export const readConfig = (settings: Readonly<Record<string, string | undefined>>): BridgeConfig => {
+  const read = readSettings({ env_vars: behaviourSettings }, settings)
+  // Only the environment can hold a wrong one: a saved value was checked when it was saved.
+  if (!read.ok) throw new Error(`Messaging bridge settings: ${read.error}`)
+  const values = read.values
+  return {
+    serverUrl: connectionValue(settings, "MSGBRIDGE_SERVER_URL")?.replace(/\/+$/, ""),
+    password: settings.MSGBRIDGE_PASSWORD || undefined,
+    webhookToken: settings.MSGBRIDGE_WEBHOOK_TOKEN || undefined,
+    wakeWords: values.MSGBRIDGE_WAKE_WORDS ?? [],
+    defaultBot: values.MSGBRIDGE_DEFAULT_BOT,
+    sendMethod: values.MSGBRIDGE_SEND_METHOD,
+    echoWindowMs: values.MSGBRIDGE_ECHO_WINDOW_SECONDS * 1000,
+    staleMs: values.MSGBRIDGE_STALE_SECONDS * 1000,
+    catchUpMaxAgeMs: values.MSGBRIDGE_CATCHUP_MAX_AGE_HOURS * 3_600_000,
+    replyLimit: values.MSGBRIDGE_REPLY_LIMIT,
+    replyWindowMs: values.MSGBRIDGE_REPLY_WINDOW_SECONDS * 1000,
+    maxMessageChars: values.MSGBRIDGE_MAX_MESSAGE_CHARS,
+    sendTimeoutMs: values.MSGBRIDGE_SEND_TIMEOUT_MS,
+    healthIntervalMs: values.MSGBRIDGE_HEALTH_INTERVAL_SECONDS * 1000,
+    legacyClient: values.MSGBRIDGE_LEGACY_CLIENT
+  }
 }
-
-export const wordsOf = (value: string | undefined): Array<string> =>
-  (value ?? "")
-    .split(",")
-    .map((word) => word.trim())
-    .filter(Boolean)
-
-export const readConfig = (settings: Readonly<Record<string, string | undefined>>): BridgeConfig => ({
-  serverUrl: settings.MSGBRIDGE_SERVER_URL?.trim().replace(/\/+$/, "") || undefined,
-  password: settings.MSGBRIDGE_PASSWORD || undefined,
-  webhookToken: settings.MSGBRIDGE_WEBHOOK_TOKEN || undefined,
-  wakeWords: wordsOf(settings.MSGBRIDGE_WAKE_WORDS),
-  defaultBot: settings.MSGBRIDGE_DEFAULT_BOT?.trim() || "default",
-  sendMethod: settings.MSGBRIDGE_SEND_METHOD === "private-api" ? "private-api" : "apple-script",
-  echoWindowMs: positive(settings.MSGBRIDGE_ECHO_WINDOW_SECONDS, 30) * 1000,
-  staleMs: positive(settings.MSGBRIDGE_STALE_SECONDS, 300) * 1000,
-  catchUpMaxAgeMs: positive(settings.MSGBRIDGE_CATCHUP_MAX_AGE_HOURS, 24) * 3_600_000,
-  replyLimit: Math.floor(positive(settings.MSGBRIDGE_REPLY_LIMIT, 10)),
-  replyWindowMs: positive(settings.MSGBRIDGE_REPLY_WINDOW_SECONDS, 60) * 1000,
-  maxMessageChars: Math.max(100, Math.floor(positive(settings.MSGBRIDGE_MAX_MESSAGE_CHARS, 2000))),
-  sendTimeoutMs: positive(settings.MSGBRIDGE_SEND_TIMEOUT_MS, 30_000),
-  healthIntervalMs: positive(settings.MSGBRIDGE_HEALTH_INTERVAL_SECONDS, 30) * 1000,
-  legacyClient: (settings.MSGBRIDGE_LEGACY_CLIENT ?? "true").toLowerCase() !== "false"
-})

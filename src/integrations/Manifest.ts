@@ -3,8 +3,9 @@
  * id upper-cased, icons to `Plug` (unknown names too), items need a label and an href, env vars a
  * key. Pure functions; the loader turns a problem into a skipped part with a clear message.
  */
-import { Data } from "effect"
+import { Data, Schema } from "effect"
 import type { EnvVarSpec, SetupManifest } from "../sdk/index.ts"
+import { settingProblem } from "../sdk/Settings.ts"
 
 export const knownIcons: ReadonlySet<string> = new Set([
   "LayoutDashboard",
@@ -49,6 +50,8 @@ export interface NormalizedEnvVar {
   readonly secret: boolean
   readonly description: string
   readonly default: string | undefined
+  /** The setting's type: a saved value it cannot decode is refused. */
+  readonly schema: Schema.Schema<unknown, string> | undefined
 }
 
 export interface NormalizedSidebar {
@@ -83,13 +86,24 @@ const envVar = (raw: unknown, index: number): NormalizedEnvVar => {
     throw new ManifestError({ message: `env_vars[${index}] needs a key made of letters, digits and '_'` })
   }
   const spec = raw as Partial<EnvVarSpec>
+  const schema = schemaOf(raw.key, spec.schema)
+  const fallback = spec.default === undefined || spec.default === null ? undefined : String(spec.default)
+  const wrongDefault = schema && fallback !== undefined ? settingProblem({ key: raw.key, schema }, fallback) : undefined
+  if (wrongDefault) throw new ManifestError({ message: `env_vars: the default of ${wrongDefault}` })
   return {
     key: raw.key,
     required: spec.required === true,
     secret: spec.secret === true,
     description: text(spec.description) ?? "",
-    default: spec.default === undefined || spec.default === null ? undefined : String(spec.default)
+    default: fallback,
+    schema
   }
+}
+
+const schemaOf = (key: string, schema: unknown): Schema.Schema<unknown, string> | undefined => {
+  if (schema === undefined) return undefined
+  if (!Schema.isSchema(schema)) throw new ManifestError({ message: `env_vars ${key}: schema must be an Effect Schema (see SettingType)` })
+  return schema as Schema.Schema<unknown, string>
 }
 
 const sidebar = (raw: unknown): NormalizedSidebar => {

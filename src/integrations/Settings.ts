@@ -11,6 +11,7 @@ import { presets } from "../auth/Scopes.ts"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import { Bus } from "../db/Bus.ts"
 import { makeSharedSnapshot } from "../db/Snapshot.ts"
+import { settingProblem } from "../sdk/Settings.ts"
 import { MASK } from "../secrets/Mask.ts"
 import { makeKeyVaultFor } from "../secrets/Vault.ts"
 import { traced } from "../telemetry/Spans.ts"
@@ -191,7 +192,13 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
             continue
           }
           if (spec.secret && value === MASK) continue
-          writes.push([key, value === null || value === "" ? null : String(value)])
+          const text = value === null || value === "" ? null : String(value)
+          const problem = text === null ? undefined : settingProblem(spec, text)
+          if (problem) {
+            issues.push(new ValidationIssue({ loc: ["body", key], msg: problem, type: "value_error" }))
+            continue
+          }
+          writes.push([key, text])
         }
         issues.push(...(yield* secretsCarriedToNewUrl(integrationId, manifest, values, writes)))
         if (issues.length > 0) return yield* new ValidationError({ detail: issues })

@@ -29,6 +29,7 @@ import type {
 } from "./Capabilities.ts"
 import type { Dispatcher } from "./Dispatcher.ts"
 import type { HookCallback, HookEvent, Unregister } from "./Hooks.ts"
+import type { EnvVarSpec } from "./Settings.ts"
 import type { WorkerDefinition } from "./Worker.ts"
 
 export type {
@@ -208,6 +209,8 @@ export const isInvalidArgument = (error: unknown): error is InvalidArgument =>
  * integrations implement). Types only, so integrations still load nothing of the core at run time.
  */
 export type { Dispatcher, DispatchTask, PostMessageOptions } from "./Dispatcher.ts"
+export { readSettings, settingProblem, SettingType } from "./Settings.ts"
+export type { EnvVarSpec, SettingsRead, SettingsValues } from "./Settings.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Metadata, settings manifest, process manifest
@@ -219,14 +222,6 @@ export interface IntegrationMetadata {
   /** Who a mirrored message is shown as. */
   readonly user_attribution?: (userId: string) => { readonly username: string; readonly icon_url?: string } | null
   readonly display_name?: (clientId: string) => string | null | Promise<string | null>
-}
-
-export interface EnvVarSpec {
-  readonly key: string
-  readonly required?: boolean
-  readonly secret?: boolean
-  readonly description?: string
-  readonly default?: string
 }
 
 export interface SidebarItem {
@@ -262,7 +257,8 @@ export interface SetupManifest {
   readonly hud?: { readonly status_endpoint: string }
 }
 
-export const defineSetup = (setup: SetupManifest): SetupManifest => setup
+/** Keeps the literal types of the manifest, so `readSettings(SETUP, …)` knows each setting's type. */
+export const defineSetup = <const S extends SetupManifest>(setup: S): S => setup
 
 // ---------------------------------------------------------------------------------------------
 // The live API handed to an integration

@@ -277,6 +277,34 @@ describe.each(backends)("integration framework (%s)", (backend) => {
     expect((await server.request("/api/v1/admin/integrations/nope/settings")).status).toBe(404)
   })
 
+  it("refuses a value its SETUP schema cannot read, naming the setting, and stores nothing of that request", async () => {
+    const path = "/api/v1/admin/integrations/example/settings"
+    const wrong = await server.request(path, {
+      method: "PUT",
+      body: JSON.stringify({ EXAMPLE_SNAPSHOT_INTERVAL_MS: "soon", EXAMPLE_GREETING: "Not kept" })
+    })
+    expect(wrong.status).toBe(422)
+    const body = await json(wrong)
+    expect(body.detail).toEqual([
+      { loc: ["body", "EXAMPLE_SNAPSHOT_INTERVAL_MS"], msg: expect.stringMatching(/^EXAMPLE_SNAPSHOT_INTERVAL_MS: /), type: "value_error" }
+    ])
+    const tooSmall = await server.request(path, { method: "PUT", body: JSON.stringify({ EXAMPLE_SNAPSHOT_INTERVAL_MS: "5" }) })
+    expect(tooSmall.status).toBe(422)
+    expect((await json(tooSmall)).detail[0].msg).toBe("EXAMPLE_SNAPSHOT_INTERVAL_MS: Expected a whole number of at least 100")
+    const view = await json(await server.request(path))
+    const byKey = new Map(view.settings.map((s: { key: string }) => [s.key, s]))
+    expect(byKey.get("EXAMPLE_SNAPSHOT_INTERVAL_MS")).toMatchObject({ source: "default", value: "60000" })
+    expect(byKey.get("EXAMPLE_GREETING")).not.toMatchObject({ value: "Not kept" })
+    // A number in JSON is its text, and read as such.
+    const fine = await server.request(path, { method: "PUT", body: JSON.stringify({ EXAMPLE_SNAPSHOT_INTERVAL_MS: 250 }) })
+    expect(fine.status).toBe(200)
+    expect(new Map((await json(fine)).settings.map((s: { key: string }) => [s.key, s])).get("EXAMPLE_SNAPSHOT_INTERVAL_MS")).toMatchObject({
+      value: "250",
+      source: "stored"
+    })
+    expect((await server.request(path, { method: "PUT", body: JSON.stringify({ EXAMPLE_SNAPSHOT_INTERVAL_MS: null }) })).status).toBe(200)
+  })
+
   it("does not keep a masked or unsent secret when a *_URL setting changes in the same request", async () => {
     const settingsPath = "/api/v1/admin/integrations/relay/settings"
     const save = (body: Record<string, unknown>) => server.request(settingsPath, { method: "PUT", body: JSON.stringify(body) })
