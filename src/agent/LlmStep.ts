@@ -47,6 +47,21 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
     const config = yield* contextConfig
     const journal = yield* Journal
 
+    /** The stored history a call sees: before the turn's first, past the threshold, the oldest turns become the summary. */
+    const historyFor = (plan: TurnPlan, iteration: number) =>
+      Effect.gen(function*() {
+        const turn = yield* CurrentTurn
+        const history = yield* turn.record.recent(config.historyLimit)
+        if (iteration !== 1 || !turn.record.stored) return history
+        const window = historyWindow(config, plan.model)
+        const compacted = yield* compaction
+          .compactIfNeeded(turn.input.sessionId, turn.input.bot, history, window, turn.input.channel?.passive_memory ?? false)
+          .pipe(
+            Effect.catchAll((error) => Effect.as(Effect.logWarning("Compaction failed; the oldest turns are cut instead", error), null))
+          )
+        return compacted ? yield* turn.record.recent(config.historyLimit) : history
+      })
+
     /**
      * One model call. `finalPass` offers no tools and asks for an answer; `partial` follows the
      * streamed text, so an interrupted turn can store what was said.
@@ -60,17 +75,7 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
       Effect.gen(function*() {
         const turn = yield* CurrentTurn
         const { bot, emit, sessionId } = turn.input
-        let history = yield* turn.record.recent(config.historyLimit)
-        if (iteration === 1 && turn.record.stored) {
-          // Past the threshold, the oldest turns become the summary before the turn's first call.
-          const window = historyWindow(config, plan.model)
-          const compacted = yield* compaction
-            .compactIfNeeded(sessionId, bot, history, window, turn.input.channel?.passive_memory ?? false)
-            .pipe(
-              Effect.catchAll((error) => Effect.as(Effect.logWarning("Compaction failed; the oldest turns are cut instead", error), null))
-            )
-          if (compacted) history = yield* turn.record.recent(config.historyLimit)
-        }
+        const history = yield* historyFor(plan, iteration)
         const context = assemble({
           bot,
           model: plan.model,

@@ -6,18 +6,18 @@
  * wait also re-reads on a slow safety poll, and after the bus reconnects.
  *
  * - PostgreSQL: `NOTIFY` on one channel; each process keeps one listening connection of its own
- *   (outside the pool), reconnects when it drops, and then wakes every waiter for a catch-up read
- *   (notices sent while it was away are gone).
+ *   (outside the pool: `BusListener.ts`), reconnects when it drops, and then wakes every waiter for
+ *   a catch-up read (notices sent while it was away are gone).
  * - PGlite: one process by construction, so the in-process delivery is the whole bus.
  *
  * In the process, a notice is handed only to the subscribers of its topic (and a catch-up to all):
  * a run's end, one notice a turn, wakes the one loop that waits for it rather than every loop.
  */
 import { SqlClient } from "@effect/sql"
-import { Data, Deferred, Duration, Effect, Exit, Option, Queue, Redacted, Schedule, Stream } from "effect"
-import pg from "pg"
+import { Duration, Effect, Option, Queue, Redacted, Schedule, Stream } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
-import { DatabaseInfo, describeUrl } from "./Database.ts"
+import { listen } from "./BusListener.ts"
+import { DatabaseInfo } from "./Database.ts"
 
 /** What changed, by kind; the key names the thing (a run, a session, an approval...). */
 export type Topic =
@@ -45,11 +45,6 @@ const channel = "cairn_bus"
 
 /** How a waiter with no notice re-reads anyway: a missed notice costs at most this long. */
 export const safetyPoll = Schedule.spaced(Duration.seconds(5))
-
-/** Reconnecting the listening connection: quick at first, then every 5 s until it is back. */
-const reconnect = Schedule.exponential(Duration.millis(100), 2).pipe(Schedule.union(Schedule.spaced(Duration.seconds(5))))
-
-class BusDisconnected extends Data.TaggedError("BusDisconnected")<{ readonly message: string }> {}
 
 const encode = (notice: Notice) => `${notice.topic}\t${notice.key}`
 const decode = (payload: string): Notice | undefined => {
@@ -132,48 +127,14 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
       ).pipe(Effect.map((subscriber): Queue.Dequeue<Notice> => subscriber.queue))
 
     if (info.backend === "postgres" && Option.isSome(config.databaseUrl)) {
-      const url = Redacted.value(config.databaseUrl.value)
-      // One session of LISTEN: it ends (as a failure) when the connection errors or closes.
-      const session = Effect.scoped(
-        Effect.gen(function*() {
-          const client = yield* Effect.acquireRelease(
-            Effect.tryPromise({
-              try: async () => {
-                const client = new pg.Client({ connectionString: url, application_name: "cairn-bus", keepAlive: true })
-                client.on("error", () => {})
-                await client.connect()
-                return client
-              },
-              catch: (cause) => new BusDisconnected({ message: cause instanceof Error ? cause.message : String(cause) })
-            }),
-            (client) => Effect.promise(() => client.end()).pipe(Effect.timeoutOption(Duration.seconds(1)), Effect.ignore)
-          )
-          const lost = yield* Deferred.make<never, BusDisconnected>()
-          const drop = (why: string) => Deferred.unsafeDone(lost, Exit.fail(new BusDisconnected({ message: why })))
-          client.on("notification", (message) => {
-            const notice = message.channel === channel && message.payload ? decode(message.payload) : undefined
-            if (notice) deliver(notice)
-          })
-          client.on("error", (error) => drop(error.message))
-          client.on("end", () => drop("the connection closed"))
-          yield* Effect.tryPromise({
-            try: () => client.query(`LISTEN ${channel}`),
-            catch: (cause) => new BusDisconnected({ message: cause instanceof Error ? cause.message : String(cause) })
-          })
-          // Whatever was notified while no connection listened is read again by every waiter.
-          deliver(catchUp)
-          return yield* Deferred.await(lost)
-        })
-      )
-      yield* Effect.forkScoped(
-        session.pipe(
-          Effect.tapError((error) =>
-            Effect.logWarning(`Notification bus on ${describeUrl(url)} lost its connection (${error.message}); reconnecting`)
-          ),
-          Effect.retry(reconnect),
-          Effect.catchAllCause((cause) => Effect.logError("Notification bus stopped", cause))
-        )
-      )
+      yield* listen(Redacted.value(config.databaseUrl.value), channel, {
+        notified: (payload) => {
+          const notice = decode(payload)
+          if (notice) deliver(notice)
+        },
+        // Whatever was notified while no connection listened is read again by every waiter.
+        listening: () => deliver(catchUp)
+      })
     }
 
     /**

@@ -1,37 +1,34 @@
 /**
  * Message intake: the one way a message goes in, whatever surface sent it (`/chat` and
  * `/chat/stream`, the OpenAI-compatible surface, MCP's `chat_with_bot`, heartbeats, integrations).
- * A message is checked, its session found, then stored passive, queued as a task (its session
- * busy, the system paused) or run at once; a blocking caller waits for its answer here.
+ * A message is checked and its session found (`Admission.ts`), then stored passive, queued as a
+ * task (its session busy, the system paused) or run at once; a blocking caller waits for its answer
+ * here.
  */
 import { Effect, FiberSet, Option, Stream } from "effect"
 import { isTerminal, type SequencedEvent } from "../agent/Events.ts"
 import { userMessage } from "../agent/Turn.ts"
 import type { PrincipalShape } from "../auth/Principal.ts"
-import { grants } from "../auth/Scopes.ts"
 import { Bots } from "../bots/Bots.ts"
-import type { Bot } from "../bots/Model.ts"
-import type { Channel } from "../channels/Model.ts"
-import { Forbidden, ValidationError } from "../contract/Errors.ts"
+import { ValidationError } from "../contract/Errors.ts"
 import type { ToolSchema } from "../providers/Model.ts"
 import { RunCancelled, RunFailed, RunInterrupted } from "../runs/Errors.ts"
 import { overRunLimit } from "../runs/Quota.ts"
 import { Runs } from "../runs/Runs.ts"
 import { turnChannel, Turns } from "../runs/Turns.ts"
-import { confinedBot, ownerOf, requireBotAllowed } from "../sessions/Access.ts"
-import type { ImageAttachment } from "../sessions/Attachments.ts"
-import type { Session } from "../sessions/Model.ts"
+import { confinedBot, requireBotAllowed } from "../sessions/Access.ts"
 import { Sessions } from "../sessions/Sessions.ts"
-import { RunsPerCredentialMax, SystemPaused, WidgetStopOnDisconnect } from "../settings/Model.ts"
+import { SystemPaused, WidgetStopOnDisconnect } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { Dispatchers } from "../tasks/delivery/Dispatchers.ts"
 import { Tasks } from "../tasks/Tasks.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { admission, type Admitted, taskOf } from "./Admission.ts"
 import { IntakeChecks } from "./Checks.ts"
 import type { ChatRequest } from "./Model.ts"
 import { followQueued } from "./QueuedStream.ts"
 import { IntakeTarget } from "./Target.ts"
-import { spokenText, Voice } from "./Voice.ts"
+import { Voice } from "./Voice.ts"
 
 /** How a message went in; `transcript` is what its voice said (null without voice input). */
 export type IntakeStart =
@@ -71,24 +68,11 @@ export interface IntakeAnswer {
   readonly clientActions: ReadonlyArray<unknown>
 }
 
-/** A message checked and addressed: what will be stored and who answers it. */
-interface Admitted {
-  readonly request: ChatRequest & { readonly attachments: ReadonlyArray<ImageAttachment> }
-  readonly session: Session
-  readonly channel: Channel | null
-  readonly bot: Bot
-  readonly text: string
-  readonly attachments: ReadonlyArray<unknown>
-  readonly transcript: string | null
-  readonly credential: string
-  readonly maxRuns: number
-}
-
 type BusyReason = "session_busy" | "system_paused"
 
 export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
   scoped: Effect.gen(function*() {
-    const bots = yield* Bots
+    const admit = yield* admission
     const dispatchers = yield* Dispatchers
     // Deliveries of runs that started at once outlive the request that started them.
     const deliveries = yield* FiberSet.make()
@@ -97,52 +81,8 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
     const tasks = yield* Tasks
     const runs = yield* Runs
     const turns = yield* Turns
-    const voice = yield* Voice
     const checks = yield* IntakeChecks
     const target = yield* IntakeTarget
-
-    /** The checks, the uploads, the voice and the session, in that order: cheap refusals first. */
-    const admit = (sent: ChatRequest, principal: PrincipalShape) =>
-      Effect.gen(function*() {
-        // Internal dispatch writes into another session: that takes sessions:write, not only chat.
-        if (sent.dispatch_type === "internal" && !grants(principal.scopes, "sessions:write")) {
-          return yield* new Forbidden({ detail: "Missing required scope: sessions:write" })
-        }
-        yield* checks.checkMessageLength(sent.message, ["body", "message"])
-        // A credential at its cap is refused before any work (uploads, voice, the session); the place
-        // itself is taken when the run starts.
-        const credential = ownerOf(principal)
-        const maxRuns = yield* settings.get(RunsPerCredentialMax)
-        if (!sent.passive && (yield* runs.runningFor(credential)) >= maxRuns) return yield* overRunLimit(maxRuns)
-        const request = yield* checks.withUploads(sent, principal)
-        yield* checks.checkAttachments(request.attachments)
-        const audio = yield* voice.prepare(request)
-        const { session, channel } = yield* target.resolve(request, principal)
-        const bot = yield* bots.get(session.bot_id)
-        const heard = audio
-          ? yield* voice.hear(
-            audio,
-            request,
-            bot,
-            { sessionId: session.id, channelId: channel?.id ?? null, clientId: session.client_id },
-            principal
-          )
-          : null
-        const text = heard ? spokenText(request.message, heard.transcript) : request.message
-        const admitted: Admitted = {
-          request,
-          session,
-          channel,
-          bot,
-          text,
-          attachments: heard?.attachment ? [...request.attachments, heard.attachment] : request.attachments,
-          transcript: heard?.transcript ?? null,
-          credential,
-          maxRuns
-        }
-        const unheard = heard !== null && !text && request.attachments.length === 0 && !heard.attachment?.for_model
-        return { admitted, unheard }
-      })
 
     /**
      * Of the caller's tool results, those the session still waits for: each must answer a call of
@@ -168,20 +108,6 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
         }
         return results.filter((result) => !answered.has(result.tool_call_id))
       })
-
-    /** The message as a task: queued when the run cannot start now, recorded finished when it ran at once. */
-    const taskOf = ({ request, session, channel, bot, text, attachments }: Admitted) => ({
-      source: "chat",
-      botId: bot.id,
-      sessionId: session.id,
-      channelId: channel?.id ?? null,
-      clientId: session.client_id,
-      prompt: text,
-      attachments,
-      modelOverride: request.model_override ?? null,
-      dispatchType: request.dispatch_type,
-      dispatchConfig: request.dispatch_config
-    })
 
     /**
      * The caller's place among its running runs (429 past the cap, before any database work), the

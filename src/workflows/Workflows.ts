@@ -1,22 +1,12 @@
 /**
- * Workflows: definitions (CRUD, files synced at start, YAML export), runs (params checked against
- * their declared types), and the engine that moves a run on. A run's state machine:
- *
- *   run:  running → waiting (a step waits for approval) → running → complete | failed | cancelled
- *   step: pending → (when false) skipped
- *         pending → (approval) waiting_approval → (approve) pending → running
- *         pending → running → complete | (failure or timeout, attempts left) pending → … | failed
- *         failed → (retry) pending; pending | waiting_approval | failed → (skip) skipped
- *
- * A step runs as a task of the task queue (so a restart neither loses nor repeats it) in the run's
- * session with its bot. Every move is a conditional update from the status it leaves, so two
- * processes (or the engine and an API call) never both move the same step.
+ * Workflows: definitions (CRUD, files synced at start, YAML export) and runs (params checked against
+ * their declared types), started, viewed and moved by hand (approve, skip, retry, cancel). How a run
+ * moves on, its state machine, is `Advance.ts`; the tool a workflow gives bots is `ToolTrigger.ts`.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Either, ParseResult, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import YAML from "yaml"
-import { jsonSchemaTool } from "../agent/Tool.ts"
 import { layer as ToolRegistryLive, ToolRegistry } from "../agent/Tools.ts"
 import { Bots } from "../bots/Bots.ts"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
@@ -24,10 +14,12 @@ import { Bus } from "../db/Bus.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { Tasks } from "../tasks/Tasks.ts"
 import { traced } from "../telemetry/Spans.ts"
-import { holds, type ParamValue, render, resolveParams, type StepStatus, toolNameOf, WorkflowDefinition } from "./Definition.ts"
+import { advancing } from "./Advance.ts"
+import { resolveParams, toolNameOf, WorkflowDefinition } from "./Definition.ts"
 import { WorkflowConflict, WorkflowNotFound } from "./Errors.ts"
 import { Workflow, WorkflowRun, WorkflowStep } from "./Model.ts"
 import { type RunRow, type StepRow, type WorkflowRow, WorkflowsRepo } from "./Repo.ts"
+import { toolTriggers } from "./ToolTrigger.ts"
 
 const decodeDefinition = Schema.decodeUnknownSync(WorkflowDefinition)
 const encodeDefinition = Schema.encodeSync(WorkflowDefinition)
@@ -71,9 +63,12 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
     const sql = yield* SqlClient.SqlClient
     const tasks = yield* Tasks
     const bus = yield* Bus
-    const sessions = yield* Sessions
     const bots = yield* Bots
     const tools = yield* ToolRegistry
+    const { advance, sessionFor } = yield* advancing
+    const { registerTool, registerTools, unregisterTool } = yield* toolTriggers((workflowId, args, triggeredBy) =>
+      start(workflowId, args, triggeredBy, "tool")
+    )
 
     const notFound = (what: string) => new WorkflowNotFound({ detail: `${what} not found` })
 
@@ -166,15 +161,6 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
         return yield* Effect.forEach(rows, (run) => Effect.map(repo.steps(run.id), (steps) => toRun(run, steps)))
       })
 
-    const sessionFor = (run: { readonly id: string }, botId: string) =>
-      sessions.getOrCreate({ botId, clientId: `workflow:${run.id}` }).pipe(
-        Effect.map((session) => session.id),
-        Effect.catchTag(
-          "BotNotFound",
-          () => ValidationError.single(["body", "bot"], `The workflow's bot ${botId} does not exist`, "unknown_bot")
-        )
-      )
-
     /** Starts a run with checked params (422 at `params.<name>` otherwise), and moves it on at once. */
     const start = (
       workflowId: string,
@@ -216,111 +202,6 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
         yield* advance(runId)
         return yield* view(runId)
       })
-
-    /** Starts a step's attempt: its task and its move to running, together or not at all. */
-    const startStep = (run: RunRow, ordinal: number, prompt: string, botId: string, toolNames: ReadonlyArray<string> | undefined) =>
-      sql.withTransaction(
-        Effect.gen(function*() {
-          const sessionId = yield* sessionFor(run, botId)
-          const task = yield* tasks.enqueue({
-            source: `workflow:${run.workflow_id}`,
-            botId,
-            sessionId,
-            channelId: null,
-            clientId: `workflow:${run.id}`,
-            prompt,
-            ...(toolNames ? { executionConfig: { tools: toolNames } } : {})
-          })
-          // Another mover got there first: this attempt is taken back with its task.
-          if (!(yield* repo.moveStep(run.id, ordinal, ["pending"], "running", { taskId: task.id, attempt: true, error: null }))) {
-            return yield* Effect.fail("moved" as const)
-          }
-        })
-      ).pipe(
-        Effect.catchIf((error) => error === "moved", () => Effect.void),
-        // A step that cannot start (its bot was deleted) fails, and with it the run; any other
-        // failure (the database away) leaves it pending for the next move.
-        Effect.catchTag("ValidationError", (error) => {
-          const message = error.detail.map((issue) => issue.msg).join("; ")
-          return Effect.zipRight(
-            repo.moveStep(run.id, ordinal, ["pending"], "failed", { error: message }),
-            repo.moveRun(run.id, ["running"], "failed", `A step could not start: ${message}`)
-          )
-        })
-      )
-
-    /** Moves a running run on as far as it can go now. */
-    const advance = (runId: string): Effect.Effect<void> =>
-      Effect.gen(function*() {
-        const run = yield* repo.run(runId)
-        if (!run || run.status !== "running") return
-        const definition = decodeDefinition(run.definition)
-        const params = run.params as Record<string, ParamValue>
-        const earlier: Record<string, { status: StepStatus; result: string | null }> = {}
-        for (const step of yield* repo.steps(runId)) {
-          const spec = definition.steps[step.ordinal]!
-          const settled = (status: StepStatus, result: string | null) => {
-            earlier[spec.id] = { status, result }
-          }
-          switch (step.status) {
-            case "complete":
-            case "skipped":
-            case "cancelled":
-            case "failed":
-              // A failed step here is one that lets the run go on (on_failure: continue).
-              settled(step.status, step.result)
-              continue
-            case "waiting_approval":
-              return
-            case "pending": {
-              if (!holds(spec.when, params, earlier)) {
-                yield* repo.moveStep(runId, step.ordinal, ["pending"], "skipped")
-                settled("skipped", null)
-                continue
-              }
-              if (spec.approval && !step.approved) {
-                if (yield* repo.moveStep(runId, step.ordinal, ["pending"], "waiting_approval")) {
-                  yield* repo.moveRun(runId, ["running"], "waiting")
-                }
-                return
-              }
-              const results = Object.fromEntries(Object.entries(earlier).map(([id, state]) => [id, state.result]))
-              yield* startStep(run, step.ordinal, render(spec.prompt, params, results), spec.bot ?? definition.bot, spec.tools)
-              return
-            }
-            case "running": {
-              const task = step.task_id ? yield* repo.taskState(step.task_id) : undefined
-              if (task?.status === "complete") {
-                yield* repo.moveStep(runId, step.ordinal, ["running"], "complete", { result: task.result ?? "" })
-                settled("complete", task.result ?? "")
-                continue
-              }
-              const timedOut = step.started_at !== null && Date.now() - step.started_at.getTime() > spec.timeout_seconds * 1000
-              const ended = task === undefined || task.status === "failed" || task.status === "cancelled"
-              if (!ended && !timedOut) {
-                return
-              }
-              const error = timedOut && !ended
-                ? `Timed out after ${spec.timeout_seconds} s`
-                : (task?.error ?? `The step's task ended ${task?.status ?? "missing"}`)
-              if (timedOut && !ended && step.task_id) yield* tasks.cancel(step.task_id).pipe(Effect.ignore)
-              if (step.attempts <= spec.retries) {
-                // Another attempt, started on the next move.
-                yield* repo.moveStep(runId, step.ordinal, ["running"], "pending", { error })
-                return
-              }
-              if (!(yield* repo.moveStep(runId, step.ordinal, ["running"], "failed", { error }))) return
-              if (spec.on_failure === "fail") {
-                yield* repo.moveRun(runId, ["running"], "failed", `Step ${spec.id} failed: ${error}`)
-                return
-              }
-              settled("failed", null)
-              continue
-            }
-          }
-        }
-        yield* repo.moveRun(runId, ["running"], "complete")
-      }).pipe(Effect.catchAllCause((cause) => Effect.logWarning(`Workflow run ${runId} could not move on`, cause)))
 
     const stepOf = (runId: string, stepId: string) =>
       Effect.gen(function*() {
@@ -378,55 +259,6 @@ export class Workflows extends Effect.Service<Workflows>()("cairn/Workflows", {
         for (const taskId of yield* repo.cancelSteps(runId)) yield* tasks.cancel(taskId).pipe(Effect.ignore)
         return yield* view(runId)
       })
-
-    /** Takes back a workflow's tool, only when it is that workflow's (never a tool of another source). */
-    const unregisterTool = (definition: WorkflowDefinition) => {
-      const name = toolNameOf(definition)
-      return name && tools.get(name)?.source === `workflow:${definition.id}` ? tools.unregister(name) : Effect.void
-    }
-
-    /** The tool a workflow's tool trigger gives bots: its params are the tool's, the answer names the run. */
-    const registerTool = (definition: WorkflowDefinition) => {
-      const name = toolNameOf(definition)
-      if (!name) return Effect.void
-      const taken = tools.get(name)
-      if (taken && taken.source !== `workflow:${definition.id}`) {
-        return Effect.logWarning(`The tool of workflow ${definition.id} is not registered: ${name} is ${taken.source}'s`)
-      }
-      const properties = Object.fromEntries(
-        Object.entries(definition.params).map((
-          [param, spec]
-        ) => [param, { type: spec.type, ...(spec.description ? { description: spec.description } : {}) }])
-      )
-      const required = Object.entries(definition.params).flatMap((
-        [param, spec]
-      ) => (spec.required && spec.default === undefined ? [param] : []))
-      const description = definition.triggers.tool?.description ??
-        `Start the workflow "${definition.name}": ${definition.description}`.trim()
-      // Starting a run changes what the server keeps; its steps are checked as they run.
-      return tools.register(
-        jsonSchemaTool({
-          name,
-          description,
-          parameters: { type: "object", properties, required },
-          effect: "write",
-          source: `workflow:${definition.id}`,
-          handler: (args, context) =>
-            Effect.map(
-              start(definition.id, args, `tool:${context.botId}`, "tool"),
-              (run) => ({ workflow_run_id: run.id, status: run.status })
-            )
-        })
-      )
-    }
-
-    /** Registers the tools of every stored workflow that has a tool trigger (at start). */
-    const registerTools = Effect.gen(function*() {
-      for (const row of yield* repo.list) {
-        const definition = yield* Effect.either(Effect.try(() => definitionOf(row)))
-        if (Either.isRight(definition)) yield* registerTool(definition.right)
-      }
-    })
 
     return traced(
       "Workflows",

@@ -1,0 +1,102 @@
+/**
+ * A message admitted: checked (scope, length, the caller's running runs), its uploads and voice
+ * read, its session and bot found, in that order so the cheap refusals come first. What comes out
+ * (`Admitted`) is what intake stores, queues or runs.
+ */
+import { Effect } from "effect"
+import type { PrincipalShape } from "../auth/Principal.ts"
+import { grants } from "../auth/Scopes.ts"
+import { Bots } from "../bots/Bots.ts"
+import type { Bot } from "../bots/Model.ts"
+import type { Channel } from "../channels/Model.ts"
+import { Forbidden } from "../contract/Errors.ts"
+import { overRunLimit } from "../runs/Quota.ts"
+import { Runs } from "../runs/Runs.ts"
+import { ownerOf } from "../sessions/Access.ts"
+import type { ImageAttachment } from "../sessions/Attachments.ts"
+import type { Session } from "../sessions/Model.ts"
+import { RunsPerCredentialMax } from "../settings/Model.ts"
+import { Settings } from "../settings/Settings.ts"
+import { IntakeChecks } from "./Checks.ts"
+import type { ChatRequest } from "./Model.ts"
+import { IntakeTarget } from "./Target.ts"
+import { spokenText, Voice } from "./Voice.ts"
+
+/** A message checked and addressed: what will be stored and who answers it. */
+export interface Admitted {
+  readonly request: ChatRequest & { readonly attachments: ReadonlyArray<ImageAttachment> }
+  readonly session: Session
+  readonly channel: Channel | null
+  readonly bot: Bot
+  readonly text: string
+  readonly attachments: ReadonlyArray<unknown>
+  readonly transcript: string | null
+  readonly credential: string
+  readonly maxRuns: number
+}
+
+/** `admit(sent, principal)`: the message admitted, and whether it is voice in which nothing was heard. */
+export const admission = Effect.gen(function*() {
+  const bots = yield* Bots
+  const settings = yield* Settings
+  const runs = yield* Runs
+  const voice = yield* Voice
+  const checks = yield* IntakeChecks
+  const target = yield* IntakeTarget
+
+  return (sent: ChatRequest, principal: PrincipalShape) =>
+    Effect.gen(function*() {
+      // Internal dispatch writes into another session: that takes sessions:write, not only chat.
+      if (sent.dispatch_type === "internal" && !grants(principal.scopes, "sessions:write")) {
+        return yield* new Forbidden({ detail: "Missing required scope: sessions:write" })
+      }
+      yield* checks.checkMessageLength(sent.message, ["body", "message"])
+      // A credential at its cap is refused before any work (uploads, voice, the session); the place
+      // itself is taken when the run starts.
+      const credential = ownerOf(principal)
+      const maxRuns = yield* settings.get(RunsPerCredentialMax)
+      if (!sent.passive && (yield* runs.runningFor(credential)) >= maxRuns) return yield* overRunLimit(maxRuns)
+      const request = yield* checks.withUploads(sent, principal)
+      yield* checks.checkAttachments(request.attachments)
+      const audio = yield* voice.prepare(request)
+      const { session, channel } = yield* target.resolve(request, principal)
+      const bot = yield* bots.get(session.bot_id)
+      const heard = audio
+        ? yield* voice.hear(
+          audio,
+          request,
+          bot,
+          { sessionId: session.id, channelId: channel?.id ?? null, clientId: session.client_id },
+          principal
+        )
+        : null
+      const text = heard ? spokenText(request.message, heard.transcript) : request.message
+      const admitted: Admitted = {
+        request,
+        session,
+        channel,
+        bot,
+        text,
+        attachments: heard?.attachment ? [...request.attachments, heard.attachment] : request.attachments,
+        transcript: heard?.transcript ?? null,
+        credential,
+        maxRuns
+      }
+      const unheard = heard !== null && !text && request.attachments.length === 0 && !heard.attachment?.for_model
+      return { admitted, unheard }
+    })
+})
+
+/** The message as a task: queued when the run cannot start now, recorded finished when it ran at once. */
+export const taskOf = ({ request, session, channel, bot, text, attachments }: Admitted) => ({
+  source: "chat",
+  botId: bot.id,
+  sessionId: session.id,
+  channelId: channel?.id ?? null,
+  clientId: session.client_id,
+  prompt: text,
+  attachments,
+  modelOverride: request.model_override ?? null,
+  dispatchType: request.dispatch_type,
+  dispatchConfig: request.dispatch_config
+})
