@@ -17,7 +17,7 @@ import { LogLevelControl } from "../telemetry/Logging.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { IntegrationCapabilities } from "./Capabilities.ts"
 import { type ContextServices, makeContext } from "./Context.ts"
-import { discover, searchDirs } from "./Discovery.ts"
+import { type Candidate, discover, searchDirs } from "./Discovery.ts"
 import { checkWorker, checkWorkerNames, load, type LoadedIntegration } from "./Loader.ts"
 import { type NormalizedSidebar, uniqueSidebars } from "./Manifest.ts"
 import { IntegrationServices, layer as IntegrationServicesLive } from "./Services.ts"
@@ -141,103 +141,104 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
       }
     }
 
-    const candidates = discover(searchDirs({ integrationDirs: config.integrationDirs, dataDir: config.dataDir }))
-    for (const candidate of candidates) {
-      let metadata: IntegrationMetadata | null = null
-      const registered: Array<string> = []
+    /** Imports one integration and runs its hooks and dispatchers; what it registered is taken back if one fails. */
+    const importIntegration = (candidate: Candidate) => {
       const undo: Array<() => void> = []
-      const attempt = yield* Effect.either(
-        Effect.tryPromise({
-          try: async () => {
-            const integration = await load(candidate)
-            manifests.set(candidate.id, integration.manifest)
-            // Hooks registered before a later part fails are taken back with the integration.
-            const context = makeContext(
-              candidate.id,
-              {
-                ...services,
-                registerHook: (event, callback) => {
-                  const unregister = services.registerHook(event, callback)
-                  undo.push(unregister)
-                  return unregister
-                }
-              },
-              (m) => {
-                metadata = m
-                types.set(candidate.id, m.integration_type)
+      let metadata: IntegrationMetadata | null = null
+      return Effect.tryPromise({
+        try: async () => {
+          const integration = await load(candidate)
+          manifests.set(candidate.id, integration.manifest)
+          // Hooks registered before a later part fails are taken back with the integration.
+          const context = makeContext(
+            candidate.id,
+            {
+              ...services,
+              registerHook: (event, callback) => {
+                const unregister = services.registerHook(event, callback)
+                undo.push(unregister)
+                return unregister
               }
-            )
-            loading.add(candidate.id)
-            try {
-              if (integration.hooks) await integration.hooks(context)
-              if (integration.dispatchers) await integration.dispatchers(context)
-              checkWorkerNames([...integration.workers, ...(registeredWorkers.get(candidate.id) ?? [])])
-            } catch (error) {
-              for (const unregister of undo) unregister()
-              types.delete(candidate.id)
-              throw error
-            } finally {
-              loading.delete(candidate.id)
+            },
+            (m) => {
+              metadata = m
+              types.set(candidate.id, m.integration_type)
             }
-            return { integration, context }
-          },
-          catch: (cause) => (cause instanceof Error ? cause.message : String(cause))
-        })
-      )
-      if (attempt._tag === "Left") {
-        yield* Effect.logError(`Integration ${candidate.id} (${candidate.dir}) was not loaded: ${attempt.left}`)
-        states.set(candidate.id, {
-          id: candidate.id,
-          dir: candidate.dir,
-          overrides: candidate.overrides,
-          loaded: null,
-          error: attempt.left,
-          metadata: null,
-          context: null,
-          parts: [],
-          workers: []
-        })
-        continue
-      }
-      const { integration, context } = attempt.right
-      const workers = [...integration.workers, ...(registeredWorkers.get(integration.id) ?? [])]
-      for (const tool of integration.tools) {
-        yield* tools.register(tool)
-        registered.push(tool.name)
-      }
-      for (
-        const skill of integration.skillsDir
+          )
+          loading.add(candidate.id)
+          try {
+            if (integration.hooks) await integration.hooks(context)
+            if (integration.dispatchers) await integration.dispatchers(context)
+            checkWorkerNames([...integration.workers, ...(registeredWorkers.get(candidate.id) ?? [])])
+          } catch (error) {
+            for (const unregister of undo) unregister()
+            types.delete(candidate.id)
+            throw error
+          } finally {
+            loading.delete(candidate.id)
+          }
+          return { integration, context, metadata: metadata as IntegrationMetadata | null }
+        },
+        catch: (cause) => (cause instanceof Error ? cause.message : String(cause))
+      })
+    }
+
+    /** Registers what a loaded integration brings (tools, skills, carapaces, templates) and records it. */
+    const registerParts = (
+      candidate: Candidate,
+      { integration, context, metadata }: Effect.Effect.Success<ReturnType<typeof importIntegration>>
+    ) =>
+      Effect.gen(function*() {
+        const workers = [...integration.workers, ...(registeredWorkers.get(integration.id) ?? [])]
+        for (const tool of integration.tools) yield* tools.register(tool)
+        const integrationSkills = integration.skillsDir
           ? readSkillDir(integration.skillsDir, `integrations/${integration.id}/`, integration.id)
           : []
-      ) {
-        yield* skills.register(skill)
-      }
-      if (integration.carapacesDir) yield* extra.registerCarapaces(integration.id, integration.carapacesDir)
-      if (integration.manifest.activation.carapaces.length > 0) {
-        // Activation applies to channels bound under the integration's type (its id unless its
-        // metadata names another).
-        const type = (metadata as IntegrationMetadata | null)?.integration_type ?? integration.id
-        yield* extra.activateCarapaces(type, integration.manifest.activation.carapaces)
-      }
-      if (integration.manifest.activation.templates.length > 0) {
-        yield* extra.declareCompatibleTemplates(integration.id, integration.manifest.activation.templates)
-      }
-      states.set(integration.id, {
-        id: integration.id,
-        dir: integration.dir,
-        overrides: candidate.overrides,
-        loaded: integration,
-        error: null,
-        metadata,
-        context,
-        parts: partsOf(integration, workers.length),
-        workers
+        for (const skill of integrationSkills) yield* skills.register(skill)
+        if (integration.carapacesDir) yield* extra.registerCarapaces(integration.id, integration.carapacesDir)
+        if (integration.manifest.activation.carapaces.length > 0) {
+          // Activation applies to channels bound under the integration's type (its id unless its
+          // metadata names another).
+          yield* extra.activateCarapaces(metadata?.integration_type ?? integration.id, integration.manifest.activation.carapaces)
+        }
+        if (integration.manifest.activation.templates.length > 0) {
+          yield* extra.declareCompatibleTemplates(integration.id, integration.manifest.activation.templates)
+        }
+        const parts = partsOf(integration, workers.length)
+        states.set(integration.id, {
+          id: integration.id,
+          dir: integration.dir,
+          overrides: candidate.overrides,
+          loaded: integration,
+          error: null,
+          metadata,
+          context,
+          parts,
+          workers
+        })
+        yield* Effect.logInfo(
+          `Integration ${integration.id}${integration.version ? ` ${integration.version}` : ""} loaded: ${parts.join(", ") || "no parts"}`
+        )
       })
-      yield* Effect.logInfo(
-        `Integration ${integration.id}${integration.version ? ` ${integration.version}` : ""} loaded: ${
-          partsOf(integration, workers.length).join(", ") || "no parts"
-        }`
-      )
+
+    for (const candidate of discover(searchDirs({ integrationDirs: config.integrationDirs, dataDir: config.dataDir }))) {
+      const attempt = yield* Effect.either(importIntegration(candidate))
+      if (attempt._tag === "Right") {
+        yield* registerParts(candidate, attempt.right)
+        continue
+      }
+      yield* Effect.logError(`Integration ${candidate.id} (${candidate.dir}) was not loaded: ${attempt.left}`)
+      states.set(candidate.id, {
+        id: candidate.id,
+        dir: candidate.dir,
+        overrides: candidate.overrides,
+        loaded: null,
+        error: attempt.left,
+        metadata: null,
+        context: null,
+        parts: [],
+        workers: []
+      })
     }
 
     const sidebars = uniqueSidebars(

@@ -197,89 +197,101 @@ const stringList = (value: unknown, what: string): ReadonlyArray<string> => {
   return value
 }
 
+/** router.ts: its routes, each checked, none declared twice. */
+const loadRoutes = async (dir: string): Promise<ReadonlyArray<RouteDefinition>> => {
+  const routerFile = moduleFile(dir, "router")
+  if (!routerFile) return []
+  const mod = await importFile(routerFile)
+  const exported = mod.default ?? mod.routes
+  if (!Array.isArray(exported)) {
+    throw new IntegrationLoadError({ message: "router: the default export must be a list of routes (defineRoutes)" })
+  }
+  const routes = exported.map(checkRoute)
+  const seen = new Set<string>()
+  for (const route of routes) {
+    const key = `${route.method} ${route.path}`
+    if (seen.has(key)) throw new IntegrationLoadError({ message: `router: ${key} is declared twice` })
+    seen.add(key)
+  }
+  return routes
+}
+
+/** hooks.ts or dispatcher.ts: the function that registers them. */
+const loadRegister = async (dir: string, stem: string): Promise<Register | null> => {
+  const file = moduleFile(dir, stem)
+  if (!file) return null
+  const mod = await importFile(file)
+  const register = mod.default ?? mod.register
+  if (typeof register !== "function") {
+    throw new IntegrationLoadError({ message: `${stem}: the default export must be a function (cairn) => void` })
+  }
+  return register as Register
+}
+
+/** process.ts: the command of the integration's background process. */
+const loadProcess = async (dir: string): Promise<ProcessManifest | null> => {
+  const processFile = moduleFile(dir, "process")
+  if (!processFile) return null
+  const mod = await importFile(processFile)
+  const cmd = stringList(mod.CMD, "CMD")
+  if (cmd.length === 0) throw new IntegrationLoadError({ message: "process: CMD must name a command" })
+  return {
+    description: typeof mod.DESCRIPTION === "string" ? mod.DESCRIPTION : "",
+    cmd,
+    requiredEnv: stringList(mod.REQUIRED_ENV, "REQUIRED_ENV")
+  }
+}
+
+/** worker.ts: one worker or a list of them, each checked, no name twice. */
+const loadWorkers = async (dir: string): Promise<Array<Worker>> => {
+  const workerFile = moduleFile(dir, "worker")
+  if (!workerFile) return []
+  const mod = await importFile(workerFile)
+  const exported = mod.default ?? mod.worker ?? mod.workers
+  const workers = (Array.isArray(exported) ? exported : [exported]).map((worker, i) =>
+    checkWorker(worker, Array.isArray(exported) ? `worker: entry ${i}` : "worker")
+  )
+  checkWorkerNames(workers)
+  return workers
+}
+
+/** setup.ts: the settings manifest (an empty one without the file). */
+const loadManifest = async (dir: string): Promise<NormalizedManifest> => {
+  const setupFile = moduleFile(dir, "setup")
+  if (!setupFile) return normalizeManifest(undefined)
+  const mod = await importFile(setupFile)
+  try {
+    return normalizeManifest(mod.SETUP ?? mod.default)
+  } catch (cause) {
+    throw new IntegrationLoadError({ message: `setup: ${cause instanceof Error ? cause.message : String(cause)}` })
+  }
+}
+
+/** tools/*: one tool per file; files starting with "_" are helpers, never tools. */
+const loadTools = async (dir: string, id: string): Promise<Array<Tool>> => {
+  const toolsDir = path.join(dir, "tools")
+  if (!fs.existsSync(toolsDir)) return []
+  const tools: Array<Tool> = []
+  for (const file of fs.readdirSync(toolsDir).sort()) {
+    if (file.startsWith("_") || !/\.(ts|mts|js|mjs)$/.test(file) || file.endsWith(".d.ts") || file.includes(".test.")) continue
+    const mod = await importFile(path.join(toolsDir, file))
+    tools.push(checkTool(mod.default ?? mod.tool, file, id))
+  }
+  return tools
+}
+
 export const load = async (candidate: Candidate): Promise<LoadedIntegration> => {
   const { dir, id } = candidate
   const index = moduleFile(dir, "index")
   const meta = index ? await importFile(index) : {}
-
-  const routerFile = moduleFile(dir, "router")
-  let routes: ReadonlyArray<RouteDefinition> = []
-  if (routerFile) {
-    const mod = await importFile(routerFile)
-    const exported = mod.default ?? mod.routes
-    if (!Array.isArray(exported)) {
-      throw new IntegrationLoadError({ message: "router: the default export must be a list of routes (defineRoutes)" })
-    }
-    routes = exported.map(checkRoute)
-    const seen = new Set<string>()
-    for (const route of routes) {
-      const key = `${route.method} ${route.path}`
-      if (seen.has(key)) throw new IntegrationLoadError({ message: `router: ${key} is declared twice` })
-      seen.add(key)
-    }
-  }
-
-  const registerFrom = async (stem: string): Promise<Register | null> => {
-    const file = moduleFile(dir, stem)
-    if (!file) return null
-    const mod = await importFile(file)
-    const register = mod.default ?? mod.register
-    if (typeof register !== "function") {
-      throw new IntegrationLoadError({ message: `${stem}: the default export must be a function (cairn) => void` })
-    }
-    return register as Register
-  }
-  const hooks = await registerFrom("hooks")
-  const dispatchers = await registerFrom("dispatcher")
-
-  let processManifest: ProcessManifest | null = null
-  const processFile = moduleFile(dir, "process")
-  if (processFile) {
-    const mod = await importFile(processFile)
-    const cmd = stringList(mod.CMD, "CMD")
-    if (cmd.length === 0) throw new IntegrationLoadError({ message: "process: CMD must name a command" })
-    processManifest = {
-      description: typeof mod.DESCRIPTION === "string" ? mod.DESCRIPTION : "",
-      cmd,
-      requiredEnv: stringList(mod.REQUIRED_ENV, "REQUIRED_ENV")
-    }
-  }
-
-  const workers: Array<Worker> = []
-  const workerFile = moduleFile(dir, "worker")
-  if (workerFile) {
-    const mod = await importFile(workerFile)
-    const exported = mod.default ?? mod.worker ?? mod.workers
-    for (const [i, worker] of (Array.isArray(exported) ? exported : [exported]).entries()) {
-      workers.push(checkWorker(worker, Array.isArray(exported) ? `worker: entry ${i}` : "worker"))
-    }
-    checkWorkerNames(workers)
-  }
-
-  let manifest = normalizeManifest(undefined)
-  const setupFile = moduleFile(dir, "setup")
-  if (setupFile) {
-    const mod = await importFile(setupFile)
-    try {
-      manifest = normalizeManifest(mod.SETUP ?? mod.default)
-    } catch (cause) {
-      throw new IntegrationLoadError({ message: `setup: ${cause instanceof Error ? cause.message : String(cause)}` })
-    }
-  }
-
+  const routes = await loadRoutes(dir)
+  const hooks = await loadRegister(dir, "hooks")
+  const dispatchers = await loadRegister(dir, "dispatcher")
+  const processManifest = await loadProcess(dir)
+  const workers = await loadWorkers(dir)
+  const manifest = await loadManifest(dir)
   checkSecretSettings(routes, manifest.env_vars ?? [])
-
-  const tools: Array<Tool> = []
-  const toolsDir = path.join(dir, "tools")
-  if (fs.existsSync(toolsDir)) {
-    for (const file of fs.readdirSync(toolsDir).sort()) {
-      // Files starting with "_" are helpers, never tools.
-      if (file.startsWith("_") || !/\.(ts|mts|js|mjs)$/.test(file) || file.endsWith(".d.ts") || file.includes(".test.")) continue
-      const mod = await importFile(path.join(toolsDir, file))
-      tools.push(checkTool(mod.default ?? mod.tool, file, id))
-    }
-  }
-
+  const tools = await loadTools(dir, id)
   const dirIf = (name: string) => (fs.existsSync(path.join(dir, name)) ? path.join(dir, name) : null)
   return {
     id,

@@ -6,7 +6,8 @@
  */
 import * as path from "node:path"
 import { describe, expect, it } from "vitest"
-import { atLeast, checkText, decodeTags, foldConfusables } from "../../integrations/mailbox/screening/checks.ts"
+import { atLeast, checkText, decodeTags } from "../../integrations/mailbox/screening/checks.ts"
+import { foldConfusables } from "../../integrations/mailbox/screening/confusables.ts"
 import { screenText } from "../../integrations/mailbox/screening/pipeline.ts"
 import { fromHtml } from "../../integrations/mailbox/screening/text.ts"
 import { describeRates, ratesOf, readCorpus } from "../support/mailCorpus.ts"

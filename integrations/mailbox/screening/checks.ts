@@ -6,6 +6,8 @@
  * level; a flag at or above MAILBOX_PATTERN_QUARANTINE_LEVEL quarantines the mail.
  */
 
+import { foldConfusables } from "./confusables.ts"
+
 export type RiskLevel = "none" | "low" | "medium" | "high"
 export const riskLevels: ReadonlyArray<RiskLevel> = ["none", "low", "medium", "high"]
 export const atLeast = (level: RiskLevel, threshold: RiskLevel) => riskLevels.indexOf(level) >= riskLevels.indexOf(threshold)
@@ -42,102 +44,6 @@ const invisiblePattern = new RegExp(`[${[...zeroWidth, ...otherInvisible].join("
 const bidiPattern = /[\u202A-\u202E\u2066-\u2069]/g
 /** Tag characters (U+E0000–U+E007F), as surrogate pairs; a run after a black flag (U+1F3F4) is an emoji flag. */
 const tagRun = /(\u{1F3F4})?((?:[\u{E0000}-\u{E007F}])+)/gu
-
-/** Latin look-alikes from Cyrillic, Greek and other scripts (NFKC has already folded full-width forms). */
-const confusables: Record<string, string> = {
-  "а": "a",
-  "А": "A",
-  "в": "b",
-  "В": "B",
-  "с": "c",
-  "С": "C",
-  "е": "e",
-  "Е": "E",
-  "ё": "e",
-  "һ": "h",
-  "Н": "H",
-  "і": "i",
-  "І": "I",
-  "ї": "i",
-  "ј": "j",
-  "Ј": "J",
-  "к": "k",
-  "К": "K",
-  "м": "m",
-  "М": "M",
-  "о": "o",
-  "О": "O",
-  "р": "p",
-  "Р": "P",
-  "ԛ": "q",
-  "ѕ": "s",
-  "Ѕ": "S",
-  "т": "t",
-  "Т": "T",
-  "у": "y",
-  "У": "Y",
-  "х": "x",
-  "Х": "X",
-  "ԁ": "d",
-  "ɡ": "g",
-  "ո": "n",
-  "ս": "u",
-  "ѵ": "v",
-  "ԝ": "w",
-  "α": "a",
-  "Α": "A",
-  "β": "b",
-  "Β": "B",
-  "ε": "e",
-  "Ε": "E",
-  "η": "n",
-  "Η": "H",
-  "ι": "i",
-  "Ι": "I",
-  "κ": "k",
-  "Κ": "K",
-  "μ": "u",
-  "Μ": "M",
-  "ν": "v",
-  "Ν": "N",
-  "ο": "o",
-  "Ο": "O",
-  "ρ": "p",
-  "Ρ": "P",
-  "τ": "t",
-  "Τ": "T",
-  "υ": "u",
-  "Υ": "Y",
-  "χ": "x",
-  "Χ": "X",
-  "ϲ": "c",
-  "ϳ": "j",
-  "ӏ": "l",
-  "ɩ": "i",
-  "ı": "i",
-  "ℓ": "l",
-  "ⅰ": "i",
-  "ⅼ": "l",
-  "ǀ": "l",
-  "ꓲ": "I",
-  "ꓳ": "O",
-  "ꓴ": "U"
-}
-const latinWord = /[A-Za-z]/
-/**
- * Folds look-alikes in words that mix scripts (a word of Cyrillic alone is Russian, and stays): a
- * word is folded when it holds a Latin letter, or when every letter of it has a Latin look-alike
- * (an all-Cyrillic "реорlе" spoofing "people").
- */
-export const foldConfusables = (text: string): string =>
-  text.replace(/[\p{L}\p{M}]+/gu, (word) => {
-    const letters = [...word]
-    const foldable = letters.filter((c) => confusables[c] !== undefined).length
-    if (foldable === 0) return word
-    const mixed = letters.some((c) => latinWord.test(c))
-    const allFoldable = foldable === letters.length && letters.length >= 3
-    return mixed || allFoldable ? letters.map((c) => confusables[c] ?? c).join("") : word
-  })
 
 const lang = (...alternatives: ReadonlyArray<string>) => new RegExp(alternatives.join("|"), "iu")
 
