@@ -161,6 +161,9 @@ export type AppMiddleware = <E, R>(
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
 ) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest>
 
+/** How long an idle keep-alive connection stays open on the server's side. */
+const keepAliveTimeoutMs = 65_000
+
 /**
  * The listening server for an API layer; `onListen` learns the bound port (tests use port 0).
  * `middleware` wraps every response (a surface that answers in another shape, as `/v1/` does).
@@ -172,6 +175,11 @@ export const serve = <E, R>(apiLayer: Layer.Layer<HttpApi.Api, E, R>, middleware
       // The request log is at debug level: below it, the middleware would only cost time.
       const logsRequests = config.logLevel === "debug" || config.logLevel === "trace"
       const server = new Server()
+      // An idle keep-alive connection is closed by the client, not here: a client reusing one the
+      // server was closing at that moment (Node's default 5 s, as long as undici's own) gets a reset
+      // for a request that never arrived. Above the idle timeouts of clients and proxies (nginx 60 s).
+      server.keepAliveTimeout = keepAliveTimeoutMs
+      server.headersTimeout = keepAliveTimeoutMs + 1000
       const outer = middleware ?? ((app) => app)
       return HttpApiBuilder.serve((app) => (logsRequests ? requestLogger(outer(app)) : outer(app))).pipe(
         Layer.provide(gracefulShutdown(server)),

@@ -11,6 +11,7 @@ import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 import { readSse, type SseEvent } from "../support/sse.ts"
+import { scaled } from "../support/time.ts"
 
 const ECHO = "echo "
 
@@ -41,15 +42,16 @@ describe.each(backends)("stream exactness (%s)", (backend) => {
   it("lets a message queued behind a busy session stream its own turn to its response", async () => {
     llm.script({ text: "slow answer", delayMs: 600 })
     const first = server.request("/chat/stream", { method: "POST", body: JSON.stringify({ message: "first", client_id: "exact-queued" }) })
-    // The first run holds the session when the second message arrives.
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    // The first run holds the session when the second message arrives: its stream has begun.
+    const firstStream = readSse(await first)
+    const firstHead = await firstStream.next()
     const second = await stream({ message: "second", client_id: "exact-queued" })
     const types = second.map((event) => event.data.type)
     expect(types[0]).toBe("queued")
     expect(second[0]!.id).toBe(0)
     expect(types.at(-1)).toBe("response")
     expect(second.at(-1)!.data.text).toBe(`${ECHO}second`)
-    const firstEvents = await readSse(await first).rest()
+    const firstEvents = [firstHead!, ...(await firstStream.rest())]
     expect(firstEvents.at(-1)!.data).toMatchObject({ type: "response", text: "slow answer" })
     // The queued turn's events are its run's: a rejoin of that run replays them exactly.
     expect((await rejoin(second.at(-1)!.data.session_id)).map((event) => event.raw)).toEqual(second.slice(1).map((event) => event.raw))
@@ -64,7 +66,7 @@ describe.each(backends)("stream exactness (%s)", (backend) => {
     const fromLog = await rejoin(sessionId)
     expect(fromMemory.map((event) => event.raw)).toEqual(live.map((event) => event.raw))
     expect(fromLog.map((event) => event.raw)).toEqual(live.map((event) => event.raw))
-  }, 60_000)
+  }, scaled(60_000))
 
   it("ends 500 streams at 50 concurrent with response, stores what was streamed, and replays it exactly", async () => {
     const clients = 50
@@ -114,5 +116,5 @@ describe.each(backends)("stream exactness (%s)", (backend) => {
     }
     // Not asserted (timing decides it): how many streams met a busy session and followed their task.
     console.log(`stream exactness (${backend}): ${clients * perClient} streams, ${queuedSeen} queued then followed`)
-  }, 180_000)
+  }, scaled(180_000))
 })

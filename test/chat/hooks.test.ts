@@ -11,6 +11,7 @@ import { Hooks } from "../../src/hooks/Hooks.ts"
 import type { HookEvent } from "../../src/hooks/Model.ts"
 import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
+import { waitFor } from "../support/time.ts"
 
 describe("lifecycle hooks in agent runs", () => {
   let llm: FakeLlm
@@ -103,8 +104,7 @@ describe("lifecycle hooks in agent runs", () => {
     const body = await json(response)
     expect(body.response).toBe("All done")
 
-    const deadline = Date.now() + 5_000
-    while (Date.now() < deadline && !seen.some((s) => s.event === "after_response")) await new Promise((r) => setTimeout(r, 20))
+    await waitFor(() => (seen.some((s) => s.event === "after_response") ? true : undefined), "the after_response hook")
     const byEvent = (event: HookEvent) => seen.filter((s) => s.event === event).map((s) => s.context)
 
     for (const context of seen.map((s) => s.context)) {
@@ -160,8 +160,7 @@ describe("lifecycle hooks in agent runs", () => {
       "after_response"
     ]
     // Deliveries run concurrently, so they arrive in any order: wait for all eight.
-    const deadline = Date.now() + 10_000
-    while (Date.now() < deadline && posted.length < 8) await new Promise((r) => setTimeout(r, 50))
+    await waitFor(() => (posted.length >= 8 ? true : undefined), "all eight hook deliveries")
     const events = posted.map((p) => p.body.event)
     expect(events.sort()).toEqual([...expected, "before_llm_call", "after_llm_call"].sort())
     const afterTool = posted.find((p) => p.body.event === "after_tool_call")!

@@ -14,6 +14,7 @@ import type { FakeLlm } from "../fixtures/fakeLlm.ts"
 import { createTestDatabase, tempDir } from "../support/database.ts"
 import { runCli, type TestServer } from "../support/server.ts"
 import { startPty } from "../support/terminal.ts"
+import { scaled } from "../support/time.ts"
 
 describe("cairn's operator commands", () => {
   let server: TestServer
@@ -175,7 +176,7 @@ describe("cairn's operator commands", () => {
     } finally {
       await target.drop()
     }
-  }, 120_000)
+  }, scaled(120_000))
 
   it("answers a usage error with 2 and an unreachable server with 1", async () => {
     expect((await runCli(["bogus"])).code).toBe(2)

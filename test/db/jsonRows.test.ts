@@ -13,6 +13,7 @@ import * as Migrations from "../../src/db/Migrations.ts"
 import { LogsRepo, type SpanRecord } from "../../src/logs/Repo.ts"
 import { UsageRepo } from "../../src/usage/Repo.ts"
 import { backends, createTestDatabase, type TestDatabase, withDatabase } from "../support/database.ts"
+import { scaled } from "../support/time.ts"
 
 describe("rows as one JSON parameter", () => {
   it("strips NUL and replaces lone surrogates in every string, nested ones too, and leaves pairs alone", () => {
@@ -174,5 +175,5 @@ describe.each(backends)("batches from one JSON parameter (%s)", (backend) => {
         session_id: null
       }
     ])
-  }, 60_000)
+  }, scaled(60_000))
 })

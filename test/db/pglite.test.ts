@@ -10,6 +10,7 @@ import { Effect, Exit } from "effect"
 import { describe, expect, it } from "vitest"
 import { pgliteWasmTiers } from "../../src/config/AppConfig.ts"
 import * as PgliteClient from "../../src/db/PgliteClient.ts"
+import { scaled } from "../support/time.ts"
 
 describe("PgliteClient", () => {
   for (const wasmTier of pgliteWasmTiers) {
@@ -23,7 +24,7 @@ describe("PgliteClient", () => {
         }).pipe(Effect.provide(PgliteClient.layer({ dataDir: "memory://", sharedBuffersMb: 16, wasmTier })), Effect.scoped)
       )
       expect(rows).toEqual([{ body: "second" }])
-    }, 60_000)
+    }, scaled(60_000))
   }
 })
 
@@ -71,7 +72,7 @@ describe("PgliteClient's prepared statements", () => {
     } finally {
       await reference.close()
     }
-  }, 60_000)
+  }, scaled(60_000))
 
   it("keeps at most 256 statements prepared, and runs one it closed again", async () => {
     const { answers, prepared } = await Effect.runPromise(
@@ -93,7 +94,7 @@ describe("PgliteClient's prepared statements", () => {
     )
     expect(answers).toEqual([...Array.from({ length: 300 }, (_, n) => n + 1), 5])
     expect(prepared).toBe(256)
-  }, 60_000)
+  }, scaled(60_000))
 
   it("fails with the database's error, prepares nothing for a statement that does not parse, and goes on", async () => {
     const outcome = await Effect.runPromise(
@@ -119,5 +120,5 @@ describe("PgliteClient's prepared statements", () => {
     expect(((failure(outcome.broken) as SqlError).cause as { code?: string }).code).toBe("42601")
     expect(outcome.after).toEqual([{ id: 2 }])
     expect(outcome.prepared).toEqual([])
-  }, 60_000)
+  }, scaled(60_000))
 })

@@ -10,6 +10,7 @@ import { Duration, Effect, Fiber, TestClock } from "effect"
 import { describe, expect, it } from "vitest"
 import { analyzeGrown, analyzeSql, analyzeWhileBusy, grownTablesSql } from "../../src/db/PgliteAnalyze.ts"
 import * as PgliteClient from "../../src/db/PgliteClient.ts"
+import { scaled } from "../support/time.ts"
 
 const layer = PgliteClient.layer({ dataDir: "memory://", sharedBuffersMb: 16, wasmTier: "baseline" })
 
@@ -64,7 +65,7 @@ describe("PgliteAnalyze", () => {
     expect(seen.bounds).toBe(11)
     // Set for the analyze's own transaction only.
     expect(seen.target).toBe("100")
-  }, 60_000)
+  }, scaled(60_000))
 
   it("names each table with its indexed columns, and a table without an index whole", () => {
     expect(

@@ -14,6 +14,7 @@ import * as path from "node:path"
 import { afterEach, describe, expect, it, vi } from "vitest"
 import * as PgliteClient from "../../src/db/PgliteClient.ts"
 import { keepFileSizes } from "../../src/db/PgliteFileSizes.ts"
+import { scaled } from "../support/time.ts"
 
 const dirs: Array<string> = []
 afterEach(() => {
@@ -76,7 +77,7 @@ describe("PGlite's file lengths", () => {
     )
     expect(after.count).toBe(300)
     expect(after.postgres).toBe(after.disk)
-  }, 60_000)
+  }, scaled(60_000))
 
   it("are read from memory: inserts and reads make no fstat call", async () => {
     const { layer } = onDisk()
@@ -97,7 +98,7 @@ describe("PGlite's file lengths", () => {
     // Each statement seeks the end of what it reads or extends; before, every one of those seeks
     // was an fstat (about 400 here).
     expect(calls).toBeLessThan(20)
-  }, 60_000)
+  }, scaled(60_000))
 
   it("follow writes through every descriptor of a file, and truncations", async () => {
     const { dir } = onDisk()
@@ -126,5 +127,5 @@ describe("PGlite's file lengths", () => {
     } finally {
       await db.close()
     }
-  }, 60_000)
+  }, scaled(60_000))
 })

@@ -13,6 +13,7 @@ import { eventually } from "../auth/helpers.ts"
 import { cosine, fakeEmbedding, type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { adminUrl, backends, createTestDatabase } from "../support/database.ts"
 import { json, startServer } from "../support/server.ts"
+import { scaled } from "../support/time.ts"
 import { ingest, search } from "./helpers.ts"
 import { buildTinyEncoder } from "./tinyOnnx.ts"
 
@@ -168,7 +169,8 @@ describe.each(backends)("embedding backends (%s)", (backend) => {
       await host.close()
       await db.drop()
     }
-  })
+    // A deadline for a heavy test: three servers booted in turn, each embedding the documents again.
+  }, scaled(150_000))
 
   it("fails startup clearly when the model cannot be downloaded", async () => {
     const host = await startModelHost()

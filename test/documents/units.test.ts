@@ -5,6 +5,7 @@ import { fuse, RRF_K } from "../../src/documents/Ranking.ts"
 import { embedText, wordVectors } from "../../src/embeddings/Glove.ts"
 import { dot } from "../../src/embeddings/Vector.ts"
 import { basicTokens, encode, parseVocab } from "../../src/embeddings/WordPiece.ts"
+import { scaled } from "../support/time.ts"
 
 describe("chunkText", () => {
   it("keeps short content whole and drops blank content", () => {
@@ -91,5 +92,5 @@ describe("packaged word vectors", () => {
     const otherName = embedText(vectors, "Quenthilda sent the slides")
     expect(dot(name, sameName)).toBeGreaterThan(dot(name, otherName))
     for (const v of [car, vehicle, cake, embedText(vectors, "")]) expect(dot(v, v)).toBeCloseTo(1, 5)
-  }, 60_000)
+  }, scaled(60_000))
 })

@@ -208,7 +208,7 @@ describe.each(backends)("heartbeats (%s)", (backend) => {
       const next = Date.parse((await json(await server.request(`/api/v1/channels/${id}/heartbeat`))).next_at)
       expect(next).toBeGreaterThan(Date.now())
     }
-  }, 60_000)
+  }, scaled(60_000))
 })
 
 describe("heartbeats with two server processes on one PostgreSQL", () => {

@@ -11,6 +11,7 @@ import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends, createTestDatabase } from "../support/database.ts"
 import { waitFor } from "../support/integrations.ts"
 import { json, spawnServer, startServer, type TestServer } from "../support/server.ts"
+import { scaled } from "../support/time.ts"
 
 const safe = { text: "{\"safe\": true, \"reason\": \"an ordinary mail\", \"risk_level\": \"low\"}" }
 
@@ -426,5 +427,5 @@ describe.each(backends)("the mailbox poller across a crash (%s)", (backend) => {
       await db.drop()
     }
     // Three server starts, PGlite's first migrations among them: over a minute on a loaded 2-core machine.
-  }, 120_000)
+  }, scaled(120_000))
 })

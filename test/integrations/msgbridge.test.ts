@@ -391,8 +391,10 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
     const slow = "iMessage;-;+15550008"
     await bind(await makeChannel("slow", false), slow)
     llm.script({ text: "slow answer", delayMs: 1500 })
+    const asked = llm.requestsTo("/v1/chat/completions").length
     for (const n of [1, 2, 3]) await chat.webhook(hookUrl(), "new-message", chat.receive({ chatGuid: slow, text: `queue ${n}` }))
-    await new Promise((resolve) => setTimeout(resolve, 300))
+    // The first is running (its model call made); the other two wait behind it.
+    await waitFor(() => (llm.requestsTo("/v1/chat/completions").length > asked ? true : undefined), "the first run's model call")
     const cancelled = await json(await server.request("/integrations/msgbridge/cancel-pending-tasks", { method: "POST" }))
     expect(cancelled).toEqual({ status: "ok", cancelled: 2 })
     await waitFor(() => (sentTo(slow).length >= 1 ? true : undefined), "the running answer")
@@ -402,10 +404,13 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
 
   it("the legacy Socket.IO client: bound chats by their binding, unbound ones with the default bot and global wake words", async () => {
     await waitFor(() => (chat.socketClients() > 0 ? true : undefined), "the legacy client connected")
+    const connections = chat.socketConnections()
     await putSettings({ MSGBRIDGE_WAKE_WORDS: "robot" })
     // A settings change restarts the bridge's workers: wait for the new connection.
-    await new Promise((resolve) => setTimeout(resolve, 1500))
-    await waitFor(() => (chat.socketClients() > 0 ? true : undefined), "the legacy client reconnected")
+    await waitFor(
+      () => (chat.socketConnections() > connections && chat.socketClients() > 0 ? true : undefined),
+      "the legacy client reconnected"
+    )
     const legacy = "iMessage;-;+15550010"
     chat.emit("new-message", chat.receive({ chatGuid: legacy, text: "no wake word here" }))
     const woken = chat.receive({ chatGuid: legacy, text: "hey Robot, what's up" })

@@ -8,16 +8,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { tempDir } from "../support/database.ts"
 import { alive, json, startServer, type TestServer } from "../support/server.ts"
-
-const waitFor = async <A>(probe: () => Promise<A | undefined>, what: string, timeoutMs = 20_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
+import { waitFor } from "../support/time.ts"
 
 describe("integration background processes", () => {
   const dir = tempDir("cairn-process-")

@@ -95,6 +95,7 @@ describe("the SDK's public surface", () => {
     const module = await import("../../src/sdk/index.ts")
     expect(Object.keys(module).sort()).toEqual([
       "InvalidArgument",
+      "SettingType",
       "defineDispatchers",
       "defineHooks",
       "defineRoutes",
@@ -102,7 +103,9 @@ describe("the SDK's public surface", () => {
       "defineTool",
       "defineWorker",
       "isInvalidArgument",
-      "respond"
+      "readSettings",
+      "respond",
+      "settingProblem"
     ])
   })
 })

@@ -11,6 +11,7 @@ import { createKey } from "../auth/helpers.ts"
 import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends, createTestDatabase } from "../support/database.ts"
 import { json, spawnServer, startServer, type TestServer } from "../support/server.ts"
+import { scaled } from "../support/time.ts"
 
 // Built at runtime so no credential-shaped literal sits in the repository.
 const githubToken = "ghp_" + "Zq8Lm2Xv7Rt4Np1Ks9Wd3Yb6Hc5Jf0Ga8Ue2"
@@ -161,7 +162,7 @@ describe("the log level, changed while the server runs", () => {
       await server.stop()
       await db.drop()
     }
-  }, 60_000)
+  }, scaled(60_000))
 
   it("governs an integration's logger too: its debug line after every answer is written only at debug", async () => {
     const llm = await startFakeLlm({ defaultReply: { text: "Hello." } })
@@ -189,5 +190,5 @@ describe("the log level, changed while the server runs", () => {
       await db.drop()
       await llm.close()
     }
-  }, 60_000)
+  }, scaled(60_000))
 })

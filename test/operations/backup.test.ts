@@ -17,6 +17,7 @@ import { createKey } from "../auth/helpers.ts"
 import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { type Backend, backends, createTestDatabase, tempDir, type TestDatabase, withDatabase } from "../support/database.ts"
 import { json, runCli, spawnServer, startServer, type TestServer } from "../support/server.ts"
+import { scaled } from "../support/time.ts"
 
 const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64")
 
@@ -127,7 +128,8 @@ describe.each(backends)("backup and restore (%s)", (backend: Backend) => {
     } finally {
       await server.close()
     }
-  })
+    // A deadline for a heavy test (a server booted, a document embedded with the word vectors loaded, a whole backup).
+  }, scaled(150_000))
 
   it("restores into an empty data directory and database: the same sessions, keys, documents, attachments and files", async () => {
     const restored = await runCli(["restore", archive], dbEnv(target))
@@ -166,7 +168,7 @@ describe.each(backends)("backup and restore (%s)", (backend: Backend) => {
     const again = await runCli(["restore", archive], dbEnv(target))
     expect(again.code).not.toBe(0)
     expect(again.output).toMatch(/is not empty|already has/)
-  }, 120_000)
+  }, scaled(120_000))
 })
 
 describe.each(backends)("a backup made by an older release (%s)", (backend: Backend) => {
@@ -225,7 +227,7 @@ describe.each(backends)("a backup made by an older release (%s)", (backend: Back
       await old.drop()
       await fresh.drop()
     }
-  }, 120_000)
+  }, scaled(120_000))
 })
 
 describe("backup retention and schedule (pglite)", () => {
@@ -252,7 +254,7 @@ describe("backup retention and schedule (pglite)", () => {
     } finally {
       await server.close()
     }
-  }, 60_000)
+  }, scaled(60_000))
 })
 
 describe("restart", () => {
@@ -278,5 +280,5 @@ describe("restart", () => {
     } finally {
       await db.drop()
     }
-  }, 90_000)
+  }, scaled(90_000))
 })

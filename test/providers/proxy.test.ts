@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
+import { scaled } from "../support/time.ts"
 
 const PROVIDER_KEY = "sk-live-0123456789abcdefSECRET"
 
@@ -138,7 +139,7 @@ describe.each(backends.flatMap((backend) => ways.map(([way, level]) => [backend,
       const hung = await chat(server, { messages: hello })
       expect(hung.status).toBe(502)
       expect((await json(hung)).detail).toMatch(/did not answer in time/)
-    }, 20_000)
+    }, scaled(20_000))
 
     it("answers 422 at body.model for a model the provider does not know", async () => {
       llm.script({ status: 404, errorBody: { error: { message: "The model `nope` does not exist", code: "model_not_found" } } })

@@ -15,19 +15,7 @@ import { writeIntegration } from "../support/integrations.ts"
 import { type RoundRobinProxy, startProxy } from "../support/proxy.ts"
 import { type ChildServer, json, makeRequest, spawnDeadlineMs, spawnServer } from "../support/server.ts"
 import { readSse } from "../support/sse.ts"
-import { scaled, sleep } from "../support/time.ts"
-
-/** Reads until `done`; gives up after `timeoutMs`, scaled by TEST_TIME_SCALE. */
-const until = async <A>(read: () => Promise<A>, done: (value: A) => boolean, timeoutMs: number, what: string): Promise<A> => {
-  timeoutMs = scaled(timeoutMs)
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await read()
-    if (done(value)) return value
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms; last: ${JSON.stringify(value).slice(0, 400)}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
+import { scaled, sleep, until } from "../support/time.ts"
 
 describe("three server processes behind a load balancer (postgres)", () => {
   const dir = tempDir("cairn-replicas-")

@@ -13,6 +13,7 @@ import { DirectStatements } from "../../src/db/Direct.ts"
 import * as Migrations from "../../src/db/Migrations.ts"
 import { SessionsRepo, type StoredMessage } from "../../src/sessions/Repo.ts"
 import { backends, createTestDatabase, type TestDatabase, withDatabase } from "../support/database.ts"
+import { scaled } from "../support/time.ts"
 
 describe.each(backends)("what storing a message answers (%s)", (backend) => {
   let db: TestDatabase | undefined
@@ -63,5 +64,5 @@ describe.each(backends)("what storing a message answers (%s)", (backend) => {
     }, null])
     // The shut gate stored nothing, and its writer was told so.
     expect(seen.count).toBe(3)
-  }, 60_000)
+  }, scaled(60_000))
 })

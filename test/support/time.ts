@@ -46,6 +46,32 @@ export const eventually = async (
   await waitFor(async () => ((await check()) ? true : undefined), what, timeoutMs, everyMs)
 }
 
+/**
+ * Reads until `done` holds of what was read, and answers that; fails naming `what` and the last
+ * value read once `timeoutMs` (scaled) has passed.
+ */
+export const until = async <A>(
+  read: () => Promise<A>,
+  done: (value: A) => boolean,
+  timeoutMs = 20_000,
+  what = "the condition"
+): Promise<A> => {
+  let last: A | undefined
+  try {
+    return await waitFor(
+      async () => {
+        last = await read()
+        return done(last) ? last : undefined
+      },
+      what,
+      timeoutMs,
+      100
+    )
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; last: ${JSON.stringify(last)?.slice(0, 500)}`, { cause: error })
+  }
+}
+
 /** `promise`, or a failure naming `what` once `timeoutMs` (scaled) has passed without it settling. */
 export const within = <A>(promise: Promise<A>, what: string, timeoutMs = 20_000): Promise<A> => {
   const limit = scaled(timeoutMs)

@@ -13,22 +13,10 @@ import { startReceiver } from "../hooks/webhookReceiver.ts"
 import { backends, createTestDatabase, type TestDatabase, withDatabase } from "../support/database.ts"
 import { type ChildServer, json, spawnDeadlineMs, spawnServer } from "../support/server.ts"
 import { readSse } from "../support/sse.ts"
-import { scaled, waitFor } from "../support/time.ts"
+import { scaled, until, waitFor } from "../support/time.ts"
 
 /** Two starts of `cairn serve` in turn, and what the test waits for besides. */
 const twoStartsAnd = (ms: number) => 2 * spawnDeadlineMs + scaled(ms)
-
-/** Reads until `done`; gives up after `timeoutMs`, scaled by TEST_TIME_SCALE. */
-const until = async <A>(read: () => Promise<A>, done: (value: A) => boolean, timeoutMs: number): Promise<A> => {
-  timeoutMs = scaled(timeoutMs)
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await read()
-    if (done(value)) return value
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last: ${JSON.stringify(value).slice(0, 500)}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
 
 const llmEnv = (llm: FakeLlm) => ({
   ...fakeLlmEnv(llm),

@@ -10,6 +10,7 @@ import { SkillLibrary } from "../../src/skills/Skills.ts"
 import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends } from "../support/database.ts"
 import { json, startServer, taskEnded, type TestServer } from "../support/server.ts"
+import { waitFor } from "../support/time.ts"
 
 describe.each(backends)("tasks (%s)", (backend) => {
   let llm: FakeLlm
@@ -211,7 +212,7 @@ describe.each(backends)("tasks (%s)", (backend) => {
     const sessionId = await newSession()
     const running = await json(await inject(sessionId, { content: "first", source: "t", run_agent: true, notify: false }))
     const pending = await json(await inject(sessionId, { content: "second", source: "t", run_agent: true, notify: false }))
-    for (let i = 0; i < 200 && completions().length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25))
+    await waitFor(() => (completions().length > 0 ? true : undefined), "the first task's model call")
     expect((await json(await server.request(`/api/v1/tasks/${running.task_id}`))).status).toBe("running")
     expect((await json(await server.request(`/api/v1/tasks/${pending.task_id}`))).status).toBe("pending")
 

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ensureWebBuilt, launchBrowser } from "../support/browser.ts"
 import { tempDir } from "../support/database.ts"
 import { spokenWav } from "../support/speech.ts"
+import { scaled } from "../support/time.ts"
 import { startWidgetStack, type WidgetStack } from "../support/widgetHost.ts"
 
 const spoken = "What time does the shop open on Sunday"
@@ -110,7 +111,7 @@ describe("composer", () => {
     expect(sent.text).toContain("Here is the shop\nfrom two sides")
     expect(sent.images).toEqual([`data:image/png;base64,${pasted}`, `data:image/png;base64,${dropped}`])
     await page.close()
-  }, 30_000)
+  }, scaled(30_000))
 
   it("records voice from the microphone, puts the transcript in the text area to edit, and sends it as edited", async () => {
     const { llm, host } = stack
@@ -140,7 +141,7 @@ describe("composer", () => {
     await frame.locator("li[data-role=\"assistant\"][data-state=\"done\"]").filter({ hasText: "From ten until four." }).waitFor()
     expect(lastUserMessage(llm.requestsTo("/v1/chat/completions").at(-1)!.body).text).toContain(`${spoken}, please?`)
     await page.close()
-  }, 40_000)
+  }, scaled(40_000))
 
   it("fits a phone's width, follows a dark colour scheme, and sends from the keyboard alone", async () => {
     const { llm, host } = stack

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { appConfig } from "../../src/config/AppConfig.ts"
 import { widgetFrameAncestors } from "../../src/http/WebApp.ts"
 import { ensureWebBuilt, launchBrowser } from "../support/browser.ts"
+import { scaled } from "../support/time.ts"
 import { startWidgetHost, startWidgetStack, type WidgetHost, type WidgetStack } from "../support/widgetHost.ts"
 
 const tokenLifeSeconds = 5
@@ -114,7 +115,7 @@ describe("embeddable widget", () => {
     await frame.getByLabel("Message").press("Enter")
     await lastAnswer(frame).filter({ hasText: "Ready again." }).waitFor()
     await page.close()
-  }, 30_000)
+  }, scaled(30_000))
 
   it("asks the host for a fresh token when a call answers 401, and sends the message with it", async () => {
     const { llm, host } = stack
@@ -133,7 +134,7 @@ describe("embeddable widget", () => {
     expect(host.mints.at(-1)!.token).not.toBe(first.token)
     expect(llm.requestsTo("/v1/chat/completions")).toHaveLength(1)
     await page.close()
-  }, 30_000)
+  }, scaled(30_000))
 
   it("hides what the token's scopes do not allow, and shows the server's reason for a call outside them", async () => {
     const { llm, host } = stack
@@ -162,7 +163,7 @@ describe("embeddable widget", () => {
     expect(await refusal.textContent()).toBe("This token is confined to its own bot, not reader")
     expect(llm.requestsTo("/v1/chat/completions")).toHaveLength(0)
     await page.close()
-  }, 30_000)
+  }, scaled(30_000))
 
   it("ignores handshake messages from any other window or origin, on both sides", async () => {
     const { host } = stack
@@ -184,7 +185,7 @@ describe("embeddable widget", () => {
     } finally {
       await forger.close()
     }
-  }, 30_000)
+  }, scaled(30_000))
 
   it("is framed only by origins on WIDGET_EMBED_ORIGINS", async () => {
     const { server, host } = stack
@@ -217,7 +218,7 @@ describe("embeddable widget", () => {
     } finally {
       await stranger.close()
     }
-  }, 30_000)
+  }, scaled(30_000))
 })
 
 describe("widget settings", () => {

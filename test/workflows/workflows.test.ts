@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends, createTestDatabase, tempDir } from "../support/database.ts"
 import { json, spawnServer, startServer, type TestServer } from "../support/server.ts"
+import { scaled, waitFor } from "../support/time.ts"
 
 const pipeline = {
   id: "harbour-report",
@@ -29,14 +30,19 @@ const pipeline = {
   triggers: { api: true, tool: { description: "Report on the harbour" } }
 }
 
-const waitFor = async (server: { request: TestServer["request"] }, runId: string, done: (run: any) => boolean, timeoutMs = 20_000) => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const run = await json(await server.request(`/api/v1/admin/workflow-runs/${runId}`))
-    if (done(run)) return run
-    if (Date.now() > deadline) throw new Error(`Run ${runId} did not get there: ${JSON.stringify(run)}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
+const waitForRun = async (server: { request: TestServer["request"] }, runId: string, done: (run: any) => boolean, timeoutMs = 20_000) => {
+  let last: unknown
+  return waitFor(
+    async () => {
+      last = await json(await server.request(`/api/v1/admin/workflow-runs/${runId}`))
+      return done(last) ? last as any : undefined
+    },
+    `run ${runId} to get there`,
+    timeoutMs,
+    100
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}; last seen: ${JSON.stringify(last)}`)
+  })
 }
 
 describe.each(backends)("workflows (%s)", (backend) => {
@@ -70,7 +76,7 @@ describe.each(backends)("workflows (%s)", (backend) => {
       params: { topic: "the harbour", urgent: false, pages: 1 },
       triggered_by: "api:static"
     })
-    const waiting = await waitFor(server, run.id, (r) => r.status === "waiting")
+    const waiting = await waitForRun(server, run.id, (r) => r.status === "waiting")
     expect(waiting.steps.map((s: any) => [s.id, s.status])).toEqual([
       ["gather", "complete"],
       ["analyse", "complete"],
@@ -80,7 +86,7 @@ describe.each(backends)("workflows (%s)", (backend) => {
     expect(waiting.steps[1]).toMatchObject({ attempts: 2, result: "Traffic is calm." })
     const approved = await server.request(`/api/v1/admin/workflow-runs/${run.id}/steps/publish/approve`, { method: "POST" })
     expect(approved.status).toBe(200)
-    const done = await waitFor(server, run.id, (r) => r.status === "complete")
+    const done = await waitForRun(server, run.id, (r) => r.status === "complete")
     expect(done.steps.map((s: any) => s.status)).toEqual(["complete", "complete", "skipped", "complete"])
     expect(done.steps[3].result).toBe("Published the note.")
     const prompts = llm.requestsTo("/v1/chat/completions").map((r: any) =>
@@ -141,16 +147,16 @@ describe.each(backends)("workflows (%s)", (backend) => {
         body: JSON.stringify({ params: { topic: "fog" } })
       })
     )
-    const failed = await waitFor(server, run.id, (r) => r.status === "failed")
+    const failed = await waitForRun(server, run.id, (r) => r.status === "failed")
     expect(failed.steps[1]).toMatchObject({ status: "failed", attempts: 2 })
     expect(failed.error).toContain("Step analyse failed")
     llm.script({ text: "Fog lifts." })
     expect((await server.request(`/api/v1/admin/workflow-runs/${run.id}/steps/analyse/retry`, { method: "POST" })).status).toBe(200)
-    const waiting = await waitFor(server, run.id, (r) => r.status === "waiting")
+    const waiting = await waitForRun(server, run.id, (r) => r.status === "waiting")
     expect(waiting.steps[1]).toMatchObject({ status: "complete", result: "Fog lifts." })
     const skipped = await json(await server.request(`/api/v1/admin/workflow-runs/${run.id}/steps/publish/skip`, { method: "POST" }))
     expect(skipped.steps[3].status).toBe("skipped")
-    expect((await waitFor(server, run.id, (r) => r.status === "complete")).status).toBe("complete")
+    expect((await waitForRun(server, run.id, (r) => r.status === "complete")).status).toBe("complete")
 
     llm.script({ text: "Quiet." }, { text: "Nothing to add." })
     const another = await json(
@@ -159,7 +165,7 @@ describe.each(backends)("workflows (%s)", (backend) => {
         body: JSON.stringify({ params: { topic: "cancel me" } })
       })
     )
-    await waitFor(server, another.id, (r) => r.status === "waiting")
+    await waitForRun(server, another.id, (r) => r.status === "waiting")
     const cancelled = await json(await server.request(`/api/v1/admin/workflow-runs/${another.id}/cancel`, { method: "POST" }))
     expect(cancelled.status).toBe("cancelled")
     expect(cancelled.steps.map((s: any) => s.status)).toEqual(["complete", "complete", "skipped", "cancelled"])
@@ -174,7 +180,7 @@ describe.each(backends)("workflows (%s)", (backend) => {
     expect(created.status).toBe(201)
     llm.script({ text: "Finally.", delayMs: 4000 })
     const run = await json(await server.request("/api/v1/admin/workflows/hasty/run", { method: "POST", body: "{}" }))
-    const failed = await waitFor(server, run.id, (r) => r.status === "failed")
+    const failed = await waitForRun(server, run.id, (r) => r.status === "failed")
     expect(failed.steps[0]).toMatchObject({ status: "failed", error: "Timed out after 1 s", attempts: 1 })
     // The cut-off answer arrives later and is not used.
     await new Promise((resolve) => setTimeout(resolve, 3500))
@@ -225,7 +231,13 @@ describe.each(backends)("a workflow's schedule trigger (%s)", (backend) => {
         })
       })
       expect(created.status).toBe(201)
-      await new Promise((resolve) => setTimeout(resolve, 3500))
+      await waitFor(
+        async () =>
+          ((await json(await server.request("/api/v1/admin/workflow-runs?workflow_id=every-second"))) as Array<unknown>).length >= 2
+            ? true
+            : undefined,
+        "two scheduled runs"
+      )
       expect((await server.request("/api/v1/admin/workflows/every-second", { method: "DELETE" })).status).toBe(204)
       const runs = (await json(await server.request("/api/v1/admin/workflow-runs?workflow_id=every-second"))) as Array<any>
       expect(runs.length).toBeGreaterThanOrEqual(2)
@@ -235,7 +247,7 @@ describe.each(backends)("a workflow's schedule trigger (%s)", (backend) => {
       await server.close()
       await llm.close()
     }
-  }, 30_000)
+  }, scaled(30_000))
 })
 
 describe.each(backends)("a workflow run across a server killed mid-run (%s)", (backend) => {
@@ -266,12 +278,12 @@ describe.each(backends)("a workflow run across a server killed mid-run (%s)", (b
     try {
       llm.script({ text: "one done" }, { text: "two done", delayMs: 60_000 })
       const run = await json(await server.request("/api/v1/admin/workflows/slow/run", { method: "POST", body: "{}" }))
-      await waitFor(server, run.id, (r) => r.steps[1].status === "running")
+      await waitForRun(server, run.id, (r) => r.steps[1].status === "running")
       await new Promise((resolve) => setTimeout(resolve, 500))
       await server.stop("SIGKILL")
       llm.script({ text: "two done" }, { text: "three done" })
       server = await spawnServer(db, env)
-      const done = await waitFor(server, run.id, (r) => r.status === "complete", 40_000)
+      const done = await waitForRun(server, run.id, (r) => r.status === "complete", 40_000)
       expect(done.steps.map((s: any) => [s.id, s.status, s.result])).toEqual([
         ["one", "complete", "one done"],
         ["two", "complete", "two done"],
@@ -289,5 +301,5 @@ describe.each(backends)("a workflow run across a server killed mid-run (%s)", (b
       await db.drop()
       await llm.close()
     }
-  }, 120_000)
+  }, scaled(120_000))
 })

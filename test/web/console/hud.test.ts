@@ -11,6 +11,7 @@ import { HUD_POLL_MS } from "../../../src/web/app/integrations/polling.ts"
 import { type FakeChatServer, startFakeChatServer } from "../../fixtures/chatServer.ts"
 import { waitFor } from "../../support/integrations.ts"
 import { json } from "../../support/server.ts"
+import { scaled } from "../../support/time.ts"
 import { screenshot } from "../support.ts"
 import { type Console, startConsole } from "./support.ts"
 
@@ -49,7 +50,7 @@ describe("console: the HUD", () => {
     await c.page.clock.install()
     await c.page.reload()
     await c.page.getByTestId("signed-in-as").waitFor()
-  }, 120_000)
+  }, scaled(120_000))
   afterAll(async () => {
     await c?.close()
     await chat?.close()

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { tempDir } from "../../support/database.ts"
 import { writeIntegration } from "../../support/integrations.ts"
 import { json } from "../../support/server.ts"
+import { scaled } from "../../support/time.ts"
 import { screenshot } from "../support.ts"
 import { type Console, openPage, startConsole } from "./support.ts"
 
@@ -33,7 +34,7 @@ describe("console: integrations", () => {
         response.body().then((body) => ({ url: response.url(), body: body.toString("utf8") }), () => ({ url: response.url(), body: "" }))
       )
     })
-  }, 120_000)
+  }, scaled(120_000))
   afterAll(async () => {
     await c?.close()
     fs.rmSync(extraDir, { recursive: true, force: true })

@@ -6,6 +6,7 @@
  * page, and mission control's dashboard with a todo added. Each result is checked through the API.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { until } from "../../support/time.ts"
 import { screenshot, signInThroughPage } from "../support.ts"
 import { type Console, openPage, startConsole } from "./support.ts"
 
@@ -17,16 +18,6 @@ const approvalFlow = {
     { id: "draft", prompt: "Draft a notice on {{topic}}" },
     { id: "publish", prompt: "Publish: {{steps.draft.result}}", approval: true }
   ]
-}
-
-const until = async <A>(read: () => Promise<A>, done: (value: A) => boolean, timeoutMs = 15_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await read()
-    if (done(value)) return value
-    if (Date.now() > deadline) throw new Error(`Timed out; last: ${JSON.stringify(value)}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
 }
 
 describe("console: operations", () => {
