@@ -6,7 +6,7 @@
  * `readSettings`, which also says which required ones are missing. No integration restates a
  * default or a required check.
  */
-import { Either, ParseResult, Schema } from "effect"
+import { Either, Option, ParseResult, Schema } from "effect"
 
 export interface EnvVarSpec<A = any> {
   readonly key: string
@@ -31,19 +31,20 @@ export type SettingsRead<Vars extends ReadonlyArray<EnvVarSpec>> =
   | { readonly ok: true; readonly values: SettingsValues<Vars> }
   | { readonly ok: false; readonly error: string }
 
-/** Why `text` is not a valid value of `spec`, or undefined when it is. */
-export const settingProblem = (spec: EnvVarSpec, text: string): string | undefined => {
-  if (!spec.schema) return undefined
-  const decoded = Schema.decodeUnknownEither(spec.schema)(text)
-  return Either.isLeft(decoded) ? settingMessage(spec, decoded.left) : undefined
+/** The value `text` stands for, or why it is not one (naming the setting); without a schema, the text. */
+const decodeSetting = (spec: EnvVarSpec, text: string): Either.Either<unknown, string> => {
+  if (!spec.schema) return Either.right(text)
+  return Either.mapLeft(Schema.decodeUnknownEither(spec.schema)(text), (error) => {
+    // A parse message may quote the value: a secret's is never repeated.
+    if (spec.secret) return `${spec.key}: not a valid value`
+    const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+    return `${spec.key}: ${issue?.message ?? error.message}`
+  })
 }
 
-const settingMessage = (spec: EnvVarSpec, error: ParseResult.ParseError) => {
-  // A parse message may quote the value: a secret's is never repeated.
-  if (spec.secret) return `${spec.key}: not a valid value`
-  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-  return `${spec.key}: ${issue?.message ?? error.message}`
-}
+/** Why `text` is not a valid value of `spec`, or undefined when it is. */
+export const settingProblem = (spec: EnvVarSpec, text: string): string | undefined =>
+  Either.getLeft(decodeSetting(spec, text)).pipe(Option.getOrUndefined)
 
 const joinKeys = (keys: ReadonlyArray<string>) =>
   keys.length === 1 ? `${keys[0]} is not set` : `${keys.slice(0, -1).join(", ")} and ${keys.at(-1)} are not set`
@@ -63,18 +64,12 @@ export const readSettings = <const Vars extends ReadonlyArray<EnvVarSpec>>(
   for (const spec of specs) {
     const text = resolved[spec.key] ?? spec.default
     if (text === undefined || text === "") continue
-    if (!spec.schema) {
-      values[spec.key] = text
-      continue
-    }
-    const decoded = Schema.decodeUnknownEither(spec.schema)(text)
-    if (Either.isLeft(decoded)) return { ok: false, error: settingMessage(spec, decoded.left) }
+    const decoded = decodeSetting(spec, text)
+    if (Either.isLeft(decoded)) return { ok: false, error: decoded.left }
     values[spec.key] = decoded.right
   }
   return { ok: true, values: values as SettingsValues<Vars> }
 }
-
-const trimmed = Schema.compose(Schema.Trim, Schema.String)
 
 /** The kinds of setting integrations use, each from the text an env file or a form holds. */
 export const SettingType = {
@@ -112,12 +107,12 @@ export const SettingType = {
     encode: (entries) => entries.join(", ")
   }),
   /** An http(s) address, without a trailing slash. */
-  url: trimmed.pipe(
+  url: Schema.Trim.pipe(
     Schema.filter((text) => URL.canParse(text) && /^https?:$/.test(new URL(text).protocol), {
       message: () => "Expected an http:// or https:// address"
     }),
     Schema.transform(Schema.String, { strict: true, decode: (text) => text.replace(/\/+$/, ""), encode: (text) => text })
   ),
   /** Text with its surrounding blanks removed. */
-  text: trimmed
+  text: Schema.Trim
 } as const

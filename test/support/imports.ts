@@ -7,12 +7,12 @@ import * as path from "node:path"
 
 export const root = path.resolve(import.meta.dirname, "../..")
 
-/** Every source file below a directory. */
-export const sourceFiles = (dir: string): Array<string> =>
+/** Every source file below a directory (`pattern`: which names count; the import graph's by default). */
+export const sourceFiles = (dir: string, pattern = /\.(ts|mts|js|mjs)$/): Array<string> =>
   fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name)
-    if (entry.isDirectory()) return entry.name === "node_modules" ? [] : sourceFiles(full)
-    return /\.(ts|mts|js|mjs)$/.test(entry.name) ? [full] : []
+    if (entry.isDirectory()) return entry.name === "node_modules" ? [] : sourceFiles(full, pattern)
+    return pattern.test(entry.name) ? [full] : []
   })
 
 /** Every module specifier a file imports (static, dynamic, type-only and re-exports). */

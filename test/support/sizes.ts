@@ -3,8 +3,6 @@
  * own: the lines of the functions written inside it are theirs, so a service body that only
  * declares its methods is as long as its own statements, and each method is measured by itself.
  */
-import * as fs from "node:fs"
-import * as path from "node:path"
 import ts from "typescript"
 
 export const maxFileLines = 400
@@ -62,12 +60,5 @@ export const oversizedFunctions = (file: string, text: string, limit = maxFuncti
   visit(source)
   return found
 }
-
-export const sourceFiles = (dir: string): Array<string> =>
-  fs.readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && /\.tsx?$/.test(entry.name) && !entry.name.endsWith(".d.ts"))
-    .map((entry) => path.join(entry.parentPath, entry.name))
-    .filter((file) => !file.includes(`${path.sep}dist${path.sep}`))
-    .sort()
 
 export const lineCount = (text: string) => text.split("\n").length - (text.endsWith("\n") ? 1 : 0)
