@@ -9,6 +9,7 @@ import { Clock, Duration, Effect, Exit, Schedule, Stream } from "effect"
 import { traced } from "../telemetry/Spans.ts"
 import { audioCostOf } from "../usage/Prices.ts"
 import { Usage as UsageService } from "../usage/Usage.ts"
+import { isRetryable, saysContextTooLong, type Transcribed } from "./Family.ts"
 import { callerOf, ProviderGate } from "./Gate.ts"
 import { layer as LlmConfigLayer, LlmConfig, type LlmConfigShape } from "./LlmConfig.ts"
 import {
@@ -19,19 +20,22 @@ import {
   LlmError,
   type LlmFinished,
   type LlmStreamEvent,
+  type ToolCall,
   type TranscribeRequest,
   type Usage,
   type UsageContext
 } from "./Model.ts"
 import { acceptsImages, costOf, priceOf, Providers, type Target } from "./Providers.ts"
-import { chatOnce, chatStreamOnce, embedOnce, isRetryable, type Transcribed, transcribeOnce } from "./Upstream.ts"
+import { estimatedUsage } from "./TokenEstimate.ts"
+
+type RetryConfig = Pick<LlmConfigShape, "maxRetries" | "retryBaseMs" | "retryMaxWaitMs">
 
 /**
  * How long to wait before retry `attempt` (0-based), or undefined to give up: exponential from
  * `retryBaseMs` with jitter in [50%, 100%]; a Retry-After is honoured as given; no single wait may
  * exceed `retryMaxWaitMs`.
  */
-export const retryDelayMs = (config: LlmConfigShape, attempt: number, error: LlmError, random = Math.random()): number | undefined => {
+export const retryDelayMs = (config: RetryConfig, attempt: number, error: LlmError, random = Math.random()): number | undefined => {
   if (attempt >= config.maxRetries || !isRetryable(error)) return undefined
   if (error.retryAfterSeconds !== undefined) {
     const ms = Math.ceil(error.retryAfterSeconds * 1000)
@@ -45,7 +49,7 @@ export const retryDelayMs = (config: LlmConfigShape, attempt: number, error: Llm
  * The retry schedule of a blocking call: fed each failure, it waits what `retryDelayMs` says
  * (Retry-After when the provider gave one, else backoff with jitter) and stops when that says no.
  */
-export const llmRetries = (config: LlmConfigShape) =>
+export const llmRetries = (config: RetryConfig) =>
   Schedule.identity<LlmError>().pipe(
     Schedule.zipWith(Schedule.count, (error, attempt) => ({ error, delay: retryDelayMs(config, attempt, error) })),
     Schedule.whileOutput(({ delay }) => delay !== undefined),
@@ -77,8 +81,11 @@ const imagesChecked = (target: Target, request: ChatRequest) => {
       : error
 }
 
-/** Fallback follows any failure but a request the provider rejected as invalid. */
-const fallsBack = (error: LlmError) => error.kind !== "invalid_request"
+/**
+ * Fallback follows any failure but a request the provider rejected as invalid; a prompt too long
+ * for the model is worth the next one, whose window may be larger.
+ */
+const fallsBack = (error: LlmError) => error.kind !== "invalid_request" || saysContextTooLong(error.detail)
 
 /** The failures that are the provider's, as opposed to a caller's own (`onEvents`'s). */
 const isLlmError = (error: unknown): error is LlmError => error instanceof LlmError
@@ -113,6 +120,9 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
           promptTokens: tokens?.prompt_tokens ?? 0,
           completionTokens: tokens?.completion_tokens ?? 0,
           totalTokens: tokens?.total_tokens ?? 0,
+          cacheReadTokens: tokens?.cache_read_tokens ?? 0,
+          cacheWriteTokens: tokens?.cache_write_tokens ?? 0,
+          estimated: tokens?.estimated ?? false,
           audioSeconds: ok ? (outcome.audioSeconds ?? 0) : 0,
           costUsd: ok ? outcome.cost : null,
           durationMs: now - startedAt,
@@ -122,6 +132,24 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
       })
 
     const where = (target: Target) => ({ providerId: target.provider.id, model: target.model })
+
+    /**
+     * A chat call's record. An answer without usage (many local servers send none; a stream may
+     * end before it) is counted here and recorded as estimated; the caller is told what the
+     * provider said.
+     */
+    const recordChat = (
+      request: ChatRequest,
+      target: Target,
+      startedAt: number,
+      reported: Usage | null,
+      text: string,
+      toolCalls: ReadonlyArray<ToolCall>
+    ) =>
+      Effect.flatMap(
+        reported ? Effect.succeed(reported) : estimatedUsage(request, text, toolCalls),
+        (usage) => record(request.usage, where(target), startedAt, { usage, cost: costOf(priceOf(target), usage) })
+      )
 
     /** Retries one provider call per the policy (blocking calls; streams retry in `streamModel`). */
     const retries = llmRetries(config)
@@ -139,11 +167,15 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
         Effect.flatMap(providers.resolve(modelId), (target) => {
           const images = imagesChecked(target, request)
           if (images instanceof LlmError) return Effect.fail(images)
-          return retrying(inSlot(target, request.usage)(chatOnce(target, request))).pipe(
+          return retrying(inSlot(target, request.usage)(target.provider.family.chat(target, request))).pipe(
+            Effect.flatMap((outcome) =>
+              outcome.usage
+                ? Effect.succeed(outcome)
+                : Effect.map(estimatedUsage(request, outcome.content, outcome.toolCalls), (usage) => ({ ...outcome, usage }))
+            ),
             Effect.mapError((error) => (images ? images(error) : error)),
             Effect.tapBoth({
-              onSuccess: (result) =>
-                record(request.usage, where(target), startedAt, { usage: result.usage, cost: costOf(priceOf(target), result.usage) }),
+              onSuccess: (result) => recordChat(request, target, startedAt, result.usage, result.content, result.toolCalls),
               onFailure: (error) => record(request.usage, where(target), startedAt, error)
             }),
             Effect.map((outcome): CompletionResult => {
@@ -187,7 +219,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
             sent = true
             return onEvents(events)
           }
-          return inSlot(target, request.usage)(chatStreamOnce(target, request, config.timeoutMs, tracked)).pipe(
+          return inSlot(target, request.usage)(target.provider.family.chatStream(target, request, config.timeoutMs, tracked)).pipe(
             Effect.catchIf(isLlmError, (error) => {
               const delay = sent ? undefined : retryDelayMs(config, n, error)
               if (delay === undefined) return Effect.fail(error)
@@ -198,8 +230,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
         })
       return attempt(0).pipe(
         Effect.tapBoth({
-          onSuccess: (finished) =>
-            record(request.usage, where(target), startedAt, { usage: finished.usage, cost: costOf(priceOf(target), finished.usage) }),
+          onSuccess: (finished) => recordChat(request, target, startedAt, finished.usage, finished.text, finished.toolCalls),
           onFailure: (error) => (isLlmError(error) ? record(request.usage, where(target), startedAt, error) : Effect.void)
         })
       )
@@ -264,7 +295,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
         const startedAt = yield* Clock.currentTimeMillis
         const target = yield* providers.resolve(request.model, config.embeddingModel)
         if (request.input.length === 0) return { model: target.id, embeddings: [], usage: null }
-        const result = yield* retrying(inSlot(target, request.usage)(embedOnce(target, request.input))).pipe(
+        const result = yield* retrying(inSlot(target, request.usage)(target.provider.family.embed(target, request.input))).pipe(
           Effect.tap((r) => record(request.usage, where(target), startedAt, { usage: r.usage, cost: costOf(priceOf(target), r.usage) })),
           Effect.tapError((error) => record(request.usage, where(target), startedAt, error))
         )
@@ -276,7 +307,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
       Effect.gen(function*() {
         const startedAt = yield* Clock.currentTimeMillis
         const target = yield* providers.resolve(request.model, config.transcriptionModel)
-        const once = transcribeOnce(target, request.audio, request.fileName, request.mimeType)
+        const once = target.provider.family.transcribe(target, request.audio, request.fileName, request.mimeType)
         return yield* retrying(inSlot(target, request.usage)(once)).pipe(
           Effect.tap((result) => {
             const seconds = request.audioSeconds ?? result.durationSeconds

@@ -2,7 +2,7 @@
  * Settings of outbound LLM calls, read once at startup. They live here rather than in AppConfig
  * because only this domain reads them; an invalid value still fails startup naming the key.
  */
-import { Config, Context, Effect, Layer } from "effect"
+import { Config, Context, Effect, Layer, type Option, type Redacted } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
 
 export interface LlmConfigShape {
@@ -17,6 +17,18 @@ export interface LlmConfigShape {
   /** The default of `Llm.embed`: `AppConfig.embeddingModel` (EMBEDDING_MODEL, read there once). */
   readonly embeddingModel: string
   readonly transcriptionModel: string
+  /** The answer's limit when a call sets none, for APIs that need one (Anthropic's). */
+  readonly defaultMaxTokens: number
+  /** Anthropic prompt caching (cache breakpoints on the stable prefix); on unless PROMPT_CACHING=false. */
+  readonly promptCaching: boolean
+  /** ANTHROPIC_API_KEY / GEMINI_API_KEY: each adds a provider of its family, as OPENAI_API_KEY does the default one. */
+  readonly anthropic: EnvironmentProvider
+  readonly gemini: EnvironmentProvider
+}
+
+export interface EnvironmentProvider {
+  readonly apiKey: Option.Option<Redacted.Redacted<string>>
+  readonly baseUrl: string
 }
 
 export class LlmConfig extends Context.Tag("cairn/LlmConfig")<LlmConfig, LlmConfigShape>() {}
@@ -38,7 +50,22 @@ export const llmConfig: Config.Config<Omit<LlmConfigShape, "embeddingModel">> = 
     ),
     (s) => Math.round(s * 1000)
   ),
-  transcriptionModel: Config.string("TRANSCRIPTION_MODEL").pipe(Config.withDefault("whisper-1"))
+  transcriptionModel: Config.string("TRANSCRIPTION_MODEL").pipe(Config.withDefault("whisper-1")),
+  defaultMaxTokens: Config.integer("LLM_DEFAULT_MAX_TOKENS").pipe(
+    Config.withDefault(4096),
+    Config.validate({ message: "Expected a positive integer", validation: (n) => n > 0 })
+  ),
+  promptCaching: Config.boolean("PROMPT_CACHING").pipe(Config.withDefault(true)),
+  anthropic: Config.all({
+    apiKey: Config.option(Config.redacted("ANTHROPIC_API_KEY")),
+    baseUrl: Config.string("ANTHROPIC_BASE_URL").pipe(Config.withDefault("https://api.anthropic.com"))
+  }),
+  gemini: Config.all({
+    apiKey: Config.option(Config.redacted("GEMINI_API_KEY")).pipe(
+      Config.orElse(() => Config.option(Config.redacted("GOOGLE_API_KEY")))
+    ),
+    baseUrl: Config.string("GEMINI_BASE_URL").pipe(Config.withDefault("https://generativelanguage.googleapis.com"))
+  })
 })
 
 export const layer = Layer.effect(

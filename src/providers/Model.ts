@@ -27,7 +27,26 @@ export interface ChatMessage {
     readonly function: { readonly name: string; readonly arguments: string }
   }>
   readonly tool_call_id?: string
+  /**
+   * What a provider gave with an assistant message that it needs back in the same tool loop:
+   * Anthropic's signed thinking blocks, Gemini's thought signatures. Sent only to the family that
+   * made it (`family`); any other provider never sees it.
+   */
+  readonly providerState?: ProviderState
 }
+
+/** A provider family's opaque state of one assistant message (see `ChatMessage.providerState`). */
+export interface ProviderState {
+  readonly family: string
+  /** Anthropic: the thinking and redacted-thinking blocks, in order, as the API sent them. */
+  readonly thinking?: ReadonlyArray<ThinkingBlock>
+  /** Gemini: the thought signature of each function call, by tool call id. */
+  readonly signatures?: Readonly<Record<string, string>>
+}
+
+export type ThinkingBlock =
+  | { readonly type: "thinking"; readonly thinking: string; readonly signature: string }
+  | { readonly type: "redacted_thinking"; readonly data: string }
 
 export interface ToolSchema {
   readonly type: "function"
@@ -55,6 +74,11 @@ export interface ChatRequest {
   readonly tools?: ReadonlyArray<ToolSchema>
   readonly temperature?: number
   readonly max_tokens?: number
+  /**
+   * Extended thinking's budget in tokens (Anthropic's `budget_tokens`, Gemini's `thinkingBudget`);
+   * undefined or 0: off. OpenAI-compatible servers are not told (their reasoning is the model's own).
+   */
+  readonly thinkingBudgetTokens?: number
   /** Provider-specific parameters, sent in the request body as given. */
   readonly extra?: Record<string, unknown>
   /** Tried in order after the model's retries fail. */
@@ -63,9 +87,16 @@ export interface ChatRequest {
 }
 
 export interface Usage {
+  /** Every input token, cached ones included. */
   readonly prompt_tokens: number
   readonly completion_tokens: number
   readonly total_tokens: number
+  /** Of `prompt_tokens`, those read from the provider's prompt cache. */
+  readonly cache_read_tokens?: number
+  /** Of `prompt_tokens`, those written to the provider's prompt cache. */
+  readonly cache_write_tokens?: number
+  /** Counted here with a tokenizer: the provider reported none. */
+  readonly estimated?: boolean
 }
 
 export interface ToolCall {
@@ -94,6 +125,8 @@ export type LlmStreamEvent =
     readonly toolCalls: ReadonlyArray<ToolCall>
     readonly usage: Usage | null
     readonly finishReason: string | null
+    /** What the provider needs back with this answer in the same tool loop. */
+    readonly providerState?: ProviderState
   }
 
 /** A streamed call's last word: the whole text, the tool calls, usage. */
@@ -182,7 +215,9 @@ const HeaderValue = Schema.String.pipe(Schema.filter((value) => isHeaderSafe(val
 
 const ExtraHeaders = Schema.Record({ key: Schema.String.pipe(Schema.pattern(headerNamePattern)), value: HeaderValue })
 
-export const ProviderType = Schema.Literal("openai")
+/** The API a provider speaks: OpenAI's chat completions (and every server compatible with it), Anthropic's Messages, Gemini's. */
+export const ProviderType = Schema.Literal("openai", "anthropic", "gemini")
+export type ProviderType = typeof ProviderType.Type
 
 export class CreateProvider extends Schema.Class<CreateProvider>("CreateProvider")(
   {

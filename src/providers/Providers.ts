@@ -1,6 +1,7 @@
 /**
- * The provider registry: the default provider from OPENAI_BASE_URL / OPENAI_API_KEY, and the
- * providers stored through the admin API. Model ids are "provider/model"; an id whose first segment
+ * The provider registry: the default provider from OPENAI_BASE_URL / OPENAI_API_KEY, `anthropic` and
+ * `gemini` from ANTHROPIC_API_KEY / GEMINI_API_KEY when set, and the providers stored through the
+ * admin API, each speaking its family's API (`Family.ts`). Model ids are "provider/model"; an id whose first segment
  * is not a provider (a bare "gpt-4o", or a router's "openai/gpt-4o") goes to the default provider.
  * Lookups read a snapshot cached for at most `refreshMs` (changes made here are seen at once).
  */
@@ -10,29 +11,46 @@ import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import { Bus } from "../db/Bus.ts"
 import { makeSharedSnapshot } from "../db/Snapshot.ts"
 import { mask } from "../secrets/Mask.ts"
-import { maskUrl, openUrl, sameOrigin, sealUrl, unmaskUrl, urlSecretValues } from "../secrets/UrlSecrets.ts"
-import { makeKeyVault, scrub } from "../secrets/Vault.ts"
+import { maskUrl, openUrl, sameOrigin, sealUrl, unmaskUrl } from "../secrets/UrlSecrets.ts"
+import { makeKeyVault } from "../secrets/Vault.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { costOf, type Price, shippedPrice } from "../usage/Prices.ts"
+import { anthropicFamily } from "./Anthropic.ts"
 import { ProviderConflict, ProviderNotFound } from "./Errors.ts"
+import type { Family } from "./Family.ts"
+import { geminiFamily } from "./Gemini.ts"
 import { LlmConfig } from "./LlmConfig.ts"
 import { layer as LlmConfigLive } from "./LlmConfig.ts"
-import { type CreateProvider, LlmError, ModelEntry, ModelList, ProviderModel, ProviderView, type UpdateProvider } from "./Model.ts"
+import {
+  type CreateProvider,
+  LlmError,
+  ModelEntry,
+  ModelList,
+  ProviderModel,
+  type ProviderType,
+  ProviderView,
+  type UpdateProvider
+} from "./Model.ts"
 import { OpenAiClient } from "./OpenAiClient.ts"
 import { type ProviderRow, ProvidersRepo } from "./Repo.ts"
+import { sensitiveHeader } from "./Secrets.ts"
+import { openAiFamily } from "./Upstream.ts"
 
 export const DEFAULT_PROVIDER_ID = "default"
 export const refreshMs = 2_000
 
 export interface Provider {
   readonly id: string
+  readonly type: ProviderType
   readonly isDefault: boolean
+  /** Set from the environment (OPENAI_*, ANTHROPIC_*, GEMINI_*): read-only through the API. */
+  readonly fromEnvironment: boolean
   readonly baseUrl: string
   /** The key in clear, for the client and for scrubbing messages; never shown. */
   readonly apiKey: string | undefined
   readonly extraHeaders: Readonly<Record<string, string>>
   readonly models: ReadonlyArray<ProviderModel>
-  readonly client: OpenAiClient
+  readonly family: Family
 }
 
 /** A model resolved to the provider that serves it. */
@@ -78,9 +96,15 @@ export const acceptsImages = (target: Target): boolean => {
 
 export { costOf }
 
-const defaultReadOnly = () =>
+const environmentNames: Readonly<Record<ProviderType, string>> = {
+  openai: "OPENAI_BASE_URL and OPENAI_API_KEY",
+  anthropic: "ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY",
+  gemini: "GEMINI_BASE_URL and GEMINI_API_KEY"
+}
+
+const readOnly = (provider: Provider) =>
   new ProviderConflict({
-    detail: "The default provider is configured by OPENAI_BASE_URL and OPENAI_API_KEY and cannot be changed here"
+    detail: `The provider ${provider.id} is configured by ${environmentNames[provider.type]} and cannot be changed here`
   })
 
 export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
@@ -92,29 +116,47 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
     // A base URL an older release stored with a credential in the clear is sealed once, here.
     yield* repo.resealBaseUrls((url) => sealUrl(url, vault))
 
-    // Clients are reused while a provider's connection settings stay the same.
-    const clients = new Map<string, OpenAiClient>()
-    const clientFor = (baseUrl: string, apiKey: string | undefined, headers: Record<string, string>) => {
-      const cacheKey = JSON.stringify([baseUrl, apiKey ?? "", headers])
-      let client = clients.get(cacheKey)
-      if (!client) {
-        // Local servers (Ollama, vLLM) may take no key: then no authorization header is sent.
-        client = new OpenAiClient({ baseUrl, apiKey, headers, timeoutMs: llmConfig.timeoutMs })
-        clients.set(cacheKey, client)
+    // Connections are reused while a provider's family and connection settings stay the same.
+    const families = new Map<string, Family>()
+    const familyFor = (type: ProviderType, baseUrl: string, apiKey: string | undefined, headers: Record<string, string>) => {
+      const cacheKey = JSON.stringify([type, baseUrl, apiKey ?? "", headers])
+      let family = families.get(cacheKey)
+      if (!family) {
+        const connection = { baseUrl, apiKey, headers, timeoutMs: llmConfig.timeoutMs }
+        family = type === "anthropic"
+          ? anthropicFamily({ ...connection, defaultMaxTokens: llmConfig.defaultMaxTokens, promptCaching: llmConfig.promptCaching })
+          : type === "gemini"
+          ? geminiFamily(connection)
+          // Local servers (Ollama, vLLM) may take no key: then no authorization header is sent.
+          : openAiFamily(new OpenAiClient(connection))
+        families.set(cacheKey, family)
       }
-      return client
+      return family
     }
 
-    const defaultKey = Option.getOrUndefined(Option.map(config.openaiApiKey, Redacted.value))
-    const defaultProvider: Provider = {
-      id: DEFAULT_PROVIDER_ID,
-      isDefault: true,
-      baseUrl: config.openaiBaseUrl,
-      apiKey: defaultKey && defaultKey.length > 0 ? defaultKey : undefined,
+    const keyOf = (key: Option.Option<Redacted.Redacted<string>>) => {
+      const value = Option.getOrUndefined(Option.map(key, Redacted.value))
+      return value && value.length > 0 ? value : undefined
+    }
+    const environmentProvider = (id: string, type: ProviderType, baseUrl: string, apiKey: string | undefined): Provider => ({
+      id,
+      type,
+      isDefault: id === DEFAULT_PROVIDER_ID,
+      fromEnvironment: true,
+      baseUrl,
+      apiKey,
       extraHeaders: {},
       models: [],
-      client: clientFor(config.openaiBaseUrl, defaultKey || undefined, {})
-    }
+      family: familyFor(type, baseUrl, apiKey, {})
+    })
+    const defaultProvider = environmentProvider(DEFAULT_PROVIDER_ID, "openai", config.openaiBaseUrl, keyOf(config.openaiApiKey))
+    const environmentProviders: ReadonlyArray<Provider> = [
+      defaultProvider,
+      ...(["anthropic", "gemini"] as const).flatMap((type) => {
+        const apiKey = keyOf(llmConfig[type].apiKey)
+        return apiKey ? [environmentProvider(type, type, llmConfig[type].baseUrl, apiKey)] : []
+      })
+    ]
 
     /** Header values are encrypted at rest too: they may carry credentials (`api-key`, ...). */
     const encryptHeaders = (headers: Readonly<Record<string, string>>) =>
@@ -132,14 +174,17 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
       }
       // A credential in the URL's query is sealed like the key.
       const baseUrl = openUrl(row.base_url, vault, () => unreadable.push(`${row.id}: base_url`))
+      const type = row.type as ProviderType
       return {
         id: row.id,
+        type,
         isDefault: false,
+        fromEnvironment: false,
         baseUrl,
         apiKey,
         extraHeaders,
         models: row.models.map((m) => new ProviderModel(m)),
-        client: clientFor(baseUrl, apiKey, extraHeaders)
+        family: familyFor(type, baseUrl, apiKey, extraHeaders)
       }
     }
 
@@ -148,9 +193,10 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
       "providers",
       Effect.gen(function*() {
         const rows = yield* repo.all
-        const byId = new Map<string, Provider>([[DEFAULT_PROVIDER_ID, defaultProvider]])
+        const byId = new Map<string, Provider>(environmentProviders.map((provider) => [provider.id, provider]))
         const unreadable: Array<string> = []
-        for (const row of rows) byId.set(row.id, fromRow(row, unreadable))
+        // The environment's win over a stored provider of the same id (one stored before the key was set).
+        for (const row of rows) if (!byId.has(row.id)) byId.set(row.id, fromRow(row, unreadable))
         if (unreadable.length > 0) {
           yield* Effect.logWarning(
             "Stored provider secrets cannot be decrypted (the server secret changed?); they are left out until set again"
@@ -185,12 +231,12 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
     const view = (provider: Provider): ProviderView =>
       new ProviderView({
         id: provider.id,
-        type: "openai",
+        type: provider.type,
         base_url: maskUrl(provider.baseUrl),
         api_key: provider.apiKey === undefined ? null : mask(provider.apiKey),
         extra_headers: maskHeaders(provider.extraHeaders),
         models: provider.models,
-        source: provider.isDefault ? "environment" : "stored",
+        source: provider.fromEnvironment ? "environment" : "stored",
         is_default: provider.isDefault
       })
 
@@ -206,7 +252,8 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
 
     const create = (input: CreateProvider) =>
       Effect.gen(function*() {
-        if (input.id === DEFAULT_PROVIDER_ID) return yield* defaultReadOnly()
+        const existing = (yield* current).byId.get(input.id)
+        if (existing?.fromEnvironment) return yield* readOnly(existing)
         const row: ProviderRow = {
           id: input.id,
           type: input.type,
@@ -222,8 +269,9 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
 
     const update = (id: string, input: UpdateProvider) =>
       Effect.gen(function*() {
-        if (id === DEFAULT_PROVIDER_ID) return yield* defaultReadOnly()
         const snapshot = yield* reload
+        const fixed = snapshot.byId.get(id)
+        if (fixed?.fromEnvironment) return yield* readOnly(fixed)
         const existing = snapshot.rows.get(id)
         const provider = snapshot.byId.get(id)
         if (!existing || !provider) return yield* new ProviderNotFound({ detail: `Unknown provider: ${id}` })
@@ -256,7 +304,8 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
 
     const remove = (id: string) =>
       Effect.gen(function*() {
-        if (id === DEFAULT_PROVIDER_ID) return yield* defaultReadOnly()
+        const fixed = (yield* current).byId.get(id)
+        if (fixed?.fromEnvironment) return yield* readOnly(fixed)
         if (!(yield* repo.remove(id))) return yield* new ProviderNotFound({ detail: `Unknown provider: ${id}` })
         yield* reload
       })
@@ -265,14 +314,7 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
     const models = (id: string) =>
       Effect.gen(function*() {
         const provider = yield* find(id)
-        const upstream = yield* provider.client.models(Math.min(llmConfig.timeoutMs, 10_000)).pipe(
-          Effect.map((reply) => {
-            const data = (reply as { data?: unknown })?.data
-            return Array.isArray(data) ? data.flatMap((m) => (typeof m?.id === "string" ? [m.id as string] : [])) : []
-          }),
-          Effect.mapError((error) => scrub(error.message, providerSecrets(provider))),
-          Effect.either
-        )
+        const upstream = yield* provider.family.models(provider, Math.min(llmConfig.timeoutMs, 10_000)).pipe(Effect.either)
         const entries = new Map<string, { model: string; sources: Set<"configured" | "upstream"> }>()
         for (const m of provider.models) entries.set(m.id, { model: m.id, sources: new Set(["configured"]) })
         if (upstream._tag === "Right") {
@@ -302,20 +344,6 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
   }),
   dependencies: [ProvidersRepo.Default, LlmConfigLive, Bus.Default]
 }) {}
-
-/** Header names whose values are credentials: masked in answers like the API key. */
-const sensitiveHeader = (name: string) => /auth|key|token|secret|password|cookie/i.test(name)
-
-/**
- * Everything of a provider's that must never reach an answer or a log line: its key, the values of
- * its credential headers, and the credentials in its base URL (a query's `api-key=`; a password is
- * possible only for the default provider, from OPENAI_BASE_URL).
- */
-export const providerSecrets = (provider: Provider): ReadonlyArray<string | undefined> => {
-  const secrets: Array<string | undefined> = [provider.apiKey]
-  for (const [name, value] of Object.entries(provider.extraHeaders)) if (sensitiveHeader(name)) secrets.push(value)
-  return [...secrets, ...urlSecretValues(provider.baseUrl)]
-}
 
 const maskHeaders = (headers: Readonly<Record<string, string>>): Record<string, string> =>
   Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, sensitiveHeader(name) ? mask(value) : value]))

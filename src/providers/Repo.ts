@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { decodeRows, repository } from "../db/Repository.ts"
 import { resealPending } from "../db/Reseal.ts"
+import { ProviderType } from "./Model.ts"
 
 /** jsonb comes back parsed from PostgreSQL and as text from some paths; accept both. */
 const Json = <A, I>(schema: Schema.Schema<A, I>) => Schema.Union(schema, Schema.parseJson(schema))
@@ -17,7 +18,7 @@ const ModelPrice = Schema.Struct({
 
 export const ProviderRow = Schema.Struct({
   id: Schema.String,
-  type: Schema.Literal("openai"),
+  type: ProviderType,
   base_url: Schema.String,
   api_key_encrypted: Schema.NullOr(Schema.String),
   extra_headers: Json(Schema.Record({ key: Schema.String, value: Schema.String })),

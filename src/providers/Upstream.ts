@@ -1,13 +1,24 @@
 /**
- * One call to one provider over its `OpenAiClient` (the `openai` SDK), and the mapping of every wire failure to an
- * `LlmError` whose detail is the provider's message with credentials removed. Retries, fallback and
- * usage are `Llm`'s.
+ * The OpenAI-compatible family: one call to one provider over its `OpenAiClient` (the `openai` SDK
+ * and a direct stream), and the mapping of every wire failure to an `LlmError` whose detail is the
+ * provider's message with credentials removed. Retries, fallback and usage are `Llm`'s.
  */
 import { Effect } from "effect"
 import { scrub } from "../secrets/Vault.ts"
-import { type ChatRequest, LlmError, type LlmFinished, type LlmStreamEvent, type ToolCall, type Usage } from "./Model.ts"
-import { type ChunkStream, WireError } from "./OpenAiClient.ts"
-import { providerSecrets, type Target } from "./Providers.ts"
+import { batchesOf } from "./ChunkBatches.ts"
+import {
+  type ChatOutcome,
+  type Family,
+  type FamilyTarget,
+  retryAfterSeconds,
+  saysContextTooLong,
+  tokens,
+  type Transcribed
+} from "./Family.ts"
+import { type ChatRequest, LlmError, type LlmFinished, type LlmStreamEvent, type Usage } from "./Model.ts"
+import { type OpenAiClient, WireError } from "./OpenAiClient.ts"
+import { secretsOf } from "./Secrets.ts"
+import { splitThinking, ThinkSplitter } from "./ThinkTags.ts"
 import { toWireNames, type WireNames } from "./ToolNames.ts"
 
 /** The parts of OpenAI's chat completion objects that are read here (anything may be missing). */
@@ -15,6 +26,7 @@ interface WireUsage {
   readonly prompt_tokens?: number
   readonly completion_tokens?: number
   readonly total_tokens?: number
+  readonly prompt_tokens_details?: { readonly cached_tokens?: number } | null
 }
 interface WireToolCall {
   readonly index?: number
@@ -24,7 +36,12 @@ interface WireToolCall {
 }
 interface ChatCompletion {
   readonly choices?: ReadonlyArray<{
-    readonly message?: { readonly content?: unknown; readonly tool_calls?: ReadonlyArray<WireToolCall> | null }
+    readonly message?: {
+      readonly content?: unknown
+      readonly reasoning_content?: unknown
+      readonly reasoning?: unknown
+      readonly tool_calls?: ReadonlyArray<WireToolCall> | null
+    }
     readonly finish_reason?: string | null
   }>
   readonly usage?: WireUsage | null
@@ -42,22 +59,8 @@ interface ChatCompletionChunk {
   readonly usage?: WireUsage | null
 }
 
-/** Seconds from Retry-After (seconds or an HTTP date) or retry-after-ms. */
-const retryAfterSeconds = (headers: Readonly<Record<string, string>> | undefined): number | undefined => {
-  if (!headers) return undefined
-  const rawMs = headers["retry-after-ms"]
-  const ms = Number(rawMs)
-  if (typeof rawMs === "string" && rawMs.length > 0 && Number.isFinite(ms) && ms >= 0) return ms / 1000
-  const raw = headers["retry-after"]
-  if (typeof raw !== "string" || raw.length === 0) return undefined
-  const seconds = Number(raw)
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds
-  const date = Date.parse(raw)
-  return Number.isNaN(date) ? undefined : Math.max(0, (date - Date.now()) / 1000)
-}
-
-export const toLlmError = (target: Target) => (error: unknown): LlmError => {
-  const clean = (message: string) => scrub(message, providerSecrets(target.provider))
+export const toLlmError = (target: FamilyTarget) => (error: unknown): LlmError => {
+  const clean = (message: string) => scrub(message, secretsOf(target.provider))
   const where = `${target.id}`
   if (error instanceof LlmError) return error
   if (error instanceof WireError) {
@@ -82,7 +85,9 @@ export const toLlmError = (target: Target) => (error: unknown): LlmError => {
           return new LlmError({ kind: "rate_limited", status, detail, ...(after !== undefined ? { retryAfterSeconds: after } : {}) })
         }
         if (status === 404) return new LlmError({ kind: "unknown_model", status, detail })
-        if (status === 400 || status === 422) return new LlmError({ kind: "invalid_request", status, detail })
+        if (status === 400 || status === 422 || (status === 413 && saysContextTooLong(detail))) {
+          return new LlmError({ kind: "invalid_request", status, detail })
+        }
         return new LlmError({ kind: "upstream", status, detail })
       }
     }
@@ -92,17 +97,13 @@ export const toLlmError = (target: Target) => (error: unknown): LlmError => {
   return new LlmError({ kind: "upstream", status: 200, detail: clean(`Malformed response from the provider (${where}): ${message}`) })
 }
 
-/** 429, 5xx, timeouts and connection failures are worth another try; a malformed 200 is not. */
-export const isRetryable = (error: LlmError) =>
-  error.kind === "rate_limited" ||
-  error.kind === "timeout" ||
-  (error.kind === "upstream" && (error.status === undefined || error.status >= 500))
+export { isRetryable } from "./Family.ts"
 
 /**
  * The request body: `extra` first, so provider-specific fields pass untouched, then ours, which it
  * cannot override (model, messages, streaming).
  */
-const chatBody = (target: Target, request: ChatRequest, names: WireNames) => {
+const chatBody = (target: FamilyTarget, request: ChatRequest, names: WireNames) => {
   const { stream: _stream, stream_options: _streamOptions, ...extra } = request.extra ?? {}
   return {
     ...extra,
@@ -114,28 +115,23 @@ const chatBody = (target: Target, request: ChatRequest, names: WireNames) => {
   } as any
 }
 
-/** A token count as the API promises it (a non-negative integer), whatever the provider sent. */
-const tokens = (value: unknown): number | undefined =>
-  typeof value === "number" && Number.isFinite(value) ? Math.max(0, Math.round(value)) : undefined
-
 const usageOf = (usage: WireUsage | null | undefined): Usage | null => {
   if (!usage || typeof usage !== "object") return null
   const prompt = tokens(usage.prompt_tokens) ?? 0
   const completion = tokens(usage.completion_tokens) ?? 0
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: tokens(usage.total_tokens) ?? prompt + completion }
+  const cached = tokens(usage.prompt_tokens_details?.cached_tokens)
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: tokens(usage.total_tokens) ?? prompt + completion,
+    ...(cached ? { cache_read_tokens: Math.min(cached, prompt) } : {})
+  }
 }
 
-export interface ChatOutcome {
-  readonly content: string
-  readonly toolCalls: ReadonlyArray<ToolCall>
-  readonly usage: Usage | null
-  readonly finishReason: string | null
-}
-
-export const chatOnce = (target: Target, request: ChatRequest): Effect.Effect<ChatOutcome, LlmError> => {
+const chatOnce = (client: OpenAiClient) => (target: FamilyTarget, request: ChatRequest): Effect.Effect<ChatOutcome, LlmError> => {
   // Tool names the provider would refuse travel as stand-ins (ToolNames.ts).
   const names = toWireNames(request.tools, request.messages)
-  return target.provider.client.chat(chatBody(target, request, names)).pipe(
+  return client.chat(chatBody(target, request, names)).pipe(
     Effect.mapError(toLlmError(target)),
     Effect.flatMap((reply) => {
       const completion = reply as ChatCompletion
@@ -143,8 +139,14 @@ export const chatOnce = (target: Target, request: ChatRequest): Effect.Effect<Ch
       if (!choice || typeof choice !== "object") {
         return Effect.fail(toLlmError(target)(new Error("the reply has no choices")))
       }
+      const message = choice.message
+      const stated = typeof message?.reasoning_content === "string" ? message.reasoning_content : message?.reasoning
+      // A local model's `<think>…</think>` is its reasoning, not its answer.
+      const { answer, thinking } = splitThinking(typeof message?.content === "string" ? message.content : "")
+      const reasoning = [typeof stated === "string" ? stated : "", thinking].filter((part) => part.length > 0).join("\n")
       return Effect.succeed({
-        content: typeof choice.message?.content === "string" ? choice.message.content : "",
+        content: answer,
+        ...(reasoning ? { reasoning } : {}),
         toolCalls: (choice.message?.tool_calls ?? []).flatMap((call) =>
           call.type === "function" || (call.type === undefined && call.function)
             ? [names.toolCallBack({ id: call.id ?? "", name: call.function?.name ?? "", arguments: call.function?.arguments ?? "" })]
@@ -158,91 +160,13 @@ export const chatOnce = (target: Target, request: ChatRequest): Effect.Effect<Ch
 }
 
 /**
- * The chunks of an opened provider stream as batches: the stream hands over each read's payloads,
- * they wait in a buffer, and `next` takes everything buffered (the chunks that arrived together: a
- * packet holds several tokens), waiting when there is none. So a token costs the run one loop step,
- * not a pass through stream stages. The idle timeout is one timer re-armed on every read (a
- * provider's keep-alive comment counts): when it fires, the response is ended and the read fails as
- * a timeout.
- */
-const batchesOf = (
-  events: ChunkStream,
-  idleTimeoutMs: number,
-  failure: (error: WireError, timedOut: boolean) => LlmError
-) => {
-  let buffer: Array<ChatCompletionChunk> = []
-  let ended = false
-  let failed: LlmError | undefined
-  let closed = false
-  let timedOut = false
-  let timer: ReturnType<typeof setTimeout> | undefined
-  let waiting: ((effect: Effect.Effect<ReadonlyArray<ChatCompletionChunk> | null, LlmError>) => void) | undefined
-  const take = (): Effect.Effect<ReadonlyArray<ChatCompletionChunk> | null, LlmError> => {
-    if (buffer.length > 0) {
-      const batch = buffer
-      buffer = []
-      return Effect.succeed(batch)
-    }
-    if (failed) return Effect.fail(failed)
-    return Effect.succeed(null)
-  }
-  const wake = () => {
-    const resume = waiting
-    waiting = undefined
-    resume?.(take())
-  }
-  const arm = () => {
-    clearTimeout(timer)
-    timer = setTimeout(() => {
-      timedOut = true
-      events.abort()
-    }, idleTimeoutMs)
-  }
-  arm()
-  events.read({
-    chunks: (batch) => {
-      if (closed || timedOut) return
-      arm()
-      if (batch.length === 0) return
-      for (const chunk of batch) buffer.push(chunk as ChatCompletionChunk)
-      wake()
-    },
-    end: () => {
-      clearTimeout(timer)
-      if (closed) return
-      ended = true
-      wake()
-    },
-    fail: (error) => {
-      clearTimeout(timer)
-      if (closed) return
-      failed = failure(error, timedOut)
-      wake()
-    }
-  })
-  return {
-    /** The chunks buffered since the last call (waiting for one); null once the stream ended. */
-    next: Effect.async<ReadonlyArray<ChatCompletionChunk> | null, LlmError>((resume) => {
-      if (buffer.length > 0 || ended || failed) return resume(take())
-      waiting = resume
-      return Effect.sync(() => {
-        waiting = undefined
-      })
-    }),
-    close: () => {
-      closed = true
-      clearTimeout(timer)
-    }
-  }
-}
-
-/**
  * One streamed completion: its deltas handed to `onEvents` a batch at a time, in order, as they
  * come; answers `Finished` (the text, the tool calls whole, usage). The request is ended when the
  * call ends early (interruption, idle timeout), which also ends a hung read.
  */
-export const chatStreamOnce = <E>(
-  target: Target,
+const chatStreamOnce = (client: OpenAiClient) =>
+<E>(
+  target: FamilyTarget,
   request: ChatRequest,
   idleTimeoutMs: number,
   onEvents: (events: ReadonlyArray<LlmStreamEvent>) => Effect.Effect<void, E>
@@ -253,6 +177,8 @@ export const chatStreamOnce = <E>(
     let usage: Usage | null = null
     let finishReason: string | null = null
     const calls = new Map<number, { id: string; name: string; arguments: string }>()
+    // A local model's opening `<think>…</think>` is its reasoning (ThinkTags.ts).
+    const think = new ThinkSplitter()
 
     const eventsOf = (chunk: ChatCompletionChunk, out: Array<LlmStreamEvent>) => {
       if (chunk.usage) usage = usageOf(chunk.usage)
@@ -264,8 +190,13 @@ export const chatStreamOnce = <E>(
       const reasoning = typeof delta.reasoning_content === "string" ? delta.reasoning_content : delta.reasoning
       if (typeof reasoning === "string" && reasoning.length > 0) out.push({ _tag: "ReasoningDelta", text: reasoning })
       if (typeof delta.content === "string" && delta.content.length > 0) {
-        text += delta.content
-        out.push({ _tag: "TextDelta", text: delta.content })
+        for (const part of think.push(delta.content)) {
+          if (part.thinking) out.push({ _tag: "ReasoningDelta", text: part.text })
+          else {
+            text += part.text
+            out.push({ _tag: "TextDelta", text: part.text })
+          }
+        }
       }
       for (const call of delta.tool_calls ?? []) {
         const index = call.index ?? 0
@@ -293,9 +224,9 @@ export const chatStreamOnce = <E>(
     // One region around the call rather than a scope: the request is ended, and the idle timer
     // cleared, when the call ends early (interruption, idle timeout) or fails.
     return Effect.acquireUseRelease(
-      Effect.map(Effect.mapError(target.provider.client.openChatStream(body), toError), (stream) => ({
+      Effect.map(Effect.mapError(client.openChatStream(body), toError), (stream) => ({
         stream,
-        batches: batchesOf(stream, idleTimeoutMs, (error, timedOut) => (timedOut ? idle() : toError(error)))
+        batches: batchesOf<ChatCompletionChunk>(stream, idleTimeoutMs, (error, timedOut) => (timedOut ? idle() : toError(error)))
       })),
       ({ batches }) =>
         Effect.gen(function*() {
@@ -306,6 +237,12 @@ export const chatStreamOnce = <E>(
             for (const chunk of batch) eventsOf(chunk, out)
             if (out.length > 0) yield* onEvents(out)
           }
+          const rest = think.flush().map((part): LlmStreamEvent => {
+            if (part.thinking) return { _tag: "ReasoningDelta", text: part.text }
+            text += part.text
+            return { _tag: "TextDelta", text: part.text }
+          })
+          if (rest.length > 0) yield* onEvents(rest)
           return {
             _tag: "Finished",
             model: target.id,
@@ -330,8 +267,8 @@ interface EmbeddingReply {
   readonly usage?: { readonly prompt_tokens?: number; readonly total_tokens?: number } | null
 }
 
-export const embedOnce = (target: Target, input: ReadonlyArray<string>) =>
-  target.provider.client.embeddings({ model: target.model, input: [...input], encoding_format: "float" }).pipe(
+const embedOnce = (client: OpenAiClient) => (target: FamilyTarget, input: ReadonlyArray<string>) =>
+  client.embeddings({ model: target.model, input: [...input], encoding_format: "float" }).pipe(
     Effect.mapError(toLlmError(target)),
     Effect.flatMap((raw) => {
       const reply = raw as EmbeddingReply
@@ -347,15 +284,8 @@ export const embedOnce = (target: Target, input: ReadonlyArray<string>) =>
     })
   )
 
-/** What a speech-to-text engine answered: the text, and the language and length when it says them. */
-export interface Transcribed {
-  readonly text: string
-  readonly language: string | null
-  readonly durationSeconds: number | null
-}
-
-export const transcribeOnce = (target: Target, audio: Uint8Array, fileName: string, mimeType: string) =>
-  target.provider.client.transcribe(target.model, audio, fileName, mimeType).pipe(
+const transcribeOnce = (client: OpenAiClient) => (target: FamilyTarget, audio: Uint8Array, fileName: string, mimeType: string) =>
+  client.transcribe(target.model, audio, fileName, mimeType).pipe(
     Effect.mapError(toLlmError(target)),
     Effect.map((reply): Transcribed => {
       const fields = reply as { text?: unknown; language?: unknown; duration?: unknown }
@@ -368,3 +298,22 @@ export const transcribeOnce = (target: Target, audio: Uint8Array, fileName: stri
       }
     })
   )
+
+/** The model ids of the provider's `/models`. */
+const listModels = (client: OpenAiClient) => (provider: FamilyTarget["provider"], timeoutMs: number) =>
+  client.models(timeoutMs).pipe(
+    Effect.map((reply) => {
+      const data = (reply as { data?: unknown })?.data
+      return Array.isArray(data) ? data.flatMap((m) => (typeof m?.id === "string" ? [m.id as string] : [])) : []
+    }),
+    Effect.mapError((error) => scrub(error.message, secretsOf(provider)))
+  )
+
+/** The OpenAI-compatible family over one connection. */
+export const openAiFamily = (client: OpenAiClient): Family => ({
+  chat: chatOnce(client),
+  chatStream: chatStreamOnce(client),
+  embed: embedOnce(client),
+  transcribe: transcribeOnce(client),
+  models: listModels(client)
+})

@@ -15,6 +15,11 @@ export interface UsageRecord {
   readonly promptTokens: number
   readonly completionTokens: number
   readonly totalTokens: number
+  /** Of `promptTokens`, read from / written to the provider's prompt cache. */
+  readonly cacheReadTokens?: number
+  readonly cacheWriteTokens?: number
+  /** The counts are this server's estimate: the provider reported none. */
+  readonly estimated?: boolean
   /** Seconds of audio a speech-to-text call took in (0 for every other call). */
   readonly audioSeconds?: number
   readonly costUsd: number | null
@@ -37,6 +42,12 @@ const totalsFields = {
   prompt_tokens: Schema.Int,
   completion_tokens: Schema.Int,
   total_tokens: Schema.Int,
+  /** Of prompt_tokens, those read from a provider's prompt cache (priced lower). */
+  cache_read_tokens: Schema.Int,
+  /** Of prompt_tokens, those written to a provider's prompt cache (priced higher, where the provider charges for it). */
+  cache_write_tokens: Schema.Int,
+  /** Calls whose token counts were estimated here (the provider reported none). */
+  estimated_calls: Schema.Int,
   /** USD; calls with an unknown price add nothing. */
   cost_usd: Schema.Number,
   /** Calls whose price is unknown (so cost_usd leaves them out). */

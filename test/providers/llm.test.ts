@@ -23,13 +23,10 @@ const ask = (extra: Partial<ChatRequest> = {}): ChatRequest => ({
 })
 
 describe("retryDelayMs", () => {
-  const config: LlmConfigShape = {
+  const config: Pick<LlmConfigShape, "maxRetries" | "retryBaseMs" | "retryMaxWaitMs"> = {
     maxRetries: 3,
     retryBaseMs: 100,
-    retryMaxWaitMs: 5_000,
-    timeoutMs: 1_000,
-    embeddingModel: "e",
-    transcriptionModel: "t"
+    retryMaxWaitMs: 5_000
   }
   const upstream = new LlmError({ kind: "upstream", status: 503, detail: "x" })
 

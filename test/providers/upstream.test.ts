@@ -5,16 +5,18 @@
 import { describe, expect, it } from "vitest"
 import { OpenAiClient, WireError } from "../../src/providers/OpenAiClient.ts"
 import type { Provider, Target } from "../../src/providers/Providers.ts"
-import { isRetryable, toLlmError } from "../../src/providers/Upstream.ts"
+import { isRetryable, openAiFamily, toLlmError } from "../../src/providers/Upstream.ts"
 
 const provider: Provider = {
   id: "azure",
+  type: "openai",
   isDefault: false,
+  fromEnvironment: false,
   baseUrl: "https://user:url-password-4321@llm.example.com/v1?api-version=2024-10-21",
   apiKey: "provider-key-1234",
   extraHeaders: { "api-key": "header-secret-5678" },
   models: [],
-  client: new OpenAiClient({ baseUrl: "https://llm.example.com/v1", apiKey: undefined, headers: {}, timeoutMs: 1_000 })
+  family: openAiFamily(new OpenAiClient({ baseUrl: "https://llm.example.com/v1", apiKey: undefined, headers: {}, timeoutMs: 1_000 }))
 }
 const target: Target = { provider, model: "gpt-4o", id: "azure/gpt-4o" }
 const judge = toLlmError(target)
