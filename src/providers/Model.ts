@@ -206,6 +206,10 @@ export class ProviderModel extends Schema.Class<ProviderModel>("ProviderModel")(
   input_price_per_million: Schema.optionalWith(Schema.NullOr(Price), { default: () => null }),
   /** USD per million completion tokens. */
   output_price_per_million: Schema.optionalWith(Schema.NullOr(Price), { default: () => null }),
+  /** USD per million prompt tokens read from the provider's cache; null: the shipped share of the input price. */
+  cache_read_price_per_million: Schema.optionalWith(Schema.NullOr(Price), { default: () => null }),
+  /** USD per million prompt tokens written to the provider's cache. */
+  cache_write_price_per_million: Schema.optionalWith(Schema.NullOr(Price), { default: () => null }),
   /** Whether the model takes images; null: known models by name, any other is let try. */
   vision: Schema.optionalWith(Schema.NullOr(Schema.Boolean), { default: () => null })
 }) {}

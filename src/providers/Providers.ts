@@ -68,10 +68,22 @@ export const publicModelId = (provider: Provider, model: string) => provider.isD
 export const priceOf = (target: Target): Price | undefined => {
   const configured = target.provider.models.find((m) => m.id === target.model)
   const shipped = shippedPrice(target.model)
-  if (!configured || (configured.input_price_per_million === null && configured.output_price_per_million === null)) return shipped
+  if (
+    !configured ||
+    (configured.input_price_per_million === null && configured.output_price_per_million === null &&
+      configured.cache_read_price_per_million === null && configured.cache_write_price_per_million === null)
+  ) return shipped
+  const input = configured.input_price_per_million ?? shipped?.inputPerMillion ?? 0
+  // A cache price not set here keeps the shipped one's share of the input price.
+  const share = (shippedCache: number | undefined) =>
+    shipped && shippedCache !== undefined && shipped.inputPerMillion > 0 ? (shippedCache / shipped.inputPerMillion) * input : undefined
+  const read = configured.cache_read_price_per_million ?? share(shipped?.cacheReadPerMillion)
+  const write = configured.cache_write_price_per_million ?? share(shipped?.cacheWritePerMillion)
   return {
-    inputPerMillion: configured.input_price_per_million ?? shipped?.inputPerMillion ?? 0,
-    outputPerMillion: configured.output_price_per_million ?? shipped?.outputPerMillion ?? 0
+    inputPerMillion: input,
+    outputPerMillion: configured.output_price_per_million ?? shipped?.outputPerMillion ?? 0,
+    ...(read !== undefined ? { cacheReadPerMillion: read } : {}),
+    ...(write !== undefined ? { cacheWritePerMillion: write } : {})
   }
 }
 
@@ -394,5 +406,7 @@ const modelRow = (m: ProviderModel) => ({
   id: m.id,
   input_price_per_million: m.input_price_per_million,
   output_price_per_million: m.output_price_per_million,
+  cache_read_price_per_million: m.cache_read_price_per_million,
+  cache_write_price_per_million: m.cache_write_price_per_million,
   vision: m.vision
 })

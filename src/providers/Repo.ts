@@ -12,6 +12,9 @@ const ModelPrice = Schema.Struct({
   id: Schema.String,
   input_price_per_million: Schema.NullOr(Schema.Number),
   output_price_per_million: Schema.NullOr(Schema.Number),
+  /** Absent in rows stored before cache prices could be set. */
+  cache_read_price_per_million: Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => null }),
+  cache_write_price_per_million: Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => null }),
   /** Absent in rows stored before models could say whether they take images. */
   vision: Schema.optionalWith(Schema.NullOr(Schema.Boolean), { default: () => null })
 })

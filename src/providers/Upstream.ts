@@ -16,6 +16,7 @@ import {
   type Transcribed
 } from "./Family.ts"
 import { type ChatRequest, LlmError, type LlmFinished, type LlmStreamEvent, type Usage } from "./Model.ts"
+import { nodeFetch } from "./NodeFetch.ts"
 import { type OpenAiClient, WireError } from "./OpenAiClient.ts"
 import { secretsOf } from "./Secrets.ts"
 import { splitThinking, ThinkSplitter } from "./ThinkTags.ts"
@@ -299,14 +300,29 @@ const transcribeOnce = (client: OpenAiClient) => (target: FamilyTarget, audio: U
     })
   )
 
-/** The model ids of the provider's `/models`. */
+/** Ollama's own list (`GET /api/tags` at the server's root), for an Ollama older than its `/v1/models`. */
+const ollamaTags = (provider: FamilyTarget["provider"], timeoutMs: number) =>
+  Effect.tryPromise({
+    try: async (signal) => {
+      const root = new URL(provider.baseUrl.replace(/\/v1\/?$/, "/"))
+      const response = await nodeFetch(new URL("api/tags", root), { signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]) })
+      if (!response.ok) throw new Error(`${response.status} from /api/tags`)
+      const models = ((await response.json()) as { models?: unknown })?.models
+      if (!Array.isArray(models)) throw new Error("/api/tags listed no models")
+      return models.flatMap((m) => (typeof m?.name === "string" ? [m.name as string] : []))
+    },
+    catch: (error) => error
+  })
+
+/** The model ids of the provider's `/models`, else of Ollama's `/api/tags`. */
 const listModels = (client: OpenAiClient) => (provider: FamilyTarget["provider"], timeoutMs: number) =>
   client.models(timeoutMs).pipe(
     Effect.map((reply) => {
       const data = (reply as { data?: unknown })?.data
       return Array.isArray(data) ? data.flatMap((m) => (typeof m?.id === "string" ? [m.id as string] : [])) : []
     }),
-    Effect.mapError((error) => scrub(error.message, secretsOf(provider)))
+    Effect.catchAll((error) => Effect.mapError(ollamaTags(provider, timeoutMs), () => error.message)),
+    Effect.mapError((message) => scrub(message, secretsOf(provider)))
   )
 
 /** The OpenAI-compatible family over one connection. */
