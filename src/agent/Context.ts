@@ -4,7 +4,7 @@
  * estimates (about four characters a token), which is what the budget needs.
  */
 import type { Bot } from "../bots/Model.ts"
-import type { ChatMessage } from "../providers/Model.ts"
+import type { ChatMessage, ProviderState } from "../providers/Model.ts"
 import { imageUrlOf, modelAudioOf } from "../sessions/Attachments.ts"
 import type { HistoryRow } from "../sessions/Repo.ts"
 import type { Skill } from "../skills/Skills.ts"
@@ -114,7 +114,14 @@ const convertRow = (row: HistoryRow, hear: boolean, toolResultLimit: number): Ch
   }
   if (row.tool_calls && row.tool_calls.length > 0) message.tool_calls = row.tool_calls as ChatMessage["tool_calls"]
   if (row.tool_call_id) message.tool_call_id = row.tool_call_id
+  if (row.provider_state) message.providerState = providerStateOf(row.provider_state)
   return message
+}
+
+/** The stored state as the provider gave it (jsonb may come back as text). */
+const providerStateOf = (stored: unknown): ProviderState | undefined => {
+  const value = typeof stored === "string" ? JSON.parse(stored) : stored
+  return value && typeof value === "object" && typeof (value as ProviderState).family === "string" ? (value as ProviderState) : undefined
 }
 
 /**

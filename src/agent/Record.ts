@@ -31,7 +31,8 @@ export const memoryRecord = (history: ReadonlyArray<HistoryRow>): TurnRecord => 
           tool_calls: message.tool_calls ?? null,
           tool_call_id: message.tool_call_id ?? null,
           cancelled: message.metadata?.cancelled === true,
-          attachments: message.attachments && message.attachments.length > 0 ? message.attachments : null
+          attachments: message.attachments && message.attachments.length > 0 ? message.attachments : null,
+          ...(message.metadata?.provider_state ? { provider_state: message.metadata.provider_state } : {})
         })
       })
   }

@@ -82,6 +82,10 @@ export type RetrievalOverride = typeof RetrievalOverride.Type
 
 export const AudioInput = Schema.Literal("transcribe", "native", "disabled")
 
+const ThinkingBudget = Schema.Int.pipe(
+  Schema.filter((n) => n === 0 || (n >= 1024 && n <= 128_000) || "Expected 0 (off) or 1024 to 128000 tokens")
+)
+
 const botFields = {
   name: Schema.String.pipe(Schema.minLength(1)),
   description: Schema.optionalWith(Schema.String, { default: () => "" }),
@@ -103,7 +107,12 @@ const botFields = {
   audio_input: Schema.optionalWith(AudioInput, { default: () => "transcribe" as const }),
   retrieval: Schema.optionalWith(RetrievalSettings, { default: () => Schema.decodeSync(RetrievalSettings)({}) }),
   max_iterations: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 50)), { default: () => 10 }),
-  temperature: Schema.optionalWith(Schema.NullOr(Schema.Number.pipe(Schema.between(0, 2))), { default: () => null })
+  temperature: Schema.optionalWith(Schema.NullOr(Schema.Number.pipe(Schema.between(0, 2))), { default: () => null }),
+  /**
+   * Extended thinking's budget in tokens for models that take one (Anthropic's, at least 1024;
+   * Gemini's); 0, the default, leaves it off. OpenAI-compatible models think as they do anyway.
+   */
+  thinking_budget_tokens: Schema.optionalWith(ThinkingBudget, { default: () => 0 })
 }
 
 /** A bot as stored and served. */
@@ -139,7 +148,8 @@ export class UpdateBot extends Schema.Class<UpdateBot>("UpdateBot")(
     audio_input: Schema.optional(AudioInput),
     retrieval: Schema.optional(RetrievalSettings),
     max_iterations: Schema.optional(Schema.Int.pipe(Schema.between(1, 50))),
-    temperature: Schema.optional(Schema.NullOr(Schema.Number.pipe(Schema.between(0, 2))))
+    temperature: Schema.optional(Schema.NullOr(Schema.Number.pipe(Schema.between(0, 2)))),
+    thinking_budget_tokens: Schema.optional(ThinkingBudget)
   },
   bodyOptions
 ) {}

@@ -59,6 +59,8 @@ export const geminiError = (target: FamilyTarget) => (error: unknown): LlmError 
       return new LlmError({ kind: "rate_limited", status, detail, ...(after !== undefined ? { retryAfterSeconds: after } : {}) })
     }
     if (status === 404) return new LlmError({ kind: "unknown_model", status, detail })
+    // Google answers a wrong key with a 400: it is the provider's credential, not the request, that is wrong.
+    if (/API_KEY_INVALID|API key not valid/i.test(error.message)) return new LlmError({ kind: "upstream", status: 401, detail })
     if (status === 400 || status === 413 || status === 422 || (status < 500 && saysContextTooLong(detail))) {
       return new LlmError({ kind: "invalid_request", status, detail })
     }
@@ -134,6 +136,8 @@ const streamed = <E>(
 export const geminiFamily = (connection: GeminiConnection): Family => {
   const ai = new GoogleGenAI({
     apiKey: connection.apiKey ?? "none",
+    // Thinking, thought summaries and function-call ids are v1beta's (the SDK's default is v1).
+    apiVersion: "v1beta",
     httpOptions: {
       baseUrl: connection.baseUrl.replace(/\/v1(beta)?\/?$/, ""),
       timeout: connection.timeoutMs,

@@ -98,7 +98,8 @@ export const historyRowOf = (
     tool_call_id: message.tool_call_id ?? null,
     cancelled,
     attachments: message.attachments && message.attachments.length > 0 ? message.attachments : null,
-    summary
+    summary,
+    ...(message.metadata?.provider_state ? { provider_state: message.metadata.provider_state } : {})
   }
 }
 

@@ -49,7 +49,9 @@ export const HistoryRow = Schema.Struct({
   /** The message's image attachments; null when it has none. */
   attachments: Schema.optional(Schema.NullOr(Schema.Array(Schema.Unknown))),
   /** The session's summary of the messages before these (the same on every row), if it has one. */
-  summary: Schema.optional(Schema.NullOr(Schema.String))
+  summary: Schema.optional(Schema.NullOr(Schema.String)),
+  /** What the model's provider gave with this message for the rest of its tool loop (`ChatMessage.providerState`). */
+  provider_state: Schema.optional(Schema.NullOr(Schema.Unknown))
 })
 export type HistoryRow = typeof HistoryRow.Type
 
@@ -73,7 +75,8 @@ const HistorySliceRow = Schema.Struct({
   tool_calls: ToolCalls,
   tool_call_id: Schema.NullOr(Schema.String),
   cancelled: Schema.NullOr(Schema.Boolean),
-  attachments: Schema.NullOr(Schema.Array(Schema.Unknown))
+  attachments: Schema.NullOr(Schema.Array(Schema.Unknown)),
+  provider_state: Schema.optional(Schema.NullOr(Schema.Unknown))
 })
 
 /**
@@ -274,12 +277,14 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
        */
       historySince: (sessionId: string, read: { readonly after: number }, limit: number) =>
         rows(sql`SELECT coalesce(s.summary_through, 0)::int AS through, s.summary, s.message_count::int AS total,
-                   m.seq::int AS seq, m.passive, m.role, m.content, m.tool_calls, m.tool_call_id, m.cancelled, m.attachments
+                   m.seq::int AS seq, m.passive, m.role, m.content, m.tool_calls, m.tool_call_id, m.cancelled, m.attachments,
+                   m.provider_state
             FROM sessions s
             LEFT JOIN LATERAL (
               SELECT m.seq, coalesce((m.metadata->>'passive')::boolean, false) AS passive, m.role, m.content, m.tool_calls, m.tool_call_id,
                      coalesce((m.metadata->>'cancelled')::boolean, false) AS cancelled,
-                     CASE WHEN m.attachments = '[]'::jsonb THEN NULL ELSE m.attachments END AS attachments
+                     CASE WHEN m.attachments = '[]'::jsonb THEN NULL ELSE m.attachments END AS attachments,
+                     m.metadata->'provider_state' AS provider_state
               FROM messages m
               WHERE m.session_id = s.id AND m.seq > greatest(${read.after}, coalesce(s.summary_through, 0))
               ORDER BY m.seq DESC LIMIT ${limit}
@@ -302,7 +307,8 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
                 tool_call_id: row.tool_call_id,
                 cancelled: row.cancelled ?? false,
                 attachments: row.attachments,
-                summary: row.summary
+                summary: row.summary,
+                ...(row.provider_state ? { provider_state: row.provider_state } : {})
               })
             }
             return { through: first.through, summary: first.summary, total: first.total, rows }
