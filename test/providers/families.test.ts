@@ -289,6 +289,48 @@ describe.each(backends)("provider families (%s)", (backend) => {
     expect(row.cost_usd).toBeCloseTo(expected, 12)
   })
 
+  it("retries a Claude stream that failed before any output, and reports one that broke off after it (no retry)", async () => {
+    claude.script({ streamError: true }, { text: "Second try." })
+    const retried = await streamedEvents(server, {
+      bot_id: "claude-tools",
+      client_id: "families",
+      session_id: crypto.randomUUID(),
+      message: "Hi"
+    })
+    expect(retried.at(-1)).toMatchObject({ type: "response", text: "Second try." })
+    expect(messagesTo(claude)).toHaveLength(2)
+
+    claude.reset()
+    claude.script({ text: "A long answer that breaks off", dropAfterEvents: 6 })
+    const broken = await streamedEvents(server, {
+      bot_id: "claude-tools",
+      client_id: "families",
+      session_id: crypto.randomUUID(),
+      message: "Hi"
+    })
+    expect(broken.some((e) => e.type === "assistant_text")).toBe(true)
+    expect(broken.find((e) => e.type === "error")?.message).toMatch(/broke off|stopped|connection|terminated/i)
+    expect(messagesTo(claude)).toHaveLength(1)
+  })
+
+  it("reads a local model's <think> block as thinking, and estimates the usage of a stream that reported none", async () => {
+    const from = new Date(Date.now() - 1000).toISOString()
+    const chunks = ["<thi", "nk>Let me ", "see.</th", "ink>\n", "The answer."]
+    llm.script({ text: chunks.join(""), textChunks: chunks, usage: null })
+    const events = await streamedEvents(server, { client_id: "families", session_id: crypto.randomUUID(), message: "Think first" })
+    expect(events.filter((e) => e.type === "thinking_content").map((e) => e.delta).join("")).toBe("Let me see.")
+    expect(events.filter((e) => e.type === "assistant_text").map((e) => e.delta).join("")).toBe("The answer.")
+    expect(events.at(-1)).toMatchObject({ type: "response", text: "The answer." })
+    await expect.poll(async () => {
+      const report = await json(await server.request(`/api/v1/admin/usage?from=${encodeURIComponent(from)}`))
+      return report.by_model.find((m: any) => m.model === "fake-model")
+    }).toMatchObject({ estimated_calls: 1, prompt_tokens: expect.any(Number) })
+    const report = await json(await server.request(`/api/v1/admin/usage?from=${encodeURIComponent(from)}`))
+    const row = report.by_model.find((m: any) => m.model === "fake-model")
+    expect(row.prompt_tokens).toBeGreaterThan(0)
+    expect(row.completion_tokens).toBeGreaterThan(0)
+  })
+
   it("answers the completion proxy from Claude and Gemini (blocking), in Cairn's shape", async () => {
     claude.script({ text: "Proxy Claude." })
     const viaClaude = await post("/api/v1/llm/completions", { model: "anthropic/claude-fake", messages: [{ role: "user", content: "Hi" }] })
