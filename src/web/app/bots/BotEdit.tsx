@@ -17,6 +17,7 @@ import {
   ModelField,
   PromptField,
   SkillsAndCarapaces,
+  ThinkingField,
   ToolPolicies,
   ToolsPicker
 } from "./BotFields.tsx"
@@ -90,6 +91,7 @@ export const BotEdit = ({ auth, id }: { readonly auth: AuthSession; readonly id:
                   <div className="grid-2">
                     <ModelField {...parts} />
                     <FallbackModelsField {...parts} />
+                    <ThinkingField {...parts} />
                   </div>
                 </div>
               </Section>

@@ -50,6 +50,22 @@ export const FallbackModelsField = ({ draft, change, options }: PartProps) => (
   />
 )
 
+const thinkingBudgets = [0, 1024, 4096, 8192, 16_000, 32_000]
+
+/** Extended thinking for the models that take a budget (Claude, Gemini); a value set elsewhere stays offered. */
+export const ThinkingField = ({ draft, change }: Omit<PartProps, "options">) => (
+  <Select
+    label="Thinking budget"
+    value={String(draft.thinking_budget_tokens)}
+    onChange={(value) => change({ thinking_budget_tokens: Number(value) })}
+    options={[...new Set([...thinkingBudgets, draft.thinking_budget_tokens])].sort((a, b) => a - b).map((tokens) => ({
+      value: String(tokens),
+      label: tokens === 0 ? "Off" : `${tokens.toLocaleString("en")} tokens`
+    }))}
+    description="Extended thinking on Claude and Gemini models: shown as the bot's thinking, billed as output. Other models think as they do."
+  />
+)
+
 export const PromptField = ({ draft, change }: Omit<PartProps, "options">) => (
   <TextArea
     label="System prompt"

@@ -21,6 +21,8 @@ export interface BotDraft {
   readonly fallback_models: ReadonlyArray<string>
   readonly tool_policies: Readonly<Record<string, ToolPolicy>>
   readonly api_key_id: string
+  /** Extended thinking's budget; 0 is off. */
+  readonly thinking_budget_tokens: number
 }
 
 export const emptyDraft: BotDraft = {
@@ -35,7 +37,8 @@ export const emptyDraft: BotDraft = {
   carapaces: [],
   fallback_models: [],
   tool_policies: {},
-  api_key_id: ""
+  api_key_id: "",
+  thinking_budget_tokens: 0
 }
 
 export const draftOf = (bot: Bot): BotDraft => ({
@@ -50,7 +53,8 @@ export const draftOf = (bot: Bot): BotDraft => ({
   carapaces: bot.carapaces,
   fallback_models: bot.fallback_models,
   tool_policies: bot.tool_policies,
-  api_key_id: bot.api_key_id ?? ""
+  api_key_id: bot.api_key_id ?? "",
+  thinking_budget_tokens: bot.thinking_budget_tokens
 })
 
 /** The client tools to store: the built-in ones by their schema, a custom one as the bot had it. */
@@ -76,6 +80,7 @@ export const fieldsOf = (draft: BotDraft, had: ReadonlyArray<ClientTool> = []) =
     tool_policies: Object.fromEntries(
       Object.entries(draft.tool_policies).filter(([tool, policy]) => toolNames.has(tool) && policy !== "allow")
     ),
-    api_key_id: draft.api_key_id === "" ? null : draft.api_key_id
+    api_key_id: draft.api_key_id === "" ? null : draft.api_key_id,
+    thinking_budget_tokens: draft.thinking_budget_tokens
   }
 }
