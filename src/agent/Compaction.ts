@@ -7,8 +7,9 @@
  * channel's passive_memory is on; otherwise they are recent context only, and fall away with the
  * turns around them.
  */
-import { Config, Effect, Schema } from "effect"
+import { Config, Effect, Option, Schema } from "effect"
 import type { Bot } from "../bots/Model.ts"
+import { completeJson } from "../providers/JsonCompletion.ts"
 import { Llm } from "../providers/Llm.ts"
 import type { UsageContext } from "../providers/Model.ts"
 import type { HistoryRow } from "../sessions/Repo.ts"
@@ -27,9 +28,16 @@ export const compactionConfig = Config.all({
   )
 })
 
+/** Text with something in it once trimmed. */
+const Filled = Schema.compose(Schema.Trim, Schema.NonEmptyString)
 /** What the model is asked to answer. */
-const SummaryAnswer = Schema.Struct({ title: Schema.String.pipe(Schema.minLength(1)), summary: Schema.String.pipe(Schema.minLength(1)) })
-const decodeAnswer = Schema.decodeUnknownEither(Schema.parseJson(SummaryAnswer))
+const SummaryAnswer = Schema.Struct({ title: Filled, summary: Filled })
+const summaryShape = "{\"title\": \"<at most 8 words>\", \"summary\": \"<at most 250 words>\"}"
+/**
+ * The title of a summary whose model never answered the JSON asked for (no JSON mode, prose
+ * instead): its answer text is the summary, under this title.
+ */
+export const fallbackTitle = "Conversation"
 
 /** The transcript the model reads is cut to its newest part past this many characters. */
 const maxTranscriptChars = 60_000
@@ -39,7 +47,7 @@ const toolResultChars = 500
 const instructions =
   "Summarize the conversation below for the assistant that continues it. Keep facts, decisions, open questions, names and numbers; " +
   "leave out greetings. When an earlier summary is given, fold it in: the new summary replaces it. " +
-  "Answer with JSON only: {\"title\": \"<at most 8 words>\", \"summary\": \"<at most 250 words>\"}."
+  `Answer with JSON only: ${summaryShape}.`
 
 export class SummaryUnwritten extends Schema.TaggedError<SummaryUnwritten>()("SummaryUnwritten", { detail: Schema.String }) {}
 
@@ -95,26 +103,33 @@ export class Compaction extends Effect.Service<Compaction>()("cairn/Compaction",
     const llm = yield* Llm
     const config = yield* compactionConfig
 
-    /** The model's title and summary of `lines`, folding in `previous`. */
+    /**
+     * The model's title and summary of `lines`, folding in `previous`. A model that never answers
+     * the JSON (asked twice, see providers/JsonCompletion.ts) has its text kept as the summary,
+     * titled `fallbackTitle`; only an empty answer writes nothing.
+     */
     const write = (bot: Bot, lines: ReadonlyArray<string>, previous: string | null, usage: UsageContext) =>
       Effect.gen(function*() {
         let transcript = lines.join("\n\n")
         if (transcript.length > maxTranscriptChars) transcript = transcript.slice(-maxTranscriptChars)
-        const answer = yield* llm.complete({
-          ...(bot.model ? { model: bot.model } : {}),
-          messages: [
-            { role: "system", content: instructions },
-            { role: "user", content: previous ? `Earlier summary:\n${previous}\n\nConversation since:\n${transcript}` : transcript }
-          ],
-          temperature: 0,
-          extra: { response_format: { type: "json_object" } },
-          usage
-        })
-        const decoded = decodeAnswer(answer.content)
-        if (decoded._tag === "Left") {
-          return yield* new SummaryUnwritten({ detail: "The model did not answer with a title and a summary; try again" })
-        }
-        return { title: decoded.right.title.trim(), summary: decoded.right.summary.trim() }
+        const answered = yield* completeJson(
+          llm.complete,
+          {
+            ...(bot.model ? { model: bot.model } : {}),
+            messages: [
+              { role: "system", content: instructions },
+              { role: "user", content: previous ? `Earlier summary:\n${previous}\n\nConversation since:\n${transcript}` : transcript }
+            ],
+            temperature: 0,
+            usage
+          },
+          SummaryAnswer,
+          { shape: summaryShape }
+        )
+        if (Option.isSome(answered.value)) return answered.value.value
+        if (answered.text === "") return yield* new SummaryUnwritten({ detail: "The model answered nothing; try again" })
+        yield* Effect.logWarning("The model answered no JSON summary; its text is kept as the summary")
+        return { title: fallbackTitle, summary: answered.text }
       })
 
     /**

@@ -64,13 +64,15 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
 
     /**
      * One model call. `finalPass` offers no tools and asks for an answer; `partial` follows the
-     * streamed text, so an interrupted turn can store what was said.
+     * streamed text, so an interrupted turn can store what was said; `nudge` is said to the model
+     * after the history, unstored (the loop's word after an empty answer).
      */
     const call = (
       plan: TurnPlan,
       iteration: number,
       finalPass: boolean,
-      partial: Ref.Ref<string>
+      partial: Ref.Ref<string>,
+      nudge?: ChatMessage
     ) =>
       Effect.gen(function*() {
         const turn = yield* CurrentTurn
@@ -136,7 +138,9 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
         const streamed = llm.streamTo(
           {
             model: plan.model,
-            messages: finalPass ? [...context.messages, finalPassNotice] : context.messages,
+            messages: finalPass || nudge
+              ? [...context.messages, ...(finalPass ? [finalPassNotice] : []), ...(nudge ? [nudge] : [])]
+              : context.messages,
             tools: offered.length > 0 ? offered : undefined,
             temperature: bot.temperature ?? undefined,
             fallbackModels: bot.fallback_models,

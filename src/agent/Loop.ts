@@ -6,7 +6,7 @@
  */
 import { Effect, Ref } from "effect"
 import { Hooks } from "../hooks/Hooks.ts"
-import type { LlmError, ToolCall, Usage } from "../providers/Model.ts"
+import { type ChatMessage, LlmError, type ToolCall, type Usage } from "../providers/Model.ts"
 import { detectSecrets } from "../secrets/Patterns.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { traced } from "../telemetry/Spans.ts"
@@ -25,6 +25,23 @@ const addUsage = (into: { prompt_tokens: number; completion_tokens: number; tota
   into.completion_tokens += usage.completion_tokens
   into.total_tokens += usage.total_tokens
 }
+
+/**
+ * Answers with tool calls that could not run (arguments that are no JSON object, a tool nobody
+ * offered) a turn lets the model correct: each gets a tool result saying what was wrong. One more
+ * ends the turn with an error.
+ */
+export const maxToolCallRepairs = 2
+
+/** Said to a model whose answer was empty (no text, no tool call), once; a second empty answer ends the turn. */
+const emptyAnswerNudge: ChatMessage = {
+  role: "user",
+  content: "Your answer was empty. Please answer my last message (or call a tool if you need one)."
+}
+
+const isEmptyAnswer = (
+  answer: { readonly finished: { readonly text: string; readonly toolCalls: ReadonlyArray<ToolCall> }; readonly text: string }
+) => answer.finished.toolCalls.length === 0 && (answer.finished.text || answer.text).trim() === ""
 
 export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
   effect: Effect.gen(function*() {
@@ -62,11 +79,27 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
         // The streamed text of the current model call, stored if the turn is interrupted.
         const partial = yield* Ref.make("")
 
+        /** One model call; an empty answer is asked for again once, and a second fails the turn (nothing empty is stored). */
+        const answerOf = (iteration: number, finalPass: boolean) =>
+          Effect.gen(function*() {
+            const first = yield* llmStep.call(plan, iteration, finalPass, partial)
+            addUsage(usage, first.finished.usage)
+            if (!isEmptyAnswer(first)) return first
+            const second = yield* llmStep.call(plan, iteration, finalPass, partial, emptyAnswerNudge)
+            addUsage(usage, second.finished.usage)
+            if (!isEmptyAnswer(second)) return second
+            return yield* new LlmError({
+              kind: "upstream",
+              detail: "the model's answer was empty twice (no text, no tool call); no answer was stored"
+            })
+          })
+        // Answers whose tool calls could not run so far (see maxToolCallRepairs).
+        let repairs = 0
+
         const loop = Effect.gen(function*() {
           for (let iteration = 1;; iteration++) {
             const finalPass = iteration > input.bot.max_iterations
-            const { finished, text, reasoning } = yield* llmStep.call(plan, iteration, finalPass, partial)
-            addUsage(usage, finished.usage)
+            const { finished, text, reasoning } = yield* answerOf(iteration, finalPass)
             if (finished.toolCalls.length === 0 || finalPass) {
               const answer = finished.text || text
               // The turn's last write: it commits with the run's end, in that statement.
@@ -94,11 +127,23 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
               { durable: false }
             )
             callerCalls = finished.toolCalls.filter((call) => plan.callerAnswers.has(call.name))
+            let malformed: string | null = null
             for (const call of finished.toolCalls) {
               if (plan.callerAnswers.has(call.name)) continue
-              const result = yield* toolStep.run(call, iteration, plan, runTurn)
+              const ran = yield* toolStep.run(call, iteration, plan, runTurn)
+              if (ran.malformed) {
+                malformed = ran.result
+                continue
+              }
               toolsUsed.push(call.name)
-              clientActions.push(...clientActionsOf(result))
+              clientActions.push(...clientActionsOf(ran.result))
+            }
+            // Every call has its result stored first, so the history stays whole for the next turn.
+            if (malformed !== null && ++repairs > maxToolCallRepairs) {
+              return yield* new LlmError({
+                kind: "upstream",
+                detail: `the model's tool calls could not run ${repairs} times in this turn; the last: ${malformed.replace(/^Error: /, "")}`
+              })
             }
             if (callerCalls.length > 0) return finished.text || text
           }

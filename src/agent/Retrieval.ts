@@ -5,10 +5,12 @@
  * context with their sources, beside up to `notes_top_k` of the bot's own notes. The stream gets
  * `rag_rerank`. A search that fails leaves the turn without passages, never without an answer.
  */
-import { Effect } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
 import type { Bot, RetrievalSettings } from "../bots/Model.ts"
 import { Documents } from "../documents/Documents.ts"
 import type { SearchResult } from "../documents/Model.ts"
+import { readJsonAnswer } from "../providers/JsonAnswer.ts"
+import { completeJson } from "../providers/JsonCompletion.ts"
 import { Llm } from "../providers/Llm.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { searchDocumentsOnly, searchNotes } from "./builtins/Memory.ts"
@@ -41,17 +43,32 @@ const passage = (hit: SearchResult) => ({
 const rerankInstructions =
   "You rank search results for relevance to a question. Answer JSON only: {\"ranked\": [numbers]}, the numbers of the results that help answer the question, most useful first; leave out the ones that do not help."
 
-/** The model's ranking: the candidates it named, in its order, each once; null when it answered no ranking. */
-export const parseRanking = (answer: string, candidates: number): ReadonlyArray<number> | null => {
-  try {
-    const ranked = (JSON.parse(answer) as { ranked?: unknown }).ranked
-    if (!Array.isArray(ranked)) return null
-    const picked = ranked.filter((n): n is number => Number.isInteger(n) && n >= 1 && n <= candidates).map((n) => n - 1)
-    return [...new Set(picked)]
-  } catch {
-    return null
-  }
+/** The ranking asked for, `{"ranked": [...]}`; a bare list is taken too. Which numbers count is `pickRanked`'s. */
+const Ranking = Schema.Union(
+  Schema.Struct({ ranked: Schema.Array(Schema.Unknown) }),
+  Schema.transform(Schema.Array(Schema.Unknown), Schema.Struct({ ranked: Schema.Array(Schema.Unknown) }), {
+    strict: true,
+    decode: (ranked) => ({ ranked }),
+    encode: ({ ranked }) => ranked
+  })
+)
+const rankingShape = "{\"ranked\": [3, 1]}"
+
+/** The candidates named (numbers from 1, or their digits as text), 0-based, in the model's order, each once. */
+const pickRanked = (ranked: ReadonlyArray<unknown>, candidates: number): ReadonlyArray<number> => {
+  const numbers = ranked.map((n) => (typeof n === "string" && /^\s*\d+\s*$/.test(n) ? Number(n) : n))
+  const picked = numbers.filter((n): n is number => typeof n === "number" && Number.isInteger(n) && n >= 1 && n <= candidates)
+  return [...new Set(picked.map((n) => n - 1))]
 }
+
+const readRanking = readJsonAnswer(Ranking)
+
+/**
+ * The model's ranking: the candidates it named, in its order, each once; null when it answered no
+ * ranking. The answer is read tolerantly (fences, prose around it: providers/JsonAnswer.ts).
+ */
+export const parseRanking = (answer: string, candidates: number): ReadonlyArray<number> | null =>
+  Either.match(readRanking(answer), { onLeft: () => null, onRight: ({ ranked }) => pickRanked(ranked, candidates) })
 
 export class Retrieval extends Effect.Service<Retrieval>()("cairn/Retrieval", {
   effect: Effect.gen(function*() {
@@ -63,19 +80,25 @@ export class Retrieval extends Effect.Service<Retrieval>()("cairn/Retrieval", {
       Effect.gen(function*() {
         const turn = yield* CurrentTurn
         const listing = candidates.map((hit, index) => `[${index + 1}] ${hit.title}\n${hit.snippet}`).join("\n\n")
-        const answer = yield* llm.complete({
-          model,
-          messages: [
-            { role: "system", content: rerankInstructions },
-            { role: "user", content: `Question: ${q}\n\nResults:\n\n${listing}` }
-          ],
-          temperature: 0,
-          extra: { response_format: { type: "json_object" } },
-          usage: turn.usage
-        })
-        const ranking = parseRanking(answer.content, candidates.length)
-        if (ranking === null) return yield* Effect.fail(new Error(`The reranker answered no ranking: ${answer.content.slice(0, 200)}`))
-        return ranking.map((index) => candidates[index]!)
+        const answered = yield* completeJson(
+          llm.complete,
+          {
+            model,
+            messages: [
+              { role: "system", content: rerankInstructions },
+              { role: "user", content: `Question: ${q}\n\nResults:\n\n${listing}` }
+            ],
+            temperature: 0,
+            usage: turn.usage
+          },
+          Ranking,
+          { shape: rankingShape }
+        )
+        // No ranking even when asked again: the caller keeps the hybrid order.
+        if (Option.isNone(answered.value)) {
+          return yield* Effect.fail(new Error(`The reranker answered no ranking: ${answered.text.slice(0, 200)}`))
+        }
+        return pickRanked(answered.value.value.ranked, candidates.length).map((index) => candidates[index]!)
       })
 
     const retrieve = (input: TurnInput, model: string) =>

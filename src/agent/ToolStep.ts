@@ -21,15 +21,54 @@ const waitConfig = Config.all({
   approvalTimeoutSeconds: Config.integer("APPROVAL_TIMEOUT_SECONDS").pipe(Config.withDefault(600))
 })
 
-/** The model's arguments as an object; text that is not a JSON object is kept, not dropped. */
-export const parseArgs = (raw: string): Record<string, unknown> => {
-  if (!raw.trim()) return {}
+/** Why a call the model made cannot run (a `ToolStep.run` result saying so), or its arguments when it can. */
+export type CheckedCall =
+  | { readonly _tag: "Runnable"; readonly args: Record<string, unknown> }
+  | { readonly _tag: "Malformed"; readonly args: Record<string, unknown>; readonly result: string }
+
+/** A parse error in a few words for the model: JSON.parse's message, cut. */
+const briefly = (error: unknown) => (error instanceof Error ? error.message : String(error)).replace(/\s+/g, " ").slice(0, 160)
+
+/**
+ * The model's arguments as an object: empty text or `null` is none; a JSON string holding an object
+ * (arguments encoded twice) is taken as that object. Anything else is a problem for the model to
+ * fix, said in its words: a tool is never run on arguments guessed from broken text.
+ */
+export const parseArgs = (raw: string): { readonly args: Record<string, unknown> } | { readonly problem: string } => {
+  if (!raw.trim()) return { args: {} }
+  let value: unknown
   try {
-    const value = JSON.parse(raw)
-    return value && typeof value === "object" && !Array.isArray(value) ? value : { value }
-  } catch {
-    return { _raw: raw }
+    value = JSON.parse(raw)
+    if (typeof value === "string" && value.trim().startsWith("{")) value = JSON.parse(value)
+  } catch (error) {
+    return { problem: `not valid JSON (${briefly(error)})` }
   }
+  if (value === null) return { args: {} }
+  if (typeof value === "object" && !Array.isArray(value)) return { args: value as Record<string, unknown> }
+  return { problem: `not a JSON object (${Array.isArray(value) ? "a list" : `a ${typeof value}`})` }
+}
+
+/**
+ * Whether the model's call can run: a tool this turn offers, with arguments that are a JSON object.
+ * A name nothing offers is answered with the names that are; a tool that exists but was not offered
+ * keeps its own answer.
+ */
+export const checkCall = (call: ToolCall, plan: TurnPlan, known: (name: string) => boolean): CheckedCall => {
+  const parsed = parseArgs(call.arguments)
+  const args = "args" in parsed ? parsed.args : { _raw: call.arguments }
+  const offered = plan.toolSchemas.map((schema) => schema.function.name)
+  if (!offered.includes(call.name)) {
+    const result = known(call.name)
+      ? `Error: the tool ${call.name} is not available in this conversation.`
+      : `Error: there is no tool named ${call.name}. The tools you can call: ${offered.join(", ") || "none"}.`
+    return { _tag: "Malformed", args, result }
+  }
+  if ("problem" in parsed) {
+    const result = `Error: the arguments of ${call.name} were ${parsed.problem}; the tool was not run. ` +
+      "Call it again with its arguments as one JSON object."
+    return { _tag: "Malformed", args, result }
+  }
+  return { _tag: "Runnable", args }
 }
 
 /** A tool may ask the client to act: `{"client_action": {...}}` or `{"client_actions": [...]}` in its result. */
@@ -95,10 +134,6 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
       Effect.gen(function*() {
         const turn = yield* CurrentTurn
         const { bot, emit } = turn.input
-        // Only what this turn offered runs: a model naming any other registered tool gets nothing.
-        if (!plan.toolSchemas.some((schema) => schema.function.name === call.name)) {
-          return `Error: the tool ${call.name} is not available in this conversation.`
-        }
         const policy = toolPolicy(bot.tool_policies, call.name, tools.get(call.name)?.source)
         if (policy === "deny") return `Error: the tool ${call.name} is not allowed for this bot.`
         // An approval belongs to a stored run; a stateless call has none to wait in.
@@ -137,12 +172,17 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
           .pipe(Effect.catchAll((error) => Effect.succeed(`Error: ${error.message}`)))
       })
 
-    /** Runs one call the model asked for, reports it, stores its result, and answers the result text. */
+    /**
+     * Runs one call the model asked for, reports it, stores its result, and answers the result text
+     * and whether the call was malformed (not run: the loop bounds how often a model may do that).
+     */
     const run = (call: ToolCall, iteration: number, plan: TurnPlan, runTurn: RunTurn) =>
       Effect.gen(function*() {
         const turn = yield* CurrentTurn
         const { emit, runId, sessionId } = turn.input
-        const args = parseArgs(call.arguments)
+        // Only what this turn offered runs: a model naming any other registered tool gets nothing.
+        const checked = checkCall(call, plan, (name) => tools.get(name) !== undefined || name === delegateToolName)
+        const { args } = checked
         yield* emit({ type: "tool_start", tool: call.name, name: call.name, args, tool_call_id: call.id })
         const started = Date.now()
         const result = yield* journal.span(
@@ -154,7 +194,7 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
             sessionId,
             attributes: { tool_call_id: call.id, iteration, arguments: maskArguments(args) }
           },
-          execute(call, args, iteration, plan, runTurn),
+          checked._tag === "Malformed" ? Effect.succeed(checked.result) : execute(call, args, iteration, plan, runTurn),
           (text) => ({ attributes: { result_chars: text.length }, error: toolFailure(text) })
         )
         const duration = Date.now() - started
@@ -178,8 +218,10 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
           is_error: failure !== null,
           ...(failure !== null ? { error: failure } : {})
         })
-        yield* hooks.fire("after_tool_call", { ...turn.hookIds, extra: { tool_name: call.name, tool_args: args, duration_ms: duration } })
-        return result
+        if (checked._tag === "Runnable") {
+          yield* hooks.fire("after_tool_call", { ...turn.hookIds, extra: { tool_name: call.name, tool_args: args, duration_ms: duration } })
+        }
+        return { result, malformed: checked._tag === "Malformed" }
       })
 
     return traced("ToolStep", { run } as const)

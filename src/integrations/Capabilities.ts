@@ -3,13 +3,14 @@
  * persisted store, LLM access, bound channels, agent runs and guarded HTTP. `Context.ts` turns them
  * into the promises integration code sees; argument checks that need no service live there.
  */
-import { Config, Data, Duration, Effect, Schema } from "effect"
+import { Config, Data, Duration, Effect, Option, Schema } from "effect"
 import { Bindings } from "../bindings/Bindings.ts"
 import { isUuid } from "../contract/Params.ts"
 import { type AllowList, allowList, guardedRequest, OutboundRefused } from "../http/Outbound.ts"
 import { Intake } from "../intake/Intake.ts"
+import { completeJson } from "../providers/JsonCompletion.ts"
 import { Llm } from "../providers/Llm.ts"
-import type { LlmError, UsageContext } from "../providers/Model.ts"
+import type { ChatRequest, LlmError, UsageContext } from "../providers/Model.ts"
 import type {
   BoundChannel,
   Completion,
@@ -59,6 +60,9 @@ const idempotent = new Set(["GET", "HEAD", "PUT", "DELETE", "OPTIONS"])
 /** Backoff between retries of an idempotent HTTP call: 250 ms, 500 ms, 1 s, … with jitter. */
 const httpRetryDelay = (attempt: number) => Duration.millis(Math.round(250 * 2 ** attempt * (0.5 + Math.random() / 2)))
 
+/** Any JSON value: what the integration asked for is its own to check (the SDK has no Schema). */
+const AnyJson = Schema.Unknown
+
 const llmFailure = (error: LlmError) => new IntegrationCallFailed({ message: `LLM call failed (${error.kind}): ${error.detail}` })
 
 export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilities>()("cairn/IntegrationCapabilities", {
@@ -83,28 +87,35 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
       principalId: caller.id
     })
 
-    const complete = (caller: CallerIdentity, options: CompletionOptions): Effect.Effect<Completion, IntegrationCallFailed> =>
-      llm
-        .complete({
-          ...(options.model !== undefined ? { model: options.model } : {}),
-          messages: options.messages.map((m) => ({ role: m.role, content: m.content })),
-          ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
-          ...(options.maxTokens !== undefined ? { max_tokens: options.maxTokens } : {}),
-          ...(options.json ? { extra: { response_format: { type: "json_object" } } } : {}),
-          ...(options.fallbackModels !== undefined ? { fallbackModels: options.fallbackModels } : {}),
-          usage: usageOf(caller)
-        })
-        .pipe(
-          Effect.mapError(llmFailure),
-          Effect.flatMap((result) => {
-            const base = { content: result.content, model: result.model, usage: result.usage }
-            if (!options.json) return Effect.succeed(base)
-            return Effect.try({
-              try: () => ({ ...base, json: JSON.parse(result.content) as unknown }),
-              catch: () => new IntegrationCallFailed({ message: `The model's answer is not JSON: ${result.content.slice(0, 200)}` })
-            })
+    const complete = (caller: CallerIdentity, options: CompletionOptions): Effect.Effect<Completion, IntegrationCallFailed> => {
+      const request: ChatRequest = {
+        ...(options.model !== undefined ? { model: options.model } : {}),
+        messages: options.messages.map((m) => ({ role: m.role, content: m.content })),
+        ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+        ...(options.maxTokens !== undefined ? { max_tokens: options.maxTokens } : {}),
+        ...(options.fallbackModels !== undefined ? { fallbackModels: options.fallbackModels } : {}),
+        usage: usageOf(caller)
+      }
+      if (!options.json) {
+        return llm.complete(request).pipe(
+          Effect.mapBoth({
+            onFailure: llmFailure,
+            onSuccess: (result) => ({ content: result.content, model: result.model, usage: result.usage })
           })
         )
+      }
+      // JSON mode, tolerant reading and one more ask (providers/JsonCompletion.ts); no JSON even then
+      // rejects, so a classifier can fail closed.
+      return completeJson(llm.complete, request, AnyJson, { shape: options.jsonShape ?? "{...} (one JSON object, as asked above)" }).pipe(
+        Effect.mapError(llmFailure),
+        Effect.flatMap((answered) =>
+          Option.match(answered.value, {
+            onNone: () => new IntegrationCallFailed({ message: `The model's answer is not JSON: ${answered.text.slice(0, 200)}` }),
+            onSome: (json) => Effect.succeed({ content: answered.text, model: answered.model, usage: answered.usage, json })
+          })
+        )
+      )
+    }
 
     /** Through the speech service, as `/transcribe` is: the hook first (source = the integration's id), the same checks. */
     const transcribe = (caller: CallerIdentity, options: TranscriptionOptions) =>

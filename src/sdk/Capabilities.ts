@@ -69,8 +69,14 @@ export interface CompletionOptions {
   readonly model?: string
   readonly temperature?: number
   readonly maxTokens?: number
-  /** Ask for a JSON object (`response_format: json_object`) and parse the answer into `json`. */
+  /**
+   * Ask for a JSON object (`response_format: json_object`, left out for a provider that refuses it)
+   * and parse the answer into `json`. The answer is read tolerantly (the first JSON object in code
+   * fences or prose, light repairs), and a model that answers no JSON is asked once more.
+   */
   readonly json?: boolean
+  /** With `json`: the shape wanted, as the model is told when it is asked again (an example object reads best). */
+  readonly jsonShape?: string
   /** Tried in order when the model fails after its retries. */
   readonly fallbackModels?: ReadonlyArray<string>
 }
@@ -80,7 +86,7 @@ export interface Completion {
   /** The model that answered (a fallback's when one was used). */
   readonly model: string
   readonly usage: { readonly prompt_tokens: number; readonly completion_tokens: number; readonly total_tokens: number } | null
-  /** With `json: true`: the parsed answer (the call rejects when the answer is not JSON). */
+  /** With `json: true`: the parsed answer (the call rejects when neither answer held JSON). */
   readonly json?: unknown
 }
 

@@ -165,7 +165,8 @@ describe.each(backends)("the mailbox integration (%s)", (backend) => {
     const cases = [
       { name: "error", replies: Array.from({ length: 4 }, () => ({ status: 500 })) },
       { name: "timeout", replies: Array.from({ length: 4 }, () => ({ ...safe, delayMs: 1500 })) },
-      { name: "garbage", replies: Array.from({ length: 4 }, () => ({ text: "I think it is fine!" })) },
+      // Each attempt asks a model that answered no JSON once more: two answers an attempt.
+      { name: "garbage", replies: Array.from({ length: 8 }, () => ({ text: "I think it is fine!" })) },
       { name: "incomplete", replies: Array.from({ length: 4 }, () => ({ text: "{\"safe\": true}" })) }
     ]
     for (const { name, replies } of cases) {

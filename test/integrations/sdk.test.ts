@@ -127,10 +127,12 @@ describe.each(backends)("the integration SDK's capabilities (%s)", (backend) => 
     expect(requests.at(-2)!.body.response_format).toBeUndefined()
     expect(requests.at(-1)!.body).toMatchObject({ response_format: { type: "json_object" } })
 
+    // No JSON even when asked again (the second answer is the fake's default, "ok"): the call rejects.
     llm.script({ text: "not json at all" })
     expect(await call("/complete", { messages: [{ role: "user", content: "classify" }], json: true })).toEqual({
       detail: expect.stringMatching(/^The model's answer is not JSON/)
     })
+    expect(llm.requestsTo("/v1/chat/completions").at(-1)!.body.messages.at(-1).content).toMatch(/^Your answer was not the JSON asked for/)
     llm.script({ status: 400, errorBody: { error: { message: "bad request from the provider" } } })
     expect(await call("/complete", { messages: [{ role: "user", content: "x" }] })).toEqual({
       detail: expect.stringMatching(/LLM call failed \(invalid_request\)/)
@@ -145,7 +147,7 @@ describe.each(backends)("the integration SDK's capabilities (%s)", (backend) => 
 
     const usage = await json(await server.request("/api/v1/admin/usage"))
     const mine = usage.by_key.find((row: any) => row.principal_kind === "integration" && row.principal_id === "helper")
-    expect(mine).toMatchObject({ calls: 5, errors: 1 })
+    expect(mine).toMatchObject({ calls: 6, errors: 1 })
     expect(mine.prompt_tokens).toBeGreaterThanOrEqual(7)
   })
 
