@@ -122,7 +122,12 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
                   type: "function" as const,
                   function: { name: call.name, arguments: call.arguments }
                 })),
-                metadata: { run_id: input.runId, model: finished.model }
+                // What the provider needs back in this tool loop (signed thinking, thought signatures).
+                metadata: {
+                  run_id: input.runId,
+                  model: finished.model,
+                  ...(finished.providerState ? { provider_state: finished.providerState } : {})
+                }
               },
               { durable: false }
             )
