@@ -1,7 +1,7 @@
 /**
  * The `cairn` command. Server side: `serve` runs the server (what `npm start` does), `migrate`
  * applies pending migrations and exits, `restore` restores a backup archive. Client side (src/cli/,
- * on the typed client alone): `chat`, `login`, `keys`, `bots`, `docs`, `tasks`, `backup`, `status`.
+ * on the typed client alone): `chat`, `login`, `keys`, `bots`, `providers`, `docs`, `tasks`, `backup`, `status`.
  * The server's modules load only for a server command, so a client command starts quickly.
  *
  * Exit codes: 0 done, 1 failed (one line on stderr says why), 2 a usage error.
@@ -15,6 +15,7 @@ import { docsCommand } from "./cli/Docs.ts"
 import { backupCommand, statusCommand } from "./cli/Operations.ts"
 import { describeFailure, ExitCode } from "./cli/Output.ts"
 import { makeProgress } from "./cli/Progress.ts"
+import { providersCommand } from "./cli/Providers.ts"
 import { botsCommand, tasksCommand } from "./cli/Resources.ts"
 import { cairnVersion } from "./contract/Version.ts"
 
@@ -91,6 +92,7 @@ const cairn = Command.make("cairn").pipe(
     loginCommand,
     keysCommand,
     botsCommand,
+    providersCommand,
     docsCommand,
     tasksCommand,
     backupCommand,
