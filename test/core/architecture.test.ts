@@ -13,7 +13,12 @@ import { describe, expect, it } from "vitest"
 import { closure, cycles, folderGraph, root } from "../support/imports.ts"
 
 const srcDir = path.join(root, "src")
-const contractEntries = [path.join(srcDir, "client.ts"), path.join(srcDir, "agent", "Events.ts")]
+// The contract: the typed client, the run events, and the provider presets the console and the CLI offer.
+const contractEntries = [
+  path.join(srcDir, "client.ts"),
+  path.join(srcDir, "agent", "Events.ts"),
+  path.join(srcDir, "providers", "Presets.ts")
+]
 const contractPackages = new Set(["effect", "@effect/platform", "@effect/experimental"])
 
 const read = (file: string) => fs.readFileSync(file, "utf8")
