@@ -162,7 +162,8 @@ export const messagesBody = (
     markLastBlock(users[users.length - 2])
   }
   const answerTokens = request.max_tokens ?? options.defaultMaxTokens
-  const { stream: _stream, ...extra } = request.extra ?? {}
+  // Messages has no JSON mode: an answer's JSON is read tolerantly (JsonAnswer.ts) instead.
+  const { stream: _stream, response_format: _format, ...extra } = request.extra ?? {}
   return {
     ...extra,
     model,

@@ -120,7 +120,9 @@ export const generateBody = (model: string, request: ChatRequest, names: WireNam
     ...(tool.function.description ? { description: tool.function.description } : {}),
     parametersJsonSchema: tool.function.parameters
   }))
-  const { stream: _stream, ...extra } = request.extra ?? {}
+  // OpenAI's JSON mode is Gemini's JSON response type.
+  const { stream: _stream, response_format: format, ...extra } = request.extra ?? {}
+  const json = (format as { type?: unknown } | undefined)?.type === "json_object"
   return {
     model,
     contents,
@@ -130,6 +132,7 @@ export const generateBody = (model: string, request: ChatRequest, names: WireNam
       ...(declarations.length > 0 ? { tools: [{ functionDeclarations: declarations }] } : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.max_tokens !== undefined ? { maxOutputTokens: request.max_tokens } : {}),
+      ...(json ? { responseMimeType: "application/json" } : {}),
       ...(budget > 0 ? { thinkingConfig: { thinkingBudget: budget, includeThoughts: true } } : {})
     }
   }

@@ -344,6 +344,27 @@ describe.each(backends)("provider families (%s)", (backend) => {
     const body = gemini.requests.at(-1)!.body as any
     expect(body.systemInstruction.parts[0].text).toBe("Be brief.")
   })
+
+  it("takes OpenAI's JSON mode to Gemini as its JSON response type, and leaves it out for Claude (which has none)", async () => {
+    const json = { response_format: { type: "json_object" } }
+    gemini.script({ text: "{\"ok\": true}" })
+    expect(
+      (await post("/api/v1/llm/completions", { model: "gemini/gemini-fake", messages: [{ role: "user", content: "JSON" }], extra: json }))
+        .status
+    )
+      .toBe(200)
+    expect((gemini.requests.at(-1)!.body as any).generationConfig.responseMimeType).toBe("application/json")
+    claude.script({ text: "{\"ok\": true}" })
+    expect(
+      (await post("/api/v1/llm/completions", {
+        model: "anthropic/claude-fake",
+        messages: [{ role: "user", content: "JSON" }],
+        extra: json
+      })).status
+    )
+      .toBe(200)
+    expect(messagesTo(claude).at(-1).response_format).toBeUndefined()
+  })
 })
 
 /** A 1×1 PNG. */
