@@ -237,6 +237,25 @@ describe.each(backends)("provider families (%s)", (backend) => {
     expect(JSON.stringify(sent)).not.toContain("providerState")
   })
 
+  it("falls back from Claude on a prompt too long for it and on a refused key, but not on a request it rejects", async () => {
+    const ask = () =>
+      streamedEvents(server, { bot_id: "claude-falls", client_id: "families", session_id: crypto.randomUUID(), message: "Hi" })
+    claude.script({ status: 400, errorMessage: "prompt is too long: 250000 tokens > 200000 maximum" })
+    llm.script({ text: "Bigger window." })
+    const tooLong = await ask()
+    expect(tooLong.find((e) => e.type === "fallback")).toMatchObject({ fallback_model: "fake-model" })
+    expect(tooLong.at(-1)).toMatchObject({ type: "response", text: "Bigger window." })
+
+    claude.script({ status: 401, errorMessage: "invalid x-api-key" })
+    llm.script({ text: "Another key." })
+    expect((await ask()).at(-1)).toMatchObject({ type: "response", text: "Another key." })
+
+    claude.script({ status: 400, errorMessage: "messages.0.content: Input should be a valid list" })
+    const rejected = await ask()
+    expect(rejected.find((e) => e.type === "fallback")).toBeUndefined()
+    expect(rejected.find((e) => e.type === "error")?.message).toContain("valid list")
+  })
+
   it("runs a Gemini turn with tool calls and thought summaries; the calls' thought signatures go back", async () => {
     gemini.script(
       {
