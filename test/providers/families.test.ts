@@ -6,6 +6,8 @@
  * tool history across, usage rows with cache tokens priced, and each provider's model list.
  */
 import * as crypto from "node:crypto"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { type FakeAnthropic, startFakeAnthropic } from "../fixtures/fakeAnthropic.ts"
 import { type FakeGemini, startFakeGemini } from "../fixtures/fakeGemini.ts"
@@ -112,6 +114,28 @@ describe.each(backends)("provider families (%s)", (backend) => {
     expect(claudeModels.models.map((m: any) => m.id)).toEqual(expect.arrayContaining(["claude/claude-fake", "claude/claude-fake-2"]))
     const geminiModels = await json(await server.request("/api/v1/admin/providers/gemini/models"))
     expect(geminiModels.models.map((m: any) => m.model)).toEqual(expect.arrayContaining(["gemini-fake", "gemini-fake-pro"]))
+  })
+
+  it("lists an older Ollama's models from /api/tags when its /v1/models is missing", async () => {
+    const ollama = http.createServer((request, response) => {
+      if (request.url === "/api/tags") {
+        response.writeHead(200, { "content-type": "application/json" })
+        response.end(JSON.stringify({ models: [{ name: "qwen3:8b", size: 1 }, { name: "llama3.2:3b", size: 2 }] }))
+      } else {
+        response.writeHead(404, { "content-type": "text/plain" })
+        response.end("404 page not found")
+      }
+    })
+    await new Promise<void>((resolve) => ollama.listen(0, "127.0.0.1", resolve))
+    try {
+      const url = `http://127.0.0.1:${(ollama.address() as AddressInfo).port}/v1`
+      expect((await post("/api/v1/admin/providers", { id: "old-ollama", base_url: url })).status).toBe(201)
+      const listed = await json(await server.request("/api/v1/admin/providers/old-ollama/models"))
+      expect(listed.upstream_error).toBeNull()
+      expect(listed.models.map((m: any) => m.id)).toEqual(["old-ollama/qwen3:8b", "old-ollama/llama3.2:3b"])
+    } finally {
+      ollama.close()
+    }
   })
 
   it("runs a turn with parallel tool calls on Claude: tool results go back as tool_result blocks", async () => {
