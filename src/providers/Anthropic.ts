@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import { cairnVersion } from "../contract/Version.ts"
 import { scrub } from "../secrets/Vault.ts"
 import { type AnthropicOptions, finishReasonOf, messagesBody, readContent, stateOf, usageOf } from "./AnthropicWire.ts"
-import { type Family, type FamilyTarget, retryAfterSeconds, saysContextTooLong } from "./Family.ts"
+import { type Family, type FamilyTarget, retryAfterSeconds, statusError, unreadableAnswer } from "./Family.ts"
 import {
   type ChatRequest,
   LlmError,
@@ -46,21 +46,9 @@ export const anthropicError = (target: FamilyTarget) => (error: unknown): LlmErr
     const detail = clean(error.apiMessage ?? error.message)
     // An error event inside a stream has no status: its type says what it was.
     const status = error.status ?? (error.type === "overloaded_error" ? 529 : error.type === "rate_limit_error" ? 429 : 500)
-    if (status === 429) {
-      const after = retryAfterSeconds(headersRecord(error.headers))
-      return new LlmError({ kind: "rate_limited", status, detail, ...(after !== undefined ? { retryAfterSeconds: after } : {}) })
-    }
-    if (status === 404) return new LlmError({ kind: "unknown_model", status, detail })
-    if (status === 400 || status === 413 || status === 422 || saysContextTooLong(detail) && status < 500) {
-      return new LlmError({ kind: "invalid_request", status, detail })
-    }
-    return new LlmError({ kind: "upstream", status, detail })
+    return statusError(status, detail, status === 429 ? retryAfterSeconds(headersRecord(error.headers)) : undefined)
   }
-  const message = error instanceof Error ? error.message : String(error)
-  if (error instanceof SyntaxError) {
-    return new LlmError({ kind: "upstream", status: 200, detail: clean(`Malformed response from the provider (${target.id}): ${message}`) })
-  }
-  return new LlmError({ kind: "upstream", detail: clean(`The provider's answer broke off (${target.id}): ${message}`) })
+  return unreadableAnswer(target, error, clean)
 }
 
 const unsupported = (target: FamilyTarget, what: string) =>

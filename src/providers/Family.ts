@@ -4,7 +4,15 @@
  * `LlmError`. Retries, fallback, usage records and slots are `Llm`'s, the same for every family.
  */
 import type { Effect } from "effect"
-import type { ChatRequest, LlmError, LlmFinished, LlmStreamEvent, ProviderState, ToolCall, Usage } from "./Model.ts"
+import {
+  type ChatRequest,
+  LlmError,
+  type LlmFinished,
+  type LlmStreamEvent,
+  type ProviderState,
+  type ToolCall,
+  type Usage
+} from "./Model.ts"
 
 /** The parts of a provider the calls need; `Providers.ts` has the rest. */
 export interface FamilyTarget {
@@ -93,6 +101,31 @@ export const saysContextTooLong = (detail: string) =>
     .test(
       detail
     )
+
+/**
+ * A provider's error answer as Cairn's, the same for every family: 429 waits (its retry-after when
+ * given), 404 is an unknown model, 400/413/422 (and any other 4xx that says the prompt does not
+ * fit) the caller's request, anything else the provider's failure (retried when 5xx).
+ */
+export const statusError = (status: number, detail: string, retryAfter: number | undefined): LlmError => {
+  if (status === 429) {
+    return new LlmError({ kind: "rate_limited", status, detail, ...(retryAfter !== undefined ? { retryAfterSeconds: retryAfter } : {}) })
+  }
+  if (status === 404) return new LlmError({ kind: "unknown_model", status, detail })
+  if (status === 400 || status === 413 || status === 422 || (status < 500 && saysContextTooLong(detail))) {
+    return new LlmError({ kind: "invalid_request", status, detail })
+  }
+  return new LlmError({ kind: "upstream", status, detail })
+}
+
+/** A failure that is no error answer of the provider's: a body that was not JSON, or an answer that broke off. */
+export const unreadableAnswer = (target: FamilyTarget, error: unknown, clean: (message: string) => string): LlmError => {
+  const message = error instanceof Error ? error.message : String(error)
+  if (error instanceof SyntaxError) {
+    return new LlmError({ kind: "upstream", status: 200, detail: clean(`Malformed response from the provider (${target.id}): ${message}`) })
+  }
+  return new LlmError({ kind: "upstream", detail: clean(`The provider's answer broke off (${target.id}): ${message}`) })
+}
 
 /**
  * A tool call's arguments as an object for the families that take objects (Anthropic's `input`,

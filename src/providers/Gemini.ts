@@ -9,7 +9,7 @@ import type * as Genai from "@google/genai"
 import { Effect } from "effect"
 import { cairnVersion } from "../contract/Version.ts"
 import { scrub } from "../secrets/Vault.ts"
-import { type Family, type FamilyTarget, saysContextTooLong } from "./Family.ts"
+import { type Family, type FamilyTarget, statusError, unreadableAnswer } from "./Family.ts"
 import { finishReasonOf, generateBody, piecesOf, stateOf, usageOf } from "./GeminiWire.ts"
 import { type ChatRequest, LlmError, type LlmFinished, type LlmStreamEvent, type ToolCall, type Usage } from "./Model.ts"
 import { streamEvents } from "./SdkStream.ts"
@@ -53,27 +53,14 @@ export const geminiError = (target: FamilyTarget) => (error: unknown): LlmError 
   if (error instanceof ApiError) {
     const body = parseBody(error.message)
     const detail = clean(body?.error?.message || error.message)
-    const status = error.status
-    if (status === 429) {
-      const after = retryDelaySeconds(body)
-      return new LlmError({ kind: "rate_limited", status, detail, ...(after !== undefined ? { retryAfterSeconds: after } : {}) })
-    }
-    if (status === 404) return new LlmError({ kind: "unknown_model", status, detail })
     // Google answers a wrong key with a 400: it is the provider's credential, not the request, that is wrong.
     if (/API_KEY_INVALID|API key not valid/i.test(error.message)) return new LlmError({ kind: "upstream", status: 401, detail })
-    if (status === 400 || status === 413 || status === 422 || (status < 500 && saysContextTooLong(detail))) {
-      return new LlmError({ kind: "invalid_request", status, detail })
-    }
-    return new LlmError({ kind: "upstream", status, detail })
+    return statusError(error.status, detail, error.status === 429 ? retryDelaySeconds(body) : undefined)
   }
-  const message = error instanceof Error ? error.message : String(error)
-  if (error instanceof Error && (error.name === "TimeoutError" || /timed? ?out/i.test(message))) {
+  if (error instanceof Error && (error.name === "TimeoutError" || /timed? ?out/i.test(error.message))) {
     return new LlmError({ kind: "timeout", detail: `The provider did not answer in time (${target.id})` })
   }
-  if (error instanceof SyntaxError) {
-    return new LlmError({ kind: "upstream", status: 200, detail: clean(`Malformed response from the provider (${target.id}): ${message}`) })
-  }
-  return new LlmError({ kind: "upstream", detail: clean(`The provider's answer broke off (${target.id}): ${message}`) })
+  return unreadableAnswer(target, error, clean)
 }
 
 const streamed = <E>(

@@ -168,11 +168,6 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
           const images = imagesChecked(target, request)
           if (images instanceof LlmError) return Effect.fail(images)
           return retrying(inSlot(target, request.usage)(target.provider.family.chat(target, request))).pipe(
-            Effect.flatMap((outcome) =>
-              outcome.usage
-                ? Effect.succeed(outcome)
-                : Effect.map(estimatedUsage(request, outcome.content, outcome.toolCalls), (usage) => ({ ...outcome, usage }))
-            ),
             Effect.mapError((error) => (images ? images(error) : error)),
             Effect.tapBoth({
               onSuccess: (result) => recordChat(request, target, startedAt, result.usage, result.content, result.toolCalls),

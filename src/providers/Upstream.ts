@@ -6,15 +6,7 @@
 import { Effect } from "effect"
 import { scrub } from "../secrets/Vault.ts"
 import { batchesOf } from "./ChunkBatches.ts"
-import {
-  type ChatOutcome,
-  type Family,
-  type FamilyTarget,
-  retryAfterSeconds,
-  saysContextTooLong,
-  tokens,
-  type Transcribed
-} from "./Family.ts"
+import { type ChatOutcome, type Family, type FamilyTarget, retryAfterSeconds, statusError, tokens, type Transcribed } from "./Family.ts"
 import { type ChatRequest, LlmError, type LlmFinished, type LlmStreamEvent, type Usage } from "./Model.ts"
 import { nodeFetch } from "./NodeFetch.ts"
 import { type OpenAiClient, WireError } from "./OpenAiClient.ts"
@@ -80,16 +72,7 @@ export const toLlmError = (target: FamilyTarget) => (error: unknown): LlmError =
         })
       case "status": {
         const status = error.status ?? 0
-        const detail = clean(error.message)
-        if (status === 429) {
-          const after = retryAfterSeconds(error.headers)
-          return new LlmError({ kind: "rate_limited", status, detail, ...(after !== undefined ? { retryAfterSeconds: after } : {}) })
-        }
-        if (status === 404) return new LlmError({ kind: "unknown_model", status, detail })
-        if (status === 400 || status === 422 || (status === 413 && saysContextTooLong(detail))) {
-          return new LlmError({ kind: "invalid_request", status, detail })
-        }
-        return new LlmError({ kind: "upstream", status, detail })
+        return statusError(status, clean(error.message), status === 429 ? retryAfterSeconds(error.headers) : undefined)
       }
     }
   }

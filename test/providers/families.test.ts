@@ -182,9 +182,11 @@ describe.each(backends)("provider families (%s)", (backend) => {
     expect(loopTurn.role).toBe("assistant")
     expect(loopTurn.content[0]).toMatchObject({ type: "thinking", thinking: "The user wants a todo." })
     expect(loopTurn.content[0].signature).toEqual(expect.any(String))
-    const stored = await json(await server.request(`/api/v1/sessions/${sessionId}/messages`))
-    const last = (stored.messages ?? stored).at(-1)
-    expect(last.metadata.reasoning).toContain("It is created.")
+    // The answer is stored with the run's end, which the stream may report first.
+    await expect.poll(async () => {
+      const stored = await json(await server.request(`/api/v1/sessions/${sessionId}/messages`))
+      return (stored.messages ?? stored).at(-1)?.metadata?.reasoning ?? ""
+    }).toContain("It is created.")
   })
 
   it("sends an image to Claude as a base64 image block, and refuses one to a model that takes none", async () => {

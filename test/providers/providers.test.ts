@@ -54,7 +54,14 @@ describe.each(backends)("LLM providers and usage (%s)", (backend) => {
       api_key: "****1234",
       // A header that carries a credential is masked like the key.
       extra_headers: { "X-Tenant": "acme", "Api-Key": "****7777" },
-      models: [{ id: "llama-local", input_price_per_million: 2, output_price_per_million: 8, vision: null }],
+      models: [{
+        id: "llama-local",
+        input_price_per_million: 2,
+        output_price_per_million: 8,
+        cache_read_price_per_million: null,
+        cache_write_price_per_million: null,
+        vision: null
+      }],
       source: "stored",
       is_default: false
     })
