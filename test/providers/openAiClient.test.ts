@@ -303,7 +303,18 @@ describe("OpenAiClient event streams", () => {
   })
 
   it("hears every read, a keep-alive comment too, so a caller's idle timer sees a provider still sending", async () => {
-    const base = await serve((_req, res) => writeSlowly(res, [": waiting\n\n", ": waiting\n\n", "data: {\"n\":1}\n\n"]))
+    // Each piece is written once the client has heard the one before: a busy machine would
+    // otherwise deliver two in one read.
+    let heard = () => {}
+    const base = await serve(async (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" })
+      for (const piece of [": waiting\n\n", ": waiting\n\n", "data: {\"n\":1}\n\n"]) {
+        const read = new Promise<void>((resolve) => (heard = resolve))
+        res.write(piece)
+        await read
+      }
+      res.end()
+    })
     const reads = await Effect.runPromise(
       Effect.scoped(
         Effect.gen(function*() {
@@ -311,7 +322,10 @@ describe("OpenAiClient event streams", () => {
           const batches: Array<ReadonlyArray<unknown>> = []
           return yield* Effect.async<Array<ReadonlyArray<unknown>>>((resume) =>
             events.read({
-              chunks: (batch) => void batches.push(batch),
+              chunks: (batch) => {
+                batches.push(batch)
+                heard()
+              },
               end: () => resume(Effect.succeed(batches)),
               fail: () => resume(Effect.succeed([]))
             })
