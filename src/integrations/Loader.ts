@@ -95,13 +95,21 @@ const checkRoute = (route: unknown, index: number): RouteDefinition => {
 }
 
 const checkSecret = (secret: unknown, scope: unknown, where: string) => {
-  const s = secret as Partial<Record<"setting" | "header" | "query", unknown>>
+  const s = secret as Partial<Record<"setting" | "header" | "query" | "signature", unknown>>
   const fail = (message: string) => {
     throw new IntegrationLoadError({ message: `${where}: secret ${message}` })
   }
   if (typeof s !== "object" || s === null) fail("must be {setting, header or query}")
   if (scope !== undefined) fail("and scope exclude each other: a route takes a key or a shared secret")
   if (typeof s.setting !== "string" || s.setting === "") fail("needs setting: the name of one of the integration's secret settings")
+  if (s.signature !== undefined) {
+    const signature = s.signature as Partial<Record<"header" | "prefix", unknown>> | null
+    if (s.header !== undefined || s.query !== undefined) fail("signature excludes header and query: the peer signs the body instead")
+    if (typeof signature !== "object" || signature === null) fail("signature must be {header, prefix?}")
+    if (typeof signature!.header !== "string" || !headerNamePattern.test(signature!.header)) fail("signature.header must be a header name")
+    if (signature!.prefix !== undefined && typeof signature!.prefix !== "string") fail("signature.prefix must be a string")
+    return
+  }
   if (s.header === undefined && s.query === undefined) fail("needs header or query: where the peer sends it")
   if (s.header !== undefined && (typeof s.header !== "string" || !headerNamePattern.test(s.header))) fail("header must be a header name")
   if (s.query !== undefined && (typeof s.query !== "string" || s.query === "")) fail("query must be a parameter name")

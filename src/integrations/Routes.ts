@@ -6,6 +6,7 @@
  */
 import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup, HttpMethod, HttpServerRequest, HttpServerResponse, OpenApi } from "@effect/platform"
 import { Effect, Layer, Schema } from "effect"
+import * as crypto from "node:crypto"
 import { safeEqual } from "../access/Authenticator.ts"
 import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
@@ -40,13 +41,19 @@ const sharedSecret = tracedFn("Integrations.sharedSecret", (
   secret: RouteSecret,
   context: IntegrationContext,
   headers: Readonly<Record<string, string | undefined>>,
-  query: Readonly<Record<string, string | ReadonlyArray<string>>>
+  query: Readonly<Record<string, string | ReadonlyArray<string>>>,
+  rawBody: Uint8Array | undefined
 ) =>
   Effect.gen(function*() {
     const expected = yield* Effect.orDie(Effect.tryPromise(() => context.settings.get(secret.setting)))
     if (!expected) {
       yield* Effect.logWarning(`Integration ${integrationId}: ${secret.setting} is not set, so its webhook refuses every call`)
       return false
+    }
+    if (secret.signature !== undefined) {
+      const sent = headers[secret.signature.header.toLowerCase()]
+      const digest = crypto.createHmac("sha256", expected).update(rawBody ?? new Uint8Array()).digest("hex")
+      return sent !== undefined && safeEqual(sent, `${secret.signature.prefix ?? ""}${digest}`)
     }
     const fromQuery = secret.query === undefined ? undefined : query[secret.query]
     const given = [
@@ -79,21 +86,23 @@ const handle = (route: RouteDefinition, context: IntegrationContext, params: Rec
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const query = yield* HttpServerRequest.ParsedSearchParams
-    if (route.secret !== undefined && !(yield* sharedSecret(context.id, route.secret, context, request.headers, query))) {
+    // A body the edge refused (too large, NUL, too deep) is answered as it says, never read as empty.
+    const text = HttpMethod.hasBody(request.method) ? yield* Effect.orDie(request.text) : undefined
+    // A signed route's signature covers the body's bytes exactly as they were sent (the same read).
+    const bytes = route.secret?.signature !== undefined && text !== undefined
+      ? new Uint8Array(yield* Effect.orDie(request.arrayBuffer))
+      : undefined
+    if (route.secret !== undefined && !(yield* sharedSecret(context.id, route.secret, context, request.headers, query, bytes))) {
       return yield* HttpServerResponse.json(refused, { status: 401 })
     }
     let body: unknown = undefined
-    if (HttpMethod.hasBody(request.method)) {
-      // A body the edge refused (too large, NUL, too deep) is answered as it says, never read as empty.
-      const text = yield* Effect.orDie(request.text)
-      if (text.length > 0) {
-        const isJson = (request.headers["content-type"] ?? "application/json").includes("json")
-        try {
-          body = JSON.parse(text)
-        } catch {
-          if (isJson) return yield* ValidationError.single(["body"], "Request body is not valid JSON", "json_invalid")
-          body = text
-        }
+    if (text !== undefined && text.length > 0) {
+      const isJson = (request.headers["content-type"] ?? "application/json").includes("json")
+      try {
+        body = JSON.parse(text)
+      } catch {
+        if (isJson) return yield* ValidationError.single(["body"], "Request body is not valid JSON", "json_invalid")
+        body = text
       }
     }
     const outcome = yield* Effect.either(

@@ -146,8 +146,21 @@ export interface RouteResponse {
  * the handler runs and answers 401 when it is missing, wrong, or the setting is not set.
  */
 export type RouteSecret =
-  | { readonly setting: string; readonly header: string; readonly query?: string }
-  | { readonly setting: string; readonly header?: string; readonly query: string }
+  | { readonly setting: string; readonly header: string; readonly query?: string; readonly signature?: never }
+  | { readonly setting: string; readonly header?: string; readonly query: string; readonly signature?: never }
+  | { readonly setting: string; readonly signature: RouteSignature; readonly header?: never; readonly query?: never }
+
+/**
+ * A body signed with the shared secret instead of the secret itself (GitHub's, Gitea's and
+ * Forgejo's `X-Hub-Signature-256: sha256=<hex>`): the peer sends `prefix` followed by the hex
+ * HMAC-SHA256 of the raw request body, keyed with the setting's value, in `header`. The framework
+ * computes it over the body's bytes as received and compares in constant time before the handler runs.
+ */
+export interface RouteSignature {
+  readonly header: string
+  /** What precedes the hex digest in the header, e.g. `sha256=`; default none. */
+  readonly prefix?: string
+}
 
 interface RouteBase {
   readonly method: HttpMethod
