@@ -35,21 +35,47 @@ const ImageUrl = Schema.String.pipe(
   Schema.filter((text) => /^https?:\/\/[^\s]+$/.test(text) || "Expected an http(s) URL")
 )
 
-/**
- * One image: `data` (base64 of the file) or `url` (fetched by the model's provider), never both.
- * `type` defaults to "image", the only kind there is.
- */
-export const ImageAttachment = Schema.Struct({
-  type: Schema.optionalWith(Schema.Literal("image"), { default: () => "image" as const }),
+const FileName = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255))
+
+/** One image as it is kept and served. */
+const StoredImage = Schema.Struct({
+  type: Schema.Literal("image"),
   mime_type: ImageMimeType,
-  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)),
+  name: FileName,
   data: Schema.optionalWith(Base64, { exact: true }),
   url: Schema.optionalWith(ImageUrl, { exact: true })
+})
+
+/**
+ * One image as clients send it: `data` (base64 of the file) or `url` (fetched by the model's
+ * provider), never both; `name`. Companion clients send `filename` for the name and the original
+ * server took `content` for the data: both are read as those. `type` defaults to "image", the only
+ * kind there is.
+ */
+const SentImage = Schema.Struct({
+  type: Schema.optionalWith(Schema.Literal("image"), { default: () => "image" as const }),
+  mime_type: ImageMimeType,
+  name: Schema.optionalWith(FileName, { exact: true }),
+  filename: Schema.optionalWith(FileName, { exact: true }),
+  data: Schema.optionalWith(Base64, { exact: true }),
+  content: Schema.optionalWith(Base64, { exact: true }),
+  url: Schema.optionalWith(ImageUrl, { exact: true })
 }).pipe(
-  Schema.filter((image) =>
-    (image.data === undefined) !== (image.url === undefined) || "Give the image as exactly one of `data` (base64) and `url`"
-  )
+  Schema.filter((image) => {
+    if (image.name === undefined && image.filename === undefined) return "Give the image's file name as `name` (or `filename`)"
+    const bytes = image.data ?? image.content
+    return (bytes === undefined) !== (image.url === undefined) || "Give the image as exactly one of `data` (base64) and `url`"
+  })
 )
+
+export const ImageAttachment = Schema.transform(SentImage, StoredImage, {
+  strict: true,
+  decode: ({ content, data, filename, name, ...image }) => {
+    const bytes = data ?? content
+    return { ...image, name: (name ?? filename)!, ...(bytes !== undefined ? { data: bytes } : {}) }
+  },
+  encode: (image) => image
+})
 export type ImageAttachment = typeof ImageAttachment.Type
 
 /** A file uploaded with `POST /api/v1/attachments/upload`, by id: an image goes to the model, a text file into the message. */

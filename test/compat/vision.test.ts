@@ -143,6 +143,27 @@ describe.each(backends)("image attachments (%s)", (backend) => {
     }
   })
 
+  it("takes the companion client's shape (filename) and the original server's (content) as name and data", async () => {
+    const picture = image()
+    const sessionId = crypto.randomUUID()
+    const companion = { type: "image", mime_type: "image/png", data: picture.data, filename: "from-phone.png" }
+    const original = { mime_type: "image/png", name: "legacy.png", content: picture.data }
+    const answer = await post("/chat", {
+      message: "Two pictures",
+      client_id: "vision",
+      session_id: sessionId,
+      attachments: [companion, original]
+    })
+    expect(answer.status).toBe(200)
+    const stored = await json(await server.request(`/sessions/${sessionId}`))
+    expect(stored.messages[0].attachments).toEqual([
+      { type: "image", mime_type: "image/png", name: "from-phone.png", data: picture.data },
+      { type: "image", mime_type: "image/png", name: "legacy.png", data: picture.data }
+    ])
+    const parts = userParts(lastModelCall()).at(-1)
+    expect(parts.filter((part: any) => part.type === "image_url")).toHaveLength(2)
+  })
+
   it("refuses an attachment of the wrong shape with 422", async () => {
     const shapes = [
       { mime_type: "application/pdf", name: "a.pdf", data: "AAAA" },
@@ -151,6 +172,8 @@ describe.each(backends)("image attachments (%s)", (backend) => {
       { mime_type: "image/png", name: "prefixed.png", data: "data:image/png;base64,AAAA" },
       { mime_type: "image/png", name: "", data: "AAAA" },
       { mime_type: "image/png", name: "local.png", url: "file:///etc/passwd" },
+      { type: "image", mime_type: "image/png", data: "AAAA" },
+      { mime_type: "image/png", filename: "both.png", content: "AAAA", url: "https://example.org/a.png" },
       "just a string"
     ]
     for (const attachment of shapes) {
