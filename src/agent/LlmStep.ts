@@ -8,6 +8,7 @@ import { Hooks } from "../hooks/Hooks.ts"
 import { Journal } from "../logs/Journal.ts"
 import { Llm } from "../providers/Llm.ts"
 import type { ChatMessage, LlmFinished, LlmStreamEvent } from "../providers/Model.ts"
+import { Providers } from "../providers/Providers.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { Compaction } from "./Compaction.ts"
 import { assemble, contextWindowFor, defaultToolResultLimit } from "./Context.ts"
@@ -34,8 +35,6 @@ export const contextConfig = Config.all({
 export const historyWindow = (config: Config.Config.Success<typeof contextConfig>, model: string) =>
   Option.getOrElse(config.contextWindow, () => contextWindowFor(model)) - config.answerReserveTokens
 
-const providerOf = (model: string | undefined) => (model && model.includes("/") ? model.split("/", 1)[0]! : null)
-
 /** What the model is told when the iteration guard ends tool use. */
 const finalPassNotice: ChatMessage = { role: "system", content: "Tool use is over for this turn. Answer now with what you have." }
 
@@ -46,6 +45,13 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
     const hooks = yield* Hooks
     const config = yield* contextConfig
     const journal = yield* Journal
+    const providers = yield* Providers
+    /** The provider a model id goes to ("default" for a bare id, as routing decides), for the hooks. */
+    const providerOf = (model: string) =>
+      providers.resolve(model).pipe(
+        Effect.map((target) => target.provider.id),
+        Effect.orElseSucceed(() => null)
+      )
 
     /** The stored history a call sees: before the turn's first, past the threshold, the oldest turns become the summary. */
     const historyFor = (plan: TurnPlan, iteration: number) =>
@@ -97,7 +103,7 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
             model: plan.model,
             message_count: context.messages.length,
             tools_count: offered.length,
-            provider_id: providerOf(plan.model),
+            provider_id: yield* providerOf(plan.model),
             iteration
           }
         })
@@ -182,7 +188,7 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
             fallback_used: fallbackModel !== null,
             fallback_model: fallbackModel,
             iteration,
-            provider_id: providerOf(finished.model)
+            provider_id: yield* providerOf(finished.model)
           }
         })
         return { finished, text, reasoning, fallbackModel } satisfies LlmAnswer
@@ -190,5 +196,5 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
 
     return traced("LlmStep", { call } as const)
   }),
-  dependencies: [Compaction.Default, Hooks.Default, Journal.Default, Llm.Default]
+  dependencies: [Compaction.Default, Hooks.Default, Journal.Default, Llm.Default, Providers.Default]
 }) {}

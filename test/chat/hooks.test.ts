@@ -115,7 +115,8 @@ describe("lifecycle hooks in agent runs", () => {
     const beforeLlm = byEvent("before_llm_call")
     expect(beforeLlm).toHaveLength(2)
     expect(Object.keys(beforeLlm[0].extra).sort()).toEqual(["iteration", "message_count", "model", "provider_id", "tools_count"])
-    expect(beforeLlm[0].extra).toMatchObject({ model: "fake-model", tools_count: 1, iteration: 1 })
+    // A bare model id goes to the default provider: the hooks say so (the spec's provider_id).
+    expect(beforeLlm[0].extra).toMatchObject({ model: "fake-model", tools_count: 1, iteration: 1, provider_id: "default" })
     const afterLlm = byEvent("after_llm_call")
     expect(Object.keys(afterLlm[0].extra).sort()).toEqual(
       [
@@ -136,7 +137,8 @@ describe("lifecycle hooks in agent runs", () => {
       completion_tokens: 2,
       total_tokens: 12,
       tool_calls_count: 1,
-      fallback_used: false
+      fallback_used: false,
+      provider_id: "default"
     })
     expect(byEvent("before_tool_execution")[0].extra).toMatchObject({
       tool_name: "echo",
