@@ -1,4 +1,4 @@
-import { defineTool } from "../../../src/sdk/index.ts"
+import { defineTool, type ToolCallContext } from "../../../src/sdk/index.ts"
 import { githubApi } from "../api.ts"
 import { CLIENT_ID_PREFIX } from "../hooks.ts"
 import { cairnContext } from "../state.ts"
@@ -48,13 +48,13 @@ export const fitPatches = (files: ReadonlyArray<PullFile>, budget: number) => {
   return { files: fitted, truncated }
 }
 
-/** `owner/repo` from the arguments, else from the channel's client id (`github:owner/repo`). */
-const repositoryOf = (given: unknown, clientId: string) => {
-  const repository = typeof given === "string" && given.trim()
-    ? given.trim()
-    : clientId.startsWith(CLIENT_ID_PREFIX)
-    ? clientId.slice(7)
-    : ""
+/** `owner/repo` from the arguments, else from the client id of the channel's binding (`github:owner/repo`). */
+const repositoryOf = async (given: unknown, context: ToolCallContext) => {
+  let repository = typeof given === "string" ? given.trim() : ""
+  if (!repository && context.channelId) {
+    const bound = (await cairnContext().channels.bound()).find((b) => b.channel.id === context.channelId)
+    repository = bound?.binding.client_id.slice(CLIENT_ID_PREFIX.length) ?? ""
+  }
   if (!/^[^/\s]+\/[^/\s]+$/.test(repository)) throw new Error("repository must be owner/repo")
   return repository
 }
@@ -81,7 +81,7 @@ export default defineTool({
   execute: async (args, context) => {
     const number = Number(args.number)
     if (!Number.isInteger(number) || number < 1) throw new Error("number must be a pull request's number")
-    const repository = repositoryOf(args.repository, context.clientId)
+    const repository = await repositoryOf(args.repository, context)
     const api = await githubApi(cairnContext())
     const [owner, repo] = repository.split("/").map(encodeURIComponent)
     const pr = await api.get<PullRequest>(`/repos/${owner}/${repo}/pulls/${number}`)
