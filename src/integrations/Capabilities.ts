@@ -202,7 +202,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
     const startRun = (caller: CallerIdentity, options: StartRunOptions) =>
       Effect.gen(function*() {
         const { session } = yield* channelSession(options.channelId)
-        const dispatchType = options.dispatchType ?? defaultDispatch(caller)
+        const dispatchType = options.channelDispatch ? undefined : options.dispatchType ?? defaultDispatch(caller)
         return yield* injector
           .inject(session.id, {
             content: options.content,
@@ -212,7 +212,8 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
             executionConfig: options.executionConfig,
             dispatchType,
             dispatchConfig: options.dispatchConfig ?? {},
-            extraMetadata: options.metadata
+            extraMetadata: options.metadata,
+            attachments: options.images?.map((image) => ({ type: "image", ...image }))
           })
           .pipe(
             Effect.map((injected) => ({ task_id: injected.task_id!, session_id: injected.session_id, message_id: injected.message_id })),
@@ -352,6 +353,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
             ok: response.status >= 200 && response.status < 300,
             headers: response.headers,
             text,
+            bytes: new Uint8Array(response.body),
             json: <T>() => JSON.parse(text) as T
           }
         }

@@ -4,7 +4,14 @@
  * rejected promises with a readable message; nothing of Effect leaks into integration code.
  */
 import { Cause, Effect, Exit, LogLevel, Runtime } from "effect"
-import { type IntegrationContext, type IntegrationMetadata, InvalidArgument, type LruSet, type Worker } from "../sdk/index.ts"
+import {
+  type IntegrationContext,
+  type IntegrationMetadata,
+  InvalidArgument,
+  type LruSet,
+  type StartRunOptions,
+  type Worker
+} from "../sdk/index.ts"
 import { type CallerIdentity, failureMessage, type IntegrationCapabilities } from "./Capabilities.ts"
 import type { IntegrationServicesShape } from "./Services.ts"
 
@@ -52,6 +59,22 @@ const checkText = (what: string, value: unknown, max: number): string => {
 const checkContent = (what: string, value: unknown): string => {
   if (typeof value !== "string" || value.includes("\0")) throw new InvalidArgument(`${what} must be a string without NUL`)
   return value
+}
+
+const imageTypes: ReadonlyArray<string> = ["image/png", "image/jpeg", "image/gif", "image/webp"]
+const base64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
+
+/** A run's images: a known image type, a name, and standard base64 bytes. */
+const checkImages = (images: StartRunOptions["images"]): void => {
+  if (images === undefined) return
+  if (!Array.isArray(images)) throw new InvalidArgument("images must be a list")
+  for (const image of images) {
+    if (!imageTypes.includes(image?.mime_type)) throw new InvalidArgument(`images: mime_type must be one of ${imageTypes.join(", ")}`)
+    checkText("images: name", image.name, 255)
+    if (typeof image.data !== "string" || image.data.length === 0 || !base64.test(image.data)) {
+      throw new InvalidArgument("images: data must be the file in standard base64 (no data: prefix, no line breaks)")
+    }
+  }
 }
 
 const checkTtl = (options: { readonly ttlMs?: number } | undefined): number | undefined => {
@@ -218,6 +241,7 @@ const capabilitiesOf = (
         call(() => {
           checkText("channelId", options?.channelId, 64)
           checkContent("content", options.content)
+          checkImages(options.images)
           return capabilities.startRun(caller, options)
         }),
       result: (taskId, options) => call(() => capabilities.runResult(checkText("taskId", taskId, 64), options?.timeoutMs)),
@@ -225,6 +249,7 @@ const capabilitiesOf = (
         call(() => {
           checkText("channelId", options?.channelId, 64)
           checkContent("content", options.content)
+          checkImages(options.images)
           return Effect.flatMap(capabilities.startRun(caller, options), (started) =>
             capabilities.runResult(started.task_id, options.timeoutMs))
         }),

@@ -170,8 +170,23 @@ export interface StartRunOptions {
    */
   readonly dispatchType?: string
   readonly dispatchConfig?: Record<string, unknown>
+  /**
+   * Deliver where the channel's session delivers (its `dispatch_config`, as a message injected
+   * without a `dispatch_type`): a chat platform, a webhook, the bridge; nowhere when it names none.
+   * `dispatchType` and `dispatchConfig` are then ignored.
+   */
+  readonly channelDispatch?: boolean
+  /** Images stored with the message as its attachments: the model sees them with the content. */
+  readonly images?: ReadonlyArray<RunImage>
   /** Stored with the message (who sent it, the external message id). */
   readonly metadata?: Record<string, unknown>
+}
+
+/** An image of a run's message: the file's bytes in standard base64 (no `data:` prefix). */
+export interface RunImage {
+  readonly mime_type: "image/png" | "image/jpeg" | "image/gif" | "image/webp"
+  readonly name: string
+  readonly data: string
 }
 
 export interface RunResult {
@@ -223,6 +238,8 @@ export interface HttpResponse {
   /** Lower-case names. */
   readonly headers: Record<string, string>
   readonly text: string
+  /** The body as bytes (an image, a file). */
+  readonly bytes: Uint8Array
   /** The body parsed as JSON (throws when it is not). */
   readonly json: <T = unknown>() => T
 }

@@ -47,6 +47,7 @@ export type {
   IntegrationTodos,
   LruSet,
   Overview,
+  RunImage,
   RunResult,
   StartRunOptions,
   StoreWriteOptions,

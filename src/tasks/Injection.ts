@@ -21,6 +21,8 @@ export interface Injection {
   readonly dispatchType?: string | undefined
   readonly dispatchConfig?: Record<string, unknown> | undefined
   readonly extraMetadata?: Record<string, unknown> | undefined
+  /** Stored with the message (images the model sees with it). */
+  readonly attachments?: ReadonlyArray<unknown> | undefined
 }
 
 /** An injection as the API's request body gives it. */
@@ -68,6 +70,7 @@ export class Injector extends Effect.Service<Injector>()("cairn/Injector", {
             const message = yield* sessions.append(session.id, {
               role: "user",
               content: injection.content,
+              ...(injection.attachments?.length ? { attachments: injection.attachments } : {}),
               metadata: { ...injection.extraMetadata, source: injection.source, injected: true }
             })
             if (!injection.runAgent) return { message_id: message.id, session_id: session.id, task_id: null }
