@@ -71,22 +71,20 @@ describe.each(backends)("the GitHub integration (%s)", (backend) => {
       r.body.messages.some((m: any) => typeof m.content === "string" && m.content.includes(text))
     )
 
+  const serverEnv = () => ({
+    LLM_MAX_RETRIES: "0",
+    DISPATCH_RETRY_BASE_MS: "200",
+    TASK_POLL_MS: "50",
+    OPENAI_BASE_URL: llm.url,
+    OPENAI_API_KEY: "sk-test-fake-key-1234567890",
+    DEFAULT_MODEL: "fake-model"
+  })
+
   beforeAll(async () => {
     github = await startFakeGithub()
     llm = await startFakeLlm({ defaultReply: { text: REPLY } })
     db = await createTestDatabase(backend)
-    server = await startServer({
-      backend,
-      db,
-      env: {
-        LLM_MAX_RETRIES: "0",
-        DISPATCH_RETRY_BASE_MS: "200",
-        TASK_POLL_MS: "50",
-        OPENAI_BASE_URL: llm.url,
-        OPENAI_API_KEY: "sk-test-fake-key-1234567890",
-        DEFAULT_MODEL: "fake-model"
-      }
-    })
+    server = await startServer({ backend, db, env: serverEnv() })
     const saved = await server.request("/api/v1/admin/integrations/github/settings", {
       method: "PUT",
       body: JSON.stringify({
@@ -250,6 +248,19 @@ describe.each(backends)("the GitHub integration (%s)", (backend) => {
     const ping = await deliver("ping", { zen: "Keep it logically awesome." })
     expect(ping).toMatchObject({ status: 200, body: { status: "ok" } })
     expect(await tasks()).toHaveLength(before)
+  })
+
+  it("remembers a delivery across a restart", async () => {
+    const first = await deliver("issues", { action: "opened", issue: issue(50, "issue-fifty"), repository: repository() })
+    expect(first.body.status).toBe("queued")
+    await delivered(first.body.task_id)
+    await server.close()
+    server = await startServer({ backend, db, env: serverEnv() })
+    const again = await deliver("issues", { action: "opened", issue: issue(50, "issue-fifty"), repository: repository() }, {
+      delivery: first.delivery
+    })
+    expect(again).toMatchObject({ status: 200, body: { status: "duplicate" } })
+    expect(github.comments(REPO, 50)).toHaveLength(1)
   })
 
   it("answers ping, status and diagnose", async () => {
