@@ -10,7 +10,7 @@ import { BodyLimit } from "../contract/BodyLimit.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { idPath, queryParams } from "../contract/Params.ts"
 import { ProviderFailed } from "../providers/Errors.ts"
-import { RunCancelled, RunFailed, RunInterrupted } from "../runs/Errors.ts"
+import { RunCancelled, RunFailed, RunInterrupted, SessionBusy } from "../runs/Errors.ts"
 import { EventStream } from "../runs/Model.ts"
 import { SessionNotFound } from "../sessions/Errors.ts"
 import { Message } from "../sessions/Model.ts"
@@ -39,6 +39,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
       .addError(detailBody(RunCancelled))
       .addError(detailBody(RunFailed))
       .addError(detailBody(RunInterrupted))
+      .addError(detailBody(SessionBusy))
       .annotate(BodyLimit, "files")
       .annotate(RequiredScope, "chat")
       .annotate(ChatRateLimited, true)
@@ -48,6 +49,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
     HttpApiEndpoint.post("stream", "/chat/stream")
       .setPayload(ChatRequest)
       .addSuccess(EventStream)
+      .addError(detailBody(SessionBusy))
       .annotate(BodyLimit, "files")
       .annotate(RequiredScope, "chat")
       .annotate(ChatRateLimited, true)

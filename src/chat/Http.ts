@@ -4,7 +4,7 @@ import type { SequencedEvent } from "../agent/Events.ts"
 import { Interactions } from "../agent/Interactions.ts"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
-import { Intake, type IntakeStart } from "../intake/Intake.ts"
+import { Intake, type IntakeStart, sessionBusy } from "../intake/Intake.ts"
 import * as Sse from "../runs/Sse.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { Acknowledged, ApprovalDecision, ApprovalView, CancelResponse, ChatResponse, SessionSummary, SummaryVersion } from "./Model.ts"
@@ -55,7 +55,7 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
                 started.sessionId
               )
             case "busy":
-              return yield* Effect.dieMessage("/chat/stream queues a busy session's message; it is never refused")
+              return yield* sessionBusy(started.reason)
             case "unheard":
               return yield* Sse.response(
                 Sse.fixed(...heard(started), ...Sse.endedWithError(started.message, started.sessionId)),

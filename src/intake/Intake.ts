@@ -12,7 +12,7 @@ import type { PrincipalShape } from "../auth/Principal.ts"
 import { Bots } from "../bots/Bots.ts"
 import { ValidationError } from "../contract/Errors.ts"
 import type { ToolSchema } from "../providers/Model.ts"
-import { RunCancelled, RunFailed, RunInterrupted } from "../runs/Errors.ts"
+import { RunCancelled, RunFailed, RunInterrupted, SessionBusy } from "../runs/Errors.ts"
 import { overRunLimit } from "../runs/Quota.ts"
 import { Runs } from "../runs/Runs.ts"
 import { turnChannel, Turns } from "../runs/Turns.ts"
@@ -69,6 +69,14 @@ export interface IntakeAnswer {
 }
 
 type BusyReason = "session_busy" | "system_paused"
+
+/** The 409 of a message that asked not to wait (`if_busy: reject`). */
+export const sessionBusy = (reason: BusyReason) =>
+  new SessionBusy({
+    detail: reason === "system_paused"
+      ? "The system is paused: no run starts now (send if_busy: queue to have the message queued)"
+      : "The session is locked by a running turn (send if_busy: queue to have the message queued)"
+  })
 
 export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
   scoped: Effect.gen(function*() {
@@ -202,7 +210,7 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
           return yield* ValidationError.single(["body", "message"], "A message needs text or attachments", "missing")
         }
         const queue = (reason: BusyReason) =>
-          options.whenBusy === "refuse"
+          (options.whenBusy ?? (sent.if_busy === "reject" ? "refuse" : "queue")) === "refuse"
             ? Effect.succeed({ _tag: "busy", sessionId: session.id, reason, transcript } as const)
             : Effect.map(
               tasks.enqueue(taskOf(message)),
@@ -239,7 +247,7 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
           case "unheard":
             return yield* ValidationError.single(["body", "audio_data"], started.message, "empty_speech")
           case "busy":
-            return yield* Effect.dieMessage("A blocking answer queues a busy session's message; it is never refused")
+            return yield* sessionBusy(started.reason)
           case "queued": {
             // The blocking call waits for its queued turn, so the client still gets the answer.
             const task = yield* tasks.awaitFinished(started.taskId)

@@ -29,6 +29,11 @@ export const ChatRequest = body({
   dispatch_type: Schema.optional(DispatchType),
   dispatch_config: Schema.optional(JsonObject),
   model_override: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
-  passive: Schema.optionalWith(Schema.Boolean, { default: () => false })
+  passive: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /**
+   * A session already running a turn (or a paused system): `queue` (default) takes the message as
+   * a queued task, run when the session is free; `reject` answers 409 and keeps nothing.
+   */
+  if_busy: Schema.optional(Schema.Literal("queue", "reject"))
 })
 export type ChatRequest = typeof ChatRequest.Type

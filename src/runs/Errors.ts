@@ -14,6 +14,15 @@ export class RunCancelled extends Schema.TaggedError<RunCancelled>()(
   HttpApiSchema.annotations({ status: 409, description: "The run, or the queued message, was cancelled" })
 ) {}
 
+export class SessionBusy extends Schema.TaggedError<SessionBusy>()(
+  "SessionBusy",
+  { detail: Schema.String },
+  HttpApiSchema.annotations({
+    status: 409,
+    description: "The session is locked by a running turn (or the system is paused) and the request asked not to wait (if_busy: reject)"
+  })
+) {}
+
 export class RunFailed extends Schema.TaggedError<RunFailed>()(
   "RunFailed",
   { detail: Schema.String },

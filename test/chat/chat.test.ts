@@ -17,7 +17,7 @@ import { CreateSession } from "../../src/sessions/Model.ts"
 import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { type CairnClient, withDefaults } from "../support/client.ts"
 import { backends } from "../support/database.ts"
-import { startServer, type TestServer } from "../support/server.ts"
+import { json, startServer, type TestServer } from "../support/server.ts"
 import { readSse, type SseEvent } from "../support/sse.ts"
 import { waitFor } from "../support/time.ts"
 
@@ -295,6 +295,26 @@ describe.each(backends)("chat (%s)", (backend) => {
     await busy.until((e) => e.data.type === "assistant_text")
     const blocking = await chat({ message: "fourth", client_id: clientId })
     expect(blocking.response).toBe("waited answer")
+  })
+
+  it("answers 409 to a busy session when the request asks not to wait (if_busy: reject), keeping nothing", async () => {
+    llm.script({ text: "a long first answer", chunkDelayMs: 100 })
+    const clientId = client()
+    const first = await stream({ message: "first", client_id: clientId })
+    await first.until((e) => e.data.type === "assistant_text")
+    for (const path of ["/chat", "/chat/stream"]) {
+      const refused = await server.request(path, {
+        method: "POST",
+        body: JSON.stringify({ message: "not now", client_id: clientId, if_busy: "reject" })
+      })
+      expect(refused.status, path).toBe(409)
+      expect((await json(refused)).detail).toContain("locked by a running turn")
+    }
+    const sessionId = (await first.rest()).at(-1)!.data.session_id
+    const stored = await messagesOf(sessionId)
+    expect(stored.map((m) => m.content)).not.toContain("not now")
+    const tasks = await server.call((client) => client.tasks.list({ urlParams: {} }))
+    expect(JSON.stringify(tasks)).not.toContain("not now")
   })
 
   it("lets a client disconnect, rejoin and replay without gap or duplicate", async () => {
