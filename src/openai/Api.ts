@@ -11,8 +11,17 @@ import { BodyLimit } from "../contract/BodyLimit.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { ProviderFailed } from "../providers/Errors.ts"
 import { SessionNotFound } from "../sessions/Errors.ts"
-import { CompletionCancelled, CompletionFailed, CompletionInterrupted, ModelNotFound, SessionBusy } from "./Errors.ts"
+import {
+  CompletionCancelled,
+  CompletionFailed,
+  CompletionInterrupted,
+  ModelNotFound,
+  ResponseNotFound,
+  SessionBusy,
+  UnsupportedParameter
+} from "./Errors.ts"
 import { ChatCompletion, ChatCompletionRequest, ModelObject, ModelPath, ModelsList, SessionHeader } from "./Model.ts"
+import { ResponseObject, ResponseRequest } from "./ResponsesModel.ts"
 
 export class OpenAiApi extends HttpApiGroup.make("openai")
   .add(
@@ -37,6 +46,7 @@ export class OpenAiApi extends HttpApiGroup.make("openai")
       .setHeaders(SessionHeader)
       .addSuccess(ChatCompletion)
       .addError(ModelNotFound.wire)
+      .addError(UnsupportedParameter.wire)
       .addError(SessionBusy.wire)
       .addError(CompletionFailed.wire)
       .addError(CompletionCancelled.wire)
@@ -54,6 +64,31 @@ export class OpenAiApi extends HttpApiGroup.make("openai")
           "or the `user` field (one session per user and bot): then only the newest user message (or the tool results after the last " +
           "assistant message) is new. Without either, the messages are the whole conversation and nothing but usage is stored. " +
           "`tools` are the caller's own: a call to one ends the turn with `finish_reason: tool_calls`. Errors are OpenAI's error shape"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("responses", "/v1/responses")
+      .setPayload(ResponseRequest)
+      .annotate(BodyLimit, "files")
+      .addSuccess(ResponseObject)
+      .addError(ModelNotFound.wire)
+      .addError(ResponseNotFound.wire)
+      .addError(UnsupportedParameter.wire)
+      .addError(SessionBusy.wire)
+      .addError(CompletionFailed.wire)
+      .addError(CompletionCancelled.wire)
+      .addError(CompletionInterrupted.wire)
+      .addError(detailBody(BotNotFound))
+      .addError(detailBody(SessionNotFound))
+      .addError(detailBody(ProviderFailed))
+      .annotate(RequiredScope, "chat")
+      .annotate(ChatRateLimited, true)
+      .annotate(
+        OpenApi.Description,
+        "OpenAI-compatible Responses API: runs the bot's turn and answers OpenAI's response object, or its events as Server-Sent " +
+          "Events with `stream: true`. A response is stored as a Cairn session (unless `store: false`): `previous_response_id` " +
+          "continues it, reading only the new input. `tools` are the caller's function tools: a call to one ends the turn with a " +
+          "`function_call` item, answered by a `function_call_output` item in the next request. Errors are OpenAI's error shape"
       )
   )
   .middleware(Authentication)

@@ -17,26 +17,38 @@ const toolCallsOf = (result: TurnResult) =>
 
 export const finishReason = (result: TurnResult) => (result.toolCalls.length > 0 ? ("tool_calls" as const) : ("stop" as const))
 
-export const completion = (identity: CompletionIdentity, result: TurnResult): ChatCompletion => ({
+const choiceOf = (result: TurnResult, index: number) => ({
+  index,
+  message: {
+    role: "assistant" as const,
+    content: result.text || (result.toolCalls.length > 0 ? null : ""),
+    refusal: null,
+    ...(result.toolCalls.length > 0 ? { tool_calls: toolCallsOf(result) } : {})
+  },
+  logprobs: null,
+  finish_reason: finishReason(result)
+})
+
+const sum = (results: ReadonlyArray<TurnResult>, field: "prompt_tokens" | "completion_tokens" | "total_tokens") =>
+  results.reduce((total, result) => total + result.usage[field], 0)
+
+/** A chat.completion of one choice per turn (`n`), its usage the sum of theirs. */
+export const completions = (identity: CompletionIdentity, results: ReadonlyArray<TurnResult>): ChatCompletion => ({
   id: identity.id,
   object: "chat.completion",
   created: identity.created,
   model: identity.model,
-  choices: [
-    {
-      index: 0,
-      message: {
-        role: "assistant",
-        content: result.text || (result.toolCalls.length > 0 ? null : ""),
-        refusal: null,
-        ...(result.toolCalls.length > 0 ? { tool_calls: toolCallsOf(result) } : {})
-      },
-      logprobs: null,
-      finish_reason: finishReason(result)
+  choices: results.map(choiceOf),
+  usage: results.length === 1
+    ? results[0]!.usage
+    : {
+      prompt_tokens: sum(results, "prompt_tokens"),
+      completion_tokens: sum(results, "completion_tokens"),
+      total_tokens: sum(results, "total_tokens")
     }
-  ],
-  usage: result.usage
 })
+
+export const completion = (identity: CompletionIdentity, result: TurnResult): ChatCompletion => completions(identity, [result])
 
 /** One SSE frame. */
 export const dataFrame = (value: unknown) => `data: ${JSON.stringify(value)}\n\n`

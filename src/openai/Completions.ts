@@ -39,6 +39,8 @@ export interface CompletionTurn {
 export interface AcceptedCompletion {
   /** The bound session; null for a stateless call. */
   readonly sessionId: string | null
+  /** The bound call's run; null for a stateless call. */
+  readonly runId: string | null
   readonly turn: Effect.Effect<CompletionTurn, never, Scope.Scope>
 }
 
@@ -160,7 +162,7 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
             events: runs.events(started.runId, 0).pipe(Stream.map((item) => item.event)),
             outcome: runs.awaitDone(started.run)
           }
-          return { sessionId: started.sessionId, turn: Effect.succeed(turn) } satisfies AcceptedCompletion
+          return { sessionId: started.sessionId, runId: started.runId, turn: Effect.succeed(turn) } satisfies AcceptedCompletion
         }
         if (yield* settings.get(SystemPaused)) return yield* busy("system_paused")
         // The limits of /chat's attachments, over every image the conversation sends the model.
@@ -204,7 +206,7 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
             outcome: Deferred.await(done)
           } satisfies CompletionTurn
         })
-        return { sessionId: null, turn } satisfies AcceptedCompletion
+        return { sessionId: null, runId: null, turn } satisfies AcceptedCompletion
       })
 
     return traced("Completions", { botFor, models, accept } as const)

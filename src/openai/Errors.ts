@@ -38,6 +38,24 @@ export const CompletionFailed = openAiErrorClass("CompletionFailed", 502, "The b
 export const CompletionCancelled = openAiErrorClass("CompletionCancelled", 409, "The turn was cancelled (POST /chat/cancel)")
 export const CompletionInterrupted = openAiErrorClass("CompletionInterrupted", 503, "The server stopped the turn (it is shutting down)")
 
+export const ResponseNotFound = openAiErrorClass("ResponseNotFound", 404, "No stored response the key may continue has that id")
+export const UnsupportedParameter = openAiErrorClass(
+  "UnsupportedParameter",
+  400,
+  "A request field Cairn cannot honour (n > 1 here, a JSON answer format)"
+)
+
+export const responseNotFound = (id: string, param: string) =>
+  new ResponseNotFound.Error({
+    message: `Previous response with id '${id}' not found.`,
+    type: "invalid_request_error",
+    param,
+    code: "previous_response_not_found"
+  })
+
+export const unsupported = (param: string, message: string) =>
+  new UnsupportedParameter.Error({ message, type: "invalid_request_error", param, code: "unsupported_parameter" })
+
 export const modelNotFound = (model: string) =>
   new ModelNotFound.Error({
     message: `The model \`${model}\` does not exist or you do not have access to it.`,

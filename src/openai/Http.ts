@@ -3,40 +3,20 @@
  * OpenAI's shape.
  */
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Stream } from "effect"
+import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
-import type { RunOutcome } from "../runs/Runs.ts"
-import { keepaliveEvery } from "../runs/Sse.ts"
-import { completion, type CompletionIdentity, makeChunkStream } from "./Chunks.ts"
+import { type CompletionIdentity, completions as answerOf, makeChunkStream } from "./Chunks.ts"
 import { Completions } from "./Completions.ts"
-import { CompletionCancelled, CompletionFailed, CompletionInterrupted, toOpenAiError } from "./Errors.ts"
-
-const encoder = new TextEncoder()
-
-/** A turn that did not complete, as the error its outcome is. */
-const failureOf = (outcome: Exclude<RunOutcome, { _tag: "complete" }>) => {
-  switch (outcome._tag) {
-    case "failed":
-      return new CompletionFailed.Error({ message: outcome.message, type: "server_error", param: null, code: "run_failed" })
-    case "cancelled":
-      return new CompletionCancelled.Error({
-        message: "The turn was cancelled",
-        type: "invalid_request_error",
-        param: null,
-        code: "cancelled"
-      })
-    case "interrupted":
-      return new CompletionInterrupted.Error({ message: outcome.message, type: "server_error", param: null, code: "interrupted" })
-  }
-}
-
-const sessionHeaders = (sessionId: string | null): Record<string, string> => (sessionId ? { "x-session-id": sessionId } : {})
+import { toOpenAiError, unsupported } from "./Errors.ts"
+import { failureOf, sessionHeaders, sseResponse } from "./Outcome.ts"
+import { checkAnswerFormat, makeResponses } from "./ResponsesHttp.ts"
 
 export const OpenAiHttpLive = HttpApiBuilder.group(CairnApi, "openai", (handlers) =>
   Effect.gen(function*() {
     const completions = yield* Completions
+    const responses = yield* makeResponses
     const created = (date: Date) => Math.floor(date.getTime() / 1000)
 
     return handlers
@@ -57,35 +37,39 @@ export const OpenAiHttpLive = HttpApiBuilder.group(CairnApi, "openai", (handlers
       .handle("completions", ({ headers, payload }) =>
         Effect.gen(function*() {
           const principal = yield* Principal
+          const choices = payload.n ?? 1
+          yield* checkAnswerFormat(payload.response_format, "response_format")
+          const bound = headers["x-cairn-session"] !== undefined || payload.user !== undefined
+          if (choices > 1 && (payload.stream || bound)) {
+            return yield* unsupported(
+              "n",
+              bound
+                ? "A session takes one answer per message: n > 1 is for stateless calls only"
+                : "n > 1 is not streamed: ask for a blocking answer"
+            )
+          }
           const accepted = yield* completions.accept(payload, headers["x-cairn-session"], principal)
           const identity: CompletionIdentity = { id: `chatcmpl-${randomUUID()}`, created: created(new Date()), model: payload.model }
-          if (!payload.stream) {
-            const outcome = yield* Effect.scoped(Effect.flatMap(accepted.turn, (turn) =>
-              turn.outcome))
-            if (outcome._tag !== "complete") {
-              return yield* failureOf(outcome)
-            }
-            return HttpServerResponse.unsafeJson(completion(identity, outcome.result), { headers: sessionHeaders(accepted.sessionId) })
+          if (payload.stream) {
+            const chunks = makeChunkStream(identity, payload.stream_options?.include_usage === true)
+            return sseResponse(accepted.turn, chunks, accepted.sessionId)
           }
-          const chunks = makeChunkStream(identity, payload.stream_options?.include_usage === true)
-          const frames = Stream.unwrapScoped(
-            Effect.map(accepted.turn, (turn) =>
-              Stream.concat(
-                Stream.mapConcat(turn.events, chunks.onEvent),
-                Stream.mapConcat(Stream.fromEffect(turn.outcome), (outcome) =>
-                  outcome._tag === "complete" ? chunks.onComplete(outcome.result) : chunks.onFailure(failureOf(outcome)))
-              ))
+          // n stateless turns, side by side: each its own run of the bot, none stored.
+          const outcomes = yield* Effect.forEach(
+            Array.from({ length: choices }),
+            () =>
+              Effect.scoped(Effect.flatMap(accepted.turn, (turn) =>
+                turn.outcome)),
+            { concurrency: "unbounded" }
           )
-          // Comments keep idle proxies from closing a long turn; OpenAI's clients skip them.
-          const keepalive = Stream.tick(keepaliveEvery).pipe(Stream.drop(1), Stream.as(": keepalive\n\n"))
-          const body = Stream.merge(frames, keepalive, { haltStrategy: "left" }).pipe(Stream.map((text) =>
-            encoder.encode(text)
-          ))
-          return HttpServerResponse.stream(body, {
-            contentType: "text/event-stream",
-            headers: { "cache-control": "no-cache", "x-accel-buffering": "no", ...sessionHeaders(accepted.sessionId) }
-          })
+          const results = []
+          for (const outcome of outcomes) {
+            if (outcome._tag !== "complete") return yield* failureOf(outcome)
+            results.push(outcome.result)
+          }
+          return HttpServerResponse.unsafeJson(answerOf(identity, results), { headers: sessionHeaders(accepted.sessionId) })
         }))
+      .handle("responses", ({ payload }) => Effect.flatMap(Principal, (principal) => responses(payload, principal)))
   }))
 
 /** The surface whose errors are OpenAI's. */

@@ -59,6 +59,9 @@ export const CallerTool = Schema.Struct({
   })
 })
 
+/** `response_format` (chat) or `text.format` (responses): the answer's format, `text` the only one honoured. */
+export const AnswerFormat = Schema.Struct({ type: Schema.String })
+
 export const ChatCompletionRequest = body({
   /** A bot: its id, or `cairn/<id>`. */
   model: Schema.String.pipe(Schema.minLength(1)),
@@ -66,6 +69,9 @@ export const ChatCompletionRequest = body({
   stream: Schema.optional(Schema.NullOr(Schema.Boolean)),
   stream_options: Schema.optional(Schema.NullOr(Schema.Struct({ include_usage: Schema.optional(Schema.Boolean) }))),
   tools: Schema.optional(Schema.NullOr(Schema.Array(CallerTool))),
+  /** How many choices: more than one runs that many stateless turns (a bound session takes one answer per message). */
+  n: Schema.optional(Schema.NullOr(Schema.Int.pipe(Schema.between(1, 8)))),
+  response_format: Schema.optional(Schema.NullOr(AnswerFormat)),
   /** Binds the call to a Cairn session, one per (user, bot); see also the X-Cairn-Session header. */
   user: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)))
 })

@@ -123,7 +123,7 @@ const streamed = <E>(
 export const geminiFamily = (connection: GeminiConnection): Family => {
   const ai = new GoogleGenAI({
     apiKey: connection.apiKey ?? "none",
-    // Thinking, thought summaries and function-call ids are v1beta's (the SDK's default is v1).
+    // Thinking, thought summaries and function-call ids are v1beta's (named: the SDK's default moved to v1 in 3.x).
     apiVersion: "v1beta",
     httpOptions: {
       baseUrl: connection.baseUrl.replace(/\/v1(beta)?\/?$/, ""),

@@ -41,8 +41,8 @@ describe("fake Gemini fixture", () => {
       systemInstruction: { role: "user", parts: [{ text: "be nice" }] },
       generationConfig: { temperature: 0.2, maxOutputTokens: 50 }
     })
-    // SDK 3.x defaults to the v1 API; the fake answers both.
-    const v1 = new GoogleGenAI({ apiKey: "gk-fake", httpOptions: { baseUrl: fake.url } })
+    // The fake answers /v1 too (the SDK's default from 3.x on).
+    const v1 = new GoogleGenAI({ apiKey: "gk-fake", apiVersion: "v1", httpOptions: { baseUrl: fake.url } })
     expect((await v1.models.generateContent({ model: "gemini-fake", contents: "x" })).text).toBe("ok")
     expect(fake.requestsTo("/v1/models/gemini-fake:generateContent")).toHaveLength(1)
   })
