@@ -48,6 +48,7 @@ import { LogsHttpLive } from "./logs/Http.ts"
 import { Journal } from "./logs/Journal.ts"
 import { McpHttpLive } from "./mcp/Http.ts"
 import { McpServers } from "./mcp/McpServers.ts"
+import { mcpErrorShape } from "./mcpserver/ErrorShape.ts"
 import { McpServerHttpLive } from "./mcpserver/Http.ts"
 import { McpServer } from "./mcpserver/McpServer.ts"
 import { Completions } from "./openai/Completions.ts"
@@ -209,7 +210,7 @@ export const ObservabilityLive = Layer.unwrapEffect(
 
 /** The whole server: needs only `AppConfig`; answers the listening `HttpServer` and the services. */
 export const AppLive = ListeningAddress.publish.pipe(
-  Layer.provideMerge(serve(ApiLive, openAiErrorShape)),
+  Layer.provideMerge(serve(ApiLive, (app) => openAiErrorShape(mcpErrorShape(app)))),
   Layer.provideMerge(BackgroundLive),
   Layer.provideMerge(ServicesLive),
   // What every domain shares and none owns: the server secret, the shutdown signal, the bound address.

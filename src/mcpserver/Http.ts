@@ -1,13 +1,15 @@
 /**
  * `/mcp` handlers: the authenticated request goes to the SDK's web-standard transport as a web
  * `Request`, and its web `Response` comes back as is. GET and DELETE are answered 405 (Allow: POST),
- * as the streamable HTTP transport asks of a server without a stream or sessions to offer.
+ * as the streamable HTTP transport asks of a server without a stream or sessions to offer. The
+ * resource metadata (RFC 9728) names the URLs the client reached.
  */
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
 import { ValidationError } from "../contract/Errors.ts"
+import { mcpPath, publicOrigin, resourceMetadata } from "./Discovery.ts"
 import { McpServer } from "./McpServer.ts"
 
 const notAllowed = HttpServerResponse.unsafeJson(
@@ -31,4 +33,6 @@ export const McpServerHttpLive = HttpApiBuilder.group(CairnApi, "mcp", (handlers
         }))
       .handleRaw("stream", () => Effect.succeed(notAllowed))
       .handleRaw("terminate", () => Effect.succeed(notAllowed))
+      .handle("mcpResourceMetadata", ({ request }) => Effect.succeed(resourceMetadata(publicOrigin(request), mcpPath)))
+      .handle("resourceMetadata", ({ request }) => Effect.succeed(resourceMetadata(publicOrigin(request), "")))
   }))

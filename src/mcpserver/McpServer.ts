@@ -11,29 +11,23 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
 import {
   CallToolRequestSchema,
-  type CallToolResult,
   ErrorCode,
   ListResourcesRequestSchema,
   type ListResourcesResult,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
   type ReadResourceResult,
-  type Resource,
-  type Tool
+  type Resource
 } from "@modelcontextprotocol/sdk/types.js"
-import { Cause, Data, Effect, Either, Exit, Option, Runtime, Schema } from "effect"
+import { Effect, Either } from "effect"
 import { rateSubject } from "../access/Middleware.ts"
 import { RateLimiter } from "../access/RateLimit.ts"
 import { isText, sniffType } from "../attachments/FileTypes.ts"
-import type { PrincipalShape } from "../auth/Principal.ts"
 import { grants, type Scope } from "../auth/Scopes.ts"
 import { Bots } from "../bots/Bots.ts"
 import { Channels } from "../channels/Channels.ts"
 import { AppConfig } from "../config/AppConfig.ts"
-import { issuePath } from "../contract/Errors.ts"
-import { argumentIssues, toolJsonSchema } from "../contract/ToolSchemas.ts"
 import { cairnVersion } from "../contract/Version.ts"
 import { Documents } from "../documents/Documents.ts"
 import { Intake } from "../intake/Intake.ts"
@@ -52,90 +46,15 @@ import {
   workspaceFileTemplate,
   workspaceFileUri
 } from "./Model.ts"
+import { onRequest, ProtocolError, resourceNotFound, type Runner, runner } from "./Protocol.ts"
+import { answered, type AnyTool, type Caller, failureText, refused, tool } from "./Tools.ts"
 
-/** Who calls, as the authentication middleware resolved them, and from where (for the chat rate limit). */
-export interface Caller {
-  readonly principal: PrincipalShape
-  readonly address: string
-}
+export type { Caller } from "./Tools.ts"
 
 /** The largest POST body read (the SDK answers 413 past it): far above any tool call. */
 export const maxBodyBytes = 4 * 1024 * 1024
 
-/** The MCP code of an unknown resource (the MCP specification's, beside JSON-RPC's own). */
-const resourceNotFound = -32002
-
-/** The JSON-RPC error a request ends with (protocol problems, not a tool's failure). */
-class ProtocolError extends Data.TaggedError("McpProtocolError")<{ readonly code: number; readonly message: string }> {}
-
 const workspaceScope: Scope = "workspaces.files:read"
-
-/** What a failure of a Cairn service says, for a person or a model: its `detail`, issues as `field: message`. */
-const failureText = (error: { readonly _tag: string; readonly detail?: unknown }): string => {
-  const { detail } = error
-  if (typeof detail === "string") return detail
-  if (Array.isArray(detail)) {
-    return detail
-      .map((issue: { loc?: ReadonlyArray<unknown>; msg?: string }) => {
-        const where = issuePath(issue.loc ?? [])
-        return where ? `${where}: ${issue.msg}` : String(issue.msg)
-      })
-      .join("; ")
-  }
-  return error._tag
-}
-
-const refused = (text: string): CallToolResult => ({ isError: true, content: [{ type: "text", text }] })
-
-const answered = (text: string, structured: Record<string, unknown>, ...more: ReadonlyArray<string>): CallToolResult => ({
-  content: [{ type: "text", text }, ...more.map((part) => ({ type: "text" as const, text: part }))],
-  structuredContent: structured
-})
-
-interface ToolSpec<A, I> {
-  readonly name: string
-  readonly title: string
-  readonly description: string
-  readonly scope: Scope
-  readonly input: Schema.Schema<A, I>
-  readonly output: Schema.Schema<any, any>
-  readonly readOnly: boolean
-  readonly run: (args: A, caller: Caller) => Effect.Effect<CallToolResult, { readonly _tag: string; readonly detail?: unknown }>
-}
-
-/** A tool with its argument type hidden: declared once, its JSON Schemas derived from its Schemas. */
-interface AnyTool {
-  readonly name: string
-  readonly scope: Scope
-  readonly declaration: Tool
-  /** Validates the arguments, then runs; every failure is an `isError` result naming its reason. */
-  readonly call: (raw: unknown, caller: Caller) => Effect.Effect<CallToolResult>
-}
-
-const tool = <A, I>(spec: ToolSpec<A, I>): AnyTool => {
-  // Unknown argument names are refused: a misspelt `bot` would otherwise be silently ignored.
-  const decode = Schema.decodeUnknownEither(spec.input, { errors: "all", onExcessProperty: "error" })
-  return {
-    name: spec.name,
-    scope: spec.scope,
-    declaration: {
-      name: spec.name,
-      title: spec.title,
-      description: `${spec.description} (scope ${spec.scope})`,
-      // The SDK's type names mutable arrays; the derived schema is the same JSON.
-      inputSchema: toolJsonSchema(spec.input) as Tool["inputSchema"],
-      outputSchema: toolJsonSchema(spec.output) as Tool["outputSchema"],
-      annotations: { readOnlyHint: spec.readOnly, openWorldHint: false }
-    },
-    call: (raw, caller) => {
-      const args = decode(raw ?? {})
-      if (Either.isLeft(args)) {
-        return Effect.succeed(refused(`Invalid arguments for ${spec.name}: ${argumentIssues(args.left)}`))
-      }
-      return spec.run(args.right, caller).pipe(Effect.catchAll((error) => Effect.succeed(refused(failureText(error)))))
-    }
-  }
-}
 
 export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
   effect: Effect.gen(function*() {
@@ -330,20 +249,8 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
         } satisfies ReadResourceResult
       }))
 
-    /** Runs one MCP request's effect for the SDK: a protocol error becomes its McpError, a defect is logged. */
-    const runner = (runtime: Runtime.Runtime<never>) => <A>(effect: Effect.Effect<A, ProtocolError>, signal?: AbortSignal): Promise<A> =>
-      Runtime.runPromiseExit(runtime)(
-        Effect.tapDefect(effect, (cause) => Effect.logError("An MCP request failed", cause)),
-        signal ? { signal } : undefined
-      ).then((exit) => {
-        if (Exit.isSuccess(exit)) return exit.value
-        const failure = Cause.failureOption(exit.cause)
-        if (Option.isSome(failure)) throw new McpError(failure.value.code, failure.value.message)
-        throw new McpError(ErrorCode.InternalError, Cause.isInterruptedOnly(exit.cause) ? "The request was cancelled" : "Internal error")
-      })
-
     /** The SDK server for one request: what it offers is fixed by this caller's scopes. */
-    const serverFor = (caller: Caller, run: ReturnType<typeof runner>) => {
+    const serverFor = (caller: Caller, run: Runner) => {
       const server = new Server(
         { name: "cairn", title: "Cairn", version: cairnVersion },
         {
@@ -353,17 +260,15 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
             "search_documents searches the documents; channel workspace files are resources (cairn://workspaces/{channel_id}/{path})."
         }
       )
-      server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => run(listTools(caller), extra.signal))
-      server.setRequestHandler(
+      onRequest(server, ListToolsRequestSchema, (_request, extra) => run(listTools(caller), extra.signal))
+      onRequest(
+        server,
         CallToolRequestSchema,
         (request, extra) => run(callTool(caller, request.params.name, request.params.arguments), extra.signal)
       )
-      server.setRequestHandler(
-        ListResourcesRequestSchema,
-        (request, extra) => run(listResources(caller, request.params?.cursor), extra.signal)
-      )
-      server.setRequestHandler(ListResourceTemplatesRequestSchema, (_request, extra) => run(listResourceTemplates(caller), extra.signal))
-      server.setRequestHandler(ReadResourceRequestSchema, (request, extra) => run(readResource(caller, request.params.uri), extra.signal))
+      onRequest(server, ListResourcesRequestSchema, (request, extra) => run(listResources(caller, request.params?.cursor), extra.signal))
+      onRequest(server, ListResourceTemplatesRequestSchema, (_request, extra) => run(listResourceTemplates(caller), extra.signal))
+      onRequest(server, ReadResourceRequestSchema, (request, extra) => run(readResource(caller, request.params.uri), extra.signal))
       return server
     }
 

@@ -101,3 +101,19 @@ export const parseWorkspaceFileUri = (uri: string): Either.Either<{ readonly cha
     return Either.left("The URI's path is not valid percent-encoding")
   }
 }
+
+/** OAuth 2.0 Protected Resource Metadata (RFC 9728) of `/mcp` or of the whole server. */
+export const ProtectedResourceMetadata = Schema.Struct({
+  resource: Schema.String.annotations({
+    description: "The protected resource's identifier: the URL the metadata was asked for, less the well-known part"
+  }),
+  authorization_servers: Schema.optional(Schema.Array(Schema.String)).annotations({
+    description: "OAuth authorization servers that issue tokens for it: none, since Cairn takes its own keys and tokens only"
+  }),
+  bearer_methods_supported: Schema.Array(Schema.Literal("header")).annotations({
+    description: "The token is sent as Authorization: Bearer"
+  }),
+  scopes_supported: Schema.Array(Schema.String).annotations({ description: "The scopes that decide what an MCP client may use" }),
+  resource_name: Schema.String,
+  resource_documentation: Schema.String.annotations({ description: "Where a person reads how to get a key" })
+}).annotations({ identifier: "ProtectedResourceMetadata" })

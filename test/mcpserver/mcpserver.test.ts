@@ -2,7 +2,7 @@
  * Cairn as an MCP server, through the official SDK's own client over streamable HTTP against the
  * in-process server: tools offered per scope, chat_with_bot answered by the fake LLM and continued
  * by its session id, document search, the bot list (and a widget token's confinement), workspace
- * files as resources with traversal refused, and the HTTP edge (401, 405, bad JSON).
+ * files as resources with traversal refused, and the HTTP edge (401, 405, bad JSON; errors.test.ts has the rest).
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
@@ -234,13 +234,13 @@ describe.each(backends)("MCP server (%s)", (backend) => {
     }
   })
 
-  it("answers 401 without a key and with a bad one, as plain HTTP", async () => {
+  it("answers 401 without a key and with a bad one, with a JSON-RPC error body (see errors.test.ts)", async () => {
     await expect(connect(null)).rejects.toMatchObject({ code: 401 })
     await expect(connect("ask_not-a-real-key")).rejects.toMatchObject({ code: 401 })
     const raw = await server.request("/mcp", { method: "POST", body: "{}", auth: null })
     expect(raw.status).toBe(401)
-    expect(raw.headers.get("www-authenticate")).toBe("Bearer")
-    expect(await json(raw)).toEqual({ detail: "Not authenticated" })
+    expect(raw.headers.get("www-authenticate")).toMatch(/^Bearer resource_metadata="/)
+    expect((await json(raw)).error).toMatchObject({ code: -32001, message: expect.stringContaining("Not authenticated") })
   })
 
   it("answers GET and DELETE 405 with Allow: POST, and bad bodies with a 4xx", async () => {
