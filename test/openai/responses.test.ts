@@ -82,6 +82,15 @@ describe.each(backends)("OpenAI Responses API (%s)", (backend) => {
       ["assistant", "Hello Ann."],
       ["user", "Who am I?"]
     ])
+
+    // An item_reference to a stored response's item continues its session as well.
+    llm.script({ text: "Still Ann." })
+    const third = await openai.responses.create({
+      model: "helper",
+      input: [{ type: "item_reference", id: second.output[0]!.id! }, { role: "user", content: "And now?" }]
+    })
+    expect(third.output_text).toBe("Still Ann.")
+    expect(llmMessages().slice(-3).map((message) => message.content)).toEqual(["Who am I?", "You are Ann.", "And now?"])
   })
 
   it("stores nothing with store: false, and such a response cannot be continued", async () => {
@@ -268,6 +277,7 @@ describe.each(backends)("OpenAI Responses API (%s)", (backend) => {
 
   it("serves the Vercel AI SDK's OpenAI provider: generateText with a tool round trip, and streamText", async () => {
     const provider = createOpenAI({ baseURL: `${server.baseUrl}/v1`, apiKey: server.apiKey })
+    const sessionsBefore = await count("sessions")
     llm.script(
       { toolCalls: [{ id: "call_v1", name: "get_weather", arguments: "{\"city\":\"Oslo\"}" }] },
       { text: "It is sunny in Oslo." }
@@ -290,6 +300,8 @@ describe.each(backends)("OpenAI Responses API (%s)", (backend) => {
       { role: "assistant", tool_calls: [{ id: "call_v1" }] },
       { role: "tool", tool_call_id: "call_v1", content: expect.stringContaining("sunny in Oslo") }
     ])
+    // Each step sent the whole conversation without an id to continue: each is a stored session of its own.
+    expect(await count("sessions")).toBe(sessionsBefore + 2)
 
     llm.script({ text: "streamed words here" })
     const streamed = streamText({ model: provider("helper"), prompt: "Say something" })
