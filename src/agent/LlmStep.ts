@@ -150,6 +150,7 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
             tools: offered.length > 0 ? offered : undefined,
             temperature: bot.temperature ?? undefined,
             fallbackModels: bot.fallback_models,
+            ...(turn.input.llmExtra ? { extra: turn.input.llmExtra } : {}),
             ...(bot.thinking_budget_tokens > 0 ? { thinkingBudgetTokens: bot.thinking_budget_tokens } : {}),
             usage: turn.usage
           },

@@ -71,6 +71,11 @@ export interface TurnInput {
    * client tools, which wait for `/chat/tool_result`: those are not offered.
    */
   readonly callerTools?: ReadonlyArray<ToolSchema>
+  /**
+   * Provider parameters for this turn's model calls, as a caller asked for them (the OpenAI
+   * surface's `response_format`); each provider family maps or leaves out what it cannot take.
+   */
+  readonly llmExtra?: Readonly<Record<string, unknown>> | undefined
   /** Nested turns (delegation) do not fire after_response for the outer run. */
   readonly depth?: number
   /**

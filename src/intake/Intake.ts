@@ -52,6 +52,8 @@ export type IntakeStart =
 export interface BeginOptions {
   /** Tools the caller answers itself: see `TurnInput.callerTools`. */
   readonly callerTools?: ReadonlyArray<ToolSchema>
+  /** Provider parameters of the turn's model calls: see `TurnInput.llmExtra`. */
+  readonly llmExtra?: Readonly<Record<string, unknown>>
   /** The caller's answers to the session's last tool calls, stored before the turn runs (the message may then be empty). */
   readonly toolResults?: ReadonlyArray<{ readonly tool_call_id: string; readonly content: string }>
   /** The caller's own instructions for this turn only (system messages), after the bot's prompt. */
@@ -169,6 +171,7 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
               principal: { kind: principal.kind, id: principal.id, caller: message.credential },
               slot: slot.value,
               ...(options.callerTools ? { callerTools: options.callerTools } : {}),
+              ...(options.llmExtra ? { llmExtra: options.llmExtra } : {}),
               ...(options.preamble ? { executionConfig: { system_preamble: options.preamble } } : {})
             })
           }).pipe(Effect.onError(() => Effect.zipRight(slot.value.release, runs.release(lock.value).pipe(Effect.ignore))))

@@ -21,6 +21,7 @@ import { Sessions } from "../sessions/Sessions.ts"
 import { SystemPaused } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { answerFormatExtra } from "./AnswerFormats.ts"
 import { checkCallerTools, readConversation } from "./Conversation.ts"
 import { modelNotFound, SessionBusy } from "./Errors.ts"
 import type { ChatCompletionRequest } from "./Model.ts"
@@ -108,6 +109,7 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
         }
         yield* chat.checkMessageLength(input.text, ["body", "messages", request.messages.length - 1, "content"])
         yield* checkCallerTools(request.tools ?? [])
+        const llmExtra = yield* answerFormatExtra(request.response_format, "response_format")
         // A widget token speaks for a visitor of a public page: it gets no say in the bot's instructions.
         if (preamble && confinedBot(principal) !== null) {
           const index = request.messages.findIndex((message) => message.role === "system" || message.role === "developer")
@@ -152,7 +154,7 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
               passive: false
             },
             principal,
-            { callerTools, toolResults: input.toolResults, preamble, whenBusy: "refuse" }
+            { callerTools, toolResults: input.toolResults, preamble, whenBusy: "refuse", ...(llmExtra ? { llmExtra } : {}) }
           )
           if (started._tag === "busy") return yield* busy(started.reason)
           if (started._tag !== "started") {
@@ -186,6 +188,7 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
               principal: { kind: principal.kind, id: principal.id, caller: ownerOf(principal) },
               history,
               callerTools,
+              ...(llmExtra ? { llmExtra } : {}),
               ...(preamble ? { executionConfig: { system_preamble: preamble } } : {}),
               // A blocking call reads only the outcome: its events go nowhere.
               emit: request.stream ? (...batch) => Effect.asVoid(Queue.offerAll(events, batch)) : () => Effect.void

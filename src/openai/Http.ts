@@ -11,7 +11,7 @@ import { type CompletionIdentity, completions as answerOf, makeChunkStream } fro
 import { Completions } from "./Completions.ts"
 import { toOpenAiError, unsupported } from "./Errors.ts"
 import { failureOf, sessionHeaders, sseResponse } from "./Outcome.ts"
-import { checkAnswerFormat, makeResponses } from "./ResponsesHttp.ts"
+import { makeResponses } from "./ResponsesHttp.ts"
 
 export const OpenAiHttpLive = HttpApiBuilder.group(CairnApi, "openai", (handlers) =>
   Effect.gen(function*() {
@@ -38,7 +38,6 @@ export const OpenAiHttpLive = HttpApiBuilder.group(CairnApi, "openai", (handlers
         Effect.gen(function*() {
           const principal = yield* Principal
           const choices = payload.n ?? 1
-          yield* checkAnswerFormat(payload.response_format, "response_format")
           const bound = headers["x-cairn-session"] !== undefined || payload.user !== undefined
           if (choices > 1 && (payload.stream || bound)) {
             return yield* unsupported(

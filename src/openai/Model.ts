@@ -59,8 +59,11 @@ export const CallerTool = Schema.Struct({
   })
 })
 
-/** `response_format` (chat) or `text.format` (responses): the answer's format, `text` the only one honoured. */
-export const AnswerFormat = Schema.Struct({ type: Schema.String })
+/**
+ * `response_format` (chat) or `text.format` (responses): the answer's format, kept whole (a JSON
+ * schema's fields too); `text`, `json_object` and `json_schema` are honoured (`AnswerFormats.ts`).
+ */
+export const AnswerFormat = Schema.Struct({ type: Schema.String }, Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 
 export const ChatCompletionRequest = body({
   /** A bot: its id, or `cairn/<id>`. */

@@ -15,20 +15,15 @@ import type { PrincipalShape } from "../auth/Principal.ts"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import type { NewMessage } from "../sessions/Model.ts"
 import { Sessions } from "../sessions/Sessions.ts"
+import { answerFormatExtra, chatFormatOf } from "./AnswerFormats.ts"
 import { Completions } from "./Completions.ts"
 import { readConversation } from "./Conversation.ts"
-import { responseNotFound, unsupported } from "./Errors.ts"
+import { responseNotFound } from "./Errors.ts"
 import type { ChatCompletionRequest } from "./Model.ts"
 import { failureOf, sessionHeaders, sseResponse } from "./Outcome.ts"
 import { callerToolsOf, inputLocation, readInput, responseIds, storedIdOf } from "./ResponsesInput.ts"
 import type { ResponseRequest } from "./ResponsesModel.ts"
 import { completedResponse, makeResponseEvents, type ResponseIdentity } from "./ResponsesOutput.ts"
-
-/** Only a text answer: a JSON format cannot reach the bot's provider from here, and is refused rather than ignored. */
-export const checkAnswerFormat = (format: { readonly type: string } | null | undefined, param: string) =>
-  format && format.type !== "text"
-    ? Effect.fail(unsupported(param, `${format.type} answers are not supported: a bot answers in text (ask for JSON in the instructions)`))
-    : Effect.void
 
 /** Validation issues about the chat messages made of the input, located in the input. */
 const located = (origins: ReadonlyArray<number | null>) => (error: ValidationError) =>
@@ -83,7 +78,8 @@ export const makeResponses = Effect.gen(function*() {
   /** Answers a Responses API request: the response object, or its events with `stream: true`. */
   return (payload: ResponseRequest, principal: PrincipalShape) =>
     Effect.gen(function*() {
-      yield* checkAnswerFormat(payload.text?.format, "text.format")
+      const format = chatFormatOf(payload.text?.format)
+      yield* answerFormatExtra(format, "text.format")
       const bot = yield* completions.botFor(payload.model, principal)
       const { answeringPrevious, messages, origins, references } = readInput(payload)
       if (messages.length === 0) {
@@ -93,7 +89,8 @@ export const makeResponses = Effect.gen(function*() {
         model: payload.model,
         messages,
         stream: payload.stream ?? false,
-        tools: callerToolsOf(payload.tools ?? [])
+        tools: callerToolsOf(payload.tools ?? []),
+        ...(format ? { response_format: format } : {})
       }
       const previous = payload.previous_response_id ?? references.findLast((id) => storedIdOf(id) !== null) ?? null
       let sessionId: string | undefined

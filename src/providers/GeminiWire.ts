@@ -120,9 +120,11 @@ export const generateBody = (model: string, request: ChatRequest, names: WireNam
     ...(tool.function.description ? { description: tool.function.description } : {}),
     parametersJsonSchema: tool.function.parameters
   }))
-  // OpenAI's JSON mode is Gemini's JSON response type.
+  // OpenAI's JSON mode is Gemini's JSON response type; a JSON schema its response schema.
   const { stream: _stream, response_format: format, ...extra } = request.extra ?? {}
-  const json = (format as { type?: unknown } | undefined)?.type === "json_object"
+  const answer = format as { type?: unknown; json_schema?: { schema?: unknown } } | undefined
+  const json = answer?.type === "json_object" || answer?.type === "json_schema"
+  const schema = answer?.type === "json_schema" ? answer.json_schema?.schema : undefined
   return {
     model,
     contents,
@@ -133,6 +135,7 @@ export const generateBody = (model: string, request: ChatRequest, names: WireNam
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.max_tokens !== undefined ? { maxOutputTokens: request.max_tokens } : {}),
       ...(json ? { responseMimeType: "application/json" } : {}),
+      ...(schema !== undefined ? { responseJsonSchema: schema } : {}),
       ...(budget > 0 ? { thinkingConfig: { thinkingBudget: budget, includeThoughts: true } } : {})
     }
   }

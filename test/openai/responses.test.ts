@@ -242,7 +242,7 @@ describe.each(backends)("OpenAI Responses API (%s)", (backend) => {
     expect((stray as InstanceType<typeof OpenAI.APIError>).status).toBe(422)
   })
 
-  it("answers n choices of a stateless chat completion, refuses n > 1 where it cannot, and refuses JSON formats", async () => {
+  it("answers n choices of a stateless chat completion, refuses n > 1 where it cannot, and takes JSON formats to the model", async () => {
     llm.script({ text: "same answer" }, { text: "same answer" })
     const many = await openai.chat.completions.create({ model: "helper", n: 2, messages: [{ role: "user", content: "Hi" }] })
     expect(many.choices.map((choice) => [choice.index, choice.message.content])).toEqual([[0, "same answer"], [1, "same answer"]])
@@ -258,13 +258,29 @@ describe.each(backends)("OpenAI Responses API (%s)", (backend) => {
       expect(await refused.json()).toMatchObject({ error: { type: "invalid_request_error", param: "n", code: "unsupported_parameter" } })
     }
 
+    // JSON formats reach the bot's model call as sent; an unknown one is refused.
+    llm.script({ text: "{\"ok\": true}" })
     const json = await openai.chat.completions.create({
       model: "helper",
       response_format: { type: "json_object" },
       messages: [{ role: "user", content: "Hi" }]
+    })
+    expect(json.choices[0]!.message.content).toBe("{\"ok\": true}")
+    expect((llm.requestsTo("/v1/chat/completions").at(-1)!.body as any).response_format).toEqual({ type: "json_object" })
+    const schema = { name: "answer", schema: { type: "object", properties: { ok: { type: "boolean" } } }, strict: true }
+    llm.script({ text: "{\"ok\": true}" })
+    await openai.responses.create({ model: "helper", input: "Hi", text: { format: { type: "json_schema", ...schema } } })
+    expect((llm.requestsTo("/v1/chat/completions").at(-1)!.body as any).response_format).toEqual({
+      type: "json_schema",
+      json_schema: schema
+    })
+    const unknown = await openai.chat.completions.create({
+      model: "helper",
+      response_format: { type: "xml" } as any,
+      messages: [{ role: "user", content: "Hi" }]
     }).catch((error: unknown) => error)
-    expect(json).toBeInstanceOf(OpenAI.BadRequestError)
-    expect(json).toMatchObject({ param: "response_format", code: "unsupported_parameter" })
+    expect(unknown).toBeInstanceOf(OpenAI.BadRequestError)
+    expect(unknown).toMatchObject({ param: "response_format", code: "unsupported_parameter" })
     llm.script({ text: "plain" })
     const text = await openai.chat.completions.create({
       model: "helper",
@@ -272,7 +288,7 @@ describe.each(backends)("OpenAI Responses API (%s)", (backend) => {
       messages: [{ role: "user", content: "Hi" }]
     })
     expect(text.choices[0]!.message.content).toBe("plain")
-    expect(llm.requestsTo("/v1/chat/completions")).toHaveLength(3)
+    expect(llm.requestsTo("/v1/chat/completions")).toHaveLength(5)
   })
 
   it("serves the Vercel AI SDK's OpenAI provider: generateText with a tool round trip, and streamText", async () => {
