@@ -56,6 +56,10 @@ export const startProxy = async (upstreams: ReadonlyArray<string>): Promise<Roun
       forward(index, 1, request, Buffer.concat(chunks), response)
     })
   })
+  // Idle client connections outlive the clients' own keep-alive (undici's 4 s): at Node's default
+  // of 5 s a busy machine let the proxy close one just as a request went out on it ("fetch failed").
+  server.keepAliveTimeout = 65_000
+  server.headersTimeout = 66_000
   server.on("connection", (socket) => {
     sockets.add(socket)
     socket.on("close", () => sockets.delete(socket))
