@@ -112,7 +112,8 @@ describe.each(backends)("rate limits (%s)", (backend) => {
     expect(chatLimited.map((entry) => `${entry.method} ${entry.path}`)).toEqual([
       "POST /chat",
       "POST /chat/stream",
-      "POST /v1/chat/completions"
+      "POST /v1/chat/completions",
+      "POST /v1/responses"
     ])
     for (const entry of chatLimited) expect(api.lookup("POST", entry.path)?.scope).toBe("chat")
   })
