@@ -16,7 +16,7 @@
  *   breakpoints, the API's most): each call reads the prefix the call before it wrote.
  */
 import type Anthropic from "@anthropic-ai/sdk"
-import { argumentsObject, dataUrlParts } from "./Family.ts"
+import { argumentsObject, dataUrlParts, textOf, tokens } from "./Family.ts"
 import type { ChatMessage, ChatRequest, ContentPart, ProviderState, ThinkingBlock, ToolCall, Usage } from "./Model.ts"
 import type { WireNames } from "./ToolNames.ts"
 
@@ -125,9 +125,7 @@ export const messagesBody = (
   for (const message of names.messages) {
     switch (message.role) {
       case "system": {
-        const text = typeof message.content === "string"
-          ? message.content
-          : contentBlocks(message.content).flatMap((b) => b.type === "text" ? [b.text] : []).join("\n")
+        const text = textOf(message.content)
         if (messages.length === 0) system.push({ type: "text", text })
         else push(messages, "user", [{ type: "text", text: `[System notice] ${text}` }])
         break
@@ -206,9 +204,7 @@ interface WireUsage {
   readonly cache_read_input_tokens?: number | null
 }
 
-const count = (
-  value: number | null | undefined
-) => (typeof value === "number" && Number.isFinite(value) ? Math.max(0, Math.round(value)) : 0)
+const count = (value: number | null | undefined) => tokens(value) ?? 0
 
 /** Anthropic's usage: `input_tokens` leaves out the cached ones, which Cairn's prompt count includes. */
 export const usageOf = (usage: WireUsage | null | undefined): Usage | null => {

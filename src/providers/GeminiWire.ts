@@ -12,7 +12,7 @@
  * - thinking: with a budget, `thinkingConfig` asks for the budget and the thought summaries.
  */
 import type * as Genai from "@google/genai"
-import { argumentsObject, dataUrlParts, tokens } from "./Family.ts"
+import { argumentsObject, dataUrlParts, textOf, tokens } from "./Family.ts"
 import type { ChatMessage, ChatRequest, ContentPart, ProviderState, ToolCall, Usage } from "./Model.ts"
 import type { WireNames } from "./ToolNames.ts"
 
@@ -76,7 +76,7 @@ export const generateBody = (model: string, request: ChatRequest, names: WireNam
   for (const message of names.messages) {
     switch (message.role) {
       case "system": {
-        const text = partsOf(message.content).flatMap((p) => (p.text ? [p.text] : [])).join("\n")
+        const text = textOf(message.content)
         if (contents.length === 0) system.push(text)
         else push(contents, "user", [{ text: `[System notice] ${text}` }])
         break
@@ -102,7 +102,7 @@ export const generateBody = (model: string, request: ChatRequest, names: WireNam
       }
       case "tool": {
         const id = message.tool_call_id ?? ""
-        const text = partsOf(message.content).flatMap((p) => (p.text ? [p.text] : [])).join("\n")
+        const text = textOf(message.content)
         push(contents, "user", [{
           functionResponse: {
             ...(id && !id.startsWith(madeIdPrefix) ? { id } : {}),
