@@ -2,7 +2,7 @@
  * The OpenAI-compatible surface under `/v1`: a bot is a model. Scope `chat`, like Cairn's own chat;
  * errors in OpenAI's shape (see Errors.ts).
  */
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, type HttpMethod, OpenApi } from "@effect/platform"
 import { Authentication } from "../auth/Authentication.ts"
 import { ChatRateLimited } from "../auth/ChatRateLimited.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
@@ -22,6 +22,24 @@ import {
 } from "./Errors.ts"
 import { ChatCompletion, ChatCompletionRequest, ModelObject, ModelPath, ModelsList, SessionHeader } from "./Model.ts"
 import { ResponseObject, ResponseRequest } from "./ResponsesModel.ts"
+
+/**
+ * What a bot's turn can end in on this surface, both endpoints alike: OpenAI-shaped failures, and
+ * those of the chat path a bound call takes (its session's bot gone, its session not the caller's
+ * to reach), reshaped like any `{detail}`.
+ */
+const turnErrors = <Name extends string, Method extends HttpMethod.HttpMethod, Path, UrlParams, Payload, Headers, Success, Error, R, RE>(
+  endpoint: HttpApiEndpoint.HttpApiEndpoint<Name, Method, Path, UrlParams, Payload, Headers, Success, Error, R, RE>
+) =>
+  endpoint
+    .addError(UnsupportedParameter.wire)
+    .addError(SessionBusy.wire)
+    .addError(CompletionFailed.wire)
+    .addError(CompletionCancelled.wire)
+    .addError(CompletionInterrupted.wire)
+    .addError(detailBody(BotNotFound))
+    .addError(detailBody(SessionNotFound))
+    .addError(detailBody(ProviderFailed))
 
 export class OpenAiApi extends HttpApiGroup.make("openai")
   .add(
@@ -46,15 +64,7 @@ export class OpenAiApi extends HttpApiGroup.make("openai")
       .setHeaders(SessionHeader)
       .addSuccess(ChatCompletion)
       .addError(ModelNotFound.wire)
-      .addError(UnsupportedParameter.wire)
-      .addError(SessionBusy.wire)
-      .addError(CompletionFailed.wire)
-      .addError(CompletionCancelled.wire)
-      .addError(CompletionInterrupted.wire)
-      // From the chat path a bound call takes (its session's bot gone, its session not the caller's to reach); reshaped like any `{detail}`.
-      .addError(detailBody(BotNotFound))
-      .addError(detailBody(SessionNotFound))
-      .addError(detailBody(ProviderFailed))
+      .pipe(turnErrors)
       .annotate(RequiredScope, "chat")
       .annotate(ChatRateLimited, true)
       .annotate(
@@ -73,14 +83,7 @@ export class OpenAiApi extends HttpApiGroup.make("openai")
       .addSuccess(ResponseObject)
       .addError(ModelNotFound.wire)
       .addError(ResponseNotFound.wire)
-      .addError(UnsupportedParameter.wire)
-      .addError(SessionBusy.wire)
-      .addError(CompletionFailed.wire)
-      .addError(CompletionCancelled.wire)
-      .addError(CompletionInterrupted.wire)
-      .addError(detailBody(BotNotFound))
-      .addError(detailBody(SessionNotFound))
-      .addError(detailBody(ProviderFailed))
+      .pipe(turnErrors)
       .annotate(RequiredScope, "chat")
       .annotate(ChatRateLimited, true)
       .annotate(
