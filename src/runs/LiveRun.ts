@@ -64,6 +64,13 @@ export const record = (run: LiveRun, batch: ReadonlyArray<AgentEvent>): Array<Se
 }
 
 /**
+ * Numbers a run's last events after its others without holding them: they are written with the
+ * run's end and only then added to `events` and handed to its followers.
+ */
+export const numberClosing = (run: LiveRun, batch: ReadonlyArray<AgentEvent>): Array<SequencedEvent> =>
+  batch.map((event, index) => ({ seq: run.events.length + 1 + index, event }))
+
+/**
  * Hands a run of this process's events after `after`, then its live ones until it ends, to
  * `push`; no gap, no duplicate: what the run holds and the follower's registration are one
  * synchronous step, so no event falls between them, and each batch `emit` makes is then handed

@@ -17,7 +17,7 @@ import { traced } from "../telemetry/Spans.ts"
 import { eventWrites, storedRow } from "./EventWrites.ts"
 import { finishedRuns } from "./FinishedRuns.ts"
 import { closeDeadRuns, staleAfter, watchRuns } from "./Liveness.ts"
-import { attach, type LiveRun, makeLiveRun, record } from "./LiveRun.ts"
+import { attach, type LiveRun, makeLiveRun, numberClosing, record } from "./LiveRun.ts"
 import { runFailureMessage, type RunOutcome } from "./Outcome.ts"
 import { makeOwner, releaseOwner } from "./Owners.ts"
 import { makeQuota, type RunSlot } from "./Quota.ts"
@@ -139,9 +139,12 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
             // The run no longer counts against its credential, whatever follows.
             if (slot) yield* slot.release
             let outcome: RunOutcome
+            // The run's last events, handed to its readers only once written with its end: a
+            // client that reads the session on `response` finds the answer stored.
+            const closing: Array<AgentEvent> = []
             if (Exit.isSuccess(exit)) {
               outcome = { _tag: "complete", result: exit.value }
-              yield* emit({
+              closing.push({
                 type: "response",
                 text: exit.value.text,
                 tools_used: exit.value.toolsUsed,
@@ -150,7 +153,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
               })
             } else if (Cause.isInterruptedOnly(exit.cause) && run.cancelRequested) {
               outcome = { _tag: "cancelled", partial: run.partialText }
-              yield* emit({ type: "cancelled" })
+              closing.push({ type: "cancelled" })
             } else {
               const interrupted = Cause.isInterruptedOnly(exit.cause)
               const message = !interrupted
@@ -160,14 +163,17 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
                 : "The server is shutting down; the run stopped before it finished"
               if (!interrupted) yield* Effect.logError("Agent run failed", exit.cause)
               outcome = interrupted ? { _tag: "interrupted", message } : { _tag: "failed", message }
-              yield* emit({ type: "error", message })
-              yield* emit({ type: "response", text: run.partialText, tools_used: [], client_actions: [], session_id: sessionId })
+              closing.push(
+                { type: "error", message },
+                { type: "response", text: run.partialText, tools_used: [], client_actions: [], session_id: sessionId }
+              )
             }
             // The last events, the body's carried writes and the run's end in one statement (one
             // round trip, one commit), after any background flush in flight, so a reader never
             // sees the end before them.
             yield* run.writing.take(1)
-            const rest = run.unflushed.splice(0, run.unflushed.length)
+            const last = numberClosing(run, closing)
+            const rest = [...run.unflushed.splice(0, run.unflushed.length), ...last]
             const status = outcome._tag === "interrupted" ? "failed" : outcome._tag
             // Retried on any database failure (a defect, so sandboxed for the retry). Told with the
             // statement: readers elsewhere read the end; a task queued behind this run may start.
@@ -183,6 +189,8 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
               )
             )
             run.finished = true
+            run.events.push(...last)
+            for (const follower of run.followers) follower(last)
             // Written (or given up on): a finished run kept for a rejoin holds no statements.
             run.carried = undefined
             flusher.ended(run)
