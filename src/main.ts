@@ -59,6 +59,7 @@ import { LlmHttpLive, ProvidersHttpLive } from "./providers/Http.ts"
 import { Llm } from "./providers/Llm.ts"
 import { Providers } from "./providers/Providers.ts"
 import { RunsHttpLive } from "./runs/Http.ts"
+import { GitRepository } from "./operations/GitRepository.ts"
 import { Runs } from "./runs/Runs.ts"
 import { Turns } from "./runs/Turns.ts"
 import * as ServerSecret from "./secrets/ServerSecret.ts"
@@ -110,6 +111,7 @@ const ServicesLive = Layer.mergeAll(
   Bots.Default,
   Channels.Default,
   Sessions.Default,
+  GitRepository.Default,
   Bindings.Default,
   Workspaces.Default,
   Carapaces.Default,

@@ -6,7 +6,7 @@ import { Effect, Either, Layer, Option, ParseResult, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import YAML from "yaml"
-import { AppConfig } from "../config/AppConfig.ts"
+import { AppConfig, repositoryFolder } from "../config/AppConfig.ts"
 import { projectDir } from "../config/ProjectRoot.ts"
 import { ValidationError, ValidationIssue } from "../contract/Errors.ts"
 import { traced } from "../telemetry/Spans.ts"
@@ -111,7 +111,18 @@ export class Bots extends Effect.Service<Bots>()("cairn/Bots", {
         if (!removed) return yield* new BotNotFound({ detail: `Bot not found: ${id}` })
       })
 
-    return traced("Bots", { get, list, create, update, remove } as const)
+    /** Syncs the bot files of `dirs` (a file's bot replaces a file's, never the API's); answers their ids. */
+    const syncFiles = (dirs: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const files = yield* readBotFiles(dirs)
+        for (const bot of files) {
+          yield* repo.syncFromFile(bot)
+          yield* forget(bot.id)
+        }
+        return files.map((bot) => bot.id)
+      })
+
+    return traced("Bots", { get, list, create, update, remove, syncFiles } as const)
   }),
   dependencies: [BotsRepo.Default]
 }) {}
@@ -123,7 +134,7 @@ export const BotFilesSync = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const repo = yield* BotsRepo
-    const files = yield* readBotFiles([projectBotsDir, ...config.botsDirs])
+    const files = yield* readBotFiles([projectBotsDir, ...config.botsDirs, ...repositoryFolder(config, "bots")])
     yield* Effect.forEach(files, (bot) => repo.syncFromFile(bot), { discard: true })
     yield* repo.insert(builtInDefault, "file")
     yield* Effect.logDebug(`Bots synced from files: ${files.map((bot) => bot.id).join(", ") || "(none)"}`)

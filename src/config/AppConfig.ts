@@ -53,6 +53,11 @@ export interface AppConfigShape {
   readonly integrationDirs: ReadonlyArray<string>
   /** Extra directories of bot YAML files, read after the project's bots/. */
   readonly botsDirs: ReadonlyArray<string>
+  /**
+   * A git working copy of bots (`bots/`), skills (`skills/`) and workflows (`workflows/`), read
+   * after the others at start and pulled (fast-forward only) by POST /admin/operations/repository/pull.
+   */
+  readonly repoDir: Option.Option<string>
   /** A YAML file of MCP servers Cairn connects to (synced at startup, read-only over the API). */
   readonly mcpServersFile: Option.Option<string>
   readonly hookWebhookUrls: ReadonlyArray<string>
@@ -206,6 +211,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       validation: (urls) => urls.every(isHttpUrl)
     })
   ),
+  repoDir: Config.option(Config.string("REPO_DIR")).pipe(Config.map(Option.filter((dir) => dir.trim().length > 0))),
   jwtSecret: Config.option(Config.redacted("JWT_SECRET")).pipe(
     Config.validate({
       message: "Expected at least 32 characters",
@@ -241,3 +247,7 @@ export const layer = Layer.effect(AppConfig, appConfig)
 
 /** A fixed configuration, for tests and embedding. */
 export const layerFrom = (config: AppConfigShape) => Layer.succeed(AppConfig, config)
+/** A folder of the configured repository (REPO_DIR), when there is one. */
+export const repositoryFolder = (config: AppConfigShape, folder: "bots" | "skills" | "workflows"): Array<string> =>
+  Option.match(config.repoDir, { onNone: () => [], onSome: (dir) => [`${dir.replace(/\/+$/, "")}/${folder}`] })
+

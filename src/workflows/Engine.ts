@@ -14,6 +14,7 @@ import { Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import YAML from "yaml"
+import { AppConfig, repositoryFolder } from "../config/AppConfig.ts"
 import { projectDir } from "../config/ProjectRoot.ts"
 import { Bus } from "../db/Bus.ts"
 import { Leadership } from "../db/Leadership.ts"
@@ -55,6 +56,23 @@ const readDir = (dir: string) =>
     return found
   })
 
+/**
+ * Syncs the workflow files of `dirs` into the database (one changed through the API is left as it
+ * is); answers their ids. Their tool triggers are registered by `Workflows.registerTools`.
+ */
+export const syncWorkflowFiles = (dirs: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const repo = yield* WorkflowsRepo
+    const ids: Array<string> = []
+    for (const dir of dirs) {
+      for (const { definition, file } of yield* readDir(dir)) {
+        yield* repo.syncFromFile(definition.id, Schema.encodeSync(WorkflowDefinition)(definition), file)
+        ids.push(definition.id)
+      }
+    }
+    return ids
+  })
+
 export const WorkflowEngineLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const config = yield* engineConfig
@@ -63,11 +81,8 @@ export const WorkflowEngineLive = Layer.scopedDiscard(
     const leadership = yield* Leadership
     const bus = yield* Bus
     const sql = yield* SqlClient.SqlClient
-    for (const dir of [projectWorkflowsDir, ...config.dirs]) {
-      for (const { definition, file } of yield* readDir(dir)) {
-        yield* repo.syncFromFile(definition.id, Schema.encodeSync(WorkflowDefinition)(definition), file)
-      }
-    }
+    const appConfig = yield* AppConfig
+    yield* syncWorkflowFiles([projectWorkflowsDir, ...config.dirs, ...repositoryFolder(appConfig, "workflows")])
     yield* workflows.registerTools
     /**
      * Starts a run for each schedule whose slot has come (once: the slot moves on first), and sets
