@@ -18,6 +18,7 @@ import { cairnVersion } from "./contract/Version.ts"
 import { DiscoverApi } from "./discover/Api.ts"
 import { DocumentsApi } from "./documents/Api.ts"
 import { HealthApi } from "./health/Api.ts"
+import { RepositoryApi } from "./gitrepo/Api.ts"
 import { HeartbeatsApi } from "./heartbeats/Api.ts"
 import { IntegrationsApi } from "./integrations/Api.ts"
 import { LogsApi } from "./logs/Api.ts"
@@ -69,6 +70,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .add(OperationsApi)
   .add(HeartbeatsApi)
   .add(WorkflowsApi)
+  .add(RepositoryApi)
   .add(OpenAiApi)
   .add(McpServerApi)
   .add(McpApi)

@@ -31,6 +31,8 @@ import { Documents } from "./documents/Documents.ts"
 import { DocumentsHttpLive } from "./documents/Http.ts"
 import { HealthHttpLive } from "./health/Http.ts"
 import { Heartbeats } from "./heartbeats/Heartbeats.ts"
+import { GitRepository } from "./gitrepo/GitRepository.ts"
+import { RepositoryHttpLive } from "./gitrepo/Http.ts"
 import { HeartbeatsHttpLive } from "./heartbeats/Http.ts"
 import { HeartbeatSchedulerLive } from "./heartbeats/Scheduler.ts"
 import { Hooks } from "./hooks/Hooks.ts"
@@ -59,7 +61,6 @@ import { LlmHttpLive, ProvidersHttpLive } from "./providers/Http.ts"
 import { Llm } from "./providers/Llm.ts"
 import { Providers } from "./providers/Providers.ts"
 import { RunsHttpLive } from "./runs/Http.ts"
-import { GitRepository } from "./operations/GitRepository.ts"
 import { Runs } from "./runs/Runs.ts"
 import { Turns } from "./runs/Turns.ts"
 import * as ServerSecret from "./secrets/ServerSecret.ts"
@@ -174,6 +175,7 @@ const HandlersLive = Layer.mergeAll(
   UsageHttpLive,
   DocumentsHttpLive,
   InjectionHttpLive,
+  RepositoryHttpLive,
   TasksHttpLive,
   BindingsHttpLive,
   WorkspacesHttpLive,

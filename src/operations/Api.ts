@@ -5,16 +5,8 @@ import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { idPath } from "../contract/Params.ts"
-import {
-  BackupNotFound,
-  BackupRunning,
-  NoSupervisor,
-  RepositoryNotConfigured,
-  RepositoryNotFastForward,
-  RepositoryPullRunning,
-  RepositoryUnreachable
-} from "./Errors.ts"
-import { Backup, BackupHistoryQuery, RepositoryPull, RepositoryPullsQuery, RepositoryStatus, RestartAccepted } from "./Model.ts"
+import { BackupNotFound, BackupRunning, NoSupervisor } from "./Errors.ts"
+import { Backup, BackupHistoryQuery, RestartAccepted } from "./Model.ts"
 
 const backupPath = idPath("Backup")
 
@@ -65,30 +57,6 @@ export class OperationsApi extends HttpApiGroup.make("operations")
       .annotate(
         OpenApi.Description,
         "Restart gracefully: answers 202, then shuts down as on SIGTERM and exits with code 75 for its supervisor (systemd, pm2, or SUPERVISED=true) to start it again. Without a supervisor it answers 409 and does nothing: restart the process by hand"
-      )
-  )
-  .add(
-    HttpApiEndpoint.get("repository", "/api/v1/admin/operations/repository")
-      .setUrlParams(RepositoryPullsQuery)
-      .addSuccess(RepositoryStatus)
-      .addError(detailBody(RepositoryNotConfigured))
-      .annotate(RequiredScope, "operations:read")
-      .annotate(
-        OpenApi.Description,
-        "The configured repository (REPO_DIR, a git working copy of bots/, skills/ and workflows/): branch, head commit, upstream (credentials masked), and its last pulls, newest first (limit 1-500, default 50): the audit of who pulled what"
-      )
-  )
-  .add(
-    HttpApiEndpoint.post("pullRepository", "/api/v1/admin/operations/repository/pull")
-      .addSuccess(RepositoryPull)
-      .addError(detailBody(RepositoryNotConfigured))
-      .addError(detailBody(RepositoryNotFastForward))
-      .addError(detailBody(RepositoryPullRunning))
-      .addError(detailBody(RepositoryUnreachable))
-      .annotate(RequiredScope, "operations:write")
-      .annotate(
-        OpenApi.Description,
-        "Pull the configured repository from its upstream, fast-forward only, and sync the bots, skills and workflows it brought (a file's bot or workflow replaces the stored one unless the API has taken it over). Answers the pull as recorded: updated (commits, changed files, synced ids) or current. Refused and recorded as failed: 409 when it is not a fast-forward or has local changes, 502 when the remote cannot be fetched; nothing changes then"
       )
   )
   .addError(detailBody(BackupNotFound))

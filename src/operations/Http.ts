@@ -1,12 +1,10 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
-import { Principal } from "../auth/Principal.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { contentDisposition } from "../http/ContentDisposition.ts"
 import { Backups } from "./Backups.ts"
 import { NoSupervisor } from "./Errors.ts"
-import { GitRepository } from "./GitRepository.ts"
 import { RestartAccepted } from "./Model.ts"
 import { requestRestart } from "./Restart.ts"
 
@@ -14,7 +12,6 @@ export const OperationsHttpLive = HttpApiBuilder.group(CairnApi, "operations", (
   Effect.gen(function*() {
     const backups = yield* Backups
     const config = yield* AppConfig
-    const repository = yield* GitRepository
     return handlers
       .handle("backup", () => backups.start("manual"))
       .handle("history", ({ urlParams }) => backups.history(urlParams.limit ?? 50))
@@ -27,9 +24,6 @@ export const OperationsHttpLive = HttpApiBuilder.group(CairnApi, "operations", (
           }).pipe(
             Effect.orDie
           )))
-      .handle("repository", ({ urlParams }) => repository.status(urlParams.limit ?? 50))
-      .handle("pullRepository", () =>
-        Effect.flatMap(Principal, (principal) => repository.pull(principal.id ? `${principal.kind}:${principal.id}` : principal.kind)))
       .handle("restart", () =>
         Effect.gen(function*() {
           const supervisor = config.supervisor

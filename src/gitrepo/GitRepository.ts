@@ -25,7 +25,7 @@ import { Workflows } from "../workflows/Workflows.ts"
 import { RepositoryNotConfigured, RepositoryNotFastForward, RepositoryPullRunning, RepositoryUnreachable } from "./Errors.ts"
 import { git as gitIn, maskUrlCredentials } from "./Git.ts"
 import { RepositoryStatus, type RepositorySynced } from "./Model.ts"
-import { RepositoryPullsRepo } from "./RepositoryRepo.ts"
+import { RepositoryPullsRepo } from "./Repo.ts"
 
 const nothingSynced: RepositorySynced = { bots: [], skills: [], workflows: [] }
 

@@ -79,7 +79,7 @@ describe.each(backends)("repository pull (%s)", (backend) => {
     expect(skills).toContainEqual({ id: "tides", title: "Reading the tides", source: "repository" })
     const workflows = await server.call((client) => client.workflows.list())
     expect(workflows.map((workflow) => workflow.id)).toContain("first-watch")
-    const status = await server.call((client) => client.operations.repository({ urlParams: {} }))
+    const status = await server.call((client) => client.repository.status({ urlParams: {} }))
     expect(status).toMatchObject({ dir: repos.repoDir, branch: "main", head: run(repos.repoDir, "rev-parse", "HEAD"), pulls: [] })
     expect(status.upstream).toMatch(/^origin\/main \(.+origin\.git\)$/)
   })
@@ -94,7 +94,7 @@ describe.each(backends)("repository pull (%s)", (backend) => {
     run(repos.author, "push", "--quiet", "origin", "main")
     const after = run(repos.author, "rev-parse", "HEAD")
 
-    const pull = await server.call((client) => client.operations.pullRepository())
+    const pull = await server.call((client) => client.repository.pull())
     expect(pull).toMatchObject({
       status: "updated",
       requested_by: "static_key",
@@ -115,7 +115,7 @@ describe.each(backends)("repository pull (%s)", (backend) => {
     const workflows = await server.call((client) => client.workflows.list())
     expect(workflows.map((workflow) => workflow.id)).toContain("night-watch")
 
-    const again = await server.call((client) => client.operations.pullRepository())
+    const again = await server.call((client) => client.repository.pull())
     expect(again).toMatchObject({ status: "current", before_commit: after, after_commit: after, changed_files: [] })
   })
 
@@ -136,7 +136,7 @@ describe.each(backends)("repository pull (%s)", (backend) => {
     expect(run(repos.repoDir, "rev-parse", "HEAD")).toBe(head)
     expect((await server.request("/api/v1/admin/bots/upstream-edit")).status).toBe(404)
 
-    const status = await server.call((client) => client.operations.repository({ urlParams: { limit: 10 } }))
+    const status = await server.call((client) => client.repository.status({ urlParams: { limit: 10 } }))
     expect(status.pulls.map((pull) => pull.status)).toEqual(["failed", "current", "updated"])
     expect(status.pulls[0]).toMatchObject({ before_commit: head, after_commit: head, error: body.detail })
   })
@@ -150,7 +150,7 @@ describe.each(backends)("repository pull (%s)", (backend) => {
     // Still diverged from the test above: refused, and recorded under the writer's key.
     const response = await server.request("/api/v1/admin/operations/repository/pull", { method: "POST", auth: writer.key })
     expect(response.status).toBe(409)
-    const status = await server.call((client) => client.operations.repository({ urlParams: { limit: 1 } }))
+    const status = await server.call((client) => client.repository.status({ urlParams: { limit: 1 } }))
     expect(status.pulls[0]!.requested_by).toBe(`scoped_key:${writer.id}`)
   })
 
