@@ -22,6 +22,8 @@ const channelId = idPath("Channel")
 const listQuery = queryParams({
   bot_id: Schema.optionalWith(Schema.String, { exact: true }),
   client_id: Schema.optionalWith(Schema.String, { exact: true }),
+  /** Only the channels of this integration (by the client id prefix it registered). */
+  integration: Schema.optionalWith(Schema.String, { exact: true }),
   limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, maxListLimit)), {
     default: () => defaultListLimit,
     exact: true
@@ -50,7 +52,10 @@ export class ChannelsApi extends HttpApiGroup.make("channels")
       .setUrlParams(listQuery)
       .addSuccess(ChannelList)
       .annotate(RequiredScope, "channels:read")
-      .annotate(OpenApi.Description, "List channels, oldest first, optionally only those of a bot_id or client_id")
+      .annotate(
+        OpenApi.Description,
+        "List channels, oldest first, optionally only those of a bot_id, a client_id or an integration (by the client id prefix it registered); each names its integration, or null"
+      )
   )
   .add(
     HttpApiEndpoint.get("adminList", "/api/v1/admin/channels")

@@ -7,11 +7,10 @@ import * as crypto from "node:crypto"
 import { Bots } from "../bots/Bots.ts"
 import { ValidationError } from "../contract/Errors.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { ClientPrefixes } from "./ClientPrefixes.ts"
 import { ChannelConflict, ChannelNotFound } from "./Errors.ts"
 import { Channel, type ChannelFilter, type CreateChannel, type UpdateChannel } from "./Model.ts"
 import { type ChannelChanges, type ChannelRow, ChannelsRepo } from "./Repo.ts"
-
-const toChannel = (row: ChannelRow): Channel => new Channel(row)
 
 const notFound = (id: string) => new ChannelNotFound({ detail: `Channel not found: ${id}` })
 
@@ -22,6 +21,8 @@ export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
   effect: Effect.gen(function*() {
     const repo = yield* ChannelsRepo
     const bots = yield* Bots
+    const prefixes = yield* ClientPrefixes
+    const toChannel = (row: ChannelRow): Channel => new Channel({ ...row, integration: prefixes.integrationOf(row.client_id) })
 
     /** A channel's bot must exist; the error points at the request field. */
     const requireBot = (botId: string) =>
@@ -39,7 +40,13 @@ export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
     const findByClient = (clientId: string, botId: string): Effect.Effect<Option.Option<Channel>, never> =>
       Effect.map(repo.findByClient(clientId, botId), (row) => Option.map(Option.fromNullable(row), toChannel))
 
-    const list = (filter: ChannelFilter) => Effect.map(repo.list(filter), (rows) => rows.map(toChannel))
+    /** `integration`: only that integration's channels (none when it registered no prefix). */
+    const list = (filter: ChannelFilter & { readonly integration?: string | undefined }) =>
+      Effect.suspend(() => {
+        const prefix = filter.integration === undefined ? undefined : prefixes.prefixOf(filter.integration)
+        if (filter.integration !== undefined && prefix === undefined) return Effect.succeed([])
+        return Effect.map(repo.list({ ...filter, client_prefix: prefix }), (rows) => rows.map(toChannel))
+      })
 
     /** Page `page` (from 1) of `pageSize` channels, and how many there are. */
     const page = (input: { readonly bot_id?: string | undefined; readonly page: number; readonly page_size: number }) =>
@@ -123,5 +130,5 @@ export class Channels extends Effect.Service<Channels>()("cairn/Channels", {
 
     return traced("Channels", { get, findByClient, list, page, create, ensure, update, remove, setActiveSession } as const)
   }),
-  dependencies: [ChannelsRepo.Default, Bots.Default]
+  dependencies: [ChannelsRepo.Default, Bots.Default, ClientPrefixes.Default]
 }) {}

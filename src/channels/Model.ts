@@ -28,6 +28,8 @@ export class Channel extends Schema.Class<Channel>("Channel")({
   retrieval: Schema.NullOr(RetrievalOverride),
   /** Free-form settings of the integrations bound to the channel. */
   integration_config: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  /** The integration whose registered client id prefix `client_id` starts with; null for others. */
+  integration: Schema.NullOr(Schema.String),
   created_at: Timestamp,
   updated_at: Timestamp
 }) {}
@@ -98,6 +100,8 @@ export class UpdateChannel extends Schema.Class<UpdateChannel>("UpdateChannel")(
 export interface ChannelFilter {
   readonly bot_id?: string | undefined
   readonly client_id?: string | undefined
+  /** Only channels whose client id starts with this (an integration's registered prefix). */
+  readonly client_prefix?: string | undefined
   readonly limit: number
   readonly offset: number
 }

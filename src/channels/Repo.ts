@@ -5,7 +5,7 @@ import { CountRow, decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { Channel, type ChannelFilter } from "./Model.ts"
 
 /** A channel as stored: the API's `Channel` as the driver hands it over (its type side: timestamps as `Date`, jsonb parsed). */
-export const ChannelRow = Schema.typeSchema(Schema.Struct(Channel.fields))
+export const ChannelRow = Schema.typeSchema(Schema.Struct(Channel.fields).pipe(Schema.omit("integration")))
 export type ChannelRow = typeof ChannelRow.Type
 
 /** A row as created: what the database fills in or a later change sets is left out. */
@@ -27,9 +27,10 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("cairn/Channels
     )
     const channelRows = decodeRows(ChannelRow)
     /** The channels a list filter selects (a bot's, a client's, or all). */
-    const matching = (filter: Pick<ChannelFilter, "bot_id" | "client_id">) =>
+    const matching = (filter: Pick<ChannelFilter, "bot_id" | "client_id" | "client_prefix">) =>
       sql`(${filter.bot_id ?? null}::text IS NULL OR bot_id = ${filter.bot_id ?? null})
-        AND (${filter.client_id ?? null}::text IS NULL OR client_id = ${filter.client_id ?? null})`
+        AND (${filter.client_id ?? null}::text IS NULL OR client_id = ${filter.client_id ?? null})
+        AND (${filter.client_prefix ?? null}::text IS NULL OR starts_with(client_id, ${filter.client_prefix ?? null}))`
 
     return repository("ChannelsRepo", {
       /** Inserts unless (client_id, bot_id) is taken; answers the row, or undefined when taken. */
@@ -49,7 +50,7 @@ export class ChannelsRepo extends Effect.Service<ChannelsRepo>()("cairn/Channels
         sql`SELECT ${columns} FROM channels WHERE ${matching(filter)}
           ORDER BY created_at, id
           LIMIT ${filter.limit} OFFSET ${filter.offset}`.pipe(channelRows),
-      count: (filter: Pick<ChannelFilter, "bot_id" | "client_id">) =>
+      count: (filter: Pick<ChannelFilter, "bot_id" | "client_id" | "client_prefix">) =>
         sql`SELECT count(*)::int AS n FROM channels WHERE ${matching(filter)}`.pipe(
           decodeRows(CountRow),
           Effect.map((rows) => rows[0]?.n ?? 0)

@@ -7,6 +7,7 @@ import { Effect, Option, Runtime } from "effect"
 import { layer as ToolRegistryLive, ToolRegistry } from "../agent/Tools.ts"
 import { BotFilesSync, Bots } from "../bots/Bots.ts"
 import { CarapaceFilesSync } from "../carapaces/Carapaces.ts"
+import { ClientPrefixes } from "../channels/ClientPrefixes.ts"
 import { AppConfig } from "../config/AppConfig.ts"
 import { Documents } from "../documents/Documents.ts"
 import { Hooks } from "../hooks/Hooks.ts"
@@ -55,6 +56,7 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
     const config = yield* AppConfig
     const tools = yield* ToolRegistry
     const skills = yield* SkillLibrary
+    const clientPrefixes = yield* ClientPrefixes
     const hooks = yield* Hooks
     const settings = yield* IntegrationSettings
     const sessions = yield* Sessions
@@ -204,6 +206,8 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
         if (integration.manifest.activation.templates.length > 0) {
           yield* extra.declareCompatibleTemplates(integration.id, integration.manifest.activation.templates)
         }
+        // Its channels are recognised by their client ids from now on (a channel's `integration`).
+        if (metadata) yield* clientPrefixes.register(metadata.client_id_prefix, integration.id)
         const parts = partsOf(integration, workers.length)
         states.set(integration.id, {
           id: integration.id,
@@ -260,6 +264,7 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
   }),
   dependencies: [
     IntegrationCapabilities.Default,
+    ClientPrefixes.Default,
     Bots.Default,
     Documents.Default,
     Hooks.Default,

@@ -14,6 +14,7 @@ const channelKeys = [
   "client_id",
   "created_at",
   "id",
+  "integration",
   "integration_config",
   "model_override",
   "name",
