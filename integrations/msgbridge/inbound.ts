@@ -3,7 +3,10 @@
  * the same checks in this order: paused, empty, stale (pushed messages only), echo of the bridge's own send,
  * unbound, duplicate (the persisted GUID set), then the routing table per bound channel and the
  * chat's circuit breaker. The GUID is claimed before anything is stored or run, and released if that
- * fails, so a replay never runs twice and a failure can be retried.
+ * fails, so a replay never runs twice and a failure can be retried. What the routing decided on
+ * arrival is final: a message left alone as `unbound` is recorded so, and neither a replayed webhook
+ * nor a catch-up (after the chat was bound, a restart or a settings save) acts on it later. Only the
+ * legacy client's live stream decides unbound chats itself (it answers them with the default bot).
  */
 import type { BoundChannel, IntegrationContext } from "../../src/sdk/index.ts"
 import { type BridgeConfig, readConfig } from "./config.ts"
@@ -92,9 +95,14 @@ export const handleMessage = async (
     return { status: "ignored", reason: "echo", guid: message.guid }
   }
 
+  if (origin !== "socket") {
+    const ignoredAs = await store.ignoredAs(message.guid)
+    if (ignoredAs !== undefined) return { status: "ignored", reason: ignoredAs as IgnoreReason, guid: message.guid }
+  }
   const channels = await boundChannels(cairn, chatGuid)
   if (channels.length === 0) {
     if (options.handleUnbound) return options.handleUnbound(message, config)
+    await store.markIgnored(message.guid, "unbound", config.catchUpMaxAgeMs)
     return { status: "ignored", reason: "unbound", guid: message.guid }
   }
   if (!(await store.claim(message.guid))) return { status: "ignored", reason: "duplicate", guid: message.guid }

@@ -19,10 +19,11 @@ import { bridgeStore } from "./store.ts"
 export const legacyUnbound = (cairn: IntegrationContext) => async (message: ChatMessage, config: BridgeConfig): Promise<InboundResult> => {
   const chatGuid = chatGuidOf(message)!
   const content = contentOf(message)
+  const store = bridgeStore(cairn.store)
   if (config.wakeWords.length > 0 && !message.isFromMe && findWakeWord(content, config.wakeWords) === undefined) {
+    await store.markIgnored(message.guid, "unbound", config.catchUpMaxAgeMs)
     return { status: "ignored", reason: "unbound", guid: message.guid }
   }
-  const store = bridgeStore(cairn.store)
   if (!(await store.claim(message.guid))) return { status: "ignored", reason: "duplicate", guid: message.guid }
   try {
     const sessionId = await cairn.getOrCreateSession(`msgbridge:${chatGuid}`, config.defaultBot, {

@@ -1,9 +1,12 @@
 /**
  * The chat server's message and webhook event, as Schemas: what is read from the wire is decoded
  * here and nowhere else. `isFromMe` arrives as a boolean or as a string; `dateCreated` as
- * milliseconds (a number or a numeric string).
+ * milliseconds (a number or a numeric string). A message without a `guid` (the spec's field list
+ * has none) gets one derived from the event itself (`derivedGuid`), so a redelivery of the same
+ * event is still a duplicate.
  */
 import { Either, ParseResult, Schema } from "effect"
+import * as crypto from "node:crypto"
 
 const Flag = Schema.Union(
   Schema.Boolean,
@@ -16,8 +19,8 @@ const Flag = Schema.Union(
 
 const Millis = Schema.Union(Schema.Number, Schema.NumberFromString)
 
-export const ChatMessage = Schema.Struct({
-  guid: Schema.String.pipe(Schema.minLength(1)),
+const ChatMessageFields = Schema.Struct({
+  guid: Schema.optional(Schema.NullOr(Schema.String)),
   tempGuid: Schema.optional(Schema.NullOr(Schema.String)),
   text: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
   isFromMe: Schema.optionalWith(Flag, { default: () => false }),
@@ -34,6 +37,36 @@ export const ChatMessage = Schema.Struct({
     { default: () => [] }
   )
 })
+
+/** Marks an id the bridge derived (never a chat server's GUID, which has no such prefix). */
+export const DERIVED_PREFIX = "derived:"
+
+/**
+ * The id of a message that came without a GUID: a hash of what makes the event that message — its
+ * chat, sender, whether it is the account's own, creation time, text and attachments' names. The
+ * same event delivered again hashes the same; two different messages differ in one of these (the
+ * same text from the same sender in the same millisecond, without a GUID, counts as one message).
+ */
+export const derivedGuid = (message: Omit<typeof ChatMessageFields.Type, "guid">): string =>
+  DERIVED_PREFIX + crypto.createHash("sha256").update(JSON.stringify([
+    message.chats.map((chat) => chat.guid),
+    message.handle?.address ?? null,
+    message.isFromMe,
+    message.dateCreated ?? null,
+    message.text ?? "",
+    message.attachments.map((a) => [a.transferName ?? null, a.mimeType ?? null])
+  ])).digest("hex").slice(0, 32)
+
+/** A chat server message, its `guid` always set (derived when the event had none). */
+export const ChatMessage = Schema.transform(
+  ChatMessageFields,
+  Schema.typeSchema(Schema.Struct({ ...ChatMessageFields.fields, guid: Schema.String })),
+  {
+    strict: true,
+    decode: (fields) => ({ ...fields, guid: fields.guid ? fields.guid : derivedGuid(fields) }),
+    encode: (message) => message
+  }
+)
 export type ChatMessage = typeof ChatMessage.Type
 
 export const WebhookEvent = Schema.Struct({

@@ -4,12 +4,14 @@
  * sent once the server has it. A send that fails or times out is never blindly retried: a message
  * query for that tempGuid (or the same text from the account just now) decides whether it was
  * delivered. A part that was not is an error, and the dispatcher's retry sends only the parts still
- * missing.
+ * missing. When the chat server cannot be asked at all, the send is `UncertainDelivery`: the
+ * dispatcher records it `uncertain` and never repeats it.
  */
 import * as crypto from "node:crypto"
-import type { IntegrationContext } from "../../src/sdk/index.ts"
+import { type IntegrationContext, UncertainDelivery } from "../../src/sdk/index.ts"
 import { ChatServerError, messagesAfter, sendText } from "./chatServer.ts"
 import { type BridgeConfig, readConfig } from "./config.ts"
+import type { ChatMessage } from "./message.ts"
 import { splitText } from "./routing.ts"
 import { type BridgeStore, bridgeStore, TEMP_GUID_PREFIX } from "./store.ts"
 
@@ -22,7 +24,8 @@ const CLOCK_SKEW_MS = 2000
 /**
  * The account's message in the chat that is this send: the same tempGuid, or (a server that does not
  * echo tempGuids) the same text, sent since the send began and not a message the bridge already
- * knows (an identical earlier reply is not this one).
+ * knows (an identical earlier reply is not this one). `absent` only when the chat server answered
+ * the query and the message was not there; `unknown` when no query could be made.
  */
 const delivered = async (
   cairn: IntegrationContext,
@@ -32,14 +35,18 @@ const delivered = async (
   text: string,
   tempGuid: string,
   since: number
-) => {
+): Promise<{ readonly found: ChatMessage } | "absent" | "unknown"> => {
+  let answered = false
   for (let attempt = 0; attempt < VERIFY_ATTEMPTS; attempt++) {
     try {
       const { messages } = await messagesAfter(cairn, config, since - CLOCK_SKEW_MS, { chatGuid, limit: 50 })
+      answered = true
       for (const m of messages) {
         if (!m.isFromMe) continue
-        if (m.tempGuid === tempGuid) return m
-        if ((m.text ?? "").trim() === text.trim() && !m.tempGuid?.startsWith(TEMP_GUID_PREFIX) && !(await store.seen(m.guid))) return m
+        if (m.tempGuid === tempGuid) return { found: m }
+        if ((m.text ?? "").trim() === text.trim() && !m.tempGuid?.startsWith(TEMP_GUID_PREFIX) && !(await store.seen(m.guid))) {
+          return { found: m }
+        }
       }
     } catch (error) {
       cairn.logger.warn(
@@ -48,7 +55,7 @@ const delivered = async (
     }
     if (attempt < VERIFY_ATTEMPTS - 1) await new Promise((resolve) => setTimeout(resolve, VERIFY_WAIT_MS))
   }
-  return undefined
+  return answered ? "absent" : "unknown"
 }
 
 export interface SendResult {
@@ -89,8 +96,17 @@ export const sendReply = async (
       guids.push(sent?.guid ?? null)
     } catch (error) {
       if (error instanceof ChatServerError && error.unauthorized) throw error
-      const found = await delivered(cairn, config, store, chatGuid, part, tempGuid, started)
-      if (!found) throw error
+      const check = await delivered(cairn, config, store, chatGuid, part, tempGuid, started)
+      if (check === "absent") throw error
+      if (check === "unknown") {
+        // Sending again could show it twice: the delivery ends here, marked uncertain.
+        throw new UncertainDelivery(
+          `A send to ${chatGuid} failed (${
+            error instanceof Error ? error.message : String(error)
+          }) and the chat server could not be asked whether it arrived; it is not sent again`
+        )
+      }
+      const found = check.found
       cairn.logger.warn(
         `Messaging bridge: a send to ${chatGuid} failed (${
           error instanceof Error ? error.message : String(error)

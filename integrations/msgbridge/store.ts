@@ -7,6 +7,9 @@
  *   echo:temp:<tempGuid>          a send in flight or just done (echo window)
  *   echo:text:<hash>              a sent text in a chat (echo window)
  *   sent:<tempGuid>               {guid}: a part of a reply that reached the chat server (7 days)
+ *   ignored:<guid>                {reason}: a message the routing left alone at arrival (unbound);
+ *                                 final, so no catch-up acts on it later (7 days, or twice the
+ *                                 catch-up's reach when that is longer)
  *   breaker:<chat guid>           {start, count, open_until}: the chat's reply circuit breaker
  *   health                        {state, at, error}: the last ping, as the worker saw it
  */
@@ -76,6 +79,11 @@ export const bridgeStore = (store: IntegrationStore) => {
       if (tempGuid && (tempGuid.startsWith(TEMP_GUID_PREFIX) || (await store.get(`echo:temp:${tempGuid}`)) !== undefined)) return true
       return text.trim() !== "" && (await store.get(textKey(chatGuid, text))) !== undefined
     },
+    /** Records that the message was left alone on arrival for `reason`; it stays so. */
+    markIgnored: (guid: string, reason: string, catchUpMaxAgeMs: number) =>
+      store.set(`ignored:${guid}`, { reason }, { ttlMs: Math.max(SENT_TTL_MS, 2 * catchUpMaxAgeMs) }),
+    /** Why the message was left alone on arrival, if it was. */
+    ignoredAs: async (guid: string) => (await store.get<{ reason: string }>(`ignored:${guid}`))?.reason,
     sentPart: (tempGuid: string) => store.get<{ guid: string | null }>(`sent:${tempGuid}`),
     markSent: async (tempGuid: string, guid: string | null) => {
       await store.set(`sent:${tempGuid}`, { guid }, { ttlMs: SENT_TTL_MS })

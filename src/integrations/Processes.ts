@@ -2,7 +2,8 @@
  * Background processes of integrations (`process.ts`: DESCRIPTION, CMD, REQUIRED_ENV). Each is
  * started only when every required name resolves (stored setting, environment, default), with the
  * integration's settings, AGENT_BASE_URL and AGENT_API_KEY in its environment; restarted after a
- * crash with exponential backoff; restarted when its settings change; stopped on shutdown. Its
+ * crash with exponential backoff; restarted when its own settings change (a save of another
+ * integration's leaves it running); stopped on shutdown. Its
  * output goes to the log, line by line.
  */
 import { Command, CommandExecutor, HttpServer } from "@effect/platform"
@@ -191,12 +192,8 @@ export const ProcessesLive = Layer.scoped(
           lastExit = { ...exit, at: new Date().toISOString() }
         }
 
-        /**
-         * One round: the settings as they are now, then the child until it exits (`ProcessExited`).
-         * Answers `missing` when a required name has no value. Anything else failing (the
-         * database, a key that cannot be made) is `SupervisorFailed`.
-         */
-        const round = Effect.gen(function*() {
+        /** The settings the process runs with: the integration's, and each required name the manifest does not declare from the environment. */
+        const desired = Effect.gen(function*() {
           const resolved = yield* settings.resolve(integration.id, integration.manifest)
           const values = new Map(resolved.filter((s) => s.value !== undefined).map((s) => [s.key, s.value!]))
           for (const name of manifest.requiredEnv) {
@@ -205,6 +202,33 @@ export const ProcessesLive = Layer.scoped(
               if (fromEnv !== undefined) values.set(name, fromEnv)
             }
           }
+          return values
+        })
+        const fingerprint = (values: ReadonlyMap<string, string>) => JSON.stringify([...values].sort(([a], [b]) => (a < b ? -1 : 1)))
+        /** What the current round read (undefined before the first). */
+        let runningWith: string | undefined
+
+        /**
+         * Completes when a notice comes and the settings now differ from what the round runs with:
+         * a save of another integration's settings (announced as "*" through the bus) leaves this
+         * process alone. A failed read is no change (the next notice looks again).
+         */
+        const settingsChanged = Effect.gen(function*() {
+          for (;;) {
+            yield* Queue.take(wake)
+            const now = yield* Effect.option(desired)
+            if (Option.isSome(now) && fingerprint(now.value) !== runningWith) return
+          }
+        })
+
+        /**
+         * One round: the settings as they are now, then the child until it exits (`ProcessExited`).
+         * Answers `missing` when a required name has no value. Anything else failing (the
+         * database, a key that cannot be made) is `SupervisorFailed`.
+         */
+        const round = Effect.gen(function*() {
+          const values = yield* desired
+          runningWith = fingerprint(values)
           const lookup = (name: string) => values.get(name)
           const missing = manifest.requiredEnv.filter((name) => lookup(name) === undefined)
           if (missing.length > 0) {
@@ -289,13 +313,13 @@ export const ProcessesLive = Layer.scoped(
         // Rounds on `processRestarts` until the settings change, which cuts a run or a wait short
         // and starts again at once with the new values (and a fresh backoff).
         for (;;) {
-          const ended = yield* Effect.raceFirst(Effect.retry(round, restartsTold), Effect.as(Queue.take(wake), "settings" as const))
+          const ended = yield* Effect.raceFirst(Effect.retry(round, restartsTold), Effect.as(settingsChanged, "settings" as const))
           if (ended === "settings") {
             yield* Effect.logInfo(`Integration ${integration.id}: settings changed, restarting its process`)
             continue
           }
           // A required setting is missing: nothing runs until the settings change.
-          yield* Queue.take(wake)
+          yield* settingsChanged
         }
       }).pipe(
         // `processRestarts` never ends: only a defect of the supervisor's own loop stops it.

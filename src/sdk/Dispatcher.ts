@@ -33,7 +33,10 @@ export interface PostMessageOptions {
 }
 
 export interface Dispatcher {
-  /** Called when a task of this dispatch type finishes. A throw or rejection is a failed delivery (retried). */
+  /**
+   * Called when a task of this dispatch type finishes. A throw or rejection is a failed delivery
+   * (retried), except an `UncertainDelivery` (recorded `uncertain`, never repeated).
+   */
   readonly deliver: (
     task: DispatchTask,
     result: string,
@@ -54,3 +57,15 @@ export interface Dispatcher {
  * an integration still loads nothing at run time.
  */
 export class DispatcherContractError extends Data.TaggedError("DispatcherContractError")<{ readonly message: string }> {}
+
+/**
+ * What a dispatcher throws when a send may or may not have arrived: it timed out or failed, and
+ * whether the peer has it could not be checked. The delivery is recorded `uncertain` and not
+ * repeated, since repeating it could show the person the message twice. Recognised by its `name`,
+ * so an integration may also throw any Error named "UncertainDelivery".
+ */
+export class UncertainDelivery extends Error {
+  override readonly name = "UncertainDelivery"
+}
+
+export const isUncertainDelivery = (error: unknown): boolean => error instanceof Error && error.name === "UncertainDelivery"

@@ -223,6 +223,7 @@ export const isInvalidArgument = (error: unknown): error is InvalidArgument =>
  * integrations implement). Types only, so integrations still load nothing of the core at run time.
  */
 export type { Dispatcher, DispatchTask, PostMessageOptions } from "./Dispatcher.ts"
+export { UncertainDelivery } from "./Dispatcher.ts"
 export { readSettings, settingProblem, SettingType } from "./Settings.ts"
 export type { EnvVarSpec, SettingsRead, SettingsValues } from "./Settings.ts"
 

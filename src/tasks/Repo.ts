@@ -168,7 +168,7 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
         ),
       extendDelivery: (id: string, seconds: number) =>
         sql`UPDATE tasks SET delivery_lease_until = now() + make_interval(secs => ${seconds}) WHERE id = ${id}`.pipe(Effect.asVoid),
-      recordDeliveryAttempt: (id: string, outcome: "delivered" | "failed" | "pending", error: string | null) =>
+      recordDeliveryAttempt: (id: string, outcome: "delivered" | "failed" | "uncertain" | "pending", error: string | null) =>
         sql`UPDATE tasks SET delivery_status = ${outcome}, delivery_error = ${error}, delivery_attempts = delivery_attempts + 1,
               delivery_lease_until = CASE WHEN ${outcome}::text = 'pending' THEN delivery_lease_until ELSE NULL END
             WHERE id = ${id}`.pipe(Effect.asVoid),

@@ -63,7 +63,15 @@ describe("the chat server's message", () => {
     const dated = decodeOr(ChatMessage, { ...base, dateCreated: "1764000000000" })
     expect(dated.ok && dated.value.dateCreated).toBe(1764000000000)
     expect(decodeOr(ChatMessage, { ...base, isFromMe: "maybe" }).ok).toBe(false)
-    expect(decodeOr(ChatMessage, { text: "no guid" }).ok).toBe(false)
+    expect(decodeOr(ChatMessage, { ...base, guid: 5 }).ok).toBe(false)
+    // No GUID: one derived from the message, the same for the same message, another for another.
+    const derived = (text: string) => {
+      const decoded = decodeOr(ChatMessage, { ...base, guid: undefined, text, dateCreated: 1764000000000 })
+      return decoded.ok ? decoded.value.guid : undefined
+    }
+    expect(derived("no guid")).toMatch(/^derived:[0-9a-f]{32}$/)
+    expect(derived("no guid")).toBe(derived("no guid"))
+    expect(derived("another")).not.toBe(derived("no guid"))
   })
   it("names attachments when a message has no text", () => {
     const decoded = decodeOr(ChatMessage, {

@@ -96,6 +96,7 @@ describe("the SDK's public surface", () => {
     expect(Object.keys(module).sort()).toEqual([
       "InvalidArgument",
       "SettingType",
+      "UncertainDelivery",
       "defineDispatchers",
       "defineHooks",
       "defineRoutes",

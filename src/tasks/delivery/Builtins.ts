@@ -2,8 +2,9 @@
  * The four built-in dispatchers: chatplatform (Slack Web API), webhook, internal, none.
  */
 import { Effect, Runtime } from "effect"
+import * as crypto from "node:crypto"
 import type { AllowList } from "../../http/Outbound.ts"
-import type { Dispatcher, DispatchTask, PostMessageOptions } from "../../sdk/Dispatcher.ts"
+import { type Dispatcher, type DispatchTask, type PostMessageOptions, UncertainDelivery } from "../../sdk/Dispatcher.ts"
 import type { Injector } from "../Injection.ts"
 import { postJson } from "./Webhook.ts"
 
@@ -19,16 +20,59 @@ const text = (value: unknown) => (typeof value === "string" && value.length > 0 
 export const deliveredText = (task: DispatchTask, result: string) =>
   task.status === "complete" ? result : `The task failed: ${task.error ?? "unknown error"}`
 
-/** chatplatform: Slack `chat.postMessage`, in the thread of `thread_ts` unless reply_in_thread is false. */
+/** How far Slack's clock may be behind ours when looking for a post made since an attempt began. */
+const SLACK_CLOCK_SKEW_S = 5
+
+/**
+ * chatplatform: Slack `chat.postMessage`, in the thread of `thread_ts` unless reply_in_thread is
+ * false. Each post carries a `client_msg_id` (a task's id for its result, so every retry of it has
+ * the same). A post whose answer is lost (a timeout, a network error, a 5xx) may have arrived: the
+ * channel (or thread) is read for that id before anything is retried. Found, it is delivered; read
+ * and absent, the error stands (a retry posts it); unreadable, the outcome cannot be known and the
+ * send is `UncertainDelivery` (never repeated).
+ */
 export const slackDispatcher = (settings: BuiltinSettings): Dispatcher => {
-  const postMessage = async (dispatchConfig: Record<string, unknown>, message: string, options: PostMessageOptions) => {
+  const api = (method: string) => `${settings.slackApiBaseUrl.replace(/\/$/, "")}/${method}`
+
+  /** Whether the channel (or thread) holds a message with `clientMsgId` posted since `sinceS`; undefined when it could not be read. */
+  const posted = async (token: string, channel: string, threadTs: string | undefined, clientMsgId: string, sinceS: number) => {
+    try {
+      const query = new URLSearchParams({
+        channel,
+        oldest: String(sinceS - SLACK_CLOCK_SKEW_S),
+        limit: "100",
+        include_all_metadata: "true"
+      })
+      if (threadTs) query.set("ts", threadTs)
+      const response = await fetch(`${api(threadTs ? "conversations.replies" : "conversations.history")}?${query}`, {
+        headers: { authorization: `Bearer ${token}` },
+        signal: AbortSignal.timeout(settings.webhookTimeoutMs)
+      })
+      const answer = (await response.json()) as {
+        ok?: boolean
+        messages?: ReadonlyArray<{ client_msg_id?: string; metadata?: { event_payload?: { task_id?: unknown } } }>
+      }
+      if (!response.ok || answer.ok !== true || !Array.isArray(answer.messages)) return undefined
+      // A task's result also names the task in its message metadata, which Slack keeps for a bot's post.
+      return answer.messages.some((m) => m.client_msg_id === clientMsgId || m.metadata?.event_payload?.task_id === clientMsgId)
+    } catch {
+      return undefined
+    }
+  }
+
+  const post = async (
+    dispatchConfig: Record<string, unknown>,
+    message: string,
+    options: PostMessageOptions,
+    clientMsgId: string
+  ) => {
     const channel = text(dispatchConfig.channel_id) ?? text(dispatchConfig.channel)
     const token = text(dispatchConfig.token)
     if (!channel) throw new Error("chatplatform dispatch_config needs channel_id")
     if (!token) throw new Error("chatplatform dispatch_config needs token")
     const inThread = (options.replyInThread ?? true) && dispatchConfig.reply_in_thread !== false
     const threadTs = text(dispatchConfig.thread_ts)
-    const body: Record<string, unknown> = { channel, text: message }
+    const body: Record<string, unknown> = { channel, text: message, client_msg_id: clientMsgId }
     if (inThread && threadTs) body.thread_ts = threadTs
     if (options.username) body.username = options.username
     if (options.iconEmoji) body.icon_emoji = options.iconEmoji
@@ -36,12 +80,28 @@ export const slackDispatcher = (settings: BuiltinSettings): Dispatcher => {
     if (options.extraMetadata && Object.keys(options.extraMetadata).length > 0) {
       body.metadata = { event_type: "cairn_message", event_payload: options.extraMetadata }
     }
-    const response = await fetch(`${settings.slackApiBaseUrl.replace(/\/$/, "")}/chat.postMessage`, {
-      method: "POST",
-      headers: { "content-type": "application/json; charset=utf-8", authorization: `Bearer ${token}` },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(settings.webhookTimeoutMs)
-    })
+    const startedS = Date.now() / 1000
+    /** The answer was lost: the post may be there. */
+    const lost = async (why: string): Promise<true> => {
+      const found = await posted(token, channel, inThread ? threadTs : undefined, clientMsgId, startedS)
+      if (found === true) return true
+      if (found === false) throw new Error(`Slack chat.postMessage failed: ${why}`)
+      throw new UncertainDelivery(
+        `Slack chat.postMessage failed (${why}) and whether the message arrived could not be checked; it is not sent again`
+      )
+    }
+    let response: Response
+    try {
+      response = await fetch(api("chat.postMessage"), {
+        method: "POST",
+        headers: { "content-type": "application/json; charset=utf-8", authorization: `Bearer ${token}` },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(settings.webhookTimeoutMs)
+      })
+    } catch (error) {
+      return lost(error instanceof Error ? error.message : String(error))
+    }
+    if (response.status >= 500) return lost(`HTTP ${response.status}`)
     const answer = (await response.json().catch(() => ({}))) as { ok?: boolean; error?: string }
     if (!response.ok || answer.ok !== true) {
       throw new Error(`Slack chat.postMessage failed: ${answer.error ?? `HTTP ${response.status}`}`)
@@ -49,18 +109,19 @@ export const slackDispatcher = (settings: BuiltinSettings): Dispatcher => {
     return true
   }
   return {
-    postMessage,
+    postMessage: (dispatchConfig, message, options) => post(dispatchConfig, message, options, crypto.randomUUID()),
     deliver: async (task, result, clientActions, extraMetadata) => {
-      await postMessage(task.dispatch_config, deliveredText(task, result), {
-        botId: task.bot_id,
-        clientActions,
-        extraMetadata: { task_id: task.id, ...extraMetadata }
-      })
+      await post(
+        task.dispatch_config,
+        deliveredText(task, result),
+        { botId: task.bot_id, clientActions, extraMetadata: { task_id: task.id, ...extraMetadata } },
+        task.id
+      )
     }
   }
 }
 
-/** webhook: POST {task_id, session_id, status, result, client_actions} to `url`. */
+/** webhook: POST {task_id, session_id, status, result, client_actions} to `url`, with an `Idempotency-Key`. */
 export const webhookDispatcher = (settings: BuiltinSettings): Dispatcher => {
   const urlOf = (config: Record<string, unknown>) => {
     const url = text(config.url)
@@ -81,14 +142,15 @@ export const webhookDispatcher = (settings: BuiltinSettings): Dispatcher => {
           client_actions: clientActions ?? [],
           ...(extraMetadata ? { extra_metadata: extraMetadata } : {})
         },
-        options
+        // One key per task: every retry of its delivery carries the same.
+        { ...options, idempotencyKey: `task:${task.id}` }
       )
     },
     postMessage: async (dispatchConfig, message, { botId, clientActions, extraMetadata }) => {
       await postJson(
         urlOf(dispatchConfig),
         { text: message, bot_id: botId ?? null, client_actions: clientActions ?? [], extra_metadata: extraMetadata ?? null },
-        options
+        { ...options, idempotencyKey: `message:${crypto.randomUUID()}` }
       )
       return true
     }

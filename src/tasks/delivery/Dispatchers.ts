@@ -4,12 +4,19 @@
  * Contract.ts). When a task finishes, `deliver(taskId)` takes the delivery (a lease in the
  * database, so one process delivers it), calls the dispatcher of its dispatch_type, and retries
  * failures with exponential backoff; the outcome is recorded on the task (delivery_status,
- * delivery_error, delivery_attempts) and never changes the task's own status.
+ * delivery_error, delivery_attempts) and never changes the task's own status. A send whose outcome
+ * the dispatcher cannot know (`UncertainDelivery`) is recorded `uncertain` and not retried.
  */
 import { Config, Duration, Effect, Schedule } from "effect"
 import { ValidationError } from "../../contract/Errors.ts"
 import { allowList, OutboundRefused } from "../../http/Outbound.ts"
-import type { Dispatcher, DispatcherContractError, DispatchTask, PostMessageOptions } from "../../sdk/Dispatcher.ts"
+import {
+  type Dispatcher,
+  type DispatcherContractError,
+  type DispatchTask,
+  isUncertainDelivery,
+  type PostMessageOptions
+} from "../../sdk/Dispatcher.ts"
 import { traced } from "../../telemetry/Spans.ts"
 import { Injector } from "../Injection.ts"
 import { type TaskRow, TasksRepo } from "../Repo.ts"
@@ -27,17 +34,21 @@ const dispatchSettings = Config.all({
 
 export const builtinTypes = ["chatplatform", "webhook", "internal", "none"] as const
 
+/** An error after which the delivery is not tried again. */
+const final = (error: unknown) => error instanceof OutboundRefused || isUncertainDelivery(error)
+
 const errorText = (error: unknown) =>
   (error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error)).slice(0, 1000)
 
 /**
  * Delivery retries: backoff doubling from DISPATCH_RETRY_BASE_MS, DISPATCH_MAX_ATTEMPTS attempts in
- * all, none after a refused target (retrying it only delays the verdict).
+ * all, none after a refused target (retrying it only delays the verdict) or an uncertain send
+ * (repeating it could show it twice).
  */
 const deliveryRetries = (settings: { readonly retryBaseMs: number; readonly maxAttempts: number }) =>
   Schedule.exponential(Duration.millis(settings.retryBaseMs)).pipe(
     Schedule.intersect(Schedule.recurs(settings.maxAttempts - 1)),
-    Schedule.whileInput((error: unknown) => !(error instanceof OutboundRefused))
+    Schedule.whileInput((error: unknown) => !final(error))
   )
 
 export class Dispatchers extends Effect.Service<Dispatchers>()("cairn/Dispatchers", {
@@ -136,10 +147,10 @@ export class Dispatchers extends Effect.Service<Dispatchers>()("cairn/Dispatcher
           return attempt(row)
         }).pipe(
           Effect.tapError((error) => {
-            const last = n >= settings.maxAttempts || error instanceof OutboundRefused
+            const last = n >= settings.maxAttempts || final(error)
             const message = errorText(error)
             return Effect.all([
-              repo.recordDeliveryAttempt(taskId, last ? "failed" : "pending", message),
+              repo.recordDeliveryAttempt(taskId, isUncertainDelivery(error) ? "uncertain" : last ? "failed" : "pending", message),
               Effect.logWarning(`Delivery of task ${taskId} through ${row.dispatch_type} failed (attempt ${n}): ${message}`),
               last ? Effect.void : repo.extendDelivery(taskId, leaseSeconds)
             ])

@@ -1,7 +1,9 @@
 /**
  * The webhook dispatcher's transport: a JSON POST through the outbound guard (http/Outbound.ts): a
  * private or loopback target is refused unless WEBHOOK_ALLOWED_HOSTS allows it. The target may
- * carry a credential (`?token=`): no error this answers shows it.
+ * carry a credential (`?token=`): no error this answers shows it. Each POST carries an
+ * `Idempotency-Key`, the same on every retry of one delivery, so a receiver that got a POST whose
+ * answer was lost (a timeout, a 5xx after it acted) can recognise the retry and not act twice.
  */
 import { type AllowList, guardedRequest, OutboundRefused } from "../../http/Outbound.ts"
 import { scrubUrl } from "../../secrets/UrlSecrets.ts"
@@ -16,11 +18,11 @@ const scrubbed = (error: unknown, target: string): Error => {
 export const postJson = async (
   target: string,
   payload: unknown,
-  options: { readonly allowed: AllowList; readonly timeoutMs: number }
+  options: { readonly allowed: AllowList; readonly timeoutMs: number; readonly idempotencyKey: string }
 ): Promise<number> => {
   const response = await guardedRequest(target, {
     method: "POST",
-    headers: { "content-type": "application/json", "user-agent": "cairn-dispatch" },
+    headers: { "content-type": "application/json", "user-agent": "cairn-dispatch", "idempotency-key": options.idempotencyKey },
     body: JSON.stringify(payload),
     timeoutMs: options.timeoutMs,
     allowed: options.allowed
