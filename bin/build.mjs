@@ -8,7 +8,7 @@
 import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import { distDir, isServerSource, root, sourceRoots, sourcesStamp } from "./dist.mjs"
 
 const entries = (dir) =>
@@ -75,6 +75,16 @@ await esbuild.build({
   logLevel: "warning"
 })
 fs.writeFileSync(path.join(next, "build.json"), JSON.stringify({ sources: stamp }) + "\n")
+// The commands' help, saved for bin/cairn.mjs to answer `--help` and `--version` without loading them.
+{
+  const load = (file) => import(pathToFileURL(path.join(next, file)).href)
+  const [{ cairn, examples }, { helpTreeOf }, { cairnVersion }] = await Promise.all([
+    load("src/commands.js"),
+    load("src/cli/HelpTree.js"),
+    load("src/contract/Version.js")
+  ])
+  fs.writeFileSync(path.join(next, "help.json"), JSON.stringify(helpTreeOf(cairn, cairnVersion, examples)) + "\n")
+}
 const old = `${distDir}.old-${process.pid}`
 if (fs.existsSync(distDir)) fs.renameSync(distDir, old)
 fs.renameSync(next, distDir)

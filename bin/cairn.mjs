@@ -1,11 +1,23 @@
 #!/usr/bin/env node
 // The `cairn` command. Runs the compiled server in dist/server/ (built by `npm install` or `npm run build`)
 // while it is current, so the process holds no TypeScript loader; otherwise, after an edit without a
-// build or with CAIRN_FROM_SOURCE=1, runs the TypeScript through tsx as before.
-import { distIsFresh } from "./dist.mjs"
+// build or with CAIRN_FROM_SOURCE=1, runs the TypeScript through tsx as before. `--help` and
+// `--version` are answered from the help the build saved, before Effect or the client load.
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { distDir, distIsFresh } from "./dist.mjs"
 
 if (process.env.CAIRN_FROM_SOURCE !== "1" && distIsFresh()) {
-  await import("../dist/server/src/cli.js")
+  const { answerHelp, helpRequest, stdoutRendering } = await import("../dist/server/src/cli/Help.js")
+  const argv = process.argv.slice(2)
+  const saved = path.join(distDir, "help.json")
+  if (helpRequest(argv) !== undefined && fs.existsSync(saved)) {
+    process.exitCode = answerHelp(JSON.parse(fs.readFileSync(saved, "utf8")), argv, {
+      ...stdoutRendering(),
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text)
+    })
+  } else await import("../dist/server/src/cli.js")
 } else {
   const { register } = await import("tsx/esm/api")
   register()

@@ -10,6 +10,7 @@ import { WidgetApi } from "./access/widget/Api.ts"
 import { AttachmentsApi } from "./attachments/Api.ts"
 import { BindingsApi } from "./bindings/Api.ts"
 import { BotsApi } from "./bots/Api.ts"
+import { BudgetsApi } from "./budgets/Api.ts"
 import { CarapacesApi } from "./carapaces/Api.ts"
 import { ChannelsApi } from "./channels/Api.ts"
 import { ChannelMessagesApi, ChatApi } from "./chat/Api.ts"
@@ -17,8 +18,8 @@ import { ErrorResponses } from "./contract/Errors.ts"
 import { cairnVersion } from "./contract/Version.ts"
 import { DiscoverApi } from "./discover/Api.ts"
 import { DocumentsApi } from "./documents/Api.ts"
-import { HealthApi } from "./health/Api.ts"
 import { RepositoryApi } from "./gitrepo/Api.ts"
+import { HealthApi } from "./health/Api.ts"
 import { HeartbeatsApi } from "./heartbeats/Api.ts"
 import { IntegrationsApi } from "./integrations/Api.ts"
 import { LogsApi } from "./logs/Api.ts"
@@ -58,6 +59,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .add(LlmApi)
   .add(DocumentsApi)
   .add(UsageApi)
+  .add(BudgetsApi)
   .add(InjectionApi)
   .add(TasksApi)
   .add(BindingsApi)
@@ -68,9 +70,9 @@ export class CairnApi extends HttpApi.make("cairn")
   .add(LogsApi)
   .add(AttachmentsApi)
   .add(OperationsApi)
+  .add(RepositoryApi)
   .add(HeartbeatsApi)
   .add(WorkflowsApi)
-  .add(RepositoryApi)
   .add(OpenAiApi)
   .add(McpServerApi)
   .add(McpApi)
@@ -79,6 +81,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .addError(ErrorResponses.forbidden)
   .addError(ErrorResponses.notFound)
   .addError(ErrorResponses.tooManyRequests)
+  .addError(ErrorResponses.overloaded)
   .annotate(OpenApi.Title, "Cairn")
   .annotate(OpenApi.Version, cairnVersion)
   .annotate(

@@ -17,6 +17,8 @@ import { Bindings } from "./bindings/Bindings.ts"
 import { BindingsHttpLive } from "./bindings/Http.ts"
 import { Bots } from "./bots/Bots.ts"
 import { BotsHttpLive } from "./bots/Http.ts"
+import { Budgets } from "./budgets/Budgets.ts"
+import { BudgetsHttpLive } from "./budgets/Http.ts"
 import { Carapaces } from "./carapaces/Carapaces.ts"
 import { CarapacesHttpLive } from "./carapaces/Http.ts"
 import { Channels } from "./channels/Channels.ts"
@@ -29,10 +31,13 @@ import * as Database from "./db/Database.ts"
 import * as Migrations from "./db/Migrations.ts"
 import { Documents } from "./documents/Documents.ts"
 import { DocumentsHttpLive } from "./documents/Http.ts"
-import { HealthHttpLive } from "./health/Http.ts"
-import { Heartbeats } from "./heartbeats/Heartbeats.ts"
 import { GitRepository } from "./gitrepo/GitRepository.ts"
 import { RepositoryHttpLive } from "./gitrepo/Http.ts"
+import { drainFirst } from "./health/Drain.ts"
+import { HealthHttpLive } from "./health/Http.ts"
+import { Memory } from "./health/Memory.ts"
+import { Readiness } from "./health/Readiness.ts"
+import { Heartbeats } from "./heartbeats/Heartbeats.ts"
 import { HeartbeatsHttpLive } from "./heartbeats/Http.ts"
 import { HeartbeatSchedulerLive } from "./heartbeats/Scheduler.ts"
 import { Hooks } from "./hooks/Hooks.ts"
@@ -103,16 +108,17 @@ const ServicesLive = Layer.mergeAll(
   Settings.Default,
   Hooks.Default,
   Usage.Default,
+  Budgets.Default,
   Journal.Default,
   Attachments.Default,
   Backups.Default,
+  GitRepository.Default,
   Heartbeats.Default,
   Workflows.Default,
   AuthServicesLive,
   Bots.Default,
   Channels.Default,
   Sessions.Default,
-  GitRepository.Default,
   Bindings.Default,
   Workspaces.Default,
   Carapaces.Default,
@@ -137,7 +143,9 @@ const ServicesLive = Layer.mergeAll(
   Integrations.Default,
   Completions.Default,
   McpServer.Default,
-  McpServers.Default
+  McpServers.Default,
+  Memory.Default,
+  Readiness.Default
 )
 
 /**
@@ -167,15 +175,16 @@ const HandlersLive = Layer.mergeAll(
   LogsHttpLive,
   AttachmentsHttpLive,
   OperationsHttpLive,
+  RepositoryHttpLive,
   HeartbeatsHttpLive,
   WorkflowsHttpLive,
   AccessHttpLive,
   ProvidersHttpLive,
   LlmHttpLive,
   UsageHttpLive,
+  BudgetsHttpLive,
   DocumentsHttpLive,
   InjectionHttpLive,
-  RepositoryHttpLive,
   TasksHttpLive,
   BindingsHttpLive,
   WorkspacesHttpLive,
@@ -213,7 +222,9 @@ export const ObservabilityLive = Layer.unwrapEffect(
 )
 
 /** The whole server: needs only `AppConfig`; answers the listening `HttpServer` and the services. */
-export const AppLive = ListeningAddress.publish.pipe(
+export const AppLive = drainFirst.pipe(
+  // Built last, so released first: a stop turns readiness false before anything closes.
+  Layer.provideMerge(ListeningAddress.publish),
   Layer.provideMerge(serve(ApiLive, (app) => openAiErrorShape(mcpErrorShape(app)))),
   Layer.provideMerge(BackgroundLive),
   Layer.provideMerge(ServicesLive),

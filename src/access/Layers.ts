@@ -6,6 +6,7 @@
 import { Layer } from "effect"
 import { DiscoverHttpLive } from "../discover/Http.ts"
 import * as Authenticator from "./Authenticator.ts"
+import { ClientAddress } from "./ClientAddress.ts"
 import * as Cors from "./Cors.ts"
 import { ApiKeys } from "./keys/ApiKeys.ts"
 import { ApiKeysHttpLive } from "./keys/Http.ts"
@@ -17,9 +18,10 @@ import { Users } from "./users/Users.ts"
 import { WidgetHttpLive } from "./widget/Http.ts"
 import { Widgets } from "./widget/Widgets.ts"
 
-/** Authenticator, keys, tokens, users, OpenID login, widget tokens and the rate limiter. */
+/** Authenticator, client addresses, keys, tokens, users, OpenID login, widget tokens and the rate limiter. */
 export const AuthServicesLive = Layer.mergeAll(
   Authenticator.layer,
+  ClientAddress.Default,
   ApiKeys.Default,
   Tokens.Default,
   RateLimiter.Default,

@@ -5,13 +5,14 @@
  * cannot see what another provides.
  */
 import { HttpApp, HttpRouter, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Layer, Redacted } from "effect"
 import { Authentication } from "../auth/Authentication.ts"
 import { EndpointCatalogue } from "../auth/Catalogue.ts"
 import { anonymous, type PrincipalShape } from "../auth/Principal.ts"
 import { AUTHENTICATED, deprecationDate, grantedAsDeprecated, grants, PUBLIC } from "../auth/Scopes.ts"
 import { Forbidden, type TooManyRequests, Unauthorized } from "../contract/Errors.ts"
 import { Authenticator } from "./Authenticator.ts"
+import { ClientAddress } from "./ClientAddress.ts"
 import { RateLimiter } from "./RateLimit.ts"
 
 /**
@@ -78,14 +79,13 @@ export const makeAuthorize = Effect.gen(function*() {
 
 export const layer = Layer.effect(
   Authentication,
-  Effect.map(makeAuthorize, (authorize) => ({
+  Effect.map(Effect.all([makeAuthorize, ClientAddress]), ([authorize, clientAddress]) => ({
     // Every request passes here: the route and request are read from the fiber's context directly.
     bearer: (token) =>
       Effect.withFiberRuntime<PrincipalShape, Unauthorized | Forbidden | TooManyRequests>((fiber) => {
         const route = Context.unsafeGet(fiber.currentContext, HttpRouter.RouteContext)
         const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
-        const address = Option.getOrElse(request.remoteAddress, () => "unknown")
-        return authorize(route.route.method, route.route.path, Redacted.value(token), address)
+        return authorize(route.route.method, route.route.path, Redacted.value(token), clientAddress.of(request))
       })
   }))
 )

@@ -13,6 +13,11 @@
  * This file is part of the browser-safe contract: it imports only `effect`.
  */
 import { Either, Schema } from "effect"
+import { Origin } from "./Provenance.ts"
+
+/** Why a tool call waits for a person: the bot's tool policy, or outside content in the turn's context. */
+export const ApprovalReason = Schema.Literal("tool_policy", "untrusted_content")
+export type ApprovalReason = typeof ApprovalReason.Type
 
 /** One event type: a struct whose `type` is the literal, then its fields in wire order. */
 const event = <const Type extends string, Fields extends Schema.Struct.Fields>(type: Type, description: string, fields: Fields) =>
@@ -53,7 +58,11 @@ export const ApprovalRequest = event("approval_request", "The run waits for a de
   approval_id: Schema.String,
   tool_name: Schema.String,
   tool: Schema.String,
-  arguments: Schema.Unknown
+  arguments: Schema.Unknown,
+  /** Why it is asked: the bot's `tool_policies` (`tool_policy`), or outside content in the context (`untrusted_content`). */
+  reason: Schema.optional(ApprovalReason),
+  /** With `untrusted_content`: the outside sources in the context that caused it. */
+  origins: Schema.optional(Schema.Array(Origin))
 })
 export const ApprovalResolved = event("approval_resolved", "The decision on a tool call was received", {
   request_id: Schema.String,
@@ -84,6 +93,26 @@ export const ContextBudget = event("context_budget", "Context window use, in est
   retrieval: Schema.optionalWith(Schema.Number, { default: () => 0 })
 })
 
+/**
+ * What one source put into a turn's context: the spec's context-assembly events, "prefixed with a
+ * source type, emitted for debugging", one per contributor of the plan and one for retrieval. Sent
+ * only for a bot with `context_events` on; clients need none of them.
+ */
+const contextEvent = <const Source extends string>(source: Source) =>
+  event(`context.${source}`, `What the ${source.replace("_", " ")} put into the turn's context (debugging)`, {
+    tools: Schema.Array(Schema.String),
+    skills: Schema.Array(Schema.String),
+    /** The text it adds to the system prompt's preamble, in full ("" for none). */
+    preamble: Schema.String
+  })
+export const ContextBot = contextEvent("bot")
+export const ContextCarapaces = contextEvent("carapaces")
+export const ContextExecutionConfig = contextEvent("execution_config")
+export const ContextWorkspace = contextEvent("workspace")
+export const ContextRetrieval = contextEvent("retrieval")
+/** The sources of the context-assembly events (`context.<source>`). */
+export type ContextSource = "bot" | "carapaces" | "execution_config" | "workspace" | "retrieval"
+
 /** A passage retrieval found: its document, where it comes from, and its scores. */
 const Passage = Schema.Struct({
   document_id: Schema.String,
@@ -105,7 +134,9 @@ export const Transcript = event("transcript", "What audio input said, once trans
   text: Schema.String
 })
 export const ErrorEvent = event("error", "The run (or its stream) failed; `response` follows", {
-  message: Schema.String
+  message: Schema.String,
+  /** Why, when a client may act on it: `budget_exceeded` (a spend cap refused the model call; retry after its period). */
+  code: Schema.optional(Schema.String)
 })
 export const Cancelled = event("cancelled", "The run was cancelled; the stream ends", {})
 export const Queued = event("queued", "The message was queued: the session is busy or the system paused", {
@@ -135,6 +166,11 @@ const storedAsSent = [
   RateLimitWait,
   Fallback,
   ContextBudget,
+  ContextBot,
+  ContextCarapaces,
+  ContextExecutionConfig,
+  ContextWorkspace,
+  ContextRetrieval,
   RagRerank,
   Transcript,
   ErrorEvent,

@@ -12,6 +12,7 @@ import { Bus } from "../db/Bus.ts"
 import { maskArguments } from "../secrets/Patterns.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { ApprovalDecided, ApprovalNotFound, ToolRequestNotFound } from "./Errors.ts"
+import { storedOrigin } from "./Provenance.ts"
 import { ApprovalsRepo, ClientToolsRepo } from "./Repo.ts"
 
 export class Interactions extends Effect.Service<Interactions>()("cairn/Interactions", {
@@ -37,8 +38,11 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
         yield* bus.publish("tool_result", requestId)
       })
 
-    const createApproval = (input: { runId: string; sessionId: string; toolName: string; args: unknown }) =>
+    /** A new approval, or the same call's that a run stopped by a restart left pending (it survives in the inbox). */
+    const createApproval = (input: Omit<Parameters<typeof repo.insert>[0], "id">) =>
       Effect.gen(function*() {
+        const left = yield* repo.adopt(input)
+        if (Option.isSome(left)) return left.value
         const id = randomUUID()
         yield* repo.insert({ id, ...input })
         return id
@@ -76,7 +80,12 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
 
     /** What waits for a person (or was decided), with secret-looking arguments masked as in the audit. */
     const approvals = (filter: Parameters<typeof repo.list>[0]) =>
-      Effect.map(repo.list(filter), (rows) => rows.map((row) => ({ ...row, arguments: maskArguments(row.arguments) })))
+      Effect.map(repo.list(filter), (rows) =>
+        rows.map((row) => ({
+          ...row,
+          arguments: maskArguments(row.arguments),
+          origins: Array.isArray(row.origins) ? row.origins.flatMap((origin) => storedOrigin(origin) ?? []) : []
+        })))
 
     return traced(
       "Interactions",

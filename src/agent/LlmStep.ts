@@ -14,6 +14,7 @@ import { Compaction } from "./Compaction.ts"
 import { assemble, contextWindowFor, defaultToolResultLimit } from "./Context.ts"
 import type { AgentEvent } from "./Events.ts"
 import type { TurnPlan } from "./Plan.ts"
+import { describeOrigin, type ExternalOrigin, externalOrigins, storedOrigin } from "./Provenance.ts"
 import { CurrentTurn } from "./Turn.ts"
 
 export interface LlmAnswer {
@@ -22,6 +23,12 @@ export interface LlmAnswer {
   readonly text: string
   readonly reasoning: string
   readonly fallbackModel: string | null
+  /**
+   * The outside content in the context this answer was made from (agent/Provenance.ts): its tool
+   * calls are held to the bot's `untrusted_policy` when there is any. Counted over every row read,
+   * trimmed or not: the policy errs toward holding a call.
+   */
+  readonly origins: ReadonlyArray<ExternalOrigin>
 }
 
 export const contextConfig = Config.all({
@@ -37,6 +44,42 @@ export const historyWindow = (config: Config.Config.Success<typeof contextConfig
 
 /** What the model is told when the iteration guard ends tool use. */
 const finalPassNotice: ChatMessage = { role: "system", content: "Tool use is over for this turn. Answer now with what you have." }
+
+/** A model call's text and reasoning so far, and the fallback model in use, as its events arrive. */
+interface StreamedSoFar {
+  text: string
+  reasoning: string
+  fallbackModel: string | null
+}
+
+/** A batch of the model's events (the tokens that arrived together) as the run's events, in order. */
+const runEventsOf = (soFar: StreamedSoFar, batch: ReadonlyArray<LlmStreamEvent>): Array<AgentEvent> => {
+  const out: Array<AgentEvent> = []
+  for (const event of batch) {
+    switch (event._tag) {
+      case "TextDelta":
+        soFar.text += event.text
+        out.push({ type: "assistant_text", text: soFar.text, delta: event.text })
+        break
+      case "ReasoningDelta":
+        soFar.reasoning += event.text
+        out.push({ type: "thinking_content", text: soFar.reasoning, delta: event.text })
+        break
+      case "RateLimitWait":
+        out.push({ type: "rate_limit_wait", wait_seconds: event.waitSeconds })
+        break
+      case "Fallback":
+        soFar.fallbackModel = event.fallbackModel
+        soFar.text = ""
+        out.push({ type: "fallback", original_model: event.originalModel, fallback_model: event.fallbackModel })
+        break
+      case "ToolCallDelta":
+      case "Finished":
+        break
+    }
+  }
+  return out
+}
 
 export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
   effect: Effect.gen(function*() {
@@ -95,6 +138,7 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
           limit: Option.getOrUndefined(config.contextWindow),
           toolResultLimit: config.toolResultLimit
         })
+        const origins = externalOrigins([...plan.origins, ...history.map((row) => storedOrigin(row.origin))])
         yield* emit({ type: "context_budget", used: context.used, limit: context.limit, retrieval: plan.retrievalTokens })
         const offered = finalPass ? [] : plan.toolSchemas
         yield* hooks.fire("before_llm_call", {
@@ -108,38 +152,11 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
           }
         })
         const started = Date.now()
-        let text = ""
-        let reasoning = ""
-        let fallbackModel: string | null = null
+        const soFar: StreamedSoFar = { text: "", reasoning: "", fallbackModel: null }
         yield* Ref.set(partial, "")
-        // The model's events a batch at a time (the tokens that arrived together): their run events
-        // go out in one emit, in order.
         const toRunEvents = (batch: ReadonlyArray<LlmStreamEvent>) => {
-          const out: Array<AgentEvent> = []
-          for (const event of batch) {
-            switch (event._tag) {
-              case "TextDelta":
-                text += event.text
-                out.push({ type: "assistant_text", text, delta: event.text })
-                break
-              case "ReasoningDelta":
-                reasoning += event.text
-                out.push({ type: "thinking_content", text: reasoning, delta: event.text })
-                break
-              case "RateLimitWait":
-                out.push({ type: "rate_limit_wait", wait_seconds: event.waitSeconds })
-                break
-              case "Fallback":
-                fallbackModel = event.fallbackModel
-                text = ""
-                out.push({ type: "fallback", original_model: event.originalModel, fallback_model: event.fallbackModel })
-                break
-              case "ToolCallDelta":
-              case "Finished":
-                break
-            }
-          }
-          return out.length === 0 ? Effect.void : Effect.zipRight(Ref.set(partial, text), emit(...out))
+          const out = runEventsOf(soFar, batch)
+          return out.length === 0 ? Effect.void : Effect.zipRight(Ref.set(partial, soFar.text), emit(...out))
         }
         const streamed = llm.streamTo(
           {
@@ -163,7 +180,12 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
             name: plan.model,
             botId: bot.id,
             sessionId,
-            attributes: { iteration, messages: context.messages.length, tools_offered: offered.length }
+            attributes: {
+              iteration,
+              messages: context.messages.length,
+              tools_offered: offered.length,
+              ...(origins.length > 0 ? { untrusted_origins: origins.map(describeOrigin) } : {})
+            }
           },
           streamed,
           (done) => ({
@@ -173,7 +195,7 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
               completion_tokens: done.usage?.completion_tokens ?? 0,
               total_tokens: done.usage?.total_tokens ?? 0,
               tool_calls: done.toolCalls.length,
-              ...(fallbackModel ? { fallback_model: fallbackModel } : {})
+              ...(soFar.fallbackModel ? { fallback_model: soFar.fallbackModel } : {})
             }
           })
         )
@@ -186,13 +208,13 @@ export class LlmStep extends Effect.Service<LlmStep>()("cairn/LlmStep", {
             completion_tokens: finished.usage?.completion_tokens ?? null,
             total_tokens: finished.usage?.total_tokens ?? null,
             tool_calls_count: finished.toolCalls.length,
-            fallback_used: fallbackModel !== null,
-            fallback_model: fallbackModel,
+            fallback_used: soFar.fallbackModel !== null,
+            fallback_model: soFar.fallbackModel,
             iteration,
             provider_id: yield* providerOf(finished.model)
           }
         })
-        return { finished, text, reasoning, fallbackModel } satisfies LlmAnswer
+        return { finished, ...soFar, origins } satisfies LlmAnswer
       })
 
     return traced("LlmStep", { call } as const)

@@ -99,7 +99,7 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
         const loop = Effect.gen(function*() {
           for (let iteration = 1;; iteration++) {
             const finalPass = iteration > input.bot.max_iterations
-            const { finished, text, reasoning } = yield* answerOf(iteration, finalPass)
+            const { finished, origins, reasoning, text } = yield* answerOf(iteration, finalPass)
             if (finished.toolCalls.length === 0 || finalPass) {
               const answer = finished.text || text
               // The turn's last write: it commits with the run's end, in that statement.
@@ -135,7 +135,7 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
             let malformed: string | null = null
             for (const call of finished.toolCalls) {
               if (plan.callerAnswers.has(call.name)) continue
-              const ran = yield* toolStep.run(call, iteration, plan, runTurn)
+              const ran = yield* toolStep.run(call, iteration, plan, runTurn, origins)
               if (ran.malformed) {
                 malformed = ran.result
                 continue

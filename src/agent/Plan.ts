@@ -15,6 +15,8 @@ import { traced } from "../telemetry/Spans.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
 import { delegateToolSchema } from "./Delegation.ts"
 import { SkillNotFound } from "./Errors.ts"
+import type { ContextSource } from "./Events.ts"
+import type { ExternalOrigin } from "./Provenance.ts"
 import { Retrieval } from "./Retrieval.ts"
 import { expandToolNames, layer as ToolRegistryLive, toolPolicy, ToolRegistry } from "./Tools.ts"
 import type { CurrentTurn, TurnInput } from "./Turn.ts"
@@ -27,7 +29,8 @@ export interface PlanContribution {
 }
 
 export interface PlanContributor {
-  readonly name: string
+  /** The source its context-assembly event names (`context.<name>`). */
+  readonly name: Exclude<ContextSource, "retrieval">
   readonly contribute: (input: TurnInput) => Effect.Effect<PlanContribution>
 }
 
@@ -43,6 +46,8 @@ export interface TurnPlan {
   readonly preamble: string | undefined
   /** Of the preamble, the estimated tokens that retrieval added (passages and notes). */
   readonly retrievalTokens: number
+  /** Outside content the plan itself puts in the context (retrieved passages); the history's is the history's. */
+  readonly origins: ReadonlyArray<ExternalOrigin>
 }
 
 /** The model that answers a turn: the request's override, the task's, the channel's, the bot's, the default. */
@@ -71,7 +76,7 @@ export class TurnPlanner extends Effect.Service<TurnPlanner>()("cairn/TurnPlanne
             : Effect.map(carapaces.forTurn(bot.id, channel?.id ?? null), ({ tools, skills }) => ({ tools, skills }))
       },
       {
-        name: "execution config",
+        name: "execution_config",
         contribute: ({ executionConfig }) =>
           Effect.succeed(
             executionConfig
@@ -124,9 +129,21 @@ export class TurnPlanner extends Effect.Service<TurnPlanner>()("cairn/TurnPlanne
           ...parts.flatMap((part) => (part.preamble ? [part.preamble] : [])),
           ...(retrieved.preamble ? [retrieved.preamble] : [])
         ].join("\n\n")
+        if (bot.context_events) {
+          yield* input.emit(
+            ...parts.map((part, index) => ({
+              type: `context.${contributors[index]!.name}` as `context.${PlanContributor["name"]}`,
+              tools: part.tools ?? [],
+              skills: part.skills ?? [],
+              preamble: part.preamble ?? ""
+            })),
+            { type: "context.retrieval", tools: [], skills: [], preamble: retrieved.preamble ?? "" }
+          )
+        }
         return {
           model,
           retrievalTokens: retrieved.tokens,
+          origins: retrieved.origins,
           skills: turnSkills,
           toolSchemas: offered,
           clientTools: new Map(botClientTools.map((tool) => [tool.name, tool])),

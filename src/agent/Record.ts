@@ -32,7 +32,8 @@ export const memoryRecord = (history: ReadonlyArray<HistoryRow>): TurnRecord => 
           tool_call_id: message.tool_call_id ?? null,
           cancelled: message.metadata?.cancelled === true,
           attachments: message.attachments && message.attachments.length > 0 ? message.attachments : null,
-          ...(message.metadata?.provider_state ? { provider_state: message.metadata.provider_state } : {})
+          ...(message.metadata?.provider_state ? { provider_state: message.metadata.provider_state } : {}),
+          ...(message.metadata?.origin ? { origin: message.metadata.origin } : {})
         })
       })
   }

@@ -5,6 +5,8 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { decodeRows, IdRow, repository } from "../db/Repository.ts"
+import { ApprovalReason } from "./Events.ts"
+import type { Origin } from "./Provenance.ts"
 
 export const ApprovalStatus = Schema.Literal("pending", "approved", "denied", "expired")
 export type ApprovalStatus = typeof ApprovalStatus.Type
@@ -18,6 +20,8 @@ export const ApprovalRow = Schema.Struct({
   tool_name: Schema.String,
   arguments: Schema.Unknown,
   status: ApprovalStatus,
+  reason: ApprovalReason,
+  origins: Schema.Unknown,
   created_at: Schema.DateFromSelf,
   decided_at: Schema.NullOr(Schema.DateFromSelf)
 })
@@ -41,13 +45,34 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("cairn/Approv
       execute: ({ id, status }) =>
         sql`UPDATE approvals SET status = ${status}, decided_at = now() WHERE id = ${id} AND status = 'pending' RETURNING id`
     })
+    const adopt = SqlSchema.findOne({
+      Request: Schema.Struct({ runId: Schema.String, sessionId: Schema.String, toolName: Schema.String, args: Schema.Unknown }),
+      Result: IdRow,
+      execute: ({ args, runId, sessionId, toolName }) =>
+        sql`UPDATE approvals SET run_id = ${runId}
+            WHERE id = (SELECT id FROM approvals
+                        WHERE session_id = ${sessionId} AND tool_name = ${toolName} AND status = 'pending'
+                          AND arguments = ${JSON.stringify(args ?? {})}::jsonb
+                        ORDER BY created_at DESC LIMIT 1)
+              AND status = 'pending'
+            RETURNING id`
+    })
     const rows = decodeRows(ApprovalRow)
     return repository("ApprovalsRepo", {
       /** Approvals, newest first; by default the pending ones. */
-      list: (filter: { readonly status?: ApprovalStatus | undefined; readonly sessionId?: string | undefined; readonly limit: number }) =>
-        rows(sql`SELECT id, run_id, session_id, tool_name, arguments, status, created_at, decided_at FROM approvals
+      list: (
+        filter: {
+          readonly status?: ApprovalStatus | undefined
+          readonly sessionId?: string | undefined
+          /** Only this bot's (a widget token sees its own bot's only). */
+          readonly botId?: string | undefined
+          readonly limit: number
+        }
+      ) =>
+        rows(sql`SELECT id, run_id, session_id, tool_name, arguments, status, reason, origins, created_at, decided_at FROM approvals
                  WHERE status = ${filter.status ?? "pending"}
                    AND (${filter.sessionId ?? null}::uuid IS NULL OR session_id = ${filter.sessionId ?? null}::uuid)
+                   AND (${filter.botId ?? null}::text IS NULL OR bot_id = ${filter.botId ?? null}::text)
                  ORDER BY created_at DESC LIMIT ${filter.limit}`),
       insert: (
         input: {
@@ -56,11 +81,25 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("cairn/Approv
           readonly sessionId: string
           readonly toolName: string
           readonly args: unknown
+          readonly reason: ApprovalReason
+          readonly origins: ReadonlyArray<Origin>
+          readonly botId: string
         }
       ) =>
-        sql`INSERT INTO approvals (id, run_id, session_id, tool_name, arguments)
-            VALUES (${input.id}, ${input.runId}, ${input.sessionId}, ${input.toolName}, ${JSON.stringify(input.args ?? {})}::jsonb)`.pipe(
+        sql`INSERT INTO approvals (id, run_id, session_id, tool_name, arguments, reason, origins, bot_id)
+            VALUES (${input.id}, ${input.runId}, ${input.sessionId}, ${input.toolName}, ${JSON.stringify(input.args ?? {})}::jsonb,
+                    ${input.reason}, ${JSON.stringify(input.origins)}::jsonb, ${input.botId})`.pipe(
           Effect.asVoid
+        ),
+      /**
+       * Takes over a pending approval of the same call (session, tool, arguments) that an earlier run
+       * left behind (the server restarted while it waited; a session runs one run at a time, so no
+       * other run waits on it): the person deciding it in the inbox decides for the run asking now.
+       */
+      adopt: (input: { readonly runId: string; readonly sessionId: string; readonly toolName: string; readonly args: unknown }) =>
+        Effect.map(
+          adopt(input),
+          Option.map((row) => row.id)
         ),
       /** The approval's status; None when there is no such approval. */
       status: (id: string) => Effect.map(status(id), Option.map((row) => row.status)),

@@ -15,6 +15,7 @@ import { Llm } from "../providers/Llm.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { searchDocumentsOnly, searchNotes } from "./builtins/Memory.ts"
 import { estimateTokens } from "./Context.ts"
+import { type ExternalOrigin, externalOrigins } from "./Provenance.ts"
 import { CurrentTurn, type TurnInput } from "./Turn.ts"
 
 /** The bot's settings with the channel's override over them. */
@@ -23,13 +24,15 @@ export const retrievalFor = (bot: Bot, channel: TurnInput["channel"]): Retrieval
   ...(channel?.retrieval ?? {})
 })
 
-/** What retrieval adds to a turn: the context text (none when nothing was kept) and its tokens. */
+/** What retrieval adds to a turn: the context text (none when nothing was kept), its tokens, and where its passages came from. */
 export interface Retrieved {
   readonly preamble: string | undefined
   readonly tokens: number
+  /** One `external: document` per integration whose passages were kept (the bot's own notes are not outside content). */
+  readonly origins: ReadonlyArray<ExternalOrigin>
 }
 
-const none: Retrieved = { preamble: undefined, tokens: 0 }
+const none: Retrieved = { preamble: undefined, tokens: 0, origins: [] }
 const maxQueryChars = 2_000
 
 const passage = (hit: SearchResult) => ({
@@ -142,7 +145,8 @@ export class Retrieval extends Effect.Service<Retrieval>()("cairn/Retrieval", {
         ]
         if (sections.length === 0) return none
         const preamble = sections.join("\n\n")
-        return { preamble, tokens: estimateTokens(preamble) } satisfies Retrieved
+        const origins = externalOrigins(kept.map((hit) => ({ kind: "external", source: "document", detail: hit.integration_id })))
+        return { preamble, tokens: estimateTokens(preamble), origins } satisfies Retrieved
       }).pipe(
         Effect.catchAll((error) => Effect.as(Effect.logWarning("Retrieval failed; the turn goes on without passages", error), none))
       )

@@ -1,6 +1,6 @@
 /**
- * One tool call within a turn: the bot's policy (deny, or wait for the user's approval), then the
- * tool itself (run by the client, by another bot through delegation, or from the registry). The
+ * One tool call within a turn: the bot's policy (deny, or wait for the user's approval; outside
+ * content in the context holds a consequential call, agent/Policy.ts), then the tool itself (run by the client, by another bot through delegation, or from the registry). The
  * call and its result are reported as events and the result is stored as a tool message.
  */
 import { Config, Duration, Effect, Option } from "effect"
@@ -11,9 +11,12 @@ import type { ToolCall } from "../providers/Model.ts"
 import { maskArguments } from "../secrets/Patterns.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { delegateToolName, Delegation } from "./Delegation.ts"
+import type { ApprovalReason } from "./Events.ts"
 import { Interactions } from "./Interactions.ts"
 import type { TurnPlan } from "./Plan.ts"
-import { layer as ToolRegistryLive, toolPolicy, ToolRegistry } from "./Tools.ts"
+import { decideCall } from "./Policy.ts"
+import { describeOrigin, type ExternalOrigin, ownerOrigin, resultOrigin } from "./Provenance.ts"
+import { declaredToolPolicy, layer as ToolRegistryLive, ToolRegistry } from "./Tools.ts"
 import { CurrentTurn, type TurnInput, type TurnResult } from "./Turn.ts"
 
 const waitConfig = Config.all({
@@ -100,15 +103,22 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
     const config = yield* waitConfig
     const journal = yield* Journal
 
-    /** Asks the user when the policy says so; answers whether the call may run. */
-    const approve = (call: ToolCall, args: Record<string, unknown>) =>
+    /** Asks a person when the policy says so (the chat's user, or the approval inbox); answers whether the call may run. */
+    const approve = (
+      call: ToolCall,
+      args: Record<string, unknown>,
+      why: { reason: ApprovalReason; origins: ReadonlyArray<ExternalOrigin> }
+    ) =>
       Effect.gen(function*() {
         const { input } = yield* CurrentTurn
         const approvalId = yield* interactions.createApproval({
           runId: input.runId,
           sessionId: input.sessionId,
           toolName: call.name,
-          args
+          args,
+          reason: why.reason,
+          origins: why.origins,
+          botId: input.bot.id
         })
         yield* input.emit({
           type: "approval_request",
@@ -116,7 +126,9 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
           approval_id: approvalId,
           tool_name: call.name,
           tool: call.name,
-          arguments: args
+          arguments: args,
+          reason: why.reason,
+          ...(why.origins.length > 0 ? { origins: why.origins } : {})
         })
         const approved = yield* interactions.awaitDecision(approvalId, Duration.seconds(config.approvalTimeoutSeconds))
         yield* input.emit({
@@ -130,53 +142,80 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
         return approved
       })
 
-    const execute = (call: ToolCall, args: Record<string, unknown>, iteration: number, plan: TurnPlan, runTurn: RunTurn) =>
+    /** What was said instead of running the call: Cairn's own words, not outside content. */
+    const notRun = (result: string) => ({ result, origin: ownerOrigin })
+
+    const execute = (
+      call: ToolCall,
+      args: Record<string, unknown>,
+      iteration: number,
+      plan: TurnPlan,
+      runTurn: RunTurn,
+      origins: ReadonlyArray<ExternalOrigin>
+    ) =>
       Effect.gen(function*() {
         const turn = yield* CurrentTurn
         const { bot, emit } = turn.input
-        const policy = toolPolicy(bot.tool_policies, call.name, tools.get(call.name)?.source)
-        if (policy === "deny") return `Error: the tool ${call.name} is not allowed for this bot.`
-        // An approval belongs to a stored run; a stateless call has none to wait in.
-        if (policy === "require_approval" && !turn.record.stored) {
-          return `Error: the tool ${call.name} needs the user's approval, which a call without a session cannot ask for.`
-        }
-        if (policy === "require_approval" && !(yield* approve(call, args))) {
-          return `The user did not approve the tool call ${call.name}; it was not run.`
-        }
         const isClientTool = plan.clientTools.has(call.name)
+        const registered = isClientTool || call.name === delegateToolName ? undefined : tools.get(call.name)
+        const decision = decideCall({
+          tool: call.name,
+          declared: declaredToolPolicy(bot.tool_policies, call.name, registered?.source),
+          untrustedPolicy: bot.untrusted_policy,
+          // A client tool (shell_exec) and delegation can carry anything anywhere.
+          effect: registered?.effect ?? "egress",
+          origins
+        })
+        if (decision._tag === "Refuse") return notRun(decision.message)
+        if (decision._tag === "Ask") {
+          // An approval belongs to a stored run; a stateless call has none to wait in.
+          if (!turn.record.stored) {
+            return notRun(
+              decision.reason === "untrusted_content"
+                ? `Error: the tool ${call.name} was not run: this conversation holds content from outside (${
+                  decision.origins.map(describeOrigin).join(", ")
+                }), and a call without a session cannot ask the user to approve it.`
+                : `Error: the tool ${call.name} needs the user's approval, which a call without a session cannot ask for.`
+            )
+          }
+          if (!(yield* approve(call, args, decision))) return notRun(`The user did not approve the tool call ${call.name}; it was not run.`)
+        }
         const toolType = isClientTool
           ? "client"
           : call.name === delegateToolName
           ? "delegation"
-          : tools.get(call.name)?.source ?? "unknown"
+          : registered?.source ?? "unknown"
         yield* hooks.fire("before_tool_execution", {
           ...turn.hookIds,
           extra: { tool_name: call.name, tool_type: toolType, args, iteration }
         })
+        const ran = (result: string) => ({ result, origin: resultOrigin({ name: call.name, source: registered?.source, args, result }) })
         if (isClientTool) {
           const requestId = randomUUID()
           // Open before the client hears of it: its answer may reach another process at once.
           yield* interactions.openToolRequest(requestId)
           yield* emit({ type: "tool_request", request_id: requestId, tool: call.name, name: call.name, arguments: args })
           const answer = yield* interactions.awaitToolResult(requestId, Duration.seconds(config.clientToolTimeoutSeconds))
-          return Option.getOrElse(
+          return ran(Option.getOrElse(
             answer,
             () => `Error: the client did not return a result for ${call.name} within ${config.clientToolTimeoutSeconds} s.`
-          )
+          ))
         }
         if (call.name === delegateToolName) {
-          return yield* delegation.delegate({ parent: turn.input, args, allowed: bot.delegate_bots, runTurn })
+          return ran(yield* delegation.delegate({ parent: turn.input, args, allowed: bot.delegate_bots, runTurn }))
         }
-        return yield* tools
-          .execute(call.name, args, turn.toolContext)
-          .pipe(Effect.catchAll((error) => Effect.succeed(`Error: ${error.message}`)))
+        return ran(
+          yield* tools
+            .execute(call.name, args, turn.toolContext)
+            .pipe(Effect.catchAll((error) => Effect.succeed(`Error: ${error.message}`)))
+        )
       })
 
     /**
      * Runs one call the model asked for, reports it, stores its result, and answers the result text
      * and whether the call was malformed (not run: the loop bounds how often a model may do that).
      */
-    const run = (call: ToolCall, iteration: number, plan: TurnPlan, runTurn: RunTurn) =>
+    const run = (call: ToolCall, iteration: number, plan: TurnPlan, runTurn: RunTurn, origins: ReadonlyArray<ExternalOrigin> = []) =>
       Effect.gen(function*() {
         const turn = yield* CurrentTurn
         const { emit, runId, sessionId } = turn.input
@@ -185,7 +224,7 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
         const { args } = checked
         yield* emit({ type: "tool_start", tool: call.name, name: call.name, args, tool_call_id: call.id })
         const started = Date.now()
-        const result = yield* journal.span(
+        const { origin, result } = yield* journal.span(
           {
             correlationId: runId,
             kind: "tool",
@@ -194,8 +233,11 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
             sessionId,
             attributes: { tool_call_id: call.id, iteration, arguments: maskArguments(args) }
           },
-          checked._tag === "Malformed" ? Effect.succeed(checked.result) : execute(call, args, iteration, plan, runTurn),
-          (text) => ({ attributes: { result_chars: text.length }, error: toolFailure(text) })
+          checked._tag === "Malformed" ? Effect.succeed(notRun(checked.result)) : execute(call, args, iteration, plan, runTurn, origins),
+          (done) => ({
+            attributes: { result_chars: done.result.length, origin: describeOrigin(done.origin) },
+            error: toolFailure(done.result)
+          })
         )
         const duration = Date.now() - started
         const failure = toolFailure(result)
@@ -204,7 +246,7 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
             role: "tool",
             content: result,
             tool_call_id: call.id,
-            metadata: { run_id: runId, tool_name: call.name, duration_ms: duration }
+            metadata: { run_id: runId, tool_name: call.name, duration_ms: duration, origin }
           },
           { durable: false }
         )

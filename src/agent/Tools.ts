@@ -66,7 +66,14 @@ export const toolPolicy = <P extends string>(
   policies: Readonly<Record<string, P>>,
   name: string,
   source: string | undefined
-): P | "allow" => {
+): P | "allow" => declaredToolPolicy(policies, name, source) ?? "allow"
+
+/** The entry of `tool_policies` that names a tool (itself, its source's group, a built-in group); undefined when none does. */
+export const declaredToolPolicy = <P extends string>(
+  policies: Readonly<Record<string, P>>,
+  name: string,
+  source: string | undefined
+): P | undefined => {
   const own = policies[name]
   if (own !== undefined) return own
   const ofSource = source?.includes(":") ? policies[`@${source}`] : undefined
@@ -75,7 +82,7 @@ export const toolPolicy = <P extends string>(
     const ofGroup = policies[`@${group}`]
     if (ofGroup !== undefined && members.includes(name)) return ofGroup
   }
-  return "allow"
+  return undefined
 }
 
 /** The actions the companion clients understand, which the `client_action` tool may ask for. */

@@ -11,6 +11,7 @@ import type { ToolCallContext } from "../sdk/index.ts"
 import type { NewMessage } from "../sessions/Model.ts"
 import type { HistoryRow } from "../sessions/Repo.ts"
 import type { AgentEvent } from "./Events.ts"
+import { userOrigin } from "./Provenance.ts"
 
 /** The message that stores a user's text for its run (with the run's lock, or as the turn starts). */
 export const userMessage = (input: {
@@ -22,7 +23,7 @@ export const userMessage = (input: {
   role: "user",
   content: input.text,
   attachments: input.attachments ?? [],
-  metadata: { run_id: input.runId, ...(input.transcript !== undefined ? { voice: true } : {}) }
+  metadata: { run_id: input.runId, origin: userOrigin, ...(input.transcript !== undefined ? { voice: true } : {}) }
 })
 
 export interface ExecutionConfig {
@@ -145,6 +146,7 @@ export class CurrentTurn extends Context.Tag("cairn/CurrentTurn")<CurrentTurn, T
       usage: {
         source: "agent",
         botId: input.bot.id,
+        ...(channelId ? { channelId } : {}),
         // A stateless turn belongs to no stored session.
         ...(record.stored ? { sessionId: input.sessionId } : {}),
         principalKind: input.principal?.kind,

@@ -11,6 +11,14 @@ export const BotId = Schema.String.pipe(
 /** What a tool call needs before it runs: nothing, a human's approval, or it never runs. */
 export const ToolPolicy = Schema.Literal("allow", "require_approval", "deny")
 
+/**
+ * What happens to a `write` or `egress` tool call once outside content (a mail, a fetched page, a
+ * stranger's message; agent/Provenance.ts) is in the turn's context: held for a person's approval
+ * (the default), refused, or run as any other. `read` tools always run; `tool_policies` win.
+ */
+export const UntrustedPolicy = Schema.Literal("approve", "deny", "allow")
+export type UntrustedPolicy = typeof UntrustedPolicy.Type
+
 /** A tool executed by the client (CLI, app): the schema the model sees. */
 export class ClientTool extends Schema.Class<ClientTool>("ClientTool")({
   name: Schema.String,
@@ -98,6 +106,7 @@ const botFields = {
   fallback_models: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
   delegate_bots: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
   tool_policies: Schema.optionalWith(Schema.Record({ key: Schema.String, value: ToolPolicy }), { default: () => ({}) }),
+  untrusted_policy: Schema.optionalWith(UntrustedPolicy, { default: () => "approve" as const }),
   /** The scoped key whose scopes widget tokens for this bot copy. */
   api_key_id: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
   /**
@@ -112,7 +121,9 @@ const botFields = {
    * Extended thinking's budget in tokens for models that take one (Anthropic's, at least 1024;
    * Gemini's); 0, the default, leaves it off. OpenAI-compatible models think as they do anyway.
    */
-  thinking_budget_tokens: Schema.optionalWith(ThinkingBudget, { default: () => 0 })
+  thinking_budget_tokens: Schema.optionalWith(ThinkingBudget, { default: () => 0 }),
+  /** Whether its runs also send the context-assembly events (`context.<source>`), for debugging; off by default. */
+  context_events: Schema.optionalWith(Schema.Boolean, { default: () => false })
 }
 
 /** A bot as stored and served. */
@@ -144,12 +155,14 @@ export class UpdateBot extends Schema.Class<UpdateBot>("UpdateBot")(
     fallback_models: Schema.optional(Schema.Array(Schema.String)),
     delegate_bots: Schema.optional(Schema.Array(Schema.String)),
     tool_policies: Schema.optional(Schema.Record({ key: Schema.String, value: ToolPolicy })),
+    untrusted_policy: Schema.optional(UntrustedPolicy),
     api_key_id: Schema.optional(Schema.NullOr(Schema.String)),
     audio_input: Schema.optional(AudioInput),
     retrieval: Schema.optional(RetrievalSettings),
     max_iterations: Schema.optional(Schema.Int.pipe(Schema.between(1, 50))),
     temperature: Schema.optional(Schema.NullOr(Schema.Number.pipe(Schema.between(0, 2)))),
-    thinking_budget_tokens: Schema.optional(ThinkingBudget)
+    thinking_budget_tokens: Schema.optional(ThinkingBudget),
+    context_events: Schema.optional(Schema.Boolean)
   },
   bodyOptions
 ) {}

@@ -6,6 +6,7 @@ import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
 import { Intake, type IntakeStart, sessionBusy } from "../intake/Intake.ts"
 import * as Sse from "../runs/Sse.ts"
+import { confinedBot } from "../sessions/Access.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { Acknowledged, ApprovalDecision, ApprovalView, CancelResponse, ChatResponse, SessionSummary, SummaryVersion } from "./Model.ts"
 import { Summaries } from "./Summaries.ts"
@@ -89,7 +90,14 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
             ))))
       .handle("approvals", ({ urlParams }) =>
         Effect.map(
-          interactions.approvals({ status: urlParams.status, sessionId: urlParams.session_id, limit: urlParams.limit ?? 100 }),
+          Effect.flatMap(Principal, (principal) =>
+            interactions.approvals({
+              status: urlParams.status,
+              sessionId: urlParams.session_id,
+              // A widget token sees its own bot's approvals only.
+              botId: confinedBot(principal) ?? undefined,
+              limit: urlParams.limit ?? 100
+            })),
           (rows) =>
             rows.map(
               (row) =>
@@ -100,6 +108,8 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
                   tool: row.tool_name,
                   arguments: row.arguments,
                   status: row.status,
+                  reason: row.reason,
+                  origins: row.origins,
                   created_at: row.created_at.toISOString(),
                   decided_at: row.decided_at?.toISOString() ?? null
                 })

@@ -1,5 +1,7 @@
 /** The chat request and responses of `/chat` and `/chat/stream`, as the spec gives them. */
 import { Schema } from "effect"
+import { ApprovalReason } from "../agent/Events.ts"
+import { Origin } from "../agent/Provenance.ts"
 import { body, limitParam, queryParams } from "../contract/Params.ts"
 
 // A message's request is the intake's, whatever surface sends it; /chat and /chat/stream take it as it is.
@@ -53,6 +55,10 @@ export class ApprovalView extends Schema.Class<ApprovalView>("ApprovalView")({
   /** The call's arguments, credential-like values masked. */
   arguments: Schema.Unknown,
   status: Schema.Literal("pending", "approved", "denied", "expired"),
+  /** Why it was asked: the bot's tool policy, or outside content in the run's context (docs/security.md). */
+  reason: ApprovalReason,
+  /** With `untrusted_content`: the outside sources that caused it. */
+  origins: Schema.Array(Origin),
   created_at: Schema.String,
   decided_at: Schema.NullOr(Schema.String)
 }) {}

@@ -1,24 +1,60 @@
 /** `cairn login` (where and with which key the client commands connect) and `cairn keys`. */
 import { Args, Command, Options, Prompt } from "@effect/cli"
 import { Array as Arr, Console, Effect, Option, Redacted } from "effect"
+import * as os from "node:os"
 import { isScope } from "../auth/Scopes.ts"
 import { answerCommand, type ConfigFile, connect, connectionOptions, readConfigFile, resolveFrom, writeConfigFile } from "./Connection.ts"
+import { wholeId } from "./Ids.ts"
 import { fail, jsonOption, printJson, style, table } from "./Output.ts"
+
+/**
+ * A password sign-in turned into a key for this CLI: the session signs in, makes a key with the
+ * user's scopes (keys are an admin's to make) and signs out again, so only the key is kept.
+ */
+const keyForUser = (baseUrl: string, username: string) =>
+  Effect.gen(function*() {
+    const password = Redacted.value(yield* Prompt.password({ message: `Password for ${username} at ${baseUrl}` }))
+    const { client: anonymous } = yield* connect({ url: Option.some(baseUrl), key: Option.none() })
+    const tokens = yield* anonymous.auth.login({ payload: { username, password } }).pipe(
+      Effect.catchTag("Unauthorized", () => fail(`${baseUrl} refused the username or the password`))
+    )
+    const { client } = yield* connect({ url: Option.some(baseUrl), key: Option.some(tokens.access_token) })
+    const signOut = client.auth.logout({ payload: { refresh_token: tokens.refresh_token, everywhere: false } }).pipe(Effect.ignore)
+    return yield* Effect.gen(function*() {
+      const me = yield* client.auth.me()
+      if (!me.scopes.includes("admin")) {
+        return yield* fail(
+          `${username} is not an admin, and only an admin makes keys: ask one for a key (cairn keys create) and run cairn login --key`
+        )
+      }
+      const created = yield* client.apiKeys.create({
+        payload: { name: `cairn CLI (${username}@${os.hostname()})`, scopes: me.scopes.filter(isScope) }
+      })
+      return created.key
+    }).pipe(Effect.ensuring(signOut))
+  })
 
 export const loginCommand = Command.make(
   "login",
   {
     ...connectionOptions,
+    username: Options.text("username").pipe(
+      Options.withAlias("u"),
+      Options.withDescription("Sign in as this user (the password is asked for) and save a key made for this CLI"),
+      Options.optional
+    ),
     bot: Options.text("bot").pipe(Options.withDescription("The bot `cairn chat` talks to by default"), Options.optional)
   },
   (flags) =>
     Effect.gen(function*() {
-      // The server as the other commands find it; the key only from --key or asked for, never an old one.
-      // A file that does not parse is replaced.
+      // The server as the other commands find it; the key only from --key, a sign-in or asked for,
+      // never an old one. A file that does not parse is replaced.
       const previous = yield* readConfigFile.pipe(Effect.orElseSucceed((): ConfigFile => ({})))
       const resolved = resolveFrom({ ...flags, key: Option.none() }, previous)
       const keyText = Option.isSome(flags.key)
         ? flags.key.value
+        : Option.isSome(flags.username)
+        ? yield* keyForUser(resolved.baseUrl, flags.username.value)
         : Redacted.value(yield* Prompt.password({ message: `API key for ${resolved.baseUrl}` }))
       const { client } = yield* connect({ url: Option.some(resolved.baseUrl), key: Option.some(keyText) })
       // The key is checked before it is written: a wrong one is refused here, not at the next chat.
@@ -33,7 +69,11 @@ export const loginCommand = Command.make(
         `Logged in to ${resolved.baseUrl} with a ${me.kind.replace("_", " ")} (${me.scopes.length} scopes); saved to ${file}`
       )
     })
-).pipe(Command.withDescription("Check a key against a server and save both for the other commands"))
+).pipe(
+  Command.withDescription(
+    "Sign in to a server (with --username and a password, or an API key) and save it for the other commands"
+  )
+)
 
 const splitList = (text: string) =>
   text
@@ -105,8 +145,12 @@ const keysList = answerCommand(
 
 const keysRevoke = answerCommand(
   "revoke",
-  { id: Args.text({ name: "id" }) },
-  (client, { id }) => client.apiKeys.revoke({ path: { id } }),
+  { id: Args.text({ name: "id" }).pipe(Args.withDescription("The key's id, or the start of it")) },
+  (client, { id }) =>
+    Effect.flatMap(
+      wholeId("key", id, Effect.map(client.apiKeys.list(), ({ keys }) => keys.map((key) => key.id))),
+      (id) => client.apiKeys.revoke({ path: { id } })
+    ),
   (revoked) => `Revoked ${revoked.name} (${revoked.id})`
 ).pipe(Command.withDescription("Revoke an API key at once"))
 

@@ -132,5 +132,13 @@ export const statusCommand = Command.make("status", { ...connectionOptions, json
         }
       } else yield* Console.log(style.dim(`mcp servers: ${describeFailure(mcpServers.left)}`))
     }
+    // The exit code says what the report does: a server down, credentials refused, an integration failing.
     if (health._tag === "Left") return yield* fail(`the server is not healthy: ${report.health}`)
-  })).pipe(Command.withDescription("The server's health and version, these credentials, its integrations and its MCP servers"))
+    if (Option.isNone(me)) return yield* fail(`${baseUrl} refused these credentials (cairn login signs in)`)
+    const failing = integrations._tag === "Right" ? integrations.right.filter((i) => i.status === "failed") : []
+    if (failing.length > 0) return yield* fail(`failing: ${failing.map((i) => i.id).join(", ")}`)
+  })).pipe(
+    Command.withDescription(
+      "The server's health and version, these credentials, its integrations and its MCP servers; exits 1 when any is not well"
+    )
+  )

@@ -36,19 +36,23 @@ export const inline = (value: unknown, width: number) =>
   clip((typeof value === "string" ? value : JSON.stringify(value) ?? "").replace(/\s+/g, " "), width)
 
 /**
- * Rows under a header, each column as wide as its widest cell; when that passes the terminal's
- * width, the widest columns give way first.
+ * Rows under a header, each column as wide as its widest cell. When that passes the terminal's
+ * width the widest columns give way first, down to 8 characters, then whole columns are left out
+ * from the right (the least useful: tables put what matters first). The first column never gives
+ * way: it names the row (an id to copy into the next command).
  */
 export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) => {
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? "").length)))
-  const budget = columns() - 2 * (header.length - 1)
-  while (widths.reduce((a, b) => a + b, 0) > budget) {
-    const widest = widths.indexOf(Math.max(...widths))
-    if (widths[widest]! <= 8) break
-    widths[widest]!--
+  const width = () => widths.reduce((a, b) => a + b, 0) + 2 * (widths.length - 1)
+  while (width() > columns()) {
+    const cuttable = widths.slice(1)
+    const widest = 1 + cuttable.indexOf(Math.max(...cuttable))
+    if (cuttable.length === 0) break
+    if (widths[widest]! > 8) widths[widest]!--
+    else widths.pop()
   }
   const line = (cells: ReadonlyArray<string>) =>
-    cells.map((cell, i) => (i === cells.length - 1 ? clip(cell, widths[i]!) : clip(cell, widths[i]!).padEnd(widths[i]!))).join("  ")
+    widths.map((w, i) => (i === widths.length - 1 ? clip(cells[i] ?? "", w) : clip(cells[i] ?? "", w).padEnd(w))).join("  ")
   return [style.bold(line(header)), ...rows.map(line)].join("\n")
 }
 

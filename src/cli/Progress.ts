@@ -29,8 +29,11 @@ const durationOf = (seconds: number) =>
     ? `${Math.floor(seconds / 60)}m${Math.round(seconds % 60)}s`
     : `${Math.ceil(seconds)}s`
 
-/** The line for `done` of the options' total after `elapsedSeconds`; pure, so it is tested directly. */
-export const progressLine = (options: ProgressOptions, done: number, elapsedSeconds: number, width: number) => {
+/**
+ * The line for `done` of the options' total after `elapsedSeconds`, with what is being worked on
+ * now (`current`) while it runs; pure, so it is tested directly.
+ */
+export const progressLine = (options: ProgressOptions, done: number, elapsedSeconds: number, width: number, current?: string) => {
   const amount = (n: number) => (options.unit === "bytes" ? sizeOf(n) : String(n))
   const rate = elapsedSeconds > 0 ? done / elapsedSeconds : 0
   const total = Math.max(options.total, 0)
@@ -40,8 +43,12 @@ export const progressLine = (options: ProgressOptions, done: number, elapsedSeco
   const tail = ` ${String(Math.floor(fraction * 100)).padStart(3)}% ${amount(done)}/${amount(total)} ${rateText} ${eta}`
   const barWidth = Math.max(10, Math.min(30, width - options.label.length - tail.length - 3))
   const filled = Math.round(fraction * barWidth)
-  return clip(`${options.label} [${"#".repeat(filled)}${".".repeat(barWidth - filled)}]${tail}`, width)
+  const working = current !== undefined && done < total ? ` · ${current}` : ""
+  return clip(`${options.label} [${"#".repeat(filled)}${".".repeat(barWidth - filled)}]${tail}${working}`, width)
 }
+
+/** How often a terminal's bar is redrawn while nothing finishes, so its time keeps moving. */
+const tickMs = 1000
 
 export const makeProgress = (options: ProgressOptions) => {
   const started = performance.now()
@@ -49,9 +56,10 @@ export const makeProgress = (options: ProgressOptions) => {
   let done = 0
   let drawn = 0
   let lastTenth = -1
+  let current: string | undefined
   const draw = (final: boolean) => {
     const now = performance.now()
-    const line = progressLine(options, done, (now - started) / 1000, tty ? columns() - 1 : 100)
+    const line = progressLine(options, done, (now - started) / 1000, tty ? columns() - 1 : 100, final ? undefined : current)
     if (tty) {
       if (!final && now - drawn < 100) return
       drawn = now
@@ -65,11 +73,20 @@ export const makeProgress = (options: ProgressOptions) => {
     }
   }
   draw(false)
+  const ticker = tty ? setInterval(() => draw(false), tickMs).unref() : undefined
   return {
     advance: (by = 1) => {
       done += by
       draw(false)
     },
-    finish: () => draw(true)
+    /** What is being worked on now, shown after the counts on a terminal. */
+    working: (what: string) => {
+      current = what
+      draw(false)
+    },
+    finish: () => {
+      clearInterval(ticker)
+      draw(true)
+    }
   }
 }

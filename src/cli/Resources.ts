@@ -4,8 +4,10 @@ import { FileSystem } from "@effect/platform"
 import { Console, Effect, Option, Schema } from "effect"
 import * as Yaml from "yaml"
 import { BotConfig, CreateBot, UpdateBot } from "../bots/Model.ts"
+import type { CairnClient } from "../client.ts"
 import { TaskStatus } from "../tasks/Model.ts"
 import { answerCommand, connect, connectionOptions } from "./Connection.ts"
+import { wholeId } from "./Ids.ts"
 import { fail, inline, jsonOption, printJson, style, table } from "./Output.ts"
 
 const botsList = answerCommand(
@@ -20,16 +22,36 @@ const botsList = answerCommand(
 ).pipe(Command.withDescription("List the bots"))
 
 // YAML, in the shape `cairn bots apply` and bots/*.yaml take back: the configuration part only.
+const botIds = (client: CairnClient) => Effect.map(client.bots.list(), ({ bots }) => bots.map((bot) => bot.id))
+
 const botsShow = answerCommand(
   "show",
-  { id: Args.text({ name: "id" }) },
-  (client, { id }) => client.bots.get({ path: { id } }),
+  { id: Args.text({ name: "id" }).pipe(Args.withDescription("The bot's id, or the start of it")) },
+  (client, { id }) => Effect.flatMap(wholeId("bot", id, botIds(client)), (id) => client.bots.get({ path: { id } })),
   (bot) => Yaml.stringify(encodeConfig(bot)).trimEnd()
 ).pipe(Command.withDescription("Show a bot as YAML (the form `bots apply` reads)"))
 
 const encodeConfig = Schema.encodeSync(BotConfig, { onExcessProperty: "ignore" })
 const decodeCreate = Schema.decodeUnknown(CreateBot, { errors: "all", onExcessProperty: "error" })
 const decodeUpdate = Schema.decodeUnknown(UpdateBot, { errors: "all", onExcessProperty: "error" })
+
+/**
+ * A bot's tools must be tools the server has: an unknown name is refused here, naming the known
+ * ones, instead of a bot that silently lacks it. Credentials that may not list tools skip the check.
+ */
+const knownTools = (client: CairnClient, file: string, tools: unknown) =>
+  Effect.gen(function*() {
+    if (!Array.isArray(tools) || tools.length === 0) return
+    const catalogue = yield* client.integrations.tools().pipe(Effect.option)
+    if (Option.isNone(catalogue)) return
+    const known = catalogue.value.map((tool) => tool.tool_name).sort()
+    const unknown = tools.filter((tool) => typeof tool === "string" && !known.includes(tool))
+    if (unknown.length > 0) {
+      return yield* fail(
+        `${file}: unknown tool${unknown.length === 1 ? "" : "s"} ${unknown.join(", ")}; the server has: ${known.join(", ")}`
+      )
+    }
+  })
 
 const botsApply = Command.make(
   "apply",
@@ -46,6 +68,7 @@ const botsApply = Command.make(
         return yield* fail(`${flags.file}: a bot needs an \`id\``)
       }
       const { client } = yield* connect(flags)
+      yield* knownTools(client, flags.file, (parsed as { tools?: unknown }).tools)
       const { id, ...fields } = parsed as { id: string } & Record<string, unknown>
       const existing = yield* client.bots.get({ path: { id } }).pipe(
         Effect.map(Option.some),
@@ -76,10 +99,10 @@ const taskRow = (task: { id: string; status: string; bot_id: string; source: str
 const tasksList = answerCommand(
   "list",
   {
-    status: Options.choice("status", TaskStatus.literals).pipe(Options.optional),
-    bot: Options.text("bot").pipe(Options.optional),
-    session: Options.text("session").pipe(Options.optional),
-    limit: Options.integer("limit").pipe(Options.withDefault(50))
+    status: Options.choice("status", TaskStatus.literals).pipe(Options.withDescription("Only tasks in this state"), Options.optional),
+    bot: Options.text("bot").pipe(Options.withDescription("Only this bot's tasks"), Options.optional),
+    session: Options.text("session").pipe(Options.withDescription("Only this session's tasks"), Options.optional),
+    limit: Options.integer("limit").pipe(Options.withDescription("At most this many (1-500)"), Options.withDefault(50))
   },
   (client, flags) =>
     client.tasks.list({
@@ -93,10 +116,16 @@ const tasksList = answerCommand(
   (tasks) => (tasks.length === 0 ? "No tasks." : table(["ID", "STATUS", "BOT", "SOURCE", "CREATED", "PROMPT"], tasks.map(taskRow)))
 ).pipe(Command.withDescription("List tasks, newest first"))
 
+/** The newest tasks' ids, where a prefix is looked for (the API lists at most 500). */
+const taskIds = (client: CairnClient) =>
+  Effect.map(client.tasks.list({ urlParams: { limit: 500 } }), (tasks) => tasks.map((task) => task.id))
+
+const taskId = Args.text({ name: "id" }).pipe(Args.withDescription("The task's id, or the start of it"))
+
 const tasksShow = answerCommand(
   "show",
-  { id: Args.text({ name: "id" }) },
-  (client, { id }) => client.tasks.get({ path: { id } }),
+  { id: taskId },
+  (client, { id }) => Effect.flatMap(wholeId("task", id, taskIds(client)), (id) => client.tasks.get({ path: { id } })),
   (task) =>
     [
       `${style.bold("task")}      ${task.id}`,
@@ -112,8 +141,8 @@ const tasksShow = answerCommand(
 
 const tasksCancel = answerCommand(
   "cancel",
-  { id: Args.text({ name: "id" }) },
-  (client, { id }) => client.tasks.cancel({ path: { id } }),
+  { id: taskId },
+  (client, { id }) => Effect.flatMap(wholeId("task", id, taskIds(client)), (id) => client.tasks.cancel({ path: { id } })),
   (task) => `Cancelled task ${task.id}`
 ).pipe(Command.withDescription("Cancel a pending task"))
 

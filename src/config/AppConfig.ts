@@ -86,6 +86,13 @@ export interface AppConfigShape {
   readonly pgliteWasmTier: PgliteWasmTier
   /** One full collection when the server goes quiet after work, so a burst's memory goes back (lifecycle/QuietCollection.ts). */
   readonly quietCollection: boolean
+  /** Defaults of the runtime settings MEMORY_SOFT_LIMIT_MB and MEMORY_HARD_LIMIT_MB (0: a share of the memory limit, health/Memory.ts). */
+  readonly memorySoftLimitMb: number
+  readonly memoryHardLimitMb: number
+  /** How often the server reads its own memory (MEMORY_SAMPLE_MS). */
+  readonly memorySampleMs: number
+  /** How long a stopping server answers not ready before it drains, for a balancer to notice (DRAIN_DELAY_MS). */
+  readonly drainDelayMs: number
 }
 
 export const pgliteWasmTiers = ["baseline", "optimizing"] as const
@@ -204,6 +211,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   ),
   integrationDirs: commaList("INTEGRATION_DIRS"),
   botsDirs: commaList("BOTS_DIR"),
+  repoDir: Config.option(Config.string("REPO_DIR")).pipe(Config.map(Option.filter((dir) => dir.trim().length > 0))),
   mcpServersFile: Config.option(Config.string("MCP_SERVERS_FILE")).pipe(Config.map(Option.filter((file) => file.trim().length > 0))),
   hookWebhookUrls: commaList("HOOK_WEBHOOK_URLS").pipe(
     Config.validate({
@@ -211,7 +219,6 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       validation: (urls) => urls.every(isHttpUrl)
     })
   ),
-  repoDir: Config.option(Config.string("REPO_DIR")).pipe(Config.map(Option.filter((dir) => dir.trim().length > 0))),
   jwtSecret: Config.option(Config.redacted("JWT_SECRET")).pipe(
     Config.validate({
       message: "Expected at least 32 characters",
@@ -239,15 +246,28 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     Config.validate({ message: "Expected an integer from 1 to 4096", validation: (n) => n >= 1 && n <= 4096 })
   ),
   quietCollection: Config.boolean("QUIET_COLLECTION").pipe(Config.withDefault(true)),
+  memorySoftLimitMb: Config.integer("MEMORY_SOFT_LIMIT_MB").pipe(
+    Config.withDefault(0),
+    namedCheck("MEMORY_SOFT_LIMIT_MB", "Expected a whole number of MB (0: 80 % of the memory limit)", (n) => n >= 0)
+  ),
+  memoryHardLimitMb: Config.integer("MEMORY_HARD_LIMIT_MB").pipe(
+    Config.withDefault(0),
+    namedCheck("MEMORY_HARD_LIMIT_MB", "Expected a whole number of MB (0: 90 % of the memory limit)", (n) => n >= 0)
+  ),
+  memorySampleMs: positiveInt("MEMORY_SAMPLE_MS", 1_000),
+  drainDelayMs: Config.integer("DRAIN_DELAY_MS").pipe(
+    Config.withDefault(0),
+    namedCheck("DRAIN_DELAY_MS", "Expected a non-negative integer", (n) => n >= 0)
+  ),
   pgliteWasmTier: Config.literal(...pgliteWasmTiers)("PGLITE_WASM_TIER").pipe(Config.withDefault("baseline" as const))
 })
 
 /** Reads the configuration from the current `ConfigProvider` (environment plus `.env`). */
 export const layer = Layer.effect(AppConfig, appConfig)
 
-/** A fixed configuration, for tests and embedding. */
-export const layerFrom = (config: AppConfigShape) => Layer.succeed(AppConfig, config)
 /** A folder of the configured repository (REPO_DIR), when there is one. */
 export const repositoryFolder = (config: AppConfigShape, folder: "bots" | "skills" | "workflows"): Array<string> =>
   Option.match(config.repoDir, { onNone: () => [], onSome: (dir) => [`${dir.replace(/\/+$/, "")}/${folder}`] })
 
+/** A fixed configuration, for tests and embedding. */
+export const layerFrom = (config: AppConfigShape) => Layer.succeed(AppConfig, config)

@@ -41,6 +41,15 @@ export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooM
 }) {}
 
 /**
+ * A 503: the server is short of memory and starts no new run for now (health/Memory.ts). The
+ * Retry-After header is set by the server middleware from `retryAfterSeconds`, as for a 429.
+ */
+export class Overloaded extends Schema.TaggedError<Overloaded>()("Overloaded", {
+  detail: Schema.String,
+  retryAfterSeconds: Schema.Number
+}) {}
+
+/**
  * The wire form of an error class: the body is `{detail}` only (no `_tag`), and decoding a response
  * of that status yields the class again, so the typed client gets real error values.
  */
@@ -81,16 +90,27 @@ const TooManyRequestsWire = Schema.transform(
   }
 ).annotations(HttpApiSchema.annotations({ status: 429, description: "Rate limited; see the Retry-After header" }))
 
+const OverloadedWire = Schema.transform(
+  Schema.Struct({ detail: Schema.String }),
+  Schema.typeSchema(Overloaded),
+  {
+    strict: true,
+    decode: (body) => new Overloaded({ detail: body.detail, retryAfterSeconds: 0 }),
+    encode: (error) => ({ detail: error.detail })
+  }
+).annotations(HttpApiSchema.annotations({ status: 503, description: "Short of memory: no new run now; see the Retry-After header" }))
+
 /** The wire schemas, for endpoints and middleware that name the errors they raise. */
 export const ErrorResponses = {
   validation: wire(ValidationError, Schema.Array(ValidationIssue), 422, "Validation error"),
   unauthorized: wire(Unauthorized, Schema.String, 401, "Missing or invalid credentials"),
   forbidden: wire(Forbidden, Schema.String, 403, "The credentials lack the required scope"),
   notFound: wire(NotFound, Schema.String, 404, "Not found"),
-  tooManyRequests: TooManyRequestsWire
+  tooManyRequests: TooManyRequestsWire,
+  overloaded: OverloadedWire
 }
 
-/** A 429's Retry-After value: whole seconds, at least one. */
+/** A 429's or a 503's Retry-After value: whole seconds, at least one. */
 export const retryAfterHeader = (seconds: number) => String(Math.max(1, Math.ceil(seconds)))
 
 /** What a 500 says: never the cause, which is logged instead. */

@@ -22,6 +22,51 @@ const UnhealthyResponse = Schema.transform(
   { strict: true, decode: (body) => new Unhealthy(body), encode: ({ status, detail }) => ({ status, detail }) }
 ).annotations(HttpApiSchema.annotations({ status: 503, description: "The database does not answer" }))
 
+/** One readiness check: whether it passed, and what it found. */
+export class ReadinessCheck extends Schema.Class<ReadinessCheck>("ReadinessCheck")({
+  ok: Schema.Boolean,
+  detail: Schema.String
+}) {}
+
+/** Every check readiness makes, by name. */
+export const ReadinessChecks = Schema.Struct({
+  /** The database answers. */
+  database: ReadinessCheck,
+  /** It takes writes (not a standby, not read-only). */
+  writable: ReadinessCheck,
+  /** Every migration this release knows is applied. */
+  migrations: ReadinessCheck,
+  /** The server is not stopping. */
+  draining: ReadinessCheck,
+  /** Resident memory is under the soft limit, so new runs start. */
+  memory: ReadinessCheck
+})
+
+export class Ready extends Schema.Class<Ready>("Ready")({
+  status: Schema.Literal("ready"),
+  checks: ReadinessChecks
+}) {}
+
+/** Why a server is not ready, first reason first: stopping, its database, or memory. */
+export const NotReadyStatus = Schema.Literal("draining", "unavailable", "shedding")
+
+/** 503 with `{"status": "draining"|"unavailable"|"shedding", "detail", "checks"}`. */
+export class NotReady extends Schema.TaggedError<NotReady>()(
+  "NotReady",
+  { status: NotReadyStatus, detail: Schema.String, checks: ReadinessChecks },
+  HttpApiSchema.annotations({ status: 503 })
+) {}
+
+const NotReadyResponse = Schema.transform(
+  Schema.Struct({ status: NotReadyStatus, detail: Schema.String, checks: ReadinessChecks }),
+  Schema.typeSchema(NotReady),
+  {
+    strict: true,
+    decode: (body) => new NotReady(body),
+    encode: ({ checks, detail, status }) => ({ status, detail, checks })
+  }
+).annotations(HttpApiSchema.annotations({ status: 503, description: "Not ready: draining, the database, or memory (see checks)" }))
+
 export class HealthApi extends HttpApiGroup.make("health")
   .add(
     HttpApiEndpoint.get("health", "/health")
@@ -29,6 +74,16 @@ export class HealthApi extends HttpApiGroup.make("health")
       .addError(UnhealthyResponse)
       .annotate(RequiredScope, PUBLIC)
       .annotate(OpenApi.Description, "Liveness: answers ok when the server and its database respond")
+  )
+  .add(
+    HttpApiEndpoint.get("ready", "/health/ready")
+      .addSuccess(Ready)
+      .addError(NotReadyResponse)
+      .annotate(RequiredScope, PUBLIC)
+      .annotate(
+        OpenApi.Description,
+        "Readiness, for a load balancer: the database answers and takes writes, migrations are applied, the server is not draining (stopping) and not shedding (short of memory); 503 naming each check otherwise"
+      )
   )
   .annotate(OpenApi.Title, "Health")
 {}

@@ -5,12 +5,14 @@ import { CairnApi } from "../Api.ts"
 import { cairnVersion } from "../contract/Version.ts"
 import { ping } from "../db/Database.ts"
 import { HealthStatus, Unhealthy } from "./Api.ts"
+import { Readiness } from "./Readiness.ts"
 
 export const HealthHttpLive = HttpApiBuilder.group(CairnApi, "health", (handlers) =>
   Effect.gen(function*() {
     // The client is captured once, so the handler needs nothing per request.
     const databasePing = Effect.provide(ping, yield* Effect.context<SqlClient.SqlClient>())
     const ok = new HealthStatus({ status: "ok", version: cairnVersion })
+    const readiness = yield* Readiness
     return handlers.handle("health", () =>
       databasePing.pipe(
         Effect.timeoutFail({
@@ -24,5 +26,5 @@ export const HealthHttpLive = HttpApiBuilder.group(CairnApi, "health", (handlers
             Effect.fail(new Unhealthy({ status: "error", detail: "Database unavailable" }))
           )),
         Effect.withTracerEnabled(false)
-      ))
+      )).handle("ready", () => readiness.check)
   }))

@@ -7,7 +7,14 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Cause, Deferred, Effect, Layer, Option } from "effect"
 import { Server } from "node:http"
 import { AppConfig } from "../config/AppConfig.ts"
-import { internalErrorBody, retryAfterHeader, type TooManyRequests, type Unauthorized, ValidationError } from "../contract/Errors.ts"
+import {
+  internalErrorBody,
+  type Overloaded,
+  retryAfterHeader,
+  type TooManyRequests,
+  type Unauthorized,
+  ValidationError
+} from "../contract/Errors.ts"
 import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
 import { notFoundDetail, toValidationError } from "./DecodeErrors.ts"
 import { refusalResponse, requestGuard, RequestRefused } from "./RequestGuard.ts"
@@ -36,8 +43,9 @@ const bodyRefusal = (error: unknown): RequestRefused | undefined => {
  * Every failure inside the API gets the spec's shape here (the platform turns errors into bare
  * responses before any outer middleware could): decode failures and malformed JSON become 422 (an
  * `idPath` id that is not a UUID: 404), an unknown route 404, a 401 names its scheme
- * (`WWW-Authenticate: Bearer`), a 429 carries Retry-After, other declared errors are encoded by the
- * API, and anything else is logged with its cause and answered with a bare 500 that leaks nothing.
+ * (`WWW-Authenticate: Bearer`), a 429 and a 503 for memory (`Overloaded`) carry Retry-After, other
+ * declared errors are encoded by the API, and anything else is logged with its cause and answered
+ * with a bare 500 that leaks nothing.
  */
 const errorMapping = HttpApiBuilder.middleware((app) =>
   Effect.catchAllCause(
@@ -66,6 +74,13 @@ const errorMapping = HttpApiBuilder.middleware((app) =>
           return HttpServerResponse.json(
             { detail: error.detail },
             { status: 429, headers: { "retry-after": retryAfterHeader(error.retryAfterSeconds) } }
+          )
+        }
+        if (tag === "Overloaded") {
+          const error = failure.value as Overloaded
+          return HttpServerResponse.json(
+            { detail: error.detail },
+            { status: 503, headers: { "retry-after": retryAfterHeader(error.retryAfterSeconds) } }
           )
         }
         return Effect.failCause(cause)

@@ -1,7 +1,7 @@
 /**
- * A message admitted: checked (scope, length, the caller's running runs), its uploads and voice
- * read, its session and bot found, in that order so the cheap refusals come first. What comes out
- * (`Admitted`) is what intake stores, queues or runs.
+ * A message admitted: checked (scope, length, memory, the caller's running runs), its uploads and
+ * voice read, its session and bot found, in that order so the cheap refusals come first. What comes
+ * out (`Admitted`) is what intake stores, queues or runs.
  */
 import { Effect } from "effect"
 import type { PrincipalShape } from "../auth/Principal.ts"
@@ -10,6 +10,7 @@ import { Bots } from "../bots/Bots.ts"
 import type { Bot } from "../bots/Model.ts"
 import type { Channel } from "../channels/Model.ts"
 import { Forbidden } from "../contract/Errors.ts"
+import { Memory } from "../health/Memory.ts"
 import { overRunLimit } from "../runs/Quota.ts"
 import { Runs } from "../runs/Runs.ts"
 import { ownerOf } from "../sessions/Access.ts"
@@ -43,6 +44,7 @@ export const admission = Effect.gen(function*() {
   const voice = yield* Voice
   const checks = yield* IntakeChecks
   const target = yield* IntakeTarget
+  const memory = yield* Memory
 
   return (sent: ChatRequest, principal: PrincipalShape) =>
     Effect.gen(function*() {
@@ -51,6 +53,8 @@ export const admission = Effect.gen(function*() {
         return yield* new Forbidden({ detail: "Missing required scope: sessions:write" })
       }
       yield* checks.checkMessageLength(sent.message, ["body", "message"])
+      // Short of memory, no new run starts (503, Retry-After); a passive message only stores.
+      if (!sent.passive) yield* memory.admit
       // A credential at its cap is refused before any work (uploads, voice, the session); the place
       // itself is taken when the run starts.
       const credential = ownerOf(principal)

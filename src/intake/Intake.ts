@@ -10,7 +10,9 @@ import { isTerminal, type SequencedEvent } from "../agent/Events.ts"
 import { userMessage } from "../agent/Turn.ts"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { Bots } from "../bots/Bots.ts"
+import { Budgets } from "../budgets/Budgets.ts"
 import { ValidationError } from "../contract/Errors.ts"
+import { Memory } from "../health/Memory.ts"
 import type { ToolSchema } from "../providers/Model.ts"
 import { RunCancelled, RunFailed, RunInterrupted, SessionBusy } from "../runs/Errors.ts"
 import { overRunLimit } from "../runs/Quota.ts"
@@ -93,6 +95,7 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
     const turns = yield* Turns
     const checks = yield* IntakeChecks
     const target = yield* IntakeTarget
+    const budgets = yield* Budgets
 
     /**
      * Of the caller's tool results, those the session still waits for: each must answer a call of
@@ -212,6 +215,13 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
         if (!hasMessage && (options.toolResults ?? []).length === 0) {
           return yield* ValidationError.single(["body", "message"], "A message needs text or attachments", "missing")
         }
+        // A spent budget refuses here, before anything runs or queues: a stream could not turn into a 429 later.
+        yield* budgets.admit({
+          principalKind: principal.kind,
+          principalId: principal.id,
+          botId: message.bot.id,
+          channelId: message.channel?.id
+        })
         const queue = (reason: BusyReason) =>
           (options.whenBusy ?? (sent.if_busy === "reject" ? "refuse" : "queue")) === "refuse"
             ? Effect.succeed({ _tag: "busy", sessionId: session.id, reason, transcript } as const)
@@ -334,9 +344,11 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
   }),
   dependencies: [
     Bots.Default,
+    Budgets.Default,
     Dispatchers.Default,
     IntakeChecks.Default,
     IntakeTarget.Default,
+    Memory.Default,
     Runs.Default,
     Sessions.Default,
     Settings.Default,

@@ -4,6 +4,7 @@
  * into the promises integration code sees; argument checks that need no service live there.
  */
 import { Config, Data, Duration, Effect, Option, Schema } from "effect"
+import { injectionOrigin } from "../agent/Provenance.ts"
 import { Bindings } from "../bindings/Bindings.ts"
 import { isUuid } from "../contract/Params.ts"
 import { type AllowList, allowList, guardedRequest, OutboundRefused } from "../http/Outbound.ts"
@@ -32,6 +33,7 @@ import { Tasks } from "../tasks/Tasks.ts"
 import { CreateTodo } from "../todos/Model.ts"
 import { Todos } from "../todos/Todos.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
+import { failureMessage } from "./Context.ts"
 import { OverviewRepo } from "./OverviewRepo.ts"
 import { IntegrationStoreRepo } from "./Repo.ts"
 
@@ -175,10 +177,11 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
     const storePassive = (caller: CallerIdentity, channelId: string, content: string, metadata: Record<string, unknown>) =>
       Effect.gen(function*() {
         const { session } = yield* channelSession(channelId)
+        const source = `integration:${caller.id}`
         const message = yield* sessions.append(session.id, {
           role: "user",
           content,
-          metadata: { ...metadata, passive: true, source: `integration:${caller.id}` }
+          metadata: { ...metadata, passive: true, source, origin: injectionOrigin(source, metadata) }
         })
         return { message_id: message.id, session_id: session.id }
       })
@@ -388,13 +391,3 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
     Todos.Default
   ]
 }) {}
-
-/** A failure's readable message (`detail` of a tagged error, else `message`). */
-export const failureMessage = (error: unknown): string => {
-  const failure = error as { detail?: unknown; message?: unknown }
-  if (typeof failure?.detail === "string") return failure.detail
-  if (Array.isArray(failure?.detail)) {
-    return failure.detail.map((issue: { loc?: unknown; msg?: unknown }) => `${JSON.stringify(issue.loc)}: ${issue.msg}`).join("; ")
-  }
-  return typeof failure?.message === "string" ? failure.message : String(error)
-}

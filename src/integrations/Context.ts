@@ -12,7 +12,7 @@ import {
   type StartRunOptions,
   type Worker
 } from "../sdk/index.ts"
-import { type CallerIdentity, failureMessage, type IntegrationCapabilities } from "./Capabilities.ts"
+import type { CallerIdentity, IntegrationCapabilities } from "./Capabilities.ts"
 import type { IntegrationServicesShape } from "./Services.ts"
 
 export interface ContextServices {
@@ -269,4 +269,14 @@ const capabilitiesOf = (
       complete: (id) => call(() => capabilities.todos.complete(checkText("id", id, 64)))
     }
   }
+}
+
+/** A failure's readable message (`detail` of a tagged error, else `message`). */
+export const failureMessage = (error: unknown): string => {
+  const failure = error as { detail?: unknown; message?: unknown }
+  if (typeof failure?.detail === "string") return failure.detail
+  if (Array.isArray(failure?.detail)) {
+    return failure.detail.map((issue: { loc?: unknown; msg?: unknown }) => `${JSON.stringify(issue.loc)}: ${issue.msg}`).join("; ")
+  }
+  return typeof failure?.message === "string" ? failure.message : String(error)
 }

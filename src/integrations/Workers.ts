@@ -10,7 +10,7 @@
 import { Config, Data, Duration, Effect, Layer, PubSub, Queue, Schedule } from "effect"
 import { Leadership } from "../db/Leadership.ts"
 import type { IntegrationContext, Worker, WorkerContext, WorkerState } from "../sdk/index.ts"
-import { failureMessage } from "./Capabilities.ts"
+import { failureMessage } from "./Context.ts"
 import { Integrations } from "./Integrations.ts"
 import { IntegrationStoreRepo } from "./Repo.ts"
 import { IntegrationSettings } from "./Settings.ts"

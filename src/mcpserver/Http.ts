@@ -5,7 +5,8 @@
  * resource metadata (RFC 9728) names the URLs the client reached.
  */
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
+import { ClientAddress } from "../access/ClientAddress.ts"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
 import { ValidationError } from "../contract/Errors.ts"
@@ -20,6 +21,7 @@ const notAllowed = HttpServerResponse.unsafeJson(
 export const McpServerHttpLive = HttpApiBuilder.group(CairnApi, "mcp", (handlers) =>
   Effect.gen(function*() {
     const mcp = yield* McpServer
+    const clientAddress = yield* ClientAddress
     return handlers
       .handleRaw("call", ({ request }) =>
         Effect.gen(function*() {
@@ -28,7 +30,7 @@ export const McpServerHttpLive = HttpApiBuilder.group(CairnApi, "mcp", (handlers
             // Only a request without a usable Host header has no URL to give it.
             Effect.catchTag("RequestError", () => ValidationError.single(["header", "host"], "The request has no valid Host header"))
           )
-          const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+          const address = clientAddress.of(request)
           return HttpServerResponse.fromWeb(yield* mcp.handle(web, { principal, address }))
         }))
       .handleRaw("stream", () => Effect.succeed(notAllowed))

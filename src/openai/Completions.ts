@@ -11,7 +11,9 @@ import { AgentLoop } from "../agent/Loop.ts"
 import type { TurnResult } from "../agent/Turn.ts"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { Bots } from "../bots/Bots.ts"
+import { Budgets } from "../budgets/Budgets.ts"
 import { ValidationError } from "../contract/Errors.ts"
+import { Memory } from "../health/Memory.ts"
 import { Intake } from "../intake/Intake.ts"
 import type { ToolSchema } from "../providers/Model.ts"
 import { runFailureMessage, type RunOutcome, Runs } from "../runs/Runs.ts"
@@ -77,6 +79,8 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
     const loop = yield* AgentLoop
     const settings = yield* Settings
     const sessions = yield* Sessions
+    const budgets = yield* Budgets
+    const memory = yield* Memory
 
     /** The bot a model names, when the caller may talk to it; else OpenAI's 404 (no hint which it was). */
     const botFor = (model: string, principal: PrincipalShape) =>
@@ -167,6 +171,10 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
           return { sessionId: started.sessionId, runId: started.runId, turn: Effect.succeed(turn) } satisfies AcceptedCompletion
         }
         if (yield* settings.get(SystemPaused)) return yield* busy("system_paused")
+        // Short of memory, a stateless turn is refused as Intake refuses a bound one (503, Retry-After).
+        yield* memory.admit
+        // A spent budget refuses here, as /chat's turns are refused in Intake: a stream could not turn into a 429 later.
+        yield* budgets.admit({ principalKind: principal.kind, principalId: principal.id, botId: bot.id })
         // The limits of /chat's attachments, over every image the conversation sends the model.
         yield* chat.checkAttachments([
           ...history.flatMap((row) => (row.attachments ?? []) as ReadonlyArray<ImageAttachment>),
@@ -214,5 +222,14 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
 
     return traced("Completions", { botFor, models, accept } as const)
   }),
-  dependencies: [AgentLoop.Default, Bots.Default, Intake.Default, Runs.Default, Sessions.Default, Settings.Default]
+  dependencies: [
+    AgentLoop.Default,
+    Bots.Default,
+    Budgets.Default,
+    Intake.Default,
+    Memory.Default,
+    Runs.Default,
+    Sessions.Default,
+    Settings.Default
+  ]
 }) {}

@@ -30,11 +30,15 @@ export class FairQueue<W> {
     this.fresh++
   }
 
-  /** The next waiter to serve, removed: the oldest of the lane whose turn it is; undefined when none waits. */
-  next(): W | undefined {
-    const caller = this.order.shift()
-    if (caller === undefined) return undefined
-    if (this.fresh > 0) this.fresh--
+  /**
+   * The next waiter to serve, removed: the oldest of the first lane in turn that `eligible` lets be
+   * served (every lane when not given); undefined when none. Lanes passed over keep their place.
+   */
+  next(eligible?: (caller: string) => boolean): W | undefined {
+    const at = eligible ? this.order.findIndex(eligible) : 0
+    if (at < 0 || at >= this.order.length) return undefined
+    const [caller] = this.order.splice(at, 1)
+    if (at < this.fresh) this.fresh--
     const lane = this.lanes.get(caller)!
     const waiter = lane.shift()!
     this.count--

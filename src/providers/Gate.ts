@@ -4,6 +4,13 @@
  * (`FairQueue`), so one caller's pile of slow calls cannot starve another caller's single call —
  * which is what the provider's socket pool (`NodeFetch.ts`, 256 per provider, first come first
  * served) did on its own. A slot is held for one attempt: a retry's wait holds none.
+ *
+ * Each caller's share: a caller that already holds slots takes another only while more than the
+ * reserve (an eighth of the slots, at least one when there are two or more) stay free; a caller
+ * holding none may take any free slot. Turns alone cannot do this: calls in flight are not taken
+ * back, so one key's (or twenty keys') 300 slow calls would hold every slot, and another caller
+ * would wait for one of them to end however fair the line. With the reserve, a caller that has
+ * nothing in flight always finds a slot unless as many other newcomers took the reserve first.
  */
 import { Deferred, Effect, Exit, FiberId } from "effect"
 import { ProviderConcurrencyMax } from "../settings/Model.ts"
@@ -15,7 +22,24 @@ import type { UsageContext } from "./Model.ts"
 interface Slots {
   active: number
   max: number
-  readonly waiting: FairQueue<Deferred.Deferred<void>>
+  /** Slots in use by caller. */
+  readonly held: Map<string, number>
+  readonly waiting: FairQueue<Waiter>
+}
+
+/** A waiting call: its caller's lane, and the turn it awaits. */
+interface Waiter {
+  readonly caller: string
+  readonly turn: Deferred.Deferred<void>
+}
+
+/** The slots kept for callers holding none: an eighth, at least one of two or more. */
+export const reserveOf = (max: number): number => (max < 2 ? 0 : Math.max(1, Math.floor(max / 8)))
+
+/** Whether `caller` may take a slot now: one is free, and it holds none or more than the reserve are free. */
+const mayTake = (slots: Slots, caller: string): boolean => {
+  const free = slots.max - slots.active
+  return free > 0 && ((slots.held.get(caller) ?? 0) === 0 || free > reserveOf(slots.max))
 }
 
 /**
@@ -35,26 +59,38 @@ export class ProviderGate extends Effect.Service<ProviderGate>()("cairn/Provider
     const slotsOf = (providerId: string, max: number) => {
       let slots = providers.get(providerId)
       if (!slots) {
-        slots = { active: 0, max, waiting: new FairQueue() }
+        slots = { active: 0, max, held: new Map(), waiting: new FairQueue() }
         providers.set(providerId, slots)
       }
       slots.max = max
       return slots
     }
 
-    /** Hands free slots to the waiters whose turn it is (also after PROVIDER_CONCURRENCY_MAX grew). */
+    const hold = (slots: Slots, caller: string) => {
+      slots.active++
+      slots.held.set(caller, (slots.held.get(caller) ?? 0) + 1)
+    }
+
+    /**
+     * Hands free slots to the waiters whose turn it is among the callers that may take one (also
+     * after PROVIDER_CONCURRENCY_MAX grew).
+     */
     const admit = (slots: Slots) => {
+      const eligible = (lane: string) => mayTake(slots, lane)
       while (slots.active < slots.max) {
-        const next = slots.waiting.next()
+        const next = slots.waiting.next(eligible)
         if (!next) return
-        slots.active++
-        Deferred.unsafeDone(next, Exit.void)
+        hold(slots, next.caller)
+        Deferred.unsafeDone(next.turn, Exit.void)
       }
     }
 
-    const give = (slots: Slots) =>
+    const give = (slots: Slots, caller: string) =>
       Effect.sync(() => {
         slots.active--
+        const left = (slots.held.get(caller) ?? 1) - 1
+        if (left > 0) slots.held.set(caller, left)
+        else slots.held.delete(caller)
         admit(slots)
       })
 
@@ -65,15 +101,15 @@ export class ProviderGate extends Effect.Service<ProviderGate>()("cairn/Provider
     const take = (providerId: string, caller: string, restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) =>
       Effect.flatMap(settings.get(ProviderConcurrencyMax), (max) => {
         const slots = slotsOf(providerId, max)
-        if (slots.active < slots.max && slots.waiting.size === 0) {
-          slots.active++
+        if (slots.waiting.size === 0 && mayTake(slots, caller)) {
+          hold(slots, caller)
           return Effect.succeed(slots)
         }
-        const turn = Deferred.unsafeMake<void>(FiberId.none)
-        slots.waiting.push(caller, turn)
+        const waiter: Waiter = { caller, turn: Deferred.unsafeMake<void>(FiberId.none) }
+        slots.waiting.push(caller, waiter)
         admit(slots)
-        return inSpan(restore(Deferred.await(turn)), "ProviderGate.wait", { attributes: { provider: providerId, caller } }).pipe(
-          Effect.onInterrupt(() => (slots.waiting.remove(caller, turn) ? Effect.void : give(slots))),
+        return inSpan(restore(Deferred.await(waiter.turn)), "ProviderGate.wait", { attributes: { provider: providerId, caller } }).pipe(
+          Effect.onInterrupt(() => (slots.waiting.remove(caller, waiter) ? Effect.void : give(slots, caller))),
           Effect.as(slots)
         )
       })
@@ -81,7 +117,7 @@ export class ProviderGate extends Effect.Service<ProviderGate>()("cairn/Provider
     /** Runs `effect` holding one of the provider's slots. */
     const withSlot = (providerId: string, caller: string) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
       Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(take(providerId, caller, restore), (slots) => Effect.ensuring(restore(effect), give(slots)))
+        Effect.flatMap(take(providerId, caller, restore), (slots) => Effect.ensuring(restore(effect), give(slots, caller)))
       )
 
     return { withSlot } as const

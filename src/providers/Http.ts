@@ -22,12 +22,14 @@ export const ProvidersHttpLive = HttpApiBuilder.group(CairnApi, "providers", (ha
   }))
 
 /**
- * LlmError on the wire: rate_limited → 429 with Retry-After; upstream and timeout → 502;
+ * LlmError on the wire: rate_limited and budget_exceeded → 429 with Retry-After (a budget's at its
+ * period's end, the detail naming the budget); upstream and timeout → 502;
  * invalid_request → 422 at `body`; unknown_model → 422 at `body.model` (the model is a request field).
  */
 export const httpError = (error: LlmError) => {
   switch (error.kind) {
     case "rate_limited":
+    case "budget_exceeded":
       return new TooManyRequests({ detail: error.detail, retryAfterSeconds: Math.max(1, Math.ceil(error.retryAfterSeconds ?? 1)) })
     case "invalid_request":
       return ValidationError.single(["body"], error.detail, "provider_rejected")

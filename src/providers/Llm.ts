@@ -4,8 +4,13 @@
  * and jitter (a provider's Retry-After wins), then tries the fallback models in order, and records
  * usage and cost for each model it tried. A stream that has already sent output is never retried.
  * Each attempt holds one of its provider's slots (`Gate.ts`: a limit with a fair wait across callers).
+ * A chat call to a model first reserves its worst case on the budgets that apply (src/budgets/),
+ * which may refuse it (`budget_exceeded`), and settles to what it used when it ends.
  */
 import { Clock, Duration, Effect, Exit, Schedule, Stream } from "effect"
+import { Budgets, type Held } from "../budgets/Budgets.ts"
+import { BudgetExceeded } from "../budgets/Errors.ts"
+import type { Cost } from "../budgets/Ledger.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { audioCostOf } from "../usage/Prices.ts"
 import { Usage as UsageService } from "../usage/Usage.ts"
@@ -26,7 +31,7 @@ import {
   type UsageContext
 } from "./Model.ts"
 import { acceptsImages, costOf, priceOf, Providers, type Target } from "./Providers.ts"
-import { estimatedUsage } from "./TokenEstimate.ts"
+import { estimatedUsage, promptTokens } from "./TokenEstimate.ts"
 
 type RetryConfig = Pick<LlmConfigShape, "maxRetries" | "retryBaseMs" | "retryMaxWaitMs">
 
@@ -85,7 +90,18 @@ const imagesChecked = (target: Target, request: ChatRequest) => {
  * Fallback follows any failure but a request the provider rejected as invalid; a prompt too long
  * for the model is worth the next one, whose window may be larger.
  */
-const fallsBack = (error: LlmError) => error.kind !== "invalid_request" || saysContextTooLong(error.detail)
+const fallsBack = (error: LlmError) =>
+  error.kind !== "budget_exceeded" && (error.kind !== "invalid_request" || saysContextTooLong(error.detail))
+
+/** A budget's refusal as the call's failure: a 429 until the period ends. */
+const refusal = (error: BudgetExceeded) =>
+  new LlmError({ kind: "budget_exceeded", status: 429, detail: error.detail, retryAfterSeconds: error.retryAfterSeconds })
+
+/** A call's hold on its budgets and what it used, noted when its usage is recorded (nothing when it failed). */
+interface Tab {
+  readonly held: Held
+  used: Cost
+}
 
 /** The failures that are the provider's, as opposed to a caller's own (`onEvents`'s). */
 const isLlmError = (error: unknown): error is LlmError => error instanceof LlmError
@@ -96,6 +112,7 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
     const config = yield* LlmConfig
     const usage = yield* UsageService
     const gate = yield* ProviderGate
+    const budgets = yield* Budgets
     /** One attempt at `target` within one of its provider's slots, waiting in the caller's lane. */
     const inSlot = (target: Target, usage: UsageContext) => gate.withSlot(target.provider.id, callerOf(usage))
 
@@ -144,11 +161,45 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
       startedAt: number,
       reported: Usage | null,
       text: string,
-      toolCalls: ReadonlyArray<ToolCall>
+      toolCalls: ReadonlyArray<ToolCall>,
+      tab: Tab
     ) =>
-      Effect.flatMap(
-        reported ? Effect.succeed(reported) : estimatedUsage(request, text, toolCalls),
-        (usage) => record(request.usage, where(target), startedAt, { usage, cost: costOf(priceOf(target), usage) })
+      Effect.flatMap(reported ? Effect.succeed(reported) : estimatedUsage(request, text, toolCalls), (usage) => {
+        const cost = costOf(priceOf(target), usage)
+        tab.used = { tokens: usage.total_tokens, usd: cost ?? 0 }
+        return record(request.usage, where(target), startedAt, { usage, cost })
+      })
+
+    /** The most a chat call to `target` can cost: its prompt and `max_tokens` (the configured default without one), priced. */
+    const worstCase = (request: ChatRequest, target: Target): Effect.Effect<Cost> =>
+      Effect.map(promptTokens(request), (prompt) => {
+        const completion = request.max_tokens ?? config.defaultMaxTokens
+        return {
+          tokens: prompt + completion,
+          usd: costOf(priceOf(target), { prompt_tokens: prompt, completion_tokens: completion }) ?? 0
+        }
+      })
+
+    /**
+     * `use` within the budgets' hold: the worst case reserved first (a refusal fails the call
+     * before anything is sent), settled to what was recorded when it ends, however it ends.
+     */
+    const budgeted = <A, E>(request: ChatRequest, target: Target, use: (tab: Tab) => Effect.Effect<A, E>): Effect.Effect<A, E | LlmError> =>
+      Effect.acquireUseRelease(
+        Effect.mapBoth(
+          budgets.reserve(
+            {
+              principalKind: request.usage.principalKind,
+              principalId: request.usage.principalId,
+              botId: request.usage.botId,
+              channelId: request.usage.channelId
+            },
+            worstCase(request, target)
+          ),
+          { onFailure: refusal, onSuccess: (held): Tab => ({ held, used: { tokens: 0, usd: 0 } }) }
+        ),
+        use,
+        (tab) => tab.held.settle(tab.used)
       )
 
     /** Retries one provider call per the policy (blocking calls; streams retry in `streamModel`). */
@@ -167,22 +218,26 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
         Effect.flatMap(providers.resolve(modelId), (target) => {
           const images = imagesChecked(target, request)
           if (images instanceof LlmError) return Effect.fail(images)
-          return retrying(inSlot(target, request.usage)(target.provider.family.chat(target, request))).pipe(
-            Effect.mapError((error) => (images ? images(error) : error)),
-            Effect.tapBoth({
-              onSuccess: (result) => recordChat(request, target, startedAt, result.usage, result.content, result.toolCalls),
-              onFailure: (error) => record(request.usage, where(target), startedAt, error)
-            }),
-            Effect.map((outcome): CompletionResult => {
-              const result: CompletionResult = {
-                content: outcome.content,
-                model: target.id,
-                usage: outcome.usage,
-                toolCalls: outcome.toolCalls
-              }
-              return i === 0 ? result : { ...result, fallback: { originalModel: candidates[0]!, fallbackModel: modelId } }
-            })
-          )
+          return budgeted(request, target, (tab) =>
+            retrying(inSlot(target, request.usage)(target.provider.family.chat(target, request))).pipe(
+              Effect.mapError((error) => (images ? images(error) : error)),
+              Effect.tapBoth({
+                onSuccess: (result) =>
+                  recordChat(request, target, startedAt, result.usage, result.content, result.toolCalls, tab),
+                onFailure: (error) =>
+                  record(request.usage, where(target), startedAt, error)
+              })
+            )).pipe(
+              Effect.map((outcome): CompletionResult => {
+                const result: CompletionResult = {
+                  content: outcome.content,
+                  model: target.id,
+                  usage: outcome.usage,
+                  toolCalls: outcome.toolCalls
+                }
+                return i === 0 ? result : { ...result, fallback: { originalModel: candidates[0]!, fallbackModel: modelId } }
+              })
+            )
         }))
       return Effect.catchAll(attempt, (error) => {
         if (!fallsBack(error) || i === candidates.length - 1) return Effect.fail(error)
@@ -223,12 +278,13 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
             })
           )
         })
-      return attempt(0).pipe(
-        Effect.tapBoth({
-          onSuccess: (finished) => recordChat(request, target, startedAt, finished.usage, finished.text, finished.toolCalls),
-          onFailure: (error) => (isLlmError(error) ? record(request.usage, where(target), startedAt, error) : Effect.void)
-        })
-      )
+      return budgeted(request, target, (tab) =>
+        attempt(0).pipe(
+          Effect.tapBoth({
+            onSuccess: (finished) => recordChat(request, target, startedAt, finished.usage, finished.text, finished.toolCalls, tab),
+            onFailure: (error) => (isLlmError(error) ? record(request.usage, where(target), startedAt, error) : Effect.void)
+          })
+        ))
     }
 
     /**
@@ -319,5 +375,5 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
     // Each call one span, `Llm.<method>`: the methods make none of their own.
     return traced("Llm", { complete, stream, streamTo, embed, transcribe } as const)
   }),
-  dependencies: [Providers.Default, ProviderGate.Default, UsageService.Default, LlmConfigLayer]
+  dependencies: [Providers.Default, ProviderGate.Default, UsageService.Default, Budgets.Default, LlmConfigLayer]
 }) {}

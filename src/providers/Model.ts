@@ -64,6 +64,8 @@ export interface UsageContext {
    */
   readonly caller?: string
   readonly botId?: string
+  /** The channel a turn answers in: a channel's budget counts it. Not recorded. */
+  readonly channelId?: string
   readonly sessionId?: string
 }
 
@@ -164,7 +166,8 @@ export interface TranscribeRequest {
   readonly usage: UsageContext
 }
 
-export const LlmErrorKind = Schema.Literal("rate_limited", "upstream", "invalid_request", "unknown_model", "timeout")
+/** `budget_exceeded`: refused before it was sent, by a block budget (src/budgets/); `retryAfterSeconds` is the period's end. */
+export const LlmErrorKind = Schema.Literal("rate_limited", "upstream", "invalid_request", "unknown_model", "timeout", "budget_exceeded")
 export type LlmErrorKind = typeof LlmErrorKind.Type
 
 /** A failed LLM call. `detail` is the provider's message with any credential removed. */

@@ -17,15 +17,24 @@ const countOf = () => {
   return tokenizer
 }
 
+const countPrompt = (count: (text: string) => number, request: ChatRequest) => {
+  let prompt = 0
+  for (const message of request.messages) {
+    prompt += perMessage + count(textOf(message.content))
+    for (const call of message.tool_calls ?? []) prompt += count(call.function.name) + count(call.function.arguments)
+  }
+  for (const tool of request.tools ?? []) prompt += count(JSON.stringify(tool.function))
+  return prompt
+}
+
+/** The request's prompt tokens, counted before it is sent (a budget reserves them). */
+export const promptTokens = (request: ChatRequest): Effect.Effect<number> =>
+  Effect.promise(async () => countPrompt(await countOf(), request))
+
 export const estimatedUsage = (request: ChatRequest, text: string, toolCalls: ReadonlyArray<ToolCall>): Effect.Effect<Usage> =>
   Effect.promise(async () => {
     const count = await countOf()
-    let prompt = 0
-    for (const message of request.messages) {
-      prompt += perMessage + count(textOf(message.content))
-      for (const call of message.tool_calls ?? []) prompt += count(call.function.name) + count(call.function.arguments)
-    }
-    for (const tool of request.tools ?? []) prompt += count(JSON.stringify(tool.function))
+    const prompt = countPrompt(count, request)
     let completion = count(text)
     for (const call of toolCalls) completion += count(call.name) + count(call.arguments)
     return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, estimated: true }

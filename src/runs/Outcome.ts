@@ -29,3 +29,13 @@ export const runFailureMessage = (cause: Cause.Cause<unknown>): string => {
   }
   return "The run failed"
 }
+
+/** The `error` event's code for a failure a client may act on: a model call a budget refused. */
+export const runFailureCode = (cause: Cause.Cause<unknown>): { readonly code?: string } => {
+  const failure = Cause.failureOption(cause)
+  if (failure._tag === "None") return {}
+  const error = failure.value as { _tag?: string; kind?: string } | null
+  return error && typeof error === "object" && error._tag === "LlmError" && error.kind === "budget_exceeded"
+    ? { code: "budget_exceeded" }
+    : {}
+}

@@ -18,9 +18,9 @@ import { eventWrites, storedRow } from "./EventWrites.ts"
 import { finishedRuns } from "./FinishedRuns.ts"
 import { closeDeadRuns, staleAfter, watchRuns } from "./Liveness.ts"
 import { attach, type LiveRun, makeLiveRun, numberClosing, record } from "./LiveRun.ts"
-import { runFailureMessage, type RunOutcome } from "./Outcome.ts"
+import { runFailureCode, runFailureMessage, type RunOutcome } from "./Outcome.ts"
 import { makeOwner, releaseOwner } from "./Owners.ts"
-import { makeQuota, type RunSlot } from "./Quota.ts"
+import { RunQuota, type RunSlot } from "./Quota.ts"
 import { RunsRepo } from "./Repo.ts"
 import type { EventSource } from "./Sse.ts"
 import { storedEvents } from "./StoredEvents.ts"
@@ -42,7 +42,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     const live = new Map<string, LiveRun>()
     const expiry = yield* finishedRuns((id) => live.delete(id))
     const fibers = yield* FiberMap.make<string>()
-    const quota = makeQuota()
+    const quota = yield* RunQuota
 
     // Background: close the runs of processes gone, write events out, keep this process's runs
     // alive, notice remote cancels.
@@ -93,15 +93,15 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
       })
 
     /**
-     * A place for one more run of `credential`, or None when it has `max` running in this process
+     * A place for one more run of `credential`, or None when it has `max` running on all processes
      * (RUNS_PER_CREDENTIAL_MAX). Given to `start`, it is given back when the run ends; a caller
      * whose run does not start gives it back itself (`release`).
      */
     const reserve = (credential: string, max: number): Effect.Effect<Option.Option<RunSlot>> =>
-      Effect.sync(() => Option.fromNullable(quota.take(credential, max)))
+      Effect.map(quota.take(credential, max), Option.fromNullable)
 
-    /** How many runs `credential` has running in this process. */
-    const runningFor = (credential: string) => Effect.sync(() => quota.count(credential))
+    /** How many runs `credential` has running on all processes. */
+    const runningFor = (credential: string) => quota.count(credential)
 
     /**
      * Starts a run whose lock `acquire` took. `body` gets `emit` and `carry` and produces the turn's
@@ -164,7 +164,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
               if (!interrupted) yield* Effect.logError("Agent run failed", exit.cause)
               outcome = interrupted ? { _tag: "interrupted", message } : { _tag: "failed", message }
               closing.push(
-                { type: "error", message },
+                { type: "error", message, ...(interrupted ? {} : runFailureCode(exit.cause)) },
                 { type: "response", text: run.partialText, tools_used: [], client_actions: [], session_id: sessionId }
               )
             }
@@ -263,5 +263,5 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
       { acquire, release, start, reserve, runningFor, events, follow, latestRun, runExists, cancel, awaitDone, owner } as const
     )
   }),
-  dependencies: [RunsRepo.Default, Bus.Default]
+  dependencies: [RunsRepo.Default, Bus.Default, RunQuota.Default]
 }) {}

@@ -1,7 +1,7 @@
 /**
- * The hook contract, declared once for the core and for integrations: the spec's seven events, the
- * extra keys each carries (as schemas: encoding through them drops any other key), the context a
- * callback receives and the callback types. `src/hooks` runs it; integrations import the types
+ * The hook contract, declared once for the core and for integrations: the spec's seven events and
+ * Cairn's two budget events, the extra keys each carries (as schemas: encoding through them drops
+ * any other key), the context a callback receives and the callback types. `src/hooks` runs it; integrations import the types
  * through `./index.ts` (type-only there, so an integration loads nothing at run time).
  */
 import { Schema } from "effect"
@@ -10,7 +10,24 @@ const Count = Schema.Number
 const Milliseconds = Schema.Number
 export const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
-/** The extra keys of each event, exactly the spec's. Encoding through these drops any other key. */
+/** Where a budget stood when one of its events fired (src/budgets/). */
+const budgetExtras = Schema.Struct({
+  budget_id: Schema.String,
+  scope: Schema.String,
+  target: Schema.NullOr(Schema.String),
+  period: Schema.String,
+  /** The period's first instant (ISO 8601); null for a total budget. */
+  period_start: Schema.NullOr(Schema.String),
+  action: Schema.String,
+  limit_usd: Schema.NullOr(Schema.Number),
+  limit_tokens: Schema.NullOr(Count),
+  spent_usd: Schema.Number,
+  spent_tokens: Count,
+  /** Spent over limit, the larger share of the two limits. */
+  used: Schema.Number
+})
+
+/** The extra keys of each event: the spec's, and the budget events Cairn adds. Encoding through these drops any other key. */
 export const hookExtras = {
   before_context_assembly: Schema.Struct({ user_message: Schema.String }),
   before_llm_call: Schema.Struct({
@@ -42,6 +59,10 @@ export const hookExtras = {
   }),
   after_tool_call: Schema.Struct({ tool_name: Schema.String, tool_args: JsonObject, duration_ms: Milliseconds }),
   after_response: Schema.Struct({ response_length: Count, tool_calls_made: Count }),
+  /** A budget's spend this period reached its `warn_at` share (once per period). */
+  budget_warning: budgetExtras,
+  /** A budget's spend reached its limit, or a call was refused by it (once per period). */
+  budget_exceeded: budgetExtras,
   before_transcription: Schema.Struct({
     audio_format: Schema.String,
     audio_size_bytes: Count,

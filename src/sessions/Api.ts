@@ -6,13 +6,28 @@ import { BotNotFound } from "../bots/Errors.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { idPath, queryParams } from "../contract/Params.ts"
 import { SessionNotFound } from "./Errors.ts"
-import { CreateSession, Message, Session, SessionCreated, SessionWithMessages, UpdateSession } from "./Model.ts"
+import {
+  CreateSession,
+  Message,
+  Session,
+  SessionCreated,
+  SessionSearchResults,
+  SessionWithMessages,
+  UpdateSession,
+  UpdateSessionState
+} from "./Model.ts"
 
 const sessionPath = idPath("Session")
 const listQuery = queryParams({
   bot_id: Schema.optional(Schema.String),
   client_id: Schema.optional(Schema.String),
-  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000)))
+  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000))),
+  /** `true`: only the archived sessions; otherwise only those not archived. */
+  archived: Schema.optional(Schema.BooleanFromString)
+})
+const searchQuery = queryParams({
+  q: Schema.String.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(200)),
+  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100)))
 })
 
 export class SessionsApi extends HttpApiGroup.make("sessions")
@@ -22,6 +37,24 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
       .addSuccess(SessionCreated)
       .annotate(RequiredScope, "sessions:write")
       .annotate(OpenApi.Description, "Create the session for (client_id, bot_id), or return the existing one")
+  )
+  .add(
+    HttpApiEndpoint.get("search", "/api/v1/sessions/search")
+      .setUrlParams(searchQuery)
+      .addSuccess(SessionSearchResults)
+      .annotate(RequiredScope, "sessions:read")
+      .annotate(
+        OpenApi.Description,
+        "The caller's sessions whose title or messages match q (full text), pinned first, each with the words around its first matching message"
+      )
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/api/v1/sessions/:id")
+      .setPath(sessionPath)
+      .setPayload(UpdateSessionState)
+      .addSuccess(Session)
+      .annotate(RequiredScope, "sessions:write")
+      .annotate(OpenApi.Description, "Rename, pin or unpin, archive or restore a session (only the fields sent change)")
   )
   .add(
     HttpApiEndpoint.get("messages", "/api/v1/sessions/:id/messages")

@@ -99,7 +99,8 @@ export const historyRowOf = (
     cancelled,
     attachments: message.attachments && message.attachments.length > 0 ? message.attachments : null,
     summary,
-    ...(message.metadata?.provider_state ? { provider_state: message.metadata.provider_state } : {})
+    ...(message.metadata?.provider_state ? { provider_state: message.metadata.provider_state } : {}),
+    ...(message.metadata?.origin ? { origin: message.metadata.origin } : {})
   }
 }
 

@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
 import { Principal } from "../auth/Principal.ts"
 import { confinedBot } from "./Access.ts"
-import { SessionCreated } from "./Model.ts"
+import { SessionCreated, SessionSearchResults } from "./Model.ts"
 import { Sessions, shownSession } from "./Sessions.ts"
 
 export const SessionsHttpLive = HttpApiBuilder.group(CairnApi, "sessions", (handlers) =>
@@ -18,17 +18,29 @@ export const SessionsHttpLive = HttpApiBuilder.group(CairnApi, "sessions", (hand
             dispatchConfig: payload.dispatch_config,
             principal
           })).pipe(Effect.map((session) => new SessionCreated({ session_id: session.id }))))
-      .handle("messages", ({ path }) => Effect.flatMap(Principal, (principal) => sessions.messages(principal, path.id)))
+      .handle("search", ({ urlParams }) =>
+        Effect.flatMap(Principal, (principal) =>
+          Effect.map(sessions.search(principal, urlParams.q, urlParams.limit ?? 20), (results) =>
+            new SessionSearchResults({ results }))))
+      .handle("update", ({ path, payload }) =>
+        Effect.flatMap(Principal, (principal) =>
+          Effect.map(sessions.update(principal, path.id, payload), shownSession)))
+      .handle("messages", ({ path }) =>
+        Effect.flatMap(Principal, (principal) =>
+          sessions.messages(principal, path.id)))
       .handle("legacyList", ({ urlParams }) =>
         Effect.flatMap(Principal, (principal) =>
-          sessions.list(principal, { botId: urlParams.bot_id, clientId: urlParams.client_id, limit: urlParams.limit })).pipe(
+          sessions.list(principal, {
+            botId: urlParams.bot_id,
+            clientId: urlParams.client_id,
+            limit: urlParams.limit,
+            archived: urlParams.archived
+          })).pipe(
             Effect.map((list) =>
               list.map(shownSession)
             )
           ))
-      .handle("legacyGet", ({ path }) =>
-        Effect.flatMap(Principal, (principal) =>
-          sessions.withMessages(principal, path.id)))
+      .handle("legacyGet", ({ path }) => Effect.flatMap(Principal, (principal) => sessions.withMessages(principal, path.id)))
       .handle("legacyUpdate", ({ path, payload }) =>
         Effect.flatMap(Principal, (principal) =>
           Effect.map(sessions.setTitle(principal, path.id, payload.title), shownSession)))

@@ -15,7 +15,33 @@ export class Session extends Schema.Class<Session>("Session")({
   created_at: Schema.Date,
   updated_at: Schema.Date,
   /** When the session last had a message (or changed bot). */
-  last_active: Schema.Date
+  last_active: Schema.Date,
+  /** Kept at the top of its list. */
+  pinned: Schema.Boolean,
+  /** Out of its list (listed with `archived=true`); kept, and found by search. */
+  archived: Schema.Boolean
+}) {}
+
+/** `PATCH /api/v1/sessions/{id}`: only the fields sent change; at least one is sent. */
+export const UpdateSessionState = body({
+  title: Schema.optional(Schema.String.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(200))),
+  pinned: Schema.optional(Schema.Boolean),
+  archived: Schema.optional(Schema.Boolean)
+}).pipe(
+  Schema.filter((update) =>
+    update.title !== undefined || update.pinned !== undefined || update.archived !== undefined ||
+    "Send at least one of title, pinned, archived"
+  )
+)
+
+/** A conversation a search found, and the words around the first match in its messages (null: its title matched). */
+export class SessionMatch extends Schema.Class<SessionMatch>("SessionMatch")({
+  session: Session,
+  snippet: Schema.NullOr(Schema.String)
+}) {}
+
+export class SessionSearchResults extends Schema.Class<SessionSearchResults>("SessionSearchResults")({
+  results: Schema.Array(SessionMatch)
 }) {}
 
 export const UpdateSession = body({

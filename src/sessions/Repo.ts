@@ -7,6 +7,7 @@ import { DirectStatements } from "../db/Direct.ts"
 import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { dispatchConfigColumn, resealPending } from "../db/Reseal.ts"
 import { Message, type NewMessage, Session } from "./Model.ts"
+import { SummaryRow, titleFrom, TranscriptRow } from "./Rows.ts"
 
 /**
  * A session as stored: the API's `Session` as the driver hands it over (its type side: timestamps
@@ -19,6 +20,9 @@ export const SessionRow = Schema.Struct(Session.fields).pipe(
   Schema.extend(Schema.Struct({ owner: Schema.NullOr(Schema.String) }))
 )
 export type SessionRow = typeof SessionRow.Type
+
+/** A session a search found, with the words around its first matching message. */
+const SessionMatchRow = SessionRow.pipe(Schema.extend(Schema.Struct({ snippet: Schema.NullOr(Schema.String) })))
 
 const Role = Message.fields.role
 /** Tool calls as the model sent them (OpenAI's shape); kept as stored. */
@@ -51,7 +55,9 @@ export const HistoryRow = Schema.Struct({
   /** The session's summary of the messages before these (the same on every row), if it has one. */
   summary: Schema.optional(Schema.NullOr(Schema.String)),
   /** What the model's provider gave with this message for the rest of its tool loop (`ChatMessage.providerState`). */
-  provider_state: Schema.optional(Schema.NullOr(Schema.Unknown))
+  provider_state: Schema.optional(Schema.NullOr(Schema.Unknown)),
+  /** Where the message's content came from (agent/Provenance.ts); absent on rows stored before origins were kept. */
+  origin: Schema.optional(Schema.NullOr(Schema.Unknown))
 })
 export type HistoryRow = typeof HistoryRow.Type
 
@@ -76,7 +82,8 @@ const HistorySliceRow = Schema.Struct({
   tool_call_id: Schema.NullOr(Schema.String),
   cancelled: Schema.NullOr(Schema.Boolean),
   attachments: Schema.NullOr(Schema.Array(Schema.Unknown)),
-  provider_state: Schema.optional(Schema.NullOr(Schema.Unknown))
+  provider_state: Schema.optional(Schema.NullOr(Schema.Unknown)),
+  origin: Schema.optional(Schema.NullOr(Schema.Unknown))
 })
 
 /**
@@ -99,37 +106,8 @@ const decodeStored = (value: unknown) => Option.getOrNull(decodeStoredOption(val
 
 const Inserted = Schema.Struct({ created_at: Schema.DateFromSelf, stored: Schema.Unknown })
 
-export const TranscriptRow = Schema.Struct({
-  seq: Schema.Number,
-  role: Role,
-  content: Schema.NullOr(Schema.String),
-  passive: Schema.Boolean,
-  tool_name: Schema.NullOr(Schema.String)
-})
-
-/** One stored summary of a session. */
-export const SummaryRow = Schema.Struct({
-  version: Schema.Number,
-  summary: Schema.String,
-  from_seq: Schema.Number,
-  through_seq: Schema.Number,
-  trigger: Schema.String,
-  created_at: Schema.DateFromSelf
-})
-export type SummaryRow = typeof SummaryRow.Type
-
-/** A title from a user message: its first 80 characters, whitespace folded, cut at a word. Null for any other message. */
-export const titleFrom = (message: { readonly role: string; readonly content: string | null }) => {
-  if (message.role !== "user" || !message.content) return null
-  const text = message.content.replace(/\s+/g, " ").trim()
-  if (!text) return null
-  if (text.length <= 80) return text
-  const cut = text.slice(0, 80)
-  const space = cut.lastIndexOf(" ")
-  return `${space > 40 ? cut.slice(0, space) : cut}…`
-}
-
-const sessionColumns = "id, bot_id, client_id, channel_id, dispatch_config, title, owner, created_at, updated_at"
+const sessionColumns =
+  "id, bot_id, client_id, channel_id, dispatch_config, title, owner, created_at, updated_at, pinned_at IS NOT NULL AS pinned, archived_at IS NOT NULL AS archived"
 const messageColumns = "id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata, created_at"
 
 export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/SessionsRepo", {
@@ -138,6 +116,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
     // A turn's statements: its session, its history, and a message stored on its own.
     const { rows } = yield* DirectStatements
     const sessionRows = decodeRows(SessionRow)
+    const matchRows = decodeRows(SessionMatchRow)
     /**
      * Storing a message: its row, and its session's activity time and message count (the first
      * user message with text names an untitled session). The count is exact because only these
@@ -206,13 +185,53 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
           const rows = yield* sessionRows(sql`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE id = ${id}`)
           return rows[0]!
         }),
-      /** `owner` set: only that owner's sessions. */
-      list: (filter: { readonly botId?: string; readonly clientId?: string; readonly owner?: string; readonly limit: number }) =>
+      /** `owner` set: only that owner's sessions. Pinned first; archived ones only when asked for (and then only they). */
+      list: (
+        filter: {
+          readonly botId?: string
+          readonly clientId?: string
+          readonly owner?: string
+          readonly archived?: boolean
+          readonly limit: number
+        }
+      ) =>
         sql`SELECT ${sql.literal(sessionColumns)} FROM sessions
           WHERE (${filter.botId ?? null}::text IS NULL OR bot_id = ${filter.botId ?? null})
             AND (${filter.clientId ?? null}::text IS NULL OR client_id = ${filter.clientId ?? null})
             AND (${filter.owner ?? null}::text IS NULL OR owner = ${filter.owner ?? null})
-          ORDER BY updated_at DESC LIMIT ${filter.limit}`.pipe(sessionRows),
+            AND (archived_at IS NOT NULL) = ${filter.archived ?? false}
+          ORDER BY pinned_at IS NULL, pinned_at DESC, updated_at DESC LIMIT ${filter.limit}`.pipe(sessionRows),
+      /** Pins or unpins, archives or restores; undefined when the session is gone. */
+      setState: (id: string, state: { readonly pinned?: boolean | undefined; readonly archived?: boolean | undefined }) =>
+        sessionRows(
+          sql`UPDATE sessions SET
+                pinned_at = CASE WHEN ${state.pinned ?? null}::boolean IS NULL THEN pinned_at
+                                 WHEN ${state.pinned ?? null}::boolean THEN coalesce(pinned_at, now()) END,
+                archived_at = CASE WHEN ${state.archived ?? null}::boolean IS NULL THEN archived_at
+                                   WHEN ${state.archived ?? null}::boolean THEN coalesce(archived_at, now()) END
+              WHERE id = ${id} RETURNING ${sql.literal(sessionColumns)}`
+        ).pipe(Effect.map(firstRow)),
+      /**
+       * Sessions whose title or user and assistant messages match `text` (full text, 'simple'; a
+       * title also by substring, for a word half typed), each with the words around its first
+       * matching message. `owner` set: only that owner's.
+       */
+      search: (text: string, filter: { readonly owner?: string; readonly limit: number }) =>
+        sql`WITH q AS (SELECT websearch_to_tsquery('simple', ${text}) AS query)
+          SELECT ${sql.literal(sessionColumns)},
+            (SELECT ts_headline('simple', m.content, q.query, 'MaxWords=24, MinWords=8, StartSel="", StopSel=""')
+             FROM messages m
+             WHERE m.session_id = sessions.id AND m.role IN ('user', 'assistant')
+               AND to_tsvector('simple', coalesce(m.content, '')) @@ q.query
+             ORDER BY m.seq LIMIT 1) AS snippet
+          FROM sessions, q
+          WHERE (${filter.owner ?? null}::text IS NULL OR owner = ${filter.owner ?? null})
+            AND (to_tsvector('simple', coalesce(title, '')) @@ q.query
+              OR position(lower(${text}) IN lower(coalesce(title, ''))) > 0
+              OR EXISTS (SELECT 1 FROM messages m
+                         WHERE m.session_id = sessions.id AND m.role IN ('user', 'assistant')
+                           AND to_tsvector('simple', coalesce(m.content, '')) @@ q.query))
+          ORDER BY pinned_at IS NULL, updated_at DESC LIMIT ${filter.limit}`.pipe(matchRows),
       setBot: (id: string, botId: string) =>
         sessionRows(
           sql`UPDATE sessions SET bot_id = ${botId}, updated_at = now() WHERE id = ${id} RETURNING ${sql.literal(sessionColumns)}`
@@ -278,13 +297,13 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
       historySince: (sessionId: string, read: { readonly after: number }, limit: number) =>
         rows(sql`SELECT coalesce(s.summary_through, 0)::int AS through, s.summary, s.message_count::int AS total,
                    m.seq::int AS seq, m.passive, m.role, m.content, m.tool_calls, m.tool_call_id, m.cancelled, m.attachments,
-                   m.provider_state
+                   m.provider_state, m.origin
             FROM sessions s
             LEFT JOIN LATERAL (
               SELECT m.seq, coalesce((m.metadata->>'passive')::boolean, false) AS passive, m.role, m.content, m.tool_calls, m.tool_call_id,
                      coalesce((m.metadata->>'cancelled')::boolean, false) AS cancelled,
                      CASE WHEN m.attachments = '[]'::jsonb THEN NULL ELSE m.attachments END AS attachments,
-                     m.metadata->'provider_state' AS provider_state
+                     m.metadata->'provider_state' AS provider_state, m.metadata->'origin' AS origin
               FROM messages m
               WHERE m.session_id = s.id AND m.seq > greatest(${read.after}, coalesce(s.summary_through, 0))
               ORDER BY m.seq DESC LIMIT ${limit}
@@ -308,7 +327,8 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
                 cancelled: row.cancelled ?? false,
                 attachments: row.attachments,
                 summary: row.summary,
-                ...(row.provider_state ? { provider_state: row.provider_state } : {})
+                ...(row.provider_state ? { provider_state: row.provider_state } : {}),
+                ...(row.origin ? { origin: row.origin } : {})
               })
             }
             return { through: first.through, summary: first.summary, total: first.total, rows }

@@ -3,14 +3,14 @@ import { Effect } from "effect"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { Bots } from "../bots/Bots.ts"
 import { BotNotFound } from "../bots/Errors.ts"
-import { ValidationError } from "../contract/Errors.ts"
+import { Forbidden, ValidationError } from "../contract/Errors.ts"
 import { isUuid } from "../contract/Params.ts"
 import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConfig.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { mayReach, ownerOf, reachesEverySession, requireBotAllowed, requireReach } from "./Access.ts"
 import { SessionNotFound } from "./Errors.ts"
 import { makeHistoryCache, wholeRead } from "./History.ts"
-import { Message, type NewMessage, Session, SessionWithMessages } from "./Model.ts"
+import { Message, type NewMessage, Session, SessionMatch, SessionWithMessages } from "./Model.ts"
 import { type MessageRow, type SessionRow, SessionsRepo } from "./Repo.ts"
 
 // Rows were decoded by the repository's schemas (or written from checked values), and a response
@@ -29,6 +29,37 @@ export const toMessage = (row: MessageRow) =>
  * every time instead.
  */
 const historyCacheSize = { sessions: 256, chars: 8_000_000 }
+
+/** A session's summaries: its transcript to summarise, the versions stored, the current one. */
+const summaryMethods = (
+  repo: SessionsRepo,
+  history: ReturnType<typeof makeHistoryCache>,
+  reach: (principal: PrincipalShape, id: string) => Effect.Effect<unknown, SessionNotFound | Forbidden>,
+  notFound: (id: string) => SessionNotFound
+) => {
+  /** Every message's seq, role and text, for a summary (the caller has read the session). */
+  const transcript = (id: string, range?: { readonly after?: number; readonly through?: number }) => repo.transcript(id, range)
+
+  /** Stores the session's next summary version (see the repository). */
+  const setSummary = (
+    id: string,
+    summary: string,
+    range: { readonly from: number; readonly through: number },
+    trigger: "summarize" | "compaction" | "admin"
+  ) =>
+    Effect.flatMap(repo.setSummary(id, summary, range.from, range.through, trigger), (stored) => {
+      // A new summary starts another window (a read would see it too; this saves the read's miss).
+      history.forget(id)
+      return stored ? Effect.succeed(stored) : Effect.fail(notFound(id))
+    })
+
+  const summaries = (principal: PrincipalShape, id: string) => Effect.zipRight(reach(principal, id), repo.summaries(id))
+
+  /** The session's current summary and what it covers. */
+  const currentSummary = (id: string) => repo.currentSummary(id)
+
+  return { transcript, setSummary, summaries, currentSummary } as const
+}
 
 export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
   effect: Effect.gen(function*() {
@@ -113,26 +144,31 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
         return toSession(row)
       })
 
-    /** Every message's seq, role and text, for a summary (the caller has read the session). */
-    const transcript = (id: string, range?: { readonly after?: number; readonly through?: number }) => repo.transcript(id, range)
-
-    /** Stores the session's next summary version (see the repository). */
-    const setSummary = (
+    /** A user's edit of their conversation: its title, pinned, archived (only what is sent changes). */
+    const update = (
+      principal: PrincipalShape,
       id: string,
-      summary: string,
-      range: { readonly from: number; readonly through: number },
-      trigger: "summarize" | "compaction" | "admin"
+      change: { readonly title?: string | undefined; readonly pinned?: boolean | undefined; readonly archived?: boolean | undefined }
     ) =>
-      Effect.flatMap(repo.setSummary(id, summary, range.from, range.through, trigger), (stored) => {
-        // A new summary starts another window (a read would see it too; this saves the read's miss).
-        history.forget(id)
-        return stored ? Effect.succeed(stored) : Effect.fail(notFound(id))
+      Effect.gen(function*() {
+        yield* reach(principal, id)
+        if (change.title !== undefined && !(yield* repo.setTitle(id, change.title))) return yield* notFound(id)
+        const row = yield* repo.setState(id, { pinned: change.pinned, archived: change.archived })
+        if (!row) return yield* notFound(id)
+        return toSession(row)
       })
 
-    const summaries = (principal: PrincipalShape, id: string) => Effect.zipRight(reach(principal, id), repo.summaries(id))
+    /** The caller's conversations whose title or messages match `text`, pinned first, then the most recently active. */
+    const search = (principal: PrincipalShape, text: string, limit: number) =>
+      Effect.map(
+        repo.search(text, { ...(reachesEverySession(principal) ? {} : { owner: ownerOf(principal) }), limit }),
+        (rows) =>
+          rows.filter((row) => mayReach(principal, row)).map(({ snippet, ...row }) =>
+            new SessionMatch({ session: shownSession(toSession(row)), snippet }, true)
+          )
+      )
 
-    /** The session's current summary and what it covers. */
-    const currentSummary = (id: string) => repo.currentSummary(id)
+    const { transcript, setSummary, summaries, currentSummary } = summaryMethods(repo, history, reach, notFound)
 
     const messages = (principal: PrincipalShape, id: string) =>
       Effect.gen(function*() {
@@ -153,12 +189,18 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
     /** The sessions the caller reaches, most recently active first. */
     const list = (
       principal: PrincipalShape | null,
-      filter: { readonly botId?: string | undefined; readonly clientId?: string | undefined; readonly limit?: number | undefined }
+      filter: {
+        readonly botId?: string | undefined
+        readonly clientId?: string | undefined
+        readonly limit?: number | undefined
+        readonly archived?: boolean | undefined
+      }
     ) =>
       Effect.map(
         repo.list({
           ...(filter.botId !== undefined ? { botId: filter.botId } : {}),
           ...(filter.clientId !== undefined ? { clientId: filter.clientId } : {}),
+          ...(filter.archived !== undefined ? { archived: filter.archived } : {}),
           ...(principal && !reachesEverySession(principal) ? { owner: ownerOf(principal) } : {}),
           limit: filter.limit ?? 100
         }),
@@ -214,6 +256,8 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
         getOrCreateWithId,
         switchBot,
         setTitle,
+        update,
+        search,
         transcript,
         setSummary,
         summaries,

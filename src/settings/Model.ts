@@ -189,6 +189,24 @@ export const WidgetStopOnDisconnect = setting({
   fromConfig: (config) => config.widgetStopOnDisconnect
 })
 
+export const MemorySoftLimitMb = setting({
+  key: "MEMORY_SOFT_LIMIT_MB",
+  description:
+    "Resident memory in MB above which new runs are refused with 503 and Retry-After (open streams finish, queued tasks wait) and /health/ready says shedding; 0: 80 % of the container's or machine's memory limit",
+  type: "integer",
+  schema: WholeNumber(0, INT_MAX, " of MB (0: 80 % of the memory limit)"),
+  fromConfig: (config) => config.memorySoftLimitMb
+})
+
+export const MemoryHardLimitMb = setting({
+  key: "MEMORY_HARD_LIMIT_MB",
+  description:
+    "Resident memory in MB above which the server drains and restarts through its supervisor (systemd, pm2, SUPERVISED=true; without one it only sheds); 0: 90 % of the memory limit",
+  type: "integer",
+  schema: WholeNumber(0, INT_MAX, " of MB (0: 90 % of the memory limit)"),
+  fromConfig: (config) => config.memoryHardLimitMb
+})
+
 /** Every runtime setting (a list of different value types; typed reads go through the constants above). */
 export const settingDefinitions: ReadonlyArray<SettingDefinition<any>> = [
   RateLimitEnabled,
@@ -206,7 +224,9 @@ export const settingDefinitions: ReadonlyArray<SettingDefinition<any>> = [
   BackupIntervalHours,
   RunsPerCredentialMax,
   ProviderConcurrencyMax,
-  WidgetStopOnDisconnect
+  WidgetStopOnDisconnect,
+  MemorySoftLimitMb,
+  MemoryHardLimitMb
 ]
 
 /** Checks a candidate value against its setting's schema: the normalised value, or a message. */

@@ -5,6 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { injectionOrigin } from "../agent/Provenance.ts"
 import { transactions } from "../db/Repository.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { traced } from "../telemetry/Spans.ts"
@@ -71,7 +72,12 @@ export class Injector extends Effect.Service<Injector>()("cairn/Injector", {
               role: "user",
               content: injection.content,
               ...(injection.attachments?.length ? { attachments: injection.attachments } : {}),
-              metadata: { ...injection.extraMetadata, source: injection.source, injected: true }
+              metadata: {
+                ...injection.extraMetadata,
+                source: injection.source,
+                injected: true,
+                origin: injectionOrigin(injection.source, injection.extraMetadata)
+              }
             })
             if (!injection.runAgent) return { message_id: message.id, session_id: session.id, task_id: null }
             const task = yield* tasks.enqueue({

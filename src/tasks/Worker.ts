@@ -11,6 +11,7 @@ import { Channels } from "../channels/Channels.ts"
 import { Bus } from "../db/Bus.ts"
 import { Leadership } from "../db/Leadership.ts"
 import { transactions } from "../db/Repository.ts"
+import { Memory } from "../health/Memory.ts"
 import { ownerGone } from "../runs/Owners.ts"
 import { RunsRepo } from "../runs/Repo.ts"
 import { Runs } from "../runs/Runs.ts"
@@ -58,6 +59,7 @@ export const WorkerLive = Layer.scopedDiscard(
     const tasks = yield* Tasks
     const bus = yield* Bus
     const leadership = yield* Leadership
+    const memory = yield* Memory
     const worker = runs.owner
     let active = 0
     // Task fibers belong to the worker's scope: at shutdown they stop, and their tasks, still
@@ -151,7 +153,8 @@ export const WorkerLive = Layer.scopedDiscard(
 
     /** Claims while there are free slots and claimable tasks. */
     const drain = Effect.gen(function*() {
-      if (yield* settings.get(SystemPaused)) return
+      // Paused, or short of memory: queued tasks wait in the queue.
+      if ((yield* settings.get(SystemPaused)) || (yield* memory.shedding)) return
       // A run that ends while these claims are made may free the session of a task they leave:
       // its notice is kept until the claims tell whether one waits.
       waitingForSession = true
@@ -177,8 +180,8 @@ export const WorkerLive = Layer.scopedDiscard(
     if (gone.length > 0) yield* repo.expireLeases(gone)
 
     // Next cycle as soon as a task is queued or recovered (in any process), a setting changes (the
-    // system unpaused), a run ends while a task waits for its session, or a slot here frees; else
-    // on the safety poll.
+    // system unpaused), a run ends while a task waits for its session, a slot here frees, or memory
+    // pressure is gone; else on the safety poll.
     const pollMs = Option.getOrElse(config.pollMs, () => (bus.lossless ? losslessPollMs : defaultPollMs))
     const queued = yield* bus.waker(["tasks", "invalidate"], { safety: Schedule.spaced(Duration.millis(pollMs)) })
     // A run's end is taken only while a task waits for its session: every chat turn ends a run,
@@ -188,7 +191,7 @@ export const WorkerLive = Layer.scopedDiscard(
     yield* Effect.forkScoped(
       drain.pipe(
         Effect.catchAllCause((cause) => Effect.logError("Task worker cycle failed", cause)),
-        Effect.zipRight(Effect.raceAll([queued, sessionFreed, tasks.awaitWork])),
+        Effect.zipRight(Effect.raceAll([queued, sessionFreed, tasks.awaitWork, memory.relieved])),
         Effect.forever
       )
     )
@@ -233,7 +236,8 @@ export const WorkerLive = Layer.scopedDiscard(
       Dispatchers.Default,
       Tasks.Default,
       Bus.Default,
-      Leadership.Default
+      Leadership.Default,
+      Memory.Default
     )
   )
 )

@@ -65,7 +65,14 @@ describe.each(backends)("built-in tools in a turn (%s)", (backend) => {
     server = await startServer({ backend, env: env(), db })
     const bot = await server.request("/api/v1/admin/bots", {
       method: "POST",
-      body: JSON.stringify({ id: "worker", name: "Worker", tools: ["@files", "@documents", "@memory", "@todos", "@web"] })
+      // One channel for every test: once a page or a document is in its history, `untrusted_policy`
+      // would hold the write and egress tools tested here (test/security/ tests that policy).
+      body: JSON.stringify({
+        id: "worker",
+        name: "Worker",
+        tools: ["@files", "@documents", "@memory", "@todos", "@web"],
+        untrusted_policy: "allow"
+      })
     })
     expect(bot.status).toBe(201)
     const channel = await json(

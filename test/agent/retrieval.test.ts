@@ -43,7 +43,9 @@ describe.each(backends)("retrieval in the turn (%s)", (backend) => {
     ) {
       const bot = await server.request("/api/v1/admin/bots", {
         method: "POST",
-        body: JSON.stringify({ id, name: id, retrieval, tools: ["@memory"] })
+        // Retrieved passages are outside content: `untrusted_policy` would hold `remember` after them
+        // (test/security/ tests that policy; here the notes are what is tested).
+        body: JSON.stringify({ id, name: id, retrieval, tools: ["@memory"], untrusted_policy: "allow" })
       })
       expect(bot.status).toBe(201)
     }

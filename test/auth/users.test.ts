@@ -28,7 +28,10 @@ describe.each(backends)("users and sessions (%s)", (backend) => {
     expect((await json(short)).detail[0].loc).toEqual(["body", "password"])
 
     // With API_KEY configured, an empty users table is not open to whoever reaches the port.
-    const requiresKey = { detail: "Setup requires the server's API_KEY: send Authorization: Bearer <API_KEY>" }
+    const requiresKey = {
+      detail:
+        "That is not the server's API key. Creating the first admin needs the API_KEY the server was started with (as the bearer token)."
+    }
     const anonymous = await post("/auth/setup", { username: "intruder", password: "correct horse battery" })
     expect(anonymous.status).toBe(401)
     expect(await json(anonymous)).toEqual(requiresKey)

@@ -1,6 +1,9 @@
-/** The CLI's pure parts: the progress line, tables in 80 columns, what shell_exec answers, image and text sniffing. */
+/** The CLI's pure parts: the progress line, tables in 80 columns, help's wrapping, ids by prefix, what shell_exec answers, image and text sniffing. */
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { textOf } from "../../src/cli/Docs.ts"
+import { helpRequest, wrap } from "../../src/cli/Help.ts"
+import { resolveId } from "../../src/cli/Ids.ts"
 import { clip, table } from "../../src/cli/Output.ts"
 import { progressLine } from "../../src/cli/Progress.ts"
 import { shellResult } from "../../src/cli/RunView.ts"
@@ -37,9 +40,51 @@ describe("tables", () => {
     expect(rendered).toContain("…")
   })
 
+  it("keep the first column whole and leave out columns from the right when cutting is not enough", () => {
+    const id = "8a87e76e-ff71-4b60-8777-d58e58672dfa"
+    const rendered = table(["ID", "STATUS", "BOT", "SOURCE", "CREATED", "PROMPT"], [[
+      id,
+      "running",
+      "default",
+      "api",
+      "2026-11-29 06:19",
+      "p".repeat(90)
+    ]])
+    for (const line of rendered.split("\n")) expect(line.length).toBeLessThanOrEqual(80)
+    expect(rendered).toContain(id)
+    expect(rendered.split("\n")[0]).toMatch(/^ID +STATUS +BOT/)
+    expect(rendered).not.toContain("PROMPT")
+  })
+
   it("clip marks a cut", () => {
     expect(clip("abcdef", 4)).toBe("abc…")
     expect(clip("abc", 4)).toBe("abc")
+  })
+})
+
+describe("help", () => {
+  it("wraps at word boundaries, a longer word keeping its own line", () => {
+    expect(wrap("the quick brown fox jumps", 10)).toEqual(["the quick", "brown fox", "jumps"])
+    expect(wrap("a /api/v1/admin/operations/backup b", 10)).toEqual(["a", "/api/v1/admin/operations/backup", "b"])
+  })
+
+  it("knows a help request, the version and a command to run apart", () => {
+    expect(helpRequest([])).toEqual({ _tag: "Help", path: [] })
+    expect(helpRequest(["--version"])).toEqual({ _tag: "Version" })
+    expect(helpRequest(["docs", "ingest", "-h"])).toEqual({ _tag: "Help", path: ["docs", "ingest"] })
+    expect(helpRequest(["help", "tasks"])).toEqual({ _tag: "Help", path: ["tasks"] })
+    expect(helpRequest(["tasks", "list", "--json"])).toBeUndefined()
+    expect(helpRequest(["chat", "--", "--help"])).toBeUndefined()
+  })
+})
+
+describe("ids by prefix", () => {
+  const ids = ["3f2a9c00-0000-4000-8000-000000000001", "3f2b1100-0000-4000-8000-000000000002"]
+  it("takes a whole id, a unique prefix and a table's cut id, and names the candidates of an ambiguous one", async () => {
+    expect(await Effect.runPromise(resolveId("task", "3f2a", ids))).toBe(ids[0])
+    expect(await Effect.runPromise(resolveId("task", "3f2b1100-00…", ids))).toBe(ids[1])
+    const ambiguous = await Effect.runPromise(Effect.flip(resolveId("task", "3f2", ids)))
+    expect(ambiguous.message).toBe(`3f2 starts 2 task ids (${ids.join(", ")}); give more of it`)
   })
 })
 

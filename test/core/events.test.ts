@@ -43,6 +43,11 @@ const samples: { readonly [T in AgentEventType]: Extract<AgentEvent, { type: T }
   rate_limit_wait: { type: "rate_limit_wait", wait_seconds: 1.5 },
   fallback: { type: "fallback", original_model: "m1", fallback_model: "m2" },
   context_budget: { type: "context_budget", used: 1200, limit: 8000, retrieval: 300 },
+  "context.bot": { type: "context.bot", tools: ["current_time"], skills: ["concise-answers"], preamble: "" },
+  "context.carapaces": { type: "context.carapaces", tools: [], skills: [], preamble: "" },
+  "context.execution_config": { type: "context.execution_config", tools: ["@files"], skills: [], preamble: "Write the digest." },
+  "context.workspace": { type: "context.workspace", tools: [], skills: [], preamble: "Workspace files: notes.md" },
+  "context.retrieval": { type: "context.retrieval", tools: [], skills: [], preamble: "Passages:\n[1] Keepers" },
   rag_rerank: {
     type: "rag_rerank",
     query: "lighthouses",
@@ -97,9 +102,9 @@ const body = (response: ReturnType<typeof Sse.response>) =>
   )
 
 describe("the SSE event schema", () => {
-  it("declares the 19 event types the server sends", () => {
+  it("declares the 24 event types the server sends", () => {
     expect(schemaTable.map(([type]) => type).sort()).toEqual(Object.keys(samples).sort())
-    expect(schemaTable).toHaveLength(19)
+    expect(schemaTable).toHaveLength(24)
   })
 
   it("is what the event table in docs/api.md lists: each type with its fields, in order", () => {

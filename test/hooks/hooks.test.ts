@@ -18,6 +18,34 @@ const ids = {
   correlation_id: "corr-42"
 }
 
+/** Cairn's budget events (src/budgets/), beside the spec's. */
+const budgetExample = (used: number) => ({
+  budget_id: "b1",
+  scope: "bot",
+  target: "default",
+  period: "day",
+  period_start: "2026-01-02T00:00:00.000Z",
+  action: "block",
+  limit_usd: null,
+  limit_tokens: 1000,
+  spent_usd: 0,
+  spent_tokens: used * 1000,
+  used
+})
+const budgetKeys = [
+  "budget_id",
+  "scope",
+  "target",
+  "period",
+  "period_start",
+  "action",
+  "limit_usd",
+  "limit_tokens",
+  "spent_usd",
+  "spent_tokens",
+  "used"
+]
+
 const examples: { readonly [E in HookEvent]: HookExtras[E] } = {
   before_context_assembly: { user_message: "What is the weather?" },
   before_llm_call: { model: "gpt-4o-mini", message_count: 3, tools_count: 2, provider_id: "default", iteration: 1 },
@@ -36,6 +64,8 @@ const examples: { readonly [E in HookEvent]: HookExtras[E] } = {
   before_tool_execution: { tool_name: "get_weather", tool_type: "core", args: { city: "Oslo" }, iteration: 1 },
   after_tool_call: { tool_name: "get_weather", tool_args: { city: "Oslo" }, duration_ms: 35 },
   after_response: { response_length: 57, tool_calls_made: 1 },
+  budget_warning: budgetExample(0.8),
+  budget_exceeded: budgetExample(1),
   before_transcription: { audio_format: "wav", audio_size_bytes: 32000, source: "transcribe" }
 }
 
@@ -58,6 +88,8 @@ const specKeys: { readonly [E in HookEvent]: ReadonlyArray<string> } = {
   before_tool_execution: ["tool_name", "tool_type", "args", "iteration"],
   after_tool_call: ["tool_name", "tool_args", "duration_ms"],
   after_response: ["response_length", "tool_calls_made"],
+  budget_warning: budgetKeys,
+  budget_exceeded: budgetKeys,
   before_transcription: ["audio_format", "audio_size_bytes", "source"]
 }
 
@@ -67,7 +99,9 @@ const broadcastEvents = [
   "after_llm_call",
   "before_tool_execution",
   "after_tool_call",
-  "after_response"
+  "after_response",
+  "budget_warning",
+  "budget_exceeded"
 ] as const
 
 const contextFor = <E extends HookEvent>(event: E): HookContext<E> => ({ ...ids, extra: examples[event] })

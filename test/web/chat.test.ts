@@ -24,8 +24,6 @@ describe("web app chat", () => {
   let llm: FakeLlm
   let browser: Browser
   let page: Page
-  /** Answers for the page's prompt() and confirm() dialogs, in order. */
-  const answers: Array<string> = []
 
   beforeAll(async () => {
     ensureWebBuilt()
@@ -45,7 +43,6 @@ describe("web app chat", () => {
     )
     browser = await launchBrowser()
     page = await (await browser.newContext({ viewport: { width: 1100, height: 760 } })).newPage()
-    page.on("dialog", (dialog) => void (dialog.type() === "confirm" ? dialog.accept() : dialog.accept(answers.shift() ?? "")))
     await signInThroughPage(page, server.baseUrl, "root", password)
   })
   afterAll(async () => {
@@ -56,8 +53,11 @@ describe("web app chat", () => {
   beforeEach(() => llm.reset())
 
   const newChannel = async (name: string, bot: string) => {
-    answers.push(name, bot)
     await page.getByRole("button", { name: "New channel" }).click()
+    const dialog = page.getByRole("dialog", { name: "New channel" })
+    await dialog.getByLabel("Name").fill(name)
+    await dialog.getByLabel("Bot").selectOption(bot)
+    await dialog.getByRole("button", { name: "Create" }).click()
     const item = page.getByTestId("channels").getByRole("button", { name: new RegExp(`^${name} ·`) })
     await item.waitFor()
     await item.click()
@@ -67,8 +67,8 @@ describe("web app chat", () => {
     await page.waitForURL(/\/chat\/[0-9a-f-]{36}$/)
   }
   const send = async (text: string, on: Page = page) => {
-    await on.getByLabel("Message").fill(text)
-    await on.getByLabel("Message").press("Enter")
+    await on.getByRole("textbox", { name: "Message", exact: true }).fill(text)
+    await on.getByRole("textbox", { name: "Message", exact: true }).press("Enter")
   }
   const storedAnswers = (on: Page = page) => on.getByTestId("stored-answer")
 

@@ -1,19 +1,19 @@
-import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
 import { CairnApi } from "../../Api.ts"
 import { Principal } from "../../auth/Principal.ts"
 import { Unauthorized } from "../../contract/Errors.ts"
+import { ClientAddress } from "../ClientAddress.ts"
 import { type TokenPair, UserList } from "./Model.ts"
 import { Oidc } from "./Oidc.ts"
 import { clearRefreshCookie, cookieToken, deliver, markOidcForApp, takeOidcMarker, wantsCookie } from "./RefreshCookie.ts"
 import { Users } from "./Users.ts"
 
-const addressOf = (request: HttpServerRequest.HttpServerRequest) => Option.getOrElse(request.remoteAddress, () => "unknown")
-
 export const AuthHttpLive = HttpApiBuilder.group(CairnApi, "auth", (handlers) =>
   Effect.gen(function*() {
     const users = yield* Users
     const oidc = yield* Oidc
+    const addressOf = (yield* ClientAddress).of
     return handlers
       .handle("status", () => users.status)
       .handle("setup", ({ payload, request }) =>

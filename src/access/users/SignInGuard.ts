@@ -1,113 +1,95 @@
 /**
  * Password guessing is held back whatever RATE_LIMIT_ENABLED says: sign-in and first-admin setup
- * count failures per client address and per username. The first few are free; after them each
- * failure locks the key for twice as long as the last (1 s, 2 s, 4 s, ... at most 15 minutes;
- * SIGNIN_FIRST_LOCK_SECONDS sets the first), and an hour without a failure forgets it. An attempt
- * counts as a failure from the moment it starts (a success takes it back), so a burst of parallel
- * guesses is refused before any password hash is computed for most of them: that hash is what
- * makes guessing expensive for the server too.
+ * count failures per guessing source, the client address (`ClientAddress.ts`: behind a proxy named
+ * in TRUSTED_PROXIES, the address it forwarded). The first few are free; after them each failure
+ * locks the source for twice as long as the last (1 s, 2 s, 4 s, ... at most 15 minutes;
+ * SIGNIN_FIRST_LOCK_SECONDS sets the first), and an hour without a failure forgets it. A locked
+ * source is answered 429 with Retry-After, before any password hash is computed.
  *
- * Reading the clock, checking the locks and counting the attempt are one synchronous step, so
- * concurrent attempts are counted one after another: of a burst that arrives within a lock, exactly
- * the free few run. A burst answered more slowly than the lock lasts (a busy machine answering
- * thirty requests takes seconds) gets one more attempt through each time a lock lapses, as any
- * attempt after a lapse does.
+ * The source is locked, not the account: a stranger's guesses at a username never stop its owner,
+ * signing in from elsewhere, with the right password (locking the account would hand anyone a way to
+ * lock anyone out, and one guess per lock keeps it locked). An IPv6 source is its /64, what one
+ * client is usually given, so stepping through its addresses is not a new source each time.
  *
- * Per process and in memory, like the request rate limits.
+ * An attempt counts as a failure from the moment it starts (a success takes it back), and checking
+ * the lock and counting the attempt are one statement on the source's row (`SignInRepo.ts`), shared
+ * by every server process: of a burst of parallel guesses, exactly the free few run, however many
+ * processes answer it.
  */
-import { Clock, Config, Effect } from "effect"
+import { Config, Effect } from "effect"
+import * as net from "node:net"
 import { TooManyRequests } from "../../contract/Errors.ts"
+import { type LockRules, SignInRepo } from "./SignInRepo.ts"
 
-/** Failures a key may have before the locks begin (SIGNIN_FREE_FAILURES). */
+/** Failures a source may have before the locks begin (SIGNIN_FREE_FAILURES). */
 const freeFailuresConfig = Config.integer("SIGNIN_FREE_FAILURES").pipe(
   Config.withDefault(5),
   Config.validate({ message: "Expected a whole number of at least 1", validation: (n) => n >= 1 })
 )
-const maxLockMs = 15 * 60_000
+const maxLockSeconds = 15 * 60
 /** The lock after the last free failure, doubled by each further one (SIGNIN_FIRST_LOCK_SECONDS). */
 const firstLockConfig = Config.integer("SIGNIN_FIRST_LOCK_SECONDS").pipe(
-  Config.validate({ message: "Expected a whole number of seconds from 1 to 900", validation: (n) => n >= 1 && n * 1000 <= maxLockMs }),
+  Config.validate({ message: "Expected a whole number of seconds from 1 to 900", validation: (n) => n >= 1 && n <= maxLockSeconds }),
   Config.withDefault(1)
 )
-const forgetAfterMs = 60 * 60_000
 const sweepEveryMs = 60_000
 
-interface Strikes {
-  failures: number
-  last: number
-  lockedUntil: number
+/** The first four groups of an IPv6 address (its /64), written out in full. */
+const prefix64 = (address: string): string => {
+  const [head, tail = ""] = address.toLowerCase().split("::")
+  const left = head === "" ? [] : head.split(":")
+  const right = address.includes("::") && tail !== "" ? tail.split(":") : []
+  const groups = address.includes("::") ? [...left, ...Array<string>(8 - left.length - right.length).fill("0"), ...right] : left
+  return groups.slice(0, 4).map((group) => group.padStart(4, "0")).join(":") + "::/64"
 }
 
-/** The keys an attempt counts against: the client address, and the username when there is one. */
-export const guardKeys = (address: string, username?: string): ReadonlyArray<string> =>
-  username === undefined ? [`ip:${address}`] : [`ip:${address}`, `user:${username.trim().toLowerCase()}`]
+/** The source a client address guesses as: an IPv4 address (also when mapped into IPv6), or an IPv6 /64. */
+export const guessingSource = (address: string): string => {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
+  if (mapped) return mapped[1]
+  // An IPv6 address with an IPv4 tail other than the mapped form is rare; it stands as it is.
+  return net.isIPv6(address) && !address.includes(".") ? prefix64(address) : address
+}
 
 export class SignInGuard extends Effect.Service<SignInGuard>()("cairn/SignInGuard", {
   effect: Effect.gen(function*() {
-    const freeFailures = yield* freeFailuresConfig
-    const firstLockMs = (yield* firstLockConfig) * 1000
-    const strikes = new Map<string, Strikes>()
+    const repo = yield* SignInRepo
+    const rules: LockRules = {
+      freeFailures: yield* freeFailuresConfig,
+      firstLockSeconds: yield* firstLockConfig,
+      maxLockSeconds
+    }
     let lastSweep = 0
 
-    const sweep = (now: number) => {
+    /** Drops forgotten sources now and then (once a minute per process, on an attempt). */
+    const sweep = Effect.suspend(() => {
+      const now = Date.now()
+      if (now - lastSweep < sweepEveryMs) return Effect.void
       lastSweep = now
-      for (const [key, entry] of strikes) if (now - entry.last > forgetAfterMs && entry.lockedUntil <= now) strikes.delete(key)
-    }
-
-    const fail = (key: string, now: number) => {
-      const entry = strikes.get(key)
-      const current = entry && now - entry.last <= forgetAfterMs ? entry : { failures: 0, last: now, lockedUntil: 0 }
-      current.failures += 1
-      current.last = now
-      // The last free failure already locks the next attempt out for a moment.
-      if (current.failures >= freeFailures) {
-        current.lockedUntil = now + Math.min(maxLockMs, firstLockMs * 2 ** (current.failures - freeFailures))
-      }
-      strikes.set(key, current)
-    }
+      return repo.sweep
+    })
 
     /**
-     * Whether an attempt may run now: if no key is locked, the attempt is counted against every key
-     * at once (0); else the wait. One synchronous step, with the clock read in it: no other attempt
-     * is checked or counted between this one's check and its count.
+     * Runs `attempt` unless the client at `address` is locked (429 with the wait). The attempt counts
+     * as a failure until it succeeds; a success takes its own count back and lifts the lock it made.
      */
-    const admit = (keys: ReadonlyArray<string>, clock: Clock.Clock) => {
-      const now = clock.unsafeCurrentTimeMillis()
-      if (now - lastSweep > sweepEveryMs) sweep(now)
-      const wait = Math.max(0, ...keys.map((key) => (strikes.get(key)?.lockedUntil ?? 0) - now))
-      if (wait === 0) { for (const key of keys) fail(key, now) }
-      return wait
-    }
-
-    /**
-     * Runs `attempt` unless one of the keys is locked (429 with the wait). The attempt counts as a
-     * failure until it succeeds; a success forgets the username's failures (not the address's).
-     */
-    const guard = <A, E, R>(keys: ReadonlyArray<string>, attempt: Effect.Effect<A, E, R>) =>
+    const guard = <A, E, R>(address: string, attempt: Effect.Effect<A, E, R>) =>
       Effect.gen(function*() {
-        const clock = yield* Effect.clock
-        const wait = yield* Effect.sync(() => admit(keys, clock))
-        if (wait > 0) {
+        const source = guessingSource(address)
+        yield* sweep
+        const met = yield* repo.attempt(source, rules)
+        if (met && !met.admitted) {
           return yield* new TooManyRequests({
             detail: "Too many failed attempts; try again later",
-            retryAfterSeconds: Math.ceil(wait / 1000)
+            retryAfterSeconds: Math.max(1, met.wait ?? 1)
           })
         }
         const result = yield* attempt
-        for (const key of keys) {
-          if (key.startsWith("user:")) strikes.delete(key)
-          else {
-            // The address keeps the failures before this attempt, and no lock of its making.
-            const entry = strikes.get(key)
-            if (entry) {
-              entry.failures = Math.max(0, entry.failures - 1)
-              entry.lockedUntil = 0
-            }
-          }
-        }
+        yield* repo.succeeded(source)
         return result
       })
 
     return { guard } as const
-  })
+  }),
+  dependencies: [SignInRepo.Default]
 }) {}

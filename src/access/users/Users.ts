@@ -7,7 +7,7 @@
  * issued only when they are refreshed: within the one-hour life at most.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Option, Redacted } from "effect"
+import { Clock, Console, Effect, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import type { PrincipalShape } from "../../auth/Principal.ts"
 import { grants, memberScopes, type Scope } from "../../auth/Scopes.ts"
@@ -22,7 +22,8 @@ import { UserConflict, UserNotFound } from "./Errors.ts"
 import { AuthStatus, type CreateUser, Me, type Role, type SetupRequest, TokenPair, type UpdateUser, UserView } from "./Model.ts"
 import { hashPassword, verifyPassword } from "./Password.ts"
 import { type UserRow, UsersRepo } from "./Repo.ts"
-import { guardKeys, SignInGuard } from "./SignInGuard.ts"
+import { localUrl, setupBanner } from "./SetupBanner.ts"
+import { SignInGuard } from "./SignInGuard.ts"
 
 export const refreshTokenMs = 30 * 24 * 3_600_000
 
@@ -118,6 +119,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
         `No admin exists yet. Create the first one with the setup code ${setupCode}: ` +
           `POST /auth/setup with Authorization: Bearer ${setupCode} (set API_KEY to use that instead).`
       )
+      yield* Console.error(setupBanner(setupCode, localUrl(config.host, config.port)).trimEnd())
     }
 
     const status = Effect.map(repo.count, (n) =>
@@ -135,7 +137,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
      */
     const setup = (input: SetupRequest, authorization: string | undefined, address: string) =>
       Effect.gen(function*() {
-        yield* guard.guard(guardKeys(address), checkSetupCredential(authorization))
+        yield* guard.guard(address, checkSetupCredential(authorization))
         return yield* createFirstAdmin(input)
       })
 
@@ -146,8 +148,8 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
         if (token === undefined || !safeEqual(token, expected)) {
           return yield* new Unauthorized({
             detail: Option.isSome(staticKey)
-              ? "Setup requires the server's API_KEY: send Authorization: Bearer <API_KEY>"
-              : "Setup requires the setup code the server printed to its log: send Authorization: Bearer <code>"
+              ? "That is not the server's API key. Creating the first admin needs the API_KEY the server was started with (as the bearer token)."
+              : "That setup code is not right. Use the code the server printed in a box on its standard error when it started (as the bearer token)."
           })
         }
       })
@@ -177,7 +179,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
 
     const login = (username: string, password: string, address: string) =>
       guard.guard(
-        guardKeys(address, username),
+        address,
         Effect.gen(function*() {
           const user = yield* repo.byUsername(username.trim())
           const ok = yield* verifyPassword(password, user?.password_hash ?? null)

@@ -4,16 +4,20 @@
  * that run from its first event, and the stored part of it is hidden meanwhile, so the answer reads
  * the same as if the page had never gone: nothing missing, nothing twice. When the run ends the
  * stored messages are read again and take its place.
+ *
+ * The view follows the answer as it grows unless the reader scrolled up (then "Jump to latest"
+ * brings them back), and the cursor stays in the message box while an answer is written.
  */
 import { useCallback, useEffect, useRef, useState } from "react"
 import type { CairnClient } from "../../client.ts"
 import { describeError } from "../shared/calls.ts"
-import { type ComposedMessage, Composer } from "../shared/composer/Composer.tsx"
+import { type ComposedMessage } from "../shared/composer/Composer.tsx"
 import { followRun, type RunFollower, type RunStart } from "../shared/runStream.ts"
 import { type AuthSession } from "../shared/session.ts"
 import { applyEvent, emptyTurn, type Turn } from "../shared/turn.ts"
+import { ComposerBar, LiveAnswer } from "./ConversationParts.tsx"
 import { MessageList, type StoredMessage } from "./Messages.tsx"
-import { TurnView } from "./TurnView.tsx"
+import { useFollowScroll } from "./useFollowScroll.ts"
 
 export interface SessionRef {
   readonly id: string
@@ -28,6 +32,8 @@ interface Live {
   /** The stored run it rejoined; its stored messages are hidden while it runs. */
   readonly runId?: string
   readonly reconnecting?: boolean
+  /** A failed answer's message, sent here, that Retry sends again. */
+  readonly retryText?: string
 }
 
 const runIdOf = (message: StoredMessage) => {
@@ -55,7 +61,7 @@ export const Conversation = (
   useEffect(() => {
     activity.current = onActivity
   })
-  const scroller = useRef<HTMLDivElement>(null)
+  const composerBar = useRef<HTMLDivElement>(null)
   const [client, setClient] = useState<CairnClient | undefined>()
   const [models, setModels] = useState<ReadonlyArray<string>>([])
   useEffect(() => {
@@ -95,7 +101,11 @@ export const Conversation = (
       follower.current?.close()
       setLive(initial)
       follower.current = followRun(() => auth.streaming(), session.id, start, {
-        onEvent: (event) => setLive((current) => current && { ...current, turn: applyEvent(current.turn, event), reconnecting: false }),
+        onEvent: (event, seq) => {
+          setLive((current) => current && { ...current, turn: applyEvent(current.turn, event), reconnecting: false })
+          // The run's first event: the session exists now, so the list can show it at once.
+          if (seq <= 1 && start.kind === "chat") activity.current()
+        },
         onConnection: (connected) => setLive((current) => current && { ...current, reconnecting: !connected }),
         onEnd: (failure) => {
           follower.current = undefined
@@ -106,7 +116,10 @@ export const Conversation = (
               setLive((
                 current
               ) => (current && (failure || current.turn.status === "failed")
-                ? { turn: { ...current.turn, status: "failed", error: current.turn.error ?? failure } }
+                ? {
+                  turn: { ...current.turn, status: "failed", error: current.turn.error ?? failure },
+                  ...(current.userText !== undefined ? { retryText: current.userText } : {})
+                }
                 : undefined)
               )
               activity.current()
@@ -138,15 +151,16 @@ export const Conversation = (
     }
   }, [auth, follow, loadMessages, session.id])
 
-  // Follow the bottom while the answer grows, unless the reader scrolled up.
+  const { scroller, content, away, onScroll, leaveBottom, resume, jumpToLatest } = useFollowScroll(messages, live, composerBar)
+  // The cursor starts in the message box (where a pointer is fine: on a phone it would open the keyboard).
   useEffect(() => {
-    const element = scroller.current
-    if (element && element.scrollHeight - element.scrollTop - element.clientHeight < 160) element.scrollTop = element.scrollHeight
-  }, [messages, live])
+    if (client && window.matchMedia("(pointer: fine)").matches) composerBar.current?.querySelector("textarea")?.focus()
+  }, [client])
 
   /** A message from the composer: its text, uploaded images and the model chosen for it. */
   const send = ({ text, attachments, model }: ComposedMessage) => {
     setError(undefined)
+    resume()
     follow(
       {
         kind: "chat",
@@ -176,46 +190,53 @@ export const Conversation = (
 
   const running = live !== undefined && live.turn.status === "running"
   const shown = messages?.filter((m) => live?.runId === undefined || runIdOf(m) !== live.runId || m.role === "user")
+  // A failed answer to a message sent here can be asked again, as it was.
+  const retryText = live?.turn.status === "failed" ? live.retryText : undefined
+  const retry = retryText !== undefined && auth.can("chat") ? () => send({ text: retryText, attachments: [], model: undefined }) : undefined
 
   return (
-    <section className="conversation" aria-label="Conversation">
-      <div className="messages" ref={scroller} data-testid="messages" aria-live="polite">
-        {shown === undefined ? <p className="muted">Loading…</p> : <MessageList messages={shown} />}
-        {live ?
-          (
-            <>
-              {live.userText !== undefined ?
-                (
-                  <div className="message user">
-                    <p className="plain">{live.userText}</p>
-                  </div>
-                ) :
-                null}
-              <TurnView turn={live.turn} canDecide={auth.can("approvals:write")} onDecide={decide} />
-              {live.reconnecting ? <p className="notice">Connection lost; reconnecting…</p> : null}
-            </>
-          ) :
-          null}
-        {error ? <p role="alert" className="error">{error}</p> : null}
+    <section
+      className="conversation"
+      aria-label="Conversation"
+      onKeyDown={(event) => {
+        if (event.key === "Escape" && !event.shiftKey && running) {
+          event.preventDefault()
+          stop()
+        }
+      }}
+    >
+      <div
+        className="messages"
+        ref={scroller}
+        data-testid="messages"
+        role="log"
+        aria-label="Chat history"
+        // The keyboard scrolls it too (the arrows, Page Up and Down once it has focus).
+        tabIndex={0}
+        onScroll={onScroll}
+        onWheel={(event) => event.deltaY < 0 && leaveBottom()}
+        onKeyDown={(event) => ["ArrowUp", "PageUp", "Home"].includes(event.key) && leaveBottom()}
+      >
+        <div className="messages-content" ref={content}>
+          {shown === undefined ? <p className="muted">Loading…</p> : <MessageList messages={shown} />}
+          {live ? <LiveAnswer live={live} canDecide={auth.can("approvals:write")} onDecide={decide} onRetry={retry} /> : null}
+          {error ? <p role="alert" className="error">{error}</p> : null}
+        </div>
       </div>
+      {away ?
+        <button type="button" className="jump-latest" onClick={jumpToLatest}>Jump to latest ↓</button> :
+        null}
       {auth.can("chat") ?
         (
-          <div className="composer-bar">
-            {client ?
-              (
-                <Composer
-                  client={client}
-                  onSend={send}
-                  disabled={running}
-                  allowAttachments={auth.can("attachments:write")}
-                  allowVoice
-                  allowModelOverride={models.length > 0}
-                  models={models}
-                />
-              ) :
-              null}
-            {running ? <button type="button" className="stop" onClick={stop}>Stop</button> : null}
-          </div>
+          <ComposerBar
+            barRef={composerBar}
+            client={client}
+            onSend={send}
+            running={running}
+            allowAttachments={auth.can("attachments:write")}
+            models={models}
+            onStop={stop}
+          />
         ) :
         <p className="muted">Your account may read conversations but not chat.</p>}
     </section>

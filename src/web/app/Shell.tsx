@@ -3,7 +3,7 @@
  * scopes allow, the integrations' own sidebar sections) and the open page. Console pages load on
  * first visit.
  */
-import { type ComponentType, createElement, lazy, Suspense, useMemo, useState } from "react"
+import { type ComponentType, createElement, lazy, type MouseEvent, Suspense, useMemo, useState } from "react"
 import type { AuthSession } from "../shared/session.ts"
 import { ChatPage } from "./Chat.tsx"
 import { IntegrationSections } from "./integrations/SidebarSections.tsx"
@@ -33,6 +33,13 @@ const NavLink = (
     <span>{label}</span>
   </a>
 )
+
+/** The skip link lands in the chat's message box, on a console page on the page itself. */
+const skipToContent = (event: MouseEvent<HTMLAnchorElement>) => {
+  event.preventDefault()
+  const content = document.getElementById("content")
+  ;(content?.querySelector<HTMLElement>("[data-testid=composer] textarea") ?? content)?.focus()
+}
 
 export const Shell = ({ auth, path }: { readonly auth: AuthSession; readonly path: string }) => {
   const [navOpen, setNavOpen] = useState(false)
@@ -70,6 +77,7 @@ export const Shell = ({ auth, path }: { readonly auth: AuthSession; readonly pat
 
   return (
     <div className={`shell${navOpen ? " nav-open" : ""}`}>
+      <a className="skip-link" href="#content" onClick={skipToContent}>Skip to content</a>
       <header className="topbar">
         <button type="button" className="icon nav-toggle" aria-label="Menu" aria-expanded={navOpen} onClick={() => setNavOpen(!navOpen)}>
           ☰
@@ -102,7 +110,7 @@ export const Shell = ({ auth, path }: { readonly auth: AuthSession; readonly pat
         })}
         <IntegrationSections auth={auth} path={path} onGo={close} />
       </nav>
-      <div className="content">{content}</div>
+      <div className="content" id="content" tabIndex={-1}>{content}</div>
     </div>
   )
 }

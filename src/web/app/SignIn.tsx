@@ -3,8 +3,8 @@
  * OpenID Connect button when the server has a provider configured. Tokens arrive through the
  * session (`AuthSession.adopt`); the refresh token never reaches this page's script.
  */
-import { type FormEvent, useState } from "react"
-import { describeError, runCall } from "../shared/calls.ts"
+import { type FormEvent, useId, useState } from "react"
+import { formErrors, runCall } from "../shared/calls.ts"
 import { type AuthSession, clientWith } from "../shared/session.ts"
 
 export interface AuthStatusView {
@@ -20,28 +20,47 @@ interface Props {
   readonly onStatus: (status: AuthStatusView) => void
 }
 
+/** A field with its hint and, after a refused attempt, what was wrong with it (next to it, and read out with it). */
 const Field = (
-  props: { label: string; name: string; type?: string; value: string; onChange: (v: string) => void; autoComplete?: string; hint?: string }
-) => (
-  <label className="field">
-    <span>{props.label}</span>
-    <input
-      name={props.name}
-      type={props.type ?? "text"}
-      value={props.value}
-      autoComplete={props.autoComplete}
-      required
-      onChange={(event) => props.onChange(event.target.value)}
-    />
-    {props.hint ? <small>{props.hint}</small> : null}
-  </label>
-)
+  props: {
+    label: string
+    name: string
+    type?: string
+    value: string
+    onChange: (v: string) => void
+    autoComplete?: string
+    hint?: string
+    error?: string | undefined
+  }
+) => {
+  const hint = useId()
+  const problem = useId()
+  const described = [props.hint ? hint : undefined, props.error ? problem : undefined].filter(Boolean).join(" ")
+  return (
+    <label className="field">
+      <span>{props.label}</span>
+      <input
+        name={props.name}
+        type={props.type ?? "text"}
+        value={props.value}
+        autoComplete={props.autoComplete}
+        required
+        aria-invalid={props.error ? true : undefined}
+        aria-describedby={described || undefined}
+        onChange={(event) => props.onChange(event.target.value)}
+      />
+      {props.hint ? <small id={hint}>{props.hint}</small> : null}
+      {props.error ? <small id={problem} className="error field-error">{props.error}</small> : null}
+    </label>
+  )
+}
 
 export const SignIn = ({ status, auth }: Props) => {
   const [username, setUsername] = useState("")
   const [password, setPassword] = useState("")
   const [credential, setCredential] = useState("")
   const [error, setError] = useState<string | undefined>()
+  const [fieldErrors, setFieldErrors] = useState<Readonly<Record<string, string>>>({})
   const [busy, setBusy] = useState(false)
   const setup = status.setup_required
 
@@ -49,6 +68,7 @@ export const SignIn = ({ status, auth }: Props) => {
     event.preventDefault()
     setBusy(true)
     setError(undefined)
+    setFieldErrors({})
     try {
       // Setup authenticates with the server's API_KEY or setup code, not with a user token.
       const client = await clientWith(() => (setup ? credential : undefined))
@@ -57,7 +77,9 @@ export const SignIn = ({ status, auth }: Props) => {
         : await runCall(client.auth.login({ payload: { username, password } }))
       await auth.adopt(pair)
     } catch (failure) {
-      setError(describeError(failure))
+      const { byField, other } = formErrors(failure, ["username", "password"])
+      setFieldErrors(byField)
+      setError(other)
     } finally {
       setBusy(false)
     }
@@ -92,7 +114,14 @@ export const SignIn = ({ status, auth }: Props) => {
         {setup || status.local_login ?
           (
             <>
-              <Field label="Username" name="username" value={username} onChange={setUsername} autoComplete="username" />
+              <Field
+                label="Username"
+                name="username"
+                value={username}
+                onChange={setUsername}
+                autoComplete="username"
+                error={fieldErrors.username}
+              />
               <Field
                 label="Password"
                 name="password"
@@ -100,6 +129,7 @@ export const SignIn = ({ status, auth }: Props) => {
                 value={password}
                 onChange={setPassword}
                 autoComplete={setup ? "new-password" : "current-password"}
+                error={fieldErrors.password}
                 {...(setup ? { hint: "At least 8 characters." } : {})}
               />
               {error ? <p role="alert" className="error">{error}</p> : null}

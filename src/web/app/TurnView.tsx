@@ -74,10 +74,12 @@ export const ToolCard = (
 }
 
 export const TurnView = (
-  { turn, canDecide, onDecide }: {
+  { turn, canDecide, onDecide, onRetry }: {
     readonly turn: Turn
     readonly canDecide: boolean
     readonly onDecide: (id: string, approved: boolean) => void
+    /** Given when the failed answer's message can be sent again. */
+    readonly onRetry?: (() => void) | undefined
   }
 ) => (
   <div className={`message assistant ${turn.status}`} data-testid="live-answer" aria-busy={turn.status === "running"}>
@@ -92,5 +94,12 @@ export const TurnView = (
     {turn.status === "running" && turn.parts.length === 0 ? <p className="muted typing">…</p> : null}
     {turn.status === "cancelled" ? <p className="notice">Stopped</p> : null}
     {turn.error ? <p className="error" role="alert">{turn.error}</p> : null}
+    {turn.status === "failed" && onRetry ?
+      (
+        <div className="message-actions">
+          <button type="button" className="small" onClick={onRetry}>Retry</button>
+        </div>
+      ) :
+      null}
   </div>
 )

@@ -1,8 +1,12 @@
 /** Client-side routing: the path (and query) in the address bar, changed without a page load. */
 import { useEffect, useState } from "react"
 
-export const navigate = (href: string) => {
-  if (window.location.pathname + window.location.search !== href) window.history.pushState(null, "", href)
+/** Goes to `href`; `replace` when the step should not stay in the history (a redirect, as the chat's landing). */
+export const navigate = (href: string, options: { readonly replace?: boolean } = {}) => {
+  if (window.location.pathname + window.location.search !== href) {
+    if (options.replace) window.history.replaceState(null, "", href)
+    else window.history.pushState(null, "", href)
+  }
   window.dispatchEvent(new Event("cairn:navigate"))
 }
 

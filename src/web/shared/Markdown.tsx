@@ -81,11 +81,58 @@ const highlightWithin = (root: HTMLElement) => {
   }
 }
 
+/** Copies text: the Clipboard API where the page may use it, else the older copy command (plain-HTTP deployments). */
+export const copyText = async (text: string): Promise<void> => {
+  if (navigator.clipboard && window.isSecureContext) return navigator.clipboard.writeText(text)
+  const area = document.createElement("textarea")
+  area.value = text
+  area.setAttribute("readonly", "")
+  area.style.position = "fixed"
+  area.style.opacity = "0"
+  document.body.append(area)
+  area.select()
+  document.execCommand("copy")
+  area.remove()
+}
+
+/**
+ * Each code block gets a Copy button (the rendered HTML is sanitised, so buttons are added after),
+ * and a block wider than the answer can be scrolled from the keyboard.
+ */
+const decorateCodeBlocks = (root: HTMLElement) => {
+  for (const pre of root.querySelectorAll<HTMLPreElement>("pre")) {
+    if (pre.parentElement?.classList.contains("code-block")) continue
+    const frame = document.createElement("div")
+    frame.className = "code-block"
+    pre.replaceWith(frame)
+    frame.append(pre)
+    const button = document.createElement("button")
+    button.type = "button"
+    button.className = "code-copy"
+    button.textContent = "Copy"
+    button.setAttribute("aria-label", "Copy code")
+    button.addEventListener("click", () => {
+      void copyText(pre.textContent ?? "").then(() => {
+        button.textContent = "Copied"
+        button.setAttribute("aria-label", "Copied")
+        setTimeout(() => {
+          button.textContent = "Copy"
+          button.setAttribute("aria-label", "Copy code")
+        }, 2_000)
+      })
+    })
+    frame.append(button)
+    if (pre.scrollWidth > pre.clientWidth) pre.tabIndex = 0
+  }
+}
+
 export const Markdown = ({ text }: { readonly text: string }) => {
   const html = useMemo(() => renderMarkdown(text), [text])
   const ref = useRef<HTMLDivElement>(null)
   useEffect(() => {
-    if (ref.current) highlightWithin(ref.current)
+    if (!ref.current) return
+    highlightWithin(ref.current)
+    decorateCodeBlocks(ref.current)
   }, [html])
   return <div className="markdown" ref={ref} dangerouslySetInnerHTML={{ __html: html }} />
 }

@@ -91,8 +91,20 @@ export const applyEvent = (turn: Turn, event: AgentEvent): Turn => {
           })
         )
       }
-    case "approval_request":
-      // Asked before the tool runs: the card starts here, with Approve and Deny.
+    case "approval_request": {
+      // The call's `tool_start` comes first: its card takes Approve and Deny, so it shows once.
+      const waiting = turn.parts.findLastIndex((part) =>
+        part.kind === "tool" && part.name === event.tool_name && part.approval === undefined && part.result === undefined
+      )
+      if (waiting >= 0) {
+        return {
+          ...turn,
+          parts: turn.parts.map((part, index) =>
+            index === waiting && part.kind === "tool" ? { ...part, approval: { id: event.approval_id, state: "pending" } } : part
+          )
+        }
+      }
+      // A replay that starts at the request: the card starts here.
       return {
         ...turn,
         parts: [
@@ -106,6 +118,7 @@ export const applyEvent = (turn: Turn, event: AgentEvent): Turn => {
           }
         ]
       }
+    }
     case "approval_resolved":
       return {
         ...turn,

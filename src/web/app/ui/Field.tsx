@@ -8,7 +8,16 @@ interface Common {
   readonly label: string
   readonly description?: ReactNode
   readonly required?: boolean
+  /** What was wrong with the value sent (see `formErrors`), shown under the field and read with it. */
+  readonly error?: string | undefined
 }
+
+/** The field's description and error, as the control's `aria-describedby`. */
+const describedBy = (props: Common, hint: string, problem: string) =>
+  [props.description ? hint : undefined, props.error ? problem : undefined].filter(Boolean).join(" ") || undefined
+
+const FieldError = ({ id, error }: { readonly id: string; readonly error: string | undefined }) =>
+  error ? <small id={id} className="error field-error">{error}</small> : null
 
 /**
  * The label's text, which names the control by id (`aria-labelledby`): the description inside the
@@ -34,6 +43,7 @@ export const TextField = (
 ) => {
   const hint = useId()
   const labelId = useId()
+  const problem = useId()
   return (
     <label className="field">
       <Label id={labelId} label={props.label} required={props.required} />
@@ -46,10 +56,12 @@ export const TextField = (
         required={props.required}
         disabled={props.disabled}
         aria-labelledby={labelId}
-        aria-describedby={props.description ? hint : undefined}
+        aria-describedby={describedBy(props, hint, problem)}
+        aria-invalid={props.error ? true : undefined}
         onChange={(event) => props.onChange(event.target.value)}
       />
       {props.description ? <small id={hint}>{props.description}</small> : null}
+      <FieldError id={problem} error={props.error} />
     </label>
   )
 }
@@ -116,6 +128,7 @@ export const Select = (
 ) => {
   const hint = useId()
   const labelId = useId()
+  const problem = useId()
   return (
     <label className="field">
       <Label id={labelId} label={props.label} required={props.required} />
@@ -124,12 +137,14 @@ export const Select = (
         value={props.value}
         required={props.required}
         aria-labelledby={labelId}
-        aria-describedby={props.description ? hint : undefined}
+        aria-describedby={describedBy(props, hint, problem)}
+        aria-invalid={props.error ? true : undefined}
         onChange={(event) => props.onChange(event.target.value)}
       >
         {props.options.map((option) => <option key={option.value} value={option.value}>{option.label}</option>)}
       </select>
       {props.description ? <small id={hint}>{props.description}</small> : null}
+      <FieldError id={problem} error={props.error} />
     </label>
   )
 }

@@ -1,6 +1,7 @@
 /**
  * Usage: LLM tokens and cost for a date range, grouped by day, model, bot or key, as two bar
- * charts and the table with the same figures (the charts' text alternative).
+ * charts and the table with the same figures (the charts' text alternative); above them, each
+ * budget's spend this period.
  */
 import { useMemo, useState } from "react"
 import type { UsageTotals } from "../../../usage/Model.ts"
@@ -10,6 +11,7 @@ import { Select, TextField } from "../ui/Field.tsx"
 import { Page, Section } from "../ui/Page.tsx"
 import { useLoad } from "../ui/useLoad.ts"
 import { BarChart, type BarSeries } from "./BarChart.tsx"
+import { BudgetBars } from "./Budgets.tsx"
 import { type Grouping, groupings, rowsOf, type UsageRow } from "./grouping.ts"
 
 /** A UTC day as "YYYY-MM-DD", `offset` days from today. */
@@ -159,6 +161,7 @@ const UsagePage = ({ auth }: PageProps) => {
       </div>
       <p className="muted">Days are UTC; the range includes both ends.</p>
       {report.data?.totals ? <TotalsList totals={report.data.totals} /> : null}
+      <BudgetBars auth={auth} />
       {report.data && rows.length === 0 ? <p className="empty" role="status">No usage in this range.</p> : null}
       <UsageCharts rows={rows} by={groupLabel.toLowerCase()} />
       {rows.length > 0 ? <UsageTable rows={rows} groupLabel={groupLabel} /> : null}

@@ -27,6 +27,8 @@ export interface ComposerProps {
   readonly client: CairnClient
   readonly onSend: (message: ComposedMessage) => void | Promise<void>
   readonly disabled?: boolean
+  /** An answer is being written: the text area stays usable (and focused), only sending waits. */
+  readonly busy?: boolean
   readonly allowModelOverride?: boolean
   readonly models?: ReadonlyArray<string>
   readonly allowVoice?: boolean
@@ -137,6 +139,7 @@ export const Composer = ({
   client,
   onSend,
   disabled = false,
+  busy = false,
   allowModelOverride = false,
   models = [],
   allowVoice = true,
@@ -158,7 +161,7 @@ export const Composer = ({
   })
 
   const { ready } = attachments
-  const canSend = !disabled && !attachments.uploading && voice.kind === "idle" && (text.trim().length > 0 || ready.length > 0)
+  const canSend = !disabled && !busy && !attachments.uploading && voice.kind === "idle" && (text.trim().length > 0 || ready.length > 0)
 
   const send = async () => {
     if (!canSend) return

@@ -1,0 +1,33 @@
+/** Rows of a session's transcript and summaries as read, and the title a session takes from its first message. */
+import { Schema } from "effect"
+import { Message } from "./Model.ts"
+
+export const TranscriptRow = Schema.Struct({
+  seq: Schema.Number,
+  role: Message.fields.role,
+  content: Schema.NullOr(Schema.String),
+  passive: Schema.Boolean,
+  tool_name: Schema.NullOr(Schema.String)
+})
+
+/** One stored summary of a session. */
+export const SummaryRow = Schema.Struct({
+  version: Schema.Number,
+  summary: Schema.String,
+  from_seq: Schema.Number,
+  through_seq: Schema.Number,
+  trigger: Schema.String,
+  created_at: Schema.DateFromSelf
+})
+export type SummaryRow = typeof SummaryRow.Type
+
+/** A title from a user message: its first 80 characters, whitespace folded, cut at a word. Null for any other message. */
+export const titleFrom = (message: { readonly role: string; readonly content: string | null }) => {
+  if (message.role !== "user" || !message.content) return null
+  const text = message.content.replace(/\s+/g, " ").trim()
+  if (!text) return null
+  if (text.length <= 80) return text
+  const cut = text.slice(0, 80)
+  const space = cut.lastIndexOf(" ")
+  return `${space > 40 ? cut.slice(0, space) : cut}…`
+}
