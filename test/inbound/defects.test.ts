@@ -184,8 +184,16 @@ setInterval(() => {}, 1000)
       () => (alpha().length >= 1 && beta().length >= 1 ? [alpha()[0], beta()[0]] : undefined),
       "both processes started"
     )
-    const bridgeWorker = await health()
-    expect(bridgeWorker.state).toBe("running")
+    // The bridge's worker as it runs once the saves of the tests before have all reached it: the
+    // same start seen twice, a notice's travel apart (a restart on its way would change it).
+    const bridgeWorker = await waitFor(async () => {
+      const first = await health()
+      await sleep(1500)
+      const second = await health()
+      return second?.state === "running" && second.started_at === first?.started_at && second.restarts === first?.restarts
+        ? second
+        : undefined
+    }, "the bridge's worker settled")
     expect((await putSettings("alpha", { ALPHA_MODE: "second" })).status).toBe(200)
     await waitFor(() => alpha().find((line) => line.mode === "second"), "alpha restarted with its new setting")
     await waitFor(() => (alive(a.pid) ? undefined : true), "alpha's old process stopped")

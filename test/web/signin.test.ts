@@ -34,7 +34,7 @@ describe("web app sign-in", () => {
     await page.getByLabel("Username").fill("root")
     await page.getByLabel("Password").fill(password)
     await page.getByRole("button", { name: "Create admin and sign in" }).click()
-    await page.getByRole("alert").filter({ hasText: "Setup requires the server's API_KEY" }).waitFor()
+    await page.getByRole("alert").filter({ hasText: "That is not the server's API key." }).waitFor()
 
     await setUpThroughPage(page, server.baseUrl, server.apiKey, "root", password, "setup")
     expect((await json(await server.request("/auth/status", { auth: null }))).setup_required).toBe(false)

@@ -60,7 +60,7 @@ describe("console: the HUD", () => {
     await c.page.getByTestId("channels").getByRole("button", { name: new RegExp(`^${name} ·`) }).click()
     await c.page.getByTestId("chat-channel").filter({ hasText: name }).waitFor()
   }
-  const badge = () => c.page.getByRole("banner").getByTestId("hud-bb-status")
+  const badge = () => c.page.locator(".chat-head").getByTestId("hud-bb-status")
   const badgeIs = (state: string) => c.page.locator(`[data-testid="hud-bb-status"][data-state="${state}"]`).waitFor()
   const bridgeDot = (state: string) => c.page.locator(`[data-testid="readiness-Messages"][data-state="${state}"]`).waitFor()
 

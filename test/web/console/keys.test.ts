@@ -69,12 +69,12 @@ describe("console: API keys", () => {
     const { page } = app
     await page.getByRole("button", { name: "New key" }).click()
     const dialog = page.getByRole("dialog", { name: "New API key" })
-    // An expiry in the past: the server's 422 is shown as it says it.
+    // An expiry in the past: the server's 422 is shown in words, its field named as the form names it.
     await dialog.getByLabel("Name").fill("Too late")
     await dialog.getByLabel("Expires on").fill("2020-01-01")
     await dialog.getByRole("checkbox").first().check()
     await dialog.getByRole("button", { name: "Create key" }).click()
-    await dialog.getByRole("alert").filter({ hasText: "expires_at must be in the future" }).waitFor()
+    await dialog.getByRole("alert").filter({ hasText: "Expires at must be in the future." }).waitFor()
     await dialog.getByRole("button", { name: "Cancel" }).click()
   })
 })
