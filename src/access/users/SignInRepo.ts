@@ -7,7 +7,11 @@ import { SqlClient, type Statement } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { decodeRows, firstRow, repository } from "../../db/Repository.ts"
 
-/** What an attempt met: let through (and counted), or refused with the whole seconds the lock has left. */
+/**
+ * What an attempt met: let through (and counted), or refused with the whole seconds the lock has
+ * left, by the clock as it answers: `now()` is when its transaction began, which for an attempt that
+ * waited on the row is before the lock it meets was set (a wait past the lock's length).
+ */
 export const StrikeRow = Schema.Struct({ admitted: Schema.Boolean, wait: Schema.NullOr(Schema.Number) })
 export type StrikeRow = typeof StrikeRow.Type
 
@@ -42,7 +46,7 @@ export class SignInRepo extends Effect.Service<SignInRepo>()("cairn/SignInRepo",
             last_failure = CASE WHEN ${locked} THEN s.last_failure ELSE now() END,
             locked_until = CASE WHEN ${locked} THEN s.locked_until ELSE ${lockFor(failures)} END,
             admitted = NOT ${locked}
-          RETURNING admitted, CEIL(EXTRACT(EPOCH FROM (locked_until - now())))::int AS wait`).pipe(Effect.map(firstRow))
+          RETURNING admitted, CEIL(EXTRACT(EPOCH FROM (locked_until - clock_timestamp())))::int AS wait`).pipe(Effect.map(firstRow))
       },
       /** A success from `source`: its own attempt no longer counts, and no lock is left of its making. */
       succeeded: (source: string) =>
