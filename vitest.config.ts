@@ -5,6 +5,11 @@ import { scaled } from "./test/support/time.ts"
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts", "integrations/**/*.test.ts"],
+    // The chaos run (kill -9 at each step of the inbound pipeline) takes its own command,
+    // `npm run test:chaos` (vitest.chaos.config.ts): see docs/operations.md, "Fault injection".
+    exclude: ["test/chaos/**", "**/node_modules/**"],
+    // Migrated databases the tests' databases are copied from (test/support/template.ts).
+    globalSetup: ["test/support/globalSetup.ts"],
     testTimeout: scaled(60_000),
     hookTimeout: scaled(120_000),
     // expect.poll's own default (1 s) is a deadline too short for a machine busy with other work.

@@ -53,4 +53,5 @@ export const fastTestFiles = () =>
     .map((file) => path.relative(process.cwd(), file))
 
 // Not mergeConfig: it would add these to the full suite's include, not replace it.
-export default defineConfig({ ...full, test: { ...full.test, include: fastTestFiles() } })
+// No global setup: the fast tier makes no database, so it needs no migrated template.
+export default defineConfig({ ...full, test: { ...full.test, include: fastTestFiles(), globalSetup: [] } })

@@ -19,8 +19,9 @@ import { cairnVersion } from "./contract/Version.ts"
 import { DiscoverApi } from "./discover/Api.ts"
 import { DocumentsApi } from "./documents/Api.ts"
 import { RepositoryApi } from "./gitrepo/Api.ts"
-import { HealthApi } from "./health/Api.ts"
+import { HealthApi, MetricsApi } from "./health/Api.ts"
 import { HeartbeatsApi } from "./heartbeats/Api.ts"
+import { DeadLettersApi } from "./inbound/Api.ts"
 import { IntegrationsApi } from "./integrations/Api.ts"
 import { LogsApi } from "./logs/Api.ts"
 import { McpApi } from "./mcp/Api.ts"
@@ -41,6 +42,7 @@ import { WorkspacesApi } from "./workspaces/Api.ts"
 
 export class CairnApi extends HttpApi.make("cairn")
   .add(HealthApi)
+  .add(MetricsApi)
   .add(SettingsApi)
   .add(DiscoverApi)
   .add(ApiKeysApi)
@@ -62,6 +64,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .add(BudgetsApi)
   .add(InjectionApi)
   .add(TasksApi)
+  .add(DeadLettersApi)
   .add(BindingsApi)
   .add(WorkspacesApi)
   .add(CarapacesApi)

@@ -2,15 +2,17 @@
  * The `cairn` command tree. Server side: `serve` runs the server (what `npm start` does), `migrate`
  * applies pending migrations and exits, `restore` restores a backup archive. Client side (src/cli/,
  * on the typed client alone): `chat`, `login`, `keys`, `bots`, `providers`, `budgets`, `docs`, `tasks`,
- * `backup`, `status`. The server's modules load only when a server command runs, so a client command starts
+ * `approvals`, `dead-letters`, `backup`, `status`. The server's modules load only when a server command runs, so a client command starts
  * quickly; src/cli.ts runs the tree, and the build saves its help (cli/HelpTree.ts) for bin/cairn.mjs.
  * It lives beside src/cli.ts, not in src/cli/: the server commands reach the server's modules.
  */
 import { Args, Command } from "@effect/cli"
 import { Effect, Layer } from "effect"
 import { keysCommand, loginCommand } from "./cli/Access.ts"
+import { approvalsCommand } from "./cli/Approvals.ts"
 import { budgetsCommand } from "./cli/Budgets.ts"
 import { chatCommand } from "./cli/Chat.ts"
+import { deadLettersCommand } from "./cli/DeadLetters.ts"
 import { docsCommand } from "./cli/Docs.ts"
 import { backupCommand, statusCommand } from "./cli/Operations.ts"
 import { makeProgress } from "./cli/Progress.ts"
@@ -95,6 +97,8 @@ export const cairn = Command.make("cairn").pipe(
     budgetsCommand,
     docsCommand,
     tasksCommand,
+    approvalsCommand,
+    deadLettersCommand,
     backupCommand,
     statusCommand
   ])
@@ -111,8 +115,12 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   "docs search": ["cairn docs search harbour pilot --limit 5"],
   "tasks list": ["cairn tasks list --status pending"],
   "tasks show": ["cairn tasks show 3f2a"],
+  "approvals list": ["cairn approvals list", "cairn approvals list --status denied"],
+  "approvals approve": ["cairn approvals approve 3f2a9c1e"],
   backup: ["cairn backup -o cairn.tar.gz"],
   restore: ["cairn restore cairn.tar.gz"],
   status: ["cairn status", "cairn status --json"],
-  budgets: ["cairn budgets", "cairn budgets --json"]
+  budgets: ["cairn budgets", "cairn budgets --json"],
+  "dead-letters list": ["cairn dead-letters list", "cairn dead-letters list --source msgbridge"],
+  "dead-letters retry": ["cairn dead-letters retry 3f2a9c1e"]
 }

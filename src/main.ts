@@ -5,6 +5,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { AccessHttpLive, AuthServicesLive } from "./access/Layers.ts"
 import * as AuthMiddleware from "./access/Middleware.ts"
+import { Widgets } from "./access/widget/Widgets.ts"
 import { BuiltinToolsLive } from "./agent/builtins/Builtins.ts"
 import { Interactions } from "./agent/Interactions.ts"
 import { AgentLoop } from "./agent/Loop.ts"
@@ -34,14 +35,19 @@ import { DocumentsHttpLive } from "./documents/Http.ts"
 import { GitRepository } from "./gitrepo/GitRepository.ts"
 import { RepositoryHttpLive } from "./gitrepo/Http.ts"
 import { drainFirst } from "./health/Drain.ts"
-import { HealthHttpLive } from "./health/Http.ts"
+import { HealthHttpLive, MetricsHttpLive } from "./health/Http.ts"
 import { Memory } from "./health/Memory.ts"
+import { MetricsExport, metricsPortLive } from "./health/Metrics.ts"
 import { Readiness } from "./health/Readiness.ts"
 import { Heartbeats } from "./heartbeats/Heartbeats.ts"
 import { HeartbeatsHttpLive } from "./heartbeats/Http.ts"
 import { HeartbeatSchedulerLive } from "./heartbeats/Scheduler.ts"
 import { Hooks } from "./hooks/Hooks.ts"
 import { serve } from "./http/Server.ts"
+import { WidgetFraming } from "./http/WidgetFraming.ts"
+import { DeadLettersHttpLive } from "./inbound/Http.ts"
+import { Inbound } from "./inbound/Inbound.ts"
+import { InboundSyncLive } from "./inbound/Sync.ts"
 import { Intake } from "./intake/Intake.ts"
 import { IntegrationsHttpLive } from "./integrations/Http.ts"
 import { Integrations } from "./integrations/Integrations.ts"
@@ -77,12 +83,15 @@ import { SkillsHttpLive } from "./skills/Http.ts"
 import * as Skills from "./skills/Skills.ts"
 import { SpeechHttpLive } from "./speech/Http.ts"
 import { Speech } from "./speech/Speech.ts"
+import { ApprovalNotices } from "./tasks/ApprovalNotice.ts"
+import { DelegatedPosts } from "./tasks/delivery/Delegated.ts"
 import { Dispatchers } from "./tasks/delivery/Dispatchers.ts"
 import { InjectionHttpLive, TasksHttpLive } from "./tasks/Http.ts"
 import { Injector } from "./tasks/Injection.ts"
 import { Tasks } from "./tasks/Tasks.ts"
 import { WorkerLive } from "./tasks/Worker.ts"
 import * as Logging from "./telemetry/Logging.ts"
+import { measureRequests } from "./telemetry/Metrics.ts"
 import * as Tracing from "./telemetry/Tracing.ts"
 import { TodosHttpLive } from "./todos/Http.ts"
 import { Todos } from "./todos/Todos.ts"
@@ -139,13 +148,17 @@ const ServicesLive = Layer.mergeAll(
   Tasks.Default,
   Injector.Default,
   Dispatchers.Default,
+  DelegatedPosts.Default,
+  ApprovalNotices.Default,
+  Inbound.Default,
   IntegrationSettings.Default,
   Integrations.Default,
   Completions.Default,
   McpServer.Default,
   McpServers.Default,
   Memory.Default,
-  Readiness.Default
+  Readiness.Default,
+  MetricsExport.Default
 )
 
 /**
@@ -154,15 +167,18 @@ const ServicesLive = Layer.mergeAll(
  */
 const BackgroundLive = Layer.mergeAll(
   WorkerLive,
+  InboundSyncLive,
   ProcessesLive,
   WorkersLive,
   HeartbeatSchedulerLive,
   WorkflowEngineLive,
-  QuietCollection.layer
+  QuietCollection.layer,
+  metricsPortLive
 )
 
 const HandlersLive = Layer.mergeAll(
   HealthHttpLive,
+  MetricsHttpLive,
   SettingsHttpLive,
   BotsHttpLive,
   ChannelsHttpLive,
@@ -186,6 +202,7 @@ const HandlersLive = Layer.mergeAll(
   DocumentsHttpLive,
   InjectionHttpLive,
   TasksHttpLive,
+  DeadLettersHttpLive,
   BindingsHttpLive,
   WorkspacesHttpLive,
   CarapacesHttpLive,
@@ -225,7 +242,9 @@ export const ObservabilityLive = Layer.unwrapEffect(
 export const AppLive = drainFirst.pipe(
   // Built last, so released first: a stop turns readiness false before anything closes.
   Layer.provideMerge(ListeningAddress.publish),
-  Layer.provideMerge(serve(ApiLive, (app) => openAiErrorShape(mcpErrorShape(app)))),
+  Layer.provideMerge(serve(ApiLive, (app) => measureRequests(openAiErrorShape(mcpErrorShape(app))))),
+  // The widget page's framing origins, from the widget service (the console edits them at runtime).
+  Layer.provideMerge(Layer.effect(WidgetFraming, Effect.map(Widgets, (widgets) => ({ origins: widgets.embedOrigins })))),
   Layer.provideMerge(BackgroundLive),
   Layer.provideMerge(ServicesLive),
   // What every domain shares and none owns: the server secret, the shutdown signal, the bound address.

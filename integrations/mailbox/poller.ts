@@ -4,7 +4,11 @@
  * the cursor past it. A crash anywhere loses nothing (the cursor has not moved past an unrecorded
  * mail) and delivers nothing twice (a recorded mail is skipped by its Message-ID; a re-delivered
  * file overwrites itself). Cycles in one process never overlap; across processes the records and
- * cursors are compare-and-set.
+ * cursors are compare-and-set. Every mail is also an item of the inbound ledger (`cairn.inbound`,
+ * by its Message-ID), recorded before it is screened and settled with its outcome: delivered,
+ * ignored (quarantined), or left `received` while it waits for a bound channel. A mail that fails
+ * INBOUND_MAX_ATTEMPTS cycles is a dead letter: the cursor moves past it, and a person's retry
+ * gives it back to the next cycle.
  */
 import type { ImapFlow } from "imapflow"
 import type { IntegrationContext } from "../../src/sdk/index.ts"
@@ -89,6 +93,18 @@ export const deliverRecord = async (cairn: IntegrationContext, email: string, re
   return { ...record, status: record.status === "released" || record.status === "quarantined" ? "released" : "delivered", delivered_to }
 }
 
+/** The ledger's move for a recorded mail: delivered, ignored (quarantined); pending waits as received. */
+export const settleMail = async (cairn: IntegrationContext, record: MailRecord, id?: string) => {
+  const itemId = id ?? (await cairn.inbound.get(record.message_id))?.id
+  if (!itemId) return
+  if (record.status === "delivered" || record.status === "released") await cairn.inbound.settle(itemId, "delivered")
+  else if (record.status === "quarantined") {
+    await cairn.inbound.settle(itemId, "ignored", {
+      reason: `quarantined (layer ${record.layer ?? "?"}): ${record.reason ?? ""}`.slice(0, 200)
+    })
+  }
+}
+
 const screeningOptions = (config: MailboxConfig) => ({ quarantineLevel: config.quarantineLevel, classifier: config.classifier })
 
 /** Screens, delivers and records one new mail. */
@@ -105,6 +121,7 @@ const handleMail = async (
   const first = await feed.recordFirst(record)
   const item = { folder: mail.folder, uid: mail.uid, message_id: mail.messageId, subject: mail.subject }
   if (!first) return { ...item, outcome: "skipped", reason: "recorded by another server process" }
+  await settleMail(cairn, record)
   return {
     ...item,
     outcome: record.status === "quarantined" ? "quarantined" : record.status === "pending" ? "pending" : "delivered",
@@ -150,14 +167,28 @@ const pollFolder = async (
     } else {
       uids = await uidsFrom(client, cursor.uid + 1)
     }
+    // Dead letters a person retried: mails the cursor is past, read again by their UID.
+    if (cursor && cursor.uidvalidity === state.uidValidity) {
+      const again = (await cairn.inbound.open({ limit: 50 })).filter((entry) =>
+        entry.payload.folder === folder && entry.payload.uidvalidity === state.uidValidity && Number(entry.payload.uid) <= cursor!.uid
+      )
+      uids = [...new Set([...again.map((entry) => Number(entry.payload.uid)), ...uids])]
+    }
     let screened = 0
     for (const uid of uids) {
       if (screened >= budget) break
       let read: Awaited<ReturnType<typeof readMail>>
       let item: CycleItem
+      let itemId: string | undefined
       try {
-        read = await readMail(client, folder, uid, state.uidValidity, async (messageId) =>
-          (await feed.record(mailKey(messageId))) !== undefined)
+        read = await readMail(client, folder, uid, state.uidValidity, async (messageId) => {
+          // Recorded in the ledger before anything is done with it; a recorded mail is settled from its record.
+          const receipt = await cairn.inbound.receive({ externalId: messageId, payload: { folder, uid, uidvalidity: state.uidValidity } })
+          itemId = receipt.id
+          const recorded = await feed.record(mailKey(messageId))
+          if (recorded && !receipt.decided) await settleMail(cairn, recorded, receipt.id)
+          return receipt.decided || recorded !== undefined
+        })
         if (read.known) {
           item = { folder, uid, message_id: read.messageId, subject: "", outcome: "skipped", reason: "already handled (same Message-ID)" }
         } else {
@@ -165,16 +196,13 @@ const pollFolder = async (
           item = await handleMail(cairn, feed, config, read.mail, state.uidValidity)
         }
       } catch (error) {
-        // Not past this mail: the next cycle tries it again.
-        items.push({
-          folder,
-          uid,
-          message_id: "",
-          subject: "",
-          outcome: "error",
-          reason: error instanceof Error ? error.message : String(error)
-        })
-        break
+        const reason = error instanceof Error ? error.message : String(error)
+        // Not past this mail: the next cycle tries it again, until it is a dead letter.
+        const moved = itemId ? await cairn.inbound.fail(itemId, reason) : null
+        items.push({ folder, uid, message_id: "", subject: "", outcome: "error", reason })
+        if (moved !== "dead") break
+        read = { known: true, messageId: "", internalDate: new Date().toISOString() }
+        item = items.pop()!
       }
       items.push(item)
       const next: Cursor = {
@@ -212,6 +240,7 @@ const deliverPending = async (cairn: IntegrationContext, feed: FeedStore, email:
   for (const record of pending) {
     const delivered = await deliverRecord(cairn, email, record)
     if (await feed.replace(record, delivered)) {
+      await settleMail(cairn, delivered)
       items.push({
         folder: record.folder,
         uid: record.uid,

@@ -12,6 +12,7 @@ export default defineWorker({
   name: "poller",
   description: "Polls the mailbox over IMAP, screens each mail, delivers or quarantines it",
   singleton: true,
+  connects: true,
   requiredSettings: ["MAILBOX_EMAIL", "MAILBOX_APP_PASSWORD"],
   run: async (cairn, worker) => {
     const read = readConfig(worker.settings)
@@ -20,6 +21,8 @@ export default defineWorker({
     do {
       const result = await pollOnce(cairn, worker.settings)
       worker.report({ last_poll_at: new Date().toISOString(), ...result.counts, error: result.error, auth_failed: result.auth_failed })
+      // Its status is this login's outcome: failing with the reason, or connected.
+      worker.contact(result.error ? "failing" : "connected", result.error ?? undefined)
       if (result.error) throw new Error(result.error)
     } while (await worker.sleep(read.config.pollIntervalMs))
   }

@@ -1,5 +1,7 @@
 /**
- * Catch-up: the messages created since the cursor (less an overlap, in case a pushed one failed
+ * Catch-up: first the ledger's items this integration recorded and did not decide (the process
+ * stopped between recording a message and routing it, or routing failed), from what was recorded
+ * with them; then the messages created since the cursor (less an overlap, in case a pushed one failed
  * while a later one went through), oldest first, through the same path as a pushed message. The
  * GUID set makes a message seen before a duplicate, so a message sent while Cairn was down is
  * answered exactly once, and nothing already answered is answered again.
@@ -8,6 +10,7 @@ import type { IntegrationContext } from "../../src/sdk/index.ts"
 import { messagesAfter } from "./chatServer.ts"
 import { readConfig } from "./config.ts"
 import { handleMessage, type InboundResult } from "./inbound.ts"
+import { ChatMessage, decodeOr } from "./message.ts"
 import { bridgeStore } from "./store.ts"
 
 const OVERLAP_MS = 10 * 60_000
@@ -20,6 +23,8 @@ export interface CatchUpResult {
   readonly triggered: number
   readonly stored: number
   readonly ignored: number
+  /** Recorded messages not decided before (a restart), decided now. */
+  readonly resumed: number
 }
 
 let running: Promise<CatchUpResult> | undefined
@@ -32,17 +37,40 @@ export const catchUp = (cairn: IntegrationContext): Promise<CatchUpResult> => {
   return running
 }
 
+/** Decides the recorded messages left undecided; how many. */
+export const resumeOpen = async (cairn: IntegrationContext): Promise<number> => {
+  const config = readConfig(await cairn.settings.all())
+  let resumed = 0
+  for (const entry of await cairn.inbound.open({ limit: PAGE })) {
+    const message = decodeOr(ChatMessage, entry.payload.message)
+    if (!message.ok) {
+      await cairn.inbound.settle(entry.id, "ignored", { reason: `unreadable: ${message.error}`.slice(0, 200) })
+      continue
+    }
+    try {
+      await handleMessage(cairn, message.value, "catchup", { config })
+      resumed += 1
+    } catch (error) {
+      cairn.logger.warn(
+        `Messaging bridge: message ${entry.external_id} could not be resumed: ${error instanceof Error ? error.message : String(error)}`
+      )
+    }
+  }
+  return resumed
+}
+
 const run = async (cairn: IntegrationContext): Promise<CatchUpResult> => {
+  const resumed = await resumeOpen(cairn)
   const config = readConfig(await cairn.settings.all())
   const store = bridgeStore(cairn.store)
   const cursor = await store.cursor()
   if (cursor === undefined) {
     // The first start: history is not answered; from now on nothing is missed.
     await store.advanceCursor(Date.now())
-    return { since: null, fetched: 0, triggered: 0, stored: 0, ignored: 0 }
+    return { since: null, fetched: 0, triggered: 0, stored: 0, ignored: 0, resumed }
   }
   const since = cursor - OVERLAP_MS
-  const counts = { fetched: 0, triggered: 0, stored: 0, ignored: 0 }
+  const counts = { fetched: 0, triggered: 0, stored: 0, ignored: 0, resumed }
   for (let page = 0; page < MAX_PAGES; page++) {
     const { messages, count } = await messagesAfter(cairn, config, since, { limit: PAGE, offset: page * PAGE })
     for (const message of messages) {

@@ -19,9 +19,10 @@ export default defineDispatchers((cairn) => {
       if (!result.trim()) return
       await sendReply(cairn, chatOf(task.dispatch_config), result, task.id)
     },
-    postMessage: async (config, text, _options) => {
+    postMessage: async (config, text, options) => {
       try {
-        await sendReply(cairn, chatOf(config), text)
+        // A chat shows no sender name per message: one posted as someone else (a delegated bot) says who.
+        await sendReply(cairn, chatOf(config), options.username ? `${options.username}: ${text}` : text)
         return true
       } catch (error) {
         cairn.logger.warn(

@@ -1,9 +1,12 @@
-import { defineHooks } from "../../src/sdk/index.ts"
+import { type BoundTarget, defineHooks } from "../../src/sdk/index.ts"
 import { legacyClient } from "./legacy.ts"
 import { registered, useContext } from "./state.ts"
 
+/** A channel bound to `msgbridge:<chat guid>` is reached in that chat (a delegated bot's answer). */
+const chatOfBinding = (target: BoundTarget) => ({ chat_guid: target.external_id })
+
 export default defineHooks((cairn) => {
-  cairn.registerMetadata({ integration_type: "msgbridge", client_id_prefix: "msgbridge:" })
+  cairn.registerMetadata({ integration_type: "msgbridge", client_id_prefix: "msgbridge:", dispatch_config: chatOfBinding })
   registered.metadata = true
   useContext(cairn)
   cairn.registerWorker(legacyClient)

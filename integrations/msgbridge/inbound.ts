@@ -1,12 +1,15 @@
 /**
- * One inbound message, whichever way it came (webhook, the legacy Socket.IO stream, catch-up), through
- * the same checks in this order: paused, empty, stale (pushed messages only), echo of the bridge's own send,
- * unbound, duplicate (the persisted GUID set), then the routing table per bound channel and the
- * chat's circuit breaker. The GUID is claimed before anything is stored or run, and released if that
- * fails, so a replay never runs twice and a failure can be retried. What the routing decided on
- * arrival is final: a message left alone as `unbound` is recorded so, and neither a replayed webhook
- * nor a catch-up (after the chat was bound, a restart or a settings save) acts on it later. Only the
- * legacy client's live stream decides unbound chats itself (it answers them with the default bot).
+ * One inbound message, whichever way it came (webhook, the legacy Socket.IO stream, catch-up, a
+ * resume after a restart), through one path: it is recorded in the inbound ledger under its GUID
+ * first (`cairn.inbound.receive`), before anything else and before the webhook is answered; a
+ * message the ledger knows as decided is left alone (a replay, a catch-up after the chat was
+ * bound, a restart, a settings save: what the routing decided on arrival is final). Then the
+ * checks, in this order: paused, no chat, empty, stale (pushed messages only) or too old
+ * (catch-up), echo of the bridge's own send, unbound, then the routing table per bound channel and
+ * the chat's circuit breaker. Each outcome is one move of the ledger's item: `ignored` with its
+ * reason, or its runs queued and passive stores written with the move, in one transaction. The
+ * GUID set (store.ts) is still fed: the outbound check reads it, and a GUID handled before the
+ * ledger existed counts as seen.
  */
 import type { BoundChannel, IntegrationContext } from "../../src/sdk/index.ts"
 import { type BridgeConfig, readConfig } from "./config.ts"
@@ -65,7 +68,35 @@ export interface HandleOptions {
   /** Whether the bridge is paused, when the caller has read it already (read here otherwise). */
   readonly paused?: boolean
   /** Takes chats no channel is bound to (the legacy client); without it they are `unbound`. */
-  readonly handleUnbound?: (message: ChatMessage, config: BridgeConfig) => Promise<InboundResult>
+  readonly handleUnbound?: (message: ChatMessage, config: BridgeConfig, inboundId: string) => Promise<InboundResult>
+}
+
+type Ignored = Extract<InboundResult, { status: "ignored" }>
+
+/** Why a message is left alone before routing (undefined: route it). */
+const earlyReason = async (
+  cairn: IntegrationContext,
+  message: ChatMessage,
+  origin: Origin,
+  config: BridgeConfig,
+  paused: boolean,
+  first: boolean
+): Promise<IgnoreReason | undefined> => {
+  const store = bridgeStore(cairn.store)
+  if (paused) return "paused"
+  const chatGuid = chatGuidOf(message)
+  if (!chatGuid) return "no-chat"
+  if (!contentOf(message)) return "empty"
+  const age = Date.now() - (message.dateCreated ?? Date.now())
+  if (origin !== "catchup" && age > config.staleMs) return "stale"
+  if (origin === "catchup" && age > config.catchUpMaxAgeMs) return "too-old"
+  if (message.isFromMe && (await store.isEcho(chatGuid, message.text ?? "", message.tempGuid))) return "echo"
+  // Decided before the ledger existed: an older release's marks still stand (a resumed item made them itself).
+  if (!first) return undefined
+  const marked = await store.ignoredAs(message.guid)
+  if (marked !== undefined) return marked as IgnoreReason
+  if (await store.seen(message.guid)) return "duplicate"
+  return undefined
 }
 
 /** What the bridge does with one message. */
@@ -77,75 +108,77 @@ export const handleMessage = async (
 ): Promise<InboundResult> => {
   const config = options.config ?? readConfig(await cairn.settings.all())
   const store = bridgeStore(cairn.store)
-  // Remembered, not stored: no later catch-up answers what came while paused or was an echo.
-  if (options.paused ?? (await store.paused())) {
-    await store.claim(message.guid)
-    return { status: "ignored", reason: "paused", guid: message.guid }
-  }
-  const chatGuid = chatGuidOf(message)
-  if (!chatGuid) return { status: "ignored", reason: "no-chat", guid: message.guid }
   const content = contentOf(message)
-  if (!content) return { status: "ignored", reason: "empty", guid: message.guid }
+  const receipt = await cairn.inbound.receive({
+    externalId: message.guid,
+    summary: content.slice(0, 120),
+    payload: { message, origin }
+  })
+  if (receipt.decided) {
+    const reason = receipt.state === "ignored" && receipt.reason ? (receipt.reason as IgnoreReason) : "duplicate"
+    return { status: "ignored", reason, guid: message.guid }
+  }
+  const ignore = async (reason: IgnoreReason): Promise<Ignored> => {
+    await cairn.inbound.settle(receipt.id, "ignored", { reason })
+    return { status: "ignored", reason, guid: message.guid }
+  }
+  const early = await earlyReason(cairn, message, origin, config, options.paused ?? (await store.paused()), receipt.created)
+  // The set is fed before any answer: the outbound check knows the message from now on.
+  await store.claim(message.guid)
+  if (early !== undefined) return ignore(early)
+  const chatGuid = chatGuidOf(message)!
   const created = message.dateCreated ?? Date.now()
-  const age = Date.now() - created
-  if (origin !== "catchup" && age > config.staleMs) return { status: "ignored", reason: "stale", guid: message.guid }
-  if (origin === "catchup" && age > config.catchUpMaxAgeMs) return { status: "ignored", reason: "too-old", guid: message.guid }
-  if (message.isFromMe && (await store.isEcho(chatGuid, message.text ?? "", message.tempGuid))) {
-    await store.claim(message.guid)
-    return { status: "ignored", reason: "echo", guid: message.guid }
-  }
-
-  if (origin !== "socket") {
-    const ignoredAs = await store.ignoredAs(message.guid)
-    if (ignoredAs !== undefined) return { status: "ignored", reason: ignoredAs as IgnoreReason, guid: message.guid }
-  }
   const channels = await boundChannels(cairn, chatGuid)
-  if (channels.length === 0) {
-    if (options.handleUnbound) return options.handleUnbound(message, config)
-    await store.markIgnored(message.guid, "unbound", config.catchUpMaxAgeMs)
-    return { status: "ignored", reason: "unbound", guid: message.guid }
-  }
-  if (!(await store.claim(message.guid))) return { status: "ignored", reason: "duplicate", guid: message.guid }
-  const outcomes: Array<ChannelOutcome> = []
-  try {
-    const routes = await routeAll(cairn, channels, { text: content, fromMe: message.isFromMe }, config)
-    const runs = routes.filter((r) => r.decision.action === "run")
-    if (runs.length > 0 && !(await store.allowRun(chatGuid, config.replyLimit, config.replyWindowMs))) {
-      cairn.logger.warn(
-        `Messaging bridge: the circuit breaker of chat ${chatGuid} is open (over ${config.replyLimit} runs in ${
-          config.replyWindowMs / 1000
-        } s); the message is not answered`
-      )
-      await store.advanceCursor(created)
-      return { status: "ignored", reason: "circuit-open", guid: message.guid }
-    }
-    const metadata = {
-      msgbridge_guid: message.guid,
-      chat_guid: chatGuid,
-      sender: message.isFromMe ? "me" : (message.handle?.address ?? null),
-      origin
-    }
-    for (const { bound, decision } of routes) {
-      if (decision.action === "run") {
-        const started = await cairn.runs.start({ channelId: bound.channel.id, content, dispatchConfig: { chat_guid: chatGuid }, metadata })
-        outcomes.push({
-          channel_id: bound.channel.id,
-          action: "run",
-          reason: decision.reason,
-          ...(decision.wake_word ? { wake_word: decision.wake_word } : {}),
-          task_id: started.task_id,
-          message_id: started.message_id
-        })
-      } else {
-        const stored = await cairn.channels.storePassive(bound.channel.id, content, { metadata })
-        outcomes.push({ channel_id: bound.channel.id, action: "store", reason: decision.reason, message_id: stored.message_id })
-      }
-    }
+  if (channels.length === 0) return options.handleUnbound ? options.handleUnbound(message, config, receipt.id) : ignore("unbound")
+  const routes = await routeAll(cairn, channels, { text: content, fromMe: message.isFromMe }, config)
+  const runs = routes.filter((r) => r.decision.action === "run")
+  if (runs.length > 0 && !(await store.allowRun(chatGuid, config.replyLimit, config.replyWindowMs))) {
+    cairn.logger.warn(
+      `Messaging bridge: the circuit breaker of chat ${chatGuid} is open (over ${config.replyLimit} runs in ${
+        config.replyWindowMs / 1000
+      } s); the message is not answered`
+    )
     await store.advanceCursor(created)
-    return { status: runs.length > 0 ? "triggered" : "stored", guid: message.guid, channels: outcomes }
+    return ignore("circuit-open")
+  }
+  const metadata = {
+    msgbridge_guid: message.guid,
+    chat_guid: chatGuid,
+    sender: message.isFromMe ? "me" : (message.handle?.address ?? null),
+    origin
+  }
+  const stores = routes.filter((r) => r.decision.action === "store")
+  const passive = stores.map(({ bound }) => ({ channelId: bound.channel.id, content, metadata }))
+  let done
+  try {
+    done = runs.length > 0
+      ? await cairn.inbound.route(receipt.id, {
+        runs: runs.map(({ bound }) => ({ channelId: bound.channel.id, content, dispatchConfig: { chat_guid: chatGuid }, metadata })),
+        passive
+      })
+      : { routed: await cairn.inbound.settle(receipt.id, "passive", { passive }), runs: [], passive: [] }
   } catch (error) {
-    // Nothing done yet: a retry or the catch-up may try again. Something done: never twice.
-    if (outcomes.length === 0) await store.release(message.guid)
+    // Nothing was done (one transaction): the item stays to be tried again (the catch-up's resume).
+    await cairn.inbound.fail(receipt.id, error instanceof Error ? error.message : String(error))
     throw error
   }
+  if (!done.routed) return { status: "ignored", reason: "duplicate", guid: message.guid }
+  await store.advanceCursor(created)
+  const outcomes: Array<ChannelOutcome> = [
+    ...runs.map(({ bound, decision }, i) => ({
+      channel_id: bound.channel.id,
+      action: "run" as const,
+      reason: decision.reason,
+      ...(decision.action === "run" && decision.wake_word ? { wake_word: decision.wake_word } : {}),
+      task_id: done.runs[i]!.task_id,
+      message_id: done.runs[i]!.message_id
+    })),
+    ...stores.map(({ bound, decision }, i) => ({
+      channel_id: bound.channel.id,
+      action: "store" as const,
+      reason: decision.reason,
+      ...(done.passive[i] ? { message_id: done.passive[i]!.message_id } : {})
+    }))
+  ]
+  return { status: runs.length > 0 ? "triggered" : "stored", guid: message.guid, channels: outcomes }
 }

@@ -15,39 +15,44 @@ import { ChatMessage, contentOf, decodeOr } from "./message.ts"
 import { findWakeWord } from "./routing.ts"
 import { bridgeStore } from "./store.ts"
 
-/** The legacy answer to a chat no channel is bound to. */
-export const legacyUnbound = (cairn: IntegrationContext) => async (message: ChatMessage, config: BridgeConfig): Promise<InboundResult> => {
-  const chatGuid = chatGuidOf(message)!
-  const content = contentOf(message)
-  const store = bridgeStore(cairn.store)
-  if (config.wakeWords.length > 0 && !message.isFromMe && findWakeWord(content, config.wakeWords) === undefined) {
-    await store.markIgnored(message.guid, "unbound", config.catchUpMaxAgeMs)
-    return { status: "ignored", reason: "unbound", guid: message.guid }
-  }
-  if (!(await store.claim(message.guid))) return { status: "ignored", reason: "duplicate", guid: message.guid }
-  try {
-    const sessionId = await cairn.getOrCreateSession(`msgbridge:${chatGuid}`, config.defaultBot, {
-      dispatch_type: "msgbridge",
-      chat_guid: chatGuid
-    })
-    const injected = await cairn.injectMessage(sessionId, content, { source: "msgbridge", runAgent: true, notify: true })
-    if (message.dateCreated) await store.advanceCursor(message.dateCreated)
-    return {
-      status: "triggered",
-      guid: message.guid,
-      channels: [{
-        channel_id: "",
-        action: "run",
-        reason: "legacy",
-        message_id: injected.message_id,
-        ...(injected.task_id ? { task_id: injected.task_id } : {})
-      }]
+/**
+ * The legacy answer to a chat no channel is bound to. Its item (recorded by `handleMessage`) is
+ * settled `passive` with the run's task as its reason: the run is in a session of its own, outside
+ * a channel, so the ledger does not follow it.
+ */
+export const legacyUnbound =
+  (cairn: IntegrationContext) => async (message: ChatMessage, config: BridgeConfig, inboundId: string): Promise<InboundResult> => {
+    const chatGuid = chatGuidOf(message)!
+    const content = contentOf(message)
+    const store = bridgeStore(cairn.store)
+    if (config.wakeWords.length > 0 && !message.isFromMe && findWakeWord(content, config.wakeWords) === undefined) {
+      await cairn.inbound.settle(inboundId, "ignored", { reason: "unbound" })
+      return { status: "ignored", reason: "unbound", guid: message.guid }
     }
-  } catch (error) {
-    await store.release(message.guid)
-    throw error
+    try {
+      const sessionId = await cairn.getOrCreateSession(`msgbridge:${chatGuid}`, config.defaultBot, {
+        dispatch_type: "msgbridge",
+        chat_guid: chatGuid
+      })
+      const injected = await cairn.injectMessage(sessionId, content, { source: "msgbridge", runAgent: true, notify: true })
+      await cairn.inbound.settle(inboundId, "passive", { reason: `legacy run ${injected.task_id ?? ""}`.trim() })
+      if (message.dateCreated) await store.advanceCursor(message.dateCreated)
+      return {
+        status: "triggered",
+        guid: message.guid,
+        channels: [{
+          channel_id: "",
+          action: "run",
+          reason: "legacy",
+          message_id: injected.message_id,
+          ...(injected.task_id ? { task_id: injected.task_id } : {})
+        }]
+      }
+    } catch (error) {
+      await cairn.inbound.fail(inboundId, error instanceof Error ? error.message : String(error))
+      throw error
+    }
   }
-}
 
 export const legacyClient = defineWorker({
   name: "legacy-client",

@@ -88,6 +88,23 @@ export const sendReply = async (
       skipped += 1
       continue
     }
+    // An earlier attempt began and was never seen to end (its process died mid-send or just
+    // after): the chat is asked first, and a part it has is not sent again.
+    const earlier = await store.attemptedAt(tempGuid)
+    if (earlier !== undefined) {
+      const check = await delivered(cairn, config, store, chatGuid, part, tempGuid, earlier)
+      if (check === "unknown") {
+        throw new UncertainDelivery(
+          `An earlier send to ${chatGuid} may have arrived and the chat server cannot be asked; it is not sent again`
+        )
+      }
+      if (check !== "absent") {
+        await store.markSent(tempGuid, check.found.guid)
+        guids.push(check.found.guid)
+        skipped += 1
+        continue
+      }
+    }
     await store.recordSend(chatGuid, part, tempGuid, config.echoWindowMs)
     const started = Date.now()
     try {

@@ -21,9 +21,9 @@ const webhook = async (request: { body: unknown }, cairn: IntegrationContext) =>
   const store = bridgeStore(cairn.store)
   const paused = await store.paused()
   if (paused) {
-    // Nothing stored; a new message's GUID is remembered so no catch-up answers it after the pause.
+    // Nothing stored; a new message is recorded `ignored` (paused) so no catch-up answers it after the pause.
     const message = event.ok && event.value.type === "new-message" ? decodeOr(ChatMessage, event.value.data) : undefined
-    if (message?.ok) await store.claim(message.value.guid)
+    if (message?.ok) await handleMessage(cairn, message.value, "webhook", { config, paused })
     return { status: "ignored", reason: "paused" }
   }
   if (!event.ok) return invalid(["body"], event.error)
@@ -33,7 +33,7 @@ const webhook = async (request: { body: unknown }, cairn: IntegrationContext) =>
   try {
     return await handleMessage(cairn, message.value, "webhook", { config, paused })
   } catch (error) {
-    // Unless part of it was done (then never twice), the GUID was released for the next catch-up.
+    // Recorded in the ledger and not decided (one transaction, nothing done): the catch-up's resume tries again.
     const why = error instanceof Error ? error.message : String(error)
     cairn.logger.error(`Messaging bridge: message ${message.value.guid} could not be handled now: ${why}`)
     return respond(503, { detail: `The message could not be handled now (${why}); the bridge's catch-up will try again` })

@@ -5,7 +5,9 @@
  * HUD item shape (one per widget):
  *   {id, kind: "status", title, badge: {state, label}, detail, actions: [{id, label, method, path}],
  *    refresh_seconds}
- * `state` is connected, disconnected, degraded or paused; an action is called on Cairn's API.
+ * `state` is not_configured, connected, failing or paused (the words of every status surface); the
+ * route's own `connection` keeps the finer connected, disconnected or degraded. An action is called
+ * on Cairn's API.
  */
 import type { IntegrationContext } from "../../src/sdk/index.ts"
 import { ping, serverInfo } from "./chatServer.ts"
@@ -44,6 +46,20 @@ export const connectionOf = async (cairn: IntegrationContext, config: BridgeConf
   }
 }
 
+/**
+ * The badge in the words every status surface uses (docs/integrations.md, "Status"): not
+ * configured, connected, failing (the chat server does not answer, or answers without its helper or
+ * the Private API the send method needs; the detail says which) or paused.
+ */
+const badgeOf = (paused: boolean, connection: Connection, config: BridgeConfig) =>
+  paused
+    ? { state: "paused", label: "Paused" }
+    : !config.serverUrl || !config.password
+    ? { state: "not_configured", label: "Not configured" }
+    : connection === "connected"
+    ? { state: "connected", label: "Connected" }
+    : { state: "failing", label: "Failing" }
+
 export const hudStatus = async (cairn: IntegrationContext, channelId: string | undefined) => {
   const config = readConfig(await cairn.settings.all())
   const [connection, paused, bindings] = await Promise.all([
@@ -63,10 +79,7 @@ export const hudStatus = async (cairn: IntegrationContext, channelId: string | u
         id: "bb-status",
         kind: "status",
         title: "Messages",
-        badge: {
-          state: paused ? "paused" : connection.state,
-          label: paused ? "Paused" : connection.state[0]!.toUpperCase() + connection.state.slice(1)
-        },
+        badge: badgeOf(paused, connection.state, config),
         detail: connection.detail,
         actions: [action],
         refresh_seconds: HUD_REFRESH_SECONDS

@@ -1,15 +1,18 @@
 /**
  * The bridge's state in the integration store (shared by every server process, kept across
  * restarts):
- *   guids (LRU set, 5,000)        message GUIDs handled, and those the bridge sent itself
+ *   guids (LRU set, 5,000)        message GUIDs seen, and those the bridge sent itself (the outbound
+ *                                 check reads it; which message was decided how is the inbound
+ *                                 ledger's, `cairn.inbound`)
  *   state:paused                  true while paused
  *   cursor                        {date}: the newest handled message's dateCreated (catch-up starts there)
  *   echo:temp:<tempGuid>          a send in flight or just done (echo window)
  *   echo:text:<hash>              a sent text in a chat (echo window)
  *   sent:<tempGuid>               {guid}: a part of a reply that reached the chat server (7 days)
- *   ignored:<guid>                {reason}: a message the routing left alone at arrival (unbound);
- *                                 final, so no catch-up acts on it later (7 days, or twice the
- *                                 catch-up's reach when that is longer)
+ *   attempt:<tempGuid>            {at}: a send of that part began (7 days): a process that died
+ *                                 before `sent:` was written left it, and the next asks the chat
+ *   ignored:<guid>                {reason}: written by releases before the inbound ledger (a
+ *                                 message left alone at arrival); still read, so it stays final
  *   breaker:<chat guid>           {start, count, open_until}: the chat's reply circuit breaker
  *   health                        {state, at, error}: the last ping, as the worker saw it
  */
@@ -70,6 +73,7 @@ export const bridgeStore = (store: IntegrationStore) => {
     /** Recorded before a send goes out, so its echo is recognised however fast it comes back. */
     recordSend: async (chatGuid: string, text: string, tempGuid: string, windowMs: number) => {
       await Promise.all([
+        store.set(`attempt:${tempGuid}`, { at: Date.now() }, { ttlMs: SENT_TTL_MS }),
         store.set(`echo:temp:${tempGuid}`, true, { ttlMs: windowMs }),
         store.set(textKey(chatGuid, text), true, { ttlMs: windowMs }),
         guids.add(tempGuid)
@@ -85,6 +89,8 @@ export const bridgeStore = (store: IntegrationStore) => {
     /** Why the message was left alone on arrival, if it was. */
     ignoredAs: async (guid: string) => (await store.get<{ reason: string }>(`ignored:${guid}`))?.reason,
     sentPart: (tempGuid: string) => store.get<{ guid: string | null }>(`sent:${tempGuid}`),
+    /** When a send of this part began, if one did (whether or not it was seen to end). */
+    attemptedAt: async (tempGuid: string) => (await store.get<{ at: number }>(`attempt:${tempGuid}`))?.at,
     markSent: async (tempGuid: string, guid: string | null) => {
       await store.set(`sent:${tempGuid}`, { guid }, { ttlMs: SENT_TTL_MS })
       if (guid) await guids.add(guid)

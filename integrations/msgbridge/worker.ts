@@ -13,6 +13,7 @@ export default defineWorker({
   name: "health",
   description: "Pings the chat server and catches up on messages missed while it or Cairn was away",
   singleton: true,
+  connects: true,
   requiredSettings: ["MSGBRIDGE_SERVER_URL", "MSGBRIDGE_PASSWORD"],
   run: async (cairn, worker) => {
     const config = readConfig(worker.settings)
@@ -27,12 +28,16 @@ export default defineWorker({
         }
         wasUp = true
         await store.setHealth({ state: "up", at: new Date().toISOString(), error: null })
+        // Its status is this ping's outcome (paused: someone paused the bridge on purpose).
+        if (await store.paused()) worker.contact("paused", "paused from the HUD or POST /integrations/msgbridge/pause")
+        else worker.contact("connected")
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error)
         if (wasUp) cairn.logger.warn(`Messaging bridge: the chat server stopped answering: ${message}`)
         wasUp = false
         await store.setHealth({ state: "down", at: new Date().toISOString(), error: message })
         worker.report({ error: message })
+        worker.contact("failing", message)
       }
     } while (await worker.sleep(config.healthIntervalMs))
   }

@@ -11,6 +11,7 @@ import { isUuid } from "../contract/Params.ts"
 import { Bus } from "../db/Bus.ts"
 import { maskArguments } from "../secrets/Patterns.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { parseApprovalReply } from "./ApprovalReplies.ts"
 import { ApprovalDecided, ApprovalNotFound, ToolRequestNotFound } from "./Errors.ts"
 import { storedOrigin } from "./Provenance.ts"
 import { ApprovalsRepo, ClientToolsRepo } from "./Repo.ts"
@@ -78,6 +79,29 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
         return { approval_id: id, approved }
       })
 
+    /**
+     * A reply in a conversation (`approve`, `deny 3f2a9c1e`) deciding what waits there; the
+     * approvals it decided (none when the text is no such reply, or nothing waits). The caller
+     * checks who wrote it: only the account owner's reply may decide.
+     */
+    const answerInChat = (sessionId: string, text: string) =>
+      Effect.gen(function*() {
+        const reply = parseApprovalReply(text)
+        if (!reply) return []
+        const pending = yield* repo.list({ sessionId, limit: 50 })
+        const chosen = pending.filter((row) => reply.code === undefined || row.id.startsWith(reply.code))
+        const decided: Array<{ readonly approval_id: string; readonly approved: boolean }> = []
+        for (const row of chosen) {
+          if (!(yield* repo.decide(row.id, reply.approved))) continue
+          yield* bus.publish("approval", row.id)
+          decided.push({ approval_id: row.id, approved: reply.approved })
+        }
+        return decided
+      })
+
+    /** Whether this process is the one to tell the run's origin of the approval (the first to ask). */
+    const claimNotice = (id: string) => repo.claimNotice(id)
+
     /** What waits for a person (or was decided), with secret-looking arguments masked as in the audit. */
     const approvals = (filter: Parameters<typeof repo.list>[0]) =>
       Effect.map(repo.list(filter), (rows) =>
@@ -91,6 +115,8 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
       "Interactions",
       {
         approvals,
+        claimNotice,
+        answerInChat,
         openToolRequest,
         awaitToolResult,
         submitToolResult,

@@ -31,6 +31,10 @@ const addUsage = (into: { prompt_tokens: number; completion_tokens: number; tota
  * offered) a turn lets the model correct: each gets a tool result saying what was wrong. One more
  * ends the turn with an error.
  */
+/** The tokens of the model call that wrote a message, kept with it (the chat shows them on hover). */
+const tokensOf = (usage: Usage | null | undefined) =>
+  usage ? { usage: { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens } } : {}
+
 export const maxToolCallRepairs = 2
 
 /** Said to a model whose answer was empty (no text, no tool call), once; a second empty answer ends the turn. */
@@ -107,7 +111,12 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
                 {
                   role: "assistant",
                   content: answer,
-                  metadata: { run_id: input.runId, model: finished.model, ...(reasoning ? { reasoning } : {}) }
+                  metadata: {
+                    run_id: input.runId,
+                    model: finished.model,
+                    ...(reasoning ? { reasoning } : {}),
+                    ...tokensOf(finished.usage)
+                  }
                 },
                 { last: true }
               )
@@ -126,6 +135,7 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
                 metadata: {
                   run_id: input.runId,
                   model: finished.model,
+                  ...tokensOf(finished.usage),
                   ...(finished.providerState ? { provider_state: finished.providerState } : {})
                 }
               },

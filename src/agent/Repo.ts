@@ -57,6 +57,11 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("cairn/Approv
               AND status = 'pending'
             RETURNING id`
     })
+    const claimNotice = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: IdRow,
+      execute: (id) => sql`UPDATE approvals SET notified_at = now() WHERE id = ${id} AND notified_at IS NULL RETURNING id`
+    })
     const rows = decodeRows(ApprovalRow)
     return repository("ApprovalsRepo", {
       /** Approvals, newest first; by default the pending ones. */
@@ -101,6 +106,8 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("cairn/Approv
           adopt(input),
           Option.map((row) => row.id)
         ),
+      /** Marks the approval told to where its run came from; false when it was already. */
+      claimNotice: (id: string) => Effect.map(claimNotice(id), Option.isSome),
       /** The approval's status; None when there is no such approval. */
       status: (id: string) => Effect.map(status(id), Option.map((row) => row.status)),
       /** Expires a pending approval; false when it was no longer pending. */

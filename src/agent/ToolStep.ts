@@ -10,6 +10,7 @@ import { Journal } from "../logs/Journal.ts"
 import type { ToolCall } from "../providers/Model.ts"
 import { maskArguments } from "../secrets/Patterns.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { ApprovalOutlets } from "./ApprovalOutlets.ts"
 import { delegateToolName, Delegation } from "./Delegation.ts"
 import type { ApprovalReason } from "./Events.ts"
 import { Interactions } from "./Interactions.ts"
@@ -102,6 +103,7 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
     const delegation = yield* Delegation
     const config = yield* waitConfig
     const journal = yield* Journal
+    const approvalOutlets = yield* ApprovalOutlets
 
     /** Asks a person when the policy says so (the chat's user, or the approval inbox); answers whether the call may run. */
     const approve = (
@@ -130,7 +132,14 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
           reason: why.reason,
           ...(why.origins.length > 0 ? { origins: why.origins } : {})
         })
-        const approved = yield* interactions.awaitDecision(approvalId, Duration.seconds(config.approvalTimeoutSeconds))
+        const timeoutSeconds = input.bot.approval_timeout_seconds ?? config.approvalTimeoutSeconds
+        // Told where the run came from (a bridge chat, a Slack thread) once, whichever run asks.
+        if (yield* interactions.claimNotice(approvalId)) {
+          yield* Effect.fork(
+            approvalOutlets.announce(input, { approvalId, tool: call.name, args, reason: why.reason, origins: why.origins, timeoutSeconds })
+          )
+        }
+        const approved = yield* interactions.awaitDecision(approvalId, Duration.seconds(timeoutSeconds))
         yield* input.emit({
           type: "approval_resolved",
           request_id: approvalId,
@@ -268,5 +277,5 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
 
     return traced("ToolStep", { run } as const)
   }),
-  dependencies: [Delegation.Default, Hooks.Default, Interactions.Default, Journal.Default, ToolRegistryLive]
+  dependencies: [ApprovalOutlets.Default, Delegation.Default, Hooks.Default, Interactions.Default, Journal.Default, ToolRegistryLive]
 }) {}

@@ -57,7 +57,9 @@ export interface TurnInput {
   readonly modelOverride?: string | undefined
   readonly executionConfig?: ExecutionConfig | undefined
   /** Who started the turn; `caller` is its credential (sessions' owner), the lane its model calls wait in. */
-  readonly principal?: { readonly kind: string; readonly id: string; readonly caller?: string } | undefined
+  readonly principal?:
+    | { readonly kind: string; readonly id: string; readonly caller?: string; readonly user?: string | undefined }
+    | undefined
   /** Reports events of the run, in order; several at once when they came together (a batch of tokens). */
   readonly emit: (...events: ReadonlyArray<AgentEvent>) => Effect.Effect<void>
   /**
@@ -77,6 +79,11 @@ export interface TurnInput {
    * surface's `response_format`); each provider family maps or leaves out what it cannot take.
    */
   readonly llmExtra?: Readonly<Record<string, unknown>> | undefined
+  /**
+   * Where the turn's answer is delivered, as its request or task named it (dispatch type and its
+   * config, possibly sealed); a delegated bot's answer is posted there too (agent/Delegation.ts).
+   */
+  readonly dispatch?: { readonly type: string; readonly config: Record<string, unknown> } | undefined
   /** Nested turns (delegation) do not fire after_response for the outer run. */
   readonly depth?: number
   /**
@@ -151,7 +158,8 @@ export class CurrentTurn extends Context.Tag("cairn/CurrentTurn")<CurrentTurn, T
         ...(record.stored ? { sessionId: input.sessionId } : {}),
         principalKind: input.principal?.kind,
         principalId: input.principal?.id,
-        ...(input.principal?.caller ? { caller: input.principal.caller } : {})
+        ...(input.principal?.caller ? { caller: input.principal.caller } : {}),
+        ...(input.principal?.user ? { user: input.principal.user } : {})
       }
     }
   }

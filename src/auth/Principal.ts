@@ -17,6 +17,8 @@ export interface PrincipalShape {
    * its re-mints (see sessions/Access.ts).
    */
   readonly owner?: string
+  /** The user who made this API key (`owner_user_id`), when a signed-in user did: the lane its provider calls wait in. */
+  readonly user?: string
 }
 
 export class Principal extends Context.Tag("cairn/Principal")<Principal, PrincipalShape>() {}

@@ -6,9 +6,11 @@
 import { Effect, Option } from "effect"
 import * as crypto from "node:crypto"
 import { Channels } from "../channels/Channels.ts"
+import { ClientPrefixes } from "../channels/ClientPrefixes.ts"
 import type { ChannelNotFound } from "../channels/Errors.ts"
 import type { Channel } from "../channels/Model.ts"
 import { traced } from "../telemetry/Spans.ts"
+import { boundDispatch } from "./Dispatch.ts"
 import { BindingConflict, BindingNotFound } from "./Errors.ts"
 import { Binding, type CreateBinding, type UpdateBinding } from "./Model.ts"
 import { type BindingRow, BindingsRepo } from "./Repo.ts"
@@ -24,6 +26,7 @@ export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
   effect: Effect.gen(function*() {
     const repo = yield* BindingsRepo
     const channels = yield* Channels
+    const prefixes = yield* ClientPrefixes
 
     const forChannel = (channelId: string): Effect.Effect<ReadonlyArray<Binding>, ChannelNotFound> =>
       Effect.zipRight(channels.get(channelId), Effect.map(repo.forChannel(channelId), (rows) => rows.map(toBinding)))
@@ -86,7 +89,22 @@ export class Bindings extends Effect.Service<Bindings>()("cairn/Bindings", {
     const forIntegrationType = (integrationType: string) =>
       Effect.map(repo.byIntegrationType(integrationType), (rows) => rows.map(toBinding))
 
-    return traced("Bindings", { create, forChannel, update, remove, findChannelsByClientId, channelsOfType, forIntegrationType } as const)
+    /**
+     * Where a message for a channel's conversation goes by its bindings (the rule of Dispatch.ts):
+     * a dispatch type and config, or null when no binding's integration reaches it (or no channel).
+     */
+    const dispatchOf = (channelId: string) =>
+      Effect.gen(function*() {
+        const channel = yield* Effect.option(channels.get(channelId))
+        if (channel._tag === "None") return null
+        const rows = yield* repo.forChannel(channelId)
+        return yield* boundDispatch(channel.value, rows.map(toBinding), prefixes.metadataOfBinding)
+      })
+
+    return traced(
+      "Bindings",
+      { create, forChannel, update, remove, findChannelsByClientId, channelsOfType, forIntegrationType, dispatchOf } as const
+    )
   }),
-  dependencies: [BindingsRepo.Default, Channels.Default]
+  dependencies: [BindingsRepo.Default, Channels.Default, ClientPrefixes.Default]
 }) {}

@@ -19,6 +19,11 @@ export const ToolPolicy = Schema.Literal("allow", "require_approval", "deny")
 export const UntrustedPolicy = Schema.Literal("approve", "deny", "allow")
 export type UntrustedPolicy = typeof UntrustedPolicy.Type
 
+/** Seconds an approval waits for a person: 0 (deny at once) to a week. */
+export const ApprovalTimeout = Schema.Int.pipe(
+  Schema.between(0, 604_800, { message: () => "approval_timeout_seconds is 0 (deny at once) to 604800 (a week)" })
+)
+
 /** A tool executed by the client (CLI, app): the schema the model sees. */
 export class ClientTool extends Schema.Class<ClientTool>("ClientTool")({
   name: Schema.String,
@@ -107,6 +112,12 @@ const botFields = {
   delegate_bots: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
   tool_policies: Schema.optionalWith(Schema.Record({ key: Schema.String, value: ToolPolicy }), { default: () => ({}) }),
   untrusted_policy: Schema.optionalWith(UntrustedPolicy, { default: () => "approve" as const }),
+  /**
+   * How long a call held for approval waits for a person before it is denied (the approval
+   * expires); null: the server's APPROVAL_TIMEOUT_SECONDS. 0 denies at once, without waiting: a
+   * bot whose runs nobody watches (tasks, heartbeats, a bridge) then never sits on a question.
+   */
+  approval_timeout_seconds: Schema.optionalWith(Schema.NullOr(ApprovalTimeout), { default: () => null }),
   /** The scoped key whose scopes widget tokens for this bot copy. */
   api_key_id: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
   /**
@@ -156,6 +167,7 @@ export class UpdateBot extends Schema.Class<UpdateBot>("UpdateBot")(
     delegate_bots: Schema.optional(Schema.Array(Schema.String)),
     tool_policies: Schema.optional(Schema.Record({ key: Schema.String, value: ToolPolicy })),
     untrusted_policy: Schema.optional(UntrustedPolicy),
+    approval_timeout_seconds: Schema.optional(Schema.NullOr(ApprovalTimeout)),
     api_key_id: Schema.optional(Schema.NullOr(Schema.String)),
     audio_input: Schema.optional(AudioInput),
     retrieval: Schema.optional(RetrievalSettings),

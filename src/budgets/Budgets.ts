@@ -5,9 +5,15 @@
  * definitions are a snapshot every process keeps in step (db/Snapshot.ts), so a call no budget
  * applies to costs no query; the spend is in the database, counted under row locks, so the cap
  * holds across processes. `budget_warning` and `budget_exceeded` fire once per period.
+ *
+ * Each reservation is also a hold (`budget_holds`) that this process renews while the call lasts;
+ * a hold not renewed for `holdStaleSeconds` (a process killed mid-call, or hung) is given back by
+ * whichever process sweeps next, so a dead process's worst case is reserved for a bounded time,
+ * not until the period ends.
  */
-import { Clock, Config, DateTime, Effect } from "effect"
+import { Clock, Config, DateTime, Duration, Effect, Schedule } from "effect"
 import * as crypto from "node:crypto"
+import * as os from "node:os"
 import { TooManyRequests, ValidationError } from "../contract/Errors.ts"
 import { Bus } from "../db/Bus.ts"
 import { makeSharedSnapshot } from "../db/Snapshot.ts"
@@ -42,6 +48,11 @@ export const budgetsConfig = Config.all({
 /** How long a process trusts its copy of the definitions when no change notice reached it. */
 const definitionsTtlMs = 30_000
 
+/** A hold not renewed this long is given back: its process is gone (as a run's heartbeat lapses, runs/Liveness.ts). */
+export const holdStaleSeconds = 30
+/** How often this process renews its holds and sweeps lapsed ones: well within `holdStaleSeconds`. */
+const holdRenewal = Schedule.spaced(Duration.seconds(5))
+
 /** A `total` budget never resets: a refused caller is told to come back in a day (when someone may have raised it). */
 const totalRetrySeconds = 24 * 3600
 
@@ -75,6 +86,28 @@ export class Budgets extends Effect.Service<Budgets>()("cairn/Budgets", {
     const config = yield* budgetsConfig
     const zone = DateTime.zoneUnsafeMakeNamed(config.timezone)
     const definitions = yield* makeSharedSnapshot("budgets", repo.all, definitionsTtlMs)
+    // Names this process on its holds; only renewal, not this, keeps a hold.
+    const owner = `${os.hostname()}:${process.pid}:${crypto.randomUUID().slice(0, 8)}`
+    /** Holds this process has open: renewal costs a statement only while there are some. */
+    let holding = 0
+
+    // Without budgets there is nothing to hold or sweep (deleting a budget deletes its holds).
+    const keepHolds = Effect.flatMap(definitions.read((rows) => rows.length), (budgets) =>
+      budgets === 0
+        ? Effect.void
+        : Effect.zipRight(
+          holding > 0 ? repo.renewHolds(owner) : Effect.void,
+          Effect.flatMap(repo.sweepHolds(holdStaleSeconds), (lapsed) =>
+            lapsed > 0
+              ? Effect.logWarning(`Gave back ${lapsed} budget reservation(s) of calls whose server process stopped renewing them`)
+              : Effect.void)
+        ))
+    yield* Effect.forkScoped(
+      keepHolds.pipe(
+        Effect.catchAllCause((cause) => Effect.logWarning("Renewing or sweeping budget holds failed", cause)),
+        Effect.repeat(holdRenewal)
+      )
+    )
 
     const statusOf = (row: StatusRow, now: number) => {
       const period = periodOf(row.period, now, zone)
@@ -228,19 +261,31 @@ export class Budgets extends Effect.Service<Budgets>()("cairn/Budgets", {
         return Effect.gen(function*() {
           const cost = yield* worstCase
           const now = yield* Clock.currentTimeMillis
-          const held: Array<PeriodKey> = []
-          for (const budget of [...budgets].sort((a, b) => (a.id < b.id ? -1 : 1))) {
-            const key = { budget_id: budget.id, period_start: periodOf(budget.period, now, zone).start }
+          // One period start per kind for the call: budgets of one kind share it.
+          const starts = new Map<BudgetDefinition["period"], Date>()
+          const startOf = (period: BudgetDefinition["period"]) => {
+            let start = starts.get(period)
+            if (!start) starts.set(period, start = periodOf(period, now, zone).start)
+            return start
+          }
+          const held: Array<PeriodKey & { readonly hold: string }> = []
+          const giveBack = Effect.forEach(held, (done) => repo.unreserve(done, cost, done.hold), { discard: true })
+          // In id order (the snapshot's), so concurrent calls lock the periods in one order.
+          for (const budget of budgets) {
+            const key = { budget_id: budget.id, period_start: startOf(budget.period) }
             // A worst case past the limit itself never fits: no statement needed to say so.
             const fitsAtAll = budget.action !== "block" || wouldPass(budget, nothingSpent, cost) === null
-            if (fitsAtAll && (yield* repo.reserve(budget, key.period_start, cost))) {
-              held.push(key)
+            const hold = crypto.randomUUID()
+            if (fitsAtAll && (yield* repo.reserve(budget, key.period_start, cost, { id: hold, owner }))) {
+              held.push({ ...key, hold })
+              holding++
               continue
             }
             const row = yield* repo.spend(key)
             // Deleted since the snapshot was read: it no longer applies.
             if (fitsAtAll && row === undefined) continue
-            yield* Effect.forEach(held, (done) => repo.unreserve(done, cost), { discard: true })
+            yield* giveBack
+            holding -= held.length
             const current = row ??
               { ...budget, ...nothingSpent, period_start: key.period_start, warned_at: null, exceeded_at: null, in_flight: 0 }
             const limit = wouldPass(current, current, cost) ?? (budget.limit_tokens !== null ? "tokens" : "usd")
@@ -253,8 +298,9 @@ export class Budgets extends Effect.Service<Budgets>()("cairn/Budgets", {
               Effect.suspend(() => {
                 if (settled) return Effect.void
                 settled = true
+                holding -= held.length
                 return Effect.forEach(held, (key) =>
-                  Effect.flatMap(repo.settle(key, cost, used), (row) =>
+                  Effect.flatMap(repo.settle(key, cost, used, key.hold), (row) =>
                     row === undefined ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (at) =>
                       announce([row], at))), { discard: true })
               })

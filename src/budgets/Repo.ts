@@ -47,6 +47,12 @@ export interface PeriodKey {
   readonly period_start: Date
 }
 
+/** One call's hold on one budget's period: its row in `budget_holds`, and the process keeping it alive. */
+export interface Hold {
+  readonly id: string
+  readonly owner: string
+}
+
 /** The current period of each kind, for the status of every budget in one query. */
 export interface CurrentStarts {
   readonly day: Date
@@ -81,8 +87,20 @@ export class BudgetsRepo extends Effect.Service<BudgetsRepo>()("cairn/BudgetsRep
           sql`true`
         ])
 
+    /**
+     * A reservation of `cost` given back, when `count` holds were (a hold a sweep gave back first
+     * counts 0): the last call in flight zeroes what is reserved, so float sums leave no residue.
+     */
+    const released = (cost: Cost, count = sql`1`) =>
+      sql`reserved_tokens = CASE WHEN ${count} = 0 THEN p.reserved_tokens WHEN p.in_flight <= 1 THEN 0
+                                 ELSE greatest(p.reserved_tokens - ${cost.tokens}, 0) END,
+          reserved_usd = CASE WHEN ${count} = 0 THEN p.reserved_usd WHEN p.in_flight <= 1 THEN 0
+                              ELSE greatest(p.reserved_usd - ${cost.usd}, 0) END,
+          in_flight = greatest(p.in_flight - ${count}, 0)`
+
     return repository("BudgetsRepo", {
-      all: budgets(sql`SELECT ${sql.literal(budgetColumns)} FROM budgets b ORDER BY b.created_at, b.id`),
+      /** Every definition, in id order: the order a call reserves in (`Budgets.reserve`), so no call sorts them. */
+      all: budgets(sql`SELECT ${sql.literal(budgetColumns)} FROM budgets b ORDER BY b.id`),
       find: (id: string) => budgets(sql`SELECT ${sql.literal(budgetColumns)} FROM budgets b WHERE b.id = ${id}`).pipe(Effect.map(firstRow)),
       /** Every budget with its current period's spend (`starts` by period kind). */
       statuses: (starts: CurrentStarts, id?: string) =>
@@ -115,37 +133,63 @@ export class BudgetsRepo extends Effect.Service<BudgetsRepo>()("cairn/BudgetsRep
        * after another, and a connection waits on the lock no longer than its statement. True when
        * held. (A cost that cannot fit even an empty period never gets here: see `Budgets.reserve`.)
        */
-      reserve: (budget: BudgetDefinition, start: Date, cost: Cost) =>
-        sql`INSERT INTO budget_periods AS p (budget_id, period_start, reserved_tokens, reserved_usd, in_flight)
-            SELECT b.id, ${start}, ${cost.tokens}, ${cost.usd}, 1 FROM budgets b WHERE b.id = ${budget.id}
-            ON CONFLICT (budget_id, period_start) DO UPDATE
-               SET reserved_tokens = p.reserved_tokens + EXCLUDED.reserved_tokens,
-                   reserved_usd = p.reserved_usd + EXCLUDED.reserved_usd,
-                   in_flight = p.in_flight + 1
-             WHERE ${fits(budget, cost)}
-            RETURNING p.budget_id`.pipe(Effect.map((rows) => rows.length > 0)),
-      /** Gives back a reservation of `cost` that a later budget's refusal undid. */
-      unreserve: (key: PeriodKey, cost: Cost) =>
-        sql`UPDATE budget_periods p
-               SET reserved_tokens = CASE WHEN p.in_flight <= 1 THEN 0 ELSE greatest(p.reserved_tokens - ${cost.tokens}, 0) END,
-                   reserved_usd = CASE WHEN p.in_flight <= 1 THEN 0 ELSE greatest(p.reserved_usd - ${cost.usd}, 0) END,
-                   in_flight = greatest(p.in_flight - 1, 0)
-             WHERE p.budget_id = ${key.budget_id} AND p.period_start = ${key.period_start}`.pipe(Effect.asVoid),
+      reserve: (budget: BudgetDefinition, start: Date, cost: Cost, hold: Hold) =>
+        sql`WITH reserved AS (
+              INSERT INTO budget_periods AS p (budget_id, period_start, reserved_tokens, reserved_usd, in_flight)
+              SELECT b.id, ${start}, ${cost.tokens}, ${cost.usd}, 1 FROM budgets b WHERE b.id = ${budget.id}
+              ON CONFLICT (budget_id, period_start) DO UPDATE
+                 SET reserved_tokens = p.reserved_tokens + EXCLUDED.reserved_tokens,
+                     reserved_usd = p.reserved_usd + EXCLUDED.reserved_usd,
+                     in_flight = p.in_flight + 1
+               WHERE ${fits(budget, cost)}
+              RETURNING p.budget_id, p.period_start)
+            INSERT INTO budget_holds (id, budget_id, period_start, tokens, usd, owner)
+            SELECT ${hold.id}::uuid, budget_id, period_start, ${cost.tokens}, ${cost.usd}, ${hold.owner} FROM reserved
+            RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)),
+      /** Gives back a reservation of `cost` that a later budget's refusal undid (unless a sweep gave it back first). */
+      unreserve: (key: PeriodKey, cost: Cost, holdId: string) =>
+        sql`WITH gone AS (DELETE FROM budget_holds WHERE id = ${holdId}::uuid RETURNING id)
+            UPDATE budget_periods p
+               SET ${released(cost)}
+             WHERE p.budget_id = ${key.budget_id} AND p.period_start = ${key.period_start} AND EXISTS (SELECT 1 FROM gone)`.pipe(
+          Effect.asVoid
+        ),
       /** One period's spend with its budget as it is now; undefined when nothing was reserved there yet or the budget is gone. */
       spend: spendOf,
       /**
        * A call's end on one budget: its reservation given back and what it used added. The last
        * call in flight zeroes what is reserved, so float sums leave no residue.
        */
-      settle: (key: PeriodKey, reserved: Cost, used: Cost) =>
-        periods(sql`UPDATE budget_periods p
+      settle: (key: PeriodKey, reserved: Cost, used: Cost, holdId: string) =>
+        periods(sql`WITH gone AS (DELETE FROM budget_holds WHERE id = ${holdId}::uuid RETURNING id)
+          UPDATE budget_periods p
              SET spent_tokens = p.spent_tokens + ${used.tokens}, spent_usd = p.spent_usd + ${used.usd},
-                 reserved_tokens = CASE WHEN p.in_flight <= 1 THEN 0 ELSE greatest(p.reserved_tokens - ${reserved.tokens}, 0) END,
-                 reserved_usd = CASE WHEN p.in_flight <= 1 THEN 0 ELSE greatest(p.reserved_usd - ${reserved.usd}, 0) END,
-                 in_flight = greatest(p.in_flight - 1, 0)
+                 ${released(reserved, sql`(SELECT count(*)::int FROM gone)`)}
             FROM budgets b
            WHERE b.id = p.budget_id AND p.budget_id = ${key.budget_id} AND p.period_start = ${key.period_start}
           RETURNING ${sql.literal(definitionColumns)}, p.period_start, ${sql.literal(spendColumns)}`).pipe(Effect.map(firstRow)),
+      /** Marks the holds of this process (`owner`) as alive. */
+      renewHolds: (owner: string) => sql`UPDATE budget_holds SET seen_at = now() WHERE owner = ${owner}`.pipe(Effect.asVoid),
+      /**
+       * Gives back the reservations of holds not renewed for `staleSeconds` (their process is gone,
+       * or has hung past the bound): each period's sums drop by what its lapsed holds reserved.
+       * Answers how many holds lapsed.
+       */
+      sweepHolds: (staleSeconds: number) =>
+        sql<{ n: number }>`WITH gone AS (
+              DELETE FROM budget_holds WHERE seen_at < now() - make_interval(secs => ${staleSeconds}::float8)
+              RETURNING budget_id, period_start, tokens, usd),
+            sums AS (SELECT budget_id, period_start, sum(tokens)::float8 AS tokens, sum(usd) AS usd, count(*)::int AS n
+                       FROM gone GROUP BY budget_id, period_start),
+            swept AS (
+              UPDATE budget_periods p
+                 SET reserved_tokens = CASE WHEN p.in_flight <= s.n THEN 0 ELSE greatest(p.reserved_tokens - s.tokens, 0) END,
+                     reserved_usd = CASE WHEN p.in_flight <= s.n THEN 0 ELSE greatest(p.reserved_usd - s.usd, 0) END,
+                     in_flight = greatest(p.in_flight - s.n, 0)
+                FROM sums s
+               WHERE p.budget_id = s.budget_id AND p.period_start = s.period_start
+              RETURNING s.n)
+          SELECT coalesce(sum(n), 0)::int AS n FROM swept`.pipe(Effect.map((rows) => rows[0]?.n ?? 0)),
       /** Marks the hook event of a period as fired; true for the one caller that marked it, in any process. */
       claim: (key: PeriodKey, event: "warned_at" | "exceeded_at", at: Date) =>
         sql`UPDATE budget_periods SET ${sql(event)} = ${at}

@@ -69,6 +69,10 @@ export const backupCommand = Command.make(
     })
 ).pipe(Command.withDescription("Back the server up and download the archive (restore it with `cairn restore`)"))
 
+/** An MCP server's connection in the status words integrations use (docs/integrations.md, "Status"). */
+const mcpWords = (status: string, error: string | null) =>
+  status === "failed" ? `failing: ${error ?? "unknown error"}` : status === "disabled" ? "paused: disabled" : status
+
 export const statusCommand = Command.make("status", { ...connectionOptions, json: jsonOption }, (flags) =>
   Effect.gen(function*() {
     const { baseUrl, client } = yield* connect(flags)
@@ -89,10 +93,24 @@ export const statusCommand = Command.make("status", { ...connectionOptions, json
       server_version: health._tag === "Right" ? health.right.version : null,
       credentials: Option.match(me, { onNone: () => null, onSome: ({ kind, scopes }) => ({ kind, scopes: scopes.length }) }),
       integrations: integrations._tag === "Right"
-        ? integrations.right.map(({ error, id, status, version, workers }) => ({ id, status, version, error, workers: workers.length }))
+        ? integrations.right.map(({ error, health, id, status, version, workers }) => ({
+          id,
+          status: health.words,
+          state: health.state,
+          configuration: status,
+          version,
+          error,
+          workers: workers.length
+        }))
         : null,
       mcp_servers: mcpServers._tag === "Right"
-        ? mcpServers.right.map(({ error, name, status, tools, transport }) => ({ name, transport, status, tools: tools.length, error }))
+        ? mcpServers.right.map(({ error, name, status, tools, transport }) => ({
+          name,
+          transport,
+          status: mcpWords(status, error),
+          tools: tools.length,
+          error
+        }))
         : null
     }
     if (flags.json) yield* printJson(report)
@@ -113,8 +131,8 @@ export const statusCommand = Command.make("status", { ...connectionOptions, json
         yield* Console.log(
           `\n${
             table(
-              ["INTEGRATION", "STATUS", "VERSION", "WORKERS", "ERROR"],
-              integrations.right.map((i) => [i.id, i.status, i.version ?? "", String(i.workers.length), i.error ?? ""])
+              ["INTEGRATION", "VERSION", "WORKERS", "STATUS"],
+              integrations.right.map((i) => [i.id, i.version ?? "", String(i.workers.length), i.health.words])
             )
           }`
         )
@@ -124,8 +142,8 @@ export const statusCommand = Command.make("status", { ...connectionOptions, json
           yield* Console.log(
             `\n${
               table(
-                ["MCP SERVER", "TRANSPORT", "STATUS", "TOOLS", "ERROR"],
-                mcpServers.right.map((m) => [m.name, m.transport, m.status, String(m.tools.length), m.error ?? ""])
+                ["MCP SERVER", "TRANSPORT", "TOOLS", "STATUS"],
+                mcpServers.right.map((m) => [m.name, m.transport, String(m.tools.length), mcpWords(m.status, m.error)])
               )
             }`
           )
@@ -135,8 +153,11 @@ export const statusCommand = Command.make("status", { ...connectionOptions, json
     // The exit code says what the report does: a server down, credentials refused, an integration failing.
     if (health._tag === "Left") return yield* fail(`the server is not healthy: ${report.health}`)
     if (Option.isNone(me)) return yield* fail(`${baseUrl} refused these credentials (cairn login signs in)`)
-    const failing = integrations._tag === "Right" ? integrations.right.filter((i) => i.status === "failed") : []
-    if (failing.length > 0) return yield* fail(`failing: ${failing.map((i) => i.id).join(", ")}`)
+    const failing = [
+      ...(integrations._tag === "Right" ? integrations.right.filter((i) => i.health.state === "failing").map((i) => i.id) : []),
+      ...(mcpServers._tag === "Right" ? mcpServers.right.filter((m) => m.status === "failed").map((m) => `mcp:${m.name}`) : [])
+    ]
+    if (failing.length > 0) return yield* fail(`failing: ${failing.join(", ")}`)
   })).pipe(
     Command.withDescription(
       "The server's health and version, these credentials, its integrations and its MCP servers; exits 1 when any is not well"

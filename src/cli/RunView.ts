@@ -7,6 +7,7 @@ import { Command as PlatformCommand, HttpClientError } from "@effect/platform"
 import { Chunk, Duration, Effect, Schedule, Stream } from "effect"
 import type { AgentEvent, SequencedEvent } from "../agent/Events.ts"
 import type { CairnClient } from "../client.ts"
+import { makeMarkdownLines } from "./Markdown.ts"
 import { clip, columns, describeFailure, inline, style } from "./Output.ts"
 import type { Terminal } from "./Terminal.ts"
 
@@ -85,7 +86,10 @@ export const makeRunView = (options: RunViewOptions) => {
   let mode: "line" | "text" | "thinking" = "line"
   const width = () => columns() - 4
 
+  /** The answer is Markdown, drawn for the terminal a line at a time (Markdown.ts). */
+  const markdown = makeMarkdownLines()
   const newline = () => {
+    if (mode === "text") terminal.write(markdown.flush())
     if (mode !== "line") terminal.write("\n")
     mode = "line"
   }
@@ -156,7 +160,7 @@ export const makeRunView = (options: RunViewOptions) => {
             mode = "text"
           }
           printedText = true
-          terminal.write(event.delta)
+          terminal.write(markdown.push(event.delta))
           return
         case "thinking_content":
           if (event.delta.length === 0) return
@@ -215,7 +219,7 @@ export const makeRunView = (options: RunViewOptions) => {
           response = event
           if (!printedText && event.text.length > 0) {
             newline()
-            terminal.write(`${style.cyan(`${options.bot}› `)}${event.text}`)
+            terminal.write(`${style.cyan(`${options.bot}› `)}${markdown.push(event.text)}`)
             mode = "text"
           }
           newline()

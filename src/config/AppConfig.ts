@@ -11,6 +11,11 @@ export interface AppConfigShape {
   readonly host: string
   readonly apiKey: Option.Option<Redacted.Redacted<string>>
   readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  /**
+   * A direct connection to PostgreSQL for what a pooler in transaction mode cannot carry: the bus's
+   * LISTEN and the leaders' session locks (DATABASE_LISTEN_URL; DATABASE_URL when not set).
+   */
+  readonly databaseListenUrl: Option.Option<Redacted.Redacted<string>>
   readonly dataDir: string
   /** The document store's embedding model, and the default of `Llm.embed` (README: EMBEDDING_MODEL). */
   readonly embeddingModel: string
@@ -93,6 +98,8 @@ export interface AppConfigShape {
   readonly memorySampleMs: number
   /** How long a stopping server answers not ready before it drains, for a balancer to notice (DRAIN_DELAY_MS). */
   readonly drainDelayMs: number
+  /** A port of its own for Prometheus's `/metrics`, without a credential (METRICS_PORT); none by default. */
+  readonly metricsPort: Option.Option<number>
 }
 
 export const pgliteWasmTiers = ["baseline", "optimizing"] as const
@@ -259,7 +266,11 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     Config.withDefault(0),
     namedCheck("DRAIN_DELAY_MS", "Expected a non-negative integer", (n) => n >= 0)
   ),
-  pgliteWasmTier: Config.literal(...pgliteWasmTiers)("PGLITE_WASM_TIER").pipe(Config.withDefault("baseline" as const))
+  pgliteWasmTier: Config.literal(...pgliteWasmTiers)("PGLITE_WASM_TIER").pipe(Config.withDefault("baseline" as const)),
+  databaseListenUrl: Config.option(Config.redacted("DATABASE_LISTEN_URL")),
+  metricsPort: Config.option(
+    Config.integer("METRICS_PORT").pipe(namedCheck("METRICS_PORT", "Expected a port number from 0 to 65535", (n) => n >= 0 && n <= 65535))
+  )
 })
 
 /** Reads the configuration from the current `ConfigProvider` (environment plus `.env`). */

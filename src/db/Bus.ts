@@ -126,8 +126,10 @@ export class Bus extends Effect.Service<Bus>()("cairn/Bus", {
         (subscriber) => Effect.zipRight(Effect.sync(() => subscribers.delete(subscriber)), Queue.shutdown(subscriber.queue))
       ).pipe(Effect.map((subscriber): Queue.Dequeue<Notice> => subscriber.queue))
 
-    if (info.backend === "postgres" && Option.isSome(config.databaseUrl)) {
-      yield* listen(Redacted.value(config.databaseUrl.value), channel, {
+    // Around a pooler in transaction mode, which cannot keep a LISTEN (DATABASE_LISTEN_URL).
+    const listenUrl = Option.orElse(config.databaseListenUrl, () => config.databaseUrl)
+    if (info.backend === "postgres" && Option.isSome(listenUrl)) {
+      yield* listen(Redacted.value(listenUrl.value), channel, {
         notified: (payload) => {
           const notice = decode(payload)
           if (notice) deliver(notice)

@@ -4,6 +4,7 @@
  * gone, so each time it listens again it says so, and the bus wakes every waiter for a catch-up read.
  */
 import { Data, Deferred, Duration, Effect, Exit, Schedule } from "effect"
+import * as os from "node:os"
 import pg from "pg"
 import { describeUrl } from "./Database.ts"
 
@@ -18,6 +19,14 @@ export interface Listening {
   readonly listening: () => void
 }
 
+/**
+ * The listening connection's name in `pg_stat_activity`: this process's. While it is there the
+ * process lives; a killed or crashed process's socket closes and PostgreSQL drops it at once, so
+ * another process can tell a dead run holder in seconds rather than by its heartbeat (runs/Repo.ts).
+ */
+export const busConnectionPrefix = "cairn-bus:"
+export const busConnectionName = `${busConnectionPrefix}${os.hostname()}:${process.pid}`.slice(0, 63)
+
 /** Listens on `channel` of the database at `url` for the caller's scope, reconnecting on its schedule. */
 export const listen = (url: string, channel: string, on: Listening) => {
   // One session of LISTEN: it ends (as a failure) when the connection errors or closes.
@@ -26,7 +35,7 @@ export const listen = (url: string, channel: string, on: Listening) => {
       const client = yield* Effect.acquireRelease(
         Effect.tryPromise({
           try: async () => {
-            const client = new pg.Client({ connectionString: url, application_name: "cairn-bus", keepAlive: true })
+            const client = new pg.Client({ connectionString: url, application_name: busConnectionName, keepAlive: true })
             client.on("error", () => {})
             await client.connect()
             return client

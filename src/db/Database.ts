@@ -12,6 +12,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import Pg from "pg"
 import { AppConfig } from "../config/AppConfig.ts"
+import { watchPool } from "../telemetry/Metrics.ts"
 import * as Direct from "./Direct.ts"
 import * as PgliteClient from "./PgliteClient.ts"
 
@@ -72,6 +73,9 @@ const openPool = (url: Redacted.Redacted<string>) =>
       )
     }),
     (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  ).pipe(
+    // Its connections in use, idle and waited for, at each metrics scrape (telemetry/Metrics.ts).
+    Effect.tap((pool) => Effect.acquireRelease(Effect.sync(() => watchPool(pool)), (release) => Effect.sync(release)))
   )
 
 /** How many distinct statements get a name; any other runs unnamed (parsed and planned each time). */

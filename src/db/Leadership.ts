@@ -14,8 +14,11 @@
  * On PGlite there is one process by construction: the caller always leads.
  */
 import { SqlClient } from "@effect/sql"
-import { Config, Data, Duration, Effect, Either, Schedule } from "effect"
+import { SqlError } from "@effect/sql/SqlError"
+import { Config, Data, Duration, Effect, Either, Option, Redacted, Schedule, type Scope } from "effect"
 import * as crypto from "node:crypto"
+import Pg from "pg"
+import { AppConfig } from "../config/AppConfig.ts"
 import { DatabaseInfo } from "./Database.ts"
 
 const leadershipConfig = Config.all({
@@ -31,10 +34,45 @@ export class LeadershipLost extends Data.TaggedError("LeadershipLost")<{ readonl
 export const lockKey = (name: string): string =>
   crypto.createHash("sha256").update(`cairn:leader:${name}`).digest().readBigInt64BE(0).toString()
 
+/** What the lock needs of a connection: one session for as long as it leads. */
+interface LockConnection {
+  readonly execute: (text: string, params: ReadonlyArray<unknown>, _: undefined) => Effect.Effect<ReadonlyArray<any>, SqlError>
+}
+
+/**
+ * A connection of its own on DATABASE_LISTEN_URL: a pooler in transaction mode hands a pooled
+ * connection's statements to any server session, which would hold the lock past the leader's end.
+ */
+const directConnection = (url: string) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const client = new Pg.Client({ connectionString: url, application_name: "cairn-leader", connectionTimeoutMillis: 5000 })
+        // A dropped connection is met by the next ping, which loses leadership.
+        client.on("error", () => {})
+        await client.connect()
+        return client
+      },
+      catch: (cause) => new SqlError({ cause, message: "Leadership: failed to connect" })
+    }),
+    (client) => Effect.promise(() => client.end()).pipe(Effect.timeoutOption(1000))
+  ).pipe(Effect.map((client): LockConnection => ({
+    execute: (text, params) =>
+      Effect.tryPromise({
+        try: () => client.query(text, [...params]).then((result) => result.rows),
+        catch: (cause) => new SqlError({ cause, message: "Leadership: statement failed" })
+      })
+  })))
+
 export class Leadership extends Effect.Service<Leadership>()("cairn/Leadership", {
   effect: Effect.gen(function*() {
     const config = yield* leadershipConfig
     const sql = yield* SqlClient.SqlClient
+    const { databaseListenUrl } = yield* AppConfig
+    const reserve: Effect.Effect<LockConnection, SqlError, Scope.Scope> = Option.match(databaseListenUrl, {
+      onNone: () => sql.reserve,
+      onSome: (url) => directConnection(Redacted.value(url))
+    })
     const info = yield* DatabaseInfo
     /** How often a follower tries the lock again. */
     const retryInterval = Duration.millis(config.retryMs)
@@ -43,7 +81,7 @@ export class Leadership extends Effect.Service<Leadership>()("cairn/Leadership",
     const attempt = <A, E, R>(key: string, work: Effect.Effect<A, E, R>, onLeading: Effect.Effect<void>) =>
       Effect.scoped(
         Effect.gen(function*() {
-          const connection = yield* sql.reserve
+          const connection = yield* reserve
           const [row] = yield* connection.execute("SELECT pg_try_advisory_lock($1::bigint) AS locked", [key], undefined)
           if (row?.locked !== true) return { led: false as const }
           yield* Effect.addFinalizer(() =>

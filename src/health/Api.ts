@@ -1,5 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { PUBLIC } from "../auth/Scopes.ts"
 
@@ -86,4 +87,19 @@ export class HealthApi extends HttpApiGroup.make("health")
       )
   )
   .annotate(OpenApi.Title, "Health")
+{}
+
+/** Prometheus metrics, behind a credential (METRICS_PORT serves them without one, health/Metrics.ts). */
+export class MetricsApi extends HttpApiGroup.make("metrics")
+  .add(
+    HttpApiEndpoint.get("metrics", "/metrics")
+      .addSuccess(HttpApiSchema.Text({ contentType: "text/plain; version=0.0.4; charset=utf-8" }))
+      .annotate(RequiredScope, "operations:read")
+      .annotate(
+        OpenApi.Description,
+        "Prometheus metrics (text format): requests, errors and duration by route, runs running and queued, provider calls and latency, tasks, streams, the database pool, event-loop delay, memory. Also on METRICS_PORT without a credential when set"
+      )
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Metrics")
 {}

@@ -5,6 +5,7 @@ import { CairnApi } from "../Api.ts"
 import { cairnVersion } from "../contract/Version.ts"
 import { ping } from "../db/Database.ts"
 import { HealthStatus, Unhealthy } from "./Api.ts"
+import { MetricsExport } from "./Metrics.ts"
 import { Readiness } from "./Readiness.ts"
 
 export const HealthHttpLive = HttpApiBuilder.group(CairnApi, "health", (handlers) =>
@@ -27,4 +28,10 @@ export const HealthHttpLive = HttpApiBuilder.group(CairnApi, "health", (handlers
           )),
         Effect.withTracerEnabled(false)
       )).handle("ready", () => readiness.check)
+  }))
+
+export const MetricsHttpLive = HttpApiBuilder.group(CairnApi, "metrics", (handlers) =>
+  Effect.gen(function*() {
+    const metrics = yield* MetricsExport
+    return handlers.handle("metrics", () => metrics.scrape)
   }))

@@ -103,10 +103,13 @@ export interface Limits {
   readonly hardMb: number
 }
 
+/** One limit in effect: as set, or for 0 its share of `limitBytes`. */
+const limitMb = (set: number, share: number, limitBytes: number) => (set > 0 ? set : Math.floor((limitBytes * share) / mb))
+
 /** The limits in effect: each set one as it is, a 0 as its share of `limitBytes`. */
 export const effectiveLimits = (soft: number, hard: number, limitBytes: number): Limits => ({
-  softMb: soft > 0 ? soft : Math.floor((limitBytes * softShare) / mb),
-  hardMb: hard > 0 ? hard : Math.floor((limitBytes * hardShare) / mb)
+  softMb: limitMb(soft, softShare, limitBytes),
+  hardMb: limitMb(hard, hardShare, limitBytes)
 })
 
 /** What readiness shows of memory. */
@@ -142,6 +145,11 @@ export const make = (source: MemorySource, sampleMs: number, supervisor: string 
       shedding: rssMb > current.softMb
     }))
     const shedding = Effect.map(status, (current) => current.shedding)
+    /**
+     * The soft limit alone, as every new run reads it: one cached setting and a comparison. The
+     * whole status (both limits, an object) is built only for the refusal that shows it.
+     */
+    const softMb = Effect.map(settings.get(MemorySoftLimitMb), (soft) => limitMb(soft, softShare, limitBytes))
 
     // Completed (and replaced) when a sample finds the pressure gone that the one before found.
     const relief = yield* Ref.make(yield* Deferred.make<void>())
@@ -188,15 +196,16 @@ export const make = (source: MemorySource, sampleMs: number, supervisor: string 
       status,
       shedding,
       /** Fails with a 503 while shedding: the check every new run passes first. */
-      admit: Effect.flatMap(status, (current) =>
-        current.shedding
-          ? Effect.fail(
-            new Overloaded({
-              detail:
-                `The server is short of memory (${current.rssMb} MB resident, soft limit ${current.softMb} MB) and starts no new run now; retry later`,
-              retryAfterSeconds
-            })
-          )
+      admit: Effect.flatMap(softMb, (soft) =>
+        rssMb > soft
+          ? Effect.flatMap(status, (current) =>
+            Effect.fail(
+              new Overloaded({
+                detail:
+                  `The server is short of memory (${current.rssMb} MB resident, soft limit ${current.softMb} MB) and starts no new run now; retry later`,
+                retryAfterSeconds
+              })
+            ))
           : Effect.void),
       /** Completes when a sample finds the pressure gone (the task worker then claims again). */
       relieved: Effect.flatMap(Ref.get(relief), Deferred.await)

@@ -74,7 +74,10 @@ export class Readiness extends Effect.Service<Readiness>()("cairn/Readiness", {
         yield* Effect.sleep(Duration.millis(delayMs))
       })
 
-    return { check, beginDrain } as const
+    /** Whether the server is stopping: inbound work is refused and no new task is claimed (a drain). */
+    const isDraining = Effect.sync(() => draining)
+
+    return { check, beginDrain, isDraining } as const
   }),
   dependencies: [HealthRepo.Default, Memory.Default]
 }) {}

@@ -14,7 +14,8 @@
  *   holds at most `webhookConcurrency` requests plus `webhookQueueCapacity` queued bodies, and
  *   delays no other URL; beyond that its new deliveries are dropped and counted.
  * Failures are logged (a warning at most once a minute per callback or URL, debug otherwise) and
- * never propagate. URLs are logged without credentials or query.
+ * never propagate. A webhook URL is a credential as a whole (a Slack incoming webhook's secret is
+ * its path): logs show its scheme and host, and a failure's text is scrubbed of the rest.
  */
 import { Clock, Duration, Effect, Layer, Option, Queue } from "effect"
 import { AppConfig } from "../config/AppConfig.ts"
@@ -86,14 +87,30 @@ interface Delivery {
 const isThenable = (value: unknown): value is PromiseLike<unknown> =>
   typeof value === "object" && value !== null && typeof (value as { then?: unknown }).then === "function"
 
-/** A URL as it may appear in a log: no credentials, no query (tokens often live there). */
+/**
+ * A webhook URL as it may appear in a log: its scheme and host (secrets live in paths and parameters
+ * of any name), as secrets/SealedUrl.ts shows a stored one (hooks sit below secrets).
+ */
 export const loggableUrl = (raw: string): string => {
   try {
     const url = new URL(raw)
-    return `${url.protocol}//${url.host}${url.pathname}`
+    return `${url.protocol}//${url.host}/****`
   } catch {
     return "<invalid url>"
   }
+}
+
+/** A failure's text with the URL (as written, or as `new URL` prints it, or past its host) shown as `loggableUrl`. */
+const scrubbedFailure = (reason: string, raw: string): string => {
+  const shown = loggableUrl(raw)
+  let pieces = [raw]
+  try {
+    const url = new URL(raw)
+    pieces = [raw, url.href, `${url.pathname}${url.search}`, url.search, url.password].filter((piece) => piece.length >= 3)
+  } catch {
+    // Not a URL: the text as written is all there is to take out.
+  }
+  return pieces.sort((a, b) => b.length - a.length).reduce((out, piece) => out.split(piece).join(shown), reason)
 }
 
 /**
@@ -249,7 +266,8 @@ export const makeHooks = (options: HookOptions) =>
           onFailure: (reason) => {
             stats.webhooksFailed++
             const url = loggableUrl(delivery.url)
-            return logThrottled(`webhook:${url}`, `Hook webhook delivery failed: ${reason}`, {
+            // The throttle's key is the URL itself (in memory only): two webhooks on one host are two.
+            return logThrottled(`webhook:${delivery.url}`, `Hook webhook delivery failed: ${scrubbedFailure(reason, delivery.url)}`, {
               hook_event: delivery.event,
               url
             })

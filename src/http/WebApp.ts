@@ -12,7 +12,7 @@
  * under the server's own prefixes, and any request that does not ask for a page, keep their 404.
  *
  * `/widget/<bot>` is the embeddable chat (`widget.html`): the one page that may be framed, and only
- * by the origins in WIDGET_EMBED_ORIGINS (none by default). `/widget.js` is the embed script hosts
+ * by the origins in WIDGET_EMBED_ORIGINS (none by default) and the bot's own, set in the console. `/widget.js` is the embed script hosts
  * load from a stable URL, so it is revalidated like a page rather than hashed.
  */
 import { HttpApiBuilder, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
@@ -21,8 +21,9 @@ import { createHash } from "node:crypto"
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs"
 import * as path from "node:path"
 import { gzipSync } from "node:zlib"
-import { AppConfig } from "../config/AppConfig.ts"
 import { projectDir } from "../config/ProjectRoot.ts"
+import { WidgetFraming } from "./WidgetFraming.ts"
+import { refusalFor } from "./WidgetRefusal.ts"
 
 export const webDistDir = path.join(projectDir("dist"), "web")
 
@@ -144,10 +145,27 @@ export const widgetFrameAncestors = (origins: ReadonlyArray<string>) => (origins
 const widgetPage = /^\/widget\/[^/]+\/?$/
 
 /** The app's routes on the API's router: assets, the widget's page, then the history fallback. */
-export const layer = (root: string = webDistDir) =>
-  Layer.unwrapEffect(Effect.map(AppConfig, (config) => routes(root, widgetFrameAncestors(config.widgetEmbedOrigins))))
+export const layer = (root: string = webDistDir) => Layer.unwrapEffect(Effect.map(WidgetFraming, (framing) => routes(root, framing)))
 
-const routes = (root: string, widgetAncestors: string) => {
+/**
+ * A bot's widget page, framed only by the origins allowed now (read per request: the console edits
+ * them at runtime); a page naming another origin gets a page saying so, not a broken frame.
+ */
+const widgetResponse = (
+  request: HttpServerRequest.HttpServerRequest,
+  pathname: string,
+  file: WebFile,
+  framing: WidgetFraming["Type"]
+) => {
+  const bot = pathname.split("/")[2] ?? ""
+  return Effect.map(framing.origins(bot), (origins) => {
+    const refused = refusalFor(new URL(request.url, "http://local"), bot, origins)
+    if (refused) return HttpServerResponse.text(refused.body, { contentType: "text/html; charset=utf-8", headers: refused.headers })
+    return fileResponse(request, file, revalidate, securityHeaders(widgetFrameAncestors(origins)))
+  })
+}
+
+const routes = (root: string, framing: WidgetFraming["Type"]) => {
   const files = makeWebFiles(root)
   return HttpApiBuilder.Router.use((router) =>
     router.get(
@@ -166,7 +184,7 @@ const routes = (root: string, widgetAncestors: string) => {
         if (pathname.startsWith("/assets/")) return yield* notFound
         if (widgetPage.test(pathname)) {
           const widget = built.get("/widget.html")
-          return widget === undefined ? notBuilt : fileResponse(request, widget, revalidate, securityHeaders(widgetAncestors))
+          return widget === undefined ? notBuilt : yield* widgetResponse(request, pathname, widget, framing)
         }
         // Only a page load (a browser asks for HTML) is the app's; any other client keeps the 404.
         if (!acceptsHtml(request)) return yield* notFound

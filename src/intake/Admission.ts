@@ -4,6 +4,7 @@
  * out (`Admitted`) is what intake stores, queues or runs.
  */
 import { Effect } from "effect"
+import { overRunLimit } from "../access/RunSlots.ts"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { grants } from "../auth/Scopes.ts"
 import { Bots } from "../bots/Bots.ts"
@@ -11,11 +12,11 @@ import type { Bot } from "../bots/Model.ts"
 import type { Channel } from "../channels/Model.ts"
 import { Forbidden } from "../contract/Errors.ts"
 import { Memory } from "../health/Memory.ts"
-import { overRunLimit } from "../runs/Quota.ts"
 import { Runs } from "../runs/Runs.ts"
 import { ownerOf } from "../sessions/Access.ts"
 import type { ImageAttachment } from "../sessions/Attachments.ts"
 import type { Session } from "../sessions/Model.ts"
+import { conversationBot, conversationModel } from "../sessions/Settings.ts"
 import { RunsPerCredentialMax } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { IntakeChecks } from "./Checks.ts"
@@ -64,7 +65,8 @@ export const admission = Effect.gen(function*() {
       yield* checks.checkAttachments(request.attachments)
       const audio = yield* voice.prepare(request)
       const { session, channel } = yield* target.resolve(request, principal)
-      const bot = yield* bots.get(session.bot_id)
+      // The conversation's own instructions and temperature (sessions/Settings.ts).
+      const bot = conversationBot(yield* bots.get(session.bot_id), session)
       const heard = audio
         ? yield* voice.hear(
           audio,
@@ -100,7 +102,7 @@ export const taskOf = ({ request, session, channel, bot, text, attachments }: Ad
   clientId: session.client_id,
   prompt: text,
   attachments,
-  modelOverride: request.model_override ?? null,
+  modelOverride: conversationModel(request.model_override, session) ?? null,
   dispatchType: request.dispatch_type,
   dispatchConfig: request.dispatch_config
 })

@@ -6,20 +6,22 @@
  * here.
  */
 import { Effect, FiberSet, Option, Stream } from "effect"
+import { overRunLimit } from "../access/RunSlots.ts"
 import { isTerminal, type SequencedEvent } from "../agent/Events.ts"
 import { userMessage } from "../agent/Turn.ts"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import { Bots } from "../bots/Bots.ts"
 import { Budgets } from "../budgets/Budgets.ts"
-import { ValidationError } from "../contract/Errors.ts"
+import { TooManyRequests, ValidationError } from "../contract/Errors.ts"
 import { Memory } from "../health/Memory.ts"
+import { userOf } from "../providers/Gate.ts"
 import type { ToolSchema } from "../providers/Model.ts"
 import { RunCancelled, RunFailed, RunInterrupted, SessionBusy } from "../runs/Errors.ts"
-import { overRunLimit } from "../runs/Quota.ts"
 import { Runs } from "../runs/Runs.ts"
 import { turnChannel, Turns } from "../runs/Turns.ts"
 import { confinedBot, requireBotAllowed } from "../sessions/Access.ts"
 import { Sessions } from "../sessions/Sessions.ts"
+import { conversationModel } from "../sessions/Settings.ts"
 import { SystemPaused, WidgetStopOnDisconnect } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { Dispatchers } from "../tasks/delivery/Dispatchers.ts"
@@ -170,8 +172,11 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
               userStored,
               attachments,
               transcript: transcript ?? undefined,
-              modelOverride: message.request.model_override,
-              principal: { kind: principal.kind, id: principal.id, caller: message.credential },
+              modelOverride: conversationModel(message.request.model_override, session),
+              ...(message.request.dispatch_type
+                ? { dispatch: { type: message.request.dispatch_type, config: message.request.dispatch_config ?? {} } }
+                : {}),
+              principal: { kind: principal.kind, id: principal.id, caller: message.credential, user: userOf(principal) },
               slot: slot.value,
               ...(options.callerTools ? { callerTools: options.callerTools } : {}),
               ...(options.llmExtra ? { llmExtra: options.llmExtra } : {}),
@@ -273,6 +278,10 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
             if (outcome._tag === "complete") return answered(outcome.result.text, outcome.result.clientActions)
             if (outcome._tag === "cancelled") return yield* new RunCancelled({ detail: "The run was cancelled" })
             if (outcome._tag === "interrupted") return yield* new RunInterrupted({ detail: outcome.message })
+            // A budget that had room when the run started refused a later call: the 429 a first call gets.
+            if (outcome.budget) {
+              return yield* new TooManyRequests({ detail: outcome.message, retryAfterSeconds: outcome.budget.retryAfterSeconds })
+            }
             return yield* new RunFailed({ detail: outcome.message })
           }
         }

@@ -5,7 +5,7 @@ import { RequiredScope } from "../auth/RequiredScope.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { body, pathParams } from "../contract/Params.ts"
 import { EffectClass } from "../contract/ToolSchemas.ts"
-import { IntegrationNotFound, ToolNotFound } from "./Errors.ts"
+import { IntegrationNotFound, NoConnectionCheck, ToolNotFound } from "./Errors.ts"
 
 const Json = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 const idPath = pathParams({ id: Schema.String })
@@ -21,14 +21,35 @@ export class WorkerStatusView extends Schema.Class<WorkerStatusView>("Integratio
   last_error: Schema.NullOr(Schema.Struct({ message: Schema.String, at: Schema.String })),
   next_attempt_at: Schema.NullOr(Schema.String),
   started_at: Schema.NullOr(Schema.String),
-  detail: Json
+  detail: Json,
+  /** Whether it reports its contacts (until its first, the integration is connecting). */
+  connects: Schema.Boolean,
+  /** Its last real contact: a login, a ping, a call. */
+  contact: Schema.NullOr(
+    Schema.Struct({ state: Schema.Literal("connected", "failing", "paused"), reason: Schema.NullOr(Schema.String), at: Schema.String })
+  ),
+  /** When the failures it is in began; null once a contact succeeds. */
+  failing_since: Schema.NullOr(Schema.String)
+}) {}
+
+/** An integration's status from its own last real contact (see docs/integrations.md, "Status"). */
+export class IntegrationHealth extends Schema.Class<IntegrationHealth>("IntegrationHealth")({
+  state: Schema.Literal("not_configured", "connecting", "connected", "failing", "paused"),
+  reason: Schema.NullOr(Schema.String),
+  since: Schema.NullOr(Schema.String),
+  last_contact_at: Schema.NullOr(Schema.String),
+  /** The state in words, as the console, the CLI and the HUD show it: `failing: <reason>, since <when>`. */
+  words: Schema.String
 }) {}
 
 export class IntegrationSummary extends Schema.Class<IntegrationSummary>("IntegrationSummary")({
   id: Schema.String,
   name: Schema.String,
   version: Schema.NullOr(Schema.String),
+  /** Its configuration: whether the required settings resolve (`failed`: it did not load). */
   status: Schema.Literal("ready", "partial", "not_configured", "failed"),
+  /** Whether it works: from its workers' last real contact. */
+  health: IntegrationHealth,
   /** The required settings that resolve to nothing (why it is partial or not configured). */
   missing_settings: Schema.Array(Schema.String),
   parts: Schema.Array(Schema.String),
@@ -68,13 +89,32 @@ export class SettingView extends Schema.Class<SettingView>("IntegrationSettingVi
   required: Schema.Boolean,
   description: Schema.String,
   /** The manifest's default (masked for a secret), or null. */
-  default: Schema.NullOr(Schema.String)
+  default: Schema.NullOr(Schema.String),
+  /** The form's label (the key when the manifest gives none). */
+  label: Schema.String,
+  /** The form's control. */
+  type: Schema.Literal("string", "secret", "number", "boolean", "enum", "url", "list"),
+  /** An enum's choices, else null. */
+  choices: Schema.NullOr(Schema.Array(Schema.String)),
+  /** The form's section (null: the first, unnamed). */
+  group: Schema.NullOr(Schema.String),
+  /** Folded away until asked for. */
+  advanced: Schema.Boolean
 }) {}
 
 export class IntegrationSettingsView extends Schema.Class<IntegrationSettingsView>("IntegrationSettingsView")({
   integration_id: Schema.String,
   status: Schema.Literal("ready", "partial", "not_configured"),
-  settings: Schema.Array(SettingView)
+  settings: Schema.Array(SettingView),
+  /** The integration declares a connection check (`POST …/settings/test`). */
+  can_test: Schema.Boolean
+}) {}
+
+/** What Test connection found: `ok` with what it saw, or why it failed. */
+export class ConnectionTestResult extends Schema.Class<ConnectionTestResult>("ConnectionTestResult")({
+  ok: Schema.Boolean,
+  message: Schema.String,
+  duration_ms: Schema.Number
 }) {}
 
 /** A tool as companion clients read it (`tool_name`, `source_integration`) and as it was (`name`, `source`). */
@@ -125,6 +165,18 @@ export class IntegrationsApi extends HttpApiGroup.make("integrations")
       .addSuccess(IntegrationSettingsView)
       .annotate(RequiredScope, "settings:write")
       .annotate(OpenApi.Description, "Store settings (null or \"\" forgets one; a masked secret sent back is kept)")
+  )
+  .add(
+    HttpApiEndpoint.post("testSettings", "/api/v1/admin/integrations/:id/settings/test")
+      .setPath(idPath)
+      .setPayload(Json)
+      .addSuccess(ConnectionTestResult)
+      .addError(detailBody(NoConnectionCheck))
+      .annotate(RequiredScope, "settings:write")
+      .annotate(
+        OpenApi.Description,
+        "Test connection: try the settings as given over the saved ones (a masked secret is the saved one; nothing is stored). 422 names a wrong value's key; 409 when the integration declares no check"
+      )
   )
   .add(
     HttpApiEndpoint.get("process", "/api/v1/admin/integrations/:id/process")

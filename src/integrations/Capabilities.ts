@@ -8,6 +8,7 @@ import { injectionOrigin } from "../agent/Provenance.ts"
 import { Bindings } from "../bindings/Bindings.ts"
 import { isUuid } from "../contract/Params.ts"
 import { type AllowList, allowList, guardedRequest, OutboundRefused } from "../http/Outbound.ts"
+import { Inbound } from "../inbound/Inbound.ts"
 import { Intake } from "../intake/Intake.ts"
 import { completeJson } from "../providers/JsonCompletion.ts"
 import { Llm } from "../providers/Llm.ts"
@@ -34,6 +35,7 @@ import { CreateTodo } from "../todos/Model.ts"
 import { Todos } from "../todos/Todos.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
 import { failureMessage } from "./Context.ts"
+import { inboundCapability } from "./InboundCapability.ts"
 import { OverviewRepo } from "./OverviewRepo.ts"
 import { IntegrationStoreRepo } from "./Repo.ts"
 
@@ -81,6 +83,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
     const workspaces = yield* Workspaces
     const overviewRepo = yield* OverviewRepo
     const todoList = yield* Todos
+    const ledger = yield* Inbound
     const serverAllowed = config.httpAllowedHosts.split(",")
 
     const usageOf = (caller: CallerIdentity): UsageContext => ({
@@ -202,7 +205,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
       return types.includes(caller.integrationType()) ? caller.integrationType() : "none"
     }
 
-    const startRun = (caller: CallerIdentity, options: StartRunOptions) =>
+    const startRun = (caller: CallerIdentity, options: StartRunOptions, inboundId?: string) =>
       Effect.gen(function*() {
         const { session } = yield* channelSession(options.channelId)
         const dispatchType = options.channelDispatch ? undefined : options.dispatchType ?? defaultDispatch(caller)
@@ -216,7 +219,8 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
             dispatchType,
             dispatchConfig: options.dispatchConfig ?? {},
             extraMetadata: options.metadata,
-            attachments: options.images?.map((image) => ({ type: "image", ...image }))
+            attachments: options.images?.map((image) => ({ type: "image", ...image })),
+            inboundId
           })
           .pipe(
             Effect.map((injected) => ({ task_id: injected.task_id!, session_id: injected.session_id, message_id: injected.message_id })),
@@ -374,7 +378,8 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
       cancelQueued,
       request,
       overview,
-      todos
+      todos,
+      inbound: inboundCapability(ledger, startRun, storePassive)
     } as const
   }),
   dependencies: [
@@ -388,6 +393,7 @@ export class IntegrationCapabilities extends Effect.Service<IntegrationCapabilit
     Tasks.Default,
     Workspaces.Default,
     OverviewRepo.Default,
-    Todos.Default
+    Todos.Default,
+    Inbound.Default
   ]
 }) {}

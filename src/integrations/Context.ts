@@ -13,6 +13,7 @@ import {
   type Worker
 } from "../sdk/index.ts"
 import type { CallerIdentity, IntegrationCapabilities } from "./Capabilities.ts"
+import { inboundFace } from "./InboundCapability.ts"
 import type { IntegrationServicesShape } from "./Services.ts"
 
 export interface ContextServices {
@@ -123,6 +124,14 @@ export const makeContext = (
       if (!metadata || typeof metadata.integration_type !== "string" || typeof metadata.client_id_prefix !== "string") {
         throw new InvalidArgument("registerMetadata needs integration_type and client_id_prefix (strings)")
       }
+      for (const key of ["user_attribution", "display_name", "dispatch_config"] as const) {
+        if (metadata[key] !== undefined && typeof metadata[key] !== "function") {
+          throw new InvalidArgument(`registerMetadata: ${key} must be a function`)
+        }
+      }
+      if (metadata.dispatch_type !== undefined && (typeof metadata.dispatch_type !== "string" || metadata.dispatch_type === "")) {
+        throw new InvalidArgument("registerMetadata: dispatch_type must be a non-empty string")
+      }
       onMetadata(metadata)
     },
     registerDispatcher: services.registerDispatcher(id),
@@ -143,7 +152,7 @@ export const makeContext = (
   }
 }
 
-type Capabilities = Pick<IntegrationContext, "store" | "llm" | "channels" | "runs" | "http" | "overview" | "todos">
+type Capabilities = Pick<IntegrationContext, "store" | "llm" | "channels" | "runs" | "http" | "overview" | "todos" | "inbound">
 
 /** The promise face of the capabilities, bound to one caller. */
 const capabilitiesOf = (
@@ -267,7 +276,8 @@ const capabilitiesOf = (
           return capabilities.todos.add(caller, todo)
         }),
       complete: (id) => call(() => capabilities.todos.complete(checkText("id", id, 64)))
-    }
+    },
+    inbound: inboundFace(capabilities.inbound, caller, call)
   }
 }
 

@@ -13,3 +13,9 @@ export class ToolNotFound extends Schema.TaggedError<ToolNotFound>()(
   { detail: Schema.String },
   HttpApiSchema.annotations({ status: 404, description: "No tool with that name" })
 ) {}
+
+export class NoConnectionCheck extends Schema.TaggedError<NoConnectionCheck>()(
+  "NoConnectionCheck",
+  { detail: Schema.String },
+  HttpApiSchema.annotations({ status: 409, description: "The integration declares no connection check (its SETUP has no check)" })
+) {}

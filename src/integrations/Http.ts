@@ -2,8 +2,19 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { ToolRegistry } from "../agent/Tools.ts"
 import { CairnApi } from "../Api.ts"
-import { IntegrationSettingsView, IntegrationSummary, SettingView, ToolResult, ToolView, WorkerStatusView } from "./Api.ts"
-import { IntegrationNotFound, ToolNotFound } from "./Errors.ts"
+import {
+  ConnectionTestResult,
+  IntegrationHealth,
+  IntegrationSettingsView,
+  IntegrationSummary,
+  SettingView,
+  ToolResult,
+  ToolView,
+  WorkerStatusView
+} from "./Api.ts"
+import { failureMessage } from "./Context.ts"
+import { IntegrationNotFound, NoConnectionCheck, ToolNotFound } from "./Errors.ts"
+import { integrationHealth } from "./Health.ts"
 import { Integrations, type IntegrationState } from "./Integrations.ts"
 import { ProcessManager } from "./Processes.ts"
 import { IntegrationSettings, type ResolvedSetting, shown, statusOf } from "./Settings.ts"
@@ -31,18 +42,47 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations
       new IntegrationSettingsView({
         integration_id: id,
         status: statusOf(resolved),
-        settings: resolved.map((s) => new SettingView(shown(s)))
+        settings: resolved.map((s) => new SettingView(shown(s))),
+        can_test: Option.exists(integrations.get(id), (state) => state.loaded?.manifest.check != null)
+      })
+
+    /** Test connection: the integration's check on the settings as given; its throw is the answer's message. */
+    const testSettings = (id: string, payload: Readonly<Record<string, unknown>>) =>
+      Effect.gen(function*() {
+        const integration = yield* loadedOr404(id)
+        const state = Option.getOrThrow(integrations.get(id))
+        const check = integration.manifest.check
+        if (!check || !state.context) return yield* new NoConnectionCheck({ detail: `${id} declares no connection check` })
+        const values = yield* settings.tryValues(id, integration.manifest, payload)
+        const started = Date.now()
+        const outcome = yield* Effect.either(
+          Effect.tryPromise({ try: () => check(state.context!, values), catch: (cause) => failureMessage(cause) }).pipe(
+            Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => "No answer within 30 s" })
+          )
+        )
+        return new ConnectionTestResult({
+          ok: outcome._tag === "Right",
+          message: outcome._tag === "Right" ? outcome.right : outcome.left,
+          duration_ms: Date.now() - started
+        })
       })
 
     const summary = (state: IntegrationState) =>
       Effect.gen(function*() {
         const resolved = state.loaded ? yield* settings.resolve(state.id, state.loaded.manifest) : []
+        const missing = resolved.filter((s) => s.required && s.value === undefined).map((s) => s.key)
+        const health = integrationHealth({
+          loadError: state.loaded ? null : (state.error ?? "it did not load"),
+          missingSettings: missing,
+          workers: workers.statuses(state.id)
+        })
         return new IntegrationSummary({
           id: state.id,
           name: state.loaded?.name ?? state.id,
           version: state.loaded?.version ?? null,
           status: state.loaded ? statusOf(resolved) : "failed",
-          missing_settings: resolved.filter((s) => s.required && s.value === undefined).map((s) => s.key),
+          health: new IntegrationHealth(health),
+          missing_settings: missing,
           parts: state.parts,
           error: state.error,
           dir: state.dir,
@@ -73,6 +113,7 @@ export const IntegrationsHttpLive = HttpApiBuilder.group(CairnApi, "integrations
           const integration = yield* loadedOr404(path.id)
           return view(path.id, yield* settings.update(path.id, integration.manifest, payload))
         }))
+      .handle("testSettings", ({ path, payload }) => testSettings(path.id, payload))
       .handle("process", ({ path }) =>
         Option.match(processes.status(path.id), {
           onNone: () => Effect.fail(new IntegrationNotFound({ detail: `Integration not found: ${path.id}` })),

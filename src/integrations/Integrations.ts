@@ -3,7 +3,7 @@
  * and dispatchers registered, their routes turned into API groups. An integration that fails to
  * load (or whose registration throws) is logged and left out; the server starts without it.
  */
-import { Effect, Option, Runtime } from "effect"
+import { Config, Effect, Option, Runtime } from "effect"
 import { layer as ToolRegistryLive, ToolRegistry } from "../agent/Tools.ts"
 import { BotFilesSync, Bots } from "../bots/Bots.ts"
 import { CarapaceFilesSync } from "../carapaces/Carapaces.ts"
@@ -18,7 +18,7 @@ import { LogLevelControl } from "../telemetry/Logging.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { IntegrationCapabilities } from "./Capabilities.ts"
 import { type ContextServices, makeContext } from "./Context.ts"
-import { type Candidate, discover, searchDirs } from "./Discovery.ts"
+import { type Candidate, discover, projectIntegrationsDir, searchDirs } from "./Discovery.ts"
 import { checkWorker, checkWorkerNames, load, type LoadedIntegration } from "./Loader.ts"
 import { type NormalizedSidebar, uniqueSidebars } from "./Manifest.ts"
 import { IntegrationServices, layer as IntegrationServicesLive } from "./Services.ts"
@@ -207,7 +207,7 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
           yield* extra.declareCompatibleTemplates(integration.id, integration.manifest.activation.templates)
         }
         // Its channels are recognised by their client ids from now on (a channel's `integration`).
-        if (metadata) yield* clientPrefixes.register(metadata.client_id_prefix, integration.id)
+        if (metadata) yield* clientPrefixes.register(metadata.client_id_prefix, integration.id, metadata)
         const parts = partsOf(integration, workers.length)
         states.set(integration.id, {
           id: integration.id,
@@ -225,7 +225,12 @@ export class Integrations extends Effect.Service<Integrations>()("cairn/Integrat
         )
       })
 
-    for (const candidate of discover(searchDirs({ integrationDirs: config.integrationDirs, dataDir: config.dataDir }))) {
+    // The bundled example shows an author how the parts fit; an operator's install runs it only when asked.
+    const exampleWanted = yield* Config.boolean("EXAMPLE_INTEGRATION").pipe(Config.withDefault(false))
+    const candidates = discover(searchDirs({ integrationDirs: config.integrationDirs, dataDir: config.dataDir })).filter(
+      (candidate) => exampleWanted || candidate.id !== "example" || candidate.root !== projectIntegrationsDir
+    )
+    for (const candidate of candidates) {
       const attempt = yield* Effect.either(importIntegration(candidate))
       if (attempt._tag === "Right") {
         yield* registerParts(candidate, attempt.right)

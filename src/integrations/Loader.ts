@@ -116,7 +116,7 @@ const checkSecret = (secret: unknown, scope: unknown, where: string) => {
 }
 
 /** A route's shared secret must be one of the integration's own settings, declared secret. */
-const checkSecretSettings = (routes: ReadonlyArray<RouteDefinition>, envVars: ReadonlyArray<EnvVarSpec>) => {
+const checkSecretSettings = (routes: ReadonlyArray<RouteDefinition>, envVars: ReadonlyArray<Pick<EnvVarSpec, "key" | "secret">>) => {
   routes.forEach((route, index) => {
     if (route.secret === undefined) return
     const setting = envVars.find((v) => v.key === route.secret!.setting)

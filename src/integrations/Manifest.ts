@@ -4,8 +4,8 @@
  * key. Pure functions; the loader turns a problem into a skipped part with a clear message.
  */
 import { Data, Schema } from "effect"
-import type { EnvVarSpec, SetupManifest } from "../sdk/index.ts"
-import { settingProblem } from "../sdk/Settings.ts"
+import type { EnvVarSpec, IntegrationContext, SetupManifest } from "../sdk/index.ts"
+import { type SettingKind, settingKinds, settingProblem, SettingType } from "../sdk/Settings.ts"
 
 export const knownIcons: ReadonlySet<string> = new Set([
   "LayoutDashboard",
@@ -52,7 +52,16 @@ export interface NormalizedEnvVar {
   readonly default: string | undefined
   /** The setting's type: a saved value it cannot decode is refused. */
   readonly schema: Schema.Schema<unknown, string> | undefined
+  /** The form's label (the key when the manifest gives none). */
+  readonly label: string
+  readonly type: SettingKind
+  readonly choices: ReadonlyArray<string> | null
+  readonly group: string | null
+  readonly advanced: boolean
 }
+
+/** Test connection: what the integration's `check` found, or a throw saying why it failed. */
+export type ConnectionCheck = (cairn: IntegrationContext, settings: Readonly<Record<string, string | undefined>>) => Promise<string>
 
 export interface NormalizedSidebar {
   readonly id: string
@@ -74,6 +83,8 @@ export interface NormalizedManifest {
   readonly api_key_preset: string | null
   /** The route the chat header polls for the integration's status widget (HUD). */
   readonly hud: { readonly status_endpoint: string } | null
+  /** Test connection, when the integration declares one. */
+  readonly check: ConnectionCheck | null
 }
 
 export class ManifestError extends Data.TaggedError("ManifestError")<{ readonly message: string }> {}
@@ -86,7 +97,8 @@ const envVar = (raw: unknown, index: number): NormalizedEnvVar => {
     throw new ManifestError({ message: `env_vars[${index}] needs a key made of letters, digits and '_'` })
   }
   const spec = raw as Partial<EnvVarSpec>
-  const schema = schemaOf(raw.key, spec.schema)
+  const form = formOf(raw.key, spec)
+  const schema = schemaOf(raw.key, spec.schema) ?? kindSchema(form.type, form.choices)
   const fallback = spec.default === undefined || spec.default === null ? undefined : String(spec.default)
   const wrongDefault = schema && fallback !== undefined ? settingProblem({ key: raw.key, schema }, fallback) : undefined
   if (wrongDefault) throw new ManifestError({ message: `env_vars: the default of ${wrongDefault}` })
@@ -96,7 +108,45 @@ const envVar = (raw: unknown, index: number): NormalizedEnvVar => {
     secret: spec.secret === true,
     description: text(spec.description) ?? "",
     default: fallback,
-    schema
+    schema,
+    ...form
+  }
+}
+
+/** How the form shows a setting: its label, control, choices, section and whether it is folded. */
+const formOf = (key: string, spec: Partial<EnvVarSpec>) => {
+  if (spec.type !== undefined && !settingKinds.includes(spec.type)) {
+    throw new ManifestError({ message: `env_vars ${key}: type must be one of ${settingKinds.join(", ")}` })
+  }
+  const type: SettingKind = spec.type ?? (spec.secret === true ? "secret" : "string")
+  const choices = Array.isArray(spec.choices) ? spec.choices.filter((c): c is string => typeof c === "string" && c !== "") : null
+  if (type === "enum" && (choices === null || choices.length === 0)) {
+    throw new ManifestError({ message: `env_vars ${key}: an enum needs its choices (a list of words)` })
+  }
+  return {
+    label: text(spec.label)?.trim() || key,
+    type,
+    choices: type === "enum" ? choices : null,
+    group: text(spec.group)?.trim() || null,
+    advanced: spec.advanced === true
+  }
+}
+
+/** Without a schema of its own, a setting's type still checks what is saved (the server's 422 names the key). */
+const kindSchema = (type: SettingKind, choices: ReadonlyArray<string> | null): Schema.Schema<unknown, string> | undefined => {
+  switch (type) {
+    case "number":
+      return Schema.compose(Schema.Trim, Schema.NumberFromString) as Schema.Schema<unknown, string>
+    case "boolean":
+      return SettingType.boolean as Schema.Schema<unknown, string>
+    case "enum":
+      return SettingType.choice(...(choices ?? [])) as Schema.Schema<unknown, string>
+    case "url":
+      return SettingType.url as Schema.Schema<unknown, string>
+    case "list":
+      return SettingType.list as unknown as Schema.Schema<unknown, string>
+    default:
+      return undefined
   }
 }
 
@@ -127,6 +177,12 @@ const sidebar = (raw: unknown): NormalizedSidebar => {
     readiness_endpoint: text(raw.readiness_endpoint) ?? null,
     readiness_field: text(raw.readiness_field) ?? null
   }
+}
+
+const checkOf = (check: unknown): ConnectionCheck | null => {
+  if (check === undefined) return null
+  if (typeof check !== "function") throw new ManifestError({ message: "check must be a function (cairn, settings) => Promise<string>" })
+  return check as ConnectionCheck
 }
 
 /** Checks a manifest; throws a ManifestError naming the first problem. */
@@ -169,7 +225,8 @@ export const normalizeManifest = (raw: unknown): NormalizedManifest => {
     dashboard_modules,
     activation: { carapaces: strings(activation.carapaces), templates: strings(activation.templates) },
     api_key_preset: text(manifest.api_key_preset) ?? null,
-    hud
+    hud,
+    check: checkOf(manifest.check)
   }
 }
 

@@ -29,6 +29,8 @@ export interface ResolvedSetting {
   readonly description: string
   /** The manifest's default (what an unset value falls back to). */
   readonly default: string | undefined
+  /** How the form shows it (the manifest's label, type, choices, group, advanced). */
+  readonly form: Pick<NormalizedEnvVar, "label" | "type" | "choices" | "group" | "advanced">
 }
 
 /** What a response may show: secrets are masked when set. */
@@ -40,7 +42,8 @@ export const shown = (setting: ResolvedSetting) => ({
   secret: setting.secret,
   required: setting.required,
   description: setting.description,
-  default: setting.secret && setting.default !== undefined ? MASK : (setting.default ?? null)
+  default: setting.secret && setting.default !== undefined ? MASK : (setting.default ?? null),
+  ...setting.form
 })
 
 /** ready: every required value resolves; partial: some do; not_configured: none does. */
@@ -109,7 +112,8 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
               secret: spec.secret,
               required: spec.required,
               description: spec.description,
-              default: spec.default
+              default: spec.default,
+              form: { label: spec.label, type: spec.type, choices: spec.choices, group: spec.group, advanced: spec.advanced }
             }
           }))
       })
@@ -170,11 +174,8 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
         return issues
       })
 
-    /**
-     * Stores new values: every key must be declared; null or "" forgets the stored value; a secret
-     * sent back as the mask is left as it is, unless a `*_URL` setting changes. All or nothing.
-     */
-    const update = (integrationId: string, manifest: NormalizedManifest, values: Readonly<Record<string, unknown>>) =>
+    /** The writes `values` stand for, checked as a save checks them (422 naming each wrong key). */
+    const checked = (integrationId: string, manifest: NormalizedManifest, values: Readonly<Record<string, unknown>>) =>
       Effect.gen(function*() {
         const specs = new Map(manifest.env_vars.map((spec) => [spec.key, spec]))
         const issues: Array<ValidationIssue> = []
@@ -202,6 +203,17 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
         }
         issues.push(...(yield* secretsCarriedToNewUrl(integrationId, manifest, values, writes)))
         if (issues.length > 0) return yield* new ValidationError({ detail: issues })
+        return writes
+      })
+
+    /**
+     * Stores new values: every key must be declared; null or "" forgets the stored value; a secret
+     * sent back as the mask is left as it is, unless a `*_URL` setting changes. All or nothing.
+     */
+    const update = (integrationId: string, manifest: NormalizedManifest, values: Readonly<Record<string, unknown>>) =>
+      Effect.gen(function*() {
+        const specs = new Map(manifest.env_vars.map((spec) => [spec.key, spec]))
+        const writes = yield* checked(integrationId, manifest, values)
         yield* repo.writeSettings(
           integrationId,
           writes.map(([key, value]) => [key, value !== null && specs.get(key)!.secret ? vault.encrypt(value) : value] as const)
@@ -237,7 +249,20 @@ export class IntegrationSettings extends Effect.Service<IntegrationSettings>()("
         return created.key
       })
 
-    return { ...traced("IntegrationSettings", { resolve, update, processApiKey } as const), changes, environment } as const
+    /** The settings as they would resolve with `values` saved, checked as a save is; nothing is stored. */
+    const tryValues = (integrationId: string, manifest: NormalizedManifest, values: Readonly<Record<string, unknown>>) =>
+      Effect.gen(function*() {
+        const writes = yield* checked(integrationId, manifest, values)
+        const before = yield* resolve(integrationId, manifest)
+        const all: Record<string, string | undefined> = Object.fromEntries(before.map((setting) => [setting.key, setting.value]))
+        for (const [key, value] of writes) {
+          const spec = manifest.env_vars.find((entry) => entry.key === key)!
+          all[key] = (yield* resolvedAfter(spec, value, before.find((setting) => setting.key === key)!)).value
+        }
+        return all
+      })
+
+    return { ...traced("IntegrationSettings", { resolve, update, tryValues, processApiKey } as const), changes, environment } as const
   }),
   dependencies: [IntegrationsRepo.Default, ApiKeys.Default, Bus.Default]
 }) {}

@@ -9,7 +9,7 @@
  */
 import { Config, Data, Duration, Effect, Layer, PubSub, Queue, Schedule } from "effect"
 import { Leadership } from "../db/Leadership.ts"
-import type { IntegrationContext, Worker, WorkerContext, WorkerState } from "../sdk/index.ts"
+import type { ContactState, IntegrationContext, Worker, WorkerContext, WorkerState } from "../sdk/index.ts"
 import { failureMessage } from "./Context.ts"
 import { Integrations } from "./Integrations.ts"
 import { IntegrationStoreRepo } from "./Repo.ts"
@@ -28,6 +28,12 @@ export interface WorkerStatus {
   readonly started_at: string | null
   /** What the worker last reported (`worker.report`). */
   readonly detail: Record<string, unknown>
+  /** Whether it reports its contacts (`connects`): until the first, it is connecting. */
+  readonly connects: boolean
+  /** Its last real contact (`worker.contact`), kept across restarts. */
+  readonly contact: { readonly state: ContactState; readonly reason: string | null; readonly at: string } | null
+  /** When the failures it is in began (a failed contact or run); null once a contact succeeds. */
+  readonly failing_since: string | null
 }
 
 const workersConfig = Config.all({
@@ -131,7 +137,10 @@ export const WorkersLive = Layer.scoped(
           last_error: null,
           next_attempt_at: null,
           started_at: null,
-          detail: {}
+          detail: {},
+          connects: worker.connects === true,
+          contact: null,
+          failing_since: null
         }
         const set = (patch: Partial<WorkerStatus>) => Effect.sync(() => byName.set(name, status = { ...status, ...patch }))
         yield* set({})
@@ -172,6 +181,11 @@ export const WorkersLive = Layer.scoped(
               sleep: abortableSleep(controller.signal),
               report: (detail) => {
                 byName.set(name, status = { ...status, detail: { ...detail } })
+              },
+              contact: (state, reason) => {
+                const at = new Date().toISOString()
+                const failing_since = state === "failing" ? (status.failing_since ?? at) : null
+                byName.set(name, status = { ...status, contact: { state, reason: reason ?? null, at }, failing_since })
               }
             }
             yield* set({ state: "running", started_at: new Date().toISOString(), next_attempt_at: null })
@@ -215,6 +229,7 @@ export const WorkersLive = Layer.scoped(
                     state: "backing_off",
                     restarts: status.restarts + 1,
                     last_error: { message: failure.message, at: at.toISOString() },
+                    failing_since: status.failing_since ?? at.toISOString(),
                     next_attempt_at: new Date(at.getTime() + delay).toISOString()
                   })
                 )
@@ -234,7 +249,8 @@ export const WorkersLive = Layer.scoped(
             continue
           }
           const seen = fingerprint(all)
-          yield* set({ state: "starting", missing_settings: [] })
+          // New settings: what the last ones met says nothing about these.
+          yield* set({ state: "starting", missing_settings: [], contact: null, failing_since: null })
           const body = Effect.zipRight(
             Effect.sleep(Duration.millis(worker.startDelayMs ?? 0)),
             worker.singleton

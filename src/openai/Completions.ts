@@ -15,6 +15,7 @@ import { Budgets } from "../budgets/Budgets.ts"
 import { ValidationError } from "../contract/Errors.ts"
 import { Memory } from "../health/Memory.ts"
 import { Intake } from "../intake/Intake.ts"
+import { userOf } from "../providers/Gate.ts"
 import type { ToolSchema } from "../providers/Model.ts"
 import { runFailureMessage, type RunOutcome, Runs } from "../runs/Runs.ts"
 import { confinedBot, ownerOf, requireBotAllowed } from "../sessions/Access.ts"
@@ -193,7 +194,7 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
               channel: null,
               userText: input.toolResults.length > 0 ? null : input.text,
               attachments: input.images,
-              principal: { kind: principal.kind, id: principal.id, caller: ownerOf(principal) },
+              principal: { kind: principal.kind, id: principal.id, caller: ownerOf(principal), user: userOf(principal) },
               history,
               callerTools,
               ...(llmExtra ? { llmExtra } : {}),

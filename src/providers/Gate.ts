@@ -5,6 +5,7 @@
  * which is what the provider's socket pool (`NodeFetch.ts`, 256 per provider, first come first
  * served) did on its own. A slot is held for one attempt: a retry's wait holds none.
  *
+ * A caller is a lane (`callerOf`): a user with all their keys, or a credential no user owns.
  * Each caller's share: a caller that already holds slots takes another only while more than the
  * reserve (an eighth of the slots, at least one when there are two or more) stay free; a caller
  * holding none may take any free slot. Turns alone cannot do this: calls in flight are not taken
@@ -43,13 +44,21 @@ const mayTake = (slots: Slots, caller: string): boolean => {
 }
 
 /**
- * Whose turn a call waits in: the credential that caused it (`caller`, as sessions record their
- * owner), else the principal, else the server's own work by source and bot (a queued task, a
- * channel's heartbeat), so those do not share one lane with every other bot's.
+ * Whose turn a call waits in: the signed-in user it is made for (`user`: their own calls and those
+ * of every API key they made share one lane, so twenty keys of one user are served as one caller),
+ * else the credential that caused it (`caller`, as sessions record their owner; a key with no
+ * owner is its own lane), else the principal, else the server's own work by source and bot (a
+ * queued task, a channel's heartbeat), so those do not share one lane with every other bot's.
  */
 export const callerOf = (usage: UsageContext): string =>
-  usage.caller ??
-    (usage.principalKind ? `${usage.principalKind}:${usage.principalId ?? ""}` : `${usage.source}:${usage.botId ?? ""}`)
+  usage.user !== undefined
+    ? `user:${usage.user}`
+    : usage.caller ??
+      (usage.principalKind ? `${usage.principalKind}:${usage.principalId ?? ""}` : `${usage.source}:${usage.botId ?? ""}`)
+
+/** The user a principal's calls are made for: a signed-in user, or the one who made the API key. */
+export const userOf = (principal: { readonly kind: string; readonly id: string; readonly user?: string | undefined }) =>
+  principal.kind === "user" ? principal.id : principal.user
 
 export class ProviderGate extends Effect.Service<ProviderGate>()("cairn/ProviderGate", {
   effect: Effect.gen(function*() {

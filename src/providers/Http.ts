@@ -5,6 +5,7 @@ import { Principal, type PrincipalShape } from "../auth/Principal.ts"
 import { TooManyRequests, ValidationError } from "../contract/Errors.ts"
 import { ownerOf } from "../sessions/Access.ts"
 import { ProviderFailed } from "./Errors.ts"
+import { userOf } from "./Gate.ts"
 import { Llm } from "./Llm.ts"
 import { type CompletionRequest, CompletionResponse, type LlmError, ProviderList } from "./Model.ts"
 import { Providers } from "./Providers.ts"
@@ -50,7 +51,13 @@ const proxyCompletion = (llm: Llm, payload: CompletionRequest, principal: Princi
       ...(payload.max_tokens !== undefined ? { max_tokens: payload.max_tokens } : {}),
       ...(payload.extra !== undefined ? { extra: payload.extra } : {}),
       ...(payload.fallback_models !== undefined ? { fallbackModels: payload.fallback_models } : {}),
-      usage: { source: "proxy", principalKind: principal.kind, principalId: principal.id, caller: ownerOf(principal) }
+      usage: {
+        source: "proxy",
+        principalKind: principal.kind,
+        principalId: principal.id,
+        caller: ownerOf(principal),
+        ...(userOf(principal) !== undefined ? { user: userOf(principal)! } : {})
+      }
     })
     .pipe(
       Effect.mapBoth({

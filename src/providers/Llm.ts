@@ -1,22 +1,26 @@
 /**
  * Every LLM call of the server goes through here: the proxy, the agent loop and embeddings.
- * A call resolves its model to a provider, retries a 429, 5xx or timeout with exponential backoff
- * and jitter (a provider's Retry-After wins), then tries the fallback models in order, and records
- * usage and cost for each model it tried. A stream that has already sent output is never retried.
+ * A call resolves its model to a provider, retries (`Retries.ts`), then tries the fallback models
+ * in order, and records usage and cost for each model it tried. A stream that has already sent output is never retried.
  * Each attempt holds one of its provider's slots (`Gate.ts`: a limit with a fair wait across callers).
  * A chat call to a model first reserves its worst case on the budgets that apply (src/budgets/),
- * which may refuse it (`budget_exceeded`), and settles to what it used when it ends.
+ * which may refuse it (`budget_exceeded`), and settles to what it used when it ends. A call made
+ * outside any run (the proxy, an integration's) also holds a place of its credential's
+ * RUNS_PER_CREDENTIAL_MAX, as a run does.
  */
-import { Clock, Duration, Effect, Exit, Schedule, Stream } from "effect"
+import { Clock, Duration, Effect, Exit, Stream } from "effect"
+import { overRunLimitDetail, RunSlots } from "../access/RunSlots.ts"
 import { Budgets, type Held } from "../budgets/Budgets.ts"
 import { BudgetExceeded } from "../budgets/Errors.ts"
 import type { Cost } from "../budgets/Ledger.ts"
+import { BudgetEmbeddings, RunsPerCredentialMax } from "../settings/Model.ts"
+import { Settings } from "../settings/Settings.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { audioCostOf } from "../usage/Prices.ts"
 import { Usage as UsageService } from "../usage/Usage.ts"
-import { isRetryable, saysContextTooLong, type Transcribed } from "./Family.ts"
+import { saysContextTooLong, type Transcribed } from "./Family.ts"
 import { callerOf, ProviderGate } from "./Gate.ts"
-import { layer as LlmConfigLayer, LlmConfig, type LlmConfigShape } from "./LlmConfig.ts"
+import { layer as LlmConfigLayer, LlmConfig } from "./LlmConfig.ts"
 import {
   type ChatRequest,
   type CompletionResult,
@@ -31,38 +35,8 @@ import {
   type UsageContext
 } from "./Model.ts"
 import { acceptsImages, costOf, priceOf, Providers, type Target } from "./Providers.ts"
-import { estimatedUsage, promptTokens } from "./TokenEstimate.ts"
-
-type RetryConfig = Pick<LlmConfigShape, "maxRetries" | "retryBaseMs" | "retryMaxWaitMs">
-
-/**
- * How long to wait before retry `attempt` (0-based), or undefined to give up: exponential from
- * `retryBaseMs` with jitter in [50%, 100%]; a Retry-After is honoured as given; no single wait may
- * exceed `retryMaxWaitMs`.
- */
-export const retryDelayMs = (config: RetryConfig, attempt: number, error: LlmError, random = Math.random()): number | undefined => {
-  if (attempt >= config.maxRetries || !isRetryable(error)) return undefined
-  if (error.retryAfterSeconds !== undefined) {
-    const ms = Math.ceil(error.retryAfterSeconds * 1000)
-    return ms > config.retryMaxWaitMs ? undefined : ms
-  }
-  const backoff = config.retryBaseMs * 2 ** attempt * (0.5 + random / 2)
-  return Math.min(Math.round(backoff), config.retryMaxWaitMs)
-}
-
-/**
- * The retry schedule of a blocking call: fed each failure, it waits what `retryDelayMs` says
- * (Retry-After when the provider gave one, else backoff with jitter) and stops when that says no.
- */
-export const llmRetries = (config: RetryConfig) =>
-  Schedule.identity<LlmError>().pipe(
-    Schedule.zipWith(Schedule.count, (error, attempt) => ({ error, delay: retryDelayMs(config, attempt, error) })),
-    Schedule.whileOutput(({ delay }) => delay !== undefined),
-    Schedule.addDelay(({ delay }) => Duration.millis(delay ?? 0)),
-    Schedule.tapOutput(({ error, delay }) =>
-      Effect.logDebug("Retrying an LLM call").pipe(Effect.annotateLogs({ kind: error.kind, status: error.status, delay_ms: delay }))
-    )
-  )
+import { llmRetries, retryDelayMs } from "./Retries.ts"
+import { estimatedUsage, inputTokens, promptTokens } from "./TokenEstimate.ts"
 
 const carriesImages = (request: ChatRequest) =>
   request.messages.some((message) => Array.isArray(message.content) && message.content.some((part) => part.type === "image_url"))
@@ -113,6 +87,8 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
     const usage = yield* UsageService
     const gate = yield* ProviderGate
     const budgets = yield* Budgets
+    const slots = yield* RunSlots
+    const settings = yield* Settings
     /** One attempt at `target` within one of its provider's slots, waiting in the caller's lane. */
     const inSlot = (target: Target, usage: UsageContext) => gate.withSlot(target.provider.id, callerOf(usage))
 
@@ -184,23 +160,24 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
      * `use` within the budgets' hold: the worst case reserved first (a refusal fails the call
      * before anything is sent), settled to what was recorded when it ends, however it ends.
      */
-    const budgeted = <A, E>(request: ChatRequest, target: Target, use: (tab: Tab) => Effect.Effect<A, E>): Effect.Effect<A, E | LlmError> =>
+    const budgetedCall = <A, E>(
+      usage: UsageContext,
+      worst: Effect.Effect<Cost>,
+      use: (tab: Tab) => Effect.Effect<A, E>
+    ): Effect.Effect<A, E | LlmError> =>
       Effect.acquireUseRelease(
         Effect.mapBoth(
           budgets.reserve(
-            {
-              principalKind: request.usage.principalKind,
-              principalId: request.usage.principalId,
-              botId: request.usage.botId,
-              channelId: request.usage.channelId
-            },
-            worstCase(request, target)
+            { principalKind: usage.principalKind, principalId: usage.principalId, botId: usage.botId, channelId: usage.channelId },
+            worst
           ),
           { onFailure: refusal, onSuccess: (held): Tab => ({ held, used: { tokens: 0, usd: 0 } }) }
         ),
         use,
         (tab) => tab.held.settle(tab.used)
       )
+    const budgeted = <A, E>(request: ChatRequest, target: Target, use: (tab: Tab) => Effect.Effect<A, E>): Effect.Effect<A, E | LlmError> =>
+      budgetedCall(request.usage, worstCase(request, target), use)
 
     /** Retries one provider call per the policy (blocking calls; streams retry in `streamModel`). */
     const retries = llmRetries(config)
@@ -248,8 +225,28 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
       })
     }
 
+    /**
+     * A call made outside any run (the completion proxy, an integration's LLM access) holds one of
+     * its credential's RUNS_PER_CREDENTIAL_MAX places while it lasts, as a run does: past the cap
+     * it is refused (429) before anything is reserved or sent. A run's own calls are counted by
+     * its place, not again.
+     */
+    const counted = <A>(usage: UsageContext, call: Effect.Effect<A, LlmError>): Effect.Effect<A, LlmError> => {
+      if (usage.source !== "proxy" && usage.source !== "integration") return call
+      const credential = usage.caller ?? `${usage.principalKind ?? usage.source}:${usage.principalId ?? ""}`
+      return Effect.flatMap(settings.get(RunsPerCredentialMax), (max) =>
+        Effect.acquireUseRelease(
+          slots.take(credential, max),
+          (slot) =>
+            slot
+              ? call
+              : Effect.fail(new LlmError({ kind: "rate_limited", status: 429, detail: overRunLimitDetail(max), retryAfterSeconds: 1 })),
+          (slot) => slot?.release ?? Effect.void
+        ))
+    }
+
     const complete = (request: ChatRequest): Effect.Effect<CompletionResult, LlmError> =>
-      completeFrom(request, [request.model ?? providers.defaultModel, ...(request.fallbackModels ?? [])], 0)
+      counted(request.usage, completeFrom(request, [request.model ?? providers.defaultModel, ...(request.fallbackModels ?? [])], 0))
 
     /**
      * One model with retries; a retry only happens while nothing has been sent. Not `llmRetries`:
@@ -346,10 +343,26 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
         const startedAt = yield* Clock.currentTimeMillis
         const target = yield* providers.resolve(request.model, config.embeddingModel)
         if (request.input.length === 0) return { model: target.id, embeddings: [], usage: null }
-        const result = yield* retrying(inSlot(target, request.usage)(target.provider.family.embed(target, request.input))).pipe(
-          Effect.tap((r) => record(request.usage, where(target), startedAt, { usage: r.usage, cost: costOf(priceOf(target), r.usage) })),
-          Effect.tapError((error) => record(request.usage, where(target), startedAt, error))
-        )
+        const call = (tab?: Tab) =>
+          retrying(inSlot(target, request.usage)(target.provider.family.embed(target, request.input))).pipe(
+            Effect.tap((r) => {
+              const cost = costOf(priceOf(target), r.usage)
+              if (tab && r.usage) tab.used = { tokens: r.usage.total_tokens, usd: cost ?? 0 }
+              return record(request.usage, where(target), startedAt, { usage: r.usage, cost })
+            }),
+            Effect.tapError((error) => record(request.usage, where(target), startedAt, error))
+          )
+        // By setting (BUDGET_EMBEDDINGS), as a chat call: its input's tokens reserved first, settled to what it used.
+        const result = (yield* settings.get(BudgetEmbeddings))
+          ? yield* budgetedCall(
+            request.usage,
+            Effect.map(inputTokens(request.input), (tokens) => ({
+              tokens,
+              usd: costOf(priceOf(target), { prompt_tokens: tokens, completion_tokens: 0 }) ?? 0
+            })),
+            call
+          )
+          : yield* call()
         return { model: target.id, embeddings: result.embeddings, usage: result.usage }
       })
 
@@ -375,5 +388,13 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
     // Each call one span, `Llm.<method>`: the methods make none of their own.
     return traced("Llm", { complete, stream, streamTo, embed, transcribe } as const)
   }),
-  dependencies: [Providers.Default, ProviderGate.Default, UsageService.Default, Budgets.Default, LlmConfigLayer]
+  dependencies: [
+    Providers.Default,
+    ProviderGate.Default,
+    UsageService.Default,
+    Budgets.Default,
+    RunSlots.Default,
+    Settings.Default,
+    LlmConfigLayer
+  ]
 }) {}

@@ -63,6 +63,12 @@ export interface UsageContext {
    * identity): the lane it waits in for a provider slot (`Gate.ts`). Not recorded.
    */
   readonly caller?: string
+  /**
+   * The signed-in user the credential belongs to: the user's own, or the owner of the API key
+   * (`owner_user_id`). A user's calls, through any of their keys, wait in one lane (`Gate.ts`).
+   * Not recorded.
+   */
+  readonly user?: string
   readonly botId?: string
   /** The channel a turn answers in: a channel's budget counts it. Not recorded. */
   readonly channelId?: string

@@ -31,6 +31,13 @@ const countPrompt = (count: (text: string) => number, request: ChatRequest) => {
 export const promptTokens = (request: ChatRequest): Effect.Effect<number> =>
   Effect.promise(async () => countPrompt(await countOf(), request))
 
+/** The tokens of texts to embed, counted before they are sent (a budget reserves them when BUDGET_EMBEDDINGS is on). */
+export const inputTokens = (input: ReadonlyArray<string>): Effect.Effect<number> =>
+  Effect.promise(async () => {
+    const count = await countOf()
+    return input.reduce((sum, text) => sum + count(text), 0)
+  })
+
 export const estimatedUsage = (request: ChatRequest, text: string, toolCalls: ReadonlyArray<ToolCall>): Effect.Effect<Usage> =>
   Effect.promise(async () => {
     const count = await countOf()

@@ -8,11 +8,11 @@ import { Duration, Effect, Schedule, Stream } from "effect"
 import { Bus } from "../db/Bus.ts"
 import type { LiveRun } from "./LiveRun.ts"
 import { ownerGone } from "./Owners.ts"
-import { RunsRepo } from "./Repo.ts"
+import { heartbeatEverySeconds, missedHeartbeatsSeconds, RunsRepo } from "./Repo.ts"
 
 /** A run that stopped heartbeating this long ago lost its process; its lock is taken over. */
 export const staleAfter = Duration.seconds(30)
-const heartbeatEvery = Duration.seconds(5)
+const heartbeatEvery = Duration.seconds(heartbeatEverySeconds)
 /** What a run closed for a process that stopped says to its readers. */
 export const interruptedMessage = "The server running this session stopped before the run finished"
 
@@ -33,7 +33,8 @@ export const closeDeadRuns = (owner: string) =>
     yield* Effect.forkScoped(
       repo.closeRuns({ staleSeconds: Duration.toSeconds(staleAfter) }, interruptedMessage).pipe(
         Effect.catchAllCause((cause) => Effect.logWarning("Closing stale runs failed", cause)),
-        Effect.repeat(Schedule.spaced(staleAfter))
+        // As often as a dead holder can be told (Repo.ts `gone`): its runs' streams end soon after.
+        Effect.repeat(Schedule.spaced(Duration.seconds(missedHeartbeatsSeconds)))
       )
     )
   })

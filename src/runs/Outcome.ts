@@ -7,7 +7,8 @@ import type { TurnResult } from "../agent/Turn.ts"
 
 export type RunOutcome =
   | { readonly _tag: "complete"; readonly result: TurnResult }
-  | { readonly _tag: "failed"; readonly message: string }
+  /** `budget`: a spend cap refused a model call of the run, and when its period ends (a blocking call answers 429). */
+  | { readonly _tag: "failed"; readonly message: string; readonly budget?: { readonly retryAfterSeconds: number } }
   | { readonly _tag: "cancelled"; readonly partial: string }
   /** Stopped by the server (shutdown, lost lock), not by the run or the user: a task is retried. */
   | { readonly _tag: "interrupted"; readonly message: string }
@@ -30,12 +31,16 @@ export const runFailureMessage = (cause: Cause.Cause<unknown>): string => {
   return "The run failed"
 }
 
-/** The `error` event's code for a failure a client may act on: a model call a budget refused. */
-export const runFailureCode = (cause: Cause.Cause<unknown>): { readonly code?: string } => {
+/** The budget's refusal a run failed on, with when to retry (the period's end); undefined for any other failure. */
+export const budgetRefusal = (cause: Cause.Cause<unknown>): { readonly retryAfterSeconds: number } | undefined => {
   const failure = Cause.failureOption(cause)
-  if (failure._tag === "None") return {}
-  const error = failure.value as { _tag?: string; kind?: string } | null
+  if (failure._tag === "None") return undefined
+  const error = failure.value as { _tag?: string; kind?: string; retryAfterSeconds?: number } | null
   return error && typeof error === "object" && error._tag === "LlmError" && error.kind === "budget_exceeded"
-    ? { code: "budget_exceeded" }
-    : {}
+    ? { retryAfterSeconds: Math.max(1, Math.ceil(error.retryAfterSeconds ?? 1)) }
+    : undefined
 }
+
+/** The `error` event's code for a failure a client may act on: a model call a budget refused. */
+export const runFailureCode = (cause: Cause.Cause<unknown>): { readonly code?: string } =>
+  budgetRefusal(cause) ? { code: "budget_exceeded" } : {}

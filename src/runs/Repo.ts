@@ -6,7 +6,9 @@
 import { SqlClient, SqlSchema, Statement } from "@effect/sql"
 import { Duration, Effect, Option, Schema } from "effect"
 import type { StatementNotice } from "../db/Bus.ts"
+import { busConnectionPrefix } from "../db/BusListener.ts"
 import { type CarriedWrites, type GatedWrites, relaxedJoin, withParts } from "../db/Commit.ts"
+import { DatabaseInfo } from "../db/Database.ts"
 import { DirectStatements } from "../db/Direct.ts"
 import { decodeRows, IdRow, repository } from "../db/Repository.ts"
 
@@ -26,9 +28,30 @@ const ClosedRow = Schema.Struct({ run_id: Schema.String })
 const LockedRow = Schema.Struct({ id: Schema.String, report: Schema.optional(Schema.Unknown) })
 const joinColumns = Statement.join(", ", false)
 
+/** How often a process renews its runs' heartbeats (runs/Liveness.ts). */
+export const heartbeatEverySeconds = 2
+/** Two heartbeats missed, with a margin: with its process's connection gone too, the holder is dead. */
+export const missedHeartbeatsSeconds = 5
+
+/**
+ * A run's holder is gone: its heartbeat is `staleSeconds` old, or (PostgreSQL) it missed two
+ * heartbeats and its process has no listening connection any more: a kill or a crash, whose
+ * socket PostgreSQL saw close. A hung process or a partitioned host keeps its connection until
+ * TCP gives up, and is taken over by its heartbeat's age only.
+ */
+const goneAfter = (sql: SqlClient.SqlClient, backend: "pglite" | "postgres") => (staleSeconds: number) =>
+  backend === "postgres"
+    ? sql`(heartbeat_at < now() - make_interval(secs => ${staleSeconds})
+          OR (heartbeat_at < now() - make_interval(secs => ${missedHeartbeatsSeconds})
+              AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a
+                              WHERE a.application_name = ${busConnectionPrefix} || regexp_replace(runs.owner, ':[^:]*$', ''))))`
+    : sql`heartbeat_at < now() - make_interval(secs => ${staleSeconds})`
+
 export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const { backend } = yield* DatabaseInfo
+    const gone = goneAfter(sql, backend)
     // A turn's statements: the run's lock and its end.
     const { rows } = yield* DirectStatements
     // The batch as one JSON parameter, so the statement has one text whatever the batch's size and
@@ -61,8 +84,7 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
       Result: IdRow,
       execute: ({ sessionId, staleSeconds }) =>
         sql`UPDATE runs SET status = 'failed', finished_at = now()
-            WHERE session_id = ${sessionId} AND status = 'running'
-              AND heartbeat_at < now() - make_interval(secs => ${staleSeconds}) RETURNING id`
+            WHERE session_id = ${sessionId} AND status = 'running' AND ${gone(staleSeconds)} RETURNING id`
     })
     const events = SqlSchema.findAll({
       Request: Schema.String,
@@ -72,8 +94,7 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
     const status = SqlSchema.findOne({
       Request: Schema.Struct({ runId: Schema.String, staleSeconds: Schema.Number }),
       Result: StatusRow,
-      execute: ({ runId, staleSeconds }) =>
-        sql`SELECT status, heartbeat_at < now() - make_interval(secs => ${staleSeconds}) AS stale FROM runs WHERE id = ${runId}`
+      execute: ({ runId, staleSeconds }) => sql`SELECT status, ${gone(staleSeconds)} AS stale FROM runs WHERE id = ${runId}`
     })
     const latest = SqlSchema.findOne({
       Request: Schema.String,
@@ -100,7 +121,7 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
     const closeRuns = (which: { readonly owners: ReadonlyArray<string> } | { readonly staleSeconds: number }, message: string) => {
       const condition = "owners" in which
         ? sql`owner IN ${sql.in(which.owners)}`
-        : sql`heartbeat_at < now() - make_interval(secs => ${which.staleSeconds})`
+        : gone(which.staleSeconds)
       const error = JSON.stringify({ type: "error", message })
       return Effect.map(
         decodeRows(ClosedRow)(sql`WITH closed AS (

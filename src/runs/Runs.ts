@@ -8,6 +8,7 @@
  */
 import { Cause, Context, Deferred, Effect, Exit, FiberMap, FiberRef, Option, Schedule, Stream, Tracer } from "effect"
 import { randomUUID } from "node:crypto"
+import { type RunSlot, RunSlots } from "../access/RunSlots.ts"
 import type { AgentEvent, SequencedEvent } from "../agent/Events.ts"
 import type { TurnResult } from "../agent/Turn.ts"
 import { Bus } from "../db/Bus.ts"
@@ -18,9 +19,8 @@ import { eventWrites, storedRow } from "./EventWrites.ts"
 import { finishedRuns } from "./FinishedRuns.ts"
 import { closeDeadRuns, staleAfter, watchRuns } from "./Liveness.ts"
 import { attach, type LiveRun, makeLiveRun, numberClosing, record } from "./LiveRun.ts"
-import { runFailureCode, runFailureMessage, type RunOutcome } from "./Outcome.ts"
+import { budgetRefusal, runFailureCode, runFailureMessage, type RunOutcome } from "./Outcome.ts"
 import { makeOwner, releaseOwner } from "./Owners.ts"
-import { RunQuota, type RunSlot } from "./Quota.ts"
 import { RunsRepo } from "./Repo.ts"
 import type { EventSource } from "./Sse.ts"
 import { storedEvents } from "./StoredEvents.ts"
@@ -42,7 +42,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     const live = new Map<string, LiveRun>()
     const expiry = yield* finishedRuns((id) => live.delete(id))
     const fibers = yield* FiberMap.make<string>()
-    const quota = yield* RunQuota
+    const quota = yield* RunSlots
 
     // Background: close the runs of processes gone, write events out, keep this process's runs
     // alive, notice remote cancels.
@@ -162,7 +162,8 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
                 ? "Another server process took this session over; the run stopped"
                 : "The server is shutting down; the run stopped before it finished"
               if (!interrupted) yield* Effect.logError("Agent run failed", exit.cause)
-              outcome = interrupted ? { _tag: "interrupted", message } : { _tag: "failed", message }
+              const budget = interrupted ? undefined : budgetRefusal(exit.cause)
+              outcome = interrupted ? { _tag: "interrupted", message } : { _tag: "failed", message, ...(budget ? { budget } : {}) }
               closing.push(
                 { type: "error", message, ...(interrupted ? {} : runFailureCode(exit.cause)) },
                 { type: "response", text: run.partialText, tools_used: [], client_actions: [], session_id: sessionId }
@@ -263,5 +264,5 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
       { acquire, release, start, reserve, runningFor, events, follow, latestRun, runExists, cancel, awaitDone, owner } as const
     )
   }),
-  dependencies: [RunsRepo.Default, Bus.Default, RunQuota.Default]
+  dependencies: [RunsRepo.Default, Bus.Default, RunSlots.Default]
 }) {}

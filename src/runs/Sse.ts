@@ -6,6 +6,7 @@ import { HttpServerResponse } from "@effect/platform"
 import { Cause, Duration, Effect, Exit, Runtime, Schema, Scope, Stream } from "effect"
 import { Readable } from "node:stream"
 import { AgentEvent, type SequencedEvent } from "../agent/Events.ts"
+import { streamOpened } from "../telemetry/Metrics.ts"
 
 export const keepaliveEvery = Duration.seconds(15)
 
@@ -121,11 +122,13 @@ export const response = <E>(events: EventSource<E>, sessionId?: string): Effect.
   Effect.gen(function*() {
     const runtime = yield* Effect.runtime<never>()
     const scope = yield* Scope.make()
+    // Counted open until the body is gone (ended and read, or its client gone): telemetry/Metrics.ts.
+    const uncount = yield* streamOpened
     const body = new Readable({
       read() {},
       destroy(error, callback) {
         frames.stop()
-        Runtime.runFork(runtime)(Scope.close(scope, Exit.void))
+        Runtime.runFork(runtime)(Effect.zipRight(uncount, Scope.close(scope, Exit.void)))
         callback(error)
       }
     })

@@ -1,11 +1,11 @@
 /** Starting an agent turn as a run: the one path both live chat and the task worker take. */
 import { Effect } from "effect"
+import type { RunSlot } from "../access/RunSlots.ts"
 import { AgentLoop } from "../agent/Loop.ts"
 import type { TurnInput } from "../agent/Turn.ts"
 import type { RetrievalOverride } from "../bots/Model.ts"
 import { Journal } from "../logs/Journal.ts"
 import { traced } from "../telemetry/Spans.ts"
-import type { RunSlot } from "./Quota.ts"
 import { Runs } from "./Runs.ts"
 
 /** The channel as a turn sees it. */
@@ -45,6 +45,7 @@ export interface TurnStart extends
     | "executionConfig"
     | "principal"
     | "callerTools"
+    | "dispatch"
   >
 {
   /** The credential's place the run holds until it ends (`Runs.reserve`). */

@@ -69,3 +69,41 @@ export class UncertainDelivery extends Error {
 }
 
 export const isUncertainDelivery = (error: unknown): boolean => error instanceof Error && error.name === "UncertainDelivery"
+
+// ---------------------------------------------------------------------------------------------
+// Bound channels: where their messages go, and who a message is shown as there
+
+/** A channel bound to an integration, as the integration's dispatch rule sees it. */
+export interface BoundTarget {
+  /** The binding's client id, `<prefix><external id>`. */
+  readonly client_id: string
+  /** The client id without the integration's prefix: the chat, the Slack channel, the address. */
+  readonly external_id: string
+  readonly channel_id: string
+  readonly bot_id: string
+  /** The channel's free-form `integration_config`. */
+  readonly integration_config: Record<string, unknown>
+}
+
+/**
+ * The rule for a bound channel's dispatch config: the `dispatch_config` of the integration's
+ * dispatcher that reaches this channel's conversation, or null when it cannot be reached (nothing
+ * is posted). A throw or rejection counts as null and is logged.
+ */
+export type BoundDispatchRule = (
+  target: BoundTarget
+) => Record<string, unknown> | null | Promise<Record<string, unknown> | null>
+
+/** Who a message posted on someone's behalf comes from: a bot (a delegated answer) or a person. */
+export interface Speaker {
+  readonly kind: "bot" | "user"
+  readonly id: string
+  /** The bot's `name` (a person's display name). */
+  readonly name: string
+}
+
+/** The payload fields a post carries so the platform shows it as its speaker (Slack's `username`, `icon_url`). */
+export interface Attribution {
+  readonly username: string
+  readonly icon_url?: string
+}

@@ -15,9 +15,23 @@ export interface EnvVarSpec<A = any> {
   readonly description?: string
   /** The text an unset value falls back to; it goes through `schema` like any other. */
   readonly default?: string
-  /** From the setting's text to its value; none: the text itself. */
+  /** From the setting's text to its value; none: the text itself (a `type` other than string still checks it). */
   readonly schema?: Schema.Schema<A, string>
+  /** The settings form's label; default: the key. */
+  readonly label?: string
+  /** The form's control: a password field, a number, a checkbox, a choice of `choices`, a URL, a comma-separated list. */
+  readonly type?: SettingKind
+  /** The values an `enum` setting may take. */
+  readonly choices?: ReadonlyArray<string>
+  /** The form's section it shows in ("Connection", "Polling"); default: the first. */
+  readonly group?: string
+  /** Folded away in the form until asked for. */
+  readonly advanced?: boolean
 }
+
+/** The kinds of control a settings form draws. */
+export const settingKinds = ["string", "secret", "number", "boolean", "enum", "url", "list"] as const
+export type SettingKind = (typeof settingKinds)[number]
 
 type ValueOf<V> = V extends { readonly schema: Schema.Schema<infer A, string> } ? A : string
 type AlwaysSet<V> = V extends { readonly required: true } ? true : V extends { readonly default: string } ? true : false
@@ -32,7 +46,7 @@ export type SettingsRead<Vars extends ReadonlyArray<EnvVarSpec>> =
   | { readonly ok: false; readonly error: string }
 
 /** The value `text` stands for, or why it is not one (naming the setting); without a schema, the text. */
-const decodeSetting = (spec: EnvVarSpec, text: string): Either.Either<unknown, string> => {
+const decodeSetting = (spec: Pick<EnvVarSpec, "key" | "secret" | "schema">, text: string): Either.Either<unknown, string> => {
   if (!spec.schema) return Either.right(text)
   return Either.mapLeft(Schema.decodeUnknownEither(spec.schema)(text), (error) => {
     // A parse message may quote the value: a secret's is never repeated.
@@ -43,7 +57,7 @@ const decodeSetting = (spec: EnvVarSpec, text: string): Either.Either<unknown, s
 }
 
 /** Why `text` is not a valid value of `spec`, or undefined when it is. */
-export const settingProblem = (spec: EnvVarSpec, text: string): string | undefined =>
+export const settingProblem = (spec: Pick<EnvVarSpec, "key" | "secret" | "schema">, text: string): string | undefined =>
   Either.getLeft(decodeSetting(spec, text)).pipe(Option.getOrUndefined)
 
 const joinKeys = (keys: ReadonlyArray<string>) =>

@@ -15,7 +15,16 @@ export interface WorkerContext {
   readonly sleep: (ms: number) => Promise<boolean>
   /** Shown in the worker's status (`detail`): the last poll, a count, a connection state. */
   readonly report: (detail: Record<string, unknown>) => void
+  /**
+   * Records the worker's last real contact with what it connects to (a login, a ping, a call):
+   * `connected`, `failing` with the reason, or `paused` (someone paused it on purpose). The
+   * integration's status (console, `/api/v1/admin/integrations`, `cairn status`) is read from it.
+   */
+  readonly contact: (state: ContactState, reason?: string) => void
 }
+
+/** What a worker's last contact found. */
+export type ContactState = "connected" | "failing" | "paused"
 
 export interface WorkerDefinition<Context = unknown> {
   /** Unique within the integration; default "worker". Letters, digits, '-', '_'. */
@@ -28,6 +37,11 @@ export interface WorkerDefinition<Context = unknown> {
   readonly requiredSettings?: ReadonlyArray<string>
   /** Exactly one server process on the database runs it (the others stand by and take over). */
   readonly singleton?: boolean
+  /**
+   * It connects to something and reports each contact (`worker.contact`): until its first, the
+   * integration shows `connecting`. A worker without it shows `connected` while it runs.
+   */
+  readonly connects?: boolean
   /** Waits this long after the server starts (and after each settings change) before starting. */
   readonly startDelayMs?: number
   /**

@@ -27,8 +27,9 @@ import type {
   IntegrationTodos,
   Overview
 } from "./Capabilities.ts"
-import type { Dispatcher } from "./Dispatcher.ts"
+import type { Attribution, BoundDispatchRule, Dispatcher, Speaker } from "./Dispatcher.ts"
 import type { HookCallback, HookEvent, Unregister } from "./Hooks.ts"
+import type { IntegrationInbound } from "./Inbound.ts"
 import type { EnvVarSpec } from "./Settings.ts"
 import type { WorkerDefinition } from "./Worker.ts"
 
@@ -54,7 +55,16 @@ export type {
   TodoItem,
   TranscriptionOptions
 } from "./Capabilities.ts"
-export type { WorkerContext, WorkerState } from "./Worker.ts"
+export type {
+  InboundEntry,
+  InboundReceipt,
+  InboundState,
+  IntegrationInbound,
+  PassiveStore,
+  ReceiveOptions,
+  RouteResult
+} from "./Inbound.ts"
+export type { ContactState, WorkerContext, WorkerState } from "./Worker.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Hooks
@@ -222,10 +232,10 @@ export const isInvalidArgument = (error: unknown): error is InvalidArgument =>
  * The dispatcher contract is the core's own (one definition: what the registry checks is what
  * integrations implement). Types only, so integrations still load nothing of the core at run time.
  */
-export type { Dispatcher, DispatchTask, PostMessageOptions } from "./Dispatcher.ts"
+export type { Attribution, BoundDispatchRule, BoundTarget, Dispatcher, DispatchTask, PostMessageOptions, Speaker } from "./Dispatcher.ts"
 export { UncertainDelivery } from "./Dispatcher.ts"
 export { readSettings, settingProblem, SettingType } from "./Settings.ts"
-export type { EnvVarSpec, SettingsRead, SettingsValues } from "./Settings.ts"
+export type { EnvVarSpec, SettingKind, SettingsRead, SettingsValues } from "./Settings.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Metadata, settings manifest, process manifest
@@ -234,9 +244,22 @@ export interface IntegrationMetadata {
   readonly integration_type: string
   /** Client ids of this integration's channels start with it, e.g. `msgbridge:`. */
   readonly client_id_prefix: string
-  /** Who a mirrored message is shown as. */
-  readonly user_attribution?: (userId: string) => { readonly username: string; readonly icon_url?: string } | null
+  /**
+   * Who a message posted in this integration's conversations on someone's behalf is shown as (a
+   * delegated bot's answer: `userId` is the bot's id): the `username` and `icon_url` its dispatcher's
+   * `postMessage` receives. None, or null: the speaker's name, no icon.
+   */
+  readonly user_attribution?: (userId: string, speaker: Speaker) => Attribution | null
+  /** A readable name for one of its client ids (the chat's, the channel's), shown with a mirrored message. */
   readonly display_name?: (clientId: string) => string | null | Promise<string | null>
+  /** The dispatch type that reaches its channels (see `dispatch_config`); default `integration_type`. */
+  readonly dispatch_type?: string
+  /**
+   * The rule for the dispatch config of a channel bound to this integration: how a message that
+   * belongs in that channel's conversation (a delegated bot's answer) reaches it through the
+   * dispatcher of `dispatch_type`. Without it, such messages are not posted to its channels.
+   */
+  readonly dispatch_config?: BoundDispatchRule
 }
 
 export interface SidebarItem {
@@ -270,6 +293,11 @@ export interface SetupManifest {
    * refresh_seconds}]}`.
    */
   readonly hud?: { readonly status_endpoint: string }
+  /**
+   * The settings form's **Test connection**: tries the settings as the form holds them (saved or
+   * not), answering what it found ("Logged in; 12 folders") or throwing why it failed.
+   */
+  readonly check?: (cairn: IntegrationContext, settings: Readonly<Record<string, string | undefined>>) => Promise<string>
 }
 
 /** Keeps the literal types of the manifest, so `readSettings(SETUP, …)` knows each setting's type. */
@@ -355,6 +383,8 @@ export interface IntegrationContext {
   readonly overview: () => Promise<Overview>
   /** The bots' todos. */
   readonly todos: IntegrationTodos
+  /** The inbound ledger: record each item once before answering its source, decide it once. */
+  readonly inbound: IntegrationInbound
 }
 
 /** A worker of this SDK: its `run` receives the integration's `cairn` context. */

@@ -8,9 +8,13 @@ import { idPath, queryParams } from "../contract/Params.ts"
 import { SessionNotFound } from "./Errors.ts"
 import {
   CreateSession,
+  ForkSession,
+  ImportSession,
   Message,
   Session,
   SessionCreated,
+  SessionExport,
+  SessionFamily,
   SessionSearchResults,
   SessionWithMessages,
   UpdateSession,
@@ -23,7 +27,9 @@ const listQuery = queryParams({
   client_id: Schema.optional(Schema.String),
   limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000))),
   /** `true`: only the archived sessions; otherwise only those not archived. */
-  archived: Schema.optional(Schema.BooleanFromString)
+  archived: Schema.optional(Schema.BooleanFromString),
+  /** `true`: only the caller's own sessions, whatever surface made them (a caller reaching every session too). */
+  mine: Schema.optional(Schema.BooleanFromString)
 })
 const searchQuery = queryParams({
   q: Schema.String.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(200)),
@@ -55,6 +61,41 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
       .addSuccess(Session)
       .annotate(RequiredScope, "sessions:write")
       .annotate(OpenApi.Description, "Rename, pin or unpin, archive or restore a session (only the fields sent change)")
+  )
+  .add(
+    HttpApiEndpoint.post("fork", "/api/v1/sessions/:id/fork")
+      .setPath(sessionPath)
+      .setPayload(ForkSession)
+      .addSuccess(Session)
+      .annotate(RequiredScope, "sessions:write")
+      .annotate(
+        OpenApi.Description,
+        "A branch of the conversation holding its messages before message_id, with its title and settings (edit and resend, regenerate)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("family", "/api/v1/sessions/:id/branches")
+      .setPath(sessionPath)
+      .addSuccess(SessionFamily)
+      .annotate(RequiredScope, "sessions:read")
+      .annotate(OpenApi.Description, "The conversation the session belongs to and its branches the caller reaches, oldest first")
+  )
+  .add(
+    HttpApiEndpoint.get("export", "/api/v1/sessions/:id/export")
+      .setPath(sessionPath)
+      .addSuccess(SessionExport)
+      .annotate(RequiredScope, "sessions:read")
+      .annotate(
+        OpenApi.Description,
+        "The conversation whole as JSON (cairn.session/1): its settings and messages, tool calls and results included"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("import", "/api/v1/sessions/import")
+      .setPayload(ImportSession)
+      .addSuccess(Session)
+      .annotate(RequiredScope, "sessions:write")
+      .annotate(OpenApi.Description, "A conversation exported as JSON stored as a new one of the caller's, on the bot and client_id named")
   )
   .add(
     HttpApiEndpoint.get("messages", "/api/v1/sessions/:id/messages")

@@ -19,20 +19,38 @@ export class Session extends Schema.Class<Session>("Session")({
   /** Kept at the top of its list. */
   pinned: Schema.Boolean,
   /** Out of its list (listed with `archived=true`); kept, and found by search. */
-  archived: Schema.Boolean
+  archived: Schema.Boolean,
+  /** The model that answers this conversation (a request's `model_override` wins); null: the channel's or bot's. */
+  model: Schema.NullOr(Schema.String),
+  /** Instructions for this conversation, after its bot's prompt; null: none. */
+  system_prompt: Schema.NullOr(Schema.String),
+  /** The sampling temperature of this conversation's model calls; null: the bot's. */
+  temperature: Schema.NullOr(Schema.Number),
+  /** A branch (edit and resend, regenerate): the session it took its first `fork_point` messages from. */
+  forked_from: Schema.NullOr(Schema.UUID),
+  fork_point: Schema.NullOr(Schema.Number)
 }) {}
+
+/** A conversation's own settings: each sent changes (null clears it back to the bot's). */
+export const sessionSettingsFields = {
+  model: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(200)))),
+  system_prompt: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(20_000)))),
+  temperature: Schema.optional(Schema.NullOr(Schema.Number.pipe(Schema.between(0, 2))))
+}
 
 /** `PATCH /api/v1/sessions/{id}`: only the fields sent change; at least one is sent. */
 export const UpdateSessionState = body({
   title: Schema.optional(Schema.String.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(200))),
   pinned: Schema.optional(Schema.Boolean),
-  archived: Schema.optional(Schema.Boolean)
+  archived: Schema.optional(Schema.Boolean),
+  ...sessionSettingsFields
 }).pipe(
   Schema.filter((update) =>
-    update.title !== undefined || update.pinned !== undefined || update.archived !== undefined ||
-    "Send at least one of title, pinned, archived"
+    Object.values(update).some((value) => value !== undefined) ||
+    "Send at least one of title, pinned, archived, model, system_prompt, temperature"
   )
 )
+export type UpdateSessionState = typeof UpdateSessionState.Type
 
 /** A conversation a search found, and the words around the first match in its messages (null: its title matched). */
 export class SessionMatch extends Schema.Class<SessionMatch>("SessionMatch")({
@@ -92,3 +110,57 @@ export interface NewMessage {
   readonly attachments?: ReadonlyArray<unknown>
   readonly metadata?: Record<string, unknown>
 }
+
+/** `POST /api/v1/sessions/{id}/fork`: a branch of the conversation that takes the messages before `message_id`. */
+export const ForkSession = body({
+  message_id: Schema.UUID
+})
+
+/** One session of a conversation's family: the conversation and its branches (the chat's versions). */
+export class SessionBranch extends Schema.Class<SessionBranch>("SessionBranch")({
+  id: Schema.UUID,
+  forked_from: Schema.NullOr(Schema.UUID),
+  fork_point: Schema.NullOr(Schema.Number),
+  title: Schema.NullOr(Schema.String),
+  created_at: Schema.Date
+}) {}
+
+export class SessionFamily extends Schema.Class<SessionFamily>("SessionFamily")({
+  branches: Schema.Array(SessionBranch)
+}) {}
+
+/** A message as an export carries it and an import takes it: the stored message less its ids. */
+export const ExportedMessage = Schema.Struct({
+  role: Message.fields.role,
+  content: Schema.String,
+  created_at: Schema.optional(Schema.Date),
+  metadata: Schema.optional(JsonObject),
+  tool_calls: Schema.optional(Schema.NullOr(Schema.Array(ToolCallRecord))),
+  tool_call_id: Schema.optional(Schema.NullOr(Schema.String)),
+  attachments: Schema.optional(Schema.Array(Schema.Unknown))
+})
+
+export const exportFormat = "cairn.session/1"
+
+/** `GET /api/v1/sessions/{id}/export`: a conversation whole, its tool calls and results included. */
+export class SessionExport extends Schema.Class<SessionExport>("SessionExport")({
+  format: Schema.Literal(exportFormat),
+  exported_at: Schema.Date,
+  session: Schema.Struct({
+    id: Schema.optional(Schema.String),
+    title: Schema.NullOr(Schema.String),
+    bot_id: Schema.optional(Schema.String),
+    model: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
+    system_prompt: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
+    temperature: Schema.optionalWith(Schema.NullOr(Schema.Number.pipe(Schema.between(0, 2))), { default: () => null }),
+    created_at: Schema.optional(Schema.Date)
+  }),
+  messages: Schema.Array(ExportedMessage).pipe(Schema.maxItems(10_000))
+}) {}
+
+/** `POST /api/v1/sessions/import`: an export made a new conversation of the caller's, on the bot and client named. */
+export const ImportSession = body({
+  bot_id: Schema.optional(Schema.String),
+  client_id: Schema.optionalWith(indexedText("client_id").pipe(Schema.minLength(1)), { default: () => "default" }),
+  export: SessionExport
+})

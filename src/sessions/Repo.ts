@@ -106,8 +106,8 @@ const decodeStored = (value: unknown) => Option.getOrNull(decodeStoredOption(val
 
 const Inserted = Schema.Struct({ created_at: Schema.DateFromSelf, stored: Schema.Unknown })
 
-const sessionColumns =
-  "id, bot_id, client_id, channel_id, dispatch_config, title, owner, created_at, updated_at, pinned_at IS NOT NULL AS pinned, archived_at IS NOT NULL AS archived"
+export const sessionColumns =
+  "id, bot_id, client_id, channel_id, dispatch_config, title, owner, created_at, updated_at, pinned_at IS NOT NULL AS pinned, archived_at IS NOT NULL AS archived, model, system_prompt, temperature, forked_from, fork_point"
 const messageColumns = "id, session_id, role, content, tool_calls, tool_call_id, attachments, metadata, created_at"
 
 export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/SessionsRepo", {
@@ -185,7 +185,10 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
           const rows = yield* sessionRows(sql`SELECT ${sql.literal(sessionColumns)} FROM sessions WHERE id = ${id}`)
           return rows[0]!
         }),
-      /** `owner` set: only that owner's sessions. Pinned first; archived ones only when asked for (and then only they). */
+      /**
+       * `owner` set: only that owner's sessions. Pinned first; archived ones only when asked for (and
+       * then only they). A branch is reached through its conversation (`family`), not listed.
+       */
       list: (
         filter: {
           readonly botId?: string
@@ -199,7 +202,7 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
           WHERE (${filter.botId ?? null}::text IS NULL OR bot_id = ${filter.botId ?? null})
             AND (${filter.clientId ?? null}::text IS NULL OR client_id = ${filter.clientId ?? null})
             AND (${filter.owner ?? null}::text IS NULL OR owner = ${filter.owner ?? null})
-            AND (archived_at IS NOT NULL) = ${filter.archived ?? false}
+            AND (archived_at IS NOT NULL) = ${filter.archived ?? false} AND forked_from IS NULL
           ORDER BY pinned_at IS NULL, pinned_at DESC, updated_at DESC LIMIT ${filter.limit}`.pipe(sessionRows),
       /** Pins or unpins, archives or restores; undefined when the session is gone. */
       setState: (id: string, state: { readonly pinned?: boolean | undefined; readonly archived?: boolean | undefined }) =>

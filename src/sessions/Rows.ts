@@ -21,9 +21,20 @@ export const SummaryRow = Schema.Struct({
 })
 export type SummaryRow = typeof SummaryRow.Type
 
-/** A title from a user message: its first 80 characters, whitespace folded, cut at a word. Null for any other message. */
-export const titleFrom = (message: { readonly role: string; readonly content: string | null }) => {
-  if (message.role !== "user" || !message.content) return null
+/**
+ * A title from the first exchange: the first message a user typed (its first 80 characters,
+ * whitespace folded, cut at a word). An instruction the server injected (a heartbeat's, a
+ * webhook's) is no one's words: a conversation that starts with one takes its title from the
+ * first answer instead. Null for any other message.
+ */
+export const titleFrom = (message: {
+  readonly role: string
+  readonly content: string | null
+  readonly metadata?: Readonly<Record<string, unknown>> | undefined
+}) => {
+  const injected = message.metadata?.injected === true
+  if (!(message.role === "user" && !injected) && message.role !== "assistant") return null
+  if (!message.content) return null
   const text = message.content.replace(/\s+/g, " ").trim()
   if (!text) return null
   if (text.length <= 80) return text

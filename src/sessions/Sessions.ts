@@ -8,9 +8,11 @@ import { isUuid } from "../contract/Params.ts"
 import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConfig.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { mayReach, ownerOf, reachesEverySession, requireBotAllowed, requireReach } from "./Access.ts"
+import { branchMethods } from "./Branches.ts"
+import { SessionBranchesRepo } from "./BranchRepo.ts"
 import { SessionNotFound } from "./Errors.ts"
 import { makeHistoryCache, wholeRead } from "./History.ts"
-import { Message, type NewMessage, Session, SessionMatch, SessionWithMessages } from "./Model.ts"
+import { Message, type NewMessage, Session, SessionMatch, SessionWithMessages, type UpdateSessionState } from "./Model.ts"
 import { type MessageRow, type SessionRow, SessionsRepo } from "./Repo.ts"
 
 // Rows were decoded by the repository's schemas (or written from checked values), and a response
@@ -61,9 +63,34 @@ const summaryMethods = (
   return { transcript, setSummary, summaries, currentSummary } as const
 }
 
+/** What a list of sessions is filtered by. */
+interface ListFilter {
+  readonly botId?: string | undefined
+  readonly clientId?: string | undefined
+  readonly limit?: number | undefined
+  readonly archived?: boolean | undefined
+  /** Only the caller's own, even for a caller that reaches every session. */
+  readonly mine?: boolean | undefined
+}
+
+/** The sessions the caller reaches, pinned first, then most recently active. */
+const listSessions = (repo: SessionsRepo, principal: PrincipalShape | null, filter: ListFilter) =>
+  Effect.map(
+    repo.list({
+      ...(filter.botId !== undefined ? { botId: filter.botId } : {}),
+      ...(filter.clientId !== undefined ? { clientId: filter.clientId } : {}),
+      ...(filter.archived !== undefined ? { archived: filter.archived } : {}),
+      ...(principal && (filter.mine === true || !reachesEverySession(principal)) ? { owner: ownerOf(principal) } : {}),
+      limit: filter.limit ?? 100
+    }),
+    // A widget's sessions are all on its bot; the filter keeps a switched one out all the same.
+    (rows) => rows.filter((row) => principal === null || mayReach(principal, row)).map(toSession)
+  )
+
 export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
   effect: Effect.gen(function*() {
     const repo = yield* SessionsRepo
+    const branchRepo = yield* SessionBranchesRepo
     const bots = yield* Bots
     const secrets = yield* makeDispatchSecrets
     // Rows an older release stored with a URL credential in the clear are sealed once, here.
@@ -144,15 +171,15 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
         return toSession(row)
       })
 
-    /** A user's edit of their conversation: its title, pinned, archived (only what is sent changes). */
-    const update = (
-      principal: PrincipalShape,
-      id: string,
-      change: { readonly title?: string | undefined; readonly pinned?: boolean | undefined; readonly archived?: boolean | undefined }
-    ) =>
+    /** A user's edit of their conversation: its title, pinned, archived, its own settings (only what is sent changes). */
+    const update = (principal: PrincipalShape, id: string, change: UpdateSessionState) =>
       Effect.gen(function*() {
         yield* reach(principal, id)
         if (change.title !== undefined && !(yield* repo.setTitle(id, change.title))) return yield* notFound(id)
+        const { model, system_prompt, temperature } = change
+        if (model !== undefined || system_prompt !== undefined || temperature !== undefined) {
+          yield* branches.configure(id, { model, system_prompt, temperature })
+        }
         const row = yield* repo.setState(id, { pinned: change.pinned, archived: change.archived })
         if (!row) return yield* notFound(id)
         return toSession(row)
@@ -168,13 +195,13 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
           )
       )
 
-    const { transcript, setSummary, summaries, currentSummary } = summaryMethods(repo, history, reach, notFound)
-
     const messages = (principal: PrincipalShape, id: string) =>
       Effect.gen(function*() {
         yield* reach(principal, id)
         return (yield* repo.messages(id)).map(toMessage)
       })
+
+    const branches = branchMethods({ repo: branchRepo, reach, messages, requireBot, toSession, notFound })
 
     /** A channel's conversation, for callers the channel's own scopes let in (no owner check here). */
     const channelMessages = (id: string, limit: number) => Effect.map(repo.latestMessages(id, limit), (rows) => rows.map(toMessage))
@@ -186,27 +213,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
         return new SessionWithMessages({ ...session, dispatch_config: maskDispatchConfig(session.dispatch_config), messages: list })
       })
 
-    /** The sessions the caller reaches, most recently active first. */
-    const list = (
-      principal: PrincipalShape | null,
-      filter: {
-        readonly botId?: string | undefined
-        readonly clientId?: string | undefined
-        readonly limit?: number | undefined
-        readonly archived?: boolean | undefined
-      }
-    ) =>
-      Effect.map(
-        repo.list({
-          ...(filter.botId !== undefined ? { botId: filter.botId } : {}),
-          ...(filter.clientId !== undefined ? { clientId: filter.clientId } : {}),
-          ...(filter.archived !== undefined ? { archived: filter.archived } : {}),
-          ...(principal && !reachesEverySession(principal) ? { owner: ownerOf(principal) } : {}),
-          limit: filter.limit ?? 100
-        }),
-        // A widget's sessions are all on its bot; the filter keeps a switched one out all the same.
-        (rows) => rows.filter((row) => principal === null || mayReach(principal, row)).map(toSession)
-      )
+    const list = (principal: PrincipalShape | null, filter: ListFilter) => listSessions(repo, principal, filter)
 
     const remove = (principal: PrincipalShape, id: string) =>
       Effect.gen(function*() {
@@ -257,11 +264,9 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
         switchBot,
         setTitle,
         update,
+        ...branches,
         search,
-        transcript,
-        setSummary,
-        summaries,
-        currentSummary,
+        ...summaryMethods(repo, history, reach, notFound),
         messages,
         channelMessages,
         withMessages,
@@ -273,5 +278,5 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
       } as const
     )
   }),
-  dependencies: [SessionsRepo.Default, Bots.Default]
+  dependencies: [SessionsRepo.Default, SessionBranchesRepo.Default, Bots.Default]
 }) {}

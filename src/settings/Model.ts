@@ -181,6 +181,15 @@ export const ProviderConcurrencyMax = setting({
   fromConfig: (config) => config.providerConcurrencyMax
 })
 
+export const BudgetEmbeddings = setting({
+  key: "BUDGET_EMBEDDINGS",
+  description:
+    "When true, embedding calls (document ingest and search) check and reserve the budgets that apply to them, as chat calls do; off, they are recorded but never refused",
+  type: "boolean",
+  schema: Flag,
+  fromConfig: () => false
+})
+
 export const WidgetStopOnDisconnect = setting({
   key: "WIDGET_STOP_ON_DISCONNECT",
   description: "When true, a run a widget token started on /chat/stream is cancelled when that stream's client disconnects",
@@ -224,6 +233,7 @@ export const settingDefinitions: ReadonlyArray<SettingDefinition<any>> = [
   BackupIntervalHours,
   RunsPerCredentialMax,
   ProviderConcurrencyMax,
+  BudgetEmbeddings,
   WidgetStopOnDisconnect,
   MemorySoftLimitMb,
   MemoryHardLimitMb

@@ -5,6 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { Interactions } from "../agent/Interactions.ts"
 import { injectionOrigin } from "../agent/Provenance.ts"
 import { transactions } from "../db/Repository.ts"
 import { Sessions } from "../sessions/Sessions.ts"
@@ -24,6 +25,8 @@ export interface Injection {
   readonly extraMetadata?: Record<string, unknown> | undefined
   /** Stored with the message (images the model sees with it). */
   readonly attachments?: ReadonlyArray<unknown> | undefined
+  /** The inbound item (src/inbound) the run answers, carried on its task. */
+  readonly inboundId?: string | undefined
 }
 
 /** An injection as the API's request body gives it. */
@@ -54,6 +57,7 @@ export class Injector extends Effect.Service<Injector>()("cairn/Injector", {
     const transaction = transactions(sql)
     const sessions = yield* Sessions
     const tasks = yield* Tasks
+    const interactions = yield* Interactions
 
     /** Stores the message and, with `runAgent`, queues its task; both or neither. */
     const inject = (sessionId: string, injection: Injection) =>
@@ -66,6 +70,12 @@ export class Injector extends Effect.Service<Injector>()("cairn/Injector", {
             ? (injection.dispatchConfig ?? {})
             : fallback.config
           : {}
+        const origin = injectionOrigin(injection.source, injection.extraMetadata)
+        // The account owner's reply in a chat an integration brings in (the bridge) decides the
+        // approvals announced there (tasks/ApprovalNotice.ts); a stranger's never does.
+        const answered = origin.kind === "user" && injection.source.startsWith("integration:")
+          ? yield* interactions.answerInChat(session.id, injection.content)
+          : []
         return yield* transaction(
           Effect.gen(function*() {
             const message = yield* sessions.append(session.id, {
@@ -76,7 +86,8 @@ export class Injector extends Effect.Service<Injector>()("cairn/Injector", {
                 ...injection.extraMetadata,
                 source: injection.source,
                 injected: true,
-                origin: injectionOrigin(injection.source, injection.extraMetadata)
+                origin,
+                ...(answered.length > 0 ? { approval_answer: answered } : {})
               }
             })
             if (!injection.runAgent) return { message_id: message.id, session_id: session.id, task_id: null }
@@ -90,7 +101,8 @@ export class Injector extends Effect.Service<Injector>()("cairn/Injector", {
               promptStored: true,
               dispatchType,
               dispatchConfig,
-              executionConfig: (injection.executionConfig ?? {}) as Record<string, unknown>
+              executionConfig: (injection.executionConfig ?? {}) as Record<string, unknown>,
+              inboundId: injection.inboundId ?? null
             })
             return { message_id: message.id, session_id: session.id, task_id: task.id as string | null }
           })
@@ -99,5 +111,5 @@ export class Injector extends Effect.Service<Injector>()("cairn/Injector", {
 
     return traced("Injector", { inject } as const)
   }),
-  dependencies: [Sessions.Default, Tasks.Default]
+  dependencies: [Interactions.Default, Sessions.Default, Tasks.Default]
 }) {}

@@ -46,6 +46,8 @@ export interface NewTask {
   readonly dispatchType?: string
   readonly dispatchConfig?: Record<string, unknown>
   readonly executionConfig?: Record<string, unknown>
+  /** The inbound item (src/inbound) the task answers: its state follows the task's. */
+  readonly inboundId?: string | null
 }
 
 /** The spec's execution_config: every field optional, applied to one task only. */

@@ -54,11 +54,11 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
       insert: (task: NewTask) =>
         Effect.map(
           taskRows(sql`INSERT INTO tasks (id, source, bot_id, session_id, channel_id, client_id, prompt, prompt_stored, model_override,
-                                          dispatch_type, dispatch_config, execution_config, attachments)
+                                          dispatch_type, dispatch_config, execution_config, attachments, inbound_id)
             VALUES (${randomUUID()}, ${task.source}, ${task.botId}, ${task.sessionId}, ${task.channelId}, ${task.clientId},
                     ${task.prompt}, ${task.promptStored ?? false}, ${task.modelOverride ?? null}, ${task.dispatchType ?? "none"},
                     ${JSON.stringify(task.dispatchConfig ?? {})}::jsonb, ${JSON.stringify(task.executionConfig ?? {})}::jsonb,
-                    ${JSON.stringify(task.attachments ?? [])}::jsonb)
+                    ${JSON.stringify(task.attachments ?? [])}::jsonb, ${task.inboundId ?? null})
             RETURNING *`),
           (rows) => rows[0]!
         ),
@@ -166,6 +166,9 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
             RETURNING *`),
           firstRow
         ),
+      /** Gives a delivery's lease back (its process stops): the next process's sweep takes it at once. */
+      releaseDelivery: (id: string) =>
+        sql`UPDATE tasks SET delivery_lease_until = NULL WHERE id = ${id} AND delivery_status = 'pending'`.pipe(Effect.asVoid),
       extendDelivery: (id: string, seconds: number) =>
         sql`UPDATE tasks SET delivery_lease_until = now() + make_interval(secs => ${seconds}) WHERE id = ${id}`.pipe(Effect.asVoid),
       recordDeliveryAttempt: (id: string, outcome: "delivered" | "failed" | "uncertain" | "pending", error: string | null) =>

@@ -8,10 +8,13 @@ import { SqlClient } from "@effect/sql"
 import { Cause, Config, Duration, Effect, FiberSet, Layer, Option, Schedule } from "effect"
 import { Bots } from "../bots/Bots.ts"
 import { Channels } from "../channels/Channels.ts"
+import { AppConfig } from "../config/AppConfig.ts"
 import { Bus } from "../db/Bus.ts"
 import { Leadership } from "../db/Leadership.ts"
 import { transactions } from "../db/Repository.ts"
 import { Memory } from "../health/Memory.ts"
+import { Readiness } from "../health/Readiness.ts"
+import { faultPoint } from "../lifecycle/FaultInjection.ts"
 import { ownerGone } from "../runs/Owners.ts"
 import { RunsRepo } from "../runs/Repo.ts"
 import { Runs } from "../runs/Runs.ts"
@@ -60,11 +63,27 @@ export const WorkerLive = Layer.scopedDiscard(
     const bus = yield* Bus
     const leadership = yield* Leadership
     const memory = yield* Memory
+    const readiness = yield* Readiness
+    const { shutdownGraceMs } = yield* AppConfig
     const worker = runs.owner
     let active = 0
     // Task fibers belong to the worker's scope: at shutdown they stop, and their tasks, still
     // leased, go back to the queue once the lease runs out.
     const running = yield* FiberSet.make()
+    // The drain (a stop): no claim once the server is stopping; the runs under way get the grace
+    // to finish, and what is still running then goes back to the queue (its lease's holder stops),
+    // for the next process. Added after the fiber set, so it runs before the set interrupts them.
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        if (active === 0) return
+        yield* Effect.logInfo(`Stopping: waiting up to ${shutdownGraceMs} ms for ${active} running task(s) to finish`)
+        yield* Effect.sleep(Duration.millis(100)).pipe(
+          Effect.repeat({ until: () => active === 0 }),
+          Effect.timeout(Duration.millis(shutdownGraceMs)),
+          Effect.ignore
+        )
+      })
+    )
 
     /**
      * Whether a pending task was left unclaimed, waiting for its session's run to end: only then
@@ -111,7 +130,8 @@ export const WorkerLive = Layer.scopedDiscard(
                   channel: Option.match(channel, { onNone: () => null, onSome: turnChannel }),
                   userText: null,
                   modelOverride: task.model_override ?? undefined,
-                  executionConfig: withSkillTags(task)
+                  executionConfig: withSkillTags(task),
+                  dispatch: { type: task.dispatch_type, config: task.dispatch_config }
                 })
               )
             }).pipe(Effect.onError(() => runs.release(lock.value).pipe(Effect.ignore)))
@@ -122,6 +142,7 @@ export const WorkerLive = Layer.scopedDiscard(
           waitingForSession = true
           return yield* repo.release(task.id)
         }
+        yield* faultPoint("mid-run")
         const outcome = yield* runs.awaitDone(run.value)
         // Stopped by the server (shutdown, lost lock): the task goes back to the queue, untold.
         if (outcome._tag === "interrupted") return yield* repo.release(task.id)
@@ -133,6 +154,7 @@ export const WorkerLive = Layer.scopedDiscard(
         } else if (outcome._tag === "cancelled") yield* repo.markCancelled(task.id)
         else finished = yield* repo.fail(task.id, outcome.message, worker)
         yield* tasks.changed(task.id)
+        if (finished) yield* faultPoint("after-answer")
         if (finished && task.dispatch_type !== "none") yield* FiberSet.run(running, dispatchers.deliver(task.id))
       }).pipe(
         Effect.catchAllCause((cause) =>
@@ -153,8 +175,8 @@ export const WorkerLive = Layer.scopedDiscard(
 
     /** Claims while there are free slots and claimable tasks. */
     const drain = Effect.gen(function*() {
-      // Paused, or short of memory: queued tasks wait in the queue.
-      if ((yield* settings.get(SystemPaused)) || (yield* memory.shedding)) return
+      // Paused, short of memory or stopping: queued tasks wait in the queue.
+      if ((yield* settings.get(SystemPaused)) || (yield* memory.shedding) || (yield* readiness.isDraining)) return
       // A run that ends while these claims are made may free the session of a task they leave:
       // its notice is kept until the claims tell whether one waits.
       waitingForSession = true
@@ -237,7 +259,8 @@ export const WorkerLive = Layer.scopedDiscard(
       Tasks.Default,
       Bus.Default,
       Leadership.Default,
-      Memory.Default
+      Memory.Default,
+      Readiness.Default
     )
   )
 )

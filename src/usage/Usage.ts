@@ -4,6 +4,7 @@
  */
 import { Clock, Effect } from "effect"
 import { makeBatchWriter } from "../db/BatchWriter.ts"
+import { providerCall } from "../telemetry/Metrics.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { type UsageRecord, UsageReport } from "./Model.ts"
 import { UsageRepo } from "./Repo.ts"
@@ -16,7 +17,9 @@ export class Usage extends Effect.Service<Usage>()("cairn/Usage", {
     const repo = yield* UsageRepo
     const writer = yield* makeBatchWriter("LLM usage records", repo.insertMany, flushMs)
     const { flush } = writer
-    const record = (entry: UsageRecord) => writer.push(entry)
+    // Every provider call is recorded here, so it is counted here too (telemetry/Metrics.ts).
+    const record = (entry: UsageRecord) =>
+      Effect.zipRight(providerCall(entry.providerId, entry.outcome === "ok", entry.durationMs), writer.push(entry))
 
     const report = (range: { readonly from?: Date; readonly to?: Date }) =>
       Effect.gen(function*() {

@@ -61,7 +61,7 @@ describe.each(backends)("built-in tools in a turn (%s)", (backend) => {
     })
     await new Promise<void>((resolve) => page.listen(0, "127.0.0.1", resolve))
     pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}`
-    db = await createTestDatabase(backend)
+    db = await createTestDatabase(backend, { migrated: true })
     server = await startServer({ backend, env: env(), db })
     const bot = await server.request("/api/v1/admin/bots", {
       method: "POST",

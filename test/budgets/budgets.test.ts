@@ -5,20 +5,33 @@
  * Retry-After on every surface, the stream's `budget_exceeded` error event, the hook events fired
  * once per period, and the spend kept across a restart.
  */
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import { randomUUID } from "node:crypto"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { CreateBudget } from "../../src/budgets/Model.ts"
 import { Hooks } from "../../src/hooks/Hooks.ts"
+import { Llm } from "../../src/providers/Llm.ts"
 import { createKey } from "../auth/helpers.ts"
 import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { withDefaults } from "../support/client.ts"
 import { backends, createTestDatabase } from "../support/database.ts"
 import { json, startServer, type TestServer } from "../support/server.ts"
 import { readSse } from "../support/sse.ts"
-import { until } from "../support/time.ts"
+import { scaled, until } from "../support/time.ts"
 
 const budgetBody = withDefaults(CreateBudget)
+
+/** A budget made through the admin API, as each test here makes its own. */
+const newBudget = (on: Pick<TestServer, "call">, body: Parameters<typeof budgetBody>[0]) =>
+  on.call((client) => client.budgets.create({ payload: budgetBody(body) }))
+
+/** A completion through the proxy, with the static key unless `token` is given. */
+const completeOn = (on: Pick<TestServer, "request">, token?: string, maxTokens = 50) =>
+  on.request("/api/v1/llm/completions", {
+    method: "POST",
+    ...(token ? { auth: token } : {}),
+    body: JSON.stringify({ messages: [{ role: "user", content: "hello there" }], max_tokens: maxTokens })
+  })
 
 /** The fake's usage for every answer here: 25 tokens. */
 const usage = { prompt_tokens: 5, completion_tokens: 20, total_tokens: 25 }
@@ -66,17 +79,10 @@ describe.each(backends)("budgets (%s)", (backend) => {
 
   const status = (id: string) => server.call((client) => client.budgets.get({ path: { id } }))
 
-  const complete = (token: string, maxTokens = 50) =>
-    server.request("/api/v1/llm/completions", {
-      method: "POST",
-      auth: token,
-      body: JSON.stringify({ messages: [{ role: "user", content: "hello there" }], max_tokens: maxTokens })
-    })
+  const complete = (token: string, maxTokens = 50) => completeOn(server, token, maxTokens)
 
   it("creates, lists, reads, changes and deletes budgets; reading needs usage:read and changing settings:write", async () => {
-    const created = await server.call((client) =>
-      client.budgets.create({ payload: budgetBody({ scope: "bot", target: "default", period: "day", limit_usd: 5 }) })
-    )
+    const created = await newBudget(server, { scope: "bot", target: "default", period: "day", limit_usd: 5 })
     expect(created).toMatchObject({
       scope: "bot",
       target: "default",
@@ -138,9 +144,7 @@ describe.each(backends)("budgets (%s)", (backend) => {
   it("holds a token cap under 200 concurrent completions: the calls in flight never reserve past the limit", async () => {
     const key = await createKey(server, ["llm:completions"])
     const limit = 1000
-    const budget = await server.call((client) =>
-      client.budgets.create({ payload: budgetBody({ scope: "key", target: key.id, period: "day", limit_tokens: limit }) })
-    )
+    const budget = await newBudget(server, { scope: "key", target: key.id, period: "day", limit_tokens: limit })
     let release!: () => void
     const held = new Promise<void>((resolve) => (release = resolve))
     llm.setDefaultReply({ text: "fine", usage, waitFor: held })
@@ -183,14 +187,13 @@ describe.each(backends)("budgets (%s)", (backend) => {
     expect(retryAfter).toBeGreaterThan(0)
     expect(retryAfter).toBeLessThanOrEqual(Math.ceil((after.period_end!.getTime() - startedAt) / 1000) + 1)
     expect(retryAfter).toBeGreaterThanOrEqual(Math.floor((after.period_end!.getTime() - Date.now()) / 1000))
-  })
+    // A deadline, not a duration: the 200 calls of one key take their run places one at a time (access/RunSlots.ts).
+  }, scaled(180_000))
 
   it("refuses every surface with 429 and Retry-After once a block budget is spent, and fires each hook event once", async () => {
     hookEvents.length = 0
     const key = await createKey(server, ["llm:completions", "chat"])
-    const budget = await server.call((client) =>
-      client.budgets.create({ payload: budgetBody({ scope: "global", period: "month", limit_tokens: 100 }) })
-    )
+    const budget = await newBudget(server, { scope: "global", period: "month", limit_tokens: 100 })
     // One call that fits its worst case and then uses more than the whole limit (a provider past max_tokens).
     llm.setDefaultReply({ text: "fine", usage: { prompt_tokens: 10, completion_tokens: 490, total_tokens: 500 } })
     expect((await complete(key.key, 10)).status).toBe(200)
@@ -244,9 +247,7 @@ describe.each(backends)("budgets (%s)", (backend) => {
 
   it("ends a stream whose model call does not fit the budget with an error event of code budget_exceeded", async () => {
     // Left: 1000 tokens; a turn's worst case is its prompt plus LLM_DEFAULT_MAX_TOKENS (4000).
-    const budget = await server.call((client) =>
-      client.budgets.create({ payload: budgetBody({ scope: "bot", target: "default", period: "day", limit_tokens: 1000 }) })
-    )
+    const budget = await newBudget(server, { scope: "bot", target: "default", period: "day", limit_tokens: 1000 })
     const controller = new AbortController()
     const response = await server.request("/chat/stream", {
       method: "POST",
@@ -261,14 +262,48 @@ describe.each(backends)("budgets (%s)", (backend) => {
     expect(await status(budget.id)).toMatchObject({ spent_tokens: 0, reserved_tokens: 0, in_flight: 0 })
   })
 
+  it("answers a blocking chat whose later model call the budget refuses with 429, Retry-After and the budget named", async () => {
+    // Room when the run starts (the admission's look), none for the turn's worst case (prompt + 4000).
+    const budget = await newBudget(server, { scope: "bot", target: "default", period: "day", limit_tokens: 1000 })
+    const response = await server.request("/chat", {
+      method: "POST",
+      body: JSON.stringify({ message: "hi", client_id: "budget-blocking" })
+    })
+    expect(response.status).toBe(429)
+    expect(Number(response.headers.get("retry-after"))).toBeGreaterThan(0)
+    expect((await json(response)).detail).toContain(`budget ${budget.id}`)
+    expect(await status(budget.id)).toMatchObject({ spent_tokens: 0, reserved_tokens: 0, in_flight: 0 })
+  })
+
+  it("checks embedding calls against the budgets only with BUDGET_EMBEDDINGS on", async () => {
+    const budget = await newBudget(server, { scope: "global", period: "day", limit_tokens: 5 })
+    const embed = (input: ReadonlyArray<string>) =>
+      server.run(Effect.flatMap(Llm, (llm) => Effect.either(llm.embed({ model: "fake-embedding", input, usage: { source: "embedding" } }))))
+    const setEmbeddings = async (on: boolean) =>
+      expect((await server.request("/api/v1/admin/settings", { method: "PUT", body: JSON.stringify({ BUDGET_EMBEDDINGS: on }) })).status)
+        .toBe(200)
+    const long = ["one two three four five six seven eight nine ten"]
+
+    // Off (the default): recorded, never checked.
+    expect(Either.isRight(await embed(long))).toBe(true)
+    expect(await status(budget.id)).toMatchObject({ spent_tokens: 0, in_flight: 0 })
+    await setEmbeddings(true)
+    try {
+      const refused = await embed(long)
+      expect(Either.isLeft(refused) && refused.left).toMatchObject({ kind: "budget_exceeded" })
+      expect(Either.isLeft(refused) && refused.left.detail).toContain(`budget ${budget.id}`)
+      // A small input fits: reserved first, then settled to the tokens the provider counted.
+      expect(Either.isRight(await embed(["hi there"]))).toBe(true)
+      expect(await status(budget.id)).toMatchObject({ spent_tokens: 2, reserved_tokens: 0, in_flight: 0 })
+    } finally {
+      await setEmbeddings(false)
+    }
+  })
+
   it("warns without refusing past a warn budget, once per period", async () => {
     hookEvents.length = 0
     const key = await createKey(server, ["llm:completions"])
-    const budget = await server.call((client) =>
-      client.budgets.create({
-        payload: budgetBody({ scope: "key", target: key.id, period: "day", limit_tokens: 100, action: "warn", warn_at: 0.5 })
-      })
-    )
+    const budget = await newBudget(server, { scope: "key", target: key.id, period: "day", limit_tokens: 100, action: "warn", warn_at: 0.5 })
     for (let i = 0; i < 6; i++) expect((await complete(key.key, 10)).status).toBe(200)
     expect(await status(budget.id)).toMatchObject({ spent_tokens: 150, left_tokens: 0, state: "exceeded", used: 1.5 })
     await until(async () => hookEvents.length, (n) => n >= 2, 10_000, "the hook events")
@@ -282,14 +317,9 @@ describe.each(backends)("budgets across a restart (%s)", (backend) => {
     const db = await createTestDatabase(backend)
     const first = await startServer({ backend, env: fakeLlmEnv(llm), db })
     try {
-      const budget = await first.call((client) =>
-        client.budgets.create({ payload: budgetBody({ scope: "global", period: "total", limit_tokens: 60 }) })
-      )
+      const budget = await newBudget(first, { scope: "global", period: "total", limit_tokens: 60 })
       for (let i = 0; i < 2; i++) {
-        const response = await first.request("/api/v1/llm/completions", {
-          method: "POST",
-          body: JSON.stringify({ messages: [{ role: "user", content: "hi" }], max_tokens: 10 })
-        })
+        const response = await completeOn(first, undefined, 10)
         expect(response.status).toBe(200)
       }
       await first.close()
@@ -299,10 +329,7 @@ describe.each(backends)("budgets across a restart (%s)", (backend) => {
           spent_tokens: 50,
           left_tokens: 10
         })
-        const refused = await second.request("/api/v1/llm/completions", {
-          method: "POST",
-          body: JSON.stringify({ messages: [{ role: "user", content: "hi" }], max_tokens: 10 })
-        })
+        const refused = await completeOn(second, undefined, 10)
         expect(refused.status).toBe(429)
       } finally {
         await second.close()

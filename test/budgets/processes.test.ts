@@ -1,7 +1,8 @@
 /**
  * A budget holds across two `cairn serve` processes on one PostgreSQL (issue 62): a burst split
  * between them reserves under the same row lock, so together they hold no more than the limit;
- * a budget made on one process applies on the other at once.
+ * a budget made on one process applies on the other at once; a process killed mid-call does not keep
+ * its reservation: the other process gives it back once the hold is no longer renewed.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
@@ -90,4 +91,33 @@ describe("budgets across two server processes (postgres)", () => {
     expect(all.filter((response) => response.status === 200)).toHaveLength(admitted)
     expect(await status()).toMatchObject({ spent_tokens: admitted * usage.total_tokens, reserved_tokens: 0, in_flight: 0 })
   })
+
+  it("gives back the reservation of a call whose process was killed (kill -9) mid-call", async () => {
+    const [a, b] = servers as [ChildServer, ChildServer]
+    const created = await a.request("/api/v1/admin/budgets", {
+      method: "POST",
+      body: JSON.stringify({ scope: "global", period: "day", limit_tokens: 100_000 })
+    })
+    expect(created.status).toBe(201)
+    const budget = await json(created)
+    const status = async () => json(await b.request(`/api/v1/admin/budgets/${budget.id}`))
+
+    let release!: () => void
+    llm.setDefaultReply({ text: "fine", usage, waitFor: new Promise<void>((resolve) => (release = resolve)) })
+    try {
+      const call = a.request("/api/v1/llm/completions", {
+        method: "POST",
+        body: JSON.stringify({ messages: [{ role: "user", content: "hello there" }], max_tokens: 50 })
+      }).catch(() => undefined)
+      const held = await until(status, (now) => now.in_flight === 1, 60_000, "the call to hold its reservation")
+      expect(held.reserved_tokens).toBeGreaterThan(0)
+      expect(await a.stop("SIGKILL")).toBeNull()
+      await call
+      // No process renews the hold now: the survivor's sweep gives it back (30 s without renewal, swept every 5 s).
+      const after = await until(status, (now) => now.in_flight === 0, 120_000, "the dead process's reservation to be given back")
+      expect(after).toMatchObject({ reserved_tokens: 0, spent_tokens: 0 })
+    } finally {
+      release()
+    }
+  }, spawnDeadlineMs * 2)
 })

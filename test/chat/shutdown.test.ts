@@ -10,7 +10,7 @@ describe("graceful shutdown with an open stream", () => {
   let db: TestDatabase
   beforeAll(async () => {
     llm = await startFakeLlm()
-    db = await createTestDatabase("pglite")
+    db = await createTestDatabase("pglite", { migrated: true })
   })
   afterAll(async () => {
     await llm?.close()

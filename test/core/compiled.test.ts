@@ -28,7 +28,7 @@ describe("compiled server", () => {
     expect(fs.existsSync(path.join(root, "dist/server/integrations/example/router.js"))).toBe(true)
 
     // PostgreSQL: a first start there needs no initdb, so the test spends its time on what it checks.
-    db = await createTestDatabase("postgres")
+    db = await createTestDatabase("postgres", { migrated: true })
     server = await spawnServer(db)
     const ping = await server.request("/integrations/example/ping")
     expect(ping.status).toBe(200)

@@ -12,7 +12,7 @@ const setting = (list: { settings: Array<{ key: string; value: unknown }> }, key
 describe.each(backends)("durability (%s)", (backend) => {
   let db: TestDatabase
   beforeAll(async () => {
-    db = await createTestDatabase(backend)
+    db = await createTestDatabase(backend, { migrated: true })
   })
   afterAll(async () => {
     await db?.drop()

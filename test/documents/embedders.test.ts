@@ -110,7 +110,7 @@ describe.each(backends)("embedding backends (%s)", (backend) => {
 
   it("downloads the ONNX encoder once, and re-embeds stored documents after a model change", async () => {
     const host = await startModelHost()
-    const db = await createTestDatabase(backend)
+    const db = await createTestDatabase(backend, { migrated: true })
     try {
       // 1. The offline default stores three documents.
       const first = await startServer({ backend, db })

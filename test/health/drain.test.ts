@@ -17,7 +17,7 @@ describe.each(backends)("readiness at a stop (%s)", (backend) => {
   let db: TestDatabase
   beforeAll(async () => {
     llm = await startFakeLlm()
-    db = await createTestDatabase(backend)
+    db = await createTestDatabase(backend, { migrated: true })
   })
   afterAll(async () => {
     await llm?.close()

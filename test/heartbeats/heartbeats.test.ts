@@ -50,7 +50,7 @@ describe.each(backends)("heartbeats (%s)", (backend) => {
 
   beforeAll(async () => {
     llm = await startFakeLlm({ defaultReply: { text: "The tide turns at noon." } })
-    db = await createTestDatabase(backend)
+    db = await createTestDatabase(backend, { migrated: true })
     await start()
   })
   afterAll(async () => {
@@ -225,7 +225,7 @@ describe("heartbeats with two server processes on one PostgreSQL", () => {
       })
     })
     await new Promise<void>((resolve) => hook.listen(0, "127.0.0.1", resolve))
-    const db = await createTestDatabase("postgres")
+    const db = await createTestDatabase("postgres", { migrated: true })
     const env = {
       OPENAI_BASE_URL: llm.url,
       OPENAI_API_KEY: "sk-heartbeat",

@@ -85,7 +85,7 @@ describe.each(backends)("the frigate integration (%s)", (backend) => {
     mosquitto = await startMosquitto()
     frigate = await startFrigateServer()
     llm = await startFakeLlm({ defaultReply: { text: "Someone is at the door." } })
-    db = await createTestDatabase(backend)
+    db = await createTestDatabase(backend, { migrated: true })
     server = await startServer({ backend, db, env: env() })
     const channel = await json(
       await server.request("/api/v1/admin/channels", { method: "POST", body: JSON.stringify({ name: "cameras", bot_id: "default" }) })

@@ -83,7 +83,7 @@ describe.each(backends)("the GitHub integration (%s)", (backend) => {
   beforeAll(async () => {
     github = await startFakeGithub()
     llm = await startFakeLlm({ defaultReply: { text: REPLY } })
-    db = await createTestDatabase(backend)
+    db = await createTestDatabase(backend, { migrated: true })
     server = await startServer({ backend, db, env: serverEnv() })
     const saved = await server.request("/api/v1/admin/integrations/github/settings", {
       method: "PUT",

@@ -36,7 +36,7 @@ export default {
 }
 `
     })
-    db = await createTestDatabase("postgres")
+    db = await createTestDatabase("postgres", { migrated: true })
     const env = { INTEGRATION_DIRS: dir, LEADER_RETRY_MS: "300", LEADER_CHECK_MS: "500" }
     servers.push(...(await Promise.all([spawnServer(db, env), spawnServer(db, env)])))
     const pids = new Set(servers.map((server) => server.process.pid))

@@ -60,7 +60,7 @@ describe.each(backends)("the integration store (%s)", (backend) => {
 
   beforeAll(async () => {
     writeIntegration(dir, "storer", storer)
-    db = await createTestDatabase(backend)
+    db = await createTestDatabase(backend, { migrated: true })
     server = await startServer({ backend, db, env })
   })
   afterAll(async () => {
@@ -149,7 +149,7 @@ describe("the integration store across two server processes (postgres)", () => {
 
   it("a check-and-insert offered to both processes at once admits one, and the capacity holds", async () => {
     writeIntegration(dir, "storer", storer)
-    db = await createTestDatabase("postgres")
+    db = await createTestDatabase("postgres", { migrated: true })
     servers.push(...(await Promise.all([spawnServer(db, { INTEGRATION_DIRS: dir }), spawnServer(db, { INTEGRATION_DIRS: dir })])))
     const [a, b] = servers as [ChildServer, ChildServer]
     const ids = Array.from({ length: 60 }, (_, i) => `<msg-${i}@example.org>`)

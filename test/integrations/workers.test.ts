@@ -161,7 +161,7 @@ describe("workers at shutdown (cairn serve)", () => {
     writeIntegration(dir, "stubborn", {
       "worker.ts": `export default { name: "stubborn", run: () => new Promise(() => {}) }\n`
     })
-    const db = await createTestDatabase("pglite")
+    const db = await createTestDatabase("pglite", { migrated: true })
     const server = await spawnServer(db, {
       INTEGRATION_DIRS: dir,
       TICK_FILE: tickFile,

@@ -146,7 +146,7 @@ describe.each(backends)("logs, tool-call audit and traces (%s)", (backend) => {
 
 describe("the log level, changed while the server runs", () => {
   it("takes effect at once, both ways, and GET reads it back", async () => {
-    const db = await createTestDatabase("pglite")
+    const db = await createTestDatabase("pglite", { migrated: true })
     const server = await spawnServer(db, { LOG_LEVEL: "error" })
     try {
       expect(await json(await server.request("/api/v1/admin/log-level"))).toEqual({ level: "error" })
@@ -166,7 +166,7 @@ describe("the log level, changed while the server runs", () => {
 
   it("governs an integration's logger too: its debug line after every answer is written only at debug", async () => {
     const llm = await startFakeLlm({ defaultReply: { text: "Hello." } })
-    const db = await createTestDatabase("pglite")
+    const db = await createTestDatabase("pglite", { migrated: true })
     const server = await spawnServer(db, {
       LOG_LEVEL: "info",
       OPENAI_BASE_URL: llm.url,

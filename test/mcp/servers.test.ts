@@ -52,7 +52,7 @@ describe.each(backends)("MCP servers admin API (%s)", (backend) => {
     )
 
   beforeAll(async () => {
-    db = await createTestDatabase(backend)
+    db = await createTestDatabase(backend, { migrated: true })
     server = await startServer({ backend, db })
   })
   afterAll(async () => {

@@ -6,9 +6,10 @@ import { Chunk, ConfigProvider, Effect, Either, Layer, ManagedRuntime, Stream } 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import * as AppConfig from "../../src/config/AppConfig.ts"
 import { DatabaseLive } from "../../src/main.ts"
-import { Llm, retryDelayMs } from "../../src/providers/Llm.ts"
+import { Llm } from "../../src/providers/Llm.ts"
 import type { LlmConfigShape } from "../../src/providers/LlmConfig.ts"
 import { type ChatRequest, LlmError, type LlmStreamEvent } from "../../src/providers/Model.ts"
+import { retryDelayMs } from "../../src/providers/Retries.ts"
 import * as ServerSecret from "../../src/secrets/ServerSecret.ts"
 import { Usage } from "../../src/usage/Usage.ts"
 import { fakeEmbedding, type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
@@ -66,7 +67,7 @@ describe.each(backends)("Llm service (%s)", (backend) => {
 
   beforeAll(async () => {
     llm = await startFakeLlm({ apiKey: "sk-agent-test-key-123456" })
-    db = await createTestDatabase(backend)
+    db = await createTestDatabase(backend, { migrated: true })
     const env = new Map(
       Object.entries({
         DATA_DIR: db.dataDir,

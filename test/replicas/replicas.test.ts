@@ -54,7 +54,7 @@ describe("three server processes behind a load balancer (postgres)", () => {
 `
     })
     llm = await startFakeLlm({ record: true })
-    db = await createTestDatabase("postgres")
+    db = await createTestDatabase("postgres", { migrated: true })
     const env = {
       ...fakeLlmEnv(llm),
       LLM_MAX_RETRIES: "1",

@@ -12,6 +12,7 @@ import pg from "pg"
 import * as AppConfig from "../../src/config/AppConfig.ts"
 import * as Database from "../../src/db/Database.ts"
 import type { DirectStatements } from "../../src/db/Direct.ts"
+import { pgliteTemplateDir, postgresTemplateName, templateKey } from "./template.ts"
 
 export type Backend = "pglite" | "postgres"
 export const backends: ReadonlyArray<Backend> = ["pglite", "postgres"]
@@ -27,7 +28,7 @@ export interface TestDatabase {
   readonly drop: () => Promise<void>
 }
 
-const withAdmin = async <A>(f: (client: pg.Client) => Promise<A>): Promise<A> => {
+export const withAdmin = async <A>(f: (client: pg.Client) => Promise<A>): Promise<A> => {
   const client = new pg.Client({ connectionString: adminUrl })
   try {
     await client.connect()
@@ -47,9 +48,15 @@ const withAdmin = async <A>(f: (client: pg.Client) => Promise<A>): Promise<A> =>
 
 export const tempDir = (prefix = "cairn-test-") => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
 
-export const createTestDatabase = async (backend: Backend): Promise<TestDatabase> => {
+/**
+ * A fresh database. `migrated` starts it as a copy of the suite's migrated template (template.ts)
+ * when there is one, as a server's first start would leave it; otherwise it is empty.
+ */
+export const createTestDatabase = async (backend: Backend, options: { readonly migrated?: boolean } = {}): Promise<TestDatabase> => {
   const dataDir = tempDir()
+  const key = options.migrated ? templateKey() : undefined
   if (backend === "pglite") {
+    if (key !== undefined && fs.existsSync(pgliteTemplateDir(key))) fs.cpSync(pgliteTemplateDir(key), dataDir, { recursive: true })
     return {
       backend,
       databaseUrl: undefined,
@@ -58,7 +65,11 @@ export const createTestDatabase = async (backend: Backend): Promise<TestDatabase
     }
   }
   const name = `cairn_test_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
-  await withAdmin((client) => client.query(`CREATE DATABASE ${name}`))
+  await withAdmin(async (client) => {
+    const template = key === undefined ? undefined : postgresTemplateName(key)
+    const found = template !== undefined && (await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [template])).rowCount! > 0
+    await client.query(found ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`)
+  })
   const url = new URL(adminUrl)
   url.pathname = `/${name}`
   return {

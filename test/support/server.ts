@@ -52,6 +52,8 @@ const envFor = (db: TestDatabase, port: number, extra: Record<string, string> = 
   DATA_DIR: db.dataDir,
   LOG_LEVEL: "warning",
   SHUTDOWN_GRACE_MS: "2000",
+  // The tests use the bundled example integration; an install runs it only when asked.
+  EXAMPLE_INTEGRATION: "true",
   ...(db.databaseUrl ? { DATABASE_URL: db.databaseUrl } : {}),
   ...extra
 })
@@ -69,7 +71,7 @@ export const makeRequest = (baseUrl: string) => (p: string, init: RequestInit & 
 
 /** The server in this process, on a free port. */
 export const startServer = async (options: StartOptions): Promise<TestServer> => {
-  const db = options.db ?? (await createTestDatabase(options.backend))
+  const db = options.db ?? (await createTestDatabase(options.backend, { migrated: true }))
   const env = envFor(db, 0, options.env)
   const scope = Effect.runSync(Scope.make())
   const logger = options.onLog

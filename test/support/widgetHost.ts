@@ -19,6 +19,18 @@ export interface Mint {
   readonly at: number
 }
 
+export interface PageOptions {
+  readonly bot: string
+  readonly renewSeconds?: number
+  readonly mintBot?: string
+  readonly extraFrame?: string
+  /** Default `inline` (the widget where the tag stands); `launcher` puts it behind the corner button. */
+  readonly mode?: "inline" | "launcher"
+  readonly theme?: "light" | "dark"
+  readonly accent?: string
+  readonly greeting?: string
+}
+
 export interface WidgetHost {
   readonly origin: string
   /** Every token the backend minted, oldest first. */
@@ -27,12 +39,9 @@ export interface WidgetHost {
    * The page embedding `bot`'s widget; `mintBot` mints for another bot (a misconfigured host);
    * `extraFrame` is another page framed beside the widget (a forger on another origin).
    */
-  readonly pageUrl: (options: {
-    readonly bot: string
-    readonly renewSeconds?: number
-    readonly mintBot?: string
-    readonly extraFrame?: string
-  }) => string
+  readonly pageUrl: (options: PageOptions) => string
+  /** Serves `html` at `path` on the host (a snippet pasted from the console, say). */
+  readonly serve: (path: string, html: string) => string
   /** A page that, framed beside a widget, posts forged handshake messages to every frame and to its parent. */
   readonly forgerUrl: string
   /** Where Cairn is, once it runs (the host starts first: Cairn's allow-list names the host's origin). */
@@ -40,18 +49,33 @@ export interface WidgetHost {
   readonly close: () => Promise<void>
 }
 
-const page = (cairnUrl: string, bot: string, tokenUrl: string, renewSeconds: number | undefined, extraFrame: string | null) =>
+const attributes = (query: URLSearchParams) =>
+  (["renew-seconds", "mode", "theme", "accent", "greeting"] as const)
+    .map((name) => [name, query.get(name)] as const)
+    .filter(([, value]) => value !== null)
+    .map(([name, value]) => ` data-${name}="${value!.replace(/&/g, "&amp;").replace(/"/g, "&quot;")}"`)
+    .join("")
+
+/** A host page: a heading and some text (a landmark and a heading, as a real page has), and the embed tag. */
+export const hostPage = (tag: string, extraFrame: string | null = null) =>
   `<!doctype html>
 <html lang="en">
-  <head><meta charset="utf-8"><title>A host page</title></head>
+  <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>A host page</title></head>
   <body>
-    <h1>Example shop</h1>
-    ${extraFrame ? `<iframe src="${extraFrame}" title="other" width="10" height="10"></iframe>` : ""}
-    <script src="${cairnUrl}/widget.js" data-bot="${bot}" data-token-url="${tokenUrl}"${
-    renewSeconds ? ` data-renew-seconds="${renewSeconds}"` : ""
-  } async></script>
+    <main>
+      <h1>Example shop</h1>
+      <p>Maps of places that do not exist yet.</p>
+      ${extraFrame ? `<iframe src="${extraFrame}" title="other" width="10" height="10"></iframe>` : ""}
+    </main>
+    ${tag}
   </body>
 </html>`
+
+const page = (cairnUrl: string, bot: string, tokenUrl: string, query: URLSearchParams) =>
+  hostPage(
+    `<script src="${cairnUrl}/widget.js" data-bot="${bot}" data-token-url="${tokenUrl}"${attributes(query)} async></script>`,
+    query.get("frame")
+  )
 
 /**
  * Every 100 ms for 3 s: a token with no scopes to every frame of its parent (a widget that took it
@@ -71,18 +95,27 @@ const forger = `<!doctype html>
 
 export const startWidgetHost = async (): Promise<WidgetHost> => {
   const mints: Array<Mint> = []
+  const pages = new Map<string, string>()
   const host: WidgetHost = {
     origin: "",
     mints,
     cairn: null,
-    pageUrl: ({ bot, renewSeconds, mintBot, extraFrame }) => {
+    pageUrl: ({ bot, renewSeconds, mintBot, extraFrame, mode, theme, accent, greeting }) => {
       const query = new URLSearchParams({
         bot,
-        ...(renewSeconds ? { renew: String(renewSeconds) } : {}),
+        mode: mode ?? "inline",
+        ...(renewSeconds ? { "renew-seconds": String(renewSeconds) } : {}),
         ...(mintBot ? { mint: mintBot } : {}),
-        ...(extraFrame ? { frame: extraFrame } : {})
+        ...(extraFrame ? { frame: extraFrame } : {}),
+        ...(theme ? { theme } : {}),
+        ...(accent ? { accent } : {}),
+        ...(greeting ? { greeting } : {})
       })
       return `${host.origin}/page?${query}`
+    },
+    serve: (path, html) => {
+      pages.set(path, html)
+      return `${host.origin}${path}`
     },
     get forgerUrl() {
       return `${host.origin}/forger`
@@ -95,9 +128,12 @@ export const startWidgetHost = async (): Promise<WidgetHost> => {
     if (req.method === "GET" && url.pathname === "/page") {
       const bot = url.searchParams.get("bot") ?? ""
       const tokenUrl = `/token?bot=${encodeURIComponent(url.searchParams.get("mint") ?? bot)}`
-      const renew = url.searchParams.get("renew")
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" })
-      return res.end(page(host.cairn.baseUrl, bot, tokenUrl, renew ? Number(renew) : undefined, url.searchParams.get("frame")))
+      return res.end(page(host.cairn.baseUrl, bot, tokenUrl, url.searchParams))
+    }
+    if (req.method === "GET" && pages.has(url.pathname)) {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" })
+      return res.end(pages.get(url.pathname))
     }
     if (req.method === "GET" && url.pathname === "/forger") {
       res.writeHead(200, { "content-type": "text/html; charset=utf-8" })

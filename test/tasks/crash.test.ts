@@ -30,7 +30,7 @@ describe.each(backends)("task crash safety (%s)", (backend) => {
   const children: Array<ChildServer> = []
   beforeAll(async () => {
     llm = await startFakeLlm()
-    db = await createTestDatabase(backend)
+    db = await createTestDatabase(backend, { migrated: true })
   })
   afterAll(async () => {
     for (const child of children) await child.stop("SIGKILL")
@@ -208,7 +208,7 @@ describe("two server processes share one PostgreSQL queue", () => {
   const children: Array<ChildServer> = []
   beforeAll(async () => {
     llm = await startFakeLlm()
-    db = await createTestDatabase("postgres")
+    db = await createTestDatabase("postgres", { migrated: true })
   })
   afterAll(async () => {
     for (const child of children) await child.stop("SIGKILL")

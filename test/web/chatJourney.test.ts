@@ -5,12 +5,13 @@
  * a call waiting for approval, and axe-core clean in light and dark at desktop and phone widths.
  */
 import type { Browser, BrowserContext, Page } from "playwright-core"
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { CreateBot } from "../../src/bots/Model.ts"
 import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { ensureWebBuilt, launchBrowser } from "../support/browser.ts"
 import { withDefaults } from "../support/client.ts"
 import { startServer, type TestServer } from "../support/server.ts"
+import { scaled } from "../support/time.ts"
 import { expectNoSeriousViolations } from "./axe.ts"
 
 const password = "correct horse battery"
@@ -23,8 +24,19 @@ describe("the chat a new user lands in", () => {
   let browser: Browser
   let context: BrowserContext
   let page: Page
+  /** Where the test before left the chat: the next one opens a fresh page there. */
+  let leftAt: string | undefined
   /** Any browser dialog (`prompt`, `confirm`, `alert`) the app opened: there must be none. */
   const nativeDialogs: Array<string> = []
+
+  const freshPage = async () => {
+    const opened = await context.newPage()
+    opened.on("dialog", (dialog) => {
+      nativeDialogs.push(`${dialog.type()}: ${dialog.message()}`)
+      void dialog.dismiss()
+    })
+    return opened
+  }
 
   beforeAll(async () => {
     ensureWebBuilt()
@@ -32,12 +44,9 @@ describe("the chat a new user lands in", () => {
     server = await startServer({ backend: "pglite", env: { ...fakeLlmEnv(llm) } })
     browser = await launchBrowser()
     context = await browser.newContext({ viewport: { width: 1100, height: 760 } })
+    // Playwright's own deadline (30 s) stretches like every other on a machine busy with other work.
+    context.setDefaultTimeout(scaled(30_000))
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.baseUrl })
-    page = await context.newPage()
-    page.on("dialog", (dialog) => {
-      nativeDialogs.push(`${dialog.type()}: ${dialog.message()}`)
-      void dialog.dismiss()
-    })
   })
   afterAll(async () => {
     expect(nativeDialogs).toEqual([])
@@ -45,7 +54,19 @@ describe("the chat a new user lands in", () => {
     await server?.close()
     await llm?.close()
   })
-  beforeEach(() => llm.reset())
+  // Each test on a page of its own, opened where the one before left the chat: a test that fails
+  // leaves no dialog open, no answer streaming, no focus astray for the next.
+  beforeEach(async () => {
+    llm.reset()
+    page = await freshPage()
+    if (leftAt === undefined) return
+    await page.goto(leftAt)
+    await composer().waitFor()
+  })
+  afterEach(async () => {
+    if (page.url().startsWith(server.baseUrl)) leftAt = page.url()
+    await page.close()
+  })
 
   const focusedLabel = (on: Page = page) =>
     // A string, evaluated in the page: the tests compile without the DOM library.

@@ -3,7 +3,8 @@
  * backend mints tokens through Cairn with its own key: the token handshake, renewals pushed into the
  * live widget while an answer streams (the stream survives them, and the first token's expiry), a
  * fresh token asked for after a 401, what the token's scopes hide, a call outside them refused with
- * the server's reason, and framing refused to an origin not on WIDGET_EMBED_ORIGINS.
+ * the server's reason, and a page on an origin not allowed told so (a page lying about its origin is
+ * refused by the browser).
  */
 import { ConfigProvider, Effect, Either } from "effect"
 import { mkdirSync } from "node:fs"
@@ -187,7 +188,7 @@ describe("embeddable widget", () => {
     }
   }, scaled(30_000))
 
-  it("is framed only by origins on WIDGET_EMBED_ORIGINS", async () => {
+  it("is framed only by allowed origins, and tells a page on another origin so instead of a broken frame", async () => {
     const { server, host } = stack
     const widgetPage = await server.request("/widget/helper", { auth: null })
     expect(widgetPage.status).toBe(200)
@@ -205,14 +206,24 @@ describe("embeddable widget", () => {
     stranger.cairn = host.cairn
     try {
       const page = await browser.newPage()
-      const refused: Array<string> = []
-      page.on("console", (message) => refused.push(message.text()))
       await page.goto(stranger.pageUrl({ bot: "helper" }))
       const handle = await page.waitForSelector("iframe[data-cairn-widget]")
-      await expect.poll(() => refused.some((text) => text.includes("frame-ancestors")), { timeout: 10_000 }).toBe(true)
-      const frame = await handle.contentFrame()
-      expect(frame === null || (await frame.locator("[data-testid=\"widget\"]").count()) === 0).toBe(true)
+      // Not a broken frame: a page saying why, and what the site's owner can do.
+      const frame = (await handle.contentFrame())!
+      await frame.getByRole("heading", { name: "This chat is not available on this site" }).waitFor()
+      expect(await frame.getByTestId("widget-refused").textContent()).toContain(stranger.origin)
+      expect(await frame.locator("[data-testid=\"widget\"]").count()).toBe(0)
       // Nothing was minted for the stranger: the widget never ran to ask.
+      expect(stranger.mints).toEqual([])
+      // A page that lies about its origin gets the widget with its frame-ancestors, which the browser refuses.
+      const refused: Array<string> = []
+      page.on("console", (message) => refused.push(message.text()))
+      await page.evaluate(
+        `document.querySelector("iframe[data-cairn-widget]").src = ${
+          JSON.stringify(`${server.baseUrl}/widget/helper?origin=${encodeURIComponent(host.origin)}`)
+        }`
+      )
+      await expect.poll(() => refused.some((text) => text.includes("frame-ancestors")), { timeout: 10_000 }).toBe(true)
       expect(stranger.mints).toEqual([])
       await page.close()
     } finally {

@@ -253,7 +253,7 @@ describe.each(backends)("a workflow's schedule trigger (%s)", (backend) => {
 describe.each(backends)("a workflow run across a server killed mid-run (%s)", (backend) => {
   it("finishes after the restart, each step done once", async () => {
     const llm = await startFakeLlm({ defaultReply: { text: "ok" } })
-    const db = await createTestDatabase(backend)
+    const db = await createTestDatabase(backend, { migrated: true })
     const dir = tempDir("cairn-workflows-")
     fs.writeFileSync(
       path.join(dir, "slow.json"),

@@ -42,6 +42,7 @@ const toView = (row: ApiKeyRow, now: number) =>
     expires_at: row.expires_at,
     revoked_at: row.revoked_at,
     last_used_at: row.last_used_at,
+    owner_user_id: row.owner_user_id,
     status: statusOf(row, now)
   })
 
@@ -77,7 +78,8 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
 
     const notFound = (id: string) => new ApiKeyNotFound({ detail: `API key not found: ${id}` })
 
-    const create = (input: CreateApiKey) =>
+    /** A new key; `owner` is the signed-in user making it (none for the static key or the server itself). */
+    const create = (input: CreateApiKey, owner: string | null = null) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
         const expiresAt = input.expires_at ?? null
@@ -91,7 +93,8 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
           keyHash: hashKey(key),
           prefix: key.slice(0, KEY_PREFIX.length + 8),
           scopes: [...new Set(input.scopes)],
-          expiresAt
+          expiresAt,
+          ownerUserId: owner
         })
         return new CreatedApiKey({
           id: row.id,
@@ -101,7 +104,8 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
           prefix: row.display_prefix,
           scopes: row.scopes,
           created_at: row.created_at,
-          expires_at: row.expires_at
+          expires_at: row.expires_at,
+          owner_user_id: row.owner_user_id
         })
       })
 
@@ -165,7 +169,12 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("cairn/ApiKeys", {
           }
           entry = {
             row: found,
-            principal: { kind: "scoped_key", id: found.id, scopes: expandScopes(found.scopes) },
+            principal: {
+              kind: "scoped_key",
+              id: found.id,
+              scopes: expandScopes(found.scopes),
+              ...(found.owner_user_id !== null ? { user: found.owner_user_id } : {})
+            },
             fetchedAt: now
           }
           cache.set(hash, entry)

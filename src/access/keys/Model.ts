@@ -15,6 +15,11 @@ export class ApiKeyView extends Schema.Class<ApiKeyView>("ApiKeyView")({
   expires_at: Schema.NullOr(Schema.Date),
   revoked_at: Schema.NullOr(Schema.Date),
   last_used_at: Schema.NullOr(Schema.Date),
+  /**
+   * The signed-in user who made the key; null when the static key made it (or it predates owners).
+   * A user's keys share one lane at the provider: many keys are served as one caller.
+   */
+  owner_user_id: Schema.NullOr(Schema.String),
   /** `active`, `revoked` or `expired`, at the time of the answer. */
   status: Schema.Literal("active", "revoked", "expired")
 }) {}
@@ -29,7 +34,9 @@ export class CreatedApiKey extends Schema.Class<CreatedApiKey>("CreatedApiKey")(
   prefix: Schema.String,
   scopes: Schema.Array(Schema.String),
   created_at: Schema.Date,
-  expires_at: Schema.NullOr(Schema.Date)
+  expires_at: Schema.NullOr(Schema.Date),
+  /** As on `ApiKeyView`: the signed-in user who made it, or null. */
+  owner_user_id: Schema.NullOr(Schema.String)
 }) {}
 
 export class CreateApiKey extends Schema.Class<CreateApiKey>("CreateApiKey")(

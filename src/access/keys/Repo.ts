@@ -14,12 +14,14 @@ const ApiKeyRow = Schema.Struct({
   created_at: Schema.DateFromSelf,
   expires_at: Schema.NullOr(Schema.DateFromSelf),
   revoked_at: Schema.NullOr(Schema.DateFromSelf),
-  last_used_at: Schema.NullOr(Schema.DateFromSelf)
+  last_used_at: Schema.NullOr(Schema.DateFromSelf),
+  owner_user_id: Schema.NullOr(Schema.String)
 })
 
 export type ApiKeyRow = typeof ApiKeyRow.Type
 
-const columns = "id::text AS id, name, key_hash, display_prefix, scopes, created_at, expires_at, revoked_at, last_used_at"
+const columns =
+  "id::text AS id, name, key_hash, display_prefix, scopes, created_at, expires_at, revoked_at, last_used_at, owner_user_id::text AS owner_user_id"
 
 export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("cairn/ApiKeysRepo", {
   effect: Effect.gen(function*() {
@@ -33,11 +35,12 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("cairn/ApiKeysRep
         readonly prefix: string
         readonly scopes: ReadonlyArray<Scope>
         readonly expiresAt: Date | null
+        readonly ownerUserId: string | null
       }) =>
-        sql`INSERT INTO api_keys (id, name, key_hash, display_prefix, scopes, expires_at)
+        sql`INSERT INTO api_keys (id, name, key_hash, display_prefix, scopes, expires_at, owner_user_id)
           VALUES (${key.id}::uuid, ${key.name}, ${key.keyHash}, ${key.prefix}, ${JSON.stringify(key.scopes)}::jsonb, ${
           key.expiresAt?.toISOString() ?? null
-        }::timestamptz)
+        }::timestamptz, ${key.ownerUserId}::uuid)
           RETURNING ${sql.literal(columns)}`.pipe(keyRows, Effect.map((rows) => rows[0]!)),
       list: sql`SELECT ${sql.literal(columns)} FROM api_keys ORDER BY created_at, id`.pipe(keyRows),
       byId: (id: string) => sql`SELECT ${sql.literal(columns)} FROM api_keys WHERE id = ${id}::uuid`.pipe(keyRows, Effect.map(firstRow)),

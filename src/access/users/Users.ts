@@ -87,7 +87,9 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
         const now = yield* Clock.currentTimeMillis
         const access = yield* tokens.sign("user", user.id, scopesForRole(user.role), config.accessTokenSeconds, {
           role: user.role,
-          username: user.username
+          username: user.username,
+          // The sign-in it belongs to: "sign out of this device" ends it by the access token alone.
+          family: familyId
         })
         const refresh = "rt_" + crypto.randomBytes(32).toString("base64url")
         yield* repo.insertRefresh({
@@ -215,20 +217,26 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
       })
 
     /**
-     * Ends the session of a refresh token (its whole family); unknown tokens are ignored.
-     * `everywhere` ends every session of the user, named by the refresh token or, without one, by
-     * the caller's user access token (`authorization` is the raw header): 401 when neither names one.
+     * Ends the session of a refresh token (its whole family); unknown tokens are ignored. Without
+     * one, a user access token ends the sign-in it was issued for (this device: the web app, whose
+     * refresh cookie is not sent here). `everywhere` ends every session of the user, named by the
+     * refresh token or by the access token (`authorization` is the raw header): 401 when neither names one.
      */
     const logout = (token: string | undefined, everywhere: boolean, authorization: string | undefined) =>
       Effect.gen(function*() {
         const now = new Date(yield* Clock.currentTimeMillis)
-        const bearerUser = everywhere && token === undefined ? yield* userOfBearer(authorization) : undefined
+        const bearer = token === undefined && (everywhere || authorization !== undefined)
+          ? yield* Effect.either(userOfBearer(authorization))
+          : undefined
+        if (everywhere && bearer?._tag === "Left") return yield* bearer.left
+        const bearerUser = bearer?._tag === "Right" ? bearer.right : undefined
         yield* transaction(
           Effect.gen(function*() {
             const row = token === undefined ? undefined : yield* repo.refreshForUpdate(hash(token))
-            const userId = row?.user_id ?? bearerUser
+            const userId = row?.user_id ?? bearerUser?.id
             if (everywhere && userId !== undefined) return yield* repo.revokeUser(userId, now)
-            if (row) yield* repo.revokeFamily(row.family_id, now)
+            if (row) return yield* repo.revokeFamily(row.family_id, now)
+            if (bearerUser?.family) yield* repo.revokeFamily(bearerUser.family, now)
           })
         )
       })
@@ -237,11 +245,13 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
       Effect.gen(function*() {
         const bearer = bearerToken(authorization)
         const verified = bearer === undefined ? undefined : yield* Effect.option(tokens.verify(bearer))
-        const principal = verified === undefined ? undefined : Option.getOrUndefined(verified)?.principal
+        const found = verified === undefined ? undefined : Option.getOrUndefined(verified)
+        const principal = found?.principal
         if (principal?.kind !== "user") {
           return yield* new Unauthorized({ detail: "Logging out everywhere needs a refresh token or a user's access token" })
         }
-        return principal.id
+        const family = found?.claims.family
+        return { id: principal.id, family: typeof family === "string" ? family : undefined }
       })
 
     const me = (principal: PrincipalShape) =>

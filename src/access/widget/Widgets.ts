@@ -4,6 +4,8 @@
  * so using one needs no key lookup. The ceiling: a token never holds a scope the bot's key does not,
  * never outlives the key's expiry, and the caller minting it must itself hold every scope it copies.
  * A revoked key stops new mints at once; tokens already minted lapse within their 15 minutes.
+ * The same service answers where a bot's widget may be embedded and a visitor's conversation
+ * (Embedding.ts).
  */
 import { Clock, Effect } from "effect"
 import * as crypto from "node:crypto"
@@ -15,8 +17,10 @@ import { Forbidden } from "../../contract/Errors.ts"
 import { traced } from "../../telemetry/Spans.ts"
 import { ApiKeys } from "../keys/ApiKeys.ts"
 import { Tokens } from "../Tokens.ts"
+import { makeEmbedding } from "./Embedding.ts"
 import { WidgetKeyUnusable } from "./Errors.ts"
 import { type MintWidgetToken, WidgetToken } from "./Model.ts"
+import { WidgetSettingsRepo } from "./Repo.ts"
 
 export { widgetTokenMaxSeconds as widgetLifetimeSeconds } from "../../config/AppConfig.ts"
 
@@ -34,7 +38,12 @@ export class Widgets extends Effect.Service<Widgets>()("cairn/Widgets", {
     const bots = yield* Bots
     const keys = yield* ApiKeys
     const tokens = yield* Tokens
-    const { widgetTokenLifetimeSeconds } = yield* AppConfig
+    const { widgetTokenLifetimeSeconds, widgetEmbedOrigins } = yield* AppConfig
+    const embedding = makeEmbedding({
+      repo: yield* WidgetSettingsRepo,
+      bots,
+      defaultOrigins: widgetEmbedOrigins
+    })
 
     const mint = (caller: PrincipalShape, input: MintWidgetToken) =>
       Effect.gen(function*() {
@@ -76,7 +85,7 @@ export class Widgets extends Effect.Service<Widgets>()("cairn/Widgets", {
         })
       })
 
-    return traced("Widgets", { mint } as const)
+    return traced("Widgets", { mint, ...embedding } as const)
   }),
-  dependencies: [ApiKeys.Default, Bots.Default, Tokens.Default]
+  dependencies: [ApiKeys.Default, Bots.Default, Tokens.Default, WidgetSettingsRepo.Default]
 }) {}

@@ -10,6 +10,7 @@
 import { Config, Duration, Effect, Schedule } from "effect"
 import { ValidationError } from "../../contract/Errors.ts"
 import { allowList, OutboundRefused } from "../../http/Outbound.ts"
+import { faultPoint, midSend } from "../../lifecycle/FaultInjection.ts"
 import {
   type Dispatcher,
   type DispatcherContractError,
@@ -119,16 +120,19 @@ export class Dispatchers extends Effect.Service<Dispatchers>()("cairn/Dispatcher
       Effect.suspend(() => {
         const dispatcher = registry.get(row.dispatch_type)
         if (!dispatcher) return Effect.fail(new Error(`No dispatcher is registered for dispatch_type "${row.dispatch_type}"`))
-        return Effect.tryPromise({
-          try: async () =>
-            dispatcher.deliver(
-              toDispatchTask(row),
-              row.result ?? "",
-              row.client_actions.length > 0 ? row.client_actions : null,
-              { source: row.source }
-            ),
-          catch: (error) => (error instanceof Error ? error : new Error(errorText(error)))
-        })
+        return Effect.zipRight(
+          midSend,
+          Effect.tryPromise({
+            try: async () =>
+              dispatcher.deliver(
+                toDispatchTask(row),
+                row.result ?? "",
+                row.client_actions.length > 0 ? row.client_actions : null,
+                { source: row.source }
+              ),
+            catch: (error) => (error instanceof Error ? error : new Error(errorText(error)))
+          })
+        ).pipe(Effect.tap(() => faultPoint("after-send")))
       })
 
     /**
@@ -150,14 +154,22 @@ export class Dispatchers extends Effect.Service<Dispatchers>()("cairn/Dispatcher
             const last = n >= settings.maxAttempts || final(error)
             const message = errorText(error)
             return Effect.all([
-              repo.recordDeliveryAttempt(taskId, isUncertainDelivery(error) ? "uncertain" : last ? "failed" : "pending", message),
+              // Told like the task's other changes: its inbound item (src/inbound) follows the outcome.
+              Effect.zipRight(
+                repo.recordDeliveryAttempt(taskId, isUncertainDelivery(error) ? "uncertain" : last ? "failed" : "pending", message),
+                tasks.changed(taskId)
+              ),
               Effect.logWarning(`Delivery of task ${taskId} through ${row.dispatch_type} failed (attempt ${n}): ${message}`),
               last ? Effect.void : repo.extendDelivery(taskId, leaseSeconds)
             ])
           })
         )
-        const delivered = yield* Effect.either(Effect.retry(recorded, deliveryRetries(settings)))
-        if (delivered._tag === "Right") yield* repo.recordDeliveryAttempt(taskId, "delivered", null)
+        // Stopped under way (the server stops): the lease is given back, so the next process's sweep
+        // delivers it at once (a send that went out is found by its idempotency check, not repeated).
+        const delivered = yield* Effect.either(Effect.retry(recorded, deliveryRetries(settings))).pipe(
+          Effect.onInterrupt(() => repo.releaseDelivery(taskId))
+        )
+        if (delivered._tag === "Right") yield* Effect.zipRight(repo.recordDeliveryAttempt(taskId, "delivered", null), tasks.changed(taskId))
       }).pipe(Effect.catchAllCause((cause) => Effect.logError(`Delivery of task ${taskId} could not run`, cause)))
 
     /** Picks up deliveries a dead process left pending. */

@@ -1,16 +1,17 @@
 /**
  * The webhook dispatcher's transport: a JSON POST through the outbound guard (http/Outbound.ts): a
- * private or loopback target is refused unless WEBHOOK_ALLOWED_HOSTS allows it. The target may
- * carry a credential (`?token=`): no error this answers shows it. Each POST carries an
+ * private or loopback target is refused unless WEBHOOK_ALLOWED_HOSTS allows it. The target is a
+ * credential as a whole (a Slack incoming webhook's secret is its path): no error this answers
+ * shows any of it past its host. Each POST carries an
  * `Idempotency-Key`, the same on every retry of one delivery, so a receiver that got a POST whose
  * answer was lost (a timeout, a 5xx after it acted) can recognise the retry and not act twice.
  */
 import { type AllowList, guardedRequest, OutboundRefused } from "../../http/Outbound.ts"
-import { scrubUrl } from "../../secrets/UrlSecrets.ts"
+import { scrubWholeUrl } from "../../secrets/SealedUrl.ts"
 
-/** An error about `target` with the target's credentials masked; a refusal stays a refusal (no retry). */
+/** An error about `target` with the target past its host masked; a refusal stays a refusal (no retry). */
 const scrubbed = (error: unknown, target: string): Error => {
-  const message = scrubUrl(error instanceof Error ? error.message : String(error), target)
+  const message = scrubWholeUrl(error instanceof Error ? error.message : String(error), target)
   return error instanceof OutboundRefused ? new OutboundRefused({ message }) : new Error(message)
 }
 

@@ -4,4 +4,5 @@
  */
 export { type Dispatcher, DispatcherContractError, type DispatchTask, type PostMessageOptions } from "../../sdk/Dispatcher.ts"
 export { checkDispatcher } from "./Contract.ts"
+export { DelegatedPosts } from "./Delegated.ts"
 export { builtinTypes, Dispatchers } from "./Dispatchers.ts"

@@ -6,7 +6,9 @@
  * A signed-in user lands in a ready chat: on first sign-in a channel on the default bot is made for
  * them, and on return the channel and conversation they left are opened again (`lastChat.ts`).
  */
+import { Either, Schema } from "effect"
 import { useCallback, useState } from "react"
+import { SessionExport } from "../../sessions/Model.ts"
 import { type AuthSession } from "../shared/session.ts"
 import { ChatOpenDialog, type OpenDialog } from "./ChatOpenDialog.tsx"
 import { type SessionView } from "./ChatSessionItem.tsx"
@@ -17,6 +19,8 @@ import { forgetConversation } from "./lastChat.ts"
 import { navigate } from "./route.ts"
 import { type ChannelView, useChatSelection } from "./useChatSelection.ts"
 import { useChatShortcuts } from "./useChatShortcuts.ts"
+
+const readExport = Schema.decodeUnknownEither(Schema.parseJson(SessionExport))
 
 /** The bar above the chat: the sidebar's toggle (on a narrow screen), the open channel, its integrations, the help. */
 const ChatHead = ({ auth, channel, menuOpen, setMenuOpen, showShortcuts }: {
@@ -91,6 +95,8 @@ export const ChatPage = ({ auth, sessionId }: { readonly auth: AuthSession; read
     setMenuOpen,
     showArchived,
     setShowArchived,
+    allMine,
+    setAllMine,
     userId,
     attempt,
     loadChannels,
@@ -144,6 +150,23 @@ export const ChatPage = ({ auth, sessionId }: { readonly auth: AuthSession; read
     await loadSessions()
   }
 
+  /** A conversation exported as JSON, stored as a new one on the open channel's bot, and opened. */
+  const importConversation = async (file: File) => {
+    const made = await attempt(async () => {
+      if (!channel) return undefined
+      // Read as the API reads it: a file that is no export is refused here, in words.
+      const read = readExport(await file.text())
+      if (Either.isLeft(read)) throw new Error(`${file.name} is not a conversation exported as JSON from Cairn.`)
+      const exported = read.right
+      return auth.call((client) =>
+        client.sessions.import({ payload: { bot_id: channel.bot_id, client_id: channel.client_id, export: exported } })
+      )
+    })
+    if (!made) return
+    await loadSessions()
+    navigate(`/chat/${made.id}`)
+  }
+
   useChatShortcuts(newSession, setMenuOpen, setDialog)
 
   const closeDialog = () => setDialog(undefined)
@@ -166,6 +189,9 @@ export const ChatPage = ({ auth, sessionId }: { readonly auth: AuthSession; read
         sessionId={sessionId}
         showArchived={showArchived}
         setShowArchived={setShowArchived}
+        allMine={allMine}
+        setAllMine={setAllMine}
+        onImport={auth.can("sessions:write") && channel ? (file) => void importConversation(file) : undefined}
         setMenuOpen={setMenuOpen}
         setDialog={setDialog}
         openChannel={openChannel}

@@ -47,6 +47,24 @@ const ChannelList = ({ channels, channel, canWrite, onOpen, setDialog }: {
   </ul>
 )
 
+/** Import: a JSON export chosen from the disk becomes a new conversation. */
+const ImportButton = ({ onImport }: { readonly onImport: (file: File) => void }) => (
+  <label className="small link-button import-button">
+    Import conversation
+    <input
+      type="file"
+      accept="application/json,.json"
+      className="visually-hidden"
+      data-testid="import-conversation"
+      onChange={(event) => {
+        const file = event.target.files?.[0]
+        event.target.value = ""
+        if (file) onImport(file)
+      }}
+    />
+  </label>
+)
+
 export const ChatSidebar = (
   {
     auth,
@@ -56,6 +74,9 @@ export const ChatSidebar = (
     sessionId,
     showArchived,
     setShowArchived,
+    allMine,
+    setAllMine,
+    onImport,
     setMenuOpen,
     setDialog,
     openChannel,
@@ -69,6 +90,10 @@ export const ChatSidebar = (
     readonly sessionId: string | undefined
     readonly showArchived: boolean
     readonly setShowArchived: (show: boolean) => void
+    readonly allMine: boolean
+    readonly setAllMine: (all: boolean) => void
+    /** Stores a conversation exported as JSON as a new one; undefined when the user may not. */
+    readonly onImport: ((file: File) => void) | undefined
     readonly setMenuOpen: (open: boolean) => void
     readonly setDialog: (dialog: OpenDialog) => void
     readonly openChannel: (target: ChannelView, replace: boolean) => void
@@ -95,7 +120,7 @@ export const ChatSidebar = (
       (
         <>
           <div className="sidebar-head">
-            <h2>{showArchived ? "Archived" : "Conversations"}</h2>
+            <h2>{`${allMine ? "All my " : ""}${showArchived ? "archived" : "conversations"}`.replace(/^./, (c) => c.toUpperCase())}</h2>
             {auth.can("chat") ? <button type="button" className="small" onClick={newSession}>New conversation</button> : null}
           </div>
           <ul className="list" data-testid="sessions">
@@ -124,6 +149,10 @@ export const ChatSidebar = (
           >
             {showArchived ? "Back to conversations" : "Show archived"}
           </button>
+          <button type="button" className="small link-button" aria-pressed={allMine} onClick={() => setAllMine(!allMine)}>
+            {allMine ? "This channel only" : "All my conversations"}
+          </button>
+          {onImport ? <ImportButton onImport={onImport} /> : null}
         </>
       ) :
       null}

@@ -16,7 +16,9 @@ import { followRun, type RunFollower, type RunStart } from "../shared/runStream.
 import { type AuthSession } from "../shared/session.ts"
 import { applyEvent, emptyTurn, type Turn } from "../shared/turn.ts"
 import { ComposerBar, LiveAnswer } from "./ConversationParts.tsx"
+import { ConversationTools } from "./ConversationTools.tsx"
 import { MessageList, type StoredMessage } from "./Messages.tsx"
+import { takeHandoff, useChatBranches } from "./useChatBranches.ts"
 import { useFollowScroll } from "./useFollowScroll.ts"
 
 export interface SessionRef {
@@ -48,6 +50,20 @@ const unfinishedRun = (messages: ReadonlyArray<StoredMessage>): string | undefin
   const finalAnswer = last.role === "assistant" && !(last.tool_calls && last.tool_calls.length > 0)
   return finalAnswer ? undefined : runIdOf(last)
 }
+
+/** The run a message from the composer starts in `session`. */
+const chatStart = (session: SessionRef, { text, attachments, model }: ComposedMessage): RunStart => ({
+  kind: "chat",
+  payload: {
+    message: text,
+    session_id: session.id,
+    bot_id: session.bot_id,
+    client_id: session.client_id,
+    attachments: attachments ?? [],
+    passive: false,
+    ...(model ? { model_override: model } : {})
+  }
+})
 
 export const Conversation = (
   { auth, session, onActivity }: { readonly auth: AuthSession; readonly session: SessionRef; readonly onActivity: () => void }
@@ -139,8 +155,13 @@ export const Conversation = (
         if (gone) return
         setMessages(stored)
         const running = unfinishedRun(stored)
+        // A branch made by Edit or Regenerate sends its message as it opens.
+        const handed = takeHandoff(session.id)
         if (running && auth.can("chat")) {
           follow({ kind: "rejoin", sessionId: session.id, runId: running }, { turn: emptyTurn, runId: running })
+        } else if (handed) {
+          const here = { id: session.id, bot_id: session.bot_id, client_id: session.client_id }
+          follow(chatStart(here, handed), { turn: emptyTurn, userText: handed.text })
         }
       },
       (problem: unknown) => setError(describeError(problem))
@@ -149,33 +170,23 @@ export const Conversation = (
       gone = true
       follower.current?.close()
     }
-  }, [auth, follow, loadMessages, session.id])
+  }, [auth, follow, loadMessages, session.id, session.bot_id, session.client_id])
 
+  const running = live !== undefined && live.turn.status === "running"
   const { scroller, content, away, onScroll, leaveBottom, resume, jumpToLatest } = useFollowScroll(messages, live, composerBar)
+  const showError = useCallback((problem: unknown) => setError(describeError(problem)), [])
+  // Edit and Regenerate branch the conversation (useChatBranches.ts); not while an answer is written.
+  const handlers = useChatBranches(auth, session.id, messages, showError, running)
   // The cursor starts in the message box (where a pointer is fine: on a phone it would open the keyboard).
   useEffect(() => {
     if (client && window.matchMedia("(pointer: fine)").matches) composerBar.current?.querySelector("textarea")?.focus()
   }, [client])
 
   /** A message from the composer: its text, uploaded images and the model chosen for it. */
-  const send = ({ text, attachments, model }: ComposedMessage) => {
+  const send = (message: ComposedMessage) => {
     setError(undefined)
     resume()
-    follow(
-      {
-        kind: "chat",
-        payload: {
-          message: text,
-          session_id: session.id,
-          bot_id: session.bot_id,
-          client_id: session.client_id,
-          attachments: attachments ?? [],
-          passive: false,
-          ...(model ? { model_override: model } : {})
-        }
-      },
-      { turn: emptyTurn, userText: text }
-    )
+    follow(chatStart(session, message), { turn: emptyTurn, userText: message.text })
   }
 
   const stop = () =>
@@ -188,7 +199,6 @@ export const Conversation = (
       .call((client) => client.chat.decide({ path: { id: approvalId }, payload: { approved } }))
       .catch((problem: unknown) => setError(describeError(problem)))
 
-  const running = live !== undefined && live.turn.status === "running"
   const shown = messages?.filter((m) => live?.runId === undefined || runIdOf(m) !== live.runId || m.role === "user")
   // A failed answer to a message sent here can be asked again, as it was.
   const retryText = live?.turn.status === "failed" ? live.retryText : undefined
@@ -205,6 +215,7 @@ export const Conversation = (
         }
       }}
     >
+      <ConversationTools auth={auth} sessionId={session.id} models={models} stored={!!messages?.length} onError={showError} />
       <div
         className="messages"
         ref={scroller}
@@ -218,7 +229,7 @@ export const Conversation = (
         onKeyDown={(event) => ["ArrowUp", "PageUp", "Home"].includes(event.key) && leaveBottom()}
       >
         <div className="messages-content" ref={content}>
-          {shown === undefined ? <p className="muted">Loading…</p> : <MessageList messages={shown} />}
+          {shown === undefined ? <p className="muted">Loading…</p> : <MessageList messages={shown} handlers={handlers} />}
           {live ? <LiveAnswer live={live} canDecide={auth.can("approvals:write")} onDecide={decide} onRetry={retry} /> : null}
           {error ? <p role="alert" className="error">{error}</p> : null}
         </div>

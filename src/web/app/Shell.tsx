@@ -1,13 +1,15 @@
 /**
- * The signed-in app's frame: the top bar, the navigation (the chat, the console's pages the user's
- * scopes allow, the integrations' own sidebar sections) and the open page. Console pages load on
- * first visit.
+ * The signed-in app's frame: the top bar (one menu button on a phone; sign out of this device beside
+ * sign out everywhere), the navigation (the chat, the console's pages the user's scopes allow in
+ * folding groups, the integrations' own sidebar sections) and the open page, a console page in the
+ * `main` landmark (the chat has its own). Console pages load on first visit.
  */
-import { type ComponentType, createElement, lazy, type MouseEvent, Suspense, useMemo, useState } from "react"
+import { type ComponentType, createElement, lazy, type MouseEvent, Suspense, useEffect, useMemo, useState } from "react"
 import type { AuthSession } from "../shared/session.ts"
 import { ChatPage } from "./Chat.tsx"
 import { IntegrationSections } from "./integrations/SidebarSections.tsx"
-import { type AppPage, pageAt, type PageProps, pages } from "./pages.ts"
+import { NavGroup } from "./NavGroup.tsx"
+import { pageAt, pageGroups, type PageProps, pages } from "./pages.ts"
 import { navigate } from "./route.ts"
 import { allows } from "./scopes.ts"
 import { Icon } from "./ui/Icon.tsx"
@@ -45,8 +47,9 @@ export const Shell = ({ auth, path }: { readonly auth: AuthSession; readonly pat
   const [navOpen, setNavOpen] = useState(false)
   const visible = useMemo(() => pages.filter((page) => allows(auth, page.reads)), [auth])
   const open = pageAt(path)
-  const groups: ReadonlyArray<AppPage["group"]> = ["Configure", "Operate"]
   const close = () => setNavOpen(false)
+  // A conversation picked in the chat's list (shown in the menu on a phone) closes the menu too.
+  useEffect(() => setNavOpen(false), [path])
 
   const content = (() => {
     if (!open) {
@@ -76,7 +79,7 @@ export const Shell = ({ auth, path }: { readonly auth: AuthSession; readonly pat
   })()
 
   return (
-    <div className={`shell${navOpen ? " nav-open" : ""}`}>
+    <div className={`shell${navOpen ? " nav-open" : ""}${open ? "" : " on-chat"}`}>
       <a className="skip-link" href="#content" onClick={skipToContent}>Skip to content</a>
       <header className="topbar">
         <button type="button" className="icon nav-toggle" aria-label="Menu" aria-expanded={navOpen} onClick={() => setNavOpen(!navOpen)}>
@@ -86,31 +89,44 @@ export const Shell = ({ auth, path }: { readonly auth: AuthSession; readonly pat
         <span className="muted page-name">{open?.page.title ?? "Chat"}</span>
         <span className="spacer" />
         <span className="muted" data-testid="signed-in-as">{auth.user?.username}</span>
-        <button type="button" onClick={() => void auth.logout()}>Sign out everywhere</button>
+        <button type="button" onClick={() => void auth.logout(false)}>Sign out</button>
+        <button type="button" className="secondary sign-out-everywhere" onClick={() => void auth.logout(true)}>
+          Sign out everywhere
+        </button>
       </header>
       <nav className="appnav" aria-label="Cairn">
         <NavLink href="/" icon="MessageSquare" label="Chat" current={!open} onGo={close} />
-        {groups.map((group) => {
+        {pageGroups.map((group) => {
           const inGroup = visible.filter((page) => page.group === group)
-          return inGroup.length === 0 ? null : (
-            <div key={group} className="nav-group">
-              <h2>{group}</h2>
-              {inGroup.map((page) => (
-                <NavLink
-                  key={page.id}
-                  href={page.path}
-                  icon={page.icon}
-                  label={page.title}
-                  current={open?.page.id === page.id}
-                  onGo={close}
-                />
-              ))}
-            </div>
-          )
+          return inGroup.length === 0 ?
+            null :
+            (
+              <NavGroup
+                key={group}
+                id={group.toLowerCase()}
+                title={<span>{group}</span>}
+                holdsCurrent={inGroup.some((page) => page.id === open?.page.id)}
+              >
+                {inGroup.map((page) => (
+                  <NavLink
+                    key={page.id}
+                    href={page.path}
+                    icon={page.icon}
+                    label={page.title}
+                    current={open?.page.id === page.id}
+                    onGo={close}
+                  />
+                ))}
+              </NavGroup>
+            )
         })}
         <IntegrationSections auth={auth} path={path} onGo={close} />
+        {/* On a phone the top bar has room for one sign-out: the other is here. */}
+        <button type="button" className="secondary phone-only" onClick={() => void auth.logout(true)}>Sign out everywhere</button>
       </nav>
-      <div className="content" id="content" tabIndex={-1}>{content}</div>
+      {open
+        ? <main className="content" id="content" tabIndex={-1}>{content}</main>
+        : <div className="content" id="content" tabIndex={-1}>{content}</div>}
     </div>
   )
 }

@@ -1,6 +1,7 @@
 /** An answer's parts: text as markdown, thinking folded, each tool call as a collapsible card. */
 import { Markdown } from "../shared/Markdown.tsx"
 import type { ToolPart, Turn } from "../shared/turn.ts"
+import { OriginBadge } from "./ConversationMessageParts.tsx"
 
 const pretty = (value: unknown): string => {
   if (typeof value === "string") {
@@ -21,10 +22,12 @@ export const Thinking = ({ text }: { readonly text: string }) => (
 )
 
 export const ToolCard = (
-  { tool, canDecide, onDecide }: {
+  { tool, canDecide, onDecide, origin }: {
     readonly tool: ToolPart
     readonly canDecide?: boolean
     readonly onDecide?: (id: string, approved: boolean) => void
+    /** Where the stored result came from (its message's `metadata.origin`). */
+    readonly origin?: Parameters<typeof OriginBadge>[0]["origin"]
   }
 ) => {
   const state = tool.error
@@ -40,6 +43,7 @@ export const ToolCard = (
     <details className={`tool ${state}`} data-testid="tool-card" open={tool.approval?.state === "pending"}>
       <summary>
         <span className="tool-name">{tool.name}</span>
+        <OriginBadge origin={origin} />
         <span className="muted">
           {state === "done" && tool.durationMs !== undefined ? `${tool.durationMs} ms` : state}
         </span>
@@ -86,7 +90,7 @@ export const TurnView = (
     {turn.notices.map((notice) => <p key={notice} className="notice">{notice}</p>)}
     {turn.parts.map((part, index) =>
       part.kind === "text" ?
-        <Markdown key={index} text={part.text} /> :
+        <Markdown key={index} text={part.text} settled={turn.status !== "running"} /> :
         part.kind === "thinking" ?
         <Thinking key={index} text={part.text} /> :
         <ToolCard key={part.id} tool={part} canDecide={canDecide} onDecide={onDecide} />

@@ -15,12 +15,16 @@ export interface PageProps {
   readonly rest: ReadonlyArray<string>
 }
 
+/** The navigation's groups, in order: each folds (see NavGroup.tsx). */
+export const pageGroups = ["Configure", "Access", "Operate", "Server"] as const
+export type PageGroup = (typeof pageGroups)[number]
+
 export interface AppPage {
   readonly id: string
   readonly path: string
   readonly title: string
   readonly icon: string
-  readonly group: "Configure" | "Operate"
+  readonly group: PageGroup
   /** The call whose scope shows the page; a declared scope for pages on an integration's own routes. */
   readonly reads: Endpoint | Scope
   readonly load: () => Promise<{ readonly default: ComponentType<PageProps> }>
@@ -51,7 +55,7 @@ export const pages: ReadonlyArray<AppPage> = [
     path: "/admin/keys",
     title: "API keys",
     icon: "Key",
-    group: "Configure",
+    group: "Access",
     reads: ["apiKeys", "list"],
     load: () => import("./keys/KeysPage.tsx")
   },
@@ -73,6 +77,15 @@ export const pages: ReadonlyArray<AppPage> = [
     reads: ["integrations", "list"],
     load: () => import("./integrations/IntegrationsPage.tsx")
   },
+  {
+    id: "widget",
+    path: "/admin/widget",
+    title: "Widget",
+    icon: "MessageSquare",
+    group: "Configure",
+    reads: ["widget", "settings"],
+    load: () => import("./widget/WidgetPage.tsx")
+  },
   // Operate: what the server is doing.
   {
     id: "usage",
@@ -91,6 +104,15 @@ export const pages: ReadonlyArray<AppPage> = [
     group: "Operate",
     reads: ["tasks", "list"],
     load: () => import("./tasks/TasksPage.tsx")
+  },
+  {
+    id: "dead-letters",
+    path: "/admin/dead-letters",
+    title: "Dead letters",
+    icon: "ClipboardList",
+    group: "Operate",
+    reads: ["deadLetters", "list"],
+    load: () => import("./deadLetters/DeadLettersPage.tsx")
   },
   {
     id: "documents",
@@ -134,7 +156,7 @@ export const pages: ReadonlyArray<AppPage> = [
     path: "/admin/settings",
     title: "Settings",
     icon: "Settings",
-    group: "Operate",
+    group: "Server",
     reads: ["settings", "list"],
     load: () => import("./settings/SettingsPage.tsx")
   },
@@ -143,7 +165,7 @@ export const pages: ReadonlyArray<AppPage> = [
     path: "/admin/backups",
     title: "Backups",
     icon: "HardDrive",
-    group: "Operate",
+    group: "Server",
     reads: ["operations", "history"],
     load: () => import("./backups/BackupsPage.tsx")
   }

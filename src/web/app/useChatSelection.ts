@@ -37,6 +37,8 @@ export const useChatSelection = (auth: AuthSession, sessionId: string | undefine
   const [menuOpen, setMenuOpen] = useState(false)
   /** The sidebar lists the channel's archived conversations instead of the others. */
   const [showArchived, setShowArchived] = useState(false)
+  /** The sidebar lists every conversation of the user's, whatever channel or surface (the CLI) made it. */
+  const [allMine, setAllMine] = useState(false)
   const userId = auth.user?.id ?? ""
 
   // A function expression: in a .tsx file an arrow's `<A>` would read as JSX.
@@ -71,12 +73,14 @@ export const useChatSelection = (auth: AuthSession, sessionId: string | undefine
     const list = await attempt(() =>
       auth.call((client) =>
         client.sessions.legacyList({
-          urlParams: { bot_id: channel.bot_id, client_id: channel.client_id, limit: 100, archived: showArchived }
+          urlParams: allMine ?
+            { mine: true, limit: 200, archived: showArchived } :
+            { bot_id: channel.bot_id, client_id: channel.client_id, limit: 100, archived: showArchived }
         })
       )
     )
     if (list) setSessions(list)
-  }, [auth, attempt, channel, showArchived])
+  }, [allMine, auth, attempt, channel, showArchived])
 
   useEffect(() => {
     void loadChannels()
@@ -164,6 +168,8 @@ export const useChatSelection = (auth: AuthSession, sessionId: string | undefine
     setMenuOpen,
     showArchived,
     setShowArchived,
+    allMine,
+    setAllMine,
     userId,
     attempt,
     loadChannels,

@@ -8,6 +8,7 @@ import DOMPurify from "dompurify"
 import { marked } from "marked"
 import { useEffect, useMemo, useRef } from "react"
 import "./markdown.css"
+import { renderDiagrams, renderMath, withMathPlaceholders } from "./richBlocks.ts"
 
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   if (node.tagName === "A") {
@@ -17,7 +18,7 @@ DOMPurify.addHook("afterSanitizeAttributes", (node) => {
 })
 
 export const renderMarkdown = (text: string): string =>
-  DOMPurify.sanitize(marked.parse(text, { async: false, gfm: true, breaks: true }), {
+  DOMPurify.sanitize(marked.parse(withMathPlaceholders(text), { async: false, gfm: true, breaks: true }), {
     FORBID_TAGS: ["style", "form", "input", "button", "iframe"],
     FORBID_ATTR: ["style"]
   })
@@ -126,13 +127,16 @@ const decorateCodeBlocks = (root: HTMLElement) => {
   }
 }
 
-export const Markdown = ({ text }: { readonly text: string }) => {
+/** `settled`: the text is whole (not an answer still being written): its diagrams are drawn. */
+export const Markdown = ({ text, settled = true }: { readonly text: string; readonly settled?: boolean }) => {
   const html = useMemo(() => renderMarkdown(text), [text])
   const ref = useRef<HTMLDivElement>(null)
   useEffect(() => {
     if (!ref.current) return
     highlightWithin(ref.current)
     decorateCodeBlocks(ref.current)
-  }, [html])
+    renderMath(ref.current)
+    if (settled) renderDiagrams(ref.current)
+  }, [html, settled])
   return <div className="markdown" ref={ref} dangerouslySetInnerHTML={{ __html: html }} />
 }

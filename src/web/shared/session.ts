@@ -145,10 +145,13 @@ export class AuthSession {
     )
   }
 
-  /** Ends every session of the user (the cookie is not sent to /auth/logout, so by access token). */
-  async logout() {
+  /**
+   * Ends this device's sign-in, or with `everywhere` every session of the user (the cookie is not
+   * sent to /auth/logout, so by access token, which names its sign-in).
+   */
+  async logout(everywhere = true) {
     try {
-      await this.call((client) => client.auth.logout({ payload: { everywhere: true } }))
+      await this.call((client) => client.auth.logout({ payload: { everywhere } }))
     } finally {
       this.forget()
     }

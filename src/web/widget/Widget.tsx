@@ -1,178 +1,101 @@
 /**
  * The embeddable chat with one bot: the conversation (the answer streamed as it is written, in the
- * app's safe markdown) and the
+ * app's safe markdown; the visitor's earlier lines shown again after the host page reloads) and the
  * shared Composer. It shows only what the widget token's scopes allow; a call the server refuses
- * shows the server's reason.
+ * shows the server's reason. In the launcher's panel it has a close button, and Escape closes it.
  */
-import { FetchHttpClient } from "@effect/platform"
-import { Effect, Either, Stream } from "effect"
 import { useEffect, useRef, useState } from "react"
-import type { AgentEvent } from "../../agent/Events.ts"
 import { grants } from "../../auth/Scopes.ts"
-import { makeStreamingClient } from "../../client.ts"
-import { describeError, runCall } from "../shared/calls.ts"
-import { type ComposedMessage, Composer } from "../shared/composer/Composer.tsx"
-import { Markdown } from "../shared/Markdown.tsx"
+import { Composer } from "../shared/composer/Composer.tsx"
 import { liveClient } from "./client.ts"
-import { useWidgetToken } from "./token.ts"
+import { Lines } from "./Lines.tsx"
+import { type EmbedOptions, tellHost } from "./options.ts"
+import { answerType, closeType } from "./protocol.ts"
+import { useHostOpen, useWidgetToken } from "./token.ts"
+import { useConversation } from "./useConversation.ts"
 
-interface Line {
-  readonly key: number
-  readonly role: "user" | "assistant"
-  readonly text: string
-  readonly images: number
-  readonly state: "streaming" | "done" | "failed"
-  readonly note?: string
+/**
+ * The widget's conversation key: the visitor's own (kept by the host page's embed script), else
+ * one for the widget identity (the token's), as before visitor ids.
+ */
+const clientIdOf = (visitor: string | null) => (visitor ? `widget:${visitor}` : "widget")
+
+const focusComposer = () => document.querySelector<HTMLTextAreaElement>("textarea[aria-label=\"Message\"]")?.focus()
+
+/**
+ * Focus back in the message box when an answer ends: the box is disabled while it is written, which
+ * drops the focus to the page; only then (a visitor who moved elsewhere keeps their place).
+ */
+const useFocusBack = (busy: boolean) => {
+  const wasBusy = useRef(false)
+  useEffect(() => {
+    if (wasBusy.current && !busy && (document.activeElement === null || document.activeElement === document.body)) focusComposer()
+    wasBusy.current = busy
+  }, [busy])
 }
 
-/** The widget's conversation key: one session per widget identity (the token's) and this client. */
-const clientId = "widget"
-
-let nextKey = 0
-
-export const Widget = ({ bot }: { readonly bot: string }) => {
-  const token = useWidgetToken(bot)
-  const [lines, setLines] = useState<ReadonlyArray<Line>>([])
-  const [busy, setBusy] = useState(false)
-  const list = useRef<HTMLOListElement>(null)
-  const baseUrl = window.location.origin
-  // Made once for the widget's life: the token it reads is refreshed in place.
-  const [client] = useState(() => liveClient(baseUrl, token.current, () => void token.request("expired").catch(() => undefined)))
-
+/** Escape anywhere in the widget closes the launcher's panel (the document's: focus may be on its body while an answer is written). */
+const useEscapeCloses = (launcher: boolean, bot: string) =>
   useEffect(() => {
-    list.current?.lastElementChild?.scrollIntoView({ block: "end" })
-  }, [lines])
-
-  const update = (key: number, change: (line: Line) => Partial<Line>) =>
-    setLines((current) => current.map((line) => (line.key === key ? { ...line, ...change(line) } : line)))
-
-  const apply = (key: number, event: AgentEvent) => {
-    switch (event.type) {
-      case "assistant_text":
-        return update(key, () => ({ text: event.text }))
-      case "response":
-        return update(key, (line) => ({ text: event.text || line.text, state: "done", note: undefined }))
-      case "queued":
-        return update(key, () => ({ note: "Waiting for the previous answer…" }))
-      case "rate_limit_wait":
-        return update(key, () => ({ note: "Busy, retrying shortly…" }))
-      case "error":
-        return update(key, () => ({ note: event.message }))
-      case "cancelled":
-        return update(key, () => ({ state: "done", note: "Stopped" }))
-      default:
-        return
+    if (!launcher) return
+    const onKeyDown = (event: KeyboardEvent) => {
+      if (event.key === "Escape" && !event.defaultPrevented) tellHost({ type: closeType, bot })
     }
-  }
+    document.addEventListener("keydown", onKeyDown)
+    return () => document.removeEventListener("keydown", onKeyDown)
+  }, [launcher, bot])
 
-  /** One streamed answer with the token of the moment; the stream keeps its connection through renewals. */
-  const stream = (key: number, message: ComposedMessage) =>
-    Effect.runPromise(
-      makeStreamingClient({ baseUrl, apiKey: token.current() }).pipe(
-        Effect.flatMap((streaming) =>
-          Stream.runForEach(
-            streaming.chat({
-              message: message.text,
-              bot_id: bot,
-              client_id: clientId,
-              attachments: message.attachments,
-              passive: false,
-              ...(message.model ? { model_override: message.model } : {})
-            }),
-            ({ event }) => Effect.sync(() => apply(key, event))
-          )
-        ),
-        Effect.provide(FetchHttpClient.layer),
-        Effect.either
-      )
-    )
+export const Widget = ({ bot, options }: { readonly bot: string; readonly options: EmbedOptions }) => {
+  const token = useWidgetToken(bot)
+  // Made once for the widget's life: the token it reads is refreshed in place.
+  const [client] = useState(() =>
+    liveClient(window.location.origin, token.current, () => void token.request("expired").catch(() => undefined))
+  )
+  const conversation = useConversation({
+    bot,
+    clientId: clientIdOf(options.visitor),
+    client,
+    token,
+    onAnswered: () => tellHost({ type: answerType, bot })
+  })
+  useHostOpen(focusComposer)
+  useFocusBack(conversation.busy)
+  const close = () => tellHost({ type: closeType, bot })
+  useEscapeCloses(options.launcher, bot)
 
-  const send = async (message: ComposedMessage) => {
-    const key = nextKey++
-    setLines((current) => [
-      ...current,
-      { key: nextKey++, role: "user", text: message.text, images: message.attachments.length, state: "done" },
-      { key, role: "assistant", text: "", images: 0, state: "streaming" }
-    ])
-    setBusy(true)
-    try {
-      let result = await stream(key, message)
-      // An expired token: ask the page for a fresh one and try once more.
-      if (Either.isLeft(result) && result.left._tag === "StreamRefused" && result.left.status === 401) {
-        await token.request("expired")
-        result = await stream(key, message)
-      }
-      if (Either.isLeft(result)) update(key, () => ({ state: "failed", note: describeError(result.left) }))
-      else update(key, (line) => (line.state === "streaming" ? { state: "done" } : {}))
-    } catch (error) {
-      update(key, () => ({ state: "failed", note: describeError(error) }))
-    } finally {
-      setBusy(false)
-    }
-  }
-
-  /** Stops the answer being written (the run ends with `cancelled`, which closes the stream). */
-  const stop = () =>
-    runCall(client.chat.cancel({ payload: { client_id: clientId, bot_id: bot } })).catch((error: unknown) =>
-      setLines((current) => current.map((line, i) => (i === current.length - 1 ? { ...line, note: describeError(error) } : line)))
-    )
-
-  const scopes = token.claims?.scopes
-  const canChat = scopes !== undefined && grants(scopes, "chat")
+  const canChat = token.claims !== null && grants(token.claims.scopes, "chat")
   return (
     <main className="cairn-widget" data-testid="widget" data-tokens={token.received}>
       <header className="cairn-widget__header">
         <h1>{token.claims?.botName ?? "Chat"}</h1>
+        {options.launcher && (
+          <button type="button" className="cairn-widget__close" aria-label="Close chat" onClick={close}>
+            <span aria-hidden="true">×</span>
+          </button>
+        )}
       </header>
-      <ol className="cairn-widget__lines" ref={list} aria-live="polite" aria-label="Conversation">
-        {lines.map((line) => (
-          <li
-            key={line.key}
-            className={`cairn-widget__line cairn-widget__line--${line.role}`}
-            data-role={line.role}
-            data-state={line.state}
-          >
-            {line.text &&
-              (line.role === "assistant" ?
-                (
-                  <div className="cairn-widget__text">
-                    <Markdown text={line.text} />
-                  </div>
-                ) :
-                <p className="cairn-widget__text">{line.text}</p>)}
-            {line.images > 0 && <p className="cairn-widget__meta">{line.images === 1 ? "1 image" : `${line.images} images`}</p>}
-            {line.state === "streaming" && !line.text && !line.note && <p className="cairn-widget__meta">…</p>}
-            {line.note && (
-              <p className="cairn-widget__note" role={line.state === "failed" ? "alert" : undefined}>
-                {line.note}
-              </p>
-            )}
-          </li>
-        ))}
-      </ol>
+      <Lines lines={conversation.lines} greeting={options.greeting} />
       {token.problem && (
         <p className="cairn-widget__problem" role="alert">
           {token.problem}
         </p>
       )}
       {token.claims === null ?
-        (
-          !token.problem && <p className="cairn-widget__meta cairn-widget__waiting">Connecting…</p>
-        ) :
+        !token.problem && <p className="cairn-widget__meta cairn-widget__waiting">Connecting…</p> :
         canChat ?
         (
           <>
-            {busy && (
+            {conversation.busy && (
               <div className="cairn-widget__stop">
-                <button type="button" onClick={() => void stop()}>
+                <button type="button" onClick={() => void conversation.stop()}>
                   Stop
                 </button>
               </div>
             )}
             <Composer
               client={client}
-              onSend={send}
-              disabled={busy}
+              onSend={conversation.send}
+              disabled={conversation.busy}
               allowAttachments={grants(token.claims.scopes, "attachments:write")}
               allowVoice
             />

@@ -12,6 +12,9 @@
 export const tokenRequestType = "cairn-widget:token-request"
 export const tokenType = "cairn-widget:token"
 export const tokenErrorType = "cairn-widget:token-error"
+export const openType = "cairn-widget:open"
+export const answerType = "cairn-widget:answer"
+export const closeType = "cairn-widget:close"
 
 /** Widget → host: send a token. `reason` is `start` or `expired` (a call was refused with 401). */
 export interface TokenRequest {
@@ -33,13 +36,50 @@ export interface TokenErrorMessage {
   readonly detail: string
 }
 
-export type HostMessage = TokenMessage | TokenErrorMessage
+/** Host → widget: the visitor opened the launcher's panel; the widget moves focus to its message box. */
+export interface OpenMessage {
+  readonly type: typeof openType
+}
+
+export type HostMessage = TokenMessage | TokenErrorMessage | OpenMessage
+
+/** Widget → host: an answer was written (the launcher counts it as unread while the panel is closed). */
+export interface AnswerMessage {
+  readonly type: typeof answerType
+  readonly bot: string
+}
+
+/** Widget → host: the visitor closed the panel from inside (its close button, or Escape). */
+export interface CloseMessage {
+  readonly type: typeof closeType
+  readonly bot: string
+}
+
+export type WidgetMessage = TokenRequest | AnswerMessage | CloseMessage
 
 /** The spec's renewal: a 15-minute token re-minted every 12 minutes. */
 export const renewEveryMs = 12 * 60 * 1000
 
-/** The query parameter that tells the widget which origin embeds it. */
+/** The query parameter that tells the widget which origin embeds it (the server reads it too: src/http/WidgetRefusal.ts). */
 export const originParam = "origin"
+
+/**
+ * The rest of what the embed tag tells the widget, in its URL: the visitor id the host page keeps
+ * (the widget chats as `widget:<visitor>`, so a reload finds the same conversation), the host's
+ * theme (`light` or `dark`; http/WidgetRefusal.ts reads it too) and accent colour (`rrggbb`), the greeting
+ * shown first, and `launcher` when the widget sits in the launcher's panel (it then has a close button).
+ */
+export const visitorParam = "visitor"
+export const themeParam = "theme"
+export const accentParam = "accent"
+export const greetingParam = "greeting"
+export const modeParam = "mode"
+
+/** A visitor id as the embed script makes one (a UUID) or a host passes its own: 8 to 64 of [A-Za-z0-9_-]. */
+export const visitorShape = /^[A-Za-z0-9_-]{8,64}$/
+
+/** The longest greeting carried in the URL. */
+export const greetingMaxChars = 300
 
 const isObject = (data: unknown): data is Record<string, unknown> => typeof data === "object" && data !== null
 
@@ -49,4 +89,8 @@ export const isTokenRequest = (data: unknown): data is TokenRequest =>
 export const isHostMessage = (data: unknown): data is HostMessage =>
   isObject(data) &&
   ((data.type === tokenType && typeof data.token === "string" && data.token.length > 0) ||
-    (data.type === tokenErrorType && typeof data.detail === "string"))
+    (data.type === tokenErrorType && typeof data.detail === "string") ||
+    data.type === openType)
+
+export const isWidgetMessage = (data: unknown): data is WidgetMessage =>
+  isTokenRequest(data) || (isObject(data) && (data.type === answerType || data.type === closeType) && typeof data.bot === "string")

@@ -6,7 +6,7 @@
 import { Schema } from "effect"
 import { useCallback, useEffect, useRef, useState } from "react"
 import { expandScopes, HeldScopes, type Scope } from "../../auth/Scopes.ts"
-import { isHostMessage, originParam, type TokenRequest, tokenRequestType, tokenType } from "./protocol.ts"
+import { isHostMessage, openType, originParam, type TokenRequest, tokenRequestType, tokenType } from "./protocol.ts"
 
 /** What the widget reads from its token to decide what to show (the server still checks each call). */
 export interface TokenClaims {
@@ -86,6 +86,8 @@ export const useWidgetToken = (bot: string): WidgetToken => {
       // Only the page that embeds us, on the origin we were given.
       if (event.origin !== embedder || event.source !== window.parent || !isHostMessage(event.data)) return
       const data = event.data
+      // Not about tokens: the widget's own listener takes it (useHostOpen).
+      if (data.type === openType) return
       const pending = waiting.current
       waiting.current = []
       if (data.type === tokenType) {
@@ -105,4 +107,18 @@ export const useWidgetToken = (bot: string): WidgetToken => {
   }, [embedder, request])
 
   return { claims, problem, current: () => token.current, request, received }
+}
+
+/** Calls `onOpen` (a stable function) when the embedding page says the launcher's panel opened (same checks as the tokens). */
+export const useHostOpen = (onOpen: () => void) => {
+  useEffect(() => {
+    const embedder = embedderOrigin()
+    if (embedder === null) return
+    const onMessage = (event: MessageEvent) => {
+      if (event.origin !== embedder || event.source !== window.parent || !isHostMessage(event.data)) return
+      if (event.data.type === openType) onOpen()
+    }
+    window.addEventListener("message", onMessage)
+    return () => window.removeEventListener("message", onMessage)
+  }, [onOpen])
 }

@@ -44,13 +44,15 @@ describe("console: integrations", () => {
     const { page } = c
     await openPage(page, "Integrations")
     const example = page.getByTestId("integration-example")
-    await expect(example.getByText("Ready", { exact: true }).isVisible()).resolves.toBe(true)
+    await example.getByText("Connected", { exact: true }).waitFor()
     const bridge = page.getByTestId("integration-msgbridge")
     await bridge.getByText("Not configured", { exact: true }).waitFor()
-    await bridge.getByText("Missing required settings: MSGBRIDGE_SERVER_URL, MSGBRIDGE_PASSWORD, MSGBRIDGE_WEBHOOK_TOKEN").waitFor()
+    await bridge.getByText("missing MSGBRIDGE_SERVER_URL, MSGBRIDGE_PASSWORD, MSGBRIDGE_WEBHOOK_TOKEN").waitFor()
+    // Not configured is grey: nothing is wrong until someone asks it to work.
+    expect(await bridge.locator(".badge").getAttribute("data-state")).toBe("off")
     await example.getByText(/stats-snapshot: running/).waitFor()
     const broken = page.getByTestId("integration-broken")
-    await broken.getByText("Failed", { exact: true }).waitFor()
+    await broken.getByText("Failing", { exact: true }).waitFor()
     await broken.getByText(/handler must be a function/).waitFor()
     await screenshot(page, "console-integrations")
   })
@@ -61,20 +63,19 @@ describe("console: integrations", () => {
     const example = nav.getByTestId("sidebar-section-example")
     await example.getByRole("heading", { name: /Example/ }).waitFor()
     expect(await example.locator("h2 [data-icon]").getAttribute("data-icon")).toBe("Zap")
-    // Its readiness endpoint (/integrations/example/ping) answers status "ok".
-    await example.locator("[data-testid=\"readiness-Example\"][data-state=\"ready\"]").waitFor()
+    // Its status: its worker runs.
+    await example.locator("[data-testid=\"readiness-Example\"][data-state=\"connected\"]").waitFor()
+    await example.getByRole("button", { name: /Example/ }).click()
     expect(await example.getByRole("link", { name: "Ping" }).locator("[data-icon]").getAttribute("data-icon")).toBe("Activity")
     // An item without an icon gets Plug.
     expect(await example.getByRole("link", { name: "Stats" }).locator("[data-icon]").getAttribute("data-icon")).toBe("Plug")
-    // The bridge's readiness is its diagnosis, which fails without a chat server: the dot is red.
+    // The bridge has no chat server configured: its dot is grey (not configured), not red.
     const bridge = nav.getByTestId("sidebar-section-msgbridge")
-    await bridge.locator("[data-testid=\"readiness-Messages\"][data-state=\"not_ready\"]").waitFor()
-    const diagnosis = await json(await c.server.request("/integrations/msgbridge/diagnose"))
-    expect(diagnosis.ready).toBe(false)
+    await bridge.locator("[data-testid=\"readiness-Messages\"][data-state=\"not_configured\"]").waitFor()
     const colour = (dot: unknown) => (globalThis as any).getComputedStyle(dot).backgroundColor as string
-    const red = await bridge.locator(".ready-dot").evaluate(colour)
+    const grey = await bridge.locator(".ready-dot").evaluate(colour)
     const green = await example.locator(".ready-dot").evaluate(colour)
-    expect(red).not.toBe(green)
+    expect(grey).not.toBe(green)
 
     await example.getByRole("link", { name: "Ping" }).click()
     await page.waitForURL(/\/admin\/integrations\/example\?item=%2Fintegrations%2Fexample%2Fping$/)
@@ -89,11 +90,11 @@ describe("console: integrations", () => {
     await page.getByTestId("integration-example").getByRole("link", { name: "Example" }).click()
     await page.getByRole("heading", { level: 1, name: "Example" }).waitFor()
     const form = page.getByRole("form", { name: "Settings" })
-    const greeting = form.getByLabel("EXAMPLE_GREETING")
+    const greeting = form.getByLabel("Greeting")
     // The default shows as the placeholder, with the manifest's description.
     expect(await greeting.getAttribute("placeholder")).toBe("Hello (default)")
     await form.getByText("How the ping route greets").waitFor()
-    const token = form.getByLabel("EXAMPLE_API_TOKEN")
+    const token = form.getByLabel("API token")
     expect(await token.getAttribute("type")).toBe("password")
     await greeting.fill("Howdy from the console")
     await token.fill(SECRET)
@@ -124,12 +125,57 @@ describe("console: integrations", () => {
 
     expect(await page.content()).not.toContain(SECRET)
     await page.reload()
-    await page.getByRole("form", { name: "Settings" }).getByLabel("EXAMPLE_API_TOKEN").waitFor()
-    expect(await page.getByRole("form", { name: "Settings" }).getByLabel("EXAMPLE_API_TOKEN").inputValue()).toBe("****")
+    await page.getByRole("form", { name: "Settings" }).getByLabel("API token").waitFor()
+    expect(await page.getByRole("form", { name: "Settings" }).getByLabel("API token").inputValue()).toBe("****")
     expect(await page.content()).not.toContain(SECRET)
     const seen = await Promise.all(responses)
     expect(seen.some((response) => response.url.includes("/api/v1/admin/integrations/example/settings"))).toBe(true)
     expect(seen.filter((response) => response.body.includes(SECRET)).map((response) => response.url)).toEqual([])
+  })
+
+  it("draws the mailbox's form from its manifest: sections, controls by type, advanced folded, errors by the field, Test connection", async () => {
+    const { page } = c
+    await page.goto(`${c.server.baseUrl}/admin/integrations/mailbox`)
+    const form = page.getByRole("form", { name: "Settings" })
+    for (const group of ["Account", "Server", "Polling", "Screening"]) await form.getByRole("group", { name: group }).waitFor()
+    expect(await form.getByLabel("Port").getAttribute("type")).toBe("number")
+    expect(await form.getByLabel("App password").getAttribute("type")).toBe("password")
+    const security = form.getByLabel("Security")
+    expect(await security.evaluate((select) => (select as any).tagName as string)).toBe("SELECT")
+    expect(await security.locator("option").allTextContents()).toEqual(["tls (default)", "tls", "starttls", "plain"])
+    // Advanced settings are folded until asked for.
+    expect(await form.getByLabel("Start delay (ms)").isVisible()).toBe(false)
+    await form.getByText(/^Advanced polling settings/).click()
+    await form.getByLabel("Start delay (ms)").fill("0")
+
+    await form.getByLabel("Address").fill("someone@example.test")
+    await form.getByLabel("App password").fill("app-password")
+    await form.getByLabel("IMAP server").fill("imap.nowhere.invalid")
+    // A wrong value: the server refuses it (422) and the form says so under its field.
+    await form.getByLabel("Port").fill("70000")
+    await form.getByRole("button", { name: "Save settings" }).click()
+    const port = form.getByLabel("Port")
+    await form.locator("[aria-invalid=true][name=MAILBOX_IMAP_PORT]").waitFor()
+    expect(await port.evaluate((input) => (input as any).closest("label").textContent as string)).toMatch(/65535/)
+    await port.fill("993")
+
+    await form.getByRole("button", { name: "Test connection" }).click()
+    await form.getByTestId("connection-test").filter({ hasText: /^Failed: Cannot reach the IMAP server imap\.nowhere\.invalid/ }).waitFor()
+    await screenshot(page, "console-integration-settings")
+
+    // Saved with the wrong host: the page shows the mailbox failing within one poll interval.
+    await form.getByRole("button", { name: "Save settings" }).click()
+    await form.getByRole("status").filter({ hasText: "Saved." }).waitFor()
+    const status = page.getByTestId("integration-status")
+    await status.getByText("Failing", { exact: true }).waitFor({ timeout: scaled(30_000) })
+    await page.getByTestId("integration-reason").filter({ hasText: /imap\.nowhere\.invalid.*, since / }).waitFor()
+    const nav = page.getByRole("navigation", { name: "Cairn" })
+    await nav.locator("[data-testid=\"readiness-Mailbox\"][data-state=\"failing\"]").waitFor({ timeout: scaled(30_000) })
+    // Back to not configured, for the tests after this one.
+    await c.server.request("/api/v1/admin/integrations/mailbox/settings", {
+      method: "PUT",
+      body: JSON.stringify({ MAILBOX_EMAIL: null, MAILBOX_APP_PASSWORD: null, MAILBOX_IMAP_HOST: null, MAILBOX_START_DELAY_MS: null })
+    })
   })
 
   it("copies the bridge's webhook URL as an absolute URL on this server", async () => {

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { until } from "../../support/time.ts"
 import { screenshot, signInThroughPage } from "../support.ts"
-import { type Console, openPage, startConsole } from "./support.ts"
+import { type Console, openPage, startConsole, unfoldGroupOf } from "./support.ts"
 
 const approvalFlow = {
   id: "harbour-notice",
@@ -214,9 +214,11 @@ describe("console: operations", () => {
     const page = await (await browser.newContext({ viewport: { width: 1280, height: 860 } })).newPage()
     await signInThroughPage(page, server.baseUrl, "mia", "member password")
     const nav = page.getByRole("navigation", { name: "Cairn" })
+    await unfoldGroupOf(page, "Documents")
     await nav.getByRole("link", { name: "Documents", exact: true }).waitFor()
+    // Not folded away: not there at all.
     for (const hidden of ["Tasks", "Logs", "Workflows", "Mission control", "Settings", "Backups"]) {
-      expect(await nav.getByRole("link", { name: hidden, exact: true }).count()).toBe(0)
+      expect(await nav.locator("a.nav-link").filter({ hasText: new RegExp(`^${hidden}$`) }).count()).toBe(0)
     }
     await openPage(page, "Documents")
     await page.getByRole("table", { name: "Documents" }).getByRole("row").filter({ hasText: "harbour-tides" }).waitFor()

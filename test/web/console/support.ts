@@ -41,8 +41,21 @@ export const startConsole = async (
   }
 }
 
-/** Opens a console page through the navigation, as a user would. */
+/** Unfolds the navigation's group holding the link `title` when it is folded, as a person would. */
+export const unfoldGroupOf = async (page: Page, title: string) => {
+  const nav = page.getByRole("navigation", { name: "Cairn" })
+  await nav.getByRole("link", { name: "Chat", exact: true }).waitFor()
+  const exact = new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`)
+  const group = nav.locator(".nav-group").filter({ has: page.locator("a.nav-link span", { hasText: exact }) })
+  if ((await group.count()) > 0 && (await group.first().getAttribute("data-open")) === "false") {
+    await group.first().locator(".nav-group-toggle").click()
+  }
+}
+
+/** Opens a console page through the navigation (unfolding its group), as a user would. */
 export const openPage = async (page: Page, title: string) => {
-  await page.getByRole("navigation", { name: "Cairn" }).getByRole("link", { name: title, exact: true }).click()
+  const nav = page.getByRole("navigation", { name: "Cairn" })
+  await unfoldGroupOf(page, title)
+  await nav.getByRole("link", { name: title, exact: true }).click()
   await page.getByRole("heading", { level: 1, name: title }).waitFor()
 }

@@ -129,7 +129,7 @@ export default function BackupsPage({ auth }: PageProps) {
           <code>cairn restore &lt;archive&gt;</code>.
         </p>
         {download.error ? <p role="alert" className="error">{download.error}</p> : null}
-        <div className="table-scroll">
+        <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
           <table className="data" aria-label="Backup history">
             <thead>
               <tr>

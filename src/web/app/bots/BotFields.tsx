@@ -101,7 +101,7 @@ export const ToolPolicies = ({ draft, change }: Omit<PartProps, "options">) => {
   const tools = [...new Set([...draft.tools, ...draft.client_tools])]
   if (tools.length === 0) return <p className="muted">Pick tools to set their approval policy.</p>
   return (
-    <div className="table-scroll">
+    <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
       <table className="data" aria-label="Tool approval policy">
         <thead>
           <tr>

@@ -34,7 +34,7 @@ const BotList = ({ auth }: Pick<PageProps, "auth">) => {
       error={bots.error}
       actions={canCreate ? <button type="button" className="primary" onClick={() => setCreating(true)}>New bot</button> : null}
     >
-      <div className="table-scroll">
+      <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
         <table className="data" aria-label="Bots">
           <thead>
             <tr>

@@ -103,7 +103,7 @@ const BindingsTable = ({ bindings, canUpdate, canDelete, onEdit, onRemove }: {
   readonly onEdit: (binding: Binding) => void
   readonly onRemove: (binding: Binding) => void
 }) => (
-  <div className="table-scroll">
+  <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
     <table className="data" aria-label="Bindings">
       <thead>
         <tr>

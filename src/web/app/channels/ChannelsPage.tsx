@@ -31,7 +31,7 @@ const ChannelList = ({ auth }: Pick<PageProps, "auth">) => {
         ? <button type="button" className="primary" onClick={() => setCreating(true)}>New channel</button>
         : null}
     >
-      <div className="table-scroll">
+      <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
         <table className="data" aria-label="Channels">
           <thead>
             <tr>

@@ -161,7 +161,7 @@ const HeartbeatFields = ({ draft, change }: {
 )
 
 const HeartbeatRunsTable = ({ runs }: { readonly runs: ReadonlyArray<HeartbeatRun> }) => (
-  <div className="table-scroll">
+  <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
     <table className="data" aria-label="Heartbeat runs">
       <thead>
         <tr>

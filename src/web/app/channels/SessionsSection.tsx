@@ -19,7 +19,7 @@ export const SessionsSection = ({ auth, channel }: { readonly auth: AuthSession;
       {sessions.error ? <p role="alert" className="error">{sessions.error}</p> : null}
       {sessions.data?.length ?
         (
-          <div className="table-scroll">
+          <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
             <table className="data" aria-label="Sessions">
               <thead>
                 <tr>

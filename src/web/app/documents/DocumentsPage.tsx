@@ -173,7 +173,7 @@ export default function DocumentsPage({ auth }: PageProps) {
       </div>
       {allows(auth, ["documents", "search"]) ? <SearchSection auth={auth} integrationId={filter} /> : null}
       <Section title="Stored">
-        <div className="table-scroll">
+        <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
           <table className="data" aria-label="Documents">
             <thead>
               <tr>

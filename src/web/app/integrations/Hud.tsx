@@ -3,7 +3,7 @@
  * status widgets in the chat header. An integration offers a HUD by declaring its route in its SETUP
  * manifest (`hud: {status_endpoint}`, listed by `GET /api/v1/admin/integrations`); the route answers
  * `{items: [{id, kind: "status", title, badge: {state, label}, detail, actions}]}` for
- * `?channel_id=`. The messaging bridge's is its connection badge (connected, disconnected, degraded,
+ * `?channel_id=`. The messaging bridge's is its connection badge (not configured, connected, failing
  * or paused) with pause/resume.
  */
 import { Either, Schema } from "effect"
@@ -27,9 +27,15 @@ const HudStatusItem = Schema.Struct({
 type HudItem = typeof HudStatusItem.Type
 const decodeItem = Schema.decodeUnknownEither(HudStatusItem)
 
-/** A badge's state as a colour: the bridge's three connection states, and paused. */
-const badgeOf = (state: string): "ok" | "warn" | "bad" | "off" =>
-  state === "connected" ? "ok" : state === "degraded" || state === "paused" ? "warn" : state === "disconnected" ? "bad" : "off"
+/** A badge's state as a colour, in the status words (docs/integrations.md): not configured and paused are grey. */
+export const badgeOf = (state: string): "ok" | "warn" | "bad" | "off" =>
+  state === "connected"
+    ? "ok"
+    : state === "connecting" || state === "degraded"
+    ? "warn"
+    : state === "failing" || state === "disconnected"
+    ? "bad"
+    : "off"
 
 /** The widgets a HUD route answers; an item of a kind this app does not draw is left out. */
 const readHud = async (auth: AuthSession, endpoint: string, channelId: string): Promise<ReadonlyArray<HudItem>> => {

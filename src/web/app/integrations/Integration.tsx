@@ -84,7 +84,7 @@ const WebhookSection = ({ webhook }: { readonly webhook: NonNullable<Integration
 )
 
 const WorkersTable = ({ workers }: { readonly workers: IntegrationSummary["workers"] }) => (
-  <div className="table-scroll">
+  <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
     <table className="data">
       <thead>
         <tr>
@@ -223,11 +223,13 @@ export const IntegrationView = ({ auth, id }: { readonly auth: AuthSession; read
         (
           <>
             <div className="row" data-testid="integration-status">
-              <StatusBadge state={statusBadge(integration.status)} label={statusLabel(integration.status)} />
+              <StatusBadge state={statusBadge(integration.health)} label={statusLabel(integration.health)} />
               <span className="muted">{integration.id}{integration.version ? ` · ${integration.version}` : ""}</span>
               <span className="chips">{integration.parts.map((part) => <span key={part} className="chip">{part}</span>)}</span>
             </div>
-            {reason ? <p className={integration.status === "failed" ? "error" : "muted"}>{reason}</p> : null}
+            {reason
+              ? <p className={integration.health.state === "failing" ? "error" : "muted"} data-testid="integration-reason">{reason}</p>
+              : null}
             {item ?
               <OpenItemSection auth={auth} item={item} section={section} integration={integration} loading={sidebar.loading} /> :
               null}

@@ -20,7 +20,7 @@ const IntegrationList = ({ auth }: Pick<PageProps, "auth">) => {
       <p className="muted">
         Found at startup in the project's <code>integrations/</code>, each <code>INTEGRATION_DIRS</code> folder and the shared workspace.
       </p>
-      <div className="table-scroll">
+      <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
         <table className="data">
           <thead>
             <tr>
@@ -50,7 +50,7 @@ const IntegrationList = ({ auth }: Pick<PageProps, "auth">) => {
                     <span className="muted">{integration.id}{integration.version ? ` · ${integration.version}` : ""}</span>
                   </td>
                   <td>
-                    <StatusBadge state={statusBadge(integration.status)} label={statusLabel(integration.status)} />
+                    <StatusBadge state={statusBadge(integration.health)} label={statusLabel(integration.health)} />
                     {reason ? <div className="muted small-text">{reason}</div> : null}
                   </td>
                   <td>

@@ -3,8 +3,8 @@
 /** The HUD: the spec's "polled by the HUD every 30 seconds". */
 export const HUD_POLL_MS = 30_000
 
-/** A sidebar section's readiness dot. */
-export const READINESS_POLL_MS = 30_000
+/** A sidebar section's status dot: well within the mailbox's shortest poll interval. */
+export const READINESS_POLL_MS = 10_000
 
 /** An integration's workers: a state can change at any time (a failure, a restart on new settings). */
 export const WORKERS_POLL_MS = 10_000

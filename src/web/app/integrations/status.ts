@@ -1,17 +1,33 @@
-/** An integration's status as the console shows it: one word, a badge colour, and why. */
+/**
+ * An integration's status as the console shows it: the words the API gives (from its own last real
+ * contact: not configured, connecting, connected, failing, paused), a badge colour, and why. Not
+ * configured and paused are grey: nothing is wrong until someone asks it to work.
+ */
 import type { IntegrationSummary } from "../../../integrations/Api.ts"
 
-type Status = IntegrationSummary["status"]
+type State = IntegrationSummary["health"]["state"]
 
-const labels: Record<Status, string> = { ready: "Ready", partial: "Partial", not_configured: "Not configured", failed: "Failed" }
-const badges: Record<Status, "ok" | "warn" | "bad" | "off"> = { ready: "ok", partial: "warn", not_configured: "off", failed: "bad" }
+const labels: Record<State, string> = {
+  not_configured: "Not configured",
+  connecting: "Connecting",
+  connected: "Connected",
+  failing: "Failing",
+  paused: "Paused"
+}
+const badges: Record<State, "ok" | "warn" | "bad" | "off"> = {
+  connected: "ok",
+  connecting: "warn",
+  failing: "bad",
+  not_configured: "off",
+  paused: "off"
+}
 
-export const statusLabel = (status: Status) => labels[status]
-export const statusBadge = (status: Status) => badges[status]
+export const statusLabel = (health: IntegrationSummary["health"]) => labels[health.state]
+export const statusBadge = (health: IntegrationSummary["health"]) => badges[health.state]
 
-/** Why it is not ready: the load error, or the required settings still missing. */
-export const statusReason = (integration: Pick<IntegrationSummary, "status" | "error" | "missing_settings">): string | null => {
-  if (integration.status === "failed") return integration.error ?? "It failed to load; see the server log."
-  if (integration.missing_settings.length > 0) return `Missing required settings: ${integration.missing_settings.join(", ")}`
-  return null
+/** Why it is not connected: the words after the state (`<reason>, since <when>`), or null. */
+export const statusReason = (integration: Pick<IntegrationSummary, "health">): string | null => {
+  const { state, words } = integration.health
+  const prefix = `${state.replace("_", " ")}: `
+  return words.startsWith(prefix) ? words.slice(prefix.length) : null
 }

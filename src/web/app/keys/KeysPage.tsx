@@ -49,7 +49,7 @@ const KeysPage = ({ auth }: PageProps) => {
       {list.length === 0 && !keys.loading ? <p className="empty">No API keys yet.</p> : null}
       {list.length > 0 ?
         (
-          <div className="table-scroll">
+          <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
             <table className="data" aria-label="API keys">
               <thead>
                 <tr>

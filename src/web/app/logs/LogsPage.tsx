@@ -54,7 +54,7 @@ const Turns = ({ auth, onTrace }: Pick<PageProps, "auth"> & { readonly onTrace: 
         />
       </div>
       {turns.error ? <p role="alert" className="error">{turns.error}</p> : null}
-      <div className="table-scroll">
+      <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
         <table className="data" aria-label="Turns">
           <thead>
             <tr>
@@ -135,7 +135,7 @@ const ToolCalls = ({ auth, onTrace }: Pick<PageProps, "auth"> & { readonly onTra
         </label>
       </div>
       {calls.error ? <p role="alert" className="error">{calls.error}</p> : null}
-      <div className="table-scroll">
+      <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
         <table className="data" aria-label="Tool calls">
           <thead>
             <tr>

@@ -20,7 +20,7 @@ const ModelsTable = ({ list, onAdd, busy }: {
   readonly busy: boolean
 }) =>
   list.models.length === 0 ? <p className="muted">No models.</p> : (
-    <div className="table-scroll">
+    <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
       <table className="data" aria-label={`Models of ${list.provider_id}`}>
         <thead>
           <tr>

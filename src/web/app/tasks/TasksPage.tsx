@@ -122,7 +122,7 @@ export default function TasksPage({ auth }: PageProps) {
         />
       </form>
       {cancelling.error && !cancelling.target ? <p role="alert" className="error">{cancelling.error}</p> : null}
-      <div className="table-scroll">
+      <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
         <table className="data" aria-label="Tasks">
           <thead>
             <tr>

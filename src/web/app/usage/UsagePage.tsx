@@ -84,7 +84,7 @@ const UsageCharts = ({ rows, by }: { readonly rows: ReadonlyArray<UsageRow>; rea
 
 const UsageTable = ({ rows, groupLabel }: { readonly rows: ReadonlyArray<UsageRow>; readonly groupLabel: string }) => (
   <Section title="Table">
-    <div className="table-scroll">
+    <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
       <table className="data" id="usage-table" aria-label={`Usage by ${groupLabel.toLowerCase()}`}>
         <thead>
           <tr>

@@ -138,7 +138,7 @@ const RunCard = ({ run, auth, onChanged }: Pick<PageProps, "auth"> & { readonly 
         : null}
       {run.error ? <p className="error">{run.error}</p> : null}
       {action.error && !confirmCancel ? <p role="alert" className="error">{action.error}</p> : null}
-      <div className="table-scroll">
+      <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
         <table className="data" aria-label={`Steps of run ${run.id}`}>
           <thead>
             <tr>

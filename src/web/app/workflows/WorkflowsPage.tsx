@@ -126,7 +126,7 @@ export default function WorkflowsPage({ auth, rest }: PageProps) {
   const selected = workflows.data?.find((workflow) => workflow.id === selectedId)
   return (
     <Page title="Workflows" error={workflows.error} loading={workflows.loading && !workflows.data}>
-      <div className="table-scroll">
+      <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
         <table className="data" aria-label="Workflows">
           <thead>
             <tr>

@@ -1,7 +1,8 @@
 /**
- * SQL for the runs each credential has running (`run_slots`, RUNS_PER_CREDENTIAL_MAX): a slot is
- * taken under the credential's advisory lock, so parallel starts on any number of server processes
- * are counted one after another and never admit more than the cap.
+ * SQL for what each credential has running (`run_slots`, RUNS_PER_CREDENTIAL_MAX): its runs and its
+ * provider calls made outside a run. A slot is taken under the credential's advisory lock, so
+ * parallel starts on any number of server processes are counted one after another and never admit
+ * more than the cap.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -10,7 +11,7 @@ import { CountRow, decodeRows, IdRow, repository, transactions } from "../db/Rep
 /** The advisory lock space of run slots (the two-key form, apart from the one-key locks elsewhere). */
 const slotLockSpace = 6201
 
-export class QuotaRepo extends Effect.Service<QuotaRepo>()("cairn/QuotaRepo", {
+export class RunSlotsRepo extends Effect.Service<RunSlotsRepo>()("cairn/RunSlotsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const transaction = transactions(sql)
@@ -19,7 +20,7 @@ export class QuotaRepo extends Effect.Service<QuotaRepo>()("cairn/QuotaRepo", {
     /** Slots that count: renewed within `staleSeconds` by the process holding them. */
     const live = (credential: string, staleSeconds: number) =>
       sql`credential = ${credential} AND seen_at > now() - make_interval(secs => ${staleSeconds}::float8)`
-    return repository("QuotaRepo", {
+    return repository("RunSlotsRepo", {
       /** Takes slot `id` for `credential` when it holds fewer than `max` live ones; whether it did. */
       take: (input: { id: string; credential: string; owner: string; max: number; staleSeconds: number }) =>
         transaction(Effect.gen(function*() {
@@ -36,7 +37,7 @@ export class QuotaRepo extends Effect.Service<QuotaRepo>()("cairn/QuotaRepo", {
         counts(sql`SELECT count(*)::int AS n FROM run_slots WHERE ${live(credential, staleSeconds)}`).pipe(
           Effect.map((rows) => rows[0]?.n ?? 0)
         ),
-      /** Keeps the slots of runs still running here live; drops slots long stale (their process is gone). */
+      /** Keeps the slots of runs and calls still going here live; drops slots long stale (their process is gone). */
       renew: (held: ReadonlyArray<string>, staleSeconds: number) =>
         Effect.zipRight(
           held.length > 0 ? sql`UPDATE run_slots SET seen_at = now() WHERE id IN ${sql.in(held)}` : Effect.void,
