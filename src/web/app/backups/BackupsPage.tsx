@@ -9,6 +9,7 @@ import type { Backup } from "../../../operations/Model.ts"
 import type { PageProps } from "../pages.ts"
 import { allows } from "../scopes.ts"
 import { Page, Section, StatusBadge, When } from "../ui/Page.tsx"
+import { scrollRegion } from "../ui/scrollRegion.ts"
 import { useAction, useLoad, usePoll } from "../ui/useLoad.ts"
 
 const stateOf = (
@@ -129,7 +130,7 @@ export default function BackupsPage({ auth }: PageProps) {
           <code>cairn restore &lt;archive&gt;</code>.
         </p>
         {download.error ? <p role="alert" className="error">{download.error}</p> : null}
-        <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
+        <div {...scrollRegion}>
           <table className="data" aria-label="Backup history">
             <thead>
               <tr>

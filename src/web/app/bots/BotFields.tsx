@@ -1,5 +1,6 @@
 /** The bot editor's fields, in parts the create dialog and the edit page both use. */
 import { ListField, Select, TextArea, TextField } from "../ui/Field.tsx"
+import { scrollRegion } from "../ui/scrollRegion.ts"
 import type { BotDraft, ToolPolicy } from "./draft.ts"
 import { modelOptions } from "./models.ts"
 import type { BotOptions } from "./options.ts"
@@ -101,7 +102,7 @@ export const ToolPolicies = ({ draft, change }: Omit<PartProps, "options">) => {
   const tools = [...new Set([...draft.tools, ...draft.client_tools])]
   if (tools.length === 0) return <p className="muted">Pick tools to set their approval policy.</p>
   return (
-    <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
+    <div {...scrollRegion}>
       <table className="data" aria-label="Tool approval policy">
         <thead>
           <tr>

@@ -11,6 +11,7 @@ import { allows } from "../scopes.ts"
 import { ConfirmDialog, Dialog } from "../ui/Dialog.tsx"
 import { AppLink } from "../ui/Link.tsx"
 import { Page } from "../ui/Page.tsx"
+import { scrollRegion } from "../ui/scrollRegion.ts"
 import { useAction, useConfirm, useLoad } from "../ui/useLoad.ts"
 import { BotEdit } from "./BotEdit.tsx"
 import { IdentityFields, ModelField, PromptField, ToolsPicker } from "./BotFields.tsx"
@@ -34,7 +35,7 @@ const BotList = ({ auth }: Pick<PageProps, "auth">) => {
       error={bots.error}
       actions={canCreate ? <button type="button" className="primary" onClick={() => setCreating(true)}>New bot</button> : null}
     >
-      <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
+      <div {...scrollRegion}>
         <table className="data" aria-label="Bots">
           <thead>
             <tr>

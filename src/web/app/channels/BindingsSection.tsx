@@ -10,6 +10,7 @@ import { allows } from "../scopes.ts"
 import { ConfirmDialog, Dialog } from "../ui/Dialog.tsx"
 import { Checkbox, ListField, Select, TextField } from "../ui/Field.tsx"
 import { Section } from "../ui/Page.tsx"
+import { scrollRegion } from "../ui/scrollRegion.ts"
 import { useAction, useConfirm, useLoad } from "../ui/useLoad.ts"
 
 type HudPreset = "default" | "none"
@@ -103,7 +104,7 @@ const BindingsTable = ({ bindings, canUpdate, canDelete, onEdit, onRemove }: {
   readonly onEdit: (binding: Binding) => void
   readonly onRemove: (binding: Binding) => void
 }) => (
-  <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
+  <div {...scrollRegion}>
     <table className="data" aria-label="Bindings">
       <thead>
         <tr>

@@ -10,6 +10,7 @@ import { Dialog } from "../ui/Dialog.tsx"
 import { Select, TextField } from "../ui/Field.tsx"
 import { AppLink } from "../ui/Link.tsx"
 import { Page, When } from "../ui/Page.tsx"
+import { scrollRegion } from "../ui/scrollRegion.ts"
 import { useAction, useLoad } from "../ui/useLoad.ts"
 import { ChannelView } from "./ChannelView.tsx"
 
@@ -31,7 +32,7 @@ const ChannelList = ({ auth }: Pick<PageProps, "auth">) => {
         ? <button type="button" className="primary" onClick={() => setCreating(true)}>New channel</button>
         : null}
     >
-      <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
+      <div {...scrollRegion}>
         <table className="data" aria-label="Channels">
           <thead>
             <tr>

@@ -9,6 +9,7 @@ import { allows } from "../scopes.ts"
 import { EditForm } from "../ui/EditForm.tsx"
 import { Checkbox, Select, TextArea, TextField } from "../ui/Field.tsx"
 import { Section, StatusBadge, When } from "../ui/Page.tsx"
+import { scrollRegion } from "../ui/scrollRegion.ts"
 import { useAction, useLoad } from "../ui/useLoad.ts"
 
 interface HeartbeatDraft {
@@ -161,7 +162,7 @@ const HeartbeatFields = ({ draft, change }: {
 )
 
 const HeartbeatRunsTable = ({ runs }: { readonly runs: ReadonlyArray<HeartbeatRun> }) => (
-  <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
+  <div {...scrollRegion}>
     <table className="data" aria-label="Heartbeat runs">
       <thead>
         <tr>

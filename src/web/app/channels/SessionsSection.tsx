@@ -3,6 +3,7 @@ import type { Channel } from "../../../channels/Model.ts"
 import type { AuthSession } from "../../shared/session.ts"
 import { AppLink } from "../ui/Link.tsx"
 import { Section, When } from "../ui/Page.tsx"
+import { scrollRegion } from "../ui/scrollRegion.ts"
 import { useLoad } from "../ui/useLoad.ts"
 
 export const SessionsSection = ({ auth, channel }: { readonly auth: AuthSession; readonly channel: Channel }) => {
@@ -19,7 +20,7 @@ export const SessionsSection = ({ auth, channel }: { readonly auth: AuthSession;
       {sessions.error ? <p role="alert" className="error">{sessions.error}</p> : null}
       {sessions.data?.length ?
         (
-          <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
+          <div {...scrollRegion}>
             <table className="data" aria-label="Sessions">
               <thead>
                 <tr>

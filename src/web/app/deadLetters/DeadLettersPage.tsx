@@ -10,6 +10,7 @@ import type { PageProps } from "../pages.ts"
 import { allows } from "../scopes.ts"
 import { ConfirmDialog } from "../ui/Dialog.tsx"
 import { Page, When } from "../ui/Page.tsx"
+import { scrollRegion } from "../ui/scrollRegion.ts"
 import { useAction, useConfirm, useLoad, usePoll } from "../ui/useLoad.ts"
 
 export default function DeadLettersPage({ auth }: PageProps) {
@@ -59,7 +60,7 @@ export default function DeadLettersPage({ auth }: PageProps) {
       {retrying.error ? <p role="alert" className="error">{retrying.error}</p> : null}
       {retried ? <p role="status">{retried}</p> : null}
       {discarding.error && !discarding.target ? <p role="alert" className="error">{discarding.error}</p> : null}
-      <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
+      <div {...scrollRegion}>
         <table className="data" aria-label="Dead letters">
           <thead>
             <tr>

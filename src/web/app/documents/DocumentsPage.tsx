@@ -10,6 +10,7 @@ import { allows } from "../scopes.ts"
 import { ConfirmDialog, Dialog } from "../ui/Dialog.tsx"
 import { TextArea, TextField } from "../ui/Field.tsx"
 import { Page, Section, When } from "../ui/Page.tsx"
+import { scrollRegion } from "../ui/scrollRegion.ts"
 import { useAction, useConfirm, useLoad } from "../ui/useLoad.ts"
 
 const PAGE = 50
@@ -173,7 +174,7 @@ export default function DocumentsPage({ auth }: PageProps) {
       </div>
       {allows(auth, ["documents", "search"]) ? <SearchSection auth={auth} integrationId={filter} /> : null}
       <Section title="Stored">
-        <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
+        <div {...scrollRegion}>
           <table className="data" aria-label="Documents">
             <thead>
               <tr>

@@ -10,6 +10,7 @@ import { allows } from "../scopes.ts"
 import { CopyValue } from "../ui/Copy.tsx"
 import { Icon } from "../ui/Icon.tsx"
 import { Page, Section, StatusBadge, When } from "../ui/Page.tsx"
+import { scrollRegion } from "../ui/scrollRegion.ts"
 import { useLoad, usePoll } from "../ui/useLoad.ts"
 import { ItemView } from "./ItemView.tsx"
 import { WORKERS_POLL_MS, WORKERS_SETTLING_POLL_MS } from "./polling.ts"
@@ -84,7 +85,7 @@ const WebhookSection = ({ webhook }: { readonly webhook: NonNullable<Integration
 )
 
 const WorkersTable = ({ workers }: { readonly workers: IntegrationSummary["workers"] }) => (
-  <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
+  <div {...scrollRegion}>
     <table className="data">
       <thead>
         <tr>

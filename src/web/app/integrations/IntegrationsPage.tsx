@@ -7,6 +7,7 @@ import type { PageProps } from "../pages.ts"
 import { navigate } from "../route.ts"
 import { Icon } from "../ui/Icon.tsx"
 import { Page, StatusBadge } from "../ui/Page.tsx"
+import { scrollRegion } from "../ui/scrollRegion.ts"
 import { useLoad } from "../ui/useLoad.ts"
 import { IntegrationView } from "./Integration.tsx"
 import { statusBadge, statusLabel, statusReason } from "./status.ts"
@@ -20,7 +21,7 @@ const IntegrationList = ({ auth }: Pick<PageProps, "auth">) => {
       <p className="muted">
         Found at startup in the project's <code>integrations/</code>, each <code>INTEGRATION_DIRS</code> folder and the shared workspace.
       </p>
-      <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
+      <div {...scrollRegion}>
         <table className="data">
           <thead>
             <tr>

@@ -9,6 +9,7 @@ import type { PageProps } from "../pages.ts"
 import { allows } from "../scopes.ts"
 import { ConfirmDialog } from "../ui/Dialog.tsx"
 import { Page, StatusBadge, When } from "../ui/Page.tsx"
+import { scrollRegion } from "../ui/scrollRegion.ts"
 import { useAction, useLoad } from "../ui/useLoad.ts"
 import { NewKeyDialog } from "./NewKeyDialog.tsx"
 
@@ -49,7 +50,7 @@ const KeysPage = ({ auth }: PageProps) => {
       {list.length === 0 && !keys.loading ? <p className="empty">No API keys yet.</p> : null}
       {list.length > 0 ?
         (
-          <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
+          <div {...scrollRegion}>
             <table className="data" aria-label="API keys">
               <thead>
                 <tr>

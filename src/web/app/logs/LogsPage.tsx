@@ -7,6 +7,7 @@ import type { PageProps } from "../pages.ts"
 import { Select, TextField } from "../ui/Field.tsx"
 import { JsonView } from "../ui/Json.tsx"
 import { Page, Section, StatusBadge, When } from "../ui/Page.tsx"
+import { scrollRegion } from "../ui/scrollRegion.ts"
 import { useLoad } from "../ui/useLoad.ts"
 import { LogLevelControl } from "./LogLevel.tsx"
 import { TraceView } from "./Trace.tsx"
@@ -54,7 +55,7 @@ const Turns = ({ auth, onTrace }: Pick<PageProps, "auth"> & { readonly onTrace: 
         />
       </div>
       {turns.error ? <p role="alert" className="error">{turns.error}</p> : null}
-      <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
+      <div {...scrollRegion}>
         <table className="data" aria-label="Turns">
           <thead>
             <tr>
@@ -135,7 +136,7 @@ const ToolCalls = ({ auth, onTrace }: Pick<PageProps, "auth"> & { readonly onTra
         </label>
       </div>
       {calls.error ? <p role="alert" className="error">{calls.error}</p> : null}
-      <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
+      <div {...scrollRegion}>
         <table className="data" aria-label="Tool calls">
           <thead>
             <tr>

@@ -9,6 +9,7 @@ import { useEffect, useRef, useState } from "react"
 import type { ModelEntry, ModelList, ProviderView } from "../../../providers/Model.ts"
 import type { AuthSession } from "../../shared/session.ts"
 import { StatusBadge } from "../ui/Page.tsx"
+import { scrollRegion } from "../ui/scrollRegion.ts"
 import { useAction, useLoad } from "../ui/useLoad.ts"
 
 const price = (value: number | null) => (value === null ? <span className="muted">unknown</span> : `$${value}`)
@@ -20,7 +21,7 @@ const ModelsTable = ({ list, onAdd, busy }: {
   readonly busy: boolean
 }) =>
   list.models.length === 0 ? <p className="muted">No models.</p> : (
-    <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
+    <div {...scrollRegion}>
       <table className="data" aria-label={`Models of ${list.provider_id}`}>
         <thead>
           <tr>

@@ -11,6 +11,7 @@ import { ConfirmDialog, Dialog } from "../ui/Dialog.tsx"
 import { Select, TextField } from "../ui/Field.tsx"
 import { JsonView } from "../ui/Json.tsx"
 import { Page, StatusBadge, When } from "../ui/Page.tsx"
+import { scrollRegion } from "../ui/scrollRegion.ts"
 import { useConfirm, useLoad, usePoll } from "../ui/useLoad.ts"
 
 const statuses = ["pending", "running", "complete", "failed", "cancelled"] as const
@@ -122,7 +123,7 @@ export default function TasksPage({ auth }: PageProps) {
         />
       </form>
       {cancelling.error && !cancelling.target ? <p role="alert" className="error">{cancelling.error}</p> : null}
-      <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
+      <div {...scrollRegion}>
         <table className="data" aria-label="Tasks">
           <thead>
             <tr>

@@ -9,6 +9,7 @@ import type { PageProps } from "../pages.ts"
 import { allows } from "../scopes.ts"
 import { Select, TextField } from "../ui/Field.tsx"
 import { Page, Section } from "../ui/Page.tsx"
+import { scrollRegion } from "../ui/scrollRegion.ts"
 import { useLoad } from "../ui/useLoad.ts"
 import { BarChart, type BarSeries } from "./BarChart.tsx"
 import { BudgetBars } from "./Budgets.tsx"
@@ -84,7 +85,7 @@ const UsageCharts = ({ rows, by }: { readonly rows: ReadonlyArray<UsageRow>; rea
 
 const UsageTable = ({ rows, groupLabel }: { readonly rows: ReadonlyArray<UsageRow>; readonly groupLabel: string }) => (
   <Section title="Table">
-    <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
+    <div {...scrollRegion}>
       <table className="data" id="usage-table" aria-label={`Usage by ${groupLabel.toLowerCase()}`}>
         <thead>
           <tr>

@@ -7,6 +7,7 @@ import { ConfirmDialog } from "../ui/Dialog.tsx"
 import { Select } from "../ui/Field.tsx"
 import { JsonView } from "../ui/Json.tsx"
 import { Section, StatusBadge, When } from "../ui/Page.tsx"
+import { scrollRegion } from "../ui/scrollRegion.ts"
 import { useAction, useLoad, usePoll } from "../ui/useLoad.ts"
 
 const runStatuses = ["running", "waiting", "complete", "failed", "cancelled"] as const
@@ -138,7 +139,7 @@ const RunCard = ({ run, auth, onChanged }: Pick<PageProps, "auth"> & { readonly 
         : null}
       {run.error ? <p className="error">{run.error}</p> : null}
       {action.error && !confirmCancel ? <p role="alert" className="error">{action.error}</p> : null}
-      <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
+      <div {...scrollRegion}>
         <table className="data" aria-label={`Steps of run ${run.id}`}>
           <thead>
             <tr>

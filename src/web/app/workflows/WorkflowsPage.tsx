@@ -12,6 +12,7 @@ import { Dialog } from "../ui/Dialog.tsx"
 import { Checkbox, TextField } from "../ui/Field.tsx"
 import { JsonView } from "../ui/Json.tsx"
 import { Page, Section, When } from "../ui/Page.tsx"
+import { scrollRegion } from "../ui/scrollRegion.ts"
 import { useAction, useLoad } from "../ui/useLoad.ts"
 import { Runs } from "./Runs.tsx"
 
@@ -126,7 +127,7 @@ export default function WorkflowsPage({ auth, rest }: PageProps) {
   const selected = workflows.data?.find((workflow) => workflow.id === selectedId)
   return (
     <Page title="Workflows" error={workflows.error} loading={workflows.loading && !workflows.data}>
-      <div className="table-scroll" tabIndex={0} role="region" aria-label="Table (scrolls sideways)">
+      <div {...scrollRegion}>
         <table className="data" aria-label="Workflows">
           <thead>
             <tr>
