@@ -17,6 +17,8 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
     const interactions = yield* Interactions
     const summaries = yield* Summaries
     const sessions = yield* Sessions
+    const decide = (id: string, approved: boolean) =>
+      Effect.map(interactions.decide(id, approved), (decision) => new ApprovalDecision(decision))
 
     /** What a voice message said comes first, before whatever else the answer streams. */
     const heard = (started: IntakeStart): ReadonlyArray<SequencedEvent["event"]> =>
@@ -116,9 +118,7 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
             )
         ))
       .handle("decide", ({ path, payload }) =>
-        interactions.decide(path.id, payload.approved).pipe(
-          Effect.map((decision) =>
-            new ApprovalDecision(decision)
-          )
-        ))
+        decide(path.id, payload.approved))
+      .handle("decideApproval", ({ path, payload }) =>
+        decide(path.id, payload.approved))
   }))

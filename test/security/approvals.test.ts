@@ -96,11 +96,17 @@ describe.each(backends)("the approval inbox (%s)", (backend) => {
 
     // Decided elsewhere: another process on PostgreSQL, another server on the same PGlite data otherwise.
     other = backend === "postgres" ? await spawnServer(db, env()) : server
-    const decided = await other.request(`/api/v1/approvals/${held.approval_id}/decide`, {
+    // At the inbox's own address (POST /api/v1/approvals/{id}); …/decide is the same call.
+    const decided = await other.request(`/api/v1/approvals/${held.approval_id}`, {
       method: "POST",
       body: JSON.stringify({ approved: false })
     })
     expect(decided.status).toBe(200)
+    const again = await other.request(`/api/v1/approvals/${held.approval_id}/decide`, {
+      method: "POST",
+      body: JSON.stringify({ approved: true })
+    })
+    expect(again.status).toBe(409)
     const task = await taskEnded(server, injected.task_id, 60_000)
     expect(task).toMatchObject({ status: "complete", result: "Not sent." })
     const denied = await json(await server.request(`/api/v1/approvals?session_id=${session.session_id}&status=denied`))
