@@ -15,6 +15,7 @@ import {
   FallbackModelsField,
   IdentityFields,
   ModelField,
+  OutsideContentFields,
   PromptField,
   SkillsAndCarapaces,
   ThinkingField,
@@ -105,6 +106,9 @@ export const BotEdit = ({ auth, id }: { readonly auth: AuthSession; readonly id:
                   <h3>Approval policy</h3>
                   <ToolPolicies {...parts} />
                 </div>
+              </Section>
+              <Section title="Outside content">
+                <OutsideContentFields {...parts} />
               </Section>
               <Section title="Skills and carapaces">
                 <SkillsAndCarapaces {...parts} />

@@ -175,3 +175,30 @@ export const ApiKeyField = ({ draft, change, options }: PartProps) =>
         description="Widget tokens for this bot carry this key's scopes."
       />
     )
+
+const untrustedOptions: ReadonlyArray<{ value: BotDraft["untrusted_policy"]; label: string }> = [
+  { value: "approve", label: "Ask a person first" },
+  { value: "deny", label: "Refuse the call" },
+  { value: "allow", label: "Run it (the bot acts on outside content by design)" }
+]
+
+/** The provenance policy (docs/security.md): once outside content is in a turn, what a write or sending call does. */
+export const OutsideContentFields = ({ draft, change }: Omit<PartProps, "options">) => (
+  <div className="grid-2">
+    <Select
+      label="When outside content is in the conversation"
+      value={draft.untrusted_policy}
+      onChange={(value) => change({ untrusted_policy: value as BotDraft["untrusted_policy"] })}
+      options={untrustedOptions}
+      description="A mail, a stranger's chat message, a fetched page or a tool's result from elsewhere: calls that change files or send data out wait for a person, are refused, or run. Reading always runs."
+    />
+    <TextField
+      label="Approval timeout (seconds)"
+      type="number"
+      value={draft.approval_timeout_seconds}
+      onChange={(approval_timeout_seconds) => change({ approval_timeout_seconds })}
+      placeholder="Server default"
+      description="How long a call waits for a person before it is denied; 0 denies at once. Empty: the server's default."
+    />
+  </div>
+)

@@ -3,7 +3,7 @@
  * string for the pickers. Client tools are picked by name; a custom client tool (a whole schema
  * the bot carries) keeps its schema when saved back.
  */
-import type { Bot, ClientTool } from "../../../bots/Model.ts"
+import type { Bot, ClientTool, UntrustedPolicy } from "../../../bots/Model.ts"
 import { builtInClientTools } from "../../../bots/Model.ts"
 
 export type ToolPolicy = "allow" | "require_approval" | "deny"
@@ -23,6 +23,10 @@ export interface BotDraft {
   readonly api_key_id: string
   /** Extended thinking's budget; 0 is off. */
   readonly thinking_budget_tokens: number
+  /** What a write or egress call does once outside content is in the turn (docs/security.md). */
+  readonly untrusted_policy: UntrustedPolicy
+  /** Seconds an approval waits; "" is the server's APPROVAL_TIMEOUT_SECONDS. */
+  readonly approval_timeout_seconds: string
 }
 
 export const emptyDraft: BotDraft = {
@@ -38,7 +42,9 @@ export const emptyDraft: BotDraft = {
   fallback_models: [],
   tool_policies: {},
   api_key_id: "",
-  thinking_budget_tokens: 0
+  thinking_budget_tokens: 0,
+  untrusted_policy: "approve",
+  approval_timeout_seconds: ""
 }
 
 export const draftOf = (bot: Bot): BotDraft => ({
@@ -54,7 +60,9 @@ export const draftOf = (bot: Bot): BotDraft => ({
   fallback_models: bot.fallback_models,
   tool_policies: bot.tool_policies,
   api_key_id: bot.api_key_id ?? "",
-  thinking_budget_tokens: bot.thinking_budget_tokens
+  thinking_budget_tokens: bot.thinking_budget_tokens,
+  untrusted_policy: bot.untrusted_policy,
+  approval_timeout_seconds: bot.approval_timeout_seconds === null ? "" : String(bot.approval_timeout_seconds)
 })
 
 /** The client tools to store: the built-in ones by their schema, a custom one as the bot had it. */
@@ -81,6 +89,9 @@ export const fieldsOf = (draft: BotDraft, had: ReadonlyArray<ClientTool> = []) =
       Object.entries(draft.tool_policies).filter(([tool, policy]) => toolNames.has(tool) && policy !== "allow")
     ),
     api_key_id: draft.api_key_id === "" ? null : draft.api_key_id,
-    thinking_budget_tokens: draft.thinking_budget_tokens
+    thinking_budget_tokens: draft.thinking_budget_tokens,
+    untrusted_policy: draft.untrusted_policy,
+    // A number input gives "" for what is no number; the server's 422 then names the field.
+    approval_timeout_seconds: draft.approval_timeout_seconds.trim() === "" ? null : Number(draft.approval_timeout_seconds)
   }
 }
