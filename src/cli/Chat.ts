@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto"
 import type { SequencedEvent } from "../agent/Events.ts"
 import { type StreamingClient, StreamRefused } from "../client.ts"
 import type { ImageAttachment } from "../sessions/Attachments.ts"
-import { type ChatState, runSlashCommand } from "./ChatCommands.ts"
+import { botNameOf, type ChatState, runSlashCommand } from "./ChatCommands.ts"
 import { connect, connectionOptions } from "./Connection.ts"
 import { describeFailure, style } from "./Output.ts"
 import { makeRunView, type RunView } from "./RunView.ts"
@@ -48,7 +48,7 @@ const viewFor = (state: ChatState) =>
   makeRunView({
     terminal: state.terminal,
     client: state.client,
-    bot: state.bot,
+    bot: state.botName,
     yes: state.yes,
     noShell: state.noShell,
     onLocalCommand: (stop) => {
@@ -127,7 +127,7 @@ const followTask = (state: ChatState, streams: StreamingClient, view: RunView, t
         return Effect.sync(() => {
           if (task.status === "complete") {
             view.newline()
-            state.terminal.write(`${style.cyan(`${state.bot}› `)}${task.result ?? ""}\n`)
+            state.terminal.write(`${style.cyan(`${state.botName}› `)}${task.result ?? ""}\n`)
           } else view.note(style.red(`the queued message ${task.status}${task.error ? `: ${task.error}` : ""}`))
         })
       }
@@ -234,10 +234,12 @@ export const chatCommand = Command.make("chat", chatOptions, (flags) =>
         }
       }
       const terminal = yield* makeTerminal
+      const botId = bot ?? connection.defaultBot ?? "default"
       const state: ChatState = {
         client,
         terminal,
-        bot: bot ?? connection.defaultBot ?? "default",
+        bot: botId,
+        botName: yield* botNameOf(client, botId),
         sessionId,
         channelId,
         channelSessionPending,
@@ -275,7 +277,7 @@ export const chatCommand = Command.make("chat", chatOptions, (flags) =>
       terminal.write(
         `${style.bold("cairn chat")} ${
           style.dim(
-            `· ${connection.baseUrl} · bot ${state.bot} · session ${
+            `· ${connection.baseUrl} · ${state.botName === state.bot ? `bot ${state.bot}` : `${state.botName} (${state.bot})`} · session ${
               channelSessionPending ? "(the channel's, at the first message)" : state.sessionId.slice(0, 8)
             }`
           )

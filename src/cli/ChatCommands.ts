@@ -16,6 +16,8 @@ export interface ChatState {
   readonly client: CairnClient
   readonly terminal: Terminal
   bot: string
+  /** The bot's name, as the answers are headed (its id when the list cannot be read). */
+  botName: string
   sessionId: string
   channelId: string | undefined
   /** In a channel with no active session yet: the first message makes it (sessionId is a placeholder). */
@@ -32,6 +34,13 @@ export interface ChatState {
   /** Stops the local command a client tool runs, while one runs. */
   stopLocal: (() => void) | undefined
 }
+
+/** The bot's name from the bots the key may list; its id when it is not among them. */
+export const botNameOf = (client: CairnClient, botId: string) =>
+  client.bots.legacyList().pipe(
+    Effect.map((bots) => bots.find((bot) => bot.id === botId)?.name || botId),
+    Effect.orElseSucceed(() => botId)
+  )
 
 /** A session of the chat's own making: no longer the channel's. */
 const leaveChannel = (state: ChatState) => {
@@ -92,6 +101,7 @@ const switchSession = (state: ChatState, target: string) =>
     const session = found ?? (yield* state.client.sessions.legacyGet({ path: { id: target } }).pipe(Effect.orElseSucceed(() => undefined)))
     if (session === undefined) return yield* say(state, style.red(`  no session ${target} (see /sessions)`))
     state.sessionId = session.id
+    if (session.bot_id !== state.bot) state.botName = yield* botNameOf(state.client, session.bot_id)
     state.bot = session.bot_id
     leaveChannel(state)
     yield* say(state, style.dim(`  session ${session.id.slice(0, 8)} · ${session.title ?? "(untitled)"} · bot ${session.bot_id}`))
@@ -111,7 +121,9 @@ const showHistory = (state: ChatState, count: number) =>
       } else if (message.role === "assistant" && message.content === "" && message.tool_calls) {
         yield* say(state, style.dim(`  ⚙ ${message.tool_calls.map((call) => call.function.name).join(", ")}`))
       } else {
-        const who = message.role === "user" ? style.bold("you› ") : style.cyan(`${session!.bot_id}› `)
+        const who = message.role === "user"
+          ? style.bold("you› ")
+          : style.cyan(`${session!.bot_id === state.bot ? state.botName : session!.bot_id}› `)
         yield* say(state, `${who}${message.content}`)
       }
     }
@@ -128,6 +140,7 @@ const switchBot = (state: ChatState, botId: string | undefined) =>
     }
     if (!bots.some((bot) => bot.id === botId)) return yield* say(state, style.red(`  no bot ${botId} (see /bot)`))
     state.bot = botId
+    state.botName = bots.find((bot) => bot.id === botId)?.name || botId
     state.sessionId = randomUUID()
     leaveChannel(state)
     yield* say(state, style.dim(`  now talking to ${botId}, in a new session ${state.sessionId.slice(0, 8)}`))

@@ -62,7 +62,7 @@ describe("cairn chat in a terminal", () => {
     const pty = chat()
     await pty.waitFor("you›")
     pty.typeLine("what time is it?")
-    const partial = await pty.waitFor("default› It is")
+    const partial = await pty.waitFor("Cairn› It is")
     // The first part is on screen while the second is still on its way: streamed, not printed at the end.
     expect(partial).not.toContain("tea time.")
     const screen = await pty.waitFor("It is tea time.")
@@ -125,7 +125,7 @@ describe("cairn chat in a terminal", () => {
       open.push(pty)
       await pty.waitFor("you›")
       pty.typeLine("count to four")
-      await pty.waitFor("default› one")
+      await pty.waitFor("Cairn› one")
       for (const socket of sockets) socket.destroy()
       const screen = await pty.waitFor("four.", 20_000)
       expect(screen).toContain("connection lost; rejoining the run")
@@ -134,7 +134,7 @@ describe("cairn chat in a terminal", () => {
         .slice(screen.indexOf("count to four") + "count to four".length)
         .split("\n")
         .filter((line) => !line.includes("connection lost") && !line.startsWith("you›"))
-        .map((line) => line.replace(/^default› /, ""))
+        .map((line) => line.replace(/^Cairn› /, ""))
         .join("")
         .trim()
       expect(answer).toBe("one two three four.")
@@ -159,7 +159,7 @@ describe("cairn chat in a terminal", () => {
     pty.typeLine("/switch 2")
     await pty.waitFor("· the first question · bot keeper")
     pty.typeLine("/history")
-    const history = await pty.waitFor(/you› the first question\nkeeper› First answer\.\nyou›/)
+    const history = await pty.waitFor(/you› the first question\nKeeper› First answer\.\nyou›/)
     expect(history.split("/history")[1]).not.toContain("the second question")
   })
 
@@ -221,7 +221,7 @@ describe("cairn chat in a terminal", () => {
     const pty = chat("--key", created.key)
     await pty.waitFor("you›")
     pty.typeLine("hi")
-    await pty.waitFor("default› Hello, scoped client.")
+    await pty.waitFor("Cairn› Hello, scoped client.")
     pty.typeLine("/sessions")
     await pty.waitFor(/\*\s+1\s+[0-9a-f]{8}/)
   })
@@ -240,7 +240,7 @@ describe("cairn chat in a terminal", () => {
     pty.typeLine("and then this")
     await pty.waitFor(/queued \(session_busy\) as task [0-9a-f-]{36}/)
     // Its run is followed once it starts: the answer streams in like any other.
-    await pty.waitFor("default› Your queued answer.", 20_000)
+    await pty.waitFor("Cairn› Your queued answer.", 20_000)
     expect((await busy).status).toBe(200)
     // The queued stream carried the turn: the answer is shown once, not again from the task.
     await new Promise((resolve) => setTimeout(resolve, 1000))
@@ -266,7 +266,7 @@ describe("cairn chat in a terminal", () => {
     await pty.waitFor("attached dot.png (image/png")
     llm.script({ text: "A single dot." })
     pty.typeLine("look at this")
-    await pty.waitFor("keeper› A single dot.")
+    await pty.waitFor("Keeper› A single dot.")
     const sent = lastCompletion() as unknown as { model: string; messages: Array<{ role: string; content: unknown }> }
     expect(sent.model).toBe("fake-large")
     expect(JSON.stringify(sent.messages.at(-1)!.content)).toContain("data:image/png;base64,")
@@ -277,7 +277,7 @@ describe("cairn chat in a terminal", () => {
 
     llm.script({ toolCalls: [{ name: "client_action", arguments: JSON.stringify({ action: "new_session" }) }] }, { text: "A fresh start." })
     pty.typeLine("start over")
-    await pty.waitFor("keeper› A fresh start.")
+    await pty.waitFor("Keeper› A fresh start.")
     // The client action was carried out: a new session began.
     await pty.waitFor(/A fresh start\.\n {2}new session [0-9a-f]{8} with keeper/)
   })
@@ -291,9 +291,9 @@ describe("cairn chat in a terminal", () => {
       })
     )
     const pty = chat("--session", sessionId)
-    await pty.waitFor(`bot keeper · session ${sessionId.slice(0, 8)}`)
+    await pty.waitFor(`Keeper (keeper) · session ${sessionId.slice(0, 8)}`)
     pty.typeLine("/history")
-    await pty.waitFor("keeper› Kept.")
+    await pty.waitFor("Keeper› Kept.")
   })
 
   it("reads piped input line by line, and never runs a shell command it cannot ask about", async () => {
@@ -311,7 +311,7 @@ describe("cairn chat in a terminal", () => {
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve))
     expect(code).toBe(0)
     expect(output).toContain("Run this command on this machine? [y/N] no (no terminal to ask")
-    expect(output).toMatch(/you› make a file\n[\s\S]*helper› Understood\.\nyou› say something else\nhelper› Second line answered\./)
+    expect(output).toMatch(/you› make a file\n[\s\S]*Helper› Understood\.\nyou› say something else\nHelper› Second line answered\./)
     expect(llm.requestsTo("/v1/chat/completions").at(-2)!.body.messages.find((m: { role: string }) => m.role === "tool").content).toBe(
       "The user declined to run this command."
     )
@@ -324,13 +324,13 @@ describe("cairn chat in a terminal", () => {
     )
     llm.script({ text: "Welcome to the room." })
     const pty = chat("--channel", channel.id)
-    await pty.waitFor("bot keeper · session (the channel's, at the first message)")
+    await pty.waitFor("Keeper (keeper) · session (the channel's, at the first message)")
     pty.typeLine("hello room")
-    await pty.waitFor("keeper› Welcome to the room.")
+    await pty.waitFor("Keeper› Welcome to the room.")
     const active = (await json(await server.request(`/api/v1/channels/${channel.id}`))).active_session_id
     expect(active).toMatch(/^[0-9a-f-]{36}$/)
     pty.typeLine("/history")
-    await pty.waitFor(/\/history\nyou› hello room\nkeeper› Welcome to the room\./)
+    await pty.waitFor(/\/history\nyou› hello room\nKeeper› Welcome to the room\./)
     const messages = await json(await server.request(`/api/v1/channels/${channel.id}/messages`))
     expect(messages.map((m: { content: string }) => m.content)).toEqual(["hello room", "Welcome to the room."])
   })
