@@ -106,6 +106,15 @@ export const pages: ReadonlyArray<AppPage> = [
     load: () => import("./tasks/TasksPage.tsx")
   },
   {
+    id: "approvals",
+    path: "/admin/approvals",
+    title: "Approvals",
+    icon: "ListChecks",
+    group: "Operate",
+    reads: ["chat", "approvals"],
+    load: () => import("./approvals/ApprovalsPage.tsx")
+  },
+  {
     id: "dead-letters",
     path: "/admin/dead-letters",
     title: "Dead letters",

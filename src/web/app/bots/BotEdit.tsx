@@ -11,16 +11,13 @@ import { Page, Section, When } from "../ui/Page.tsx"
 import { useAction, useLoad } from "../ui/useLoad.ts"
 import {
   ApiKeyField,
-  ClientToolsPicker,
   FallbackModelsField,
   IdentityFields,
   ModelField,
-  OutsideContentFields,
   PromptField,
   SkillsAndCarapaces,
   ThinkingField,
-  ToolPolicies,
-  ToolsPicker
+  ToolSections
 } from "./BotFields.tsx"
 import { type BotDraft, draftOf, fieldsOf } from "./draft.ts"
 import { useBotOptions } from "./options.ts"
@@ -99,17 +96,7 @@ export const BotEdit = ({ auth, id }: { readonly auth: AuthSession; readonly id:
               <Section title="System prompt">
                 <PromptField {...parts} />
               </Section>
-              <Section title="Tools">
-                <div className="stack">
-                  <ToolsPicker {...parts} />
-                  <ClientToolsPicker {...parts} />
-                  <h3>Approval policy</h3>
-                  <ToolPolicies {...parts} />
-                </div>
-              </Section>
-              <Section title="Outside content">
-                <OutsideContentFields {...parts} />
-              </Section>
+              <ToolSections {...parts} />
               <Section title="Skills and carapaces">
                 <SkillsAndCarapaces {...parts} />
               </Section>

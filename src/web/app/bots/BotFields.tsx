@@ -1,5 +1,6 @@
 /** The bot editor's fields, in parts the create dialog and the edit page both use. */
 import { ListField, Select, TextArea, TextField } from "../ui/Field.tsx"
+import { Section } from "../ui/Page.tsx"
 import { scrollRegion } from "../ui/scrollRegion.ts"
 import type { BotDraft, ToolPolicy } from "./draft.ts"
 import { modelOptions } from "./models.ts"
@@ -201,4 +202,21 @@ export const OutsideContentFields = ({ draft, change }: Omit<PartProps, "options
       description="How long a call waits for a person before it is denied; 0 denies at once. Empty: the server's default."
     />
   </div>
+)
+
+/** The edit page's sections on what the bot may run: its tools, their approval policy, and outside content. */
+export const ToolSections = (parts: PartProps) => (
+  <>
+    <Section title="Tools">
+      <div className="stack">
+        <ToolsPicker {...parts} />
+        <ClientToolsPicker {...parts} />
+        <h3>Approval policy</h3>
+        <ToolPolicies {...parts} />
+      </div>
+    </Section>
+    <Section title="Outside content">
+      <OutsideContentFields {...parts} />
+    </Section>
+  </>
 )
