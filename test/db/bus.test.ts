@@ -185,7 +185,7 @@ describe.each(backends)("the notification bus (%s)", (backend) => {
       await admin.connect()
       try {
         const killed = await admin.query(
-          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'cairn-bus' AND datname = current_database()"
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name LIKE 'cairn-bus:%' AND datname = current_database()"
         )
         expect(killed.rowCount).toBe(2)
         state = Option.some("answered")
@@ -214,7 +214,7 @@ describe.each(backends)("the notification bus (%s)", (backend) => {
         expect(await first.runPromise(Fiber.join(third).pipe(Effect.timeout(Duration.seconds(5))))).toBe(true)
         const listeners = async () =>
           (await admin.query(
-            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'cairn-bus' AND datname = current_database()"
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'cairn-bus:%' AND datname = current_database()"
           )).rows[0].n
         await eventually(async () => (await listeners()) === 2, "both listeners back")
       } finally {

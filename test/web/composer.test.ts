@@ -143,12 +143,13 @@ describe("composer", () => {
     await page.close()
   }, scaled(40_000))
 
-  it("fits a phone's width, follows a dark colour scheme, and sends from the keyboard alone", async () => {
+  it("fits a phone's width, takes the host's dark theme, and sends from the keyboard alone", async () => {
     const { llm, host } = stack
     llm.reset()
     llm.script({ text: "We open at ten on Sundays and close at four." })
     const page = await browser.newPage({ viewport: { width: 360, height: 640 }, colorScheme: "dark" })
-    const frame = await composerIn(page, host.pageUrl({ bot: "studio" }))
+    // Dark as the host's tag says (data-theme), whatever the visitor's system prefers.
+    const frame = await composerIn(page, host.pageUrl({ bot: "studio", theme: "dark" }))
     // Keyboard only: from the text, Tab reaches attach, voice and send in that order.
     await frame.getByLabel("Message").fill("When do you open on Sunday?")
     const focused = () => frame.evaluate(() => (globalThis as any).document.activeElement.getAttribute("aria-label") as string)
