@@ -8,9 +8,11 @@ describe("setup manifest", () => {
       env_vars: [{ key: "TOKEN", secret: true }, { key: "MODE", default: "fast", required: true }],
       sidebar_section: { id: "mail", items: [{ label: "Inbox", href: "/mail", icon: "NoSuchIcon" }] }
     })
+    // The form's fields too (issue 58): the key as the label, the kind from `secret`, no group, not advanced.
+    const form = { group: null, advanced: false, choices: null, schema: undefined }
     expect(manifest.env_vars).toEqual([
-      { key: "TOKEN", required: false, secret: true, description: "", default: undefined },
-      { key: "MODE", required: true, secret: false, description: "", default: "fast" }
+      { key: "TOKEN", required: false, secret: true, description: "", default: undefined, label: "TOKEN", type: "secret", ...form },
+      { key: "MODE", required: true, secret: false, description: "", default: "fast", label: "MODE", type: "string", ...form }
     ])
     expect(manifest.sidebar_section).toEqual({
       id: "mail",
