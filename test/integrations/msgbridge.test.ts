@@ -36,9 +36,28 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
       env: { ...env, OPENAI_BASE_URL: llm.url, OPENAI_API_KEY: "sk-test-fake-key-1234567890", DEFAULT_MODEL: "fake-model" }
     })
   }
-  const putSettings = async (values: Record<string, unknown>) => {
+  const healthWorker = async () =>
+    ((await json(await server.request("/api/v1/admin/integrations/msgbridge/workers"))).workers as Array<any>).find((w) =>
+      w.name === "health"
+    )
+  /**
+   * Saves settings. A save restarts the bridge's health worker, whose first act is a catch-up: unless
+   * told not to (a save it cannot run with), this waits for that catch-up, so a message the test sends
+   * next is not taken by it (the webhook would then answer `duplicate`, rightly, but not what the test checks).
+   */
+  const putSettings = async (values: Record<string, unknown>, { caughtUp = true } = {}) => {
+    const before = (await healthWorker())?.started_at ?? null
     const response = await server.request("/api/v1/admin/integrations/msgbridge/settings", { method: "PUT", body: JSON.stringify(values) })
     expect(response.status).toBe(200)
+    if (!caughtUp) return
+    await waitFor(async () => {
+      const worker = await healthWorker()
+      const caught = worker?.detail?.last_catch_up_at
+      return worker?.state === "running" && worker.started_at !== before && typeof caught === "string" &&
+          Date.parse(caught) >= Date.parse(worker.started_at)
+        ? true
+        : undefined
+    }, "the health worker restarted by the save and its catch-up")
   }
   const makeChannel = async (name: string, requireMention: boolean) =>
     (await json(
@@ -265,13 +284,17 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
     const busy = "iMessage;-;+15550004"
     await bind(await makeChannel("busy", false), busy)
     await putSettings({ MSGBRIDGE_REPLY_LIMIT: "2" })
-    const answers = []
-    for (const n of [1, 2, 3]) {
-      answers.push((await chat.webhook(hookUrl(), "new-message", chat.receive({ chatGuid: busy, text: `again ${n}` }))).body)
+    try {
+      const answers = []
+      for (const n of [1, 2, 3]) {
+        answers.push((await chat.webhook(hookUrl(), "new-message", chat.receive({ chatGuid: busy, text: `again ${n}` }))).body)
+      }
+      expect(answers.map((a) => a.status)).toEqual(["triggered", "triggered", "ignored"])
+      expect(answers[2]).toMatchObject({ reason: "circuit-open" })
+    } finally {
+      // The later tests' chats must not run under this limit, whatever happened here.
+      await putSettings({ MSGBRIDGE_REPLY_LIMIT: null })
     }
-    expect(answers.map((a) => a.status)).toEqual(["triggered", "triggered", "ignored"])
-    expect(answers[2]).toMatchObject({ reason: "circuit-open" })
-    await putSettings({ MSGBRIDGE_REPLY_LIMIT: null })
   })
 
   it("simulates without running, test-sends, and shows the connection in the HUD by preset", async () => {
@@ -342,13 +365,13 @@ describe.each(backends)("the messaging bridge (%s)", (backend) => {
       checks: { meta: "pass", dispatcher: "pass", credentials: "pass", bindings: "pass" },
       issues: []
     })
-    await putSettings({ MSGBRIDGE_PASSWORD: "wrong" })
+    await putSettings({ MSGBRIDGE_PASSWORD: "wrong" }, { caughtUp: false })
     expect(await diagnose()).toMatchObject({
       status: "failing",
       checks: { credentials: "fail" },
       issues: [expect.stringMatching(/refused MSGBRIDGE_PASSWORD/)]
     })
-    await putSettings({ MSGBRIDGE_PASSWORD: chat.password, MSGBRIDGE_WEBHOOK_TOKEN: null })
+    await putSettings({ MSGBRIDGE_PASSWORD: chat.password, MSGBRIDGE_WEBHOOK_TOKEN: null }, { caughtUp: false })
     expect(await diagnose()).toMatchObject({ checks: { credentials: "fail" }, issues: [expect.stringMatching(/MSGBRIDGE_WEBHOOK_TOKEN/)] })
     await putSettings({ MSGBRIDGE_WEBHOOK_TOKEN: TOKEN })
     expect((await diagnose()).ready).toBe(true)
