@@ -24,6 +24,8 @@ export interface BudgetSubject {
   /** "scoped_key", "user", "integration", "widget", "static_key"... */
   readonly principalKind?: string | undefined
   readonly principalId?: string | undefined
+  /** The signed-in user the call is for: the user's own sign-in, or the owner of the key it is made with. */
+  readonly user?: string | undefined
   readonly botId?: string | undefined
   readonly channelId?: string | undefined
 }
@@ -53,7 +55,8 @@ export const applies = (budget: BudgetDefinition, subject: BudgetSubject): boole
     case "key":
       return subject.principalKind === "scoped_key" && subject.principalId === budget.target
     case "user":
-      return subject.principalKind === "user" && subject.principalId === budget.target
+      // A user's budget counts their calls through any key they made, as the provider queue's lanes do.
+      return (subject.principalKind === "user" && subject.principalId === budget.target) || subject.user === budget.target
     case "integration":
       return subject.principalKind === "integration" && subject.principalId === budget.target
   }

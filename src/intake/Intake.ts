@@ -224,6 +224,7 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
         yield* budgets.admit({
           principalKind: principal.kind,
           principalId: principal.id,
+          user: userOf(principal),
           botId: message.bot.id,
           channelId: message.channel?.id
         })

@@ -175,7 +175,7 @@ export class Completions extends Effect.Service<Completions>()("cairn/OpenAiComp
         // Short of memory, a stateless turn is refused as Intake refuses a bound one (503, Retry-After).
         yield* memory.admit
         // A spent budget refuses here, as /chat's turns are refused in Intake: a stream could not turn into a 429 later.
-        yield* budgets.admit({ principalKind: principal.kind, principalId: principal.id, botId: bot.id })
+        yield* budgets.admit({ principalKind: principal.kind, principalId: principal.id, user: userOf(principal), botId: bot.id })
         // The limits of /chat's attachments, over every image the conversation sends the model.
         yield* chat.checkAttachments([
           ...history.flatMap((row) => (row.attachments ?? []) as ReadonlyArray<ImageAttachment>),

@@ -168,7 +168,13 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
       Effect.acquireUseRelease(
         Effect.mapBoth(
           budgets.reserve(
-            { principalKind: usage.principalKind, principalId: usage.principalId, botId: usage.botId, channelId: usage.channelId },
+            {
+              principalKind: usage.principalKind,
+              principalId: usage.principalId,
+              user: usage.user,
+              botId: usage.botId,
+              channelId: usage.channelId
+            },
             worst
           ),
           { onFailure: refusal, onSuccess: (held): Tab => ({ held, used: { tokens: 0, usd: 0 } }) }

@@ -245,6 +245,40 @@ describe.each(backends)("budgets (%s)", (backend) => {
     expect(hookEvents.filter((e) => e.budget === budget.id).map((e) => e.event).sort()).toEqual(["budget_exceeded", "budget_warning"])
   })
 
+  it("counts a user's calls through a key the user made against the user's budget, and no one else's", async () => {
+    const password = "the owner's own password"
+    const made = await server.request("/api/v1/admin/users", {
+      method: "POST",
+      body: JSON.stringify({ username: `owner-${backend}`, password, role: "admin" })
+    })
+    expect(made.status).toBe(201)
+    const owner = (await json(made)).id as string
+    const signedIn = await server.request("/auth/login", {
+      method: "POST",
+      auth: null,
+      body: JSON.stringify({ username: `owner-${backend}`, password })
+    })
+    const token = (await json(signedIn)).access_token as string
+    const keyMade = await server.request("/api/v1/admin/api-keys", {
+      method: "POST",
+      auth: token,
+      body: JSON.stringify({ name: "the owner's key", scopes: ["llm:completions"] })
+    })
+    expect(keyMade.status).toBe(201)
+    const ownersKey = (await json(keyMade)).key as string
+    const strangersKey = await createKey(server, ["llm:completions"])
+    const budget = await newBudget(server, { scope: "user", target: owner, period: "day", limit_tokens: 100 })
+    llm.setDefaultReply({ text: "fine", usage: { prompt_tokens: 10, completion_tokens: 490, total_tokens: 500 } })
+    expect((await complete(ownersKey, 10)).status).toBe(200)
+    expect(await status(budget.id)).toMatchObject({ spent_tokens: 500, state: "exceeded" })
+    const refused = await complete(ownersKey, 10)
+    expect(refused.status).toBe(429)
+    expect(String((await json(refused)).detail)).toContain(`budget ${budget.id}`)
+    // The owner's own sign-in is the same user; another key's calls are not theirs.
+    expect((await complete(token, 10)).status).toBe(429)
+    expect((await complete(strangersKey.key, 10)).status).toBe(200)
+  })
+
   it("ends a stream whose model call does not fit the budget with an error event of code budget_exceeded", async () => {
     // Left: 1000 tokens; a turn's worst case is its prompt plus LLM_DEFAULT_MAX_TOKENS (4000).
     const budget = await newBudget(server, { scope: "bot", target: "default", period: "day", limit_tokens: 1000 })

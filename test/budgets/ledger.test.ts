@@ -42,6 +42,9 @@ describe("which budgets a call counts against", () => {
     expect(applies(budget({ scope: "key", target: "k1" }), call)).toBe(true)
     expect(applies(budget({ scope: "user", target: "k1" }), call)).toBe(false)
     expect(applies(budget({ scope: "user", target: "u1" }), { principalKind: "user", principalId: "u1" })).toBe(true)
+    // A key a user made is the user's: their budget counts its calls, not the key's own budget alone.
+    expect(applies(budget({ scope: "user", target: "u1" }), { ...call, user: "u1" })).toBe(true)
+    expect(applies(budget({ scope: "user", target: "u2" }), { ...call, user: "u1" })).toBe(false)
     expect(applies(budget({ scope: "integration", target: "mailbox" }), { principalKind: "integration", principalId: "mailbox" })).toBe(
       true
     )
