@@ -31,6 +31,15 @@ import {
   ToolResultRequest
 } from "./Model.ts"
 
+/** A decision on a held tool call: one declaration for the inbox's two addresses. */
+const decisionEndpoint = <const Name extends string>(name: Name, path: `/api/v1/approvals/${string}`, description: string) =>
+  HttpApiEndpoint.post(name, path)
+    .setPath(idPath("Approval"))
+    .setPayload(DecideRequest)
+    .addSuccess(ApprovalDecision)
+    .annotate(RequiredScope, "approvals:write")
+    .annotate(OpenApi.Description, description)
+
 export class ChatApi extends HttpApiGroup.make("chat")
   .add(
     HttpApiEndpoint.post("chat", "/chat")
@@ -80,20 +89,14 @@ export class ChatApi extends HttpApiGroup.make("chat")
       )
   )
   .add(
-    HttpApiEndpoint.post("decide", "/api/v1/approvals/:id/decide")
-      .setPath(idPath("Approval"))
-      .setPayload(DecideRequest)
-      .addSuccess(ApprovalDecision)
-      .annotate(RequiredScope, "approvals:write")
-      .annotate(OpenApi.Description, "Approve or deny a tool call a run is waiting on (approval_request event)")
+    decisionEndpoint("decide", "/api/v1/approvals/:id/decide", "Approve or deny a tool call a run is waiting on (approval_request event)")
   )
   .add(
-    HttpApiEndpoint.post("decideApproval", "/api/v1/approvals/:id")
-      .setPath(idPath("Approval"))
-      .setPayload(DecideRequest)
-      .addSuccess(ApprovalDecision)
-      .annotate(RequiredScope, "approvals:write")
-      .annotate(OpenApi.Description, "The same as POST /api/v1/approvals/{id}/decide: the approval inbox's own address for a decision")
+    decisionEndpoint(
+      "decideApproval",
+      "/api/v1/approvals/:id",
+      "The same as POST /api/v1/approvals/{id}/decide: the approval inbox's own address for a decision"
+    )
   )
   .add(
     HttpApiEndpoint.post("summarize", "/sessions/:id/summarize")

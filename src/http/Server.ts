@@ -16,6 +16,7 @@ import {
   ValidationError
 } from "../contract/Errors.ts"
 import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
+import { databaseRetryAfterSeconds, isDatabaseUnavailable } from "./DatabaseOutage.ts"
 import { notFoundDetail, toValidationError } from "./DecodeErrors.ts"
 import { refusalResponse, requestGuard, RequestRefused } from "./RequestGuard.ts"
 import * as WebApp from "./WebApp.ts"
@@ -44,8 +45,8 @@ const bodyRefusal = (error: unknown): RequestRefused | undefined => {
  * responses before any outer middleware could): decode failures and malformed JSON become 422 (an
  * `idPath` id that is not a UUID: 404), an unknown route 404, a 401 names its scheme
  * (`WWW-Authenticate: Bearer`), a 429 and a 503 for memory (`Overloaded`) carry Retry-After, other
- * declared errors are encoded by the API, and anything else is logged with its cause and answered
- * with a bare 500 that leaks nothing.
+ * declared errors are encoded by the API, the database out of reach is a 503 with Retry-After, and
+ * anything else is logged with its cause and answered with a bare 500 that leaks nothing.
  */
 const errorMapping = HttpApiBuilder.middleware((app) =>
   Effect.catchAllCause(
@@ -55,6 +56,16 @@ const errorMapping = HttpApiBuilder.middleware((app) =>
       const defect = Cause.dieOption(cause)
       const refused = bodyRefusal(Option.getOrUndefined(failure) ?? Option.getOrUndefined(defect))
       if (refused) return Effect.succeed(refusalResponse(refused))
+      if (isDatabaseUnavailable(Option.getOrUndefined(failure) ?? Option.getOrUndefined(defect))) {
+        // The database is out of reach (down, failing over, out of connections): a while, not a bug.
+        return Effect.zipRight(
+          Effect.logWarning("The database did not answer a request", cause),
+          HttpServerResponse.json(
+            { detail: "The database is not answering; try again shortly" },
+            { status: 503, headers: { "retry-after": String(databaseRetryAfterSeconds) } }
+          )
+        )
+      }
       if (failure._tag === "Some") {
         const tag = (failure.value as { _tag?: string })?._tag
         if (tag === "HttpApiDecodeError") {

@@ -167,16 +167,8 @@ export class Llm extends Effect.Service<Llm>()("cairn/Llm", {
     ): Effect.Effect<A, E | LlmError> =>
       Effect.acquireUseRelease(
         Effect.mapBoth(
-          budgets.reserve(
-            {
-              principalKind: usage.principalKind,
-              principalId: usage.principalId,
-              user: usage.user,
-              botId: usage.botId,
-              channelId: usage.channelId
-            },
-            worst
-          ),
+          // The usage context names the call's principal, user, bot and channel as a budget subject does.
+          budgets.reserve(usage, worst),
           { onFailure: refusal, onSuccess: (held): Tab => ({ held, used: { tokens: 0, usd: 0 } }) }
         ),
         use,

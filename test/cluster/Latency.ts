@@ -14,7 +14,7 @@ export interface DelayRelay {
   readonly close: () => Promise<void>
 }
 
-export const startDelayRelay = (listenAddress: string, target: { readonly host: string; readonly port: number }) =>
+export const startDelayRelay = (listenAddress: string, target: { readonly host: string; readonly port: number }, listenPort = 0) =>
   new Promise<DelayRelay>((resolve, reject) => {
     let oneWayMs = 0
     const sockets = new Set<net.Socket>()
@@ -42,7 +42,7 @@ export const startDelayRelay = (listenAddress: string, target: { readonly host: 
       forward(upstream, client)
     })
     server.once("error", reject)
-    server.listen(0, listenAddress, () =>
+    server.listen(listenPort, listenAddress, () =>
       resolve({
         port: (server.address() as net.AddressInfo).port,
         setDelay: (ms) => (oneWayMs = ms / 2),

@@ -6,9 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { taskEnded } from "../../support/server.ts"
-import { expectNoSeriousViolations } from "../axe.ts"
 import { screenshot } from "../support.ts"
-import { type Console, openPage, startConsole } from "./support.ts"
+import { type Console, expectCleanEverywhere, openPage, startConsole } from "./support.ts"
 
 describe("console: approvals", () => {
   let app: Console
@@ -43,15 +42,8 @@ describe("console: approvals", () => {
     await held.waitFor()
     expect(await held.textContent()).toContain("The bot's policy for this tool")
     expect(await held.textContent()).toContain("UTC")
-    await expectNoSeriousViolations(page, "approvals", "main")
     await screenshot(page, "console-approvals")
-    await page.emulateMedia({ colorScheme: "dark" })
-    await expectNoSeriousViolations(page, "approvals, dark", "main")
-    await page.emulateMedia({ colorScheme: "light" })
-    await page.setViewportSize({ width: 390, height: 800 })
-    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number)).toBeLessThanOrEqual(390)
-    await expectNoSeriousViolations(page, "approvals, phone", "main")
-    await page.setViewportSize({ width: 1280, height: 860 })
+    await expectCleanEverywhere(page, "approvals")
 
     await held.getByRole("button", { name: "Approve current_time" }).focus()
     await page.keyboard.press("Enter")

@@ -6,9 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startReceiver, type WebhookReceiver } from "../../hooks/webhookReceiver.ts"
 import { waitFor } from "../../support/time.ts"
-import { expectNoSeriousViolations } from "../axe.ts"
 import { screenshot } from "../support.ts"
-import { type Console, openPage, startConsole } from "./support.ts"
+import { type Console, expectCleanEverywhere, openPage, startConsole } from "./support.ts"
 
 describe("console: dead letters", () => {
   let app: Console
@@ -51,17 +50,8 @@ describe("console: dead letters", () => {
     const table = page.getByRole("table", { name: "Dead letters" })
     expect(await table.getByText("a reply nobody took").count()).toBe(1)
     expect(await table.getByText(/500/).count()).toBe(1)
-    await expectNoSeriousViolations(page, "dead letters", "main")
     await screenshot(page, "console-dead-letters")
-
-    await page.emulateMedia({ colorScheme: "dark" })
-    await expectNoSeriousViolations(page, "dead letters, dark", "main")
-    await page.emulateMedia({ colorScheme: "light" })
-
-    await page.setViewportSize({ width: 390, height: 800 })
-    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number)).toBeLessThanOrEqual(390)
-    await expectNoSeriousViolations(page, "dead letters, phone", "main")
-    await page.setViewportSize({ width: 1280, height: 860 })
+    await expectCleanEverywhere(page, "dead letters")
 
     receiver.mode = { status: 204 }
     await table.getByRole("button", { name: /^Retry dispatch item / }).click()

@@ -3,9 +3,11 @@
  * signed in as the first admin (made through the API, signed in through the page).
  */
 import type { Browser, Page } from "playwright-core"
+import { expect } from "vitest"
 import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../../fixtures/fakeLlm.ts"
 import { ensureWebBuilt, launchBrowser } from "../../support/browser.ts"
 import { startServer, type TestServer } from "../../support/server.ts"
+import { expectNoSeriousViolations } from "../axe.ts"
 import { signInThroughPage } from "../support.ts"
 
 export const adminPassword = "correct horse battery"
@@ -58,4 +60,20 @@ export const openPage = async (page: Page, title: string) => {
   await unfoldGroupOf(page, title)
   await nav.getByRole("link", { name: title, exact: true }).click()
   await page.getByRole("heading", { level: 1, name: title }).waitFor()
+}
+
+/**
+ * What every console page is held to: axe-core finds no serious or critical violation in its main
+ * region in light and dark, and at phone width, where nothing overflows sideways. Leaves the page
+ * light and at desktop width.
+ */
+export const expectCleanEverywhere = async (page: Page, label: string) => {
+  await expectNoSeriousViolations(page, label, "main")
+  await page.emulateMedia({ colorScheme: "dark" })
+  await expectNoSeriousViolations(page, `${label}, dark`, "main")
+  await page.emulateMedia({ colorScheme: "light" })
+  await page.setViewportSize({ width: 390, height: 800 })
+  expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth as number)).toBeLessThanOrEqual(390)
+  await expectNoSeriousViolations(page, `${label}, phone`, "main")
+  await page.setViewportSize({ width: 1280, height: 860 })
 }
