@@ -69,3 +69,30 @@ describe.each(backends)("migrations (%s)", (backend) => {
     ])
   })
 })
+
+/**
+ * Expand, then contract: while hosts are replaced one at a time the release before runs on the new
+ * schema (test/operations/rollingUpgrade.test.ts runs it), so a migration only adds. A statement
+ * that takes away or changes what an older release reads or writes belongs to a later release, once
+ * no running release uses it, in a migration marked `-- contract:` with the reason.
+ */
+describe("migrations only expand the schema", () => {
+  const breaking: ReadonlyArray<[string, RegExp]> = [
+    ["drops a table", /\bDROP\s+TABLE\b/i],
+    ["drops a column", /\bDROP\s+COLUMN\b/i],
+    ["renames", /\bRENAME\b/i],
+    ["changes a column's type", /\bALTER\s+COLUMN\s+\w+\s+(?:SET\s+DATA\s+)?TYPE\b/i],
+    ["makes a column required", /\bALTER\s+COLUMN\s+\w+\s+SET\s+NOT\s+NULL\b/i],
+    ["adds a required column with no default", /\bADD\s+COLUMN\s+(?:IF\s+NOT\s+EXISTS\s+)?\w+\s+(?![^,;]*\bDEFAULT\b)[^,;]*\bNOT\s+NULL\b/i]
+  ]
+  it("has no statement that breaks the release before it, unless marked as a contract step", () => {
+    const found: Array<string> = []
+    for (const file of fs.readdirSync(Migrations.migrationsDir).filter((name) => name.endsWith(".sql"))) {
+      const text = fs.readFileSync(`${Migrations.migrationsDir}/${file}`, "utf8")
+      if (/^--\s*contract:/m.test(text)) continue
+      const statements = text.replace(/--.*$/gm, "")
+      for (const [what, pattern] of breaking) if (pattern.test(statements)) found.push(`${file} ${what}`)
+    }
+    expect(found).toEqual([])
+  })
+})

@@ -11,12 +11,41 @@ export interface RoundRobinProxy {
   readonly url: string
   /** The upstream index that answers the next request. */
   readonly next: () => number
+  /** Puts another upstream in the rotation (a new host joining the balancer). */
+  readonly add: (upstream: string) => void
   readonly close: () => Promise<void>
 }
 
-export const startProxy = async (upstreams: ReadonlyArray<string>): Promise<RoundRobinProxy> => {
+export interface ProxyOptions {
+  /**
+   * Checks each upstream's `GET /health/ready` this often and leaves out those not ready, as
+   * HAProxy's health checks do (a draining host leaves the rotation before it stops serving).
+   */
+  readonly readinessEveryMs?: number
+}
+
+export const startProxy = async (initial: ReadonlyArray<string>, options: ProxyOptions = {}): Promise<RoundRobinProxy> => {
+  const upstreams = [...initial]
+  const notReady = new Set<number>()
   let turn = 0
   const sockets = new Set<net.Socket>()
+  const checks = options.readinessEveryMs === undefined ? undefined : setInterval(() => {
+    upstreams.forEach((upstream, index) => {
+      fetch(`${upstream}/health/ready`).then(
+        (response) => (response.ok ? notReady.delete(index) : notReady.add(index)),
+        () => notReady.add(index)
+      )
+    })
+  }, options.readinessEveryMs)
+  /** The next upstream in turn that its checks have not left out (any, when all are). */
+  const nextTurn = () => {
+    for (let tries = 0; tries < upstreams.length; tries++) {
+      const index = turn
+      turn = (turn + 1) % upstreams.length
+      if (!notReady.has(index)) return index
+    }
+    return turn
+  }
   const forward = (
     index: number,
     tries: number,
@@ -51,9 +80,7 @@ export const startProxy = async (upstreams: ReadonlyArray<string>): Promise<Roun
     const chunks: Array<Buffer> = []
     request.on("data", (chunk: Buffer) => chunks.push(chunk))
     request.on("end", () => {
-      const index = turn
-      turn = (turn + 1) % upstreams.length
-      forward(index, 1, request, Buffer.concat(chunks), response)
+      forward(nextTurn(), 1, request, Buffer.concat(chunks), response)
     })
   })
   // Idle client connections outlive the clients' own keep-alive (undici's 4 s): at Node's default
@@ -69,8 +96,10 @@ export const startProxy = async (upstreams: ReadonlyArray<string>): Promise<Roun
   return {
     url: `http://127.0.0.1:${port}`,
     next: () => turn,
+    add: (upstream) => void upstreams.push(upstream),
     close: () =>
       new Promise<void>((resolve) => {
+        if (checks) clearInterval(checks)
         for (const socket of sockets) socket.destroy()
         server.close(() => resolve())
       })
