@@ -14,6 +14,7 @@ import { BudgetsApi } from "./budgets/Api.ts"
 import { CarapacesApi } from "./carapaces/Api.ts"
 import { ChannelsApi } from "./channels/Api.ts"
 import { ChannelMessagesApi, ChatApi } from "./chat/Api.ts"
+import { SessionDocumentsApi } from "./chat/SessionDocumentsApi.ts"
 import { ErrorResponses } from "./contract/Errors.ts"
 import { cairnVersion } from "./contract/Version.ts"
 import { DiscoverApi } from "./discover/Api.ts"
@@ -60,6 +61,7 @@ export class CairnApi extends HttpApi.make("cairn")
   .add(ProvidersApi)
   .add(LlmApi)
   .add(DocumentsApi)
+  .add(SessionDocumentsApi)
   .add(UsageApi)
   .add(BudgetsApi)
   .add(InjectionApi)

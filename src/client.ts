@@ -13,6 +13,7 @@ import { Data, Effect, Schema, Stream } from "effect"
 import { AgentEvent, type SequencedEvent } from "./agent/Events.ts"
 import { CairnApi } from "./Api.ts"
 import { ChatRequest } from "./intake/Model.ts"
+import { LogTailEvent, LogTailQuery } from "./logs/Model.ts"
 
 export interface ClientOptions {
   readonly baseUrl: string
@@ -41,11 +42,14 @@ export class StreamRefused extends Data.TaggedError("StreamRefused")<{ readonly 
 /** An event whose data is not one the event Schema knows (a newer server, or a damaged frame). */
 export class UnreadableEvent extends Data.TaggedError("UnreadableEvent")<{ readonly data: string }> {}
 
-const endpointOf = (group: "chat" | "runs" | "operations", name: string) => CairnApi.groups[group]!.endpoints[name]!
+const endpointOf = (group: "chat" | "runs" | "operations" | "logs", name: string) => CairnApi.groups[group]!.endpoints[name]!
 
 const chatStream = endpointOf("chat", "stream")
 const rejoinStream = endpointOf("runs", "rejoin")
 const backupDownload = endpointOf("operations", "download")
+const logStream = endpointOf("logs", "stream")
+const encodeLogQuery = Schema.encode(LogTailQuery)
+const decodeLogEvent = Schema.decode(Schema.parseJson(LogTailEvent))
 const encodeChatRequest = Schema.encode(ChatRequest)
 const decodeEvent = Schema.decode(Schema.parseJson(AgentEvent))
 
@@ -80,6 +84,14 @@ const eventsOf = (response: HttpClientResponse.HttpClientResponse) =>
     )
   )
 
+/** The live log tail's events, each decoded through its Schema. */
+const logEventsOf = (response: HttpClientResponse.HttpClientResponse) =>
+  bytesOf(response).pipe(
+    Stream.decodeText(),
+    Stream.pipeThroughChannel(Sse.makeChannel()),
+    Stream.mapEffect((frame) => Effect.mapError(decodeLogEvent(frame.data), () => new UnreadableEvent({ data: frame.data })))
+  )
+
 /** An endpoint's path with its `:id` filled in. */
 const pathWithId = (endpoint: { readonly path: string }, id: string) => endpoint.path.replace(":id", encodeURIComponent(id))
 
@@ -88,6 +100,7 @@ const pathWithId = (endpoint: { readonly path: string }, id: string) => endpoint
  * session's latest (or a given) run after the event `after` (`GET /api/v1/sessions/{id}/stream`),
  * both as decoded events; interrupting one closes the connection while the run goes on on the
  * server. `backupArchive` is a backup's archive as bytes, with its length when the server gives it.
+ * `logs` follows the server's log lines (`GET /api/v1/admin/logs/stream`) until interrupted.
  */
 export const makeStreamingClient = (options: ClientOptions) =>
   Effect.map(HttpClient.HttpClient, (base) => {
@@ -110,6 +123,19 @@ export const makeStreamingClient = (options: ClientOptions) =>
               ...(query.runId === undefined ? {} : { run_id: query.runId })
             })
           )
+        ),
+      logs: (query: typeof LogTailQuery.Type = {}) =>
+        Stream.unwrapScoped(
+          Effect.flatMap(encodeLogQuery(query), (params) =>
+            Effect.map(
+              http.execute(
+                HttpClientRequest.get(logStream.path).pipe(
+                  HttpClientRequest.setUrlParams(Object.entries(params).filter(([, value]) => value !== undefined)),
+                  HttpClientRequest.setHeader("accept", "text/event-stream")
+                )
+              ),
+              logEventsOf
+            ))
         ),
       backupArchive: (backupId: string) =>
         Effect.map(http.execute(HttpClientRequest.get(pathWithId(backupDownload, backupId))), (response) => ({

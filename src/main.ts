@@ -26,6 +26,8 @@ import { Channels } from "./channels/Channels.ts"
 import { ChannelsHttpLive } from "./channels/Http.ts"
 import { ChannelMessagesHttpLive } from "./chat/ChannelMessagesHttp.ts"
 import { ChatHttpLive } from "./chat/Http.ts"
+import { SessionDocuments } from "./chat/SessionDocuments.ts"
+import { SessionDocumentsHttpLive } from "./chat/SessionDocumentsHttp.ts"
 import { Summaries } from "./chat/Summaries.ts"
 import { AppConfig } from "./config/AppConfig.ts"
 import * as Database from "./db/Database.ts"
@@ -136,6 +138,7 @@ const ServicesLive = Layer.mergeAll(
   Speech.Default,
   Todos.Default,
   Documents.Default,
+  SessionDocuments.Default,
   Tools.layer,
   BuiltinToolsLive,
   Skills.layer,
@@ -200,6 +203,7 @@ const HandlersLive = Layer.mergeAll(
   UsageHttpLive,
   BudgetsHttpLive,
   DocumentsHttpLive,
+  SessionDocumentsHttpLive,
   InjectionHttpLive,
   TasksHttpLive,
   DeadLettersHttpLive,

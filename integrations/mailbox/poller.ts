@@ -8,7 +8,7 @@
  * by its Message-ID), recorded before it is screened and settled with its outcome: delivered,
  * ignored (quarantined), or left `received` while it waits for a bound channel. A mail that fails
  * INBOUND_MAX_ATTEMPTS cycles is a dead letter: the cursor moves past it, and a person's retry
- * gives it back to the next cycle.
+ * gives it back to a cycle started at once (hooks.ts), which reads it again by its UID.
  */
 import type { ImapFlow } from "imapflow"
 import type { IntegrationContext } from "../../src/sdk/index.ts"

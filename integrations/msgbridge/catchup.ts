@@ -6,9 +6,9 @@
  * GUID set makes a message seen before a duplicate, so a message sent while Cairn was down is
  * answered exactly once, and nothing already answered is answered again.
  */
-import type { IntegrationContext } from "../../src/sdk/index.ts"
+import type { InboundEntry, IntegrationContext } from "../../src/sdk/index.ts"
 import { messagesAfter } from "./chatServer.ts"
-import { readConfig } from "./config.ts"
+import { type BridgeConfig, readConfig } from "./config.ts"
 import { handleMessage, type InboundResult } from "./inbound.ts"
 import { ChatMessage, decodeOr } from "./message.ts"
 import { bridgeStore } from "./store.ts"
@@ -37,19 +37,26 @@ export const catchUp = (cairn: IntegrationContext): Promise<CatchUpResult> => {
   return running
 }
 
+/**
+ * Decides one recorded message left undecided, from what was recorded with it: a restart's resume
+ * (`catchup`) or a person's retry of its dead letter (`retry`, registered in hooks.ts).
+ */
+export const resumeEntry = async (cairn: IntegrationContext, entry: InboundEntry, origin: "catchup" | "retry", config?: BridgeConfig) => {
+  const message = decodeOr(ChatMessage, entry.payload.message)
+  if (!message.ok) {
+    await cairn.inbound.settle(entry.id, "ignored", { reason: `unreadable: ${message.error}`.slice(0, 200) })
+    return undefined
+  }
+  return handleMessage(cairn, message.value, origin, { config: config ?? readConfig(await cairn.settings.all()) })
+}
+
 /** Decides the recorded messages left undecided; how many. */
 export const resumeOpen = async (cairn: IntegrationContext): Promise<number> => {
   const config = readConfig(await cairn.settings.all())
   let resumed = 0
   for (const entry of await cairn.inbound.open({ limit: PAGE })) {
-    const message = decodeOr(ChatMessage, entry.payload.message)
-    if (!message.ok) {
-      await cairn.inbound.settle(entry.id, "ignored", { reason: `unreadable: ${message.error}`.slice(0, 200) })
-      continue
-    }
     try {
-      await handleMessage(cairn, message.value, "catchup", { config })
-      resumed += 1
+      if (await resumeEntry(cairn, entry, "catchup", config)) resumed += 1
     } catch (error) {
       cairn.logger.warn(
         `Messaging bridge: message ${entry.external_id} could not be resumed: ${error instanceof Error ? error.message : String(error)}`

@@ -1,4 +1,5 @@
 import { type BoundTarget, defineHooks } from "../../src/sdk/index.ts"
+import { resumeEntry } from "./catchup.ts"
 import { legacyClient } from "./legacy.ts"
 import { registered, useContext } from "./state.ts"
 
@@ -10,4 +11,6 @@ export default defineHooks((cairn) => {
   registered.metadata = true
   useContext(cairn)
   cairn.registerWorker(legacyClient)
+  // A dead message a person retried is decided at once, not at the next catch-up.
+  cairn.inbound.onRetry(async (entry) => void (await resumeEntry(cairn, entry, "retry")))
 })

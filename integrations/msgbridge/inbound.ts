@@ -17,7 +17,8 @@ import { type ChatMessage, contentOf } from "./message.ts"
 import { decide, type RouteDecision } from "./routing.ts"
 import { bridgeStore } from "./store.ts"
 
-export type Origin = "webhook" | "socket" | "catchup"
+/** How the message came; `retry`: a person retried its dead letter (its age is no reason to leave it). */
+export type Origin = "webhook" | "socket" | "catchup" | "retry"
 
 export type IgnoreReason =
   | "paused"
@@ -88,7 +89,7 @@ const earlyReason = async (
   if (!chatGuid) return "no-chat"
   if (!contentOf(message)) return "empty"
   const age = Date.now() - (message.dateCreated ?? Date.now())
-  if (origin !== "catchup" && age > config.staleMs) return "stale"
+  if ((origin === "webhook" || origin === "socket") && age > config.staleMs) return "stale"
   if (origin === "catchup" && age > config.catchUpMaxAgeMs) return "too-old"
   if (message.isFromMe && (await store.isEcho(chatGuid, message.text ?? "", message.tempGuid))) return "echo"
   // Decided before the ledger existed: an older release's marks still stand (a resumed item made them itself).

@@ -12,6 +12,7 @@ import { AppConfig } from "../config/AppConfig.ts"
 import { Unauthorized } from "../contract/Errors.ts"
 import { ApiKeys, KEY_PREFIX } from "./keys/ApiKeys.ts"
 import { looksLikeJwt, Tokens } from "./Tokens.ts"
+import { issuedAtMs, UserGate } from "./users/UserGate.ts"
 
 export class Authenticator extends Context.Tag("cairn/Authenticator")<
   Authenticator,
@@ -33,16 +34,27 @@ export const layer = Layer.effect(
     const config = yield* AppConfig
     const keys = yield* ApiKeys
     const tokens = yield* Tokens
+    const gate = yield* UserGate
     // Compared by digest, in constant time; the key's own digest is taken once.
     const staticDigest = Option.getOrUndefined(Option.map(config.apiKey, (key) => digest(Redacted.value(key))))
     return {
       authenticate: (token) => {
         // The static key first: whatever shape an operator gave it, it always works.
         if (staticDigest !== undefined && crypto.timingSafeEqual(digest(token), staticDigest)) return Effect.succeed(staticPrincipal)
-        if (token.startsWith(KEY_PREFIX)) return keys.authenticate(token)
-        if (looksLikeJwt(token)) return Effect.map(tokens.verify(token), (verified) => verified.principal)
+        // A disabled user's keys and tokens are refused; a user token issued before its user's
+        // sessions ended too (users/UserGate.ts).
+        if (token.startsWith(KEY_PREFIX)) {
+          return Effect.tap(keys.authenticate(token), (principal) => principal.user ? gate.admit(principal.user, undefined) : Effect.void)
+        }
+        if (looksLikeJwt(token)) {
+          return Effect.flatMap(
+            tokens.verify(token),
+            ({ claims, principal }) =>
+              principal.kind === "user" ? Effect.as(gate.admit(principal.id, issuedAtMs(claims)), principal) : Effect.succeed(principal)
+          )
+        }
         return Effect.fail(invalid)
       }
     }
   })
-).pipe(Layer.provide(Layer.merge(ApiKeys.Default, Tokens.Default)))
+).pipe(Layer.provide(Layer.mergeAll(ApiKeys.Default, Tokens.Default, UserGate.Default)))

@@ -13,7 +13,9 @@ import { ApiKeysHttpLive } from "./keys/Http.ts"
 import { RateLimiter } from "./RateLimit.ts"
 import { Tokens } from "./Tokens.ts"
 import { AuthHttpLive, UsersHttpLive } from "./users/Http.ts"
+import { Invitations } from "./users/Invitations.ts"
 import { Oidc } from "./users/Oidc.ts"
+import { UserGate } from "./users/UserGate.ts"
 import { Users } from "./users/Users.ts"
 import { WidgetHttpLive } from "./widget/Http.ts"
 import { Widgets } from "./widget/Widgets.ts"
@@ -26,6 +28,8 @@ export const AuthServicesLive = Layer.mergeAll(
   Tokens.Default,
   RateLimiter.Default,
   Users.Default,
+  UserGate.Default,
+  Invitations.Default,
   Oidc.Default,
   Widgets.Default
 )

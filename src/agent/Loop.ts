@@ -69,7 +69,7 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
       })
 
     const runTurn = (input: TurnInput): Effect.Effect<TurnResult, SkillNotFound | LlmError> => {
-      const record = input.history ? memoryRecord(input.history) : sessionRecord(sessions, input.sessionId, input.withRunEnd)
+      const record = input.history ? memoryRecord(input.history) : sessionRecord(sessions, input.sessionId, input.runId, input.withRunEnd)
       return Effect.gen(function*() {
         const { hookIds } = yield* CurrentTurn
         yield* acceptUserText(input, record)
@@ -164,10 +164,15 @@ export class AgentLoop extends Effect.Service<AgentLoop>()("cairn/AgentLoop", {
           }
         })
 
+        // The partial answer of a stopped turn (a cancel, a shutdown, a lost lock) is its last
+        // write: it commits with the run's end, fenced on it, so a run another process closed
+        // (a lost lock) stores none (agent/Record.ts).
         const storePartialOnInterrupt = Effect.flatMap(
           Ref.get(partial),
           (text) =>
-            record.append({ role: "assistant", content: text, metadata: { run_id: input.runId, cancelled: true } }).pipe(Effect.ignore)
+            record.append({ role: "assistant", content: text, metadata: { run_id: input.runId, cancelled: true } }, { last: true }).pipe(
+              Effect.ignore
+            )
         )
         const text = yield* loop.pipe(Effect.onInterrupt(() => storePartialOnInterrupt))
         if ((input.depth ?? 0) === 0) {

@@ -8,7 +8,7 @@
 import { Effect, Either, Option, Schema } from "effect"
 import type { Bot, RetrievalSettings } from "../bots/Model.ts"
 import { Documents } from "../documents/Documents.ts"
-import type { SearchResult } from "../documents/Model.ts"
+import { chatIntegration, type SearchResult } from "../documents/Model.ts"
 import { readJsonAnswer } from "../providers/JsonAnswer.ts"
 import { completeJson } from "../providers/JsonCompletion.ts"
 import { Llm } from "../providers/Llm.ts"
@@ -104,14 +104,34 @@ export class Retrieval extends Effect.Service<Retrieval>()("cairn/Retrieval", {
         return pickRanked(answered.value.value.ranked, candidates.length).map((index) => candidates[index]!)
       })
 
+    /**
+     * The bot's (or channel's) retrieval, with the conversation's own documents (documents in the
+     * chat) always among those searched: a bot without retrieval searches those alone, when the
+     * conversation has any.
+     */
+    const settingsFor = (input: TurnInput) =>
+      Effect.gen(function*() {
+        const configured = retrievalFor(input.bot, input.channel)
+        if (configured.enabled) {
+          const ids = configured.integration_ids
+          return ids.length === 0 || ids.includes(chatIntegration)
+            ? configured
+            : { ...configured, integration_ids: [...ids, chatIntegration] }
+        }
+        if (!(yield* documents.sessionHasDocuments(input.sessionId))) return configured
+        return { ...configured, enabled: true, integration_ids: [chatIntegration], notes_top_k: 0, rerank: "none" as const }
+      })
+
     const retrieve = (input: TurnInput, model: string) =>
       Effect.gen(function*() {
-        const settings = retrievalFor(input.bot, input.channel)
         const q = input.userText?.trim().slice(0, maxQueryChars)
-        if (!settings.enabled || !q) return none
+        if (!q) return none
+        const settings = yield* settingsFor(input)
+        if (!settings.enabled) return none
         const started = Date.now()
         const pool = settings.rerank === "llm" ? settings.rerank_candidates : settings.top_k * 3
-        const candidates = yield* searchDocumentsOnly(documents, q, settings.integration_ids, pool)
+        // The conversation's own documents (added in the chat) beside the bot's; never another conversation's.
+        const candidates = yield* searchDocumentsOnly(documents, q, settings.integration_ids, pool, input.sessionId)
         const passing = candidates.filter((hit) => settings.min_score === 0 || (hit.similarity ?? 0) >= settings.min_score)
         let reranker: "hybrid" | "llm" = "hybrid"
         let ranked: ReadonlyArray<SearchResult> = passing

@@ -4,7 +4,7 @@
  */
 import { Context, type Effect } from "effect"
 import type { Bot, RetrievalOverride } from "../bots/Model.ts"
-import type { CarriedWrites } from "../db/Commit.ts"
+import type { GatedWrites } from "../db/Commit.ts"
 import type { HookIds } from "../hooks/Model.ts"
 import type { ToolCall, ToolSchema, Usage, UsageContext } from "../providers/Model.ts"
 import type { ToolCallContext } from "../sdk/index.ts"
@@ -87,10 +87,12 @@ export interface TurnInput {
   /** Nested turns (delegation) do not fire after_response for the outer run. */
   readonly depth?: number
   /**
-   * Hands writes to the run, which commits them in the statement that records its end (runs/Runs.ts):
-   * the turn's answer, its last write, costs no statement of its own. A nested turn has none.
+   * Hands writes to the run, which commits them in the statement that records its end (runs/Runs.ts),
+   * gated on that end taking the run (still running, still this process's): the turn's answer, its
+   * last write, costs no statement of its own and is never stored by a run another process closed.
+   * A nested turn has none.
    */
-  readonly withRunEnd?: ((writes: CarriedWrites) => void) | undefined
+  readonly withRunEnd?: ((writes: GatedWrites) => void) | undefined
 }
 
 export interface TurnResult {

@@ -4,6 +4,7 @@ import { Authentication } from "../auth/Authentication.ts"
 import { RequiredScope } from "../auth/RequiredScope.ts"
 import { BodyLimit } from "../contract/BodyLimit.ts"
 import { detailBody } from "../contract/Errors.ts"
+import { SessionNotFound } from "../sessions/Errors.ts"
 import { DocumentNotFound, EmbeddingFailed } from "./Errors.ts"
 import {
   Document,
@@ -36,7 +37,7 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
       .annotate(RequiredScope, "documents:read")
       .annotate(
         OpenApi.Description,
-        "Documents, newest first, without their content (its length as `content_chars`); filter by integration_id; limit 1-500 (default 50) and offset (the answer's next_offset)"
+        "Documents, newest first, without their content (its length as `content_chars`); filter by integration_id; limit 1-500 (default 50) and offset (the answer's next_offset). A conversation's documents are listed to admins only (its owner lists them at /api/v1/sessions/{id}/documents)"
       )
   )
   // Declared before /documents/:id; the router prefers the static segment in any case.
@@ -44,10 +45,11 @@ export class DocumentsApi extends HttpApiGroup.make("documents")
     HttpApiEndpoint.get("search", "/documents/search")
       .setUrlParams(SearchQuery)
       .addSuccess(Schema.Array(SearchResult))
+      .addError(detailBody(SessionNotFound))
       .annotate(RequiredScope, "documents:read")
       .annotate(
         OpenApi.Description,
-        "Documents matching `q`, best first: vector similarity fused with full-text search by reciprocal rank (`score`), with the cosine `similarity` and the best chunk as `snippet`"
+        "Documents matching `q`, best first: vector similarity fused with full-text search by reciprocal rank (`score`), with the cosine `similarity` and the best chunk as `snippet`. A conversation's documents (`session_id` set) are found only with `session_id` naming it (the caller's own conversation) or by an admin"
       )
   )
   .add(

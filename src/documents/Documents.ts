@@ -17,6 +17,7 @@ import {
   DocumentCreate,
   DocumentDeleted,
   DocumentPage,
+  type DocumentScope,
   DocumentSummary,
   MAX_SEARCH_LIMIT,
   type SearchInput,
@@ -62,6 +63,9 @@ const SearchArguments = Schema.Struct({
 })
 
 const toDocument = (row: DocumentRow) => new Document(row)
+
+/** What the documents routes show a caller: every document (an admin), or only those of no conversation. */
+export type Visibility = "all" | "unscoped"
 
 export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
   scoped: Effect.gen(function*() {
@@ -119,39 +123,44 @@ export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
         return toDocument(row!)
       })
 
-    const get = (id: string) =>
+    /** The document, when `visible` takes it in: a conversation's document is not found by those who see only unscoped ones. */
+    const get = (id: string, visible: Visibility = "all") =>
       Effect.gen(function*() {
         const row = Schema.is(Schema.UUID)(id) ? yield* repo.get(id) : undefined
-        if (!row) return yield* new DocumentNotFound({ detail: `Document ${id} not found` })
+        if (!row || (visible === "unscoped" && row.session_id !== null)) {
+          return yield* new DocumentNotFound({ detail: `Document ${id} not found` })
+        }
         return toDocument(row)
       })
 
     const list = (
-      query: { readonly integration_id?: string | undefined; readonly limit?: number | undefined; readonly offset?: number | undefined }
+      query: { readonly integration_id?: string | undefined; readonly limit?: number | undefined; readonly offset?: number | undefined },
+      visible: Visibility = "all"
     ) =>
       Effect.gen(function*() {
         const limit = query.limit ?? 50
         const offset = query.offset ?? 0
-        const rows = yield* repo.list(query.integration_id, limit, offset)
+        const rows = yield* repo.list(query.integration_id, limit, offset, visible)
         return new DocumentPage({
           items: rows.slice(0, limit).map((row) => new DocumentSummary(row)),
           next_offset: rows.length > limit ? offset + limit : null
         })
       })
 
-    const remove = (id: string) =>
+    const remove = (id: string, visible: Visibility = "all") =>
       Effect.gen(function*() {
+        if (visible === "unscoped") yield* get(id, visible)
         const removed = Schema.is(Schema.UUID)(id) && (yield* repo.remove(id))
         if (!removed) return yield* new DocumentNotFound({ detail: `Document ${id} not found` })
         return new DocumentDeleted({ id, deleted: true })
       })
 
-    const vectorLeg = (q: string, integrationId: string | undefined, candidates: number) =>
+    const vectorLeg = (q: string, integrationId: string | undefined, candidates: number, scope: DocumentScope) =>
       embedder.embed([q]).pipe(
         Effect.flatMap(([query]): Effect.Effect<Array<VectorHit>, never> =>
           useIndex && query!.length <= MAX_INDEXED_DIMENSION
-            ? Effect.zipRight(ensureIndex(query!.length), repo.vectorIndexed(query!, embedder.model, integrationId, candidates))
-            : repo.vectorExact(query!, embedder.model, integrationId, candidates)
+            ? Effect.zipRight(ensureIndex(query!.length), repo.vectorIndexed(query!, embedder.model, integrationId, candidates, scope))
+            : repo.vectorExact(query!, embedder.model, integrationId, candidates, scope)
         ),
         // Without an embedder (provider down) full-text search still answers.
         Effect.catchTag("EmbeddingError", (error) =>
@@ -166,8 +175,10 @@ export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
         const q = input.q.trim()
         // One after the other: PGlite has one connection anyway, and on PostgreSQL running them in
         // parallel measured slower (a second pooled connection per search) than in sequence.
-        const vector = yield* vectorLeg(q, input.integration_id, candidates)
-        const text = yield* repo.text(q, input.integration_id, candidates)
+        // Only documents of no conversation unless the caller names the scope (Model.ts `DocumentScope`).
+        const scope = unchecked.scope ?? "unscoped"
+        const vector = yield* vectorLeg(q, input.integration_id, candidates, scope)
+        const text = yield* repo.text(q, input.integration_id, candidates, scope)
         const fused = fuse(vector, text, limit)
         const rows = new Map((yield* repo.getMany(fused.map((hit) => hit.documentId))).map((row) => [row.id, row]))
         return fused.flatMap((hit) => {
@@ -221,7 +232,24 @@ export class Documents extends Effect.Service<Documents>()("cairn/Documents", {
       Effect.forkScoped
     )
 
-    return traced("Documents", { ingest, get, list, remove, search, model: embedder.model, vectorIndex: useIndex } as const)
+    /** The documents added to one conversation, oldest first (the caller checked it may see them). */
+    const listForSession = (sessionId: string) =>
+      Effect.map(repo.listForSession(sessionId), (rows) => rows.map((row) => new DocumentSummary(row)))
+
+    return traced(
+      "Documents",
+      {
+        ingest,
+        get,
+        list,
+        listForSession,
+        sessionHasDocuments: repo.hasSessionDocuments,
+        remove,
+        search,
+        model: embedder.model,
+        vectorIndex: useIndex
+      } as const
+    )
   }),
   dependencies: [DocumentsRepo.Default, EmbedderLive]
 }) {}

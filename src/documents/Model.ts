@@ -83,6 +83,8 @@ export const DEFAULT_SEARCH_LIMIT = 10
 export const SearchQuery = queryParams({
   q: NonBlank(2_000),
   integration_id: Schema.optional(Schema.String),
+  /** Also the documents added to this conversation (one of the caller's own). */
+  session_id: Schema.optional(Schema.UUID),
   limit: Schema.optional(
     Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, MAX_SEARCH_LIMIT))
   )
@@ -90,8 +92,31 @@ export const SearchQuery = queryParams({
 
 export const DocumentPath = idPath((id) => `Document ${id} not found`)
 
+/**
+ * Which documents a search or a listing sees. A document's `session_id` scopes it to that
+ * conversation: `{ session }` sees that conversation's (and those of the conversations it was
+ * branched from) beside the unscoped ones; `all` sees every document (an admin; a bot's own notes);
+ * `unscoped`, the default, only documents of no conversation.
+ */
+export type DocumentScope = { readonly session: string } | "all" | "unscoped"
+
 export interface SearchInput {
   readonly q: string
   readonly integration_id?: string | undefined
   readonly limit?: number | undefined
+  readonly scope?: DocumentScope | undefined
 }
+
+/** The integration id of documents added to a conversation in the chat. */
+export const chatIntegration = "chat"
+
+/** `POST /api/v1/sessions/{id}/documents`: an uploaded file (PDF, text, Markdown) made a document of the conversation. */
+export const SessionDocumentCreate = body({
+  attachment_id: Schema.UUID,
+  /** For a conversation not started yet (its id chosen by the client, as `/chat` takes it): its bot, default `default`. */
+  bot_id: Schema.optional(Schema.String),
+  client_id: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)))
+})
+
+export const SessionPath = idPath("Session")
+export const SessionDocumentPath = idPath("Session", { document_id: Schema.UUID })

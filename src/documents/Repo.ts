@@ -4,7 +4,7 @@ import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Schema } from "effect"
 import { CountRow, decodeRows, firstRow, IdRow, repository } from "../db/Repository.ts"
 import { toPgArray, toPgVector } from "../embeddings/Vector.ts"
-import { Document, DocumentSummary } from "./Model.ts"
+import { Document, type DocumentScope, DocumentSummary } from "./Model.ts"
 import type { ChunkHit, VectorHit } from "./Ranking.ts"
 
 /**
@@ -70,8 +70,37 @@ export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/Docume
     const inIntegration = (integrationId: string | undefined): Fragment =>
       integrationId === undefined ? sql.literal("") : sql`AND c.integration_id = ${integrationId}`
 
+    /**
+     * The chunks a scope sees (Model.ts `DocumentScope`): a document of another conversation is
+     * left out. The conversations a session was branched from are its own (`forked_from`, up).
+     */
+    const inScope = (scope: DocumentScope): Fragment =>
+      scope === "all"
+        ? sql.literal("")
+        : scope === "unscoped"
+        ? sql`AND c.document_id NOT IN (SELECT o.id FROM documents o WHERE o.session_id IS NOT NULL)`
+        : sql`AND c.document_id NOT IN (
+                SELECT o.id FROM documents o
+                WHERE o.session_id IS NOT NULL AND o.session_id NOT IN (${lineage(scope.session)}))`
+    /** The session and those it was branched from, up to its first. */
+    const lineage = (sessionId: string): Fragment =>
+      sql`WITH RECURSIVE up AS (
+            SELECT ${sessionId}::uuid AS id, 0 AS depth
+            UNION ALL
+            SELECT s.forked_from, up.depth + 1 FROM sessions s JOIN up ON s.id = up.id
+            WHERE s.forked_from IS NOT NULL AND up.depth < 1000
+          )
+          SELECT id FROM up`
+    /** Documents a listing sees: every one, or those of no conversation. */
+    const listed = (scope: "all" | "unscoped"): Fragment => (scope === "all" ? sql.literal("TRUE") : sql`d.session_id IS NULL`)
+
     const documentColumns = sql.literal(
       "d.id, d.integration_id, d.session_id, d.title, d.content, d.metadata, d.created_at, " +
+        "(SELECT count(*)::int FROM document_chunks k WHERE k.document_id = d.id) AS chunk_count"
+    )
+
+    const summaryColumns = sql.literal(
+      "d.id, d.integration_id, d.session_id, d.title, d.metadata, d.created_at, char_length(d.content)::int AS content_chars, " +
         "(SELECT count(*)::int FROM document_chunks k WHERE k.document_id = d.id) AS chunk_count"
     )
 
@@ -125,18 +154,32 @@ export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/Docume
 
       /** Deletes the document; its chunks and embeddings go with it (ON DELETE CASCADE). */
       /** A page of documents, newest first, without their content; one row more than asked tells whether another page follows. */
-      list: (integrationId: string | undefined, limit: number, offset: number) =>
-        sql`SELECT d.id, d.integration_id, d.session_id, d.title, d.metadata, d.created_at,
-                   char_length(d.content)::int AS content_chars,
-                   (SELECT count(*)::int FROM document_chunks k WHERE k.document_id = d.id) AS chunk_count
+      list: (integrationId: string | undefined, limit: number, offset: number, scope: "all" | "unscoped" = "all") =>
+        sql`SELECT ${summaryColumns}
             FROM documents d
-            ${integrationId === undefined ? sql.literal("") : sql`WHERE d.integration_id = ${integrationId}`}
+            WHERE ${listed(scope)} ${integrationId === undefined ? sql.literal("") : sql`AND d.integration_id = ${integrationId}`}
             ORDER BY d.created_at DESC, d.id DESC
             LIMIT ${limit + 1} OFFSET ${offset}`.pipe(decodeRows(DocumentSummaryRow)),
+      /** Whether the conversation (or one it was branched from) has documents of its own. */
+      hasSessionDocuments: (sessionId: string) =>
+        sql`SELECT EXISTS (SELECT 1 FROM documents d WHERE d.session_id IN (${lineage(sessionId)})) AS installed`.pipe(
+          decodeRows(Installed),
+          Effect.map((rows) => rows[0]?.installed === true)
+        ),
+      /** The documents added to one conversation, oldest first. */
+      listForSession: (sessionId: string) =>
+        sql`SELECT ${summaryColumns} FROM documents d WHERE d.session_id = ${sessionId}
+            ORDER BY d.created_at, d.id`.pipe(decodeRows(DocumentSummaryRow)),
       remove: (id: string) => sql`DELETE FROM documents WHERE id = ${id} RETURNING id`.pipe(Effect.map((rows) => rows.length > 0)),
 
       /** Nearest chunks through the HNSW index of this dimension. */
-      vectorIndexed: (query: ReadonlyArray<number>, model: string, integrationId: string | undefined, limit: number) => {
+      vectorIndexed: (
+        query: ReadonlyArray<number>,
+        model: string,
+        integrationId: string | undefined,
+        limit: number,
+        scope: DocumentScope = "all"
+      ) => {
         const d = dim(query.length)
         const literal = toPgVector(query)
         return sql.withTransaction(
@@ -150,7 +193,7 @@ export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/Docume
               SELECT c.document_id, c.ordinal, c.content,
                      1 - (c.embedding::vector(${d}) <=> ${literal}::vector(${d})) AS similarity
               FROM document_chunks c
-              WHERE c.dimension = ${d} AND c.embedding_model = ${model} ${inIntegration(integrationId)}
+              WHERE c.dimension = ${d} AND c.embedding_model = ${model} ${inIntegration(integrationId)} ${inScope(scope)}
               ORDER BY c.embedding::vector(${d}) <=> ${literal}::vector(${d})
               LIMIT ${limit}`)
           })
@@ -158,12 +201,18 @@ export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/Docume
       },
 
       /** Nearest chunks by a full scan, no extension needed: vectors are unit length, so cosine = dot. */
-      vectorExact: (query: ReadonlyArray<number>, model: string, integrationId: string | undefined, limit: number) =>
+      vectorExact: (
+        query: ReadonlyArray<number>,
+        model: string,
+        integrationId: string | undefined,
+        limit: number,
+        scope: DocumentScope = "all"
+      ) =>
         sql`
           SELECT c.document_id, c.ordinal, c.content,
                  (SELECT sum(a * b) FROM unnest(c.embedding, ${toPgArray(query)}::real[]) AS t(a, b)) AS similarity
           FROM document_chunks c
-          WHERE c.dimension = ${query.length} AND c.embedding_model = ${model} ${inIntegration(integrationId)}
+          WHERE c.dimension = ${query.length} AND c.embedding_model = ${model} ${inIntegration(integrationId)} ${inScope(scope)}
           ORDER BY similarity DESC
           LIMIT ${limit}`.pipe(decodeRows(ScoredChunkRow), Effect.map(toVectorHits)),
 
@@ -172,11 +221,11 @@ export class DocumentsRepo extends Effect.Service<DocumentsRepo>()("cairn/Docume
        * first. All words, not any: without IDF weights a match on one everyday word is noise, and
        * the vector leg already ranks loose matches; this leg is for names, codes and exact terms.
        */
-      text: (q: string, integrationId: string | undefined, limit: number) =>
+      text: (q: string, integrationId: string | undefined, limit: number, scope: DocumentScope = "all") =>
         sql`
           SELECT c.document_id, c.ordinal, c.content
           FROM document_chunks c, (SELECT websearch_to_tsquery('english', ${q}) AS query) q
-          WHERE c.search @@ q.query ${inIntegration(integrationId)}
+          WHERE c.search @@ q.query ${inIntegration(integrationId)} ${inScope(scope)}
           ORDER BY ts_rank(c.search, q.query, 1) DESC, c.document_id, c.ordinal
           LIMIT ${limit}`.pipe(
           decodeRows(ChunkRow),

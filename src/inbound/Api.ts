@@ -26,7 +26,7 @@ export class DeadLettersApi extends HttpApiGroup.make("deadLetters")
       .annotate(RequiredScope, "tasks:write")
       .annotate(
         OpenApi.Description,
-        "Try a dead letter again: a failed run is queued again, a delivery that gave up is tried again from its first attempt (one recorded `uncertain` may then show twice: it is retried only when a person asks), an item its integration handles itself goes back to it. 409 when it is not a dead letter (any more)"
+        "Try a dead letter again: a failed run is queued again, a delivery that gave up is tried again from its first attempt (one recorded `uncertain` may then show twice: it is retried only when a person asks), an item its integration handles itself goes back to it at once (the handler it registered). 409 when it is not a dead letter (any more)"
       )
   )
   .add(

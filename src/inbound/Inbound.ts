@@ -33,6 +33,9 @@ export interface AlreadyDecided {
   readonly item: ItemRow
 }
 
+/** What a source does with an item of its own a person retried (an integration's `cairn.inbound.onRetry`). */
+export type RetryHandler = (item: ItemRow) => Effect.Effect<void, unknown>
+
 export class Inbound extends Effect.Service<Inbound>()("cairn/Inbound", {
   effect: Effect.gen(function*() {
     const config = yield* inboundConfig
@@ -41,6 +44,9 @@ export class Inbound extends Effect.Service<Inbound>()("cairn/Inbound", {
     const dispatchers = yield* Dispatchers
     const bus = yield* Bus
     const readiness = yield* Readiness
+
+    /** Each source's retry handler, registered in this process (the retry runs where a person asked for it). */
+    const retryHandlers = new Map<string, RetryHandler>()
 
     const notFound = (id: string) => new DeadLetterNotFound({ detail: `Dead letter not found: ${id}` })
 
@@ -116,7 +122,9 @@ export class Inbound extends Effect.Service<Inbound>()("cairn/Inbound", {
     /**
      * Gives a dead letter another go: a run that failed is queued again (its message is stored
      * already), a delivery that gave up is tried again from its first attempt, and an item its
-     * source handles itself is `received` again for the source's next pass. Answers the item as moved.
+     * source handles itself is `received` again and handed to the source's retry handler at once
+     * (in the background; without one, or should it fail, the source's own next pass takes it).
+     * Answers the item as moved.
      */
     const retry = (id: string) =>
       Effect.gen(function*() {
@@ -137,8 +145,22 @@ export class Inbound extends Effect.Service<Inbound>()("cairn/Inbound", {
         if (!moved) return yield* new DeadLetterConflict({ detail: `Inbound item ${id} changed meanwhile` })
         if (rerun.length > 0) yield* bus.publish("tasks", "queued")
         yield* Effect.forEach(redeliver, (task) => Effect.forkDaemon(dispatchers.deliver(task.id)), { discard: true })
-        return toItem((yield* repo.find(row.id))!)
+        const now = (yield* repo.find(row.id))!
+        const handler = retryHandlers.get(row.source)
+        if (next === "received" && handler) {
+          yield* Effect.forkDaemon(
+            handler(now).pipe(
+              Effect.catchAllCause((cause) => Effect.logWarning(`Inbound item ${row.id}: the retry by ${row.source} failed`, cause))
+            )
+          )
+        }
+        return toItem(now)
       })
+
+    /** Registers the retry handler of a source (one per source: a second replaces the first). */
+    const onRetry = (source: string, handler: RetryHandler) => {
+      retryHandlers.set(source, handler)
+    }
 
     /** A dead letter a person gave up on: kept (its source id stays known), never acted on again. */
     const discard = (id: string) =>
@@ -163,6 +185,7 @@ export class Inbound extends Effect.Service<Inbound>()("cairn/Inbound", {
         find: repo.find,
         deadLetters,
         retry,
+        onRetry,
         discard
       } as const
     )

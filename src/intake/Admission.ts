@@ -16,7 +16,8 @@ import { Runs } from "../runs/Runs.ts"
 import { ownerOf } from "../sessions/Access.ts"
 import type { ImageAttachment } from "../sessions/Attachments.ts"
 import type { Session } from "../sessions/Model.ts"
-import { conversationBot, conversationModel } from "../sessions/Settings.ts"
+import { Sessions } from "../sessions/Sessions.ts"
+import { conversationTurn } from "../sessions/Settings.ts"
 import { RunsPerCredentialMax } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { IntakeChecks } from "./Checks.ts"
@@ -29,7 +30,10 @@ export interface Admitted {
   readonly request: ChatRequest & { readonly attachments: ReadonlyArray<ImageAttachment> }
   readonly session: Session
   readonly channel: Channel | null
+  /** The bot with the conversation's instructions and temperature (sessions/Settings.ts). */
   readonly bot: Bot
+  /** The model the turn asks for: the request's, else the conversation's; none for the channel's or bot's. */
+  readonly modelOverride: string | undefined
   readonly text: string
   readonly attachments: ReadonlyArray<unknown>
   readonly transcript: string | null
@@ -46,6 +50,7 @@ export const admission = Effect.gen(function*() {
   const checks = yield* IntakeChecks
   const target = yield* IntakeTarget
   const memory = yield* Memory
+  const sessions = yield* Sessions
 
   return (sent: ChatRequest, principal: PrincipalShape) =>
     Effect.gen(function*() {
@@ -61,12 +66,16 @@ export const admission = Effect.gen(function*() {
       const credential = ownerOf(principal)
       const maxRuns = yield* settings.get(RunsPerCredentialMax)
       if (!sent.passive && (yield* runs.runningFor(credential)) >= maxRuns) return yield* overRunLimit(maxRuns)
-      const request = yield* checks.withUploads(sent, principal)
-      yield* checks.checkAttachments(request.attachments)
-      const audio = yield* voice.prepare(request)
-      const { session, channel } = yield* target.resolve(request, principal)
-      // The conversation's own instructions and temperature (sessions/Settings.ts).
-      const bot = conversationBot(yield* bots.get(session.bot_id), session)
+      const uploaded = yield* checks.withUploads(sent, principal)
+      yield* checks.checkAttachments(uploaded.attachments)
+      const audio = yield* voice.prepare(uploaded)
+      const { session, channel } = yield* target.resolve(uploaded, principal)
+      // Sent again (regenerate, edit and resend): the original message's images go with it.
+      const again = sent.resend_of ? yield* sessions.resentImages(session, sent.resend_of) : []
+      const request = again.length > 0 ? { ...uploaded, attachments: [...again, ...uploaded.attachments] } : uploaded
+      if (again.length > 0) yield* checks.checkAttachments(request.attachments)
+      // The conversation's own instructions, temperature and model (sessions/Settings.ts).
+      const { bot, modelOverride } = conversationTurn(yield* bots.get(session.bot_id), session, request.model_override)
       const heard = audio
         ? yield* voice.hear(
           audio,
@@ -82,6 +91,7 @@ export const admission = Effect.gen(function*() {
         session,
         channel,
         bot,
+        modelOverride,
         text,
         attachments: heard?.attachment ? [...request.attachments, heard.attachment] : request.attachments,
         transcript: heard?.transcript ?? null,
@@ -94,7 +104,7 @@ export const admission = Effect.gen(function*() {
 })
 
 /** The message as a task: queued when the run cannot start now, recorded finished when it ran at once. */
-export const taskOf = ({ request, session, channel, bot, text, attachments }: Admitted) => ({
+export const taskOf = ({ request, session, channel, bot, modelOverride, text, attachments }: Admitted) => ({
   source: "chat",
   botId: bot.id,
   sessionId: session.id,
@@ -102,7 +112,7 @@ export const taskOf = ({ request, session, channel, bot, text, attachments }: Ad
   clientId: session.client_id,
   prompt: text,
   attachments,
-  modelOverride: conversationModel(request.model_override, session) ?? null,
+  modelOverride: modelOverride ?? null,
   dispatchType: request.dispatch_type,
   dispatchConfig: request.dispatch_config
 })

@@ -21,7 +21,6 @@ import { Runs } from "../runs/Runs.ts"
 import { turnChannel, Turns } from "../runs/Turns.ts"
 import { confinedBot, requireBotAllowed } from "../sessions/Access.ts"
 import { Sessions } from "../sessions/Sessions.ts"
-import { conversationModel } from "../sessions/Settings.ts"
 import { SystemPaused, WidgetStopOnDisconnect } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { Dispatchers } from "../tasks/delivery/Dispatchers.ts"
@@ -172,7 +171,7 @@ export class Intake extends Effect.Service<Intake>()("cairn/Intake", {
               userStored,
               attachments,
               transcript: transcript ?? undefined,
-              modelOverride: conversationModel(message.request.model_override, session),
+              modelOverride: message.modelOverride,
               ...(message.request.dispatch_type
                 ? { dispatch: { type: message.request.dispatch_type, config: message.request.dispatch_config ?? {} } }
                 : {}),

@@ -26,6 +26,12 @@ export const ChatRequest = body({
    * their size and count are runtime settings.
    */
   attachments: Schema.optionalWith(Schema.Array(MessageAttachment), { default: () => [] }),
+  /**
+   * Regenerate, edit and resend: the user message (of this session, or of the one it was branched
+   * from) that this one is sent again in place of. Its stored images go to the model again, before
+   * any sent with this request.
+   */
+  resend_of: Schema.optional(Schema.UUID),
   dispatch_type: Schema.optional(DispatchType),
   dispatch_config: Schema.optional(JsonObject),
   model_override: Schema.optional(Schema.String.pipe(Schema.minLength(1))),

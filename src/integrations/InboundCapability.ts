@@ -82,7 +82,9 @@ export const inboundCapability = (inbound: Inbound, startRun: StartRun, storePas
       Effect.map(inbound.fail(id, error), (moved) => (moved?.state ?? null) as InboundEntry["state"] | null),
     open: (caller: CallerIdentity, limit: number) => Effect.map(inbound.open(caller.id, limit), (rows) => rows.map(entryOf)),
     get: (caller: CallerIdentity, externalId: string) =>
-      Effect.map(inbound.bySource(caller.id, externalId), (row) => (row ? entryOf(row) : null))
+      Effect.map(inbound.bySource(caller.id, externalId), (row) => (row ? entryOf(row) : null)),
+    onRetry: (caller: CallerIdentity, handler: (entry: InboundEntry) => Promise<void>) =>
+      inbound.onRetry(caller.id, (row) => Effect.tryPromise(() => handler(entryOf(row))))
   } as const
 }
 
@@ -127,5 +129,9 @@ export const inboundFace = (
     }),
   fail: (id, error) => call(() => capability.fail(text("id", id, 64), String(error ?? "failed"))),
   open: (options) => call(() => capability.open(caller, Math.min(Math.max(1, options?.limit ?? 100), 1000))),
-  get: (externalId) => call(() => capability.get(caller, text("externalId", externalId, 512)))
+  get: (externalId) => call(() => capability.get(caller, text("externalId", externalId, 512))),
+  onRetry: (handler) => {
+    if (typeof handler !== "function") throw new InvalidArgument("onRetry needs a function")
+    capability.onRetry(caller, handler)
+  }
 })

@@ -6,7 +6,7 @@ import { RequiredScope } from "../auth/RequiredScope.ts"
 import { detailBody } from "../contract/Errors.ts"
 import { pathParams } from "../contract/Params.ts"
 import { TraceNotFound } from "./Errors.ts"
-import { LogLevelBody, ToolCallPage, ToolCallQuery, Trace, TurnLogPage, TurnLogQuery } from "./Model.ts"
+import { LogLevelBody, LogTailQuery, LogTailStream, ToolCallPage, ToolCallQuery, Trace, TurnLogPage, TurnLogQuery } from "./Model.ts"
 
 export class LogsApi extends HttpApiGroup.make("logs")
   .add(
@@ -17,6 +17,16 @@ export class LogsApi extends HttpApiGroup.make("logs")
       .annotate(
         OpenApi.Description,
         "Agent turns, newest first: bot, session, model, tokens, LLM calls, tools used, duration, outcome (complete, failed, cancelled) and error; filter by bot_id, session_id, outcome, since, until; page with limit (1-500, default 50) and offset (the answer's next_offset)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("stream", "/api/v1/admin/logs/stream")
+      .setUrlParams(LogTailQuery)
+      .addSuccess(LogTailStream)
+      .annotate(RequiredScope, "logs:read")
+      .annotate(
+        OpenApi.Description,
+        "This process's log lines as they are written (Server-Sent Events), masked: filter by level (the least severe shown) and q (text, case-insensitive); after (or the Last-Event-ID header) or since replays the last 500 lines kept first. A reader too slow to keep up gets a `skipped` event counting the lines it lost; `: keepalive` every 15 s; the stream ends at shutdown"
       )
   )
   .add(

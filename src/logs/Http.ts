@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { CairnApi } from "../Api.ts"
 import { LogLevelControl } from "../telemetry/Logging.ts"
@@ -15,6 +15,7 @@ import {
   TurnLog,
   TurnLogPage
 } from "./Model.ts"
+import { tailResponse } from "./TailStream.ts"
 
 const defaultLimit = 50
 
@@ -73,6 +74,12 @@ export const LogsHttpLive = HttpApiBuilder.group(CairnApi, "logs", (handlers) =>
                 })
             )
           })
+        }))
+      .handle("stream", ({ urlParams: q }) =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const lastEventId = request.headers["last-event-id"]
+          return yield* tailResponse({ level: q.level, q: q.q, after: q.after ?? lastEventId, since: q.since })
         }))
       .handle("toolCalls", ({ urlParams: q }) =>
         Effect.gen(function*() {

@@ -1,5 +1,6 @@
 /** What the logs and traces routes answer: agent turns, the tool-call audit, a turn's spans, the log level. */
-import { Schema } from "effect"
+import { HttpApiSchema } from "@effect/platform"
+import { JSONSchema, Schema } from "effect"
 import { logLevels } from "../contract/LogLevels.ts"
 import { limitParam, queryParams, storableDate } from "../contract/Params.ts"
 import { TimestampText } from "../contract/Time.ts"
@@ -119,3 +120,53 @@ export class LogLevelBody extends Schema.Class<LogLevelBody>("LogLevelBody")(
   { level: LogLevelName },
   [undefined, undefined, { parseOptions: { errors: "all", onExcessProperty: "error" } }]
 ) {}
+
+/** A level a line is written at (`none` is only a running level). */
+export const LineLevel = Schema.Literal("trace", "debug", "info", "warning", "error", "fatal")
+
+export const LogTailQuery = queryParams({
+  /** The least severe level shown (default: every line the server writes at its running level). */
+  level: Schema.optional(LineLevel),
+  /** Only lines whose message, annotations or cause contain this text (case-insensitive). */
+  q: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
+  /** Replay the kept lines after this id first (as the Last-Event-ID header does). */
+  after: Schema.optional(Schema.String.pipe(Schema.maxLength(64))),
+  /** Replay the kept lines written at or after this time first. */
+  since: Since
+})
+
+/** One log line of the live tail, masked. */
+export const LogTailLine = Schema.Struct({
+  type: Schema.Literal("line"),
+  /** `<process start>-<number>`: the SSE id a reconnecting reader sends back. */
+  id: Schema.String,
+  timestamp: Schema.String,
+  level: LineLevel,
+  message: Schema.String,
+  annotations: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  /** Log spans open around the line: label to milliseconds so far. */
+  spans: Schema.Record({ key: Schema.String, value: Schema.Number }),
+  fiber: Schema.String,
+  /** The trace span the line was written in, if any. */
+  trace: Schema.NullOr(Schema.Struct({ span: Schema.String, trace_id: Schema.String, span_id: Schema.String })),
+  cause: Schema.NullOr(Schema.String)
+})
+
+/**
+ * Lines that matched but were not sent: `slow_reader` when the reader fell too far behind (its
+ * queue is bounded), `replay` when a reconnect asked for lines older than the kept ones.
+ */
+export const LogLinesSkipped = Schema.Struct({
+  type: Schema.Literal("skipped"),
+  count: Schema.Number,
+  reason: Schema.Literal("slow_reader", "replay")
+})
+
+export const LogTailEvent = Schema.Union(LogTailLine, LogLinesSkipped)
+export type LogTailEvent = typeof LogTailEvent.Type
+
+export const LogTailStream = HttpApiSchema.Text({ contentType: "text/event-stream" }).annotations({
+  description: "Server-Sent Events: `id: <line id>` and `data: <json with type>` (`line` or `skipped`) per event, " +
+    "a `: keepalive` comment every 15 s. Each event's JSON is described by `x-event-schema`.",
+  jsonSchema: { "x-event-schema": JSONSchema.fromAST(LogTailEvent.ast, { definitions: {}, target: "openApi3.1" }) }
+})

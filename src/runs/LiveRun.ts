@@ -6,7 +6,7 @@
  */
 import { Deferred, Effect } from "effect"
 import { type AgentEvent, isTerminal, type SequencedEvent } from "../agent/Events.ts"
-import type { CarriedWrites } from "../db/Commit.ts"
+import type { GatedWrites } from "../db/Commit.ts"
 import type { RunOutcome } from "./Outcome.ts"
 import type { EventPush } from "./Sse.ts"
 
@@ -17,8 +17,11 @@ export interface LiveRun {
   readonly unflushed: Array<SequencedEvent>
   /** When the oldest of `unflushed` was emitted (ms since the epoch). */
   unflushedSince: number
-  /** The write the run's body left to commit with its end (its answer): one statement for both. */
-  carried: CarriedWrites | undefined
+  /**
+   * The write the run's body left to commit with its end (its answer, or its partial answer): one
+   * statement for both, gated on the end taking the run (fenced, runs/Repo.ts `end`).
+   */
+  carried: GatedWrites | undefined
   /** The readers following it live: each is handed every batch of events as it is emitted. */
   readonly followers: Set<(items: ReadonlyArray<SequencedEvent>) => void>
   readonly done: Deferred.Deferred<RunOutcome>

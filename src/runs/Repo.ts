@@ -26,6 +26,14 @@ const StatusRow = Schema.Struct({ status: Schema.String, stale: Schema.Boolean }
 const OwnerRow = Schema.Struct({ owner: Schema.String })
 const ClosedRow = Schema.Struct({ run_id: Schema.String })
 const LockedRow = Schema.Struct({ id: Schema.String, report: Schema.optional(Schema.Unknown) })
+const EndedRow = Schema.Struct({ ended: Schema.Boolean, report: Schema.optional(Schema.Unknown) })
+const SettledRow = Schema.Struct({
+  status: Schema.Literal("complete", "cancelled"),
+  text: Schema.NullOr(Schema.String),
+  client_actions: Schema.NullOr(Schema.Unknown)
+})
+/** The `WITH` part of a run's end that ends it: what the writes carried into the end are gated on. */
+const endGate = "ended"
 const joinColumns = Statement.join(", ", false)
 
 /** How often a process renews its runs' heartbeats (runs/Liveness.ts). */
@@ -47,6 +55,80 @@ const goneAfter = (sql: SqlClient.SqlClient, backend: "pglite" | "postgres") => 
                               WHERE a.application_name = ${busConnectionPrefix} || regexp_replace(runs.owner, ':[^:]*$', ''))))`
     : sql`heartbeat_at < now() - make_interval(secs => ${staleSeconds})`
 
+/**
+ * Inserts a run's events (one already written, a retried batch, is kept as it is) where `gate`
+ * holds. The batch as one JSON parameter, so the statement has one text whatever the batch's size
+ * and stays prepared (db/Database.ts, db/PgliteClient.ts). Relaxed, its commit does not wait for
+ * the disk (db/Commit.ts): a running run's events, written while it runs.
+ */
+const eventInsertOf =
+  (sql: SqlClient.SqlClient) => (runId: string, events: ReadonlyArray<StoredEventRow>, gate: Statement.Fragment, relaxed = false) =>
+    sql`INSERT INTO run_events (run_id, seq, event)
+        SELECT ${runId}::uuid, (item->>'seq')::int, item->'event'
+        FROM jsonb_array_elements(${JSON.stringify(events)}::jsonb) AS item${sql.literal(relaxedJoin(relaxed))}
+        WHERE ${gate}
+        ON CONFLICT DO NOTHING`
+
+/**
+ * A running run's events, written behind it (relaxed): only while it runs and is `owner`'s, so a
+ * run another process closed (its heartbeat stopped) adds nothing after the end that closed it.
+ */
+const runningEventInsert = (sql: SqlClient.SqlClient, runId: string, owner: string, batch: ReadonlyArray<StoredEventRow>) =>
+  eventInsertOf(sql)(runId, batch, sql`EXISTS (SELECT FROM runs WHERE id = ${runId} AND status = 'running' AND owner = ${owner})`, true)
+
+/** Which run ends, whose (its lock's holder), and how. */
+interface RunEnd {
+  readonly runId: string
+  readonly owner: string
+  readonly status: RunStatus
+}
+
+/**
+ * A run's end as one statement, fenced: its `ended` part ends the run only while it is running and
+ * `owner`'s, and its last events and `writes` (gated on `ended`) are written only then, so a run
+ * another process closed (its holder looked dead, its task's lease lapsed) writes nothing of its
+ * end. Data-modifying WITH parts always run, so whether it ended the run, the notice and the
+ * report are the statement's own result.
+ */
+const endStatement = (
+  sql: SqlClient.SqlClient,
+  { owner, runId, status }: RunEnd,
+  rest: ReadonlyArray<StoredEventRow>,
+  notice: StatementNotice | undefined,
+  writes: CarriedWrites | undefined
+) => {
+  const ended = sql`UPDATE runs SET status = ${status}, finished_at = now()
+    WHERE id = ${runId} AND status = 'running' AND owner = ${owner} RETURNING id`
+  const taken = sql`EXISTS (SELECT FROM ${sql(endGate)})`
+  const parts = [
+    [endGate, ended] as const,
+    ...(writes?.parts ?? []),
+    ...(rest.length > 0 ? [["events", eventInsertOf(sql)(runId, rest, taken)] as const] : [])
+  ]
+  const columns = [
+    sql`${taken} AS ended`,
+    ...(notice ? [sql`pg_notify(${notice.channel}, ${notice.payload})`] : []),
+    ...(writes?.report ? [sql`${writes.report.value} AS report`] : [])
+  ]
+  return sql`WITH ${withParts(sql, parts)} SELECT ${joinColumns(columns)}`
+}
+
+/**
+ * A run's recorded end when it answered or was cancelled: its status and what its last `response`
+ * said. A task whose worker died between its run's end and recording it (tasks/Worker.ts) takes its
+ * answer from here rather than answering again.
+ */
+const settledOf = (sql: SqlClient.SqlClient) =>
+  SqlSchema.findOne({
+    Request: Schema.String,
+    Result: SettledRow,
+    execute: (runId) =>
+      sql`SELECT r.status, e.event->>'text' AS text, e.event->'client_actions' AS client_actions FROM runs r
+          LEFT JOIN LATERAL (SELECT event FROM run_events WHERE run_id = r.id AND event->>'type' = 'response'
+                             ORDER BY seq DESC LIMIT 1) e ON true
+          WHERE r.id = ${runId} AND r.status IN ('complete', 'cancelled')`
+  })
+
 export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -54,14 +136,6 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
     const gone = goneAfter(sql, backend)
     // A turn's statements: the run's lock and its end.
     const { rows } = yield* DirectStatements
-    // The batch as one JSON parameter, so the statement has one text whatever the batch's size and
-    // stays prepared (db/Database.ts, db/PgliteClient.ts). Relaxed, its commit does not wait for
-    // the disk (db/Commit.ts): a running run's events, written while it runs.
-    const eventInsert = (runId: string, events: ReadonlyArray<StoredEventRow>, relaxed = false) =>
-      sql`INSERT INTO run_events (run_id, seq, event)
-          SELECT ${runId}::uuid, (item->>'seq')::int, item->'event'
-          FROM jsonb_array_elements(${JSON.stringify(events)}::jsonb) AS item${sql.literal(relaxedJoin(relaxed))}
-          ON CONFLICT DO NOTHING`
 
     const heartbeat = SqlSchema.findAll({
       Request: Schema.Array(Schema.String),
@@ -106,6 +180,7 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
       Result: IdRow,
       execute: ({ runId, sessionId }) => sql`SELECT id FROM runs WHERE id = ${runId} AND session_id = ${sessionId}`
     })
+    const settled = settledOf(sql)
     const requestCancel = SqlSchema.findAll({
       Request: Schema.String,
       Result: IdRow,
@@ -146,8 +221,9 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
         (rows) => rows.map((row) => row.owner)
       ),
       closeRuns,
-      /** Appends events; one already written (a retried batch) is kept as it is. */
-      appendEvents: (runId: string, batch: ReadonlyArray<StoredEventRow>) => Effect.asVoid(rows(eventInsert(runId, batch, true))),
+      /** Appends a running run's events (`runningEventInsert`). */
+      appendEvents: (runId: string, owner: string, batch: ReadonlyArray<StoredEventRow>) =>
+        Effect.asVoid(rows(runningEventInsert(sql, runId, owner, batch))),
       /** Keeps these runs' locks alive; answers the ones still running here, with their cancel flag. */
       heartbeat: (ids: ReadonlyArray<string>) => heartbeat(ids),
       /**
@@ -177,34 +253,19 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
       release: (runId: string) =>
         Effect.asVoid(sql`UPDATE runs SET status = 'failed', finished_at = now() WHERE id = ${runId} AND status = 'running'`),
       /**
-       * The run's last events, the writes its turn left to commit with its end (its answer), and its
-       * end, in one statement (one round trip, one commit), with the notice of its end when the bus
-       * sends notices from statements (db/Bus.ts, `publishWith`).
+       * The run's end, its last events and the writes its turn carried (its answer or partial
+       * answer) in one statement, fenced (`endStatement`), with the notice of its end when the bus
+       * sends notices from statements (db/Bus.ts, `publishWith`). Whether it ended the run.
        */
-      end: (
-        runId: string,
-        status: RunStatus,
-        rest: ReadonlyArray<StoredEventRow>,
-        notice: StatementNotice | undefined,
-        carried?: CarriedWrites
-      ) => {
-        const ended = sql`UPDATE runs SET status = ${status}, finished_at = now() WHERE id = ${runId}`
-        const report = carried?.report
-        // Data-modifying WITH parts always run, so the notice and the report can be the statement's own result.
-        const columns = [
-          ...(notice ? [sql`pg_notify(${notice.channel}, ${notice.payload})`] : []),
-          ...(report ? [sql`${report.value} AS report`] : [])
-        ]
-        const parts = [...(carried?.parts ?? []), ...(rest.length > 0 ? [["events", eventInsert(runId, rest)] as const] : [])]
-        const statement = columns.length === 0
-          ? parts.length === 0
-            ? ended
-            : sql`WITH ${withParts(sql, parts)} ${ended}`
-          : sql`WITH ${parts.length > 0 ? sql`${withParts(sql, parts)}, ` : sql``}ended AS (${ended}) SELECT ${joinColumns(columns)}`
-        return Effect.map(rows(statement), (found) => {
-          report?.take((found[0] as { readonly report?: unknown } | undefined)?.report ?? null)
+      end: (run: RunEnd, rest: ReadonlyArray<StoredEventRow>, notice: StatementNotice | undefined, carried?: GatedWrites) => {
+        const writes = carried?.(endGate)
+        return Effect.map(decodeRows(EndedRow)(rows(endStatement(sql, run, rest, notice, writes))), (found) => {
+          writes?.report?.take(found[0]?.report ?? null)
+          return found[0]?.ended === true
         })
       },
+      /** A run's end when it answered or was cancelled (`settledOf`); None for one that failed or runs. */
+      settled: (runId: string) => settled(runId),
       events: (runId: string) => events(runId),
       /** The run's status and whether its process stopped heartbeating; None for an unknown run. */
       status: (runId: string, staleAfter: Duration.Duration) => status({ runId, staleSeconds: Duration.toSeconds(staleAfter) }),

@@ -12,7 +12,7 @@ import { type RunSlot, RunSlots } from "../access/RunSlots.ts"
 import type { AgentEvent, SequencedEvent } from "../agent/Events.ts"
 import type { TurnResult } from "../agent/Turn.ts"
 import { Bus } from "../db/Bus.ts"
-import type { CarriedWrites, GatedWrites } from "../db/Commit.ts"
+import type { GatedWrites } from "../db/Commit.ts"
 import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { eventWrites, storedRow } from "./EventWrites.ts"
@@ -33,6 +33,33 @@ export { runFailureMessage, type RunOutcome } from "./Outcome.ts"
 /** Recording the end of a run, once its first attempt failed: tried again and retried twice (four attempts in all) before it is only logged. */
 const endRetries = Schedule.recurs(2)
 
+/** What a run says when another process closed it under it (its heartbeat had stopped). */
+const lostLockMessage = "Another server process took this session over; the run stopped"
+
+/** A run's last events when it did not answer: `error`, then `response` with what it had. */
+const stoppedEnd = (message: string, text: string, sessionId: string, code: { readonly code?: string } = {}): Array<AgentEvent> => [
+  { type: "error", message, ...code },
+  { type: "response", text, tools_used: [], client_actions: [], session_id: sessionId }
+]
+
+/**
+ * Records a run's end (`RunsRepo.end`); whether it ended the run (false: fenced out). A database
+ * failure is retried (a defect, so sandboxed for the retry; the schedule is set up only after a
+ * first failure: every turn ends a run). A retry that finds the run ended cannot tell another
+ * process's close from its own first attempt, committed with its reply lost: that end is taken as
+ * recorded (a task's own lease still fences its completion). One given up on is logged.
+ */
+const endOnce = (end: Effect.Effect<boolean>) =>
+  end.pipe(
+    Effect.catchAllCause(() =>
+      Effect.sandbox(end).pipe(
+        Effect.retry(endRetries),
+        Effect.as(true),
+        Effect.catchAll((cause) => Effect.as(Effect.logError("Could not record the end of a run", cause), true))
+      )
+    )
+  )
+
 export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
   scoped: Effect.gen(function*() {
     const repo = yield* RunsRepo
@@ -47,7 +74,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     // Background: close the runs of processes gone, write events out, keep this process's runs
     // alive, notice remote cancels.
     yield* closeDeadRuns(owner)
-    const flusher = yield* eventWrites
+    const flusher = yield* eventWrites(owner)
     const runOf = (sessionId: string) => [...live.values()].find((run) => run.sessionId === sessionId && !run.finished)
     const stopLocal = (run: LiveRun, reason: "cancel" | "lost_lock") =>
       Effect.gen(function*() {
@@ -114,7 +141,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
       sessionId: string,
       body: (
         emit: (...events: ReadonlyArray<AgentEvent>) => Effect.Effect<void>,
-        carry: (writes: CarriedWrites) => void
+        carry: (writes: GatedWrites) => void
       ) => Effect.Effect<TurnResult, unknown>,
       slot?: RunSlot
     ) =>
@@ -130,7 +157,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
             return Effect.void
           })
         // One writer's parts a statement: their names are fixed (db/Commit.ts).
-        const carry = (writes: CarriedWrites) => {
+        const carry = (writes: GatedWrites) => {
           if (run.carried) throw new Error("A run carries one write into its end")
           run.carried = writes
         }
@@ -159,36 +186,37 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
               const message = !interrupted
                 ? runFailureMessage(exit.cause)
                 : run.lostLock
-                ? "Another server process took this session over; the run stopped"
+                ? lostLockMessage
                 : "The server is shutting down; the run stopped before it finished"
               if (!interrupted) yield* Effect.logError("Agent run failed", exit.cause)
               const budget = interrupted ? undefined : budgetRefusal(exit.cause)
               outcome = interrupted ? { _tag: "interrupted", message } : { _tag: "failed", message, ...(budget ? { budget } : {}) }
-              closing.push(
-                { type: "error", message, ...(interrupted ? {} : runFailureCode(exit.cause)) },
-                { type: "response", text: run.partialText, tools_used: [], client_actions: [], session_id: sessionId }
-              )
+              closing.push(...stoppedEnd(message, run.partialText, sessionId, interrupted ? {} : runFailureCode(exit.cause)))
             }
             // The last events, the body's carried writes and the run's end in one statement (one
             // round trip, one commit), after any background flush in flight, so a reader never
             // sees the end before them.
             yield* run.writing.take(1)
-            const last = numberClosing(run, closing)
+            let last = numberClosing(run, closing)
             const rest = [...run.unflushed.splice(0, run.unflushed.length), ...last]
             const status = outcome._tag === "interrupted" ? "failed" : outcome._tag
-            // Retried on any database failure (a defect, so sandboxed for the retry). Told with the
-            // statement: readers elsewhere read the end; a task queued behind this run may start.
-            const rows = rest.map(storedRow)
-            const end = bus.publishWith("run_end", runId, (notice) => repo.end(runId, status, rows, notice, run.carried))
-            // The retry's schedule is set up only after a first failure: every turn ends a run.
-            yield* end.pipe(
-              Effect.catchAllCause(() =>
-                Effect.sandbox(end).pipe(
-                  Effect.retry(endRetries),
-                  Effect.catchAll((cause) => Effect.logError("Could not record the end of a run", cause))
-                )
-              )
+            // Told with the statement: readers elsewhere read the end; a task queued behind this run may start.
+            const end = bus.publishWith(
+              "run_end",
+              runId,
+              (notice) => repo.end({ runId, owner, status }, rest.map(storedRow), notice, run.carried)
             )
+            if (!(yield* endOnce(end))) {
+              // Fenced out: another process closed this run (its heartbeat stopped: a partition, a
+              // pause) and may have run its task again. Nothing of its end was written; its
+              // readers here get the end the log has, not the answer, and a task goes back to the
+              // queue only if its lease is still this worker's (tasks/Worker.ts).
+              yield* Effect.logWarning(
+                `Run ${runId} was closed by another process before its end; its ${outcome._tag} end and answer were dropped`
+              )
+              outcome = { _tag: "interrupted", message: lostLockMessage }
+              last = numberClosing(run, stoppedEnd(lostLockMessage, "", sessionId))
+            }
             run.finished = true
             run.events.push(...last)
             for (const follower of run.followers) follower(last)

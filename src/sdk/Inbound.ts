@@ -11,7 +11,9 @@
  * `receive`s the item again finds it `decided` and must leave it alone. An item still `received`
  * (the process stopped before deciding) or `failed` is the integration's to act on again:
  * `open()` lists them. After `route`, the item follows its runs and their deliveries; one that
- * exhausted its attempts is a dead letter a person retries or discards.
+ * exhausted its attempts is a dead letter a person retries or discards. A retried dead letter the
+ * integration handles itself (no run answers it yet) is `received` again and handed at once to the
+ * handler the integration registered with `onRetry`.
  */
 import type { StartRunOptions } from "./Capabilities.ts"
 
@@ -83,4 +85,12 @@ export interface IntegrationInbound {
   readonly open: (options?: { readonly limit?: number }) => Promise<ReadonlyArray<InboundEntry>>
   /** The item recorded under the source's id, if any. */
   readonly get: (externalId: string) => Promise<InboundEntry | null>
+  /**
+   * Registers (once, from `hooks.ts`; a second call replaces the first) what the integration does
+   * with one of its dead letters a person retried that no run answers yet: called at once in the
+   * process that took the retry, with the item `received` again (its payload as recorded), it acts
+   * on it as on a resumed item (`route`, `settle` or `fail`). Without a handler, or when it
+   * rejects, the item waits `received` for the integration's own next pass (`open()`).
+   */
+  readonly onRetry: (handler: (entry: InboundEntry) => Promise<void>) => void
 }

@@ -1,8 +1,9 @@
 /**
- * Who reaches a session. The static key and callers holding `sessions:read` reach every session; any
- * other caller reaches the sessions it created; a widget token only its own sessions, and only on
- * its bot, whatever scopes it carries. Sessions the server made itself (channels, integrations,
- * delegation) have no owner and are reached only by callers that reach every session.
+ * Who reaches a session. The static key, API keys holding `sessions:read` and admin users reach every
+ * session; any other caller reaches the sessions it created: a signed-in member only its own
+ * (`user:<id>`), whichever surface made them, and a widget token only its own, and only on its bot,
+ * whatever scopes they carry. Sessions the server made itself (channels, integrations, delegation)
+ * have no owner and are reached only by callers that reach every session.
  */
 import { Effect } from "effect"
 import type { PrincipalShape } from "../auth/Principal.ts"
@@ -13,8 +14,21 @@ import { Forbidden } from "../contract/Errors.ts"
 export const ownerOf = (principal: PrincipalShape): string =>
   principal.owner ?? (principal.kind === "static_key" ? "static" : `${principal.kind}:${principal.id}`)
 
-export const reachesEverySession = (principal: PrincipalShape): boolean =>
-  principal.kind !== "widget" && grants(principal.scopes, "sessions:read")
+/**
+ * The one place that decides whether a caller reaches every session rather than only its own. A
+ * signed-in user needs `admin` (a member's `sessions:read` is for its own conversations); only admins
+ * make API keys, so a key's `sessions:read` is an admin's grant.
+ */
+export const reachesEverySession = (principal: PrincipalShape): boolean => {
+  switch (principal.kind) {
+    case "widget":
+      return false
+    case "user":
+      return grants(principal.scopes, "admin")
+    default:
+      return grants(principal.scopes, "sessions:read")
+  }
+}
 
 /** The bot a widget token is confined to; null for every other caller. */
 export const confinedBot = (principal: PrincipalShape): string | null => (principal.kind === "widget" ? principal.id : null)
@@ -22,6 +36,13 @@ export const confinedBot = (principal: PrincipalShape): string | null => (princi
 export const mayReach = (principal: PrincipalShape, session: { readonly owner: string | null; readonly bot_id: string }): boolean =>
   reachesEverySession(principal) ||
   (session.owner === ownerOf(principal) && (confinedBot(principal) ?? session.bot_id) === session.bot_id)
+
+/**
+ * Whether the caller owns the session (an admin owns every one): what adding to a conversation
+ * takes (its documents). Reaching a session (a `sessions:read` key) is not owning it.
+ */
+export const owns = (principal: PrincipalShape, session: { readonly owner: string | null; readonly bot_id: string }): boolean =>
+  grants(principal.scopes, "admin") || (session.owner === ownerOf(principal) && mayReach(principal, session))
 
 /** 403 unless the caller reaches the session. */
 export const requireReach = (principal: PrincipalShape, session: { readonly owner: string | null; readonly bot_id: string }) =>

@@ -22,6 +22,8 @@ const FamilyRow = Schema.Struct({
 })
 export type FamilyRow = typeof FamilyRow.Type
 
+const ResentRow = Schema.Struct({ role: Schema.String, attachments: Schema.NullOr(Schema.Array(Schema.Unknown)) })
+
 /** What a conversation's settings change to: an absent field stays, null clears it. */
 export interface SessionSettings {
   readonly model?: string | null | undefined
@@ -80,6 +82,12 @@ export class SessionBranchesRepo extends Effect.Service<SessionBranchesRepo>()("
           yield* sql`UPDATE sessions SET message_count = fork_point WHERE id = ${id}`
           return yield* one(id)
         })),
+      /** A message's role and attachments, when it is one of these sessions' (regenerate, edit and resend take its images again). */
+      messageIn: (messageId: string, sessionIds: ReadonlyArray<string>) =>
+        sql`SELECT role, attachments FROM messages WHERE id = ${messageId} AND session_id IN ${sql.in(sessionIds)}`.pipe(
+          decodeRows(ResentRow),
+          Effect.map(firstRow)
+        ),
       /** The conversation `id` belongs to: its first session and every branch of it, oldest first. */
       family: (id: string) =>
         sql`WITH RECURSIVE up AS (

@@ -3,15 +3,19 @@
  * chat's edit and resend, and regenerate: both branches stay reachable through the family), the
  * conversation's own model, instructions and temperature, and its export and import as JSON.
  */
-import { Effect } from "effect"
+import { Effect, Option, Schema } from "effect"
 import type { PrincipalShape } from "../auth/Principal.ts"
 import type { BotNotFound } from "../bots/Errors.ts"
 import { type Forbidden, ValidationError } from "../contract/Errors.ts"
 import { mayReach, ownerOf, requireBotAllowed } from "./Access.ts"
+import { ImageAttachment } from "./Attachments.ts"
 import type { SessionBranchesRepo, SessionSettings } from "./BranchRepo.ts"
 import type { SessionNotFound } from "./Errors.ts"
 import { exportFormat, type Message, type Session, SessionBranch, SessionExport } from "./Model.ts"
 import type { SessionRow } from "./Repo.ts"
+
+/** A stored attachment that is an image (voice kept with a message is not sent again). */
+const decodeImage = Schema.decodeUnknownOption(ImageAttachment)
 
 export const branchMethods = (deps: {
   readonly repo: SessionBranchesRepo
@@ -83,5 +87,23 @@ export const branchMethods = (deps: {
       return toSession(row)
     })
 
-  return { configure, fork, family, exportOf, importFrom } as const
+  /**
+   * The images of the user message `messageId` sent again in `session` (regenerate, edit and
+   * resend): the message is the session's or the one it was branched from's (a branch starts
+   * before the message it sends again); 422 otherwise.
+   */
+  const resentImages = (session: Pick<Session, "id" | "forked_from">, messageId: string) =>
+    Effect.gen(function*() {
+      const row = yield* repo.messageIn(messageId, [session.id, ...(session.forked_from ? [session.forked_from] : [])])
+      if (!row || row.role !== "user") {
+        return yield* ValidationError.single(
+          ["body", "resend_of"],
+          "This is not a user message of the conversation or of the one it was branched from",
+          "unknown_message"
+        )
+      }
+      return (row.attachments ?? []).flatMap((attachment) => Option.toArray(decodeImage(attachment)))
+    })
+
+  return { configure, fork, family, exportOf, importFrom, resentImages } as const
 }

@@ -1,13 +1,14 @@
 /** SQL for sessions and messages. */
 import { SqlClient } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { randomUUID } from "node:crypto"
-import { type CarriedWrites, relaxedJoin, withParts } from "../db/Commit.ts"
+import { type CarriedWrites, relaxedFromItem, relaxedJoin, withParts } from "../db/Commit.ts"
 import { DirectStatements } from "../db/Direct.ts"
 import { decodeRows, firstRow, repository } from "../db/Repository.ts"
 import { dispatchConfigColumn, resealPending } from "../db/Reseal.ts"
 import { Message, type NewMessage, Session } from "./Model.ts"
-import { SummaryRow, titleFrom, TranscriptRow } from "./Rows.ts"
+import { decodeStored, type StoredMessage, SummaryRow, titleFrom, TranscriptRow } from "./Rows.ts"
+export type { StoredMessage } from "./Rows.ts"
 
 /**
  * A session as stored: the API's `Session` as the driver hands it over (its type side: timestamps
@@ -86,25 +87,9 @@ const HistorySliceRow = Schema.Struct({
   origin: Schema.optional(Schema.NullOr(Schema.Unknown))
 })
 
-/**
- * What storing a message answers: its seq; its session's message count and summary after it; and
- * the newest seq the session held before it (0 for none). The history window (History.ts) extends
- * itself by it. Null when nothing was stored (the session is gone, or a gated write's gate was shut).
- */
-export const StoredMessage = Schema.Struct({
-  seq: Schema.Number,
-  total: Schema.Number,
-  through: Schema.Number,
-  summary: Schema.NullOr(Schema.String),
-  before: Schema.Number
-})
-export type StoredMessage = typeof StoredMessage.Type
-// A JSON column: drivers hand it over parsed, but a string is taken too. Anything else is taken as
-// nothing learned (the window is then read, History.ts): it is told after the message committed.
-const decodeStoredOption = Schema.decodeUnknownOption(Schema.NullOr(Schema.Union(StoredMessage, Schema.parseJson(StoredMessage))))
-const decodeStored = (value: unknown) => Option.getOrNull(decodeStoredOption(value))
-
 const Inserted = Schema.Struct({ created_at: Schema.DateFromSelf, stored: Schema.Unknown })
+const Stored = Schema.Struct({ stored: Schema.Unknown })
+const runGate = "run_fence"
 
 export const sessionColumns =
   "id, bot_id, client_id, channel_id, dispatch_config, title, owner, created_at, updated_at, pinned_at IS NOT NULL AS pinned, archived_at IS NOT NULL AS archived, model, system_prompt, temperature, forked_from, fork_point"
@@ -280,7 +265,13 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
         sessionRows(sql`UPDATE sessions SET title = ${title} WHERE id = ${id} RETURNING ${sql.literal(sessionColumns)}`).pipe(
           Effect.map(firstRow)
         ),
-      remove: (id: string) => Effect.map(sql`DELETE FROM sessions WHERE id = ${id} RETURNING id`, (rows) => rows.length === 1),
+      // Its documents (dropped into the chat) go with it; a bot's notes carry no attachment.
+      remove: (id: string) =>
+        Effect.map(
+          sql`WITH gone AS (DELETE FROM sessions WHERE id = ${id} RETURNING id), documents_gone AS (DELETE FROM documents
+            WHERE session_id IN (SELECT id FROM gone) AND metadata->>'attachment_id' IS NOT NULL) SELECT id FROM gone`,
+          (rows) => rows.length === 1
+        ),
       messages: (sessionId: string) =>
         sql`SELECT ${sql.literal(messageColumns)} FROM messages WHERE session_id = ${sessionId} ORDER BY seq`.pipe(
           decodeRows(MessageRow)
@@ -349,6 +340,13 @@ export class SessionsRepo extends Effect.Service<SessionsRepo>()("cairn/Sessions
       ): CarriedWrites => {
         const writes = messageWrites(randomUUID(), sessionId, message, gate)
         return { parts: writes.parts, report: { value: writes.stored, take: (value) => stored(decodeStored(value)) } }
+      },
+      /** A run's message, stored only while its run runs (its row held FOR SHARE: a close elsewhere waits or shuts it out); null if not. */
+      appendForRun: (sessionId: string, message: NewMessage, runId: string, relaxed = false) => {
+        const writes = messageWrites(randomUUID(), sessionId, message, runGate)
+        const statement = sql`WITH ${sql(runGate)} AS (SELECT id FROM runs WHERE id = ${runId} AND status = 'running' FOR SHARE),
+          ${withParts(sql, writes.parts)} SELECT ${writes.stored} AS stored${sql.literal(relaxed ? ` FROM ${relaxedFromItem}` : "")}`
+        return Effect.map(decodeRows(Stored)(rows(statement)), (found) => decodeStored(found[0]?.stored))
       },
       /**
        * One statement: the message and its session's activity time and count commit together;

@@ -1,5 +1,5 @@
 /** Rows of a session's transcript and summaries as read, and the title a session takes from its first message. */
-import { Schema } from "effect"
+import { Option, Schema } from "effect"
 import { Message } from "./Model.ts"
 
 export const TranscriptRow = Schema.Struct({
@@ -42,3 +42,21 @@ export const titleFrom = (message: {
   const space = cut.lastIndexOf(" ")
   return `${space > 40 ? cut.slice(0, space) : cut}…`
 }
+
+/**
+ * What storing a message answers: its seq; its session's message count and summary after it; and
+ * the newest seq the session held before it (0 for none). The history window (History.ts) extends
+ * itself by it. Null when nothing was stored (the session is gone, or a gated write's gate was shut).
+ */
+export const StoredMessage = Schema.Struct({
+  seq: Schema.Number,
+  total: Schema.Number,
+  through: Schema.Number,
+  summary: Schema.NullOr(Schema.String),
+  before: Schema.Number
+})
+export type StoredMessage = typeof StoredMessage.Type
+// A JSON column: drivers hand it over parsed, but a string is taken too. Anything else is taken as
+// nothing learned (the window is then read, History.ts): it is told after the message committed.
+const decodeStoredOption = Schema.decodeUnknownOption(Schema.NullOr(Schema.Union(StoredMessage, Schema.parseJson(StoredMessage))))
+export const decodeStored = (value: unknown) => Option.getOrNull(decodeStoredOption(value))

@@ -7,7 +7,7 @@ import { Forbidden, ValidationError } from "../contract/Errors.ts"
 import { isUuid } from "../contract/Params.ts"
 import { makeDispatchSecrets, maskDispatchConfig } from "../secrets/DispatchConfig.ts"
 import { traced } from "../telemetry/Spans.ts"
-import { mayReach, ownerOf, reachesEverySession, requireBotAllowed, requireReach } from "./Access.ts"
+import { mayReach, ownerOf, owns, reachesEverySession, requireBotAllowed, requireReach } from "./Access.ts"
 import { branchMethods } from "./Branches.ts"
 import { SessionBranchesRepo } from "./BranchRepo.ts"
 import { SessionNotFound } from "./Errors.ts"
@@ -87,6 +87,26 @@ const listSessions = (repo: SessionsRepo, principal: PrincipalShape | null, filt
     (rows) => rows.filter((row) => principal === null || mayReach(principal, row)).map(toSession)
   )
 
+/** The messages a run writes: while it runs, and with its end. */
+const runMessages = (repo: SessionsRepo, history: ReturnType<typeof makeHistoryCache>) => ({
+  /**
+   * Stores a message of a running run only while that run is running (`SessionsRepo.appendForRun`):
+   * whether it was stored. `durable: false` commits relaxed.
+   */
+  appendForRun: (sessionId: string, message: NewMessage, runId: string, options: { readonly durable?: boolean } = {}) =>
+    Effect.map(repo.appendForRun(sessionId, message, runId, options.durable === false), (stored) => {
+      if (stored) history.extend(sessionId, message, stored)
+      return stored !== null
+    }),
+  /**
+   * What storing a message writes, for a statement that commits it with its own (a turn's answer
+   * with its run's end; with a `gate`, the message that starts a run with its lock): nothing is
+   * written until that statement runs.
+   */
+  appendWrites: (sessionId: string, message: NewMessage, gate?: string) =>
+    repo.appendWrites(sessionId, message, (stored) => stored && history.extend(sessionId, message, stored), gate)
+})
+
 export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
   effect: Effect.gen(function*() {
     const repo = yield* SessionsRepo
@@ -112,6 +132,13 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
     /** The session, when the caller reaches it (403 otherwise; see Access.ts). */
     const reach = (principal: PrincipalShape, id: string) =>
       Effect.flatMap(findRow(id), (row) => Effect.as(requireReach(principal, row), toSession(row)))
+
+    /** The session, when the caller owns it (Access.ts `owns`): 403 otherwise, even to a caller that reaches it. */
+    const own = (principal: PrincipalShape, id: string) =>
+      Effect.flatMap(findRow(id), (row) =>
+        owns(principal, row)
+          ? Effect.succeed(toSession(row))
+          : Effect.fail(new Forbidden({ detail: "This conversation belongs to another user" })))
 
     /**
      * Idempotent per (client_id, bot_id): creates the session or returns the existing one. A caller
@@ -246,19 +273,12 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
         return toMessage(row)
       })
 
-    /**
-     * What storing a message writes, for a statement that commits it with its own (a turn's answer
-     * with its run's end; with a `gate`, the message that starts a run with its lock): nothing is
-     * written until that statement runs.
-     */
-    const appendWrites = (sessionId: string, message: NewMessage, gate?: string) =>
-      repo.appendWrites(sessionId, message, (stored) => stored && history.extend(sessionId, message, stored), gate)
-
     return traced(
       "Sessions",
       {
         get,
         reach,
+        own,
         getOrCreate,
         getOrCreateWithId,
         switchBot,
@@ -273,7 +293,7 @@ export class Sessions extends Effect.Service<Sessions>()("cairn/Sessions", {
         list,
         remove,
         append,
-        appendWrites,
+        ...runMessages(repo, history),
         recent
       } as const
     )

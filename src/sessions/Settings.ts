@@ -23,3 +23,13 @@ export const conversationBot = (bot: Bot, session: Settings): Bot => {
 /** The model a turn in this conversation asks for: the request's, else the conversation's, else none (the channel's or bot's). */
 export const conversationModel = (requested: string | undefined, session: Settings): string | undefined =>
   requested ?? session.model ?? undefined
+
+/**
+ * What a turn in this conversation runs with: the bot with the conversation's instructions and
+ * temperature, and the model. The one place both a direct turn (intake) and a queued one (the task
+ * worker) take them from, so a message queued behind a busy session runs as it would have at once.
+ */
+export const conversationTurn = (bot: Bot, session: Settings, requestedModel: string | undefined) => ({
+  bot: conversationBot(bot, session),
+  modelOverride: conversationModel(requestedModel, session)
+})

@@ -101,11 +101,14 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
             RETURNING *`),
           firstRow
         ),
-      /** Gives a claimed task back (its session turned out busy). */
-      release: (id: string) =>
-        sql`UPDATE tasks SET status = 'pending', attempts = attempts - 1, worker = NULL, lease_until = NULL WHERE id = ${id}`.pipe(
-          Effect.asVoid
-        ),
+      /**
+       * Gives a claimed task back (its session turned out busy, its run was stopped): only while
+       * `worker` holds it, so a worker whose lease was taken over never requeues a task another
+       * worker runs or finished.
+       */
+      release: (id: string, worker: string) =>
+        sql`UPDATE tasks SET status = 'pending', attempts = attempts - 1, worker = NULL, lease_until = NULL
+            WHERE id = ${id} AND status = 'running' AND worker = ${worker}`.pipe(Effect.asVoid),
       attachRun: (id: string, runId: string) => sql`UPDATE tasks SET run_id = ${runId} WHERE id = ${id}`.pipe(Effect.asVoid),
       /** Records the result; false when the task was no longer this worker's (its lease was taken over). */
       complete: (id: string, worker: string, result: string, clientActions: ReadonlyArray<unknown>) =>

@@ -14,12 +14,13 @@ import { Leadership } from "../db/Leadership.ts"
 import { transactions } from "../db/Repository.ts"
 import { Memory } from "../health/Memory.ts"
 import { Readiness } from "../health/Readiness.ts"
-import { faultPoint } from "../lifecycle/FaultInjection.ts"
+import { faultPointFor } from "../lifecycle/FaultInjection.ts"
 import { ownerGone } from "../runs/Owners.ts"
 import { RunsRepo } from "../runs/Repo.ts"
-import { Runs } from "../runs/Runs.ts"
+import { type RunOutcome, Runs } from "../runs/Runs.ts"
 import { turnChannel, Turns } from "../runs/Turns.ts"
 import { Sessions } from "../sessions/Sessions.ts"
+import { conversationTurn } from "../sessions/Settings.ts"
 import { SystemPaused } from "../settings/Model.ts"
 import { Settings } from "../settings/Settings.ts"
 import { mergeSkills } from "../skills/Tags.ts"
@@ -91,11 +92,35 @@ export const WorkerLive = Layer.scopedDiscard(
      */
     let waitingForSession = true
 
+    /**
+     * Records how the task's run ended: only while the task is still this worker's (a worker whose
+     * lease was taken over must not finish, or deliver, a task that another worker now runs), and
+     * its result's delivery then. A run stopped by the server (a shutdown, a lost lock, an end
+     * fenced out: runs/Runs.ts) sends the task back to the queue, untold.
+     */
+    const record = (task: TaskRow, outcome: RunOutcome) =>
+      Effect.gen(function*() {
+        if (outcome._tag === "interrupted") return yield* repo.release(task.id, worker)
+        let finished = false
+        if (outcome._tag === "complete") {
+          finished = yield* repo.complete(task.id, worker, outcome.result.text, outcome.result.clientActions)
+        } else if (outcome._tag === "cancelled") yield* repo.markCancelled(task.id)
+        else finished = yield* repo.fail(task.id, outcome.message, worker)
+        yield* tasks.changed(task.id)
+        if (finished) yield* faultPointFor("after-answer", task.prompt)
+        if (finished && task.dispatch_type !== "none") yield* FiberSet.run(running, dispatchers.deliver(task.id))
+      })
+
     const execute = (task: TaskRow) =>
       Effect.gen(function*() {
+        // Its run ended, its answer stored, but its worker died before recording that (a kill
+        // between the two): the task is recorded from that run, not answered again.
+        const settled = task.run_id ? yield* runsRepo.settled(task.run_id) : Option.none()
+        if (Option.isSome(settled)) return yield* record(task, settledOutcome(settled.value))
         // Everything that can fail is read before the session's lock is taken.
         const session = yield* sessions.get(task.session_id)
-        const bot = yield* bots.get(task.bot_id)
+        // The conversation's instructions, temperature and model, as a direct turn takes them.
+        const conversation = conversationTurn(yield* bots.get(task.bot_id), session, task.model_override ?? undefined)
         const channel = task.channel_id ? yield* Effect.option(channels.get(task.channel_id)) : Option.none()
         // The user's message is stored once, with the mark that says so, in one transaction: a
         // retried task (its worker died) never stores it twice.
@@ -126,10 +151,10 @@ export const WorkerLive = Layer.scopedDiscard(
                   runId: lock.value,
                   sessionId: session.id,
                   clientId: session.client_id,
-                  bot,
+                  bot: conversation.bot,
                   channel: Option.match(channel, { onNone: () => null, onSome: turnChannel }),
                   userText: null,
-                  modelOverride: task.model_override ?? undefined,
+                  modelOverride: conversation.modelOverride,
                   executionConfig: withSkillTags(task),
                   dispatch: { type: task.dispatch_type, config: task.dispatch_config }
                 })
@@ -140,22 +165,12 @@ export const WorkerLive = Layer.scopedDiscard(
         if (Option.isNone(run)) {
           // Its session is busy after all: the run's end calls for the next claim.
           waitingForSession = true
-          return yield* repo.release(task.id)
+          return yield* repo.release(task.id, worker)
         }
-        yield* faultPoint("mid-run")
+        yield* faultPointFor("mid-run", task.prompt)
         const outcome = yield* runs.awaitDone(run.value)
-        // Stopped by the server (shutdown, lost lock): the task goes back to the queue, untold.
-        if (outcome._tag === "interrupted") return yield* repo.release(task.id)
-        // Recorded only while the task is still ours: a worker whose lease was taken over must not
-        // finish (or deliver) a task that another worker now runs.
-        let finished = false
-        if (outcome._tag === "complete") {
-          finished = yield* repo.complete(task.id, worker, outcome.result.text, outcome.result.clientActions)
-        } else if (outcome._tag === "cancelled") yield* repo.markCancelled(task.id)
-        else finished = yield* repo.fail(task.id, outcome.message, worker)
-        yield* tasks.changed(task.id)
-        if (finished) yield* faultPoint("after-answer")
-        if (finished && task.dispatch_type !== "none") yield* FiberSet.run(running, dispatchers.deliver(task.id))
+        if (outcome._tag !== "interrupted") yield* faultPointFor("after-run", task.prompt)
+        yield* record(task, outcome)
       }).pipe(
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
@@ -264,6 +279,23 @@ export const WorkerLive = Layer.scopedDiscard(
     )
   )
 )
+
+/** A run's recorded end (`RunsRepo.settled`) as the outcome its task records. */
+const settledOutcome = (
+  settled: { readonly status: "complete" | "cancelled"; readonly text: string | null; readonly client_actions: unknown }
+): RunOutcome =>
+  settled.status === "cancelled"
+    ? { _tag: "cancelled", partial: "" }
+    : {
+      _tag: "complete",
+      result: {
+        text: settled.text ?? "",
+        toolsUsed: [],
+        clientActions: Array.isArray(settled.client_actions) ? settled.client_actions : [],
+        toolCalls: [],
+        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }
+      }
+    }
 
 /** The task's execution_config with the `@skill:<id>` tags of its message merged into `skills`. */
 export const withSkillTags = (task: Pick<TaskRow, "execution_config" | "prompt">): ExecutionConfig => {

@@ -5,9 +5,12 @@
  * The level is LOG_LEVEL at start and can be changed while running (`PUT /api/v1/admin/log-level`):
  * a fiber-ref minimum would stay as it was in every fiber already forked, so the minimum is left
  * open and the logger itself drops what is below the current level.
+ *
+ * Every line written also goes to the live tail (`LogTail.ts`), through the same level filter.
  */
 import { Context, Effect, FiberRef, HashSet, Layer, Logger, LogLevel } from "effect"
 import type { LogLevelName } from "../contract/LogLevels.ts"
+import { LogTail, makeTail } from "./LogTail.ts"
 
 const levels: Record<LogLevelName, LogLevel.LogLevel> = {
   trace: LogLevel.Trace,
@@ -40,18 +43,24 @@ export const layer = (initial: LogLevelName, pretty = process.stdout.isTTY === t
   const enabled = (level: LogLevel.LogLevel) => LogLevel.greaterThanEqual(level, levels[current])
   const atLevel = <M, O>(logger: Logger.Logger<M, O>) => Logger.filterLogLevel(logger, enabled)
   const output = pretty ? Logger.prettyLoggerDefault : Logger.withConsoleLog(Logger.jsonLogger)
+  const { tail, push } = makeTail()
+  const tailLogger = atLevel(Logger.make(push))
   const loggers = Layer.scopedDiscard(
     Effect.locallyScopedWith(
       FiberRef.currentLoggers,
       (installed) =>
-        HashSet.map(
-          installed,
-          (logger: Logger.Logger<unknown, any>): Logger.Logger<unknown, any> =>
-            logger === Logger.defaultLogger || logger === Logger.prettyLoggerDefault ? atLevel(output) : atLevel(logger)
+        HashSet.add(
+          HashSet.map(
+            installed,
+            (logger: Logger.Logger<unknown, any>): Logger.Logger<unknown, any> =>
+              logger === Logger.defaultLogger || logger === Logger.prettyLoggerDefault ? atLevel(output) : atLevel(logger)
+          ),
+          tailLogger
         )
     )
   )
   return Layer.mergeAll(
+    Layer.succeed(LogTail, tail),
     Logger.minimumLogLevel(LogLevel.All),
     loggers,
     Layer.succeed(LogLevelControl, {

@@ -3,7 +3,7 @@
  * planted in their paths and in odd parameters (a Slack incoming webhook's path, `hmac`, `k`,
  * `x-amz-signature`, userinfo) are set as a session's, a task's and a heartbeat's dispatch target
  * and as hook webhooks; one delivers, one fails, one is refused. Then every answer that shows them,
- * every log line the server wrote and every span it exported (with its attributes) is scanned: none
+ * every log line the server wrote (and the live log tail streamed) and every span it exported (with its attributes) is scanned: none
  * holds any piece of any of them past its host. The rows hold them sealed; the receiver got them
  * in the clear; an update that sends the shown form back keeps the stored URL.
  */
@@ -105,6 +105,15 @@ describe.each(backends)("webhook URLs show only their scheme and host (%s)", (ba
   }
 
   it("no answer, log line or span shows a stored webhook URL past its host", async () => {
+    // The live log tail, followed from the start: every line it streams is scanned too.
+    const tailing = new AbortController()
+    let tail = ""
+    const tailResponse = await server.request("/api/v1/admin/logs/stream", { signal: tailing.signal })
+    expect(tailResponse.status).toBe(200)
+    void (async () => {
+      const reader = tailResponse.body!.pipeThrough(new TextDecoderStream()).getReader()
+      for (let read = await reader.read(); !read.done; read = await reader.read()) tail += read.value
+    })().catch(() => undefined)
     const created = await server.request("/api/v1/sessions", {
       method: "POST",
       body: JSON.stringify({ client_id: "planted", dispatch_config: { dispatch_type: "webhook", url: slackLike() } })
@@ -244,6 +253,9 @@ describe.each(backends)("webhook URLs show only their scheme and host (%s)", (ba
     scan("the exported spans", spans.join("\n"))
     expect(logs.join("\n")).toContain(`http://127.0.0.1:${closedPort}/****`)
     scan("the log", logs.join("\n"))
+    await waitFor(() => (tail.includes(`http://127.0.0.1:${closedPort}/****`) ? true : undefined), "the failed delivery in the tail")
+    tailing.abort()
+    scan("the live log tail", tail)
 
     const rows = await server.run(
       Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -4,11 +4,18 @@ import { Authentication } from "../../auth/Authentication.ts"
 import { RequiredScope } from "../../auth/RequiredScope.ts"
 import { AUTHENTICATED, PUBLIC } from "../../auth/Scopes.ts"
 import { detailBody } from "../../contract/Errors.ts"
-import { idPath, queryParams } from "../../contract/Params.ts"
-import { IdentityProviderFailed, UserConflict, UserNotFound } from "./Errors.ts"
+import { idPath, pathParams, queryParams } from "../../contract/Params.ts"
+import { IdentityProviderFailed, InvitationNotFound, InvitationSpent, UserConflict, UserNotFound } from "./Errors.ts"
 import {
+  AcceptInvitation,
   AuthStatus,
+  ChangePassword,
+  CreatedInvitation,
+  CreateInvitation,
+  CreateResetLink,
   CreateUser,
+  InvitationList,
+  InvitationOffer,
   LoginRequest,
   LogoutRequest,
   Me,
@@ -19,6 +26,8 @@ import {
   UserList,
   UserView
 } from "./Model.ts"
+
+const InvitationToken = pathParams({ token: Schema.String })
 
 /** Sign-in routes for people (the admin UI): local users and OpenID Connect. */
 export class AuthApi extends HttpApiGroup.make("auth")
@@ -65,7 +74,7 @@ export class AuthApi extends HttpApiGroup.make("auth")
       .annotate(RequiredScope, PUBLIC)
       .annotate(
         OpenApi.Description,
-        "End the session of a refresh token, or with everywhere every session of its user (or of the bearer user token); its access tokens lapse within their life. With Cairn-Refresh-Cookie: 1 the refresh cookie is cleared"
+        "End the session of a refresh token (its access tokens lapse within their life), or with everywhere every session of its user (or of the bearer user token), whose access tokens are refused at once. With Cairn-Refresh-Cookie: 1 the refresh cookie is cleared"
       )
   )
   .add(
@@ -73,6 +82,39 @@ export class AuthApi extends HttpApiGroup.make("auth")
       .addSuccess(Me)
       .annotate(RequiredScope, AUTHENTICATED)
       .annotate(OpenApi.Description, "Who the credentials belong to and the scopes they grant")
+  )
+  .add(
+    HttpApiEndpoint.post("changePassword", "/me/password")
+      .setPayload(ChangePassword)
+      .addSuccess(TokenPair)
+      .annotate(RequiredScope, AUTHENTICATED)
+      .annotate(
+        OpenApi.Description,
+        "The signed-in user changes their own password (422 on current_password when it is not right; rate limited like sign-in): every other session of theirs ends, and this one continues with the tokens answered"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("invitation", "/invitations/:token")
+      .setPath(InvitationToken)
+      .addSuccess(InvitationOffer)
+      .addError(detailBody(InvitationSpent))
+      .annotate(RequiredScope, PUBLIC)
+      .annotate(
+        OpenApi.Description,
+        "What a one-time link offers (an invitation's role and suggested username, or whose password a reset link sets); 410 once used or expired"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("acceptInvitation", "/invitations/:token/accept")
+      .setPath(InvitationToken)
+      .setPayload(AcceptInvitation)
+      .addSuccess(TokenPair)
+      .addError(detailBody(InvitationSpent))
+      .annotate(RequiredScope, PUBLIC)
+      .annotate(
+        OpenApi.Description,
+        "Spend a one-time link (rate limited like sign-in): an invitation creates the user with the username and password given, a reset link sets its user's password and ends their sessions; either signs in (as /auth/login answers)"
+      )
   )
   .add(
     HttpApiEndpoint.get("oidcStart", "/oidc/start")
@@ -107,6 +149,7 @@ export class AuthApi extends HttpApiGroup.make("auth")
 {}
 
 const UserId = idPath("User")
+const InvitationId = idPath("Invitation")
 
 export class UsersApi extends HttpApiGroup.make("users")
   .add(
@@ -128,14 +171,52 @@ export class UsersApi extends HttpApiGroup.make("users")
       .setPath(UserId)
       .setPayload(UpdateUser)
       .addSuccess(UserView)
+      .addError(detailBody(UserConflict))
       .annotate(RequiredScope, "users:write")
-      .annotate(OpenApi.Description, "Change a user's role or password; promoting to admin or touching an admin needs admin")
+      .annotate(
+        OpenApi.Description,
+        "Change a user's role, password or disabled state (a new password or disabling ends their sessions; nobody disables themselves); promoting to admin or touching an admin needs admin"
+      )
   )
   .add(
     HttpApiEndpoint.del("delete", "/users/:id")
       .setPath(UserId)
       .annotate(RequiredScope, "users:write")
       .annotate(OpenApi.Description, "Delete a user and end their sessions; deleting an admin needs admin")
+  )
+  .add(
+    HttpApiEndpoint.post("resetLink", "/users/:id/reset-link")
+      .setPath(UserId)
+      .setPayload(CreateResetLink)
+      .addSuccess(CreatedInvitation, { status: 201 })
+      .annotate(RequiredScope, "users:write")
+      .annotate(
+        OpenApi.Description,
+        "A one-time link for the user to choose a new password (the token is answered this once; an admin's needs admin)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("invitations", "/invitations")
+      .addSuccess(InvitationList)
+      .annotate(RequiredScope, "users:read")
+      .annotate(OpenApi.Description, "The one-time links (invitations and password resets), masked to their first characters")
+  )
+  .add(
+    HttpApiEndpoint.post("invite", "/invitations")
+      .setPayload(CreateInvitation)
+      .addSuccess(CreatedInvitation, { status: 201 })
+      .annotate(RequiredScope, "users:write")
+      .annotate(
+        OpenApi.Description,
+        "Invite a user by a one-time link (/invite/<token>, answered this once, stored hashed; an admin's needs admin)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("withdrawInvitation", "/invitations/:id")
+      .setPath(InvitationId)
+      .addError(detailBody(InvitationNotFound))
+      .annotate(RequiredScope, "users:write")
+      .annotate(OpenApi.Description, "Withdraw a one-time link (invitation or password reset)")
   )
   .addError(detailBody(UserNotFound))
   .middleware(Authentication)

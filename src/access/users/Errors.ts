@@ -19,3 +19,15 @@ export class IdentityProviderFailed extends Schema.TaggedError<IdentityProviderF
   { detail: Schema.String },
   HttpApiSchema.annotations({ status: 502, description: "The OpenID provider failed" })
 ) {}
+
+export class InvitationNotFound extends Schema.TaggedError<InvitationNotFound>()(
+  "InvitationNotFound",
+  { detail: Schema.String },
+  HttpApiSchema.annotations({ status: 404, description: "No invitation or reset link with that id" })
+) {}
+
+export class InvitationSpent extends Schema.TaggedError<InvitationSpent>()(
+  "InvitationSpent",
+  { detail: Schema.String },
+  HttpApiSchema.annotations({ status: 410, description: "The link was used, expired or was withdrawn" })
+) {}

@@ -13,6 +13,9 @@ export const UserRow = Schema.Struct({
   role: Role,
   oidc_issuer: Schema.NullOr(Schema.String),
   oidc_subject: Schema.NullOr(Schema.String),
+  disabled_at: Schema.NullOr(Schema.DateFromSelf),
+  last_login_at: Schema.NullOr(Schema.DateFromSelf),
+  tokens_valid_after: Schema.NullOr(Schema.DateFromSelf),
   created_at: Schema.DateFromSelf
 })
 export type UserRow = typeof UserRow.Type
@@ -35,8 +38,18 @@ export const OidcLoginRow = Schema.Struct({
 })
 export type OidcLoginRow = typeof OidcLoginRow.Type
 
-const userColumns = "id::text AS id, username, email, display_name, password_hash, role, oidc_issuer, oidc_subject, created_at"
+const userColumns =
+  "id::text AS id, username, email, display_name, password_hash, role, oidc_issuer, oidc_subject, disabled_at, last_login_at, tokens_valid_after, created_at"
 const iso = (date: Date) => date.toISOString()
+
+/** A user's row changed: `disabled` sets or clears `disabled_at`, `endTokens` refuses access tokens issued before `at`. */
+export interface UserChanges {
+  readonly at: Date
+  readonly role?: Role
+  readonly passwordHash?: string
+  readonly disabled?: boolean
+  readonly endTokens?: boolean
+}
 
 export class UsersRepo extends Effect.Service<UsersRepo>()("cairn/UsersRepo", {
   effect: Effect.gen(function*() {
@@ -73,10 +86,16 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("cairn/UsersRepo", {
       linkOidc: (id: string, issuer: string, subject: string) =>
         sql`UPDATE users SET oidc_issuer = ${issuer}, oidc_subject = ${subject} WHERE id = ${id}::uuid
           RETURNING ${cols}`.pipe(userRows, Effect.map((rows) => rows[0]!)),
-      update: (id: string, changes: { readonly role?: Role; readonly passwordHash?: string }) =>
+      update: (id: string, changes: UserChanges) =>
         oneUser(sql`UPDATE users SET role = COALESCE(${changes.role ?? null}, role),
-            password_hash = COALESCE(${changes.passwordHash ?? null}, password_hash)
+            password_hash = COALESCE(${changes.passwordHash ?? null}, password_hash),
+            disabled_at = CASE WHEN ${changes.disabled === undefined}::boolean THEN disabled_at
+              WHEN ${changes.disabled === true}::boolean THEN COALESCE(disabled_at, ${iso(changes.at)}::timestamptz) ELSE NULL END,
+            tokens_valid_after = CASE WHEN ${changes.endTokens === true}::boolean
+              THEN ${iso(changes.at)}::timestamptz ELSE tokens_valid_after END
           WHERE id = ${id}::uuid RETURNING ${cols}`),
+      signedIn: (id: string, at: Date) =>
+        sql`UPDATE users SET last_login_at = ${iso(at)}::timestamptz WHERE id = ${id}::uuid`.pipe(Effect.asVoid),
       remove: (id: string) => sql`DELETE FROM users WHERE id = ${id}::uuid RETURNING id::text AS id`,
 
       insertRefresh: (
@@ -97,6 +116,11 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("cairn/UsersRepo", {
       revokeUser: (userId: string, at: Date) =>
         sql`UPDATE refresh_tokens SET revoked_at = ${iso(at)}::timestamptz
           WHERE user_id = ${userId}::uuid AND revoked_at IS NULL`.pipe(Effect.asVoid),
+      /** Ends every session of the user but the sign-in `keepFamily` (a password changed from it). */
+      revokeUserExcept: (userId: string, keepFamily: string | null, at: Date) =>
+        sql`UPDATE refresh_tokens SET revoked_at = ${iso(at)}::timestamptz
+          WHERE user_id = ${userId}::uuid AND revoked_at IS NULL
+            AND (${keepFamily}::uuid IS NULL OR family_id <> ${keepFamily}::uuid)`.pipe(Effect.asVoid),
 
       insertOidcLogin: (row: OidcLoginRow) =>
         sql`INSERT INTO oidc_logins (state, code_verifier, nonce, expires_at)

@@ -3,66 +3,46 @@
  * refresh tokens (random, stored hashed, 30 days, rotated on every use; presenting a rotated token
  * again revokes its whole family), logout, and the admin operations on users.
  *
- * Access tokens carry the user's scopes, so a role change or a deletion reaches tokens already
- * issued only when they are refreshed: within the one-hour life at most.
+ * Access tokens carry the user's scopes and are checked without a lookup of their own; what they
+ * cannot say (the user was disabled, deleted, changed role or ended their sessions since) is
+ * checked by `UserGate.ts` on every request.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Console, Effect, Option, Redacted } from "effect"
 import * as crypto from "node:crypto"
 import type { PrincipalShape } from "../../auth/Principal.ts"
-import { grants, memberScopes, type Scope } from "../../auth/Scopes.ts"
 import { AppConfig } from "../../config/AppConfig.ts"
-import { Forbidden, Unauthorized } from "../../contract/Errors.ts"
+import { Unauthorized } from "../../contract/Errors.ts"
 import { transactions } from "../../db/Repository.ts"
 import { ServerSecret } from "../../secrets/ServerSecret.ts"
 import { traced } from "../../telemetry/Spans.ts"
 import { safeEqual } from "../Authenticator.ts"
 import { Tokens } from "../Tokens.ts"
 import { UserConflict, UserNotFound } from "./Errors.ts"
-import { AuthStatus, type CreateUser, Me, type Role, type SetupRequest, TokenPair, type UpdateUser, UserView } from "./Model.ts"
+import { AuthStatus, type CreateUser, Me, type SetupRequest, TokenPair, type UpdateUser } from "./Model.ts"
 import { hashPassword, verifyPassword } from "./Password.ts"
 import { type UserRow, UsersRepo } from "./Repo.ts"
 import { localUrl, setupBanner } from "./SetupBanner.ts"
 import { SignInGuard } from "./SignInGuard.ts"
+import { UserGate } from "./UserGate.ts"
+import { requireAdmin, scopesForRole, tokenHash as hash, toUserView } from "./Views.ts"
 
 export const refreshTokenMs = 30 * 24 * 3_600_000
 
-export const scopesForRole = (role: Role): ReadonlyArray<Scope> => (role === "admin" ? ["admin"] : memberScopes)
-
-const hash = (value: string) => crypto.createHash("sha256").update(value).digest("base64url")
-
-export const toUserView = (row: UserRow) =>
-  new UserView({
-    id: row.id,
-    username: row.username,
-    email: row.email,
-    display_name: row.display_name,
-    role: row.role,
-    login: [...(row.password_hash ? (["password"] as const) : []), ...(row.oidc_subject ? (["oidc"] as const) : [])],
-    created_at: row.created_at
-  })
+/** The first-admin setup code of a server without API_KEY: 20 characters derived from its secret. */
+export const setupCodeOf = (secret: { readonly deriveKey: (purpose: string) => Buffer }) =>
+  secret.deriveKey("setup-code").toString("base64url").slice(0, 20)
 
 /**
  * The token of an `Authorization: Bearer <token>` header, read as the authentication middleware
  * reads it (everything after the scheme, so an operator's key of any shape matches); undefined for
  * any other header or none.
  */
-/** The first-admin setup code of a server without API_KEY: 20 characters derived from its secret. */
-export const setupCodeOf = (secret: { readonly deriveKey: (purpose: string) => Buffer }) =>
-  secret.deriveKey("setup-code").toString("base64url").slice(0, 20)
-
 export const bearerToken = (authorization: string | undefined): string | undefined => authorization?.match(/^Bearer (.+)$/is)?.[1]
-
-/**
- * `users:write` manages members; anything that makes, unmakes or takes over an admin (creating or
- * promoting one, demoting, deleting or re-passwording one) needs `admin` itself, or `users:write`
- * would be a path to full access.
- */
-const requireAdmin = (caller: PrincipalShape) =>
-  grants(caller.scopes, "admin") ? Effect.void : Effect.fail(new Forbidden({ detail: "Missing required scope: admin" }))
 
 const badLogin = new Unauthorized({ detail: "Invalid username or password" })
 const badRefresh = new Unauthorized({ detail: "Invalid or expired refresh token" })
+const disabledLogin = new Unauthorized({ detail: "This account is disabled. Ask an administrator to enable it." })
 
 export interface OidcIdentity {
   readonly issuer: string
@@ -80,22 +60,31 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
     const config = yield* AppConfig
     const transaction = transactions(yield* SqlClient.SqlClient)
     const guard = yield* SignInGuard
+    const gate = yield* UserGate
 
-    /** A new session for a user: an access token and the first refresh token of a new family. */
-    const issue = (user: UserRow, familyId: string = crypto.randomUUID()) =>
+    /**
+     * Tokens for a user: a new sign-in (its last sign-in recorded), or with `familyId` the next
+     * tokens of that one. A disabled user gets none.
+     */
+    const issue = (user: UserRow, familyId?: string) =>
       Effect.gen(function*() {
+        if (user.disabled_at) return yield* disabledLogin
         const now = yield* Clock.currentTimeMillis
+        if (familyId === undefined) yield* repo.signedIn(user.id, new Date(now))
+        const family = familyId ?? crypto.randomUUID()
         const access = yield* tokens.sign("user", user.id, scopesForRole(user.role), config.accessTokenSeconds, {
           role: user.role,
           username: user.username,
           // The sign-in it belongs to: "sign out of this device" ends it by the access token alone.
-          family: familyId
+          family,
+          // To the millisecond: a token issued before its user's sessions ended is refused (UserGate).
+          iat_ms: now
         })
         const refresh = "rt_" + crypto.randomBytes(32).toString("base64url")
         yield* repo.insertRefresh({
           id: crypto.randomUUID(),
           userId: user.id,
-          familyId,
+          familyId: family,
           hash: hash(refresh),
           expiresAt: new Date(now + refreshTokenMs)
         })
@@ -105,8 +94,20 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
           expires_in: access.expiresIn,
           expires_at: access.expiresAt,
           refresh_token: refresh,
-          user: toUserView(user)
+          user: toUserView({ ...user, last_login_at: familyId === undefined ? new Date(now) : user.last_login_at })
         })
+      })
+
+    /**
+     * Ends the user's sessions (all, or all but the sign-in `keep`): their refresh tokens are
+     * revoked and the access tokens issued until now refused.
+     */
+    const endSessions = (userId: string, keep: string | null = null) =>
+      Effect.gen(function*() {
+        const at = new Date(yield* Clock.currentTimeMillis)
+        yield* repo.revokeUserExcept(userId, keep, at)
+        yield* repo.update(userId, { at, endTokens: true })
+        yield* gate.changed(userId)
       })
 
     const staticKey = Option.map(config.apiKey, Redacted.value)
@@ -204,7 +205,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
             }
             if (row.expires_at.getTime() <= now) return { _tag: "invalid" } as const
             const user = yield* repo.byId(row.user_id)
-            if (!user) return { _tag: "invalid" } as const
+            if (!user || user.disabled_at) return { _tag: "invalid" } as const
             yield* repo.markRotated(row.id, new Date(now))
             return { _tag: "ok", pair: yield* issue(user, row.family_id) } as const
           })
@@ -230,15 +231,18 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
           : undefined
         if (everywhere && bearer?._tag === "Left") return yield* bearer.left
         const bearerUser = bearer?._tag === "Right" ? bearer.right : undefined
-        yield* transaction(
+        const everyone = yield* transaction(
           Effect.gen(function*() {
             const row = token === undefined ? undefined : yield* repo.refreshForUpdate(hash(token))
             const userId = row?.user_id ?? bearerUser?.id
-            if (everywhere && userId !== undefined) return yield* repo.revokeUser(userId, now)
-            if (row) return yield* repo.revokeFamily(row.family_id, now)
-            if (bearerUser?.family) yield* repo.revokeFamily(bearerUser.family, now)
+            if (everywhere && userId !== undefined) return userId
+            if (row) yield* repo.revokeFamily(row.family_id, now)
+            else if (bearerUser?.family) yield* repo.revokeFamily(bearerUser.family, now)
+            return undefined
           })
         )
+        // Everywhere: the access tokens already issued are refused too, not left to lapse.
+        if (everyone !== undefined) yield* endSessions(everyone)
       })
 
     const userOfBearer = (authorization: string | undefined) =>
@@ -253,6 +257,10 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
         const family = found?.claims.family
         return { id: principal.id, family: typeof family === "string" ? family : undefined }
       })
+
+    /** The sign-in a user access token (the raw header) belongs to, when it names one. */
+    const familyOf = (authorization: string | undefined) =>
+      Effect.map(Effect.either(userOfBearer(authorization)), (found) => found._tag === "Right" ? found.right.family : undefined)
 
     const me = (principal: PrincipalShape) =>
       Effect.gen(function*() {
@@ -289,23 +297,36 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
       })
 
     // The target row is locked while the caller's right over it is checked, so a concurrent
-    // promotion cannot slip an admin past a `users:write` caller.
+    // promotion cannot slip an admin past a `users:write` caller. A new password or a disable ends
+    // the user's sessions; a role change refuses the access tokens issued with the old role's
+    // scopes (the web app refreshes into the new ones).
     const update = (caller: PrincipalShape, id: string, changes: UpdateUser) =>
       Effect.gen(function*() {
+        if (changes.disabled === true && caller.kind === "user" && caller.id === id) {
+          return yield* new UserConflict({ detail: "You cannot disable your own account" })
+        }
         const passwordHash = changes.password ? yield* hashPassword(changes.password) : undefined
-        return yield* transaction(
+        const at = new Date(yield* Clock.currentTimeMillis)
+        const ending = passwordHash !== undefined || changes.disabled === true
+        const view = yield* transaction(
           Effect.gen(function*() {
             const target = yield* repo.byIdForUpdate(id)
             if (!target) return yield* new UserNotFound({ detail: `User not found: ${id}` })
             if (target.role === "admin" || changes.role === "admin") yield* requireAdmin(caller)
             const row = yield* repo.update(id, {
+              at,
               ...(changes.role ? { role: changes.role } : {}),
-              ...(passwordHash ? { passwordHash } : {})
+              ...(passwordHash ? { passwordHash } : {}),
+              ...(changes.disabled !== undefined ? { disabled: changes.disabled } : {}),
+              endTokens: ending || (changes.role !== undefined && changes.role !== target.role)
             })
             if (!row) return yield* new UserNotFound({ detail: `User not found: ${id}` })
+            if (ending) yield* repo.revokeUser(id, at)
             return toUserView(row)
           })
         )
+        yield* gate.changed(id)
+        return view
       })
 
     const remove = (caller: PrincipalShape, id: string) =>
@@ -316,7 +337,7 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
           if (target.role === "admin") yield* requireAdmin(caller)
           yield* repo.remove(id)
         })
-      )
+      ).pipe(Effect.zipLeft(gate.changed(id)))
 
     /**
      * The user of an OpenID identity: the one linked to it; else a local user with the same
@@ -352,7 +373,10 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
         return yield* issue(user)
       })
 
-    return traced("Users", { status, setup, login, refresh, logout, me, list, create, update, remove, fromOidc } as const)
+    return traced(
+      "Users",
+      { status, setup, login, refresh, logout, familyOf, me, list, create, update, remove, fromOidc, issue, endSessions } as const
+    )
   }),
-  dependencies: [SignInGuard.Default, UsersRepo.Default, Tokens.Default]
+  dependencies: [SignInGuard.Default, UsersRepo.Default, Tokens.Default, UserGate.Default]
 }) {}

@@ -6,11 +6,12 @@
  * channel's own): the document store already embeds, persists and searches them with the same
  * hybrid (vector + full-text) ranking, so notes need no second store, survive restarts, and an
  * operator can list or delete them through the documents API. `search_documents` never returns
- * notes; only their bot recalls them.
+ * notes; only their bot recalls them. It does return the documents added to this conversation in
+ * the chat (a document's `session_id`), and never another conversation's.
  */
 import { Effect, Schema } from "effect"
 import { Documents } from "../../documents/Documents.ts"
-import { MAX_SEARCH_LIMIT, type SearchResult } from "../../documents/Model.ts"
+import { type DocumentScope, MAX_SEARCH_LIMIT, type SearchResult } from "../../documents/Model.ts"
 import type { ToolCallContext } from "../../sdk/index.ts"
 import { ChoiceArgument, CountArgument, declareTool, NonBlankArgument, ToolFailure } from "../Tool.ts"
 
@@ -20,19 +21,29 @@ const channelNotes = (context: Pick<ToolCallContext, "botId" | "channelId">) =>
   context.channelId ? `${notesPrefix}${context.botId}:${context.channelId}` : null
 
 /** Integration ids searched one by one, their hits merged best first. */
-const searchEach = (documents: Documents, q: string, integrationIds: ReadonlyArray<string>, limit: number) =>
+const searchEach = (documents: Documents, q: string, integrationIds: ReadonlyArray<string>, limit: number, scope: DocumentScope) =>
   Effect.map(
-    Effect.forEach(integrationIds, (integrationId) => documents.search({ q, integration_id: integrationId, limit })),
+    Effect.forEach(integrationIds, (integrationId) => documents.search({ q, integration_id: integrationId, limit, scope })),
     (found) => found.flat().sort((a, b) => b.score - a.score).slice(0, limit)
   )
 
-/** The documents a bot may see, best first: those of the integrations named (all when none), never notes. */
-export const searchDocumentsOnly = (documents: Documents, q: string, integrationIds: ReadonlyArray<string>, limit: number) => {
+/**
+ * The documents a bot may see in a conversation, best first: those of the integrations named (all
+ * when none) of no conversation or of this one (documents in the chat), never notes.
+ */
+export const searchDocumentsOnly = (
+  documents: Documents,
+  q: string,
+  integrationIds: ReadonlyArray<string>,
+  limit: number,
+  sessionId: string
+) => {
+  const scope = { session: sessionId }
   const ids = integrationIds.filter((id) => !id.startsWith(notesPrefix))
-  if (ids.length > 0) return searchEach(documents, q, ids, limit)
+  if (ids.length > 0) return searchEach(documents, q, ids, limit, scope)
   // Over-fetched so that notes, which are left out, do not shorten the answer.
   return Effect.map(
-    documents.search({ q, limit: Math.min(limit * 3, MAX_SEARCH_LIMIT) }),
+    documents.search({ q, limit: Math.min(limit * 3, MAX_SEARCH_LIMIT), scope }),
     (hits) => hits.filter((hit) => !hit.integration_id.startsWith(notesPrefix)).slice(0, limit)
   )
 }
@@ -41,7 +52,8 @@ export const searchDocumentsOnly = (documents: Documents, q: string, integration
 export const searchNotes = (documents: Documents, q: string, owner: Pick<ToolCallContext, "botId" | "channelId">, limit: number) =>
   limit === 0
     ? Effect.succeed([])
-    : searchEach(documents, q, [botNotes(owner), channelNotes(owner)].filter((id): id is string => id !== null), limit)
+    // Notes are the bot's (or its channel's) whatever conversation wrote them.
+    : searchEach(documents, q, [botNotes(owner), channelNotes(owner)].filter((id): id is string => id !== null), limit, "all")
 
 const listed = (hits: ReadonlyArray<SearchResult>, empty: string) =>
   hits.length === 0
@@ -66,13 +78,19 @@ export const memoryTools = Effect.gen(function*() {
       limit: LimitArgument
     }),
     success: Schema.String,
-    handler: (args) =>
+    handler: (args, context) =>
       Effect.gen(function*() {
         const integrationId = args.integration_id || undefined
         if (integrationId?.startsWith(notesPrefix)) {
           return yield* new ToolFailure({ message: "Notes are read with recall, not search_documents" })
         }
-        const hits = yield* searchDocumentsOnly(documents, args.query, integrationId ? [integrationId] : [], args.limit ?? 5)
+        const hits = yield* searchDocumentsOnly(
+          documents,
+          args.query,
+          integrationId ? [integrationId] : [],
+          args.limit ?? 5,
+          context.sessionId
+        )
         return listed(hits, "No document matches.")
       })
   })
@@ -102,8 +120,15 @@ export const memoryTools = Effect.gen(function*() {
           integration_id: integrationId,
           title: `${date}: ${title}`,
           content: note,
-          session_id: context.sessionId,
-          metadata: { kind: "note", bot_id: context.botId, channel_id: context.channelId, written: new Date().toISOString() }
+          // Not scoped to the conversation that wrote it (a note is for every one): where it was written is metadata.
+          session_id: null,
+          metadata: {
+            kind: "note",
+            bot_id: context.botId,
+            channel_id: context.channelId,
+            session_id: context.sessionId,
+            written: new Date().toISOString()
+          }
         })
         return `Remembered (${args.scope === "channel" ? "this channel" : "every conversation"}): note ${stored.id}`
       })

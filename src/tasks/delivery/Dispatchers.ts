@@ -10,7 +10,7 @@
 import { Config, Duration, Effect, Schedule } from "effect"
 import { ValidationError } from "../../contract/Errors.ts"
 import { allowList, OutboundRefused } from "../../http/Outbound.ts"
-import { faultPoint, midSend } from "../../lifecycle/FaultInjection.ts"
+import { faultPointFor, midSendFor } from "../../lifecycle/FaultInjection.ts"
 import {
   type Dispatcher,
   type DispatcherContractError,
@@ -121,7 +121,7 @@ export class Dispatchers extends Effect.Service<Dispatchers>()("cairn/Dispatcher
         const dispatcher = registry.get(row.dispatch_type)
         if (!dispatcher) return Effect.fail(new Error(`No dispatcher is registered for dispatch_type "${row.dispatch_type}"`))
         return Effect.zipRight(
-          midSend,
+          midSendFor(row.prompt ?? ""),
           Effect.tryPromise({
             try: async () =>
               dispatcher.deliver(
@@ -132,7 +132,7 @@ export class Dispatchers extends Effect.Service<Dispatchers>()("cairn/Dispatcher
               ),
             catch: (error) => (error instanceof Error ? error : new Error(errorText(error)))
           })
-        ).pipe(Effect.tap(() => faultPoint("after-send")))
+        ).pipe(Effect.tap(() => faultPointFor("after-send", row.prompt ?? "")))
       })
 
     /**

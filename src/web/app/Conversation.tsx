@@ -20,6 +20,7 @@ import { ConversationTools } from "./ConversationTools.tsx"
 import { MessageList, type StoredMessage } from "./Messages.tsx"
 import { takeHandoff, useChatBranches } from "./useChatBranches.ts"
 import { useFollowScroll } from "./useFollowScroll.ts"
+import { useSessionDocuments } from "./useSessionDocuments.ts"
 
 export interface SessionRef {
   readonly id: string
@@ -52,7 +53,7 @@ const unfinishedRun = (messages: ReadonlyArray<StoredMessage>): string | undefin
 }
 
 /** The run a message from the composer starts in `session`. */
-const chatStart = (session: SessionRef, { text, attachments, model }: ComposedMessage): RunStart => ({
+const chatStart = (session: SessionRef, { text, attachments, model, resendOf }: ComposedMessage): RunStart => ({
   kind: "chat",
   payload: {
     message: text,
@@ -61,7 +62,8 @@ const chatStart = (session: SessionRef, { text, attachments, model }: ComposedMe
     client_id: session.client_id,
     attachments: attachments ?? [],
     passive: false,
-    ...(model ? { model_override: model } : {})
+    ...(model ? { model_override: model } : {}),
+    ...(resendOf ? { resend_of: resendOf } : {})
   }
 })
 
@@ -177,6 +179,8 @@ export const Conversation = (
   const showError = useCallback((problem: unknown) => setError(describeError(problem)), [])
   // Edit and Regenerate branch the conversation (useChatBranches.ts); not while an answer is written.
   const handlers = useChatBranches(auth, session.id, messages, showError, running)
+  // Documents in the chat: dropped in the composer, made this conversation's (useSessionDocuments.ts).
+  const documents = useSessionDocuments(auth, session, useCallback(() => activity.current(), []))
   // The cursor starts in the message box (where a pointer is fine: on a phone it would open the keyboard).
   useEffect(() => {
     if (client && window.matchMedia("(pointer: fine)").matches) composerBar.current?.querySelector("textarea")?.focus()
@@ -230,6 +234,11 @@ export const Conversation = (
       >
         <div className="messages-content" ref={content}>
           {shown === undefined ? <p className="muted">Loading…</p> : <MessageList messages={shown} handlers={handlers} />}
+          {documents.added.map((name, index) => (
+            <p key={index} className="notice" role="status">
+              Document added: {name} was added to this conversation; answers here can draw on it.
+            </p>
+          ))}
           {live ? <LiveAnswer live={live} canDecide={auth.can("approvals:write")} onDecide={decide} onRetry={retry} /> : null}
           {error ? <p role="alert" className="error">{error}</p> : null}
         </div>
@@ -245,6 +254,7 @@ export const Conversation = (
             onSend={send}
             running={running}
             allowAttachments={auth.can("attachments:write")}
+            documents={documents}
             models={models}
             onStop={stop}
           />

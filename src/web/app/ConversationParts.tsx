@@ -3,7 +3,9 @@ import type { RefObject } from "react"
 import type { CairnClient } from "../../client.ts"
 import { type ComposedMessage, Composer } from "../shared/composer/Composer.tsx"
 import { type Turn } from "../shared/turn.ts"
+import { SessionDocumentChips } from "./SessionDocumentChips.tsx"
 import { TurnView } from "./TurnView.tsx"
+import type { useSessionDocuments } from "./useSessionDocuments.ts"
 
 /** The answer being written: the message sent here that started it, the turn so far, a lost connection. */
 export const LiveAnswer = ({ live, canDecide, onDecide, onRetry }: {
@@ -25,12 +27,14 @@ export const LiveAnswer = ({ live, canDecide, onDecide, onRetry }: {
   </>
 )
 
-export const ComposerBar = ({ barRef, client, onSend, running, allowAttachments, models, onStop }: {
+export const ComposerBar = ({ barRef, client, onSend, running, allowAttachments, documents, models, onStop }: {
   readonly barRef: RefObject<HTMLDivElement | null>
   readonly client: CairnClient | undefined
   readonly onSend: (message: ComposedMessage) => void
   readonly running: boolean
   readonly allowAttachments: boolean
+  /** The conversation's documents (useSessionDocuments.ts): dropped files go there, shown as chips. */
+  readonly documents: ReturnType<typeof useSessionDocuments>
   readonly models: ReadonlyArray<string>
   readonly onStop: () => void
 }) => (
@@ -45,6 +49,12 @@ export const ComposerBar = ({ barRef, client, onSend, running, allowAttachments,
           allowVoice
           allowModelOverride={models.length > 0}
           models={models}
+          {...(documents.enabled ?
+            {
+              onDocuments: documents.add,
+              documents: <SessionDocumentChips chips={documents.chips} onRemove={documents.remove} />
+            } :
+            {})}
         />
       ) :
       null}

@@ -88,7 +88,18 @@ export const Shell = ({ auth, path }: { readonly auth: AuthSession; readonly pat
         <strong>Cairn</strong>
         <span className="muted page-name">{open?.page.title ?? "Chat"}</span>
         <span className="spacer" />
-        <span className="muted" data-testid="signed-in-as">{auth.user?.username}</span>
+        <a
+          href="/account"
+          className="muted"
+          data-testid="signed-in-as"
+          title="Your account"
+          onClick={(event) => {
+            event.preventDefault()
+            navigate("/account")
+          }}
+        >
+          {auth.user?.username}
+        </a>
         <button type="button" onClick={() => void auth.logout(false)}>Sign out</button>
         <button type="button" className="secondary sign-out-everywhere" onClick={() => void auth.logout(true)}>
           Sign out everywhere

@@ -6,6 +6,7 @@ import { StrictMode, useEffect, useState, useSyncExternalStore } from "react"
 import { createRoot } from "react-dom/client"
 import { describeError, runCall } from "../shared/calls.ts"
 import { AuthSession, clientWith } from "../shared/session.ts"
+import { Invite } from "./Invite.tsx"
 import { usePath } from "./route.ts"
 import { Shell } from "./Shell.tsx"
 import { type AuthStatusView, SignIn } from "./SignIn.tsx"
@@ -34,6 +35,9 @@ const App = () => {
       .then(setStatus, (error: unknown) => setProblem(describeError(error)))
   }, [user, starting])
 
+  // A one-time link (an invitation, a password reset) is opened signed in or not.
+  const invite = /^\/invite\/([^/]+)$/.exec(path)?.[1]
+  if (invite !== undefined && !starting) return <Invite token={decodeURIComponent(invite)} auth={auth} />
   if (problem) {
     return (
       <main className="centered">

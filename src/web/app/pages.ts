@@ -60,6 +60,24 @@ export const pages: ReadonlyArray<AppPage> = [
     load: () => import("./keys/KeysPage.tsx")
   },
   {
+    id: "users",
+    path: "/admin/users",
+    title: "Users",
+    icon: "Users",
+    group: "Access",
+    reads: ["users", "list"],
+    load: () => import("./users/UsersPage.tsx")
+  },
+  {
+    id: "account",
+    path: "/account",
+    title: "Your account",
+    icon: "Lock",
+    group: "Access",
+    reads: ["auth", "changePassword"],
+    load: () => import("./account/AccountPage.tsx")
+  },
+  {
     id: "providers",
     path: "/admin/providers",
     title: "Providers and models",

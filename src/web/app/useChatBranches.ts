@@ -113,8 +113,10 @@ export const useChatBranches = (
     versionsOf,
     ...(editable ?
       {
-        onEdit: (message, text) => void branchAt(message, { text, attachments: [], model: undefined }),
-        onRegenerate: (message) => void branchAt(message, { text: message.content, attachments: [], model: undefined })
+        // The message's images go again with it: the server takes them from the stored message (`resend_of`).
+        onEdit: (message, text) => void branchAt(message, { text, attachments: [], model: undefined, resendOf: message.id }),
+        onRegenerate: (message) =>
+          void branchAt(message, { text: message.content, attachments: [], model: undefined, resendOf: message.id })
       } :
       {})
   }), [branchAt, editable, versionsOf])

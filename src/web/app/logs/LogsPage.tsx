@@ -1,5 +1,5 @@
 /**
- * Logs: the agent's turns (bot, model, tokens, tools, outcome) and the tool-call audit, newest first;
+ * Logs: the server's live log (Live mode, LiveTail.tsx); the agent's turns (bot, model, tokens, tools, outcome) and the tool-call audit, newest first;
  * a turn's whole trace by its correlation id; and the server's running log level.
  */
 import { useState } from "react"
@@ -9,6 +9,7 @@ import { JsonView } from "../ui/Json.tsx"
 import { Page, Section, StatusBadge, When } from "../ui/Page.tsx"
 import { scrollRegion } from "../ui/scrollRegion.ts"
 import { useLoad } from "../ui/useLoad.ts"
+import { LiveTail } from "./LiveTail.tsx"
 import { LogLevelControl } from "./LogLevel.tsx"
 import { TraceView } from "./Trace.tsx"
 
@@ -201,6 +202,7 @@ export default function LogsPage({ auth }: PageProps) {
         <button type="submit" disabled={!lookup.trim()}>Show trace</button>
       </form>
       {traceId ? <TraceSection auth={auth} correlationId={traceId} onClose={() => setTraceId(undefined)} /> : null}
+      <LiveTail auth={auth} />
       <Turns auth={auth} onTrace={setTraceId} />
       <ToolCalls auth={auth} onTrace={setTraceId} />
     </Page>

@@ -1,16 +1,17 @@
 /**
  * The message composer shared by the chat page and the widget: a text area (Enter sends,
  * Shift+Enter breaks the line), image attachments by paste, drop or file pick (uploaded through the
- * attachments API as they are added, previewed, removable), voice input (recorded in the browser,
+ * attachments API as they are added, previewed, removable), documents (PDF, text, Markdown) handed
+ * to the caller when it takes them (`onDocuments`: the chat adds them to the conversation), voice input (recorded in the browser,
  * transcribed by `/transcribe`, put into the text area to edit before sending) and an optional
  * model override. Every call goes through the typed client it is given, so the caller decides the
  * credential (a user's JWT, a widget token).
  */
-import { type KeyboardEvent, useId, useRef, useState } from "react"
+import { type KeyboardEvent, type ReactNode, useId, useRef, useState } from "react"
 import type { CairnClient } from "../../../client.ts"
 import type { AttachmentReference } from "../../../sessions/Attachments.ts"
 import { AttachIcon, MicIcon, SendIcon, StopIcon, WaitIcon } from "./icons.tsx"
-import { imageTypes } from "./upload.ts"
+import { documentAccept, imageTypes } from "./upload.ts"
 import { type PendingImage, useAttachments } from "./useAttachments.ts"
 import { useVoiceInput, type VoiceState } from "./useVoiceInput.ts"
 import { voiceSupported } from "./voice.ts"
@@ -21,6 +22,8 @@ export interface ComposedMessage {
   readonly attachments: ReadonlyArray<AttachmentReference>
   /** The model chosen for this message; undefined for the bot's own. */
   readonly model: string | undefined
+  /** Regenerate, edit and resend: the stored message this one is sent again in place of (its images go again). */
+  readonly resendOf?: string
 }
 
 export interface ComposerProps {
@@ -34,6 +37,10 @@ export interface ComposerProps {
   readonly allowVoice?: boolean
   readonly allowAttachments?: boolean
   readonly placeholder?: string
+  /** Documents dropped or picked (PDF, text, Markdown): given to the caller, who adds them to the conversation. */
+  readonly onDocuments?: (files: ReadonlyArray<File>) => void
+  /** The caller's view of those documents (chips with their state), shown above the text area. */
+  readonly documents?: ReactNode
 }
 
 /** The images added so far, each with its upload state and a button that removes it. */
@@ -66,14 +73,19 @@ const AttachedImages = ({ images, onRemove }: {
 )
 
 /** The attach button and the hidden file picker it opens. */
-const AttachButton = ({ disabled, onFiles }: { readonly disabled: boolean; readonly onFiles: (files: ReadonlyArray<File>) => void }) => {
+const AttachButton = ({ disabled, onFiles, documents }: {
+  readonly disabled: boolean
+  readonly onFiles: (files: ReadonlyArray<File>) => void
+  /** Documents are taken too. */
+  readonly documents: boolean
+}) => {
   const filePicker = useRef<HTMLInputElement>(null)
   return (
     <>
       <input
         ref={filePicker}
         type="file"
-        accept={imageTypes.join(",")}
+        accept={[...imageTypes, ...(documents ? [documentAccept] : [])].join(",")}
         multiple
         hidden
         data-testid="composer-file"
@@ -85,7 +97,7 @@ const AttachButton = ({ disabled, onFiles }: { readonly disabled: boolean; reado
       <button
         type="button"
         className="cairn-composer__button"
-        aria-label="Attach images"
+        aria-label={documents ? "Attach images or documents" : "Attach images"}
         disabled={disabled}
         onClick={() => filePicker.current?.click()}
       >
@@ -144,13 +156,15 @@ export const Composer = ({
   models = [],
   allowVoice = true,
   allowAttachments = true,
-  placeholder = "Message"
+  placeholder = "Message",
+  onDocuments,
+  documents
 }: ComposerProps) => {
   const [text, setText] = useState("")
   const [model, setModel] = useState("")
   const [notice, setNotice] = useState<string | null>(null)
   const textArea = useRef<HTMLTextAreaElement>(null)
-  const attachments = useAttachments(client, allowAttachments, setNotice)
+  const attachments = useAttachments(client, allowAttachments, setNotice, onDocuments)
   const { voice, toggle: toggleVoice } = useVoiceInput(client, {
     onHeard: (heard) => {
       if (heard.trim().length === 0) setNotice("Nothing was heard")
@@ -195,6 +209,7 @@ export const Composer = ({
       }}
       {...attachments.dropTarget}
     >
+      {documents}
       {attachments.images.length > 0 && <AttachedImages images={attachments.images} onRemove={attachments.remove} />}
       {notice && (
         <p className="cairn-composer__notice" role="status">
@@ -215,7 +230,7 @@ export const Composer = ({
           onPaste={attachments.onPaste}
         />
         <div className="cairn-composer__actions">
-          {allowAttachments && <AttachButton disabled={disabled} onFiles={attachments.addFiles} />}
+          {allowAttachments && <AttachButton disabled={disabled} onFiles={attachments.addFiles} documents={!!onDocuments} />}
           {allowVoice && voiceSupported() && <VoiceButton voice={voice} disabled={disabled} onToggle={() => void toggleVoice()} />}
           <button type="submit" className="cairn-composer__button cairn-composer__send" aria-label="Send" disabled={!canSend}>
             <SendIcon />

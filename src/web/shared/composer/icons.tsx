@@ -10,3 +10,4 @@ export const MicIcon = () => <Icon d="M12 3a3 3 0 0 0-3 3v6a3 3 0 0 0 6 0V6a3 3 
 export const StopIcon = () => <Icon d="M7 7h10v10H7z" />
 export const WaitIcon = () => <Icon d="M6 12h.01M12 12h.01M18 12h.01" />
 export const SendIcon = () => <Icon d="M4 12 20 4l-6 16-3-7-7-1z" />
+export const DocumentIcon = () => <Icon d="M14 3H7a2 2 0 0 0-2 2v14a2 2 0 0 0 2 2h10a2 2 0 0 0 2-2V8zM14 3v5h5M9 13h6M9 17h6" />

@@ -5,7 +5,7 @@
 import { type ClipboardEvent, type DragEvent, useEffect, useRef, useState } from "react"
 import type { CairnClient } from "../../../client.ts"
 import { describeError } from "../calls.ts"
-import { imageTypes, isImage, uploadImage } from "./upload.ts"
+import { imageTypes, isDocument, isImage, uploadImage } from "./upload.ts"
 
 export interface PendingImage {
   readonly key: number
@@ -18,8 +18,16 @@ export interface PendingImage {
 
 let nextKey = 0
 
-/** `allowed` false ignores every way of adding; `onNotice` says why a file was left out. */
-export const useAttachments = (client: CairnClient, allowed: boolean, onNotice: (notice: string) => void) => {
+/**
+ * `allowed` false ignores every way of adding; `onNotice` says why a file was left out;
+ * `onDocuments`, when given, takes the files that are documents (PDF, text, Markdown) rather than images.
+ */
+export const useAttachments = (
+  client: CairnClient,
+  allowed: boolean,
+  onNotice: (notice: string) => void,
+  onDocuments?: (files: ReadonlyArray<File>) => void
+) => {
   const [images, setImages] = useState<ReadonlyArray<PendingImage>>([])
   const [dragging, setDragging] = useState(false)
   const previews = useRef(new Set<string>())
@@ -32,8 +40,16 @@ export const useAttachments = (client: CairnClient, allowed: boolean, onNotice: 
 
   const addFiles = (files: ReadonlyArray<File>) => {
     if (!allowed) return
+    const documents = onDocuments ? files.filter(isDocument) : []
+    if (documents.length > 0) onDocuments?.(documents)
     const accepted = files.filter(isImage)
-    if (accepted.length < files.length) onNotice(`Only images can be attached (${imageTypes.join(", ")})`)
+    if (accepted.length + documents.length < files.length) {
+      onNotice(
+        onDocuments
+          ? `Only images (${imageTypes.join(", ")}) and documents (PDF, text, Markdown) can be attached`
+          : `Only images can be attached (${imageTypes.join(", ")})`
+      )
+    }
     for (const file of accepted) {
       const key = nextKey++
       const preview = URL.createObjectURL(file)
