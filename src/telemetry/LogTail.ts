@@ -73,7 +73,9 @@ const structured = (value: unknown): unknown =>
 const bounded = (value: unknown): unknown => {
   const shown = structured(value)
   if (typeof shown === "string") return cut(shown, valueChars)
-  const json = Inspectable.stringifyCircular(shown)
+  // JSON has no undefined (an annotation set to it): kept as null.
+  const json: string | undefined = Inspectable.stringifyCircular(shown)
+  if (json === undefined) return null
   return json.length > valueChars ? cut(json, valueChars) : JSON.parse(json)
 }
 
@@ -123,7 +125,14 @@ export const makeTail = () => {
   const push = (options: Logger.Logger.Options<unknown>) => {
     const level = levelOf[(options.logLevel as LogLevel.LogLevel)._tag]
     if (level === undefined) return
-    const raw = rawLine(options, level, `${boot}-${++seq}`)
+    let raw: TailLine
+    try {
+      raw = rawLine(options, level, `${boot}-${seq + 1}`)
+    } catch {
+      // Whatever a line holds, rendering it for the tail must never fail the code that logged it.
+      return
+    }
+    seq += 1
     const entry: TailEntry = { seq, rank: tailLevels.indexOf(level), timestamp: raw.timestamp, raw }
     ring[seq % ringSize] = entry
     for (const follower of followers) {

@@ -165,6 +165,12 @@ describe("the tail itself", () => {
     expect(text).not.toContain("ghp_")
   })
 
+  it("keeps a line whose annotation is undefined, and never fails the code that logged", () => {
+    // The request log at debug annotates such values; rendering one threw, and every such request answered 500.
+    const [entry] = logged(Effect.logInfo("request").pipe(Effect.annotateLogs({ body: undefined, status: 502 })))
+    expect(shown(entry!).line).toMatchObject({ message: "request", annotations: { body: null, status: 502 } })
+  })
+
   it("counts the lines a slow reader lost, where it lost them, and keeps at most 500 waiting", async () => {
     const entries: Array<TailEntry> = [
       ...logged(Effect.forEach(Array.from({ length: 700 }, (_, i) => i), (i) => Effect.logInfo(`line ${i}`)))
