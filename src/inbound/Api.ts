@@ -6,6 +6,16 @@ import { detailBody } from "../contract/Errors.ts"
 import { DeadLetterConflict, DeadLetterNotFound } from "./Errors.ts"
 import { deadLetterPath, DeadLetterQuery, DeadLetters, InboundItem } from "./Model.ts"
 
+/** A person's move on one dead letter (retry or discard): the same path, answer, errors and scope. */
+const deadLetterMove = <const Name extends "retry" | "discard">(name: Name, description: string) =>
+  HttpApiEndpoint.post(name, `/api/v1/admin/dead-letters/:id/${name}`)
+    .setPath(deadLetterPath)
+    .addSuccess(InboundItem)
+    .addError(detailBody(DeadLetterNotFound))
+    .addError(detailBody(DeadLetterConflict))
+    .annotate(RequiredScope, "tasks:write")
+    .annotate(OpenApi.Description, `${description}. 409 when it is not a dead letter (any more)`)
+
 export class DeadLettersApi extends HttpApiGroup.make("deadLetters")
   .add(
     HttpApiEndpoint.get("list", "/api/v1/admin/dead-letters")
@@ -18,28 +28,16 @@ export class DeadLettersApi extends HttpApiGroup.make("deadLetters")
       )
   )
   .add(
-    HttpApiEndpoint.post("retry", "/api/v1/admin/dead-letters/:id/retry")
-      .setPath(deadLetterPath)
-      .addSuccess(InboundItem)
-      .addError(detailBody(DeadLetterNotFound))
-      .addError(detailBody(DeadLetterConflict))
-      .annotate(RequiredScope, "tasks:write")
-      .annotate(
-        OpenApi.Description,
-        "Try a dead letter again: a failed run is queued again, a delivery that gave up is tried again from its first attempt (one recorded `uncertain` may then show twice: it is retried only when a person asks), an item its integration handles itself goes back to it at once (the handler it registered). 409 when it is not a dead letter (any more)"
-      )
+    deadLetterMove(
+      "retry",
+      "Try a dead letter again: a failed run is queued again, a delivery that gave up is tried again from its first attempt (one recorded `uncertain` may then show twice: it is retried only when a person asks), an item its integration handles itself goes back to it at once (the handler it registered)"
+    )
   )
   .add(
-    HttpApiEndpoint.post("discard", "/api/v1/admin/dead-letters/:id/discard")
-      .setPath(deadLetterPath)
-      .addSuccess(InboundItem)
-      .addError(detailBody(DeadLetterNotFound))
-      .addError(detailBody(DeadLetterConflict))
-      .annotate(RequiredScope, "tasks:write")
-      .annotate(
-        OpenApi.Description,
-        "Give up on a dead letter: it is kept as `discarded` (its source's id stays known, so it is never acted on again). 409 when it is not a dead letter (any more)"
-      )
+    deadLetterMove(
+      "discard",
+      "Give up on a dead letter: it is kept as `discarded` (its source's id stays known, so it is never acted on again)"
+    )
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Dead letters")
