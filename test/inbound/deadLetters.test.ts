@@ -10,7 +10,7 @@ import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { startReceiver, type WebhookReceiver } from "../hooks/webhookReceiver.ts"
 import { backends } from "../support/database.ts"
 import { waitFor } from "../support/integrations.ts"
-import { json, startServer, type TestServer } from "../support/server.ts"
+import { json, queueForWebhook, startServer, type TestServer } from "../support/server.ts"
 
 describe.each(backends)("dead letters (%s)", (backend) => {
   let llm: FakeLlm
@@ -18,17 +18,8 @@ describe.each(backends)("dead letters (%s)", (backend) => {
   let server: TestServer
   let counter = 0
 
-  const inject = async (content: string) => {
-    const session = (await json(
-      await server.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: `dead-${++counter}` }) })
-    )).session_id as string
-    const response = await server.request(`/api/v1/sessions/${session}/messages`, {
-      method: "POST",
-      body: JSON.stringify({ content, run_agent: true, notify: true, dispatch_type: "webhook", dispatch_config: { url: receiver.url } })
-    })
-    expect(response.status).toBe(200)
-    return (await json(response)).task_id as string
-  }
+  const inject = async (content: string) =>
+    (await queueForWebhook(server, content, { url: receiver.url, clientId: `dead-${++counter}` })).task
   const deadLetters = async (query = "") => json(await server.request(`/api/v1/admin/dead-letters${query}`))
   const deadOf = (taskId: string) =>
     waitFor(

@@ -12,7 +12,7 @@ import { RunsRepo } from "../../src/runs/Repo.ts"
 import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { startReceiver, type WebhookReceiver } from "../hooks/webhookReceiver.ts"
 import { backends } from "../support/database.ts"
-import { json, startServer, taskEnded, type TestServer } from "../support/server.ts"
+import { json, queueForWebhook, startServer, taskEnded, type TestServer } from "../support/server.ts"
 import { eventually, waitFor } from "../support/time.ts"
 
 describe.each(backends)("fencing of a run's end (%s)", (backend) => {
@@ -45,17 +45,7 @@ describe.each(backends)("fencing of a run's end (%s)", (backend) => {
   })
 
   /** A queued message whose answer is POSTed to the receiver: its session and task. */
-  const inject = async (content: string) => {
-    const session = (await json(
-      await server.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: `fenced-${++counter}` }) })
-    )).session_id as string
-    const response = await server.request(`/api/v1/sessions/${session}/messages`, {
-      method: "POST",
-      body: JSON.stringify({ content, run_agent: true, notify: true, dispatch_type: "webhook", dispatch_config: { url: receiver.url } })
-    })
-    expect(response.status).toBe(200)
-    return { session, task: (await json(response)).task_id as string }
-  }
+  const inject = (content: string) => queueForWebhook(server, content, { url: receiver.url, clientId: `fenced-${++counter}` })
 
   /** The task's run, once it runs. */
   const runOf = (task: string) =>

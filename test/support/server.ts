@@ -215,6 +215,23 @@ export const runCli = (args: ReadonlyArray<string>, env: Record<string, string> 
     })
   })
 
+/** A message queued in a new session of its own, its answer POSTed to `url` (a webhook dispatch): its session and task. */
+export const queueForWebhook = async (
+  server: Pick<TestServer, "request">,
+  content: string,
+  options: { readonly url: string; readonly clientId: string }
+) => {
+  const created = await server.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: options.clientId }) })
+  const session = (await json(created)).session_id as string
+  const response = await server.request(`/api/v1/sessions/${session}/messages`, {
+    method: "POST",
+    body: JSON.stringify({ content, run_agent: true, notify: true, dispatch_type: "webhook", dispatch_config: { url: options.url } })
+  })
+  // Not vitest's expect: the benches import this file too.
+  if (response.status !== 200) throw new Error(`Queueing the message answered ${response.status}: ${await response.text()}`)
+  return { session, task: (await json(response)).task_id as string }
+}
+
 /** A response body as JSON, loosely typed for assertions. */
 /** Whether a process is running (signal 0 tests it without touching it). */
 export const alive = (pid: number) => {
