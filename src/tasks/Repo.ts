@@ -186,9 +186,16 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("cairn/TasksRepo", {
             AND completed_at < now() - interval '5 seconds' ORDER BY completed_at LIMIT ${limit}`),
           (rows) => rows.map((row) => row.id)
         ),
-      renewLeases: (worker: string, leaseSeconds: number) =>
-        sql`UPDATE tasks SET lease_until = now() + make_interval(secs => ${leaseSeconds})
-            WHERE worker = ${worker} AND status = 'running'`.pipe(Effect.asVoid),
+      /**
+       * Renews the leases of the tasks `worker` still runs (`held`), not of every task it claimed:
+       * one whose fiber ended without recording its end (the database gone at that moment) lapses
+       * and is taken again, rather than staying `running` for as long as the process lives.
+       */
+      renewLeases: (worker: string, leaseSeconds: number, held: ReadonlyArray<string>) =>
+        held.length === 0
+          ? Effect.void
+          : sql`UPDATE tasks SET lease_until = now() + make_interval(secs => ${leaseSeconds})
+            WHERE worker = ${worker} AND status = 'running' AND id IN ${sql.in(held)}`.pipe(Effect.asVoid),
       /** Marks the task's message as stored (in the same transaction as the message). */
       markPromptStored: (id: string) => Effect.asVoid(sql`UPDATE tasks SET prompt_stored = true WHERE id = ${id}`),
       /** The workers holding running tasks (one per server process start). */

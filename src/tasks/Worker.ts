@@ -47,6 +47,61 @@ const losslessPollMs = 60_000
 /** How often the leader looks for deliveries a stopped process left undone. */
 const orphanSweep = Schedule.spaced(Duration.seconds(10))
 
+/**
+ * Recording a run's end again while the database does not answer (a failover, a blip): quick at
+ * first, then every 5 s, for as long as a lease lasts; past that the lease lapses and the task is
+ * taken again, its run's answer found stored (`settled`) or the turn run again.
+ */
+const recordRetry = (leaseSeconds: number) =>
+  Schedule.exponential(Duration.millis(200)).pipe(
+    Schedule.union(Schedule.spaced(Duration.seconds(5))),
+    Schedule.upTo(Duration.seconds(leaseSeconds))
+  )
+
+/**
+ * Every third of a lease: renews the leases of the tasks held here, closes the task runs of dead
+ * holders, and requeues (or fails) the tasks whose lease lapsed.
+ */
+const leaseUpkeep = (upkeep: {
+  readonly repo: TasksRepo
+  readonly runsRepo: RunsRepo
+  readonly tasks: Tasks
+  readonly bus: Bus
+  readonly worker: string
+  readonly held: ReadonlySet<string>
+  readonly config: { readonly leaseSeconds: number; readonly maxAttempts: number }
+}) => {
+  const { bus, config, held, repo, tasks, worker } = upkeep
+  return Effect.all([
+    Effect.suspend(() => repo.renewLeases(worker, config.leaseSeconds, [...held])),
+    upkeep.runsRepo.releaseDeadTaskRuns,
+    repo.recoverExpired(config.maxAttempts)
+  ]).pipe(
+    // Told like any other change: a requeued task wakes the workers, a failed one its waiters
+    // (one notice for them all; none when nothing was recovered).
+    Effect.tap(([, , recovered]) =>
+      Effect.zipRight(
+        tasks.changedAll(recovered.map((task) => task.id)),
+        recovered.some((task) => task.status === "pending") ? bus.publish("tasks", "recovered") : Effect.void
+      )
+    ),
+    Effect.catchAllCause((cause) => Effect.logError("Task lease upkeep failed", cause)),
+    Effect.repeat(Schedule.spaced(Duration.seconds(Math.max(1, Math.floor(config.leaseSeconds / 3)))))
+  )
+}
+
+/** At a stop: waits up to `graceMs` for the `running()` tasks to finish. */
+const awaitRunning = (running: () => number, graceMs: number) =>
+  Effect.gen(function*() {
+    if (running() === 0) return
+    yield* Effect.logInfo(`Stopping: waiting up to ${graceMs} ms for ${running()} running task(s) to finish`)
+    yield* Effect.sleep(Duration.millis(100)).pipe(
+      Effect.repeat({ until: () => running() === 0 }),
+      Effect.timeout(Duration.millis(graceMs)),
+      Effect.ignore
+    )
+  })
+
 export const WorkerLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const config = yield* workerConfig
@@ -68,23 +123,15 @@ export const WorkerLive = Layer.scopedDiscard(
     const { shutdownGraceMs } = yield* AppConfig
     const worker = runs.owner
     let active = 0
+    /** The tasks this worker's fibers run now: only their leases are renewed. */
+    const held = new Set<string>()
     // Task fibers belong to the worker's scope: at shutdown they stop, and their tasks, still
     // leased, go back to the queue once the lease runs out.
     const running = yield* FiberSet.make()
     // The drain (a stop): no claim once the server is stopping; the runs under way get the grace
     // to finish, and what is still running then goes back to the queue (its lease's holder stops),
     // for the next process. Added after the fiber set, so it runs before the set interrupts them.
-    yield* Effect.addFinalizer(() =>
-      Effect.gen(function*() {
-        if (active === 0) return
-        yield* Effect.logInfo(`Stopping: waiting up to ${shutdownGraceMs} ms for ${active} running task(s) to finish`)
-        yield* Effect.sleep(Duration.millis(100)).pipe(
-          Effect.repeat({ until: () => active === 0 }),
-          Effect.timeout(Duration.millis(shutdownGraceMs)),
-          Effect.ignore
-        )
-      })
-    )
+    yield* Effect.addFinalizer(() => awaitRunning(() => active, shutdownGraceMs))
 
     /**
      * Whether a pending task was left unclaimed, waiting for its session's run to end: only then
@@ -170,7 +217,7 @@ export const WorkerLive = Layer.scopedDiscard(
         yield* faultPointFor("mid-run", task.prompt)
         const outcome = yield* runs.awaitDone(run.value)
         if (outcome._tag !== "interrupted") yield* faultPointFor("after-run", task.prompt)
-        yield* record(task, outcome)
+        yield* record(task, outcome).pipe(Effect.retry(recordRetry(config.leaseSeconds)))
       }).pipe(
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
@@ -202,9 +249,16 @@ export const WorkerLive = Layer.scopedDiscard(
           return
         }
         active += 1
+        held.add(task.id)
         yield* FiberSet.run(
           running,
-          execute(task).pipe(Effect.ensuring(Effect.zipRight(Effect.sync(() => (active -= 1)), tasks.signalWork)))
+          execute(task).pipe(Effect.ensuring(Effect.zipRight(
+            Effect.sync(() => {
+              active -= 1
+              held.delete(task.id)
+            }),
+            tasks.signalWork
+          )))
         )
       }
       // Every slot is busy: a slot freed (`awaitWork`), not a run's end, calls for the next claim.
@@ -232,21 +286,7 @@ export const WorkerLive = Layer.scopedDiscard(
         Effect.forever
       )
     )
-    yield* Effect.forkScoped(
-      Effect.all([repo.renewLeases(worker, config.leaseSeconds), runsRepo.releaseDeadTaskRuns, repo.recoverExpired(config.maxAttempts)])
-        .pipe(
-          // Told like any other change: a requeued task wakes the workers, a failed one its waiters
-          // (one notice for them all; none when nothing was recovered).
-          Effect.tap(([, , recovered]) =>
-            Effect.zipRight(
-              tasks.changedAll(recovered.map((task) => task.id)),
-              recovered.some((task) => task.status === "pending") ? bus.publish("tasks", "recovered") : Effect.void
-            )
-          ),
-          Effect.catchAllCause((cause) => Effect.logError("Task lease upkeep failed", cause)),
-          Effect.repeat(Schedule.spaced(Duration.seconds(Math.max(1, Math.floor(config.leaseSeconds / 3)))))
-        )
-    )
+    yield* Effect.forkScoped(leaseUpkeep({ repo, runsRepo, tasks, bus, worker, held, config }))
     // One process sweeps orphaned deliveries (the leader lock), not each of them at once.
     yield* Effect.forkScoped(
       leadership.lead(

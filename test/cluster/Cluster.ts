@@ -1,9 +1,11 @@
 /**
  * The cluster on the namespaces of `Netns.ts`: a PostgreSQL primary (an instance of its own, made
  * with initdb and pg_ctl, not the machine's) with a synchronous streaming replica on another host,
- * PgBouncer in transaction mode beside the primary, three Cairn hosts reaching PostgreSQL through
- * PgBouncer (their LISTEN and leader locks around it: DATABASE_LISTEN_URL), and HAProxy on its own
- * host, health-checking each Cairn host's `/health/ready`.
+ * both reached at a service address (a virtual IP) that the primary holds and a failover moves to the
+ * promoted replica; PgBouncer in transaction mode on a host of its own in front of that address;
+ * three Cairn hosts reaching PostgreSQL through PgBouncer (their LISTEN and leader locks around it,
+ * at the service address: DATABASE_LISTEN_URL); and HAProxy on its own host, health-checking each
+ * Cairn host's `/health/ready`.
  */
 import type { ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
@@ -12,7 +14,7 @@ import * as path from "node:path"
 import { API_KEY } from "../support/server.ts"
 import { scaled, sleep } from "../support/time.ts"
 import { type DelayRelay, startDelayRelay } from "./Latency.ts"
-import { type Host, makeHost, testAddress } from "./Netns.ts"
+import { addAddress, addressAt, type Host, makeHost, moveAddress, run, subnetCidr, testAddress } from "./Netns.ts"
 
 const pgBin = "/usr/lib/postgresql/15/bin"
 const repoRoot = path.resolve(import.meta.dirname, "../..")
@@ -29,13 +31,23 @@ export interface Cluster {
   readonly dir: string
   readonly primary: Host
   readonly replica: Host
+  /** PgBouncer's host. */
+  readonly pool: Host
+  /** Where PostgreSQL's primary answers: the primary's, after a failover the promoted replica's. */
+  readonly databaseAddress: string
   readonly balancer: Host
   readonly cairns: Array<CairnHost>
   readonly baseUrl: string
-  /** A statement on the primary, straight (psql in its namespace): its rows' text. */
+  /** A statement on whichever PostgreSQL holds the service address, straight (psql from the pool's host): its rows' text. */
   readonly sql: (statement: string) => string
-  /** Starts Cairn host `i` again (after a kill). */
-  readonly restart: (i: number) => Promise<void>
+  /** Starts Cairn host `i` again (after a kill), of the release in `root` (this checkout when not given). */
+  readonly restart: (i: number, root?: string) => Promise<void>
+  /** Stops Cairn host `i` as an operator would (SIGTERM: readiness off, drain) and waits for its exit. */
+  readonly drain: (i: number) => Promise<void>
+  /** Kills the primary's PostgreSQL (SIGKILL to every process of its host); the host's network stays. */
+  readonly killPrimary: () => void
+  /** Promotes the replica (`pg_ctl promote`) and moves the service address to it. */
+  readonly promoteReplica: () => void
   readonly children: Array<ChildProcess>
   /** The relay the hosts' pool goes through to PgBouncer: its delay is the latency to PostgreSQL. */
   readonly poolRelay: DelayRelay
@@ -47,6 +59,12 @@ const asPostgres = (dir: string) => fs.chownSync(dir, 101, 104)
 const collect = (child: ChildProcess, onText: (text: string) => void) => {
   child.stdout?.on("data", (chunk) => onText(String(chunk)))
   child.stderr?.on("data", (chunk) => onText(String(chunk)))
+}
+
+/** Reads and drops a child's output, so a full pipe never blocks it. */
+const discardOutput = (child: ChildProcess) => {
+  child.stdout?.resume()
+  child.stderr?.resume()
 }
 
 const waitUntil = async (what: string, check: () => Promise<boolean> | boolean, timeoutMs: number) => {
@@ -62,8 +80,8 @@ const waitUntil = async (what: string, check: () => Promise<boolean> | boolean, 
   throw new Error(`Timed out waiting for ${what}`)
 }
 
-const pgConfig = (address: string, socketDir: string) => `
-listen_addresses = '${address}'
+const pgConfig = (socketDir: string) => `
+listen_addresses = '*'
 port = 5432
 unix_socket_directories = '${socketDir}'
 max_connections = 200
@@ -73,6 +91,9 @@ hot_standby = on
 fsync = off
 full_page_writes = off
 `
+
+const asUser = (host: Host, command: string, args: ReadonlyArray<string>) =>
+  host.exec("runuser", ["-u", "postgres", "--", command, ...args])
 
 /** The primary, its database, then the replica streaming from it, then synchronous commits. */
 const startPostgres = async (dir: string, primary: Host, replica: Host) => {
@@ -84,11 +105,9 @@ const startPostgres = async (dir: string, primary: Host, replica: Host) => {
     fs.mkdirSync(folder, { recursive: true, mode: 0o700 })
     asPostgres(folder)
   }
-  const asUser = (host: Host, command: string, args: ReadonlyArray<string>) =>
-    host.exec("runuser", ["-u", "postgres", "--", command, ...args])
   asUser(primary, `${pgBin}/initdb`, ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"])
-  fs.appendFileSync(path.join(data, "postgresql.conf"), pgConfig(`${primary.address},127.0.0.1`, sockets))
-  fs.appendFileSync(path.join(data, "pg_hba.conf"), "host all all 10.61.0.0/24 trust\nhost replication all 10.61.0.0/24 trust\n")
+  fs.appendFileSync(path.join(data, "postgresql.conf"), pgConfig(sockets))
+  fs.appendFileSync(path.join(data, "pg_hba.conf"), `host all all ${subnetCidr} trust\nhost replication all ${subnetCidr} trust\n`)
   asUser(primary, `${pgBin}/pg_ctl`, ["-D", data, "-l", path.join(logs, "primary.log"), "-w", "start"])
   const psql = (statement: string) =>
     asUser(primary, `${pgBin}/psql`, ["-h", primary.address, "-U", "postgres", "-d", "postgres", "-tAc", statement])
@@ -108,7 +127,7 @@ const startPostgres = async (dir: string, primary: Host, replica: Host) => {
   ])
   fs.appendFileSync(
     path.join(replicaData, "postgresql.auto.conf"),
-    `listen_addresses = '${replica.address}'\nunix_socket_directories = '${path.join(dir, "replica-sockets")}'\n` +
+    `unix_socket_directories = '${path.join(dir, "replica-sockets")}'\n` +
       `primary_conninfo = 'host=${primary.address} port=5432 user=postgres application_name=replica'\n`
   )
   fs.mkdirSync(path.join(dir, "replica-sockets"), { mode: 0o700 })
@@ -122,23 +141,24 @@ const startPostgres = async (dir: string, primary: Host, replica: Host) => {
   // From now on a commit is acknowledged once the replica has it too.
   psql("ALTER SYSTEM SET synchronous_standby_names = 'replica'")
   psql("SELECT pg_reload_conf()")
-  return {
-    psql: (statement: string) =>
-      asUser(primary, `${pgBin}/psql`, ["-h", primary.address, "-U", "postgres", "-d", "cairn", "-tAc", statement])
-  }
 }
 
-/** PgBouncer 1.18 (Debian's) in transaction mode: no prepared statements across transactions. */
-const startPgBouncer = (dir: string, primary: Host, children: Array<ChildProcess>) => {
+/**
+ * PgBouncer 1.18 (Debian's) in transaction mode (no prepared statements across transactions), in
+ * front of the service address. While its server logins fail (no primary) it turns clients away
+ * at once and tries the server again after `server_login_retry`: 1 s here, not the default 15, so
+ * the pool is back within a second of the promoted replica answering.
+ */
+const startPgBouncer = (dir: string, pool: Host, databaseAddress: string, children: Array<ChildProcess>) => {
   const folder = path.join(dir, "pgbouncer")
   fs.mkdirSync(folder)
   fs.writeFileSync(path.join(folder, "users.txt"), `"postgres" ""\n`)
   fs.writeFileSync(
     path.join(folder, "pgbouncer.ini"),
     `[databases]
-cairn = host=127.0.0.1 port=5432 dbname=cairn
+cairn = host=${databaseAddress} port=5432 dbname=cairn
 [pgbouncer]
-listen_addr = ${primary.address}
+listen_addr = ${pool.address}
 listen_port = 6432
 unix_socket_dir =
 auth_type = trust
@@ -147,11 +167,15 @@ pool_mode = transaction
 max_client_conn = 1000
 default_pool_size = 40
 ignore_startup_parameters = extra_float_digits,options
+server_login_retry = 1
+server_connect_timeout = 3
 logfile = ${path.join(folder, "pgbouncer.log")}
 `
   )
   for (const file of ["", "users.txt", "pgbouncer.ini"]) fs.chownSync(path.join(folder, file), 101, 104)
-  const child = primary.spawn("/usr/sbin/pgbouncer", [path.join(folder, "pgbouncer.ini")], {}, "postgres")
+  const child = pool.spawn("/usr/sbin/pgbouncer", [path.join(folder, "pgbouncer.ini")], {}, "postgres")
+  // It logs to stderr too (its file is the record): an unread pipe would fill and stop it mid-failover.
+  discardOutput(child)
   children.push(child)
   return child
 }
@@ -182,6 +206,7 @@ ${cairns.map((host) => `  server ${host.name} ${host.address}:${cairnPort} check
 `
   )
   const child = balancer.spawn("/usr/sbin/haproxy", ["-db", "-f", file])
+  discardOutput(child)
   children.push(child)
   return child
 }
@@ -215,11 +240,13 @@ export const relayToLoopback = (port: number) =>
       }))
   })
 
-const spawnCairn = (host: Host, dir: string, env: Record<string, string>) => {
+/** Cairn on `host`, of the release in `root` (another release runs from its source). */
+const spawnCairn = (host: Host, dir: string, env: Record<string, string>, root: string) => {
   const dataDir = path.join(dir, `data-${host.name}`)
   fs.mkdirSync(dataDir, { recursive: true })
-  return host.spawn(process.execPath, [path.join(repoRoot, "bin/cairn.mjs"), "serve"], {
+  return host.spawn(process.execPath, [path.join(root, "bin/cairn.mjs"), "serve"], {
     ...env,
+    ...(root === repoRoot ? {} : { CAIRN_FROM_SOURCE: "1" }),
     HOST: host.address,
     PORT: String(cairnPort),
     DATA_DIR: dataDir,
@@ -233,21 +260,26 @@ const readyAt = (host: Host) => async () => (await fetch(`http://${host.address}
 export const startCluster = async (dir: string, env: Record<string, string>): Promise<Cluster> => {
   const primary = makeHost("pg", 20)
   const replica = makeHost("pgr", 21)
+  const pool = makeHost("pool", 22)
+  const databaseAddress = addressAt(25)
   const balancer = makeHost("lb", 10)
   const hosts = ["a", "b", "c"].map((name, i) => makeHost(name, 31 + i))
   const children: Array<ChildProcess> = []
-  const { psql } = await startPostgres(dir, primary, replica)
-  startPgBouncer(dir, primary, children)
-  const poolRelay = await startDelayRelay(testAddress, { host: primary.address, port: 6432 })
+  addAddress(primary, databaseAddress)
+  await startPostgres(dir, primary, replica)
+  const sql = (statement: string) =>
+    asUser(pool, `${pgBin}/psql`, ["-h", databaseAddress, "-U", "postgres", "-d", "cairn", "-tAc", statement])
+  startPgBouncer(dir, pool, databaseAddress, children)
+  const poolRelay = await startDelayRelay(testAddress, { host: pool.address, port: 6432 })
   const cairnEnv = {
     ...env,
     // The pool through the delaying relay (Latency.ts) to PgBouncer; the LISTEN straight to PostgreSQL.
     DATABASE_URL: `postgres://postgres@${testAddress}:${poolRelay.port}/cairn`,
     DATABASE_PREPARED_STATEMENTS: "false",
-    DATABASE_LISTEN_URL: `postgres://postgres@${primary.address}:5432/cairn`
+    DATABASE_LISTEN_URL: `postgres://postgres@${databaseAddress}:5432/cairn`
   }
-  const start = (host: Host): CairnHost => {
-    const child = spawnCairn(host, dir, cairnEnv)
+  const start = (host: Host, root = repoRoot): CairnHost => {
+    const child = spawnCairn(host, dir, cairnEnv, root)
     children.push(child)
     const cairn: CairnHost = { host, process: child, output: "" }
     collect(child, (text) => (cairn.output = (cairn.output + text).slice(-20_000)))
@@ -265,16 +297,35 @@ export const startCluster = async (dir: string, env: Record<string, string>): Pr
     dir,
     primary,
     replica,
+    pool,
+    databaseAddress,
     balancer,
     cairns,
     baseUrl,
-    sql: psql,
+    sql,
     children,
     poolRelay,
-    restart: async (i) => {
-      const fresh = start(cairns[i]!.host)
+    restart: async (i, root) => {
+      const fresh = start(cairns[i]!.host, root)
       cairns[i] = fresh
       await waitUntil(`Cairn host ${fresh.host.name} ready again`, readyAt(fresh.host), 120_000)
+    },
+    drain: async (i) => {
+      const child = cairns[i]!.process
+      if (child.exitCode !== null || child.signalCode !== null) return
+      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+      child.kill("SIGTERM")
+      await exited
+    },
+    killPrimary: () => {
+      // Every process of the primary's host at once, postmaster and backends, as a crash would.
+      for (const pid of run("ip", ["netns", "pids", primary.namespace]).split("\n").filter((line) => line.length > 0)) {
+        process.kill(Number(pid), "SIGKILL")
+      }
+    },
+    promoteReplica: () => {
+      asUser(replica, `${pgBin}/pg_ctl`, ["-D", path.join(dir, "replica"), "-w", "promote"])
+      moveAddress(databaseAddress, primary, replica)
     }
   }
 }

@@ -1,19 +1,64 @@
 /**
  * Hosts as Linux network namespaces (`ip netns`), each with one veth into a bridge of a namespace
- * of its own (the switch), on 10.61.0.0/24; the test process joins the switch by one more veth
- * (10.61.0.1), to reach the balancer and to lend the fake LLM. Nothing routes further: the
- * namespaces have no default route and the test's own address answers only what it listens on.
+ * of its own (the switch), on a /24 of this run's own (10.N.0.0/24, N claimed by `claimNetwork`);
+ * the test process joins the switch by one more veth (10.N.0.1), to reach the balancer and to lend
+ * the fake LLM. Nothing routes further: the namespaces have no default route and the test's own
+ * address answers only what it listens on.
  * A partition is nftables inside the host's namespace. `addLatency` (`tc netem`) is kept for a kernel
  * that has `sch_netem`; this machine's has not, so the test delays the pool's path with a relay
  * (Latency.ts).
- * `teardown` removes every namespace (and with them their veths, bridge and rules), also after a
- * failure, and what an earlier, killed run left.
+ * `teardown` removes every namespace of this run (and with them their veths, bridge and rules), also
+ * after a failure; a claim taken over from a killed run removes what that run left.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 
-/** The prefix of every namespace and link this harness makes, so a leftover run is found. */
-export const prefix = "c61"
-const subnet = "10.61.0"
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/**
+ * The network number N of this run: the first of 61..250 whose claim file no living process holds,
+ * so two suites on one machine (each with its own cluster) never share a namespace, link or address.
+ */
+const claimNetwork = () => {
+  for (let n = 61; n <= 250; n++) {
+    const claim = path.join(os.tmpdir(), `cairn-netns-${n}.claim`)
+    try {
+      fs.writeFileSync(claim, String(process.pid), { flag: "wx" })
+      return n
+    } catch {
+      const holder = Number(fs.readFileSync(claim, "utf8").trim())
+      if (Number.isInteger(holder) && holder > 0 && alive(holder)) continue
+      // A killed run's claim: taken over by renaming, which only one claimant can win.
+      const mine = `${claim}.${process.pid}`
+      fs.writeFileSync(mine, String(process.pid))
+      try {
+        fs.renameSync(mine, claim)
+      } catch {
+        continue
+      }
+      if (fs.readFileSync(claim, "utf8").trim() === String(process.pid)) return n
+    }
+  }
+  throw new Error("no free test network among 10.61.0.0/24 .. 10.250.0.0/24")
+}
+
+const network = claimNetwork()
+process.on("exit", () => fs.rmSync(path.join(os.tmpdir(), `cairn-netns-${network}.claim`), { force: true }))
+
+/** The prefix of every namespace and link this run makes (short: a link name holds 15 characters). */
+export const prefix = `c${network}`
+const subnet = `10.${network}.0`
+/** The run's /24, for the PostgreSQL hosts' pg_hba. */
+export const subnetCidr = `${subnet}.0/24`
 export const testAddress = `${subnet}.1`
 const rootLink = `${prefix}root`
 
@@ -38,7 +83,7 @@ const namespaces = () =>
     .map((line) => line.split(" ")[0]!)
     .filter((name) => name.startsWith(`${prefix}-`))
 
-/** Removes every namespace of this harness (a run's or a killed run's) and the test's own veth. */
+/** Removes every namespace of this run's prefix (its own, or a killed run's of the same claim) and the test's own veth. */
 export const teardown = () => {
   for (const namespace of namespaces()) {
     // Processes still inside keep nothing of the namespace alive once it is deleted, but a listener
@@ -85,7 +130,7 @@ export const makeSwitch = () => {
   ip("link", "set", rootLink, "up")
 }
 
-/** A host on the switch at 10.61.0.`octet`. */
+/** A host on the switch at 10.N.0.`octet`. */
 export const makeHost = (name: string, octet: number): Host => {
   const namespace = `${prefix}-${name}`
   const address = `${subnet}.${octet}`
@@ -111,6 +156,28 @@ export const makeHost = (name: string, octet: number): Host => {
       })
   }
 }
+
+/** An address of this run's /24 (a service's, which can move between hosts). */
+export const addressAt = (octet: number) => `${subnet}.${octet}`
+
+/**
+ * Moves a service address (a virtual IP, as keepalived or a Patroni endpoint moves it) from one
+ * host to another, then drops every namespace's neighbour cache, as the new holder's gratuitous
+ * ARP would make them learn it.
+ */
+export const moveAddress = (address: string, from: Host, to: Host) => {
+  try {
+    ip("-n", from.namespace, "addr", "del", `${address}/24`, "dev", "eth0")
+  } catch {
+    // not there (already moved)
+  }
+  ip("-n", to.namespace, "addr", "add", `${address}/24`, "dev", "eth0")
+  for (const namespace of namespaces()) ip("-n", namespace, "neigh", "flush", "all")
+  ip("neigh", "flush", "dev", rootLink)
+}
+
+/** Adds a service address to `host`. */
+export const addAddress = (host: Host, address: string) => ip("-n", host.namespace, "addr", "add", `${address}/24`, "dev", "eth0")
 
 /** `delayMs` on every packet `host` sends to `to` (a prio qdisc whose third band is netem; needs sch_prio and sch_netem). */
 export const addLatency = (host: Host, to: string, delayMs: number) => {

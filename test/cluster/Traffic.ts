@@ -21,6 +21,8 @@ export interface Tally {
   streams: number
   streamsCut: number
   streamsRejoined: number
+  /** Streams whose run ended with an `error` event (its process lost the database mid-turn), not an answer. */
+  streamsEndedInError: number
 }
 
 const headers = { authorization: `Bearer ${API_KEY}`, "content-type": "application/json" }
@@ -33,10 +35,11 @@ interface SseFrame {
   readonly type: string | undefined
 }
 
-/** The frames of an SSE body until it ends or breaks: whether it reached `response`, the last id. */
+/** The frames of an SSE body until it ends or breaks: whether it reached its end (`response` or `error`), the last id. */
 const readFrames = async (response: Response) => {
   let lastId: number | undefined
   let ended = false
+  let errored = false
   let buffer = ""
   const decoder = new TextDecoder()
   try {
@@ -48,12 +51,13 @@ const readFrames = async (response: Response) => {
         buffer = buffer.slice(at + 2)
         if (frame.id !== undefined) lastId = frame.id
         if (frame.type === "response") ended = true
+        if (frame.type === "error") ended = errored = true
       }
     }
   } catch {
     // cut: the host went away
   }
-  return { ended, lastId }
+  return { ended, errored, lastId }
 }
 
 const parseFrame = (text: string): SseFrame => {
@@ -74,7 +78,16 @@ const parseFrame = (text: string): SseFrame => {
 
 /** Starts the loops; `stop` ends them after their current request and answers the tally. */
 export const startTraffic = (baseUrl: string, label: string) => {
-  const tally: Tally = { requests: 0, failed: 0, failures: [], acks: [], streams: 0, streamsCut: 0, streamsRejoined: 0 }
+  const tally: Tally = {
+    requests: 0,
+    failed: 0,
+    failures: [],
+    acks: [],
+    streams: 0,
+    streamsCut: 0,
+    streamsRejoined: 0,
+    streamsEndedInError: 0
+  }
   let running = true
   let n = 0
   const fail = (what: string) => {
@@ -112,7 +125,10 @@ export const startTraffic = (baseUrl: string, label: string) => {
       const session = response.headers.get("x-session-id")!
       tally.acks.push({ kind: "stream", session, prompt })
       let seen = await readFrames(response)
-      if (seen.ended) return
+      const ended = () => {
+        if (seen.errored) tally.streamsEndedInError++
+      }
+      if (seen.ended) return ended()
       tally.streamsCut++
       // Rejoined through the balancer (another host), from the last event seen, until it ends.
       for (let tries = 0; tries < 20 && !seen.ended; tries++) {
@@ -122,8 +138,10 @@ export const startTraffic = (baseUrl: string, label: string) => {
         if (rejoin?.ok) seen = await readFrames(rejoin)
         else await sleep(500)
       }
-      if (seen.ended) tally.streamsRejoined++
-      else fail(`stream ${session}: not rejoined`)
+      if (seen.ended) {
+        tally.streamsRejoined++
+        ended()
+      } else fail(`stream ${session}: not rejoined`)
     })
   }
   const task = async () => {
@@ -176,6 +194,8 @@ export const audit = async (baseUrl: string, acks: ReadonlyArray<Ack>, deadlineM
   let lost = 0
   let twice = 0
   let unfinished = 0
+  /** The unfinished tasks as the API last showed them, for the failure message. */
+  const stuck: Array<string> = []
   for (const ack of acks) {
     if (ack.task) {
       for (;;) {
@@ -185,6 +205,7 @@ export const audit = async (baseUrl: string, acks: ReadonlyArray<Ack>, deadlineM
         if (task && task.status !== "pending" && task.status !== "running") break
         if (Date.now() > deadline) {
           unfinished++
+          stuck.push(`${ack.session}: ${JSON.stringify(task)}`)
           break
         }
         await sleep(250)
@@ -196,7 +217,7 @@ export const audit = async (baseUrl: string, acks: ReadonlyArray<Ack>, deadlineM
     if (at < 0) lost++
     if (ack.kind === "task" && answersTo(messages, at) > 1) twice++
   }
-  return { lost, twice, unfinished }
+  return { lost, twice, unfinished, stuck }
 }
 
 /**

@@ -2,10 +2,12 @@
  * Cairn on several hosts (issue 61): three Cairn hosts, PostgreSQL with a synchronous replica,
  * PgBouncer in transaction mode and HAProxy checking `/health/ready`, each in a network namespace
  * of its own (Netns.ts, Cluster.ts). Under steady mixed traffic through the balancer: 200 ms of
- * latency to PostgreSQL, a Cairn host partitioned from PostgreSQL for 30 s, and a `kill -9` of a
- * Cairn host running a turn. For each the chaos table says: requests failed, acknowledged
- * messages lost (must be 0), tasks run twice (must be 0), streams cut and rejoined through
- * another host, and the time until the cluster served again (printed; figures, not assertions).
+ * latency to PostgreSQL, a Cairn host partitioned from PostgreSQL for 30 s, a `kill -9` of a
+ * Cairn host running a turn, the primary PostgreSQL killed and its replica promoted, and the hosts
+ * replaced one at a time by the previous release and then by this one. For each the chaos table
+ * says: requests failed, acknowledged messages lost (must be 0), tasks run twice (must be 0),
+ * streams cut and rejoined through another host, streams whose run ended in an `error` event, and
+ * the time until the cluster served again (printed; figures, not assertions).
  *
  * Needs root (namespaces, nftables), as CI has, and the Debian packages .ci/run installs.
  */
@@ -14,6 +16,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
+import { checkOutPreviousRelease } from "../support/previousRelease.ts"
 import { scaled, sleep } from "../support/time.ts"
 import { type Cluster, relayToLoopback, startCluster, stopCluster } from "./Cluster.ts"
 import { heal, makeSwitch, partition, teardown, testAddress } from "./Netns.ts"
@@ -28,6 +31,7 @@ interface Row {
   readonly unfinished: number
   readonly streamsCut: number
   readonly streamsRejoined: number
+  readonly streamsEndedInError: number
   readonly servesAgainMs: number
   readonly note: string
 }
@@ -53,7 +57,8 @@ describe("several hosts in network namespaces, under faults", () => {
       TASK_LEASE_SECONDS: "10",
       LEADER_RETRY_MS: "500",
       LEADER_CHECK_MS: "1000",
-      DRAIN_DELAY_MS: "1000",
+      // Past HAProxy's notice (two failed checks 500 ms apart) before a draining host stops taking requests.
+      DRAIN_DELAY_MS: "2000",
       LLM_MAX_RETRIES: "1"
     })
   }, scaled(420_000))
@@ -97,11 +102,19 @@ describe("several hosts in network namespaces, under faults", () => {
       unfinished: checked.unfinished,
       streamsCut: tally.streamsCut,
       streamsRejoined: tally.streamsRejoined,
+      streamsEndedInError: tally.streamsEndedInError,
       servesAgainMs,
       note
     }
     table.push(row)
     if (tally.failures.length > 0) console.log(`${name}: failed requests`, tally.failures)
+    for (const task of checked.stuck) {
+      const session = task.split(":")[0]!
+      console.log(
+        `${name}: unfinished task ${task}`,
+        cluster.sql(`SELECT id, status, owner, task_id, heartbeat_at, created_at, finished_at FROM runs WHERE session_id = '${session}'`)
+      )
+    }
     return row
   }
 
@@ -117,9 +130,9 @@ describe("several hosts in network namespaces, under faults", () => {
     const answered = await Promise.all(Array.from({ length: 6 }, () => call(cluster.baseUrl, "/health/ready").then((r) => r.status)))
     expect(answered.every((status) => status === 200)).toBe(true)
     const connections = cluster.sql("SELECT application_name || '@' || coalesce(host(client_addr), 'local') FROM pg_stat_activity")
-    // The bus listens straight from each host; the pool comes through PgBouncer (local to PostgreSQL).
+    // The bus listens straight from each host; the pool comes through PgBouncer (on a host of its own).
     for (const host of cluster.cairns) expect(connections).toMatch(new RegExp(`cairn-bus:\\S+@${host.host.address.replaceAll(".", "\\.")}`))
-    expect(connections).toContain("cairn@127.0.0.1")
+    expect(connections).toContain(`cairn@${cluster.pool.address}`)
     expect(cluster.sql("SELECT sync_state FROM pg_stat_replication").trim()).toBe("sync")
   }, scaled(60_000))
 
@@ -141,7 +154,7 @@ describe("several hosts in network namespaces, under faults", () => {
     const row = await scenario(
       "host partitioned from PostgreSQL 30 s",
       async () => {
-        partition(victim.host, cluster.primary.address, { address: testAddress, port: cluster.poolRelay.port })
+        partition(victim.host, cluster.databaseAddress, { address: testAddress, port: cluster.poolRelay.port })
         return `host ${victim.host.name}`
       },
       async () => {
@@ -198,5 +211,102 @@ describe("several hosts in network namespaces, under faults", () => {
     expect(heldSession).not.toBe("")
     expect(heldAnswersMs).toBeGreaterThanOrEqual(0)
     table[table.length - 1] = { ...row, note: `${row.note}; its held session answered after ${heldAnswersMs} ms` }
+    // Back to three hosts for the scenarios after this one.
+    await cluster.restart(1)
   }, scaled(300_000))
+
+  /** Every Cairn host's readiness, straight (not through the balancer). */
+  const readiness = () =>
+    Promise.all(
+      cluster.cairns.map((cairn) =>
+        fetch(`http://${cairn.host.address}:8000/health/ready`, { signal: AbortSignal.timeout(5000) }).then((r) => r.ok).catch(() => false)
+      )
+    )
+  const until = async (what: string, check: () => Promise<boolean> | boolean, timeoutMs: number) => {
+    const deadline = Date.now() + scaled(timeoutMs)
+    while (!(await check())) {
+      if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`)
+      await sleep(250)
+    }
+  }
+
+  it(
+    "the primary PostgreSQL killed and its replica promoted: no acknowledged write lost, the hosts reconnect without a restart",
+    async () => {
+      const pids = cluster.cairns.map((cairn) => cairn.process.pid)
+      let unreadyAfterMs = -1
+      let killedAt = 0
+      const row = await scenario(
+        "PostgreSQL failover",
+        () => {
+          killedAt = Date.now()
+          cluster.killPrimary()
+          return "primary killed"
+        },
+        async () => {
+          // While no primary answers, no host is ready (so a balancer sends nothing on); then the promotion.
+          await until("every host unready with no primary", async () => (await readiness()).every((ready) => !ready), 30_000)
+          unreadyAfterMs = Date.now() - killedAt
+          cluster.promoteReplica()
+          await until("every host ready on the promoted replica", async () => (await readiness()).every(Boolean), 60_000).catch(
+            async (error) => {
+              // What each part saw, for the failure message.
+              for (const cairn of cluster.cairns) {
+                const body = await fetch(`http://${cairn.host.address}:8000/health/ready`, { signal: AbortSignal.timeout(5000) })
+                  .then((r) => r.text())
+                  .catch(String)
+                console.log(cairn.host.name, cairn.process.exitCode, body, cairn.output.slice(-1500))
+              }
+              for (const log of ["pgbouncer/pgbouncer.log", "logs/replica.log"]) {
+                console.log(log, fs.readFileSync(path.join(cluster.dir, log), "utf8").slice(-3000))
+              }
+              console.log(cluster.pool.exec("ip", ["neigh"]), cluster.replica.exec("ip", ["addr"]))
+              throw error
+            }
+          )
+        },
+        0
+      )
+      holds(row)
+      table[table.length - 1] = { ...row, note: `${row.note}; every host unready after ${unreadyAfterMs} ms; replica promoted then` }
+      // The same processes: reconnected, not restarted.
+      expect(cluster.cairns.map((cairn) => cairn.process.pid)).toEqual(pids)
+      expect(cluster.cairns.every((cairn) => cairn.process.exitCode === null)).toBe(true)
+      expect(cluster.sql("SELECT pg_is_in_recovery()").trim()).toBe("f")
+      // Each host's LISTEN is back on the new primary, and the leaders' locks are held there again.
+      await until("every host's bus listening on the new primary", () => {
+        const names = cluster.sql("SELECT application_name FROM pg_stat_activity WHERE application_name LIKE 'cairn-bus:%'")
+        return pids.every((pid) => names.includes(`:${pid}`))
+      }, 30_000)
+      await until(
+        "the leaders' locks held on the new primary",
+        () => Number(cluster.sql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted").trim()) > 0,
+        30_000
+      )
+    },
+    scaled(300_000)
+  )
+
+  /** Drains each host in turn and starts it again from `root`, waiting for it to be ready before the next. */
+  const replaceEach = async (root: string | undefined) => {
+    for (let i = 0; i < cluster.cairns.length; i++) {
+      await cluster.drain(i)
+      await cluster.restart(i, root)
+    }
+  }
+
+  it("a rolling upgrade: the hosts replaced one at a time by the previous release, then by this one, under traffic", async () => {
+    const previous = checkOutPreviousRelease()
+    try {
+      const note = "3 hosts drained and replaced, one at a time"
+      const back = await scenario("rolling back to the previous release", () => note, () => replaceEach(previous), 0)
+      holds(back)
+      const upgrade = await scenario("rolling upgrade to this release", () => note, () => replaceEach(undefined), 0)
+      holds(upgrade)
+      // Only a drained host's requests could fail, and a drained host finishes what it took.
+      expect(back.failed + upgrade.failed).toBe(0)
+    } finally {
+      fs.rmSync(previous, { recursive: true, force: true })
+    }
+  }, scaled(600_000))
 })

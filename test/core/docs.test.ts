@@ -151,6 +151,8 @@ export const notOurs: ReadonlyMap<string, string> = new Map([
   ["top_p", "an OpenAI request field Cairn ignores"],
   ["client_max_body_size", "an nginx directive"],
   ["rewriteRelativeImportExtensions", "a TypeScript compiler option"],
+  ["synchronous_standby_names", "a PostgreSQL setting"],
+  ["server_login_retry", "a PgBouncer setting"],
   ["integrations/example/example-usage", "a skill's id (integrations/<id>/<stem>), not a path"]
 ])
 

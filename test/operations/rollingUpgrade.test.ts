@@ -1,39 +1,18 @@
 /**
  * A rolling upgrade on one PostgreSQL (issue 61 item 6). The previous release is the code as it was
- * before the newest migration (or CAIRN_PREVIOUS_RELEASE, a git ref: set it to the last release's
- * tag when cutting one), taken from git into a directory of its own and run from source with this
- * checkout's packages. The database is migrated by this release first, so the older code runs on
+ * before the newest migration (test/support/previousRelease.ts). The database is migrated by this release first, so the older code runs on
  * the newer schema, as it does while hosts are replaced one at a time. Under steady chat traffic
  * through a balancer, the old host is drained and replaced by a new one: every answered message is
  * stored once, no request fails, and what one release wrote the other reads.
  */
-import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
-import { createTestDatabase, tempDir, type TestDatabase } from "../support/database.ts"
+import { createTestDatabase, type TestDatabase } from "../support/database.ts"
+import { checkOutPreviousRelease } from "../support/previousRelease.ts"
 import { type RoundRobinProxy, startProxy } from "../support/proxy.ts"
 import { type ChildServer, json, makeRequest, spawnDeadlineMs, spawnServer } from "../support/server.ts"
 import { scaled } from "../support/time.ts"
-
-const root = path.resolve(import.meta.dirname, "../..")
-const git = (...args: Array<string>) => execFileSync("git", args, { cwd: root, encoding: "utf8" }).trim()
-
-/** The previous release's commit: a named ref, or the commit before the newest migration came. */
-const previousRelease = () => {
-  const named = process.env.CAIRN_PREVIOUS_RELEASE
-  if (named) return git("rev-parse", "--verify", `${named}^{commit}`)
-  return git("rev-parse", "--verify", `${git("log", "-1", "--format=%H", "--", "migrations")}^`)
-}
-
-/** The release's tree in a directory of its own, sharing this checkout's installed packages. */
-const checkOut = (commit: string) => {
-  const dir = tempDir("cairn-previous-release-")
-  execFileSync("sh", ["-c", `git archive ${commit} | tar -x -C "${dir}"`], { cwd: root })
-  fs.symlinkSync(path.join(root, "node_modules"), path.join(dir, "node_modules"), "dir")
-  return dir
-}
 
 describe("a rolling upgrade from the previous release (postgres)", () => {
   let llm: FakeLlm
@@ -43,7 +22,7 @@ describe("a rolling upgrade from the previous release (postgres)", () => {
   const servers: Array<ChildServer> = []
 
   beforeAll(async () => {
-    previousRoot = checkOut(previousRelease())
+    previousRoot = checkOutPreviousRelease()
     llm = await startFakeLlm({ defaultReply: { text: "Answered." } })
     db = await createTestDatabase("postgres", { migrated: true })
   }, scaled(60_000))
