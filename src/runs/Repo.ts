@@ -37,9 +37,9 @@ const endGate = "ended"
 const joinColumns = Statement.join(", ", false)
 
 /** How often a process renews its runs' heartbeats (runs/Liveness.ts). */
-export const heartbeatEverySeconds = 2
+export const heartbeatEverySeconds = 1
 /** Two heartbeats missed, with a margin: with its process's connection gone too, the holder is dead. */
-export const missedHeartbeatsSeconds = 5
+export const missedHeartbeatsSeconds = 3
 
 /**
  * A run's holder is gone: its heartbeat is `staleSeconds` old, or (PostgreSQL) it missed two
@@ -277,6 +277,19 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
        * Ends the runs of tasks whose lease ran out (their worker died with the run): their sessions'
        * locks are free now rather than when the heartbeat goes stale.
        */
+      /**
+       * Ends at once the leases of tasks whose run's holder is gone (`gone`: a killed process's
+       * connection closed and its heartbeats missed), so a dead host's tasks are taken again within
+       * seconds, not when their lease runs out. Answers the tasks'.
+       */
+      expireTasksOfGoneRuns: (staleSeconds: number) =>
+        Effect.map(
+          decodeRows(IdRow)(sql`UPDATE tasks SET lease_until = now() - interval '1 second'
+            WHERE status = 'running' AND lease_until >= now()
+              AND run_id IN (SELECT id FROM runs WHERE status = 'running' AND ${gone(staleSeconds)})
+            RETURNING id`),
+          (rows) => rows.map((row) => row.id)
+        ),
       releaseDeadTaskRuns: Effect.asVoid(sql`UPDATE runs SET status = 'failed', finished_at = now()
         WHERE status = 'running' AND task_id IN (SELECT id FROM tasks WHERE status = 'running' AND lease_until < now())`)
     })

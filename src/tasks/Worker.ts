@@ -15,8 +15,9 @@ import { transactions } from "../db/Repository.ts"
 import { Memory } from "../health/Memory.ts"
 import { Readiness } from "../health/Readiness.ts"
 import { faultPointFor } from "../lifecycle/FaultInjection.ts"
+import { interruptedMessage, staleAfter } from "../runs/Liveness.ts"
 import { ownerGone } from "../runs/Owners.ts"
-import { RunsRepo } from "../runs/Repo.ts"
+import { heartbeatEverySeconds, RunsRepo } from "../runs/Repo.ts"
 import { type RunOutcome, Runs } from "../runs/Runs.ts"
 import { turnChannel, Turns } from "../runs/Turns.ts"
 import { Sessions } from "../sessions/Sessions.ts"
@@ -58,11 +59,7 @@ const recordRetry = (leaseSeconds: number) =>
     Schedule.upTo(Duration.seconds(leaseSeconds))
   )
 
-/**
- * Every third of a lease: renews the leases of the tasks held here, closes the task runs of dead
- * holders, and requeues (or fails) the tasks whose lease lapsed.
- */
-const leaseUpkeep = (upkeep: {
+interface Upkeep {
   readonly repo: TasksRepo
   readonly runsRepo: RunsRepo
   readonly tasks: Tasks
@@ -70,25 +67,50 @@ const leaseUpkeep = (upkeep: {
   readonly worker: string
   readonly held: ReadonlySet<string>
   readonly config: { readonly leaseSeconds: number; readonly maxAttempts: number }
-}) => {
-  const { bus, config, held, repo, tasks, worker } = upkeep
-  return Effect.all([
-    Effect.suspend(() => repo.renewLeases(worker, config.leaseSeconds, [...held])),
-    upkeep.runsRepo.releaseDeadTaskRuns,
-    repo.recoverExpired(config.maxAttempts)
-  ]).pipe(
-    // Told like any other change: a requeued task wakes the workers, a failed one its waiters
-    // (one notice for them all; none when nothing was recovered).
-    Effect.tap(([, , recovered]) =>
-      Effect.zipRight(
-        tasks.changedAll(recovered.map((task) => task.id)),
-        recovered.some((task) => task.status === "pending") ? bus.publish("tasks", "recovered") : Effect.void
-      )
-    ),
-    Effect.catchAllCause((cause) => Effect.logError("Task lease upkeep failed", cause)),
-    Effect.repeat(Schedule.spaced(Duration.seconds(Math.max(1, Math.floor(config.leaseSeconds / 3)))))
-  )
 }
+
+/**
+ * Requeues (or fails) the tasks whose lease lapsed, told like any other change: a requeued task
+ * wakes the workers, a failed one its waiters (one notice for them all; none when nothing was recovered).
+ */
+const recoverLapsed = ({ bus, config, repo, tasks }: Upkeep) =>
+  Effect.flatMap(repo.recoverExpired(config.maxAttempts), (recovered) =>
+    Effect.zipRight(
+      tasks.changedAll(recovered.map((task) => task.id)),
+      recovered.some((task) => task.status === "pending") ? bus.publish("tasks", "recovered") : Effect.void
+    ))
+
+/**
+ * Every third of a lease: renews the leases of the tasks held here, closes the task runs of dead
+ * holders, and requeues (or fails) the tasks whose lease lapsed.
+ */
+const leaseUpkeep = (upkeep: Upkeep) =>
+  Effect.suspend(() => upkeep.repo.renewLeases(upkeep.worker, upkeep.config.leaseSeconds, [...upkeep.held])).pipe(
+    Effect.zipRight(upkeep.runsRepo.releaseDeadTaskRuns),
+    Effect.zipRight(recoverLapsed(upkeep)),
+    Effect.catchAllCause((cause) => Effect.logError("Task lease upkeep failed", cause)),
+    Effect.repeat(Schedule.spaced(Duration.seconds(Math.max(1, Math.floor(upkeep.config.leaseSeconds / 3)))))
+  )
+
+/**
+ * Each heartbeat (PostgreSQL, several processes): the tasks whose run's holder is gone (a killed
+ * host: its connection closed, its heartbeats missed) lose their lease now, their runs are closed
+ * and they are requeued, so another host answers them within seconds rather than a lease.
+ */
+const deadHolderSweep = (upkeep: Upkeep) =>
+  upkeep.runsRepo.expireTasksOfGoneRuns(Duration.toSeconds(staleAfter)).pipe(
+    Effect.flatMap((orphaned) =>
+      orphaned.length === 0
+        ? Effect.void
+        : Effect.zipRight(
+          upkeep.runsRepo.closeRuns({ staleSeconds: Duration.toSeconds(staleAfter) }, interruptedMessage),
+          recoverLapsed(upkeep)
+        )
+    ),
+    // A database away is told by readiness and the lease upkeep; this runs each second, so it stays quiet.
+    Effect.catchAllCause((cause) => Effect.logDebug("Sweeping the tasks of gone run holders failed", cause)),
+    Effect.repeat(Schedule.spaced(Duration.seconds(heartbeatEverySeconds)))
+  )
 
 /** At a stop: waits up to `graceMs` for the `running()` tasks to finish. */
 const awaitRunning = (running: () => number, graceMs: number) =>
@@ -286,7 +308,9 @@ export const WorkerLive = Layer.scopedDiscard(
         Effect.forever
       )
     )
-    yield* Effect.forkScoped(leaseUpkeep({ repo, runsRepo, tasks, bus, worker, held, config }))
+    const upkeep: Upkeep = { repo, runsRepo, tasks, bus, worker, held, config }
+    yield* Effect.forkScoped(leaseUpkeep(upkeep))
+    if (leadership.backend === "postgres") yield* Effect.forkScoped(deadHolderSweep(upkeep))
     // One process sweeps orphaned deliveries (the leader lock), not each of them at once.
     yield* Effect.forkScoped(
       leadership.lead(

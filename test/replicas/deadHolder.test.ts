@@ -1,0 +1,81 @@
+/**
+ * A task held by a process that is killed is taken by another process as soon as its holder is
+ * known dead (its run's heartbeats missed and its listening connection gone from PostgreSQL), not
+ * when its lease runs out: here the lease is ten minutes, longer than the test waits, so only the
+ * dead-holder sweep (tasks/Worker.ts) can bring the task back. It is answered once.
+ */
+import pg from "pg"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
+import { createTestDatabase, type TestDatabase } from "../support/database.ts"
+import { type ChildServer, json, spawnDeadlineMs, spawnServer } from "../support/server.ts"
+import { scaled, waitFor } from "../support/time.ts"
+
+describe("a killed process's task (postgres)", () => {
+  let llm: FakeLlm
+  let db: TestDatabase
+  const servers: Array<ChildServer> = []
+
+  beforeAll(async () => {
+    llm = await startFakeLlm({ defaultReply: { text: "slow answer here", chunkDelayMs: 400 } })
+    db = await createTestDatabase("postgres", { migrated: true })
+    const env = { ...fakeLlmEnv(llm), LLM_MAX_RETRIES: "1", LOG_LEVEL: "warning", TASK_LEASE_SECONDS: "600" }
+    servers.push(await spawnServer(db, env), await spawnServer(db, env))
+  }, 2 * spawnDeadlineMs + scaled(30_000))
+
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.stop("SIGKILL")))
+    await db?.drop()
+    await llm?.close()
+  })
+
+  const holderOf = async (taskId: string) => {
+    const connection = new pg.Client({ connectionString: db.databaseUrl })
+    await connection.connect()
+    try {
+      const result = await connection.query<{ worker: string | null }>(
+        `SELECT t.worker FROM tasks t JOIN runs r ON r.id = t.run_id
+         WHERE t.id = $1 AND t.status = 'running' AND r.status = 'running'`,
+        [taskId]
+      )
+      return result.rows[0]?.worker ?? undefined
+    } finally {
+      await connection.end()
+    }
+  }
+
+  it("is answered by another process without waiting for its lease, once", async () => {
+    const [first, second] = servers as [ChildServer, ChildServer]
+    const session = (await json(
+      await first.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: "dead-holder" }) })
+    )).session_id as string
+    const queued = await first.request(`/api/v1/sessions/${session}/messages`, {
+      method: "POST",
+      body: JSON.stringify({ content: "answer me after the crash", source: "load", run_agent: true, notify: false })
+    })
+    expect(queued.status).toBe(200)
+    const taskId = (await json(queued)).task_id as string
+    // Whichever process took it dies mid-run (its run under way: a task claimed but not yet started
+    // when its process dies waits for its lease).
+    const holder = await waitFor(() => holderOf(taskId), "the task's run under way on a process")
+    const victim = servers.find((server) => holder.includes(`:${server.process.pid}:`))!
+    expect(victim).toBeDefined()
+    await victim.stop("SIGKILL")
+    const survivor = victim === first ? second : first
+
+    const done = await waitFor(
+      async () => {
+        const task = (await json(await survivor.request(`/api/v1/tasks/${taskId}`))) as { status: string; attempts: number }
+        return task.status === "complete" ? task : undefined
+      },
+      "the task answered by the other process",
+      60_000,
+      250
+    )
+    expect(done.attempts).toBe(2)
+    const messages = (await json(await survivor.request(`/api/v1/sessions/${session}/messages`))) as Array<
+      { role: string; content: string }
+    >
+    expect(messages.map((m) => [m.role, m.content])).toEqual([["user", "answer me after the crash"], ["assistant", "slow answer here"]])
+  }, scaled(120_000))
+})
