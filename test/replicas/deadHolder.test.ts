@@ -2,7 +2,8 @@
  * A task held by a process that is killed is taken by another process as soon as its holder is
  * known dead (its run's heartbeats missed and its listening connection gone from PostgreSQL), not
  * when its lease runs out: here the lease is ten minutes, longer than the test waits, so only the
- * dead-holder sweep (tasks/Worker.ts) can bring the task back. It is answered once.
+ * dead-holder sweep (tasks/Worker.ts) can bring the task back. It is answered once, also when the
+ * process died after its run's answer was stored and before the task recorded it.
  */
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -17,7 +18,7 @@ describe("a killed process's task (postgres)", () => {
   const servers: Array<ChildServer> = []
 
   beforeAll(async () => {
-    llm = await startFakeLlm({ defaultReply: { text: "slow answer here", chunkDelayMs: 400 } })
+    llm = await startFakeLlm({ defaultReply: { text: "slow answer here", chunkDelayMs: 1000 } })
     db = await createTestDatabase("postgres", { migrated: true })
     const env = { ...fakeLlmEnv(llm), LLM_MAX_RETRIES: "1", LOG_LEVEL: "warning", TASK_LEASE_SECONDS: "600" }
     servers.push(await spawnServer(db, env), await spawnServer(db, env))
@@ -78,4 +79,43 @@ describe("a killed process's task (postgres)", () => {
     >
     expect(messages.map((m) => [m.role, m.content])).toEqual([["user", "answer me after the crash"], ["assistant", "slow answer here"]])
   }, scaled(120_000))
+  it("is recorded from its stored answer by another process when its holder died after the run, not answered again", async () => {
+    const env = { ...fakeLlmEnv(llm), LLM_MAX_RETRIES: "1", LOG_LEVEL: "warning", TASK_LEASE_SECONDS: "600" }
+    // This process kills itself once a run's answer is stored, before its task records it.
+    const armed = await spawnServer(db, { ...env, CAIRN_FAULT_KILL_AT: "after-run", CAIRN_FAULT_KILL_MATCH: "after its run" })
+    for (const server of servers) await server.stop("SIGKILL")
+    servers.push(armed)
+    const session = (await json(
+      await armed.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: "dead-after-run" }) })
+    )).session_id as string
+    const queued = await armed.request(`/api/v1/sessions/${session}/messages`, {
+      method: "POST",
+      body: JSON.stringify({ content: "answer me, then die after its run", source: "load", run_agent: true, notify: false })
+    })
+    const taskId = (await json(queued)).task_id as string
+    const exited = new Promise<void>((resolve) => armed.process.once("exit", () => resolve()))
+    await waitFor(() => holderOf(taskId), "the task's run under way on the armed process")
+    // Another process, up while the armed one still runs the turn (so not a start that finds it dead).
+    const survivor = await spawnServer(db, env)
+    servers.push(survivor)
+    await exited
+
+    const done = await waitFor(
+      async () => {
+        const task = (await json(await survivor.request(`/api/v1/tasks/${taskId}`))) as { status: string; attempts: number }
+        return task.status === "complete" ? task : undefined
+      },
+      "the task recorded by the other process",
+      60_000,
+      250
+    )
+    expect(done.attempts).toBe(2)
+    const messages = (await json(await survivor.request(`/api/v1/sessions/${session}/messages`))) as Array<
+      { role: string; content: string }
+    >
+    expect(messages.map((m) => [m.role, m.content])).toEqual([
+      ["user", "answer me, then die after its run"],
+      ["assistant", "slow answer here"]
+    ])
+  }, 2 * spawnDeadlineMs + scaled(120_000))
 })
