@@ -56,6 +56,25 @@ const goneAfter = (sql: SqlClient.SqlClient, backend: "pglite" | "postgres") => 
     : sql`heartbeat_at < now() - make_interval(secs => ${staleSeconds})`
 
 /**
+ * Ends at once the leases of tasks whose worker is gone, so a dead host's tasks are taken again
+ * within seconds, not when their lease runs out: their run's holder is gone (`runGone`: a killed
+ * process's connection closed and its heartbeats missed), or, with no run of theirs running (its
+ * end written, not yet recorded on the task; or not started), their worker's process has no
+ * listening connection any more, for longer than a worker takes to record.
+ */
+const expireGoneWorkersTasks = (sql: SqlClient.SqlClient, runGone: Statement.Fragment) =>
+  sql`UPDATE tasks t SET lease_until = now() - interval '1 second'
+    WHERE t.status = 'running' AND t.lease_until >= now()
+      AND (t.run_id IN (SELECT id FROM runs WHERE status = 'running' AND ${runGone})
+        OR (t.started_at < now() - make_interval(secs => ${missedHeartbeatsSeconds})
+            AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = t.run_id AND r.status = 'running')
+            AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = t.run_id
+                              AND r.finished_at >= now() - make_interval(secs => ${missedHeartbeatsSeconds}))
+            AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a
+                            WHERE a.application_name = ${busConnectionPrefix} || regexp_replace(t.worker, ':[^:]*$', ''))))
+    RETURNING t.id`
+
+/**
  * Inserts a run's events (one already written, a retried batch, is kept as it is) where `gate`
  * holds. The batch as one JSON parameter, so the statement has one text whatever the batch's size
  * and stays prepared (db/Database.ts, db/PgliteClient.ts). Relaxed, its commit does not wait for
@@ -277,28 +296,9 @@ export class RunsRepo extends Effect.Service<RunsRepo>()("cairn/RunsRepo", {
        * Ends the runs of tasks whose lease ran out (their worker died with the run): their sessions'
        * locks are free now rather than when the heartbeat goes stale.
        */
-      /**
-       * Ends at once the leases of tasks whose worker is gone, so a dead host's tasks are taken
-       * again within seconds, not when their lease runs out: their run's holder is gone (`gone`: a
-       * killed process's connection closed and its heartbeats missed), or, with no run of theirs
-       * running (its end written, not yet recorded on the task; or not started), their worker's
-       * process has no listening connection any more, for longer than a worker takes to record.
-       * Answers the tasks'.
-       */
+      /** The dead holders' tasks, their leases ended now (`expireGoneWorkersTasks`); answers their ids. */
       expireTasksOfGoneRuns: (staleSeconds: number) =>
-        Effect.map(
-          decodeRows(IdRow)(sql`UPDATE tasks t SET lease_until = now() - interval '1 second'
-            WHERE t.status = 'running' AND t.lease_until >= now()
-              AND (t.run_id IN (SELECT id FROM runs WHERE status = 'running' AND ${gone(staleSeconds)})
-                OR (t.started_at < now() - make_interval(secs => ${missedHeartbeatsSeconds})
-                    AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = t.run_id AND r.status = 'running')
-                    AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = t.run_id
-                                      AND r.finished_at >= now() - make_interval(secs => ${missedHeartbeatsSeconds}))
-                    AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a
-                                    WHERE a.application_name = ${busConnectionPrefix} || regexp_replace(t.worker, ':[^:]*$', ''))))
-            RETURNING t.id`),
-          (rows) => rows.map((row) => row.id)
-        ),
+        Effect.map(decodeRows(IdRow)(expireGoneWorkersTasks(sql, gone(staleSeconds))), (rows) => rows.map((row) => row.id)),
       releaseDeadTaskRuns: Effect.asVoid(sql`UPDATE runs SET status = 'failed', finished_at = now()
         WHERE status = 'running' AND task_id IN (SELECT id FROM tasks WHERE status = 'running' AND lease_until < now())`)
     })
