@@ -45,6 +45,24 @@ describe("a killed process's task (postgres)", () => {
     }
   }
 
+  /** The task completes on `survivor` at its second attempt, its session holding the prompt and one answer. */
+  const expectAnsweredOnce = async (survivor: ChildServer, taskId: string, session: string, prompt: string) => {
+    const done = await waitFor(
+      async () => {
+        const task = (await json(await survivor.request(`/api/v1/tasks/${taskId}`))) as { status: string; attempts: number }
+        return task.status === "complete" ? task : undefined
+      },
+      "the task finished by the other process",
+      60_000,
+      250
+    )
+    expect(done.attempts).toBe(2)
+    const messages = (await json(await survivor.request(`/api/v1/sessions/${session}/messages`))) as Array<
+      { role: string; content: string }
+    >
+    expect(messages.map((m) => [m.role, m.content])).toEqual([["user", prompt], ["assistant", "slow answer here"]])
+  }
+
   it("is answered by another process without waiting for its lease, once", async () => {
     const [first, second] = servers as [ChildServer, ChildServer]
     const session = (await json(
@@ -64,20 +82,7 @@ describe("a killed process's task (postgres)", () => {
     await victim.stop("SIGKILL")
     const survivor = victim === first ? second : first
 
-    const done = await waitFor(
-      async () => {
-        const task = (await json(await survivor.request(`/api/v1/tasks/${taskId}`))) as { status: string; attempts: number }
-        return task.status === "complete" ? task : undefined
-      },
-      "the task answered by the other process",
-      60_000,
-      250
-    )
-    expect(done.attempts).toBe(2)
-    const messages = (await json(await survivor.request(`/api/v1/sessions/${session}/messages`))) as Array<
-      { role: string; content: string }
-    >
-    expect(messages.map((m) => [m.role, m.content])).toEqual([["user", "answer me after the crash"], ["assistant", "slow answer here"]])
+    await expectAnsweredOnce(survivor, taskId, session, "answer me after the crash")
   }, scaled(120_000))
   it("is recorded from its stored answer by another process when its holder died after the run, not answered again", async () => {
     const env = { ...fakeLlmEnv(llm), LLM_MAX_RETRIES: "1", LOG_LEVEL: "warning", TASK_LEASE_SECONDS: "600" }
@@ -100,22 +105,6 @@ describe("a killed process's task (postgres)", () => {
     servers.push(survivor)
     await exited
 
-    const done = await waitFor(
-      async () => {
-        const task = (await json(await survivor.request(`/api/v1/tasks/${taskId}`))) as { status: string; attempts: number }
-        return task.status === "complete" ? task : undefined
-      },
-      "the task recorded by the other process",
-      60_000,
-      250
-    )
-    expect(done.attempts).toBe(2)
-    const messages = (await json(await survivor.request(`/api/v1/sessions/${session}/messages`))) as Array<
-      { role: string; content: string }
-    >
-    expect(messages.map((m) => [m.role, m.content])).toEqual([
-      ["user", "answer me, then die after its run"],
-      ["assistant", "slow answer here"]
-    ])
+    await expectAnsweredOnce(survivor, taskId, session, "answer me, then die after its run")
   }, 2 * spawnDeadlineMs + scaled(120_000))
 })
