@@ -16,7 +16,10 @@ export default defineConfig({
     // expect.poll's own default (1 s) is a deadline too short for a machine busy with other work.
     expect: { poll: { timeout: scaled(10_000) } },
     pool: "forks",
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    // One process per worker for all its files, not one per file: a file's tests already share the
+    // server's modules, and every file starts its own servers, databases and peers, so nothing of
+    // worth is shared; each file was paying seconds to import the server again.
+    poolOptions: { forks: { maxForks: 2, minForks: 1, isolate: false } },
     reporters: ["default"]
   }
 })

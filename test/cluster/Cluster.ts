@@ -14,7 +14,7 @@ import * as path from "node:path"
 import { API_KEY } from "../support/server.ts"
 import { scaled, sleep } from "../support/time.ts"
 import { type DelayRelay, startDelayRelay } from "./Latency.ts"
-import { addAddress, addressAt, type Host, makeHost, moveAddress, run, subnetCidr, testAddress } from "./Netns.ts"
+import { addAddress, addressAt, type Host, killEveryProcess, makeHost, moveAddress, subnetCidr, testAddress } from "./Netns.ts"
 
 const pgBin = "/usr/lib/postgresql/15/bin"
 const repoRoot = path.resolve(import.meta.dirname, "../..")
@@ -318,10 +318,8 @@ export const startCluster = async (dir: string, env: Record<string, string>): Pr
       await exited
     },
     killPrimary: () => {
-      // Every process of the primary's host at once, postmaster and backends, as a crash would.
-      for (const pid of run("ip", ["netns", "pids", primary.namespace]).split("\n").filter((line) => line.length > 0)) {
-        process.kill(Number(pid), "SIGKILL")
-      }
+      // Every process of the primary's host, postmaster and backends, as a crash would.
+      killEveryProcess(primary.namespace)
     },
     promoteReplica: () => {
       asUser(replica, `${pgBin}/pg_ctl`, ["-D", path.join(dir, "replica"), "-w", "promote"])

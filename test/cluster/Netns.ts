@@ -25,6 +25,24 @@ const alive = (pid: number) => {
 }
 
 /**
+ * SIGKILL to every process in a namespace, again until none is left: one may end between the listing
+ * and its kill (no error), or be forked just before its parent's kill (a backend by its postmaster).
+ */
+export const killEveryProcess = (namespace: string) => {
+  for (let round = 0; round < 20; round++) {
+    const pids = run("ip", ["netns", "pids", namespace]).split("\n").filter((pid) => pid.length > 0).map(Number)
+    if (pids.length === 0) return
+    for (const pid of pids) {
+      try {
+        process.kill(pid, "SIGKILL")
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error
+      }
+    }
+  }
+}
+
+/**
  * The network number N of this run: the first of 61..250 whose claim file no living process holds,
  * so two suites on one machine (each with its own cluster) never share a namespace, link or address.
  */
@@ -89,14 +107,7 @@ export const teardown = () => {
     // Processes still inside keep nothing of the namespace alive once it is deleted, but a listener
     // would linger: end them first.
     try {
-      const pids = run("ip", ["netns", "pids", namespace]).split("\n").filter((pid) => pid.length > 0)
-      for (const pid of pids) {
-        try {
-          process.kill(Number(pid), "SIGKILL")
-        } catch {
-          // gone already
-        }
-      }
+      killEveryProcess(namespace)
     } catch {
       // no such namespace any more
     }

@@ -1,6 +1,6 @@
 /**
  * A webhook receiver on 127.0.0.1 for hook delivery tests: a real node:http server that records
- * every request and answers as told (a status, or never).
+ * every request and answers as told (a status, statuses in turn, or never).
  */
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -16,7 +16,11 @@ export interface ReceivedRequest {
   closedAt?: number
 }
 
-export type ReceiverMode = { readonly status: number } | "hang"
+/** `statuses` answers the requests in turn, the last repeating: a retry test's failures need no race with the retries. */
+export type ReceiverMode = { readonly status: number } | { readonly statuses: ReadonlyArray<number> } | "hang"
+
+const statusFor = (mode: Exclude<ReceiverMode, "hang">, answered: number) =>
+  "status" in mode ? mode.status : mode.statuses[Math.min(answered, mode.statuses.length - 1)]!
 
 export interface WebhookReceiver {
   readonly url: string
@@ -31,6 +35,8 @@ export const startReceiver = async (mode: ReceiverMode = { status: 204 }): Promi
   const requests: Array<ReceivedRequest> = []
   const waiters: Array<() => void> = []
   const open = new Set<http.ServerResponse>()
+  let answeredInMode = 0
+  let lastMode: ReceiverMode = mode
   const server = http.createServer((req, res) => {
     let body = ""
     req.setEncoding("utf8")
@@ -50,7 +56,8 @@ export const startReceiver = async (mode: ReceiverMode = { status: 204 }): Promi
         open.add(res)
         return
       }
-      res.writeHead(receiver.mode.status, { "content-type": "application/json" })
+      if (receiver.mode !== lastMode) [lastMode, answeredInMode] = [receiver.mode, 0]
+      res.writeHead(statusFor(receiver.mode, answeredInMode++), { "content-type": "application/json" })
       res.end("{\"ok\":true}")
     })
   })

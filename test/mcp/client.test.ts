@@ -21,7 +21,7 @@ import { withDefaults } from "../support/client.ts"
 import { tempDir } from "../support/database.ts"
 import { startServer, type TestServer } from "../support/server.ts"
 import { readSse } from "../support/sse.ts"
-import { scaled } from "../support/time.ts"
+import { scaled, until } from "../support/time.ts"
 
 const TOKEN = "file-token-value-0000ABCD"
 const HEADER_TOKEN = "http-bearer-value-1111WXYZ"
@@ -92,6 +92,8 @@ describe("Cairn as an MCP client (pglite)", () => {
         })
       })
     )
+    // The file's stdio server connects in the background after startup (its child starts first).
+    await until(() => view("files"), (files) => files.status === "connected", 30_000, "the file's stdio server connected")
     // A carapace gives the whole HTTP server to the bot that wears it.
     await server.call((c) =>
       c.carapaces.create({ payload: withDefaults(CreateCarapace)({ id: "web-tools", name: "Web tools", tools: ["@mcp:web"] }) })
