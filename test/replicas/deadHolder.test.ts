@@ -45,6 +45,19 @@ describe("a killed process's task (postgres)", () => {
     }
   }
 
+  /** A new session on `server` with `prompt` queued for a run: its session and task. */
+  const queueTurn = async (server: ChildServer, clientId: string, prompt: string) => {
+    const session = (await json(
+      await server.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: clientId }) })
+    )).session_id as string
+    const queued = await server.request(`/api/v1/sessions/${session}/messages`, {
+      method: "POST",
+      body: JSON.stringify({ content: prompt, source: "load", run_agent: true, notify: false })
+    })
+    expect(queued.status).toBe(200)
+    return { session, taskId: (await json(queued)).task_id as string }
+  }
+
   /** The task completes on `survivor` at its second attempt, its session holding the prompt and one answer. */
   const expectAnsweredOnce = async (survivor: ChildServer, taskId: string, session: string, prompt: string) => {
     const done = await waitFor(
@@ -65,15 +78,7 @@ describe("a killed process's task (postgres)", () => {
 
   it("is answered by another process without waiting for its lease, once", async () => {
     const [first, second] = servers as [ChildServer, ChildServer]
-    const session = (await json(
-      await first.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: "dead-holder" }) })
-    )).session_id as string
-    const queued = await first.request(`/api/v1/sessions/${session}/messages`, {
-      method: "POST",
-      body: JSON.stringify({ content: "answer me after the crash", source: "load", run_agent: true, notify: false })
-    })
-    expect(queued.status).toBe(200)
-    const taskId = (await json(queued)).task_id as string
+    const { session, taskId } = await queueTurn(first, "dead-holder", "answer me after the crash")
     // Whichever process took it dies mid-run (its run under way: a task claimed but not yet started
     // when its process dies waits for its lease).
     const holder = await waitFor(() => holderOf(taskId), "the task's run under way on a process")
@@ -90,14 +95,7 @@ describe("a killed process's task (postgres)", () => {
     const armed = await spawnServer(db, { ...env, CAIRN_FAULT_KILL_AT: "after-run", CAIRN_FAULT_KILL_MATCH: "after its run" })
     for (const server of servers) await server.stop("SIGKILL")
     servers.push(armed)
-    const session = (await json(
-      await armed.request("/api/v1/sessions", { method: "POST", body: JSON.stringify({ client_id: "dead-after-run" }) })
-    )).session_id as string
-    const queued = await armed.request(`/api/v1/sessions/${session}/messages`, {
-      method: "POST",
-      body: JSON.stringify({ content: "answer me, then die after its run", source: "load", run_agent: true, notify: false })
-    })
-    const taskId = (await json(queued)).task_id as string
+    const { session, taskId } = await queueTurn(armed, "dead-after-run", "answer me, then die after its run")
     const exited = new Promise<void>((resolve) => armed.process.once("exit", () => resolve()))
     await waitFor(() => holderOf(taskId), "the task's run under way on the armed process")
     // Another process, up while the armed one still runs the turn (so not a start that finds it dead).
