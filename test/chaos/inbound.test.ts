@@ -18,7 +18,7 @@ import { type Dovecot, startDovecot } from "../fixtures/dovecot.ts"
 import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { startReceiver, type WebhookReceiver } from "../hooks/webhookReceiver.ts"
 import { backends, createTestDatabase, type TestDatabase } from "../support/database.ts"
-import { type ChildServer, json, spawnServer } from "../support/server.ts"
+import { type ChildServer, json, spawnDeadlineMs, spawnServer } from "../support/server.ts"
 import { scaled, sleep, waitFor } from "../support/time.ts"
 
 const TOKEN = "chaos-webhook-token-0123"
@@ -120,7 +120,7 @@ describe.each(backends)("chaos: kill -9 at each step of the inbound pipeline (%s
     } finally {
       await setup.stop()
     }
-  }, scaled(180_000))
+  }, spawnDeadlineMs + scaled(60_000))
 
   afterAll(async () => {
     await llm?.close()

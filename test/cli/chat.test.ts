@@ -18,8 +18,10 @@ import { json, runCli, type TestServer } from "../support/server.ts"
 import { spokenWav } from "../support/speech.ts"
 import { readSse } from "../support/sse.ts"
 import { cairnBin, type Pty, startPty } from "../support/terminal.ts"
+import { processStartMs, scaled } from "../support/time.ts"
 
-describe("cairn chat in a terminal", () => {
+// Each test starts `cairn chat` (a process start, with its deadline) and then talks with it.
+describe("cairn chat in a terminal", { timeout: processStartMs + scaled(60_000) }, () => {
   let server: TestServer
   let llm: FakeLlm
   let home: string
@@ -52,6 +54,8 @@ describe("cairn chat in a terminal", () => {
   })
   afterEach(() => {
     for (const pty of open.splice(0)) pty.close()
+    // A test that failed leaves none of its scripted answers to the next.
+    llm.reset()
   })
   afterAll(async () => {
     await stopWithFakeLlm({ server, llm })
@@ -60,7 +64,7 @@ describe("cairn chat in a terminal", () => {
   it("streams the answer as it comes and shows a tool call with its duration", async () => {
     llm.script({ toolCalls: [{ name: "current_time", arguments: "{}" }] }, { textChunks: ["It is ", "tea time."], chunkDelayMs: 1500 })
     const pty = chat()
-    await pty.waitFor("you›")
+    await pty.started("you›")
     pty.typeLine("what time is it?")
     const partial = await pty.waitFor("Cairn› It is")
     // The first part is on screen while the second is still on its way: streamed, not printed at the end.
@@ -74,7 +78,7 @@ describe("cairn chat in a terminal", () => {
     llm.script({ toolCalls: [{ name: "current_time", arguments: "{}" }] }, { text: "Allowed, and here it is." })
     const sessionId = randomUUID()
     const pty = chat("--bot", "guarded", "--session", sessionId)
-    await pty.waitFor("you›")
+    await pty.started("you›")
     pty.typeLine("the time please")
     await pty.waitFor("Allow this tool call? [y/N]")
     expect(pty.screen()).toContain("approval needed: current_time")
@@ -89,7 +93,7 @@ describe("cairn chat in a terminal", () => {
     llm.script({ hang: true })
     const sessionId = randomUUID()
     const pty = chat("--session", sessionId)
-    await pty.waitFor("you›")
+    await pty.started("you›")
     const before = llm.requestsTo("/v1/chat/completions").length
     pty.typeLine("take your time")
     for (let i = 0; i < 100 && llm.requestsTo("/v1/chat/completions").length === before; i++) await new Promise((r) => setTimeout(r, 50))
@@ -123,7 +127,7 @@ describe("cairn chat in a terminal", () => {
         XDG_CONFIG_HOME: home
       })
       open.push(pty)
-      await pty.waitFor("you›")
+      await pty.started("you›")
       pty.typeLine("count to four")
       await pty.waitFor("Cairn› one")
       for (const socket of sockets) socket.destroy()
@@ -146,7 +150,7 @@ describe("cairn chat in a terminal", () => {
   it("lists sessions, switches back to an earlier one and shows its history", async () => {
     llm.script({ text: "First answer." }, { text: "Second answer." })
     const pty = chat("--bot", "keeper")
-    await pty.waitFor("you›")
+    await pty.started("you›")
     pty.typeLine("the first question")
     await pty.waitFor("First answer.")
     pty.typeLine("/new")
@@ -168,7 +172,7 @@ describe("cairn chat in a terminal", () => {
       text: "It printed 42."
     })
     const pty = chat("--bot", "helper")
-    await pty.waitFor("you›")
+    await pty.started("you›")
     pty.typeLine("run the sum")
     await pty.waitFor("Run this command on this machine? [y/N]")
     expect(pty.screen()).toContain("$ echo cli-$((6*7))")
@@ -183,7 +187,7 @@ describe("cairn chat in a terminal", () => {
       text: "Fine, I did not."
     })
     const pty = chat("--bot", "helper")
-    await pty.waitFor("you›")
+    await pty.started("you›")
     pty.typeLine("make a file")
     await pty.waitFor("Run this command on this machine? [y/N]")
     pty.typeLine("n")
@@ -199,7 +203,7 @@ describe("cairn chat in a terminal", () => {
     llm.scriptTranscriptions({ text: sentence })
     llm.script({ text: "I will remind you." })
     const pty = chat()
-    await pty.waitFor("you›")
+    await pty.started("you›")
     pty.typeLine(`/voice ${wav}`)
     await pty.waitFor(`you› ${sentence}`)
     pty.typeLine(" tomorrow")
@@ -219,12 +223,13 @@ describe("cairn chat in a terminal", () => {
     expect(created.scopes).toEqual(expect.arrayContaining(["chat", "sessions:read", "bots:read"]))
     llm.script({ text: "Hello, scoped client." })
     const pty = chat("--key", created.key)
-    await pty.waitFor("you›")
+    await pty.started("you›")
     pty.typeLine("hi")
     await pty.waitFor("Cairn› Hello, scoped client.")
     pty.typeLine("/sessions")
     await pty.waitFor(/\*\s+1\s+[0-9a-f]{8}/)
-  })
+    // Two process starts: `cairn keys create`, then `cairn chat`.
+  }, 2 * processStartMs + scaled(60_000))
 
   it("waits for a message queued behind a busy session, and shows its answer", async () => {
     // Another client's run holds the session for a few seconds; then the queued message runs.
@@ -232,7 +237,7 @@ describe("cairn chat in a terminal", () => {
     const sessionId = randomUUID()
     // The client is up before the session is taken, so its start (slow on a loaded machine) cannot outlast the hold.
     const pty = chat("--session", sessionId)
-    await pty.waitFor("you›")
+    await pty.started("you›")
     const busy = server.request("/chat", { method: "POST", body: JSON.stringify({ message: "hold the session", session_id: sessionId }) })
     for (let i = 0; i < 100 && llm.requestsTo("/v1/chat/completions").at(-1)?.body.messages.at(-1)?.content !== "hold the session"; i++) {
       await new Promise((resolve) => setTimeout(resolve, 50))
@@ -254,7 +259,7 @@ describe("cairn chat in a terminal", () => {
       Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64")
     )
     const pty = chat()
-    await pty.waitFor("you›")
+    await pty.started("you›")
     pty.typeLine("/bot")
     await pty.waitFor(/\* default\s+Cairn/)
     expect(pty.screen()).toMatch(/ keeper\s+Keeper/)

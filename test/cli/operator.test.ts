@@ -14,9 +14,10 @@ import type { FakeLlm } from "../fixtures/fakeLlm.ts"
 import { createTestDatabase, tempDir } from "../support/database.ts"
 import { runCli, type TestServer } from "../support/server.ts"
 import { startPty } from "../support/terminal.ts"
-import { scaled } from "../support/time.ts"
+import { processStartMs, scaled } from "../support/time.ts"
 
-describe("cairn's operator commands", () => {
+// A test runs up to seven `cairn` commands in turn, each a process start with its deadline.
+describe("cairn's operator commands", { timeout: 7 * processStartMs + scaled(60_000) }, () => {
   let server: TestServer
   let llm: FakeLlm
   let home: string

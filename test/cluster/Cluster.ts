@@ -182,6 +182,9 @@ logfile = ${path.join(folder, "pgbouncer.log")}
 
 const startBalancer = (dir: string, balancer: Host, cairns: ReadonlyArray<Host>, children: Array<ChildProcess>) => {
   const file = path.join(dir, "haproxy.cfg")
+  // A check unanswered within `timeout check` fails as a 503 would: 10 s, so a host slowed by a busy
+  // machine stays in, while a refused connection or a 503 (a draining or dead host, or one whose
+  // readiness gave up on the database after 3 s) still takes it out after two checks.
   fs.writeFileSync(
     file,
     `global
@@ -191,7 +194,7 @@ defaults
   timeout connect 2s
   timeout client 120s
   timeout server 120s
-  timeout check 2s
+  timeout check 10s
   retries 2
   option redispatch
 frontend web

@@ -1,7 +1,8 @@
 /**
  * Steady mixed traffic through the balancer while a fault happens: blocking chats, streams (cut
- * ones rejoined through the balancer, so on another host), and queued tasks. Every request that
- * was answered 2xx is an acknowledgement, checked afterwards against what the database kept.
+ * ones rejoined through the balancer, so on another host), and queued tasks (each loop's next once
+ * its last has ended). Every request that was answered 2xx is an acknowledgement, checked afterwards
+ * against what the database kept.
  */
 import { API_KEY } from "../support/server.ts"
 import { sleep } from "../support/time.ts"
@@ -153,10 +154,29 @@ export const startTraffic = (baseUrl: string, label: string) => {
     )
     if (!session) return
     const body = JSON.stringify({ content: prompt, source: "load", run_agent: true, notify: false })
-    await attempt("task", () => call(baseUrl, `/api/v1/sessions/${session}/messages`, { method: "POST", body }), async (response) => {
-      const { task_id } = (await response.json()) as { task_id: string }
-      tally.acks.push({ kind: "task", session, prompt, task: task_id })
-    })
+    const task = await attempt(
+      "task",
+      () => call(baseUrl, `/api/v1/sessions/${session}/messages`, { method: "POST", body }),
+      async (response) => {
+        const { task_id } = (await response.json()) as { task_id: string }
+        tally.acks.push({ kind: "task", session, prompt, task: task_id })
+        return task_id
+      }
+    )
+    if (task) await taskSettled(task)
+  }
+  /**
+   * Until the loop's task has ended (or the traffic stops): a client that queues its next task once
+   * the last is done. Queued at a fixed pace instead, a machine slower than the pace piles up runs
+   * until the credential's run limit answers 429, which is load, not a fault. Not counted as traffic.
+   */
+  const taskSettled = async (task: string) => {
+    while (running) {
+      const response = await call(baseUrl, `/api/v1/tasks/${task}`).catch(() => undefined)
+      const status = response?.ok ? ((await response.json()) as { status: string }).status : undefined
+      if (status !== undefined && status !== "pending" && status !== "running") return
+      await sleep(250)
+    }
   }
   const loop = async (step: () => Promise<void>, pauseMs: number) => {
     while (running) {

@@ -17,7 +17,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeLlm, fakeLlmEnv, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { checkOutPreviousRelease } from "../support/previousRelease.ts"
-import { scaled, sleep } from "../support/time.ts"
+import { processStartMs, scaled, sleep } from "../support/time.ts"
 import { type Cluster, relayToLoopback, startCluster, stopCluster } from "./Cluster.ts"
 import { heal, makeSwitch, partition, teardown, testAddress } from "./Netns.ts"
 import { audit, call, startProbe, startTraffic, type Tally } from "./Traffic.ts"
@@ -59,6 +59,9 @@ describe("several hosts in network namespaces, under faults", () => {
       LEADER_CHECK_MS: "1000",
       // Past HAProxy's notice (two failed checks 500 ms apart) before a draining host stops taking requests.
       DRAIN_DELAY_MS: "2000",
+      // A drained host finishes the runs it took: the grace is when it would give up on one (10 s by
+      // default), which a machine busy with other work must not reach first.
+      SHUTDOWN_GRACE_MS: "60000",
       LLM_MAX_RETRIES: "1"
     })
   }, scaled(420_000))
@@ -317,5 +320,6 @@ describe("several hosts in network namespaces, under faults", () => {
     } finally {
       fs.rmSync(previous, { recursive: true, force: true })
     }
-  }, scaled(600_000))
+    // Six host starts, three of them from source, each with a start's deadline; then two scenarios' traffic and audit.
+  }, 6 * processStartMs + scaled(300_000))
 })

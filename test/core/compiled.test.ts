@@ -8,7 +8,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { createTestDatabase, type TestDatabase } from "../support/database.ts"
-import { childPids, type ChildServer, spawnServer } from "../support/server.ts"
+import { childPids, type ChildServer, spawnDeadlineMs, spawnServer } from "../support/server.ts"
 import { scaled } from "../support/time.ts"
 
 const root = path.resolve(import.meta.dirname, "../..")
@@ -37,5 +37,5 @@ describe("compiled server", () => {
     expect(docs.status).toBe(200)
     expect(await docs.text()).toContain("/api/v1/admin/settings")
     expect(childPids(server.process.pid!)).toEqual([])
-  }, scaled(120_000))
+  }, spawnDeadlineMs + scaled(120_000))
 })

@@ -10,7 +10,7 @@ import { type Dovecot, startDovecot } from "../fixtures/dovecot.ts"
 import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends, createTestDatabase } from "../support/database.ts"
 import { waitFor } from "../support/integrations.ts"
-import { json, spawnServer, startServer, type TestServer } from "../support/server.ts"
+import { json, spawnDeadlineMs, spawnServer, startServer, type TestServer } from "../support/server.ts"
 import { scaled } from "../support/time.ts"
 
 const safe = { text: "{\"safe\": true, \"reason\": \"an ordinary mail\", \"risk_level\": \"low\"}" }
@@ -427,6 +427,6 @@ describe.each(backends)("the mailbox poller across a crash (%s)", (backend) => {
       await dovecot.close()
       await db.drop()
     }
-    // Three server starts, PGlite's first migrations among them: over a minute on a loaded 2-core machine.
-  }, scaled(120_000))
+    // Three server starts, each given a start's deadline (PGlite's first migrations among them), then the waits for mail.
+  }, 3 * spawnDeadlineMs + scaled(90_000))
 })

@@ -10,7 +10,7 @@ import { Hooks } from "../../src/hooks/Hooks.ts"
 import { createKey } from "../auth/helpers.ts"
 import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends, createTestDatabase } from "../support/database.ts"
-import { json, spawnServer, startServer, type TestServer } from "../support/server.ts"
+import { json, spawnDeadlineMs, spawnServer, startServer, type TestServer } from "../support/server.ts"
 import { scaled } from "../support/time.ts"
 
 // Built at runtime so no credential-shaped literal sits in the repository.
@@ -162,7 +162,7 @@ describe("the log level, changed while the server runs", () => {
       await server.stop()
       await db.drop()
     }
-  }, scaled(60_000))
+  }, spawnDeadlineMs + scaled(30_000))
 
   it("governs an integration's logger too: its debug line after every answer is written only at debug", async () => {
     const llm = await startFakeLlm({ defaultReply: { text: "Hello." } })
@@ -190,5 +190,5 @@ describe("the log level, changed while the server runs", () => {
       await db.drop()
       await llm.close()
     }
-  }, scaled(60_000))
+  }, spawnDeadlineMs + scaled(30_000))
 })

@@ -16,7 +16,7 @@ import { dumpDatabase } from "../../src/operations/Dump.ts"
 import { createKey } from "../auth/helpers.ts"
 import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { type Backend, backends, createTestDatabase, tempDir, type TestDatabase, withDatabase } from "../support/database.ts"
-import { json, runCli, spawnServer, startServer, type TestServer } from "../support/server.ts"
+import { json, runCli, spawnDeadlineMs, spawnServer, startServer, type TestServer } from "../support/server.ts"
 import { scaled } from "../support/time.ts"
 
 const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==", "base64")
@@ -280,5 +280,5 @@ describe("restart", () => {
     } finally {
       await db.drop()
     }
-  }, scaled(90_000))
+  }, spawnDeadlineMs + scaled(60_000))
 })

@@ -13,7 +13,7 @@ import * as AppConfig from "../../src/config/AppConfig.ts"
 import { AppLive } from "../../src/main.ts"
 import { type ClientCalls, clientCalls } from "./client.ts"
 import { type Backend, createTestDatabase, tempDir, type TestDatabase } from "./database.ts"
-import { scaled } from "./time.ts"
+import { processStartMs, scaled } from "./time.ts"
 
 export const API_KEY = "test-static-key-0123456789"
 
@@ -139,11 +139,10 @@ export interface ChildServer extends ClientCalls {
 const root = path.resolve(import.meta.dirname, "../..")
 
 /**
- * How long `spawnServer` waits for /health: a start from source (tsx, when dist/ is stale) on a
- * machine busy with other work took over a minute. A test that starts servers in turn gives itself
- * this much for each.
+ * How long `spawnServer` waits for /health (a process start, time.ts). A test that starts servers in
+ * turn gives itself this much for each.
  */
-export const spawnDeadlineMs = scaled(120_000)
+export const spawnDeadlineMs = processStartMs
 
 /**
  * `cairn serve` as a child process, waited on until /health answers; `nodeArgs` go to node itself

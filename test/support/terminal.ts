@@ -4,14 +4,25 @@
  * read back with its scrollback. tmux is a Debian package `.ci/run` installs.
  */
 import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { root } from "./imports.ts"
-import { scaled } from "./time.ts"
+import { processStartMs, scaled } from "./time.ts"
 
 const socket = `cairn-test-${process.pid}`
 let sessions = 0
 
-const tmux = (...args: Array<string>) => execFileSync("tmux", ["-L", socket, "-f", "/dev/null", ...args], { encoding: "utf8" })
+/**
+ * The server's options, read when it starts, so every pane has them from its first moment: set
+ * after `new-session`, a command that exits at once (`cairn --help`) took its session, and with it
+ * the server, before `remain-on-exit` could keep it; and a history limit applies only to new panes.
+ */
+const config = path.join(os.tmpdir(), `cairn-test-tmux-${process.pid}.conf`)
+fs.writeFileSync(config, "set-option -g remain-on-exit on\nset-option -g history-limit 5000\n")
+process.once("exit", () => fs.rmSync(config, { force: true }))
+
+const tmux = (...args: Array<string>) => execFileSync("tmux", ["-L", socket, "-f", config, ...args], { encoding: "utf8" })
 
 /** The `cairn` command as a user runs it, from the repository's bin/. */
 export const cairnBin = path.join(root, "bin", "cairn.mjs")
@@ -23,6 +34,8 @@ export interface Pty {
   readonly screen: () => string
   /** Waits until the screen matches; fails with the screen when it does not in time (`timeoutMs` scaled by TEST_TIME_SCALE). */
   readonly waitFor: (pattern: RegExp | string, timeoutMs?: number) => Promise<string>
+  /** Waits for the command's first screen (its prompt, say): a process start, with a start's deadline. */
+  readonly started: (pattern: RegExp | string) => Promise<string>
   /** Types a line and presses Enter. */
   readonly typeLine: (text: string) => void
   /** Presses keys by tmux's names: `C-c`, `C-d`, `Enter`. */
@@ -40,23 +53,24 @@ export const startPty = (args: ReadonlyArray<string>, env: Record<string, string
   // The shell prints the exit status when the command ends: tmux's own pane status can lag behind
   // the pane's end (seen empty for seconds on a loaded machine).
   const command = `env ${environment.join(" ")} node ${quote(cairnBin)} ${args.map(quote).join(" ")}; printf '\\n[exited %s]\\n' "$?"`
+  // The pane stays after the command exits (remain-on-exit, in the config), so its last screen and exit status can be read.
   tmux("new-session", "-d", "-s", name, "-x", String(size.columns), "-y", String(size.rows), command)
-  // The pane stays after the command exits, so its last screen and exit status can be read.
-  tmux("set-option", "-t", name, "remain-on-exit", "on")
-  tmux("set-option", "-t", name, "history-limit", "5000")
   const screen = () => tmux("capture-pane", "-p", "-J", "-S", "-", "-t", name)
+  /** Waits until the screen matches, for at most `limitMs` (already scaled). */
+  const showing = async (pattern: RegExp | string, limitMs: number) => {
+    const matches = (text: string) => (typeof pattern === "string" ? text.includes(pattern) : pattern.test(text))
+    const deadline = Date.now() + limitMs
+    while (Date.now() < deadline) {
+      const text = screen()
+      if (matches(text)) return text
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    throw new Error(`The terminal never showed ${String(pattern)}; it shows:\n${screen()}`)
+  }
   const pty: Pty = {
     screen,
-    waitFor: async (pattern, timeoutMs = 15_000) => {
-      const matches = (text: string) => (typeof pattern === "string" ? text.includes(pattern) : pattern.test(text))
-      const deadline = Date.now() + scaled(timeoutMs)
-      while (Date.now() < deadline) {
-        const text = screen()
-        if (matches(text)) return text
-        await new Promise((resolve) => setTimeout(resolve, 100))
-      }
-      throw new Error(`The terminal never showed ${String(pattern)}; it shows:\n${screen()}`)
-    },
+    waitFor: (pattern, timeoutMs = 15_000) => showing(pattern, scaled(timeoutMs)),
+    started: (pattern) => showing(pattern, processStartMs),
     typeLine: (text) => {
       tmux("send-keys", "-t", name, "-l", text)
       tmux("send-keys", "-t", name, "Enter")

@@ -14,6 +14,13 @@ export const timeScale: number = (() => {
 /** A deadline of `ms`, stretched by TEST_TIME_SCALE. */
 export const scaled = (ms: number): number => Math.ceil(ms * timeScale)
 
+/**
+ * How long a process of ours may take to start (the server to answer /health, the CLI to show its
+ * prompt): a start from source (tsx, when dist/ is stale) on a machine busy with other work took
+ * over a minute.
+ */
+export const processStartMs = scaled(120_000)
+
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 /**

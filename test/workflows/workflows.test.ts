@@ -10,7 +10,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends, createTestDatabase, tempDir } from "../support/database.ts"
-import { json, spawnServer, startServer, type TestServer } from "../support/server.ts"
+import { json, spawnDeadlineMs, spawnServer, startServer, type TestServer } from "../support/server.ts"
 import { scaled, waitFor } from "../support/time.ts"
 
 const pipeline = {
@@ -301,5 +301,5 @@ describe.each(backends)("a workflow run across a server killed mid-run (%s)", (b
       await db.drop()
       await llm.close()
     }
-  }, scaled(120_000))
+  }, 2 * spawnDeadlineMs + scaled(60_000))
 })
