@@ -50,7 +50,8 @@ const scopeCatalogueOf = (entries: ReadonlyArray<CatalogueEntry>) => {
 export const DiscoverHttpLive = HttpApiBuilder.group(CairnApi, "discover", (handlers) =>
   Effect.gen(function*() {
     const catalogue = yield* EndpointCatalogue
-    const spec = OpenApi.fromApi(CairnApi)
+    // Made on the first request for it (OpenApi caches it then), not at every start of the server.
+    const spec = () => OpenApi.fromApi(CairnApi)
     const scopeCatalogue = scopeCatalogueOf(catalogue.entries)
     const usable = (scopes: ReadonlySet<Scope>): ReadonlyArray<CatalogueEntry> =>
       catalogue.entries.filter(
@@ -62,7 +63,7 @@ export const DiscoverHttpLive = HttpApiBuilder.group(CairnApi, "discover", (hand
           const entries = usable(principal.scopes)
           if (urlParams.detail === true) {
             // The markdown reference replaces the JSON list; returned as a raw response.
-            return HttpServerResponse.text(renderReference(spec, entries), {
+            return HttpServerResponse.text(renderReference(spec(), entries), {
               contentType: "text/markdown; charset=utf-8"
             }) as unknown as ReadonlyArray<EndpointEntry>
           }

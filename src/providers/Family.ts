@@ -3,7 +3,7 @@
  * answers, each mapped to and from Cairn's own shapes (`Model.ts`) and each failure to an
  * `LlmError`. Retries, fallback, usage records and slots are `Llm`'s, the same for every family.
  */
-import type { Effect } from "effect"
+import { Effect } from "effect"
 import {
   type ChatRequest,
   LlmError,
@@ -69,6 +69,23 @@ export interface Family {
   ) => Effect.Effect<Transcribed, LlmError>
   /** The model ids the provider lists; the failure is a message with credentials removed. */
   readonly models: (provider: FamilyTarget["provider"], timeoutMs: number) => Effect.Effect<ReadonlyArray<string>, string>
+}
+
+/**
+ * A family whose module (and its SDK, a few hundred modules) loads on its first call, not at the
+ * server's start: a server that never calls a provider of the family never loads it.
+ */
+export const loadedOnUse = (load: () => Promise<Family>): Family => {
+  let loading: Promise<Family> | undefined
+  const family = Effect.promise(() => (loading ??= load()))
+  return {
+    chat: (target, request) => Effect.flatMap(family, (f) => f.chat(target, request)),
+    chatStream: (target, request, idleTimeoutMs, onEvents) =>
+      Effect.flatMap(family, (f) => f.chatStream(target, request, idleTimeoutMs, onEvents)),
+    embed: (target, input) => Effect.flatMap(family, (f) => f.embed(target, input)),
+    transcribe: (target, audio, fileName, mimeType) => Effect.flatMap(family, (f) => f.transcribe(target, audio, fileName, mimeType)),
+    models: (provider, timeoutMs) => Effect.flatMap(family, (f) => f.models(provider, timeoutMs))
+  }
 }
 
 /** 429, 5xx, timeouts and connection failures are worth another try; a malformed 200 is not. */

@@ -14,10 +14,8 @@ import { mask } from "../secrets/Mask.ts"
 import { maskUrl, openUrl, sameOrigin, sealUrl, unmaskUrl } from "../secrets/UrlSecrets.ts"
 import { makeKeyVault } from "../secrets/Vault.ts"
 import { traced } from "../telemetry/Spans.ts"
-import { anthropicFamily } from "./Anthropic.ts"
 import { ProviderConflict, ProviderNotFound } from "./Errors.ts"
-import type { Family } from "./Family.ts"
-import { geminiFamily } from "./Gemini.ts"
+import { type Family, loadedOnUse } from "./Family.ts"
 import { LlmConfig } from "./LlmConfig.ts"
 import { layer as LlmConfigLive } from "./LlmConfig.ts"
 import {
@@ -95,9 +93,13 @@ export class Providers extends Effect.Service<Providers>()("cairn/Providers", {
       if (!family) {
         const connection = { baseUrl, apiKey, headers, timeoutMs: llmConfig.timeoutMs }
         family = type === "anthropic"
-          ? anthropicFamily({ ...connection, defaultMaxTokens: llmConfig.defaultMaxTokens, promptCaching: llmConfig.promptCaching })
+          ? loadedOnUse(() =>
+            import("./Anthropic.ts").then(({ anthropicFamily }) =>
+              anthropicFamily({ ...connection, defaultMaxTokens: llmConfig.defaultMaxTokens, promptCaching: llmConfig.promptCaching })
+            )
+          )
           : type === "gemini"
-          ? geminiFamily(connection)
+          ? loadedOnUse(() => import("./Gemini.ts").then(({ geminiFamily }) => geminiFamily(connection)))
           // Local servers (Ollama, vLLM) may take no key: then no authorization header is sent.
           : openAiFamily(new OpenAiClient(connection))
         families.set(cacheKey, family)
