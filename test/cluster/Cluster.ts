@@ -12,7 +12,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 import { API_KEY } from "../support/server.ts"
-import { scaled, sleep } from "../support/time.ts"
+import { processStartMs, scaled, sleep } from "../support/time.ts"
 import { type DelayRelay, startDelayRelay } from "./Latency.ts"
 import { addAddress, addressAt, type Host, killEveryProcess, makeHost, moveAddress, subnetCidr, testAddress } from "./Netns.ts"
 
@@ -67,8 +67,9 @@ const discardOutput = (child: ChildProcess) => {
   child.stderr?.resume()
 }
 
-const waitUntil = async (what: string, check: () => Promise<boolean> | boolean, timeoutMs: number) => {
-  const deadline = Date.now() + scaled(timeoutMs)
+/** Polls `check` until it holds, for at most `limitMs` (a deadline already scaled: `scaled(…)` or `processStartMs`). */
+const waitUntil = async (what: string, check: () => Promise<boolean> | boolean, limitMs: number) => {
+  const deadline = Date.now() + limitMs
   while (Date.now() < deadline) {
     try {
       if (await check()) return
@@ -136,7 +137,7 @@ const startPostgres = async (dir: string, primary: Host, replica: Host) => {
   await waitUntil(
     "the replica streaming",
     () => psql("SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'").trim() === "1",
-    30_000
+    scaled(30_000)
   )
   // From now on a commit is acknowledged once the replica has it too.
   psql("ALTER SYSTEM SET synchronous_standby_names = 'replica'")
@@ -290,12 +291,12 @@ export const startCluster = async (dir: string, env: Record<string, string>): Pr
   }
   // One first, so the migrations run once.
   const cairns = [start(hosts[0]!)]
-  await waitUntil("the first Cairn host ready", readyAt(hosts[0]!), 120_000)
+  await waitUntil("the first Cairn host ready", readyAt(hosts[0]!), processStartMs)
   cairns.push(start(hosts[1]!), start(hosts[2]!))
-  await Promise.all(hosts.slice(1).map((host) => waitUntil(`Cairn host ${host.name} ready`, readyAt(host), 120_000)))
+  await Promise.all(hosts.slice(1).map((host) => waitUntil(`Cairn host ${host.name} ready`, readyAt(host), processStartMs)))
   startBalancer(dir, balancer, hosts, children)
   const baseUrl = `http://${balancer.address}:${balancerPort}`
-  await waitUntil("the balancer", async () => (await fetch(`${baseUrl}/health/ready`)).ok, 30_000)
+  await waitUntil("the balancer", async () => (await fetch(`${baseUrl}/health/ready`)).ok, scaled(30_000))
   return {
     dir,
     primary,
@@ -311,7 +312,7 @@ export const startCluster = async (dir: string, env: Record<string, string>): Pr
     restart: async (i, root) => {
       const fresh = start(cairns[i]!.host, root)
       cairns[i] = fresh
-      await waitUntil(`Cairn host ${fresh.host.name} ready again`, readyAt(fresh.host), 120_000)
+      await waitUntil(`Cairn host ${fresh.host.name} ready again`, readyAt(fresh.host), processStartMs)
     },
     drain: async (i) => {
       const child = cairns[i]!.process
