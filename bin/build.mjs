@@ -9,7 +9,7 @@ import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { distDir, isServerSource, root, sourceRoots, sourcesStamp } from "./dist.mjs"
+import { isServerSource, makeCurrent, newBuildDir, root, sourceRoots, sourcesStamp } from "./dist.mjs"
 
 const entries = (dir) =>
   fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -58,8 +58,9 @@ const deepEffectImports = {
   }
 }
 
-// Built aside and swapped in, so a server starting from dist/ meanwhile never sees half of it.
-const next = `${distDir}.next-${process.pid}`
+// Built in a folder of its own and made current at the end, so a server starting or running from
+// dist/ meanwhile never sees half of it (bin/dist.mjs).
+const next = newBuildDir()
 await esbuild.build({
   entryPoints: sourceRoots.flatMap((dir) => entries(path.join(root, dir))),
   outdir: next,
@@ -85,8 +86,5 @@ fs.writeFileSync(path.join(next, "build.json"), JSON.stringify({ sources: stamp 
   ])
   fs.writeFileSync(path.join(next, "help.json"), JSON.stringify(helpTreeOf(cairn, cairnVersion, examples)) + "\n")
 }
-const old = `${distDir}.old-${process.pid}`
-if (fs.existsSync(distDir)) fs.renameSync(distDir, old)
-fs.renameSync(next, distDir)
-fs.rmSync(old, { recursive: true, force: true })
-if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(`Built ${path.relative(process.cwd(), distDir) || "."}/`)
+makeCurrent(next)
+if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(`Built ${path.relative(process.cwd(), next) || "."}/`)

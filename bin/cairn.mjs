@@ -5,19 +5,22 @@
 // `--version` are answered from the help the build saved, before Effect or the client load.
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { distDir, distIsFresh } from "./dist.mjs"
+import { pathToFileURL } from "node:url"
+import { distIsFresh, holdCurrentBuild } from "./dist.mjs"
 
 if (process.env.CAIRN_FROM_SOURCE !== "1" && distIsFresh()) {
-  const { answerHelp, helpRequest, stdoutRendering } = await import("../dist/server/src/cli/Help.js")
+  const build = holdCurrentBuild()
+  const load = (file) => import(pathToFileURL(path.join(build, file)).href)
+  const { answerHelp, helpRequest, stdoutRendering } = await load("src/cli/Help.js")
   const argv = process.argv.slice(2)
-  const saved = path.join(distDir, "help.json")
+  const saved = path.join(build, "help.json")
   if (helpRequest(argv) !== undefined && fs.existsSync(saved)) {
     process.exitCode = answerHelp(JSON.parse(fs.readFileSync(saved, "utf8")), argv, {
       ...stdoutRendering(),
       out: (text) => process.stdout.write(text),
       err: (text) => process.stderr.write(text)
     })
-  } else await import("../dist/server/src/cli.js")
+  } else await load("src/cli.js")
 } else {
   const { register } = await import("tsx/esm/api")
   register()

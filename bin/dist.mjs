@@ -5,7 +5,16 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+/**
+ * The current build: a symbolic link to one build folder beside it (`dist/server-<time>-<pid>`). A
+ * build is made in a folder of its own and the link is swapped to it in one rename, so a process
+ * still loading, or one that imports a module on first use, keeps reading the build it started on
+ * (node resolves the link to the real folder) while a newer build becomes the current one.
+ */
 export const distDir = path.join(root, "dist", "server")
+const buildsDir = path.dirname(distDir)
+const buildName = /^server-(\d+)-(\d+)$/
+const runningDir = (build) => path.join(build, ".running")
 /** The folders compiled; what they hold decides whether dist/ is current. */
 export const sourceRoots = ["src", "integrations"]
 /** The browser app under src/ is Vite's to build (dist/web/), not the server's. */
@@ -38,4 +47,53 @@ export const distIsFresh = () => {
   } catch {
     return false
   }
+}
+
+/** A new, empty build folder for bin/build.mjs to fill; the time in its name orders the builds. */
+export const newBuildDir = () => path.join(buildsDir, `server-${String(Date.now()).padStart(15, "0")}-${process.pid}`)
+
+const isAlive = (pid) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return error.code === "EPERM"
+  }
+}
+
+/**
+ * Makes `build` the current one, then removes the builds no process runs: every one but the current
+ * and the two newest (a process may be between resolving the link and marking its build), unless a
+ * process marked under `.running/` is alive. A dist/server of the layout before links (a folder)
+ * is moved aside first.
+ */
+export const makeCurrent = (build) => {
+  const link = `${distDir}.link-${process.pid}`
+  fs.rmSync(link, { force: true })
+  fs.symlinkSync(path.basename(build), link)
+  if (fs.existsSync(distDir) && !fs.lstatSync(distDir).isSymbolicLink()) {
+    fs.renameSync(distDir, path.join(buildsDir, `server-${"0".padStart(15, "0")}-${process.pid}`))
+  }
+  fs.renameSync(link, distDir)
+  const builds = fs.readdirSync(buildsDir).filter((name) => buildName.test(name)).sort().reverse()
+  const current = path.basename(fs.realpathSync(distDir))
+  for (const name of builds.slice(2)) {
+    if (name === current) continue
+    const dir = path.join(buildsDir, name)
+    const running = fs.existsSync(runningDir(dir)) ? fs.readdirSync(runningDir(dir)) : []
+    if (!running.some((pid) => isAlive(Number(pid)))) fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Marks the current build as run by this process until it exits, so no later build removes it, and
+ * gives its real folder: the process imports from there, not through the link a build may swap.
+ */
+export const holdCurrentBuild = () => {
+  const build = fs.realpathSync(distDir)
+  const marker = path.join(runningDir(build), String(process.pid))
+  fs.mkdirSync(path.dirname(marker), { recursive: true })
+  fs.writeFileSync(marker, "")
+  process.once("exit", () => fs.rmSync(marker, { force: true }))
+  return build
 }

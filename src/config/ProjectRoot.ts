@@ -18,10 +18,18 @@ export const projectDir = (name: string) => path.join(projectRoot, name)
 /** Whether this process runs the compiled server (dist/server/, see bin/build.mjs) rather than TypeScript. */
 export const runningCompiled = import.meta.url.endsWith(".js")
 
-/** A file of the checkout as the build compiled it (`integrations/x/a.ts` → `dist/server/integrations/x/a.js`), or null outside the checkout. */
+/**
+ * The build this process runs (this file is its `src/config/ProjectRoot.js`), not dist/server's link,
+ * which a later build may have moved on (bin/dist.mjs).
+ */
+const buildRoot = runningCompiled
+  ? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
+  : path.join(projectRoot, "dist", "server")
+
+/** A file of the checkout as this process's build compiled it (`integrations/x/a.ts` → `<build>/integrations/x/a.js`), or null outside the checkout. */
 export const compiledFile = (file: string): string | null => {
   const relative = path.relative(projectRoot, file)
   return relative.startsWith("..") || path.isAbsolute(relative)
     ? null
-    : path.join(projectRoot, "dist", "server", relative.replace(/\.ts$/, ".js"))
+    : path.join(buildRoot, relative.replace(/\.ts$/, ".js"))
 }
