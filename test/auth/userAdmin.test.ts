@@ -128,6 +128,26 @@ describe.each(backends)("user administration (%s)", (backend) => {
     await server.as(session.access_token).failsWith(Unauthorized, (client) => client.auth.me())
   })
 
+  it("deletes a user: the keys they made are revoked with them, and stay refused", async () => {
+    const made = await server.as(admin).call((client) => client.users.create({ payload: { username: "ezra", password, role: "admin" } }))
+    const session = await server.as(null).call((client) => client.auth.login({ payload: { username: "ezra", password } }))
+    const key = await server.as(session.access_token).call((client) =>
+      client.apiKeys.create({ payload: { name: "ezra's", scopes: ["bots:read"] } })
+    )
+    const other = await server.as(admin).call((client) =>
+      client.apiKeys.create({ payload: { name: "the admin's", scopes: ["bots:read"] } })
+    )
+    await server.as(key.key).call((client) => client.bots.list())
+
+    await server.as(admin).call((client) => client.users.delete({ path: { id: made.id } }))
+    await server.as(key.key).failsWith(Unauthorized, (client) => client.bots.list())
+    const kept = await server.as(admin).call((client) => client.apiKeys.get({ path: { id: key.id } }))
+    expect(kept).toMatchObject({ status: "revoked", owner_user_id: null })
+    expect(kept.revoked_at).not.toBeNull()
+    // Nobody else's key is touched.
+    await server.as(other.key).call((client) => client.bots.list())
+  })
+
   it("changes one's own password: the current one is required; the other sessions end, this one goes on", async () => {
     await server.as(admin).call((client) => client.users.create({ payload: { username: "omar", password, role: "member" } }))
     const laptop = await server.as(null).call((client) => client.auth.login({ payload: { username: "omar", password } }))

@@ -97,6 +97,13 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("cairn/UsersRepo", {
       signedIn: (id: string, at: Date) =>
         sql`UPDATE users SET last_login_at = ${iso(at)}::timestamptz WHERE id = ${id}::uuid`.pipe(Effect.asVoid),
       remove: (id: string) => sql`DELETE FROM users WHERE id = ${id}::uuid RETURNING id::text AS id`,
+      /**
+       * Revokes the API keys the user made. Run before `remove`: the row's delete leaves a key
+       * ownerless (migrations/84), and an ownerless key no longer asks the user gate.
+       */
+      revokeKeysOf: (userId: string, at: Date) =>
+        sql`UPDATE api_keys SET revoked_at = ${iso(at)}::timestamptz
+          WHERE owner_user_id = ${userId}::uuid AND revoked_at IS NULL`.pipe(Effect.asVoid),
 
       insertRefresh: (
         row: { readonly id: string; readonly userId: string; readonly familyId: string; readonly hash: string; readonly expiresAt: Date }

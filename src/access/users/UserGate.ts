@@ -66,7 +66,9 @@ export class UserGate extends Effect.Service<UserGate>()("cairn/UserGate", {
     const admit = (userId: string, issuedMs: number | undefined): Effect.Effect<void, Unauthorized> =>
       Effect.gen(function*() {
         const state = yield* stateOf(userId, yield* Clock.currentTimeMillis)
-        if (!state.exists && issuedMs !== undefined) return yield* refused
+        // A deleted user's keys are revoked with them (Users.remove); until a process's key cache
+        // learns that, the missing user refuses the key here.
+        if (!state.exists) return yield* refused
         if (state.disabled) return yield* disabled
         if (issuedMs !== undefined && issuedMs < state.validAfterMs) return yield* refused
       })

@@ -329,12 +329,15 @@ export class Users extends Effect.Service<Users>()("cairn/Users", {
         return view
       })
 
+    // The keys the user made are revoked with them: the delete leaves a key ownerless, and an
+    // ownerless key would otherwise go on working as if the static key had made it.
     const remove = (caller: PrincipalShape, id: string) =>
       transaction(
         Effect.gen(function*() {
           const target = yield* repo.byIdForUpdate(id)
           if (!target) return yield* new UserNotFound({ detail: `User not found: ${id}` })
           if (target.role === "admin") yield* requireAdmin(caller)
+          yield* repo.revokeKeysOf(id, new Date(yield* Clock.currentTimeMillis))
           yield* repo.remove(id)
         })
       ).pipe(Effect.zipLeft(gate.changed(id)))

@@ -176,7 +176,8 @@ const UsersPage = ({ auth }: PageProps) => {
         message={
           <>
             Delete{" "}
-            <strong>{deleting.target?.username}</strong>? They are signed out everywhere and cannot sign in again. This cannot be undone.
+            <strong>{deleting.target?.username}</strong>? They are signed out everywhere, the API keys they made are revoked, and they
+            cannot sign in again. This cannot be undone.
           </>
         }
         confirmLabel="Delete"
