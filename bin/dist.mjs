@@ -92,8 +92,12 @@ export const makeCurrent = (build) => {
 export const holdCurrentBuild = () => {
   const build = fs.realpathSync(distDir)
   const marker = path.join(runningDir(build), String(process.pid))
-  fs.mkdirSync(path.dirname(marker), { recursive: true })
-  fs.writeFileSync(marker, "")
-  process.once("exit", () => fs.rmSync(marker, { force: true }))
+  try {
+    fs.mkdirSync(path.dirname(marker), { recursive: true })
+    fs.writeFileSync(marker, "")
+    process.once("exit", () => fs.rmSync(marker, { force: true }))
+  } catch {
+    // A read-only install (a container image, say) is never built again in place: nothing to hold.
+  }
   return build
 }
