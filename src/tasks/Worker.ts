@@ -211,12 +211,21 @@ export const WorkerLive = Layer.scopedDiscard(
         const run = yield* Effect.uninterruptible(
           Effect.gen(function*() {
             const lock = yield* runs.acquire(task.session_id, task.id)
-            if (Option.isNone(lock)) return Option.none()
+            if (Option.isNone(lock)) return { _tag: "busy" } as const
             return yield* Effect.gen(function*() {
+              // The task's earlier run may have ended since the check above: its holder was cut off
+              // from the database, not dead, and its end landed once it was back. With the session's
+              // lock held no earlier run can still end, so this second read is the last word.
+              const endedMeanwhile = task.run_id ? yield* runsRepo.settled(task.run_id) : Option.none()
+              if (Option.isSome(endedMeanwhile)) {
+                yield* runs.release(lock.value)
+                return { _tag: "settled", settled: endedMeanwhile.value } as const
+              }
               yield* repo.attachRun(task.id, lock.value)
               yield* tasks.changed(task.id)
-              return Option.some(
-                yield* turns.start({
+              return {
+                _tag: "started",
+                run: yield* turns.start({
                   runId: lock.value,
                   sessionId: session.id,
                   clientId: session.client_id,
@@ -227,17 +236,18 @@ export const WorkerLive = Layer.scopedDiscard(
                   executionConfig: withSkillTags(task),
                   dispatch: { type: task.dispatch_type, config: task.dispatch_config }
                 })
-              )
+              } as const
             }).pipe(Effect.onError(() => runs.release(lock.value).pipe(Effect.ignore)))
           })
         )
-        if (Option.isNone(run)) {
+        if (run._tag === "busy") {
           // Its session is busy after all: the run's end calls for the next claim.
           waitingForSession = true
           return yield* repo.release(task.id, worker)
         }
+        if (run._tag === "settled") return yield* record(task, settledOutcome(run.settled))
         yield* faultPointFor("mid-run", task.prompt)
-        const outcome = yield* runs.awaitDone(run.value)
+        const outcome = yield* runs.awaitDone(run.run)
         if (outcome._tag !== "interrupted") yield* faultPointFor("after-run", task.prompt)
         yield* record(task, outcome).pipe(Effect.retry(recordRetry(config.leaseSeconds)))
       }).pipe(
