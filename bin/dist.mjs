@@ -13,7 +13,7 @@ export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "
  */
 export const distDir = path.join(root, "dist", "server")
 const buildsDir = path.dirname(distDir)
-const buildName = /^server-(\d+)-(\d+)$/
+const buildName = /^server-\d+-\d+$/
 const runningDir = (build) => path.join(build, ".running")
 /** The folders compiled; what they hold decides whether dist/ is current. */
 export const sourceRoots = ["src", "integrations"]
@@ -49,8 +49,11 @@ export const distIsFresh = () => {
   }
 }
 
-/** A new, empty build folder for bin/build.mjs to fill; the time in its name orders the builds. */
-export const newBuildDir = () => path.join(buildsDir, `server-${String(Date.now()).padStart(15, "0")}-${process.pid}`)
+/** This process's build folder of time `ms`: the time in its name orders the builds (`buildName`). */
+const buildDirAt = (ms) => path.join(buildsDir, `server-${String(ms).padStart(15, "0")}-${process.pid}`)
+
+/** A new, empty build folder for bin/build.mjs to fill. */
+export const newBuildDir = () => buildDirAt(Date.now())
 
 const isAlive = (pid) => {
   try {
@@ -72,7 +75,7 @@ export const makeCurrent = (build) => {
   fs.rmSync(link, { force: true })
   fs.symlinkSync(path.basename(build), link)
   if (fs.existsSync(distDir) && !fs.lstatSync(distDir).isSymbolicLink()) {
-    fs.renameSync(distDir, path.join(buildsDir, `server-${"0".padStart(15, "0")}-${process.pid}`))
+    fs.renameSync(distDir, buildDirAt(0))
   }
   fs.renameSync(link, distDir)
   const builds = fs.readdirSync(buildsDir).filter((name) => buildName.test(name)).sort().reverse()

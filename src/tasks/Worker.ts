@@ -180,11 +180,14 @@ export const WorkerLive = Layer.scopedDiscard(
         if (finished && task.dispatch_type !== "none") yield* FiberSet.run(running, dispatchers.deliver(task.id))
       })
 
+    /** How the task's earlier run ended, if it ended with an answer (`RunsRepo.settled`). */
+    const earlierRunEnd = (task: TaskRow) => task.run_id ? runsRepo.settled(task.run_id) : Effect.succeed(Option.none())
+
     const execute = (task: TaskRow) =>
       Effect.gen(function*() {
         // Its run ended, its answer stored, but its worker died before recording that (a kill
         // between the two): the task is recorded from that run, not answered again.
-        const settled = task.run_id ? yield* runsRepo.settled(task.run_id) : Option.none()
+        const settled = yield* earlierRunEnd(task)
         if (Option.isSome(settled)) return yield* record(task, settledOutcome(settled.value))
         // Everything that can fail is read before the session's lock is taken.
         const session = yield* sessions.get(task.session_id)
@@ -216,7 +219,7 @@ export const WorkerLive = Layer.scopedDiscard(
               // The task's earlier run may have ended since the check above: its holder was cut off
               // from the database, not dead, and its end landed once it was back. With the session's
               // lock held no earlier run can still end, so this second read is the last word.
-              const endedMeanwhile = task.run_id ? yield* runsRepo.settled(task.run_id) : Option.none()
+              const endedMeanwhile = yield* earlierRunEnd(task)
               if (Option.isSome(endedMeanwhile)) {
                 yield* runs.release(lock.value)
                 return { _tag: "settled", settled: endedMeanwhile.value } as const
