@@ -131,6 +131,9 @@ const requestLogger = HttpMiddleware.make((app) =>
   })
 )
 
+/** How often a stopping server closes the connections that have gone idle. */
+const idleSweepMs = 100
+
 /** Cuts connections still open after the grace period, so shutdown always ends. */
 const gracefulShutdown = (server: Server) =>
   Layer.scopedDiscard(
@@ -143,7 +146,14 @@ const gracefulShutdown = (server: Server) =>
           // still open after the grace period is cut.
           yield* Deferred.succeed(shutdown, undefined)
           server.closeIdleConnections()
-          setTimeout(() => server.closeAllConnections(), shutdownGraceMs).unref()
+          // A connection whose request ends within the grace (a run that finished) is closed once
+          // idle, so the process exits when its work is done rather than at the grace's end.
+          const sweep = setInterval(() => server.closeIdleConnections(), idleSweepMs).unref()
+          server.once("close", () => clearInterval(sweep))
+          setTimeout(() => {
+            clearInterval(sweep)
+            server.closeAllConnections()
+          }, shutdownGraceMs).unref()
         })
       )
     })

@@ -6,11 +6,12 @@
  * (`EventWrites.ts`), so a client can rejoin a live or finished run (`StoredEvents.ts`) and get what
  * it missed, with no gap and no duplicate.
  */
-import { Cause, Context, Deferred, Effect, Exit, FiberMap, FiberRef, Option, Schedule, Stream, Tracer } from "effect"
+import { Cause, Context, Deferred, Duration, Effect, Exit, FiberMap, FiberRef, Option, Schedule, Stream, Tracer } from "effect"
 import { randomUUID } from "node:crypto"
 import { type RunSlot, RunSlots } from "../access/RunSlots.ts"
 import type { AgentEvent, SequencedEvent } from "../agent/Events.ts"
 import type { TurnResult } from "../agent/Turn.ts"
+import { AppConfig } from "../config/AppConfig.ts"
 import { Bus } from "../db/Bus.ts"
 import type { GatedWrites } from "../db/Commit.ts"
 import { ShutdownSignal } from "../lifecycle/Shutdown.ts"
@@ -60,6 +61,9 @@ const endOnce = (end: Effect.Effect<boolean>) =>
     )
   )
 
+/** What a run stopped at the grace's end has to write its end and send its last events, before connections are cut. */
+const finalEventsMs = 500
+
 export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
   scoped: Effect.gen(function*() {
     const repo = yield* RunsRepo
@@ -84,9 +88,18 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
       })
     yield* watchRuns({ running: () => [...live.values()].filter((run) => !run.finished), runOf, stop: stopLocal })
 
-    // At shutdown every run here stops and ends its stream with `error` then `response`.
+    // At shutdown the runs under way get the grace to finish (a drained host finishes what it
+    // took); a run still going then stops and ends its stream with `error` then `response`, before
+    // the server cuts the connections still open at the grace's end (http/Server.ts).
     const shutdown = yield* ShutdownSignal
-    yield* Effect.forkScoped(Effect.zipRight(Deferred.await(shutdown), FiberMap.clear(fibers)))
+    const { shutdownGraceMs } = yield* AppConfig
+    const runsGrace = Duration.millis(Math.max(0, shutdownGraceMs - finalEventsMs))
+    yield* Effect.forkScoped(
+      Deferred.await(shutdown).pipe(
+        Effect.zipRight(Effect.ignore(Effect.timeoutOption(FiberMap.awaitEmpty(fibers), runsGrace))),
+        Effect.zipRight(FiberMap.clear(fibers))
+      )
+    )
 
     const stored = yield* storedEvents
 

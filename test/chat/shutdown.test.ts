@@ -1,9 +1,14 @@
-/** SIGTERM while a stream is open: the run stops, the stream ends with error then response, the process exits 0. */
+/**
+ * SIGTERM while runs are under way: they get SHUTDOWN_GRACE_MS to finish (a drained host finishes
+ * what it took); a run still going then stops, its stream ends with error then response, and the
+ * process exits 0.
+ */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { createTestDatabase, type TestDatabase } from "../support/database.ts"
 import { spawnServer } from "../support/server.ts"
 import { readSse } from "../support/sse.ts"
+import { eventually, scaled } from "../support/time.ts"
 
 describe("graceful shutdown with an open stream", () => {
   let llm: FakeLlm
@@ -15,6 +20,24 @@ describe("graceful shutdown with an open stream", () => {
   afterAll(async () => {
     await llm?.close()
     await db?.drop()
+  })
+
+  it("lets a run under way finish within the grace: a blocking chat taken before SIGTERM answers in full", async () => {
+    llm.script({ text: "all of it arrives", chunkDelayMs: 300 })
+    const server = await spawnServer(db, {
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: "sk-x",
+      DEFAULT_MODEL: "fake-model",
+      SHUTDOWN_GRACE_MS: String(scaled(30_000))
+    })
+    const asked = llm.requestsTo("/v1/chat/completions").length
+    const answer = server.request("/chat", { method: "POST", body: JSON.stringify({ message: "Finish, please", client_id: "grace" }) })
+    await eventually(() => llm.requestsTo("/v1/chat/completions").length > asked, "the model asked")
+    const exit = server.stop("SIGTERM")
+    const response = await answer
+    expect(response.status).toBe(200)
+    expect(((await response.json()) as { response: string }).response).toBe("all of it arrives")
+    expect(await exit).toBe(0)
   })
 
   it("ends the stream with a final event and keeps the partial turn", async () => {
