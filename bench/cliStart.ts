@@ -4,7 +4,9 @@
  * the server. The "whole CLI" row runs dist/server/src/cli.js itself, which loads every command
  * module before it answers: what `--version` cost before the quick path. Needs `npm run build:server`.
  *
- *     npx tsx bench/cliStart.ts [runs]
+ * With `--before <checkout>` (its dist/ built) the whole CLI of that checkout runs in the loop too.
+ *
+ *     npx tsx bench/cliStart.ts [runs] [--before <checkout>]
  */
 import { spawnSync } from "node:child_process"
 import * as path from "node:path"
@@ -12,14 +14,22 @@ import { fileURLToPath } from "node:url"
 import { loadAverage } from "./proc.ts"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-const runs = Number(process.argv[2] ?? 15)
+const args = process.argv.slice(2)
+const before = args.includes("--before") ? path.resolve(args[args.indexOf("--before") + 1]!) : undefined
+const runs = Number(args.find((arg) => /^\d+$/.test(arg)) ?? 15)
 
 const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
   ["node -e 0 (baseline)", ["-e", "0"]],
   ["cairn --version", [path.join(root, "bin/cairn.mjs"), "--version"]],
   ["cairn --help", [path.join(root, "bin/cairn.mjs"), "--help"]],
   ["cairn tasks list --help", [path.join(root, "bin/cairn.mjs"), "tasks", "list", "--help"]],
-  ["whole CLI: dist/server/src/cli.js --version", [path.join(root, "dist/server/src/cli.js"), "--version"]]
+  ["whole CLI: dist/server/src/cli.js --version", [path.join(root, "dist/server/src/cli.js"), "--version"]],
+  ...(before === undefined ? [] : [
+    [`whole CLI of ${path.basename(before)}: dist/server/src/cli.js --version`, [
+      path.join(before, "dist/server/src/cli.js"),
+      "--version"
+    ]] as const
+  ])
 ]
 
 const timeOnce = (args: ReadonlyArray<string>) => {

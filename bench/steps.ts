@@ -4,12 +4,13 @@
  * CPU figures of `bench/turns.ts` drift by 10 % between runs.
  *
  *   npx tsx bench/steps.ts [--backend postgres|pglite] [--mode blocking|streaming] [--turns 300]
- *                          [--concurrency 5] [--top 25] [--before <checkout with dist/ built>]
+ *                          [--concurrency 5] [--top 25] [--before <checkout>]
  *
  * Each server runs under `bench/steps/hook.mjs`, which counts every step of Effect's run loop by
  * the site that made the effect it runs (see there). After 100 turns to warm up, the tally starts
  * again, `--turns` turns run, and the tally is read: steps per turn in all, by kind of step, and by
- * site (Cairn's own code where a site has it, as a line of the compiled `dist/server/`; the
+ * site (Cairn's own code where a site has it, as a line of `src/`: the servers run from source, since
+ * the compiled build is one bundle in which Effect's frames and Cairn's cannot be told apart; the
  * platform's or @effect/sql's otherwise; `bin/cairn.mjs` for effects made once at start). The
  * counting itself makes the server many times slower: read the counts, not the times.
  */
@@ -73,7 +74,8 @@ const measure = async (label: string, root: string | undefined, llmUrl: string):
       DEFAULT_MODEL: "fake-model",
       LOG_LEVEL: "warning",
       RUNS_PER_CREDENTIAL_MAX: String(Math.max(16, CONCURRENCY)),
-      STEPS_OUT: out
+      STEPS_OUT: out,
+      CAIRN_FROM_SOURCE: "1"
     },
     ["--import", hook],
     root

@@ -6,7 +6,7 @@
  * tally so far to `STEPS_OUT.<n>` and starts a new one.
  */
 import fs from "node:fs"
-import { register } from "node:module"
+import { findSourceMap, register } from "node:module"
 
 register("./loader.mjs", import.meta.url)
 
@@ -14,7 +14,14 @@ const tally = new Map()
 let total = 0
 let dumps = 0
 const callsites = (_, sites) => sites
-const relative = (file) => file.replace(/^file:\/\//, "").replace(/.*\/(node_modules|dist\/server|bin)\//, "$1/")
+const relative = (file) => file.replace(/^file:\/\//, "").replace(/.*\/(node_modules|src|integrations|bin)\//, "$1/")
+const isCairns = (file) => !file.includes("/node_modules/") && /\/(src|integrations)\//.test(file)
+
+/** `file:line`; for Cairn's TypeScript, the line of the source, through the map tsx compiled it with. */
+const cairnLine = (file, site) => {
+  const entry = isCairns(file) ? findSourceMap(file)?.findEntry(site.getLineNumber() - 1, site.getColumnNumber() - 1) : undefined
+  return entry?.originalLine === undefined ? `${relative(file)}:${site.getLineNumber()}` : `${relative(file)}:${entry.originalLine + 1}`
+}
 
 globalThis.__effectSite = () => {
   const saved = Error.prepareStackTrace
@@ -30,8 +37,8 @@ globalThis.__effectSite = () => {
   for (const site of sites) {
     const file = site.getFileName() ?? ""
     if (file.includes("/node_modules/effect/") || file.startsWith("node:")) continue
-    const at = `${relative(file)}:${site.getLineNumber()}`
-    if (file.includes("/dist/server/")) return outside === undefined ? at : `${outside} < ${at}`
+    const at = cairnLine(file, site)
+    if (isCairns(file)) return outside === undefined ? at : `${outside} < ${at}`
     outside ??= at
   }
   return outside ?? globalThis.__effectSiteNow

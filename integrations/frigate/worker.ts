@@ -21,7 +21,7 @@ export default defineWorker({
     const store = frigateStore(cairn.store)
     const connection = (connected: boolean, error: string | null) =>
       store.setConnection({ connected, broker: config.mqttUrl, topic: config.topic, at: new Date().toISOString(), error })
-    const listener = listen(
+    const listener = await listen(
       config,
       async (payload) => {
         const outcome = await handleEvent(cairn, config, store, payload, worker.signal)

@@ -7,10 +7,13 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
-const findRoot = (dir: string): string =>
-  fs.existsSync(path.join(dir, "package.json")) || path.dirname(dir) === dir ? dir : findRoot(path.dirname(dir))
+/** The nearest folder at or above `dir` that holds `file` (the file system's root when none does). */
+const folderHolding = (file: string, dir: string): string =>
+  fs.existsSync(path.join(dir, file)) || path.dirname(dir) === dir ? dir : folderHolding(file, path.dirname(dir))
 
-export const projectRoot = findRoot(path.dirname(fileURLToPath(import.meta.url)))
+const here = path.dirname(fileURLToPath(import.meta.url))
+
+export const projectRoot = folderHolding("package.json", here)
 
 /** A folder of the checkout by name (`projectDir("migrations")`). */
 export const projectDir = (name: string) => path.join(projectRoot, name)
@@ -19,12 +22,11 @@ export const projectDir = (name: string) => path.join(projectRoot, name)
 export const runningCompiled = import.meta.url.endsWith(".js")
 
 /**
- * The build this process runs (this file is its `src/config/ProjectRoot.js`), not dist/server's link,
- * which a later build may have moved on (bin/dist.mjs).
+ * The build this process runs (the folder above this code holding its build.json: the code may sit
+ * in a chunk of the bundle, bin/build.mjs), not dist/server's link, which a later build may have
+ * moved on (bin/dist.mjs).
  */
-const buildRoot = runningCompiled
-  ? path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..")
-  : path.join(projectRoot, "dist", "server")
+const buildRoot = runningCompiled ? folderHolding("build.json", here) : path.join(projectRoot, "dist", "server")
 
 /** A file of the checkout as this process's build compiled it (`integrations/x/a.ts` → `<build>/integrations/x/a.js`), or null outside the checkout. */
 export const compiledFile = (file: string): string | null => {
