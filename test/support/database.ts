@@ -6,12 +6,12 @@
 import type { SqlClient } from "@effect/sql"
 import { ConfigProvider, Effect, Layer } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import pg from "pg"
 import * as AppConfig from "../../src/config/AppConfig.ts"
 import * as Database from "../../src/db/Database.ts"
 import type { DirectStatements } from "../../src/db/Direct.ts"
+import { scratchRoot } from "./scratch.ts"
 import { pgliteTemplateDir, postgresTemplateName, templateKey } from "./template.ts"
 
 export type Backend = "pglite" | "postgres"
@@ -46,7 +46,8 @@ export const withAdmin = async <A>(f: (client: pg.Client) => Promise<A>): Promis
   }
 }
 
-export const tempDir = (prefix = "cairn-test-") => fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+/** A new folder for a test database's files (scratch.ts says where). */
+export const tempDir = (prefix = "cairn-test-") => fs.mkdtempSync(path.join(scratchRoot, prefix))
 
 /**
  * A fresh database. `migrated` starts it as a copy of the suite's migrated template (template.ts)

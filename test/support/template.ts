@@ -11,9 +11,9 @@
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
-import * as os from "node:os"
 import * as path from "node:path"
 import { migrationsDir } from "../../src/db/Migrations.ts"
+import { scratchRoot } from "./scratch.ts"
 
 /** PGlite's version, from its package file (the package does not export it). */
 const pgliteVersion = (): string => {
@@ -37,7 +37,7 @@ const hashMigrations = (): string => {
 }
 
 /** The migrated PGlite DATA_DIR (it holds `pglite/`), copied into each test database's. */
-export const pgliteTemplateDir = (key: string) => path.join(os.tmpdir(), `cairn-template-${key}`)
+export const pgliteTemplateDir = (key: string) => path.join(scratchRoot, `cairn-template-${key}`)
 
 /** The migrated PostgreSQL database a test database is created from. */
 export const postgresTemplateName = (key: string) => `cairn_template_${key}`
