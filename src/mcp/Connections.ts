@@ -8,10 +8,8 @@
  * close (and in any case at the tool's timeout). Closing the scope closes every client, which
  * stops every stdio child.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { ErrorCode, McpError, type Tool as McpTool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Duration, Effect, Exit, FiberMap, Option, Queue, Runtime } from "effect"
 import { type EffectClass, foreignTool, type Tool } from "../agent/Tool.ts"
 import { layer as ToolRegistryLive, ToolRegistry } from "../agent/Tools.ts"
@@ -24,6 +22,7 @@ import { type McpToolResult, renderResult } from "./Content.ts"
 import { syncServersFile } from "./File.ts"
 import { type McpStatus, mcpToolName, mcpToolSource } from "./Model.ts"
 import { type McpServerRow, McpServersRepo } from "./Repo.ts"
+import { loadClientSdk } from "./Sdk.ts"
 import { makeSealing, type OpenedServer, secretsOf } from "./Sealing.ts"
 import {
   connectionLost,
@@ -112,6 +111,8 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
           ...(signal ? { signal } : {})
         })) as McpToolResult
       } catch (error) {
+        // Loaded already: the client that failed came from it.
+        const { ErrorCode, McpError } = (await loadClientSdk()).types
         if (entry.client !== client || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) {
           throw new Error(clean(`${quoted(name)} lost the connection during the call: ${entry.state.error ?? "the connection closed"}`), {
             cause: error
@@ -184,16 +185,17 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
             upMs: 0
           })
         }
+        const sdk = yield* Effect.promise(loadClientSdk)
         const clean = (text: string) => scrub(text, secretsOf(server))
         const stderrTail: Array<string> = []
         const withStderr = (reason: string) => (stderrTail.length > 0 ? `${reason}; stderr: ${stderrTail.join(" | ")}` : reason)
-        const transport = transportFor(server, (line) => {
+        const transport = transportFor(sdk, server, (line) => {
           const shown = clean(line).slice(0, 500)
           stderrTail.push(shown)
           if (stderrTail.length > 3) stderrTail.shift()
           runFork(Effect.logDebug(shown).pipe(Effect.annotateLogs({ mcp_server: server.name, stream: "stderr" })))
         })
-        const client = new Client({ name: "cairn", version: cairnVersion })
+        const client = new sdk.client.Client({ name: "cairn", version: cairnVersion })
         const lost = yield* Deferred.make<string>()
         let connected = false
         // Synchronous, before the SDK fails the calls in flight: a call that fails next reads the reason.
@@ -206,17 +208,17 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
         }
         client.onclose = () => loseWith(withStderr("the connection closed"))
         client.onerror = (error) => {
-          if (connected && server.transport === "http" && connectionLost(error)) {
+          if (connected && server.transport === "http" && connectionLost(sdk, error)) {
             loseWith(clean(`the connection was lost: ${messageOf(error)}`))
             void client.close().catch(() => {})
           } else runFork(Effect.logDebug(`${quoted(server.name)}: ${clean(messageOf(error))}`))
         }
         const relist = yield* Queue.sliding<void>(1)
-        client.setNotificationHandler(ToolListChangedNotificationSchema, async () => void Queue.unsafeOffer(relist, undefined))
+        client.setNotificationHandler(sdk.types.ToolListChangedNotificationSchema, async () => void Queue.unsafeOffer(relist, undefined))
         yield* Effect.addFinalizer(() =>
           Effect.gen(function*() {
             // An HTTP session is ended at the server too, when it still answers.
-            if (transport instanceof StreamableHTTPClientTransport && entry.client === client) {
+            if (transport instanceof sdk.http.StreamableHTTPClientTransport && entry.client === client) {
               yield* Effect.promise(() => transport.terminateSession().catch(() => {})).pipe(
                 Effect.timeout(Duration.seconds(2)),
                 Effect.ignore
@@ -240,7 +242,7 @@ export class McpConnections extends Effect.Service<McpConnections>()("cairn/McpC
           status: "connected",
           error: null,
           lastConnectedAt: new Date(since),
-          pid: transport instanceof StdioClientTransport ? transport.pid : null
+          pid: transport instanceof sdk.stdio.StdioClientTransport ? transport.pid : null
         })
         settle(entry)
         yield* Effect.logInfo(`${quoted(server.name)} connected: ${entry.state.tools.length} tools`)

@@ -4,11 +4,10 @@
  * failures mean.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { Tool } from "@modelcontextprotocol/sdk/types.js"
 import { Config, Data, Duration, Effect, Schedule } from "effect"
+import type { ClientSdk } from "./Sdk.ts"
 import type { OpenedServer } from "./Sealing.ts"
 
 export const mcpConfig = Config.all({
@@ -55,8 +54,8 @@ export const messageOf = (error: unknown): string => {
  * stream or a refused request through `onerror` and leaves calls waiting, so the client is closed
  * then (which fails them) and the supervisor connects again. A 404 is a session the server forgot.
  */
-export const connectionLost = (error: unknown): boolean =>
-  (error instanceof StreamableHTTPError && (error.code === 404 || error.code === -1)) ||
+export const connectionLost = (sdk: ClientSdk, error: unknown): boolean =>
+  (error instanceof sdk.http.StreamableHTTPError && (error.code === 404 || error.code === -1)) ||
   error instanceof TypeError ||
   /SSE stream disconnected|Failed to reconnect|Maximum reconnection attempts|fetch failed|ECONNREFUSED|ECONNRESET|terminated|other side closed|socket hang up/i
     .test(
@@ -81,11 +80,11 @@ export const listTools = (client: Client, timeoutMs: number) =>
   })
 
 /** The transport of a server's settings; a stdio server's stderr goes to `onStderr`, line by line. */
-export const transportFor = (server: OpenedServer, onStderr: (line: string) => void): Transport => {
+export const transportFor = (sdk: ClientSdk, server: OpenedServer, onStderr: (line: string) => void): Transport => {
   if (server.transport === "stdio") {
     // The child gets the SDK's few inherited variables (HOME, PATH, ...) and its own env: none
     // of the server's secrets.
-    const transport = new StdioClientTransport({
+    const transport = new sdk.stdio.StdioClientTransport({
       command: server.command ?? "",
       args: [...server.args],
       env: { ...server.env },
@@ -100,7 +99,7 @@ export const transportFor = (server: OpenedServer, onStderr: (line: string) => v
     })
     return transport
   }
-  return new StreamableHTTPClientTransport(new URL(server.url ?? ""), {
+  return new sdk.http.StreamableHTTPClientTransport(new URL(server.url ?? ""), {
     requestInit: { headers: { ...server.headers } },
     // The SDK's own stream reconnection is off: a lost stream ends the session, which the
     // supervisor starts again (with the backoff, and a fresh status).

@@ -7,19 +7,7 @@
  * continuity is its Cairn session id, in the database), so any server process behind a load
  * balancer can answer any request; the database stays the only shared state.
  */
-import { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListResourcesRequestSchema,
-  type ListResourcesResult,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  ReadResourceRequestSchema,
-  type ReadResourceResult,
-  type Resource
-} from "@modelcontextprotocol/sdk/types.js"
+import type { ListResourcesResult, ReadResourceResult, Resource } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Either } from "effect"
 import { rateSubject } from "../access/Middleware.ts"
 import { RateLimiter } from "../access/RateLimit.ts"
@@ -32,6 +20,7 @@ import { cairnVersion } from "../contract/Version.ts"
 import { Documents } from "../documents/Documents.ts"
 import { Intake } from "../intake/Intake.ts"
 import type { ChatRequest } from "../intake/Model.ts"
+import { loadServerSdk, type ServerSdk } from "../mcp/Sdk.ts"
 import { confinedBot, requireBotAllowed } from "../sessions/Access.ts"
 import { tracedFn } from "../telemetry/Spans.ts"
 import { Workspaces } from "../workspaces/Workspaces.ts"
@@ -46,7 +35,7 @@ import {
   workspaceFileTemplate,
   workspaceFileUri
 } from "./Model.ts"
-import { onRequest, ProtocolError, resourceNotFound, type Runner, runner } from "./Protocol.ts"
+import { onRequest, ProtocolError, resourceNotFound, rpcErrorCode, type Runner, runner } from "./Protocol.ts"
 import { answered, type AnyTool, type Caller, failureText, refused, tool } from "./Tools.ts"
 
 export type { Caller } from "./Tools.ts"
@@ -161,7 +150,7 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
       Effect.gen(function*() {
         yield* Effect.annotateCurrentSpan("mcp.tool", name)
         const found = tools.find((t) => t.name === name)
-        if (!found) return yield* new ProtocolError({ code: ErrorCode.InvalidParams, message: `Unknown tool: ${name}` })
+        if (!found) return yield* new ProtocolError({ code: rpcErrorCode.invalidParams, message: `Unknown tool: ${name}` })
         // A tool not listed for this key is refused as the REST route would be: by the scope it lacks.
         if (!grants(caller.principal.scopes, found.scope)) return refused(`Missing required scope: ${found.scope} (${name} needs it)`)
         return yield* found.call(args, caller)
@@ -175,7 +164,7 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
         if (!grants(caller.principal.scopes, workspaceScope)) return { resources: [] } satisfies ListResourcesResult
         const offset = cursor === undefined ? 0 : Number(cursor)
         if (!/^\d{1,15}$/.test(cursor ?? "0") || !Number.isSafeInteger(offset)) {
-          return yield* new ProtocolError({ code: ErrorCode.InvalidParams, message: "Invalid cursor" })
+          return yield* new ProtocolError({ code: rpcErrorCode.invalidParams, message: "Invalid cursor" })
         }
         const page = yield* channels.list({ bot_id: confinedBot(caller.principal) ?? undefined, limit: channelsPerPage, offset })
         const resources: Array<Resource> = []
@@ -217,10 +206,10 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
     const readResource = tracedFn("McpServer.readResource", (caller: Caller, uri: string) =>
       Effect.gen(function*() {
         if (!grants(caller.principal.scopes, workspaceScope)) {
-          return yield* new ProtocolError({ code: ErrorCode.InvalidRequest, message: `Missing required scope: ${workspaceScope}` })
+          return yield* new ProtocolError({ code: rpcErrorCode.invalidRequest, message: `Missing required scope: ${workspaceScope}` })
         }
         const named = parseWorkspaceFileUri(uri)
-        if (Either.isLeft(named)) return yield* new ProtocolError({ code: ErrorCode.InvalidParams, message: named.left })
+        if (Either.isLeft(named)) return yield* new ProtocolError({ code: rpcErrorCode.invalidParams, message: named.left })
         const { channelId, path } = named.right
         const notFound = (message: string) => new ProtocolError({ code: resourceNotFound, message })
         // The workspace's own path rules (no '..', no absolute path, no link leading out) decide what is readable.
@@ -232,10 +221,10 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
           Effect.catchTags({
             ChannelNotFound: (error) => Effect.fail(notFound(error.detail)),
             WorkspaceFileNotFound: (error) => Effect.fail(notFound(error.detail)),
-            WorkspaceConflict: (error) => Effect.fail(new ProtocolError({ code: ErrorCode.InvalidRequest, message: error.detail })),
-            Forbidden: (error) => Effect.fail(new ProtocolError({ code: ErrorCode.InvalidRequest, message: error.detail })),
+            WorkspaceConflict: (error) => Effect.fail(new ProtocolError({ code: rpcErrorCode.invalidRequest, message: error.detail })),
+            Forbidden: (error) => Effect.fail(new ProtocolError({ code: rpcErrorCode.invalidRequest, message: error.detail })),
             ValidationError: (error) =>
-              Effect.fail(new ProtocolError({ code: ErrorCode.InvalidParams, message: `Invalid path: ${failureText(error)}` }))
+              Effect.fail(new ProtocolError({ code: rpcErrorCode.invalidParams, message: `Invalid path: ${failureText(error)}` }))
           })
         )
         const type = file.bytes.byteLength === 0 ? "text/plain" : (sniffType(file.bytes, file.rel) ?? "application/octet-stream")
@@ -250,8 +239,8 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
       }))
 
     /** The SDK server for one request: what it offers is fixed by this caller's scopes. */
-    const serverFor = (caller: Caller, run: Runner) => {
-      const server = new Server(
+    const serverFor = (sdk: ServerSdk, caller: Caller, run: Runner) => {
+      const server = new sdk.server.Server(
         { name: "cairn", title: "Cairn", version: cairnVersion },
         {
           capabilities: { tools: {}, resources: {} },
@@ -260,15 +249,31 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
             "search_documents searches the documents; channel workspace files are resources (cairn://workspaces/{channel_id}/{path})."
         }
       )
-      onRequest(server, ListToolsRequestSchema, (_request, extra) => run(listTools(caller), extra.signal))
+      onRequest(sdk, server, sdk.types.ListToolsRequestSchema, (_request, extra) => run(listTools(caller), extra.signal))
       onRequest(
+        sdk,
         server,
-        CallToolRequestSchema,
+        sdk.types.CallToolRequestSchema,
         (request, extra) => run(callTool(caller, request.params.name, request.params.arguments), extra.signal)
       )
-      onRequest(server, ListResourcesRequestSchema, (request, extra) => run(listResources(caller, request.params?.cursor), extra.signal))
-      onRequest(server, ListResourceTemplatesRequestSchema, (_request, extra) => run(listResourceTemplates(caller), extra.signal))
-      onRequest(server, ReadResourceRequestSchema, (request, extra) => run(readResource(caller, request.params.uri), extra.signal))
+      onRequest(
+        sdk,
+        server,
+        sdk.types.ListResourcesRequestSchema,
+        (request, extra) => run(listResources(caller, request.params?.cursor), extra.signal)
+      )
+      onRequest(
+        sdk,
+        server,
+        sdk.types.ListResourceTemplatesRequestSchema,
+        (_request, extra) => run(listResourceTemplates(caller), extra.signal)
+      )
+      onRequest(
+        sdk,
+        server,
+        sdk.types.ReadResourceRequestSchema,
+        (request, extra) => run(readResource(caller, request.params.uri), extra.signal)
+      )
       return server
     }
 
@@ -279,9 +284,10 @@ export class McpServer extends Effect.Service<McpServer>()("cairn/McpServer", {
      */
     const handle = tracedFn("McpServer.handle", (request: Request, caller: Caller) =>
       Effect.gen(function*() {
-        const run = runner(yield* Effect.runtime<never>())
-        const server = serverFor(caller, run)
-        const transport = new WebStandardStreamableHTTPServerTransport({
+        const sdk = yield* Effect.promise(loadServerSdk)
+        const run = runner(yield* Effect.runtime<never>(), sdk)
+        const server = serverFor(sdk, caller, run)
+        const transport = new sdk.transport.WebStandardStreamableHTTPServerTransport({
           sessionIdGenerator: undefined,
           enableJsonResponse: true,
           maxRequestBodySize: maxBodyBytes
