@@ -17,9 +17,9 @@ const callsites = (_, sites) => sites
 const relative = (file) => file.replace(/^file:\/\//, "").replace(/.*\/(node_modules|src|integrations|bin)\//, "$1/")
 const isCairns = (file) => !file.includes("/node_modules/") && /\/(src|integrations)\//.test(file)
 
-/** `file:line`; for Cairn's TypeScript, the line of the source, through the map tsx compiled it with. */
-const cairnLine = (file, site) => {
-  const entry = isCairns(file) ? findSourceMap(file)?.findEntry(site.getLineNumber() - 1, site.getColumnNumber() - 1) : undefined
+/** `file:line`; for Cairn's TypeScript (`own`), the line of the source, through the map tsx compiled it with. */
+const lineOf = (file, site, own) => {
+  const entry = own ? findSourceMap(file)?.findEntry(site.getLineNumber() - 1, site.getColumnNumber() - 1) : undefined
   return entry?.originalLine === undefined ? `${relative(file)}:${site.getLineNumber()}` : `${relative(file)}:${entry.originalLine + 1}`
 }
 
@@ -37,8 +37,9 @@ globalThis.__effectSite = () => {
   for (const site of sites) {
     const file = site.getFileName() ?? ""
     if (file.includes("/node_modules/effect/") || file.startsWith("node:")) continue
-    const at = cairnLine(file, site)
-    if (isCairns(file)) return outside === undefined ? at : `${outside} < ${at}`
+    const own = isCairns(file)
+    const at = lineOf(file, site, own)
+    if (own) return outside === undefined ? at : `${outside} < ${at}`
     outside ??= at
   }
   return outside ?? globalThis.__effectSiteNow
