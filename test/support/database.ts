@@ -46,7 +46,7 @@ export const withAdmin = async <A>(f: (client: pg.Client) => Promise<A>): Promis
   }
 }
 
-/** A new folder for a test database's files (scratch.ts says where). */
+/** A new folder for a test's files: a database's data directory, or what the test writes (scratch.ts says where). */
 export const tempDir = (prefix = "cairn-test-") => fs.mkdtempSync(path.join(scratchRoot, prefix))
 
 /**
