@@ -2,7 +2,7 @@
  * The services behind the SDK that live in other domains: dispatchers, message injection,
  * workspaces and carapaces, gathered so the integration layer has one dependency on them.
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Runtime } from "effect"
 import { Carapaces } from "../carapaces/Carapaces.ts"
 import type { Dispatcher, InjectOptions } from "../sdk/index.ts"
 import { Dispatchers } from "../tasks/delivery/index.ts"
@@ -37,9 +37,11 @@ export const layer = Layer.effect(
     const injector = yield* Injector
     const workspaces = yield* Workspaces
     const carapaces = yield* Carapaces
+    // The server's runtime, not the default one: its loggers hold LOG_LEVEL and the output format.
+    const runSync = Runtime.runSync(yield* Effect.runtime<never>())
     return {
       registerDispatcher: (integrationId, type, dispatcher) =>
-        Effect.runSync(
+        runSync(
           dispatchers.register(type, dispatcher).pipe(
             Effect.tap(() => Effect.logInfo(`Integration ${integrationId} registered the dispatcher ${type}`))
           )

@@ -11,7 +11,7 @@ import { createKey } from "../auth/helpers.ts"
 import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { backends, createTestDatabase } from "../support/database.ts"
 import { json, spawnDeadlineMs, spawnServer, startServer, type TestServer } from "../support/server.ts"
-import { scaled } from "../support/time.ts"
+import { scaled, waitFor } from "../support/time.ts"
 
 // Built at runtime so no credential-shaped literal sits in the repository.
 const githubToken = "ghp_" + "Zq8Lm2Xv7Rt4Np1Ks9Wd3Yb6Hc5Jf0Ga8Ue2"
@@ -158,6 +158,8 @@ describe("the log level, changed while the server runs", () => {
       await new Promise((resolve) => setTimeout(resolve, 300))
       // Logged at info, under the new level: not written.
       expect(server.output()).not.toContain("Log level set to error")
+      // Nor what the start logged at info under LOG_LEVEL=error: an integration's dispatcher registered.
+      expect(server.output()).not.toContain("registered the dispatcher")
     } finally {
       await server.stop()
       await db.drop()
@@ -176,6 +178,12 @@ describe("the log level, changed while the server runs", () => {
     const turn = async () =>
       expect((await server.request("/chat", { method: "POST", body: JSON.stringify({ message: "hi" }) })).status).toBe(200)
     try {
+      // What the start logs goes through the same logger: JSON lines off a terminal, at info.
+      const registered = await waitFor(
+        () => server.output().split("\n").find((line) => line.includes("registered the dispatcher github")),
+        "the github dispatcher's registration logged"
+      )
+      expect(JSON.parse(registered)).toMatchObject({ logLevel: "INFO", message: "Integration github registered the dispatcher github" })
       // The example integration logs "a bot answered" at debug from its after_response hook.
       await turn()
       await new Promise((resolve) => setTimeout(resolve, 300))
