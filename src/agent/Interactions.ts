@@ -22,8 +22,28 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
     const clientTools = yield* ClientToolsRepo
     const bus = yield* Bus
 
-    /** Opens a client tool request, before the run tells the client about it. */
-    const openToolRequest = (requestId: string) => clientTools.open(requestId)
+    /** Opens a client tool request of a session's run, before the run tells the client about it. */
+    const openToolRequest = (requestId: string, sessionId: string) => clientTools.open(requestId, sessionId)
+
+    /**
+     * The session an unanswered tool request belongs to, for the caller to check it reaches that
+     * session before answering; null for a request a previous release opened, which names none.
+     */
+    const toolRequestSession = (requestId: string) =>
+      Effect.flatMap(
+        isUuid(requestId) ? clientTools.pendingSession(requestId) : Effect.succeedNone,
+        Option.match({
+          onNone: () => new ToolRequestNotFound({ detail: `No pending tool request: ${requestId}` }),
+          onSome: Effect.succeed
+        })
+      )
+
+    /** The session whose run waits on an approval, for the caller to check it reaches that session. */
+    const approvalSession = (id: string) =>
+      Effect.flatMap(
+        isUuid(id) ? repo.sessionOf(id) : Effect.succeedNone,
+        Option.match({ onNone: () => new ApprovalNotFound({ detail: `Approval not found: ${id}` }), onSome: Effect.succeed })
+      )
 
     /** Waits for the client's answer to an open request; None after the timeout. Closes it either way. */
     const awaitToolResult = (requestId: string, timeout: Duration.DurationInput) =>
@@ -118,6 +138,8 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
         claimNotice,
         answerInChat,
         openToolRequest,
+        toolRequestSession,
+        approvalSession,
         awaitToolResult,
         submitToolResult,
         createApproval,

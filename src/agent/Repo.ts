@@ -12,6 +12,7 @@ export const ApprovalStatus = Schema.Literal("pending", "approved", "denied", "e
 export type ApprovalStatus = typeof ApprovalStatus.Type
 
 const StatusRow = Schema.Struct({ status: ApprovalStatus })
+const SessionRow = Schema.Struct({ session_id: Schema.String })
 
 export const ApprovalRow = Schema.Struct({
   id: Schema.String,
@@ -56,6 +57,11 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("cairn/Approv
                         ORDER BY created_at DESC LIMIT 1)
               AND status = 'pending'
             RETURNING id`
+    })
+    const sessionOf = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: SessionRow,
+      execute: (id) => sql`SELECT session_id FROM approvals WHERE id = ${id}`
     })
     const claimNotice = SqlSchema.findOne({
       Request: Schema.String,
@@ -108,6 +114,8 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("cairn/Approv
         ),
       /** Marks the approval told to where its run came from; false when it was already. */
       claimNotice: (id: string) => Effect.map(claimNotice(id), Option.isSome),
+      /** The session whose run waits on the approval; None when there is no such approval. */
+      sessionOf: (id: string) => Effect.map(sessionOf(id), Option.map((row) => row.session_id)),
       /** The approval's status; None when there is no such approval. */
       status: (id: string) => Effect.map(status(id), Option.map((row) => row.status)),
       /** Expires a pending approval; false when it was no longer pending. */
@@ -119,6 +127,7 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("cairn/Approv
 }) {}
 
 const ResultRow = Schema.Struct({ result: Schema.NullOr(Schema.String) })
+const PendingRow = Schema.Struct({ session_id: Schema.NullOr(Schema.String) })
 
 /**
  * SQL for client-side tool requests: open while the run waits, answered by whichever process the
@@ -139,13 +148,20 @@ export class ClientToolsRepo extends Effect.Service<ClientToolsRepo>()("cairn/Cl
       Result: ResultRow,
       execute: (id) => sql`SELECT result FROM client_tool_requests WHERE id = ${id}`
     })
+    const pending = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: PendingRow,
+      execute: (id) => sql`SELECT session_id FROM client_tool_requests WHERE id = ${id} AND result IS NULL`
+    })
     return repository("ClientToolsRepo", {
-      /** Opens a request (and drops those a stopped process left behind a day ago). */
-      open: (id: string) =>
+      /** Opens a request of a session's run (and drops those a stopped process left behind a day ago). */
+      open: (id: string, sessionId: string) =>
         sql`DELETE FROM client_tool_requests WHERE created_at < now() - interval '1 day'`.pipe(
-          Effect.zipRight(sql`INSERT INTO client_tool_requests (id) VALUES (${id})`),
+          Effect.zipRight(sql`INSERT INTO client_tool_requests (id, session_id) VALUES (${id}, ${sessionId})`),
           Effect.asVoid
         ),
+      /** An unanswered request's session (null for one a previous release opened); None when none waits. */
+      pendingSession: (id: string) => Effect.map(pending(id), Option.map((row) => row.session_id)),
       /** Records the client's answer; false when the request is unknown or already answered. */
       answer: (id: string, value: string) => Effect.map(answer({ id, result: value }), Option.isSome),
       /** The answer, when there is one. */

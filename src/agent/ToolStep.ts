@@ -202,7 +202,7 @@ export class ToolStep extends Effect.Service<ToolStep>()("cairn/ToolStep", {
         if (isClientTool) {
           const requestId = randomUUID()
           // Open before the client hears of it: its answer may reach another process at once.
-          yield* interactions.openToolRequest(requestId)
+          yield* interactions.openToolRequest(requestId, turn.input.sessionId)
           yield* emit({ type: "tool_request", request_id: requestId, tool: call.name, name: call.name, arguments: args })
           const answer = yield* interactions.awaitToolResult(requestId, Duration.seconds(config.clientToolTimeoutSeconds))
           return ran(Option.getOrElse(

@@ -1,12 +1,13 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+import { ApprovalNotFound, ToolRequestNotFound } from "../agent/Errors.ts"
 import type { SequencedEvent } from "../agent/Events.ts"
 import { Interactions } from "../agent/Interactions.ts"
 import { CairnApi } from "../Api.ts"
-import { Principal } from "../auth/Principal.ts"
+import { Principal, type PrincipalShape } from "../auth/Principal.ts"
 import { Intake, type IntakeStart, sessionBusy } from "../intake/Intake.ts"
 import * as Sse from "../runs/Sse.ts"
-import { confinedBot } from "../sessions/Access.ts"
+import { confinedBot, decidesEveryApproval } from "../sessions/Access.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { Acknowledged, ApprovalDecision, ApprovalView, CancelResponse, ChatResponse, SessionSummary, SummaryVersion } from "./Model.ts"
 import { Summaries } from "./Summaries.ts"
@@ -17,8 +18,26 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
     const interactions = yield* Interactions
     const summaries = yield* Summaries
     const sessions = yield* Sessions
+    /**
+     * What a run waits on (an approval, a client tool's answer) is answered only by a caller that
+     * reaches the run's session; to any other it does not exist, as an unknown id does not. A request
+     * a previous release opened names no session (null).
+     */
+    const withinReach = <E>(principal: PrincipalShape, sessionId: string | null, notFound: E) =>
+      sessionId === null ? Effect.void : sessions.reach(principal, sessionId).pipe(
+        Effect.asVoid,
+        Effect.catchTags({ SessionNotFound: () => Effect.fail(notFound), Forbidden: () => Effect.fail(notFound) })
+      )
+
     const decide = (id: string, approved: boolean) =>
-      Effect.map(interactions.decide(id, approved), (decision) => new ApprovalDecision(decision))
+      Effect.gen(function*() {
+        const principal = yield* Principal
+        if (!decidesEveryApproval(principal)) {
+          const sessionId = yield* interactions.approvalSession(id)
+          yield* withinReach(principal, sessionId, new ApprovalNotFound({ detail: `Approval not found: ${id}` }))
+        }
+        return new ApprovalDecision(yield* interactions.decide(id, approved))
+      })
 
     /** What a voice message said comes first, before whatever else the answer streams. */
     const heard = (started: IntakeStart): ReadonlyArray<SequencedEvent["event"]> =>
@@ -73,9 +92,14 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
           Effect.map((result) => new CancelResponse(result))
         ))
       .handle("toolResult", ({ payload }) =>
-        interactions
-          .submitToolResult(payload.request_id, typeof payload.result === "string" ? payload.result : JSON.stringify(payload.result))
-          .pipe(Effect.as(new Acknowledged({ ok: true }))))
+        Effect.gen(function*() {
+          const sessionId = yield* interactions.toolRequestSession(payload.request_id)
+          const notFound = new ToolRequestNotFound({ detail: `No pending tool request: ${payload.request_id}` })
+          yield* withinReach(yield* Principal, sessionId, notFound)
+          const result = typeof payload.result === "string" ? payload.result : JSON.stringify(payload.result)
+          yield* interactions.submitToolResult(payload.request_id, result)
+          return new Acknowledged({ ok: true })
+        }))
       .handle("summarize", ({ path }) =>
         Effect.flatMap(Principal, (principal) =>
           Effect.map(summaries.summarize(principal, path.id), (summary) =>

@@ -30,6 +30,16 @@ export const reachesEverySession = (principal: PrincipalShape): boolean => {
   }
 }
 
+/**
+ * Whether the caller decides every approval rather than only those its own runs ask for: whoever
+ * reaches every session, and a key that reads the whole approval inbox (`approvals:read`). `chat`
+ * grants `approvals:write` for a client's own runs only, so a chat key, a member and a widget token
+ * decide the approvals of the sessions they reach.
+ */
+export const decidesEveryApproval = (principal: PrincipalShape): boolean =>
+  reachesEverySession(principal) ||
+  (principal.kind !== "widget" && principal.kind !== "user" && grants(principal.scopes, "approvals:read"))
+
 /** The bot a widget token is confined to; null for every other caller. */
 export const confinedBot = (principal: PrincipalShape): string | null => (principal.kind === "widget" ? principal.id : null)
 

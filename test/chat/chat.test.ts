@@ -14,6 +14,7 @@ import { CreateChannel } from "../../src/channels/Model.ts"
 import { CancelRequest, ChatRequest } from "../../src/chat/Model.ts"
 import { Forbidden, NotFound, ValidationError } from "../../src/contract/Errors.ts"
 import { CreateSession } from "../../src/sessions/Model.ts"
+import { createKey } from "../auth/helpers.ts"
 import { type FakeLlm, startFakeLlm } from "../fixtures/fakeLlm.ts"
 import { type CairnClient, withDefaults } from "../support/client.ts"
 import { backends } from "../support/database.ts"
@@ -36,12 +37,13 @@ describe.each(backends)("chat (%s)", (backend) => {
   let clientCounter = 0
   const client = () => `client-${++clientCounter}`
 
-  const stream = async (body: Record<string, unknown>) => {
+  const stream = async (body: Record<string, unknown>, auth?: string) => {
     const controller = new AbortController()
     const response = await server.request("/chat/stream", {
       method: "POST",
       body: JSON.stringify(body),
-      signal: controller.signal
+      signal: controller.signal,
+      auth
     })
     expect(response.status).toBe(200)
     expect(response.headers.get("content-type")).toContain("text/event-stream")
@@ -220,6 +222,31 @@ describe.each(backends)("chat (%s)", (backend) => {
       else expect(result).toContain("did not approve")
     })
   }
+
+  it("takes a run's tool answer and approval only from a caller that reaches its session", async () => {
+    const owner = await createKey(server, ["chat"])
+    const stranger = await createKey(server, ["chat"])
+    llm.script({ toolCalls: [{ name: "get_location", arguments: "{}" }] }, { toolCalls: [{ name: "current_time", arguments: "{}" }] }, {
+      text: "Oslo, at noon"
+    })
+    const sse = await stream({ message: "Where am I, and what time is it?", bot_id: "toolbot", client_id: client() }, owner.key)
+    const request = (await sse.until((e) => e.data.type === "tool_request")).at(-1)!.data
+    const answer = { payload: { request_id: request.request_id, result: "Oslo, Norway" } }
+    // Another chat key's answer finds no such request, and the run keeps waiting for its own client's.
+    await server.as(stranger.key).failsWith(NotFound, (client) => client.chat.toolResult(answer))
+    await server.as(owner.key).call((client) => client.chat.toolResult(answer))
+    const answered = await sse.until((e) => e.data.type === "approval_request")
+    expect(answered.find((e) => e.data.type === "tool_result")!.data).toMatchObject({ name: "get_location", result: "Oslo, Norway" })
+    const ask = answered.at(-1)!.data
+    const decide = { path: { id: ask.approval_id }, payload: { approved: true } }
+    await server.as(stranger.key).failsWith(NotFound, (client) => client.chat.decide(decide))
+    const pending = await server.call((client) => client.chat.approvals({ urlParams: {} }))
+    expect(pending.find((a) => a.approval_id === ask.approval_id)).toMatchObject({ status: "pending" })
+    await server.as(owner.key).call((client) => client.chat.decide(decide))
+    const after = await sse.rest()
+    expect(after.find((e) => e.data.type === "approval_resolved")!.data).toMatchObject({ approval_id: ask.approval_id, approved: true })
+    expect(after.at(-1)!.data).toMatchObject({ type: "response", text: "Oslo, at noon" })
+  })
 
   it("cancels mid-stream: the stream ends with cancelled and the partial turn is stored", async () => {
     llm.script({ text: "a b c d e f g h i j k l m n o p", chunkDelayMs: 150 })
