@@ -61,8 +61,12 @@ const endOnce = (end: Effect.Effect<boolean>) =>
     )
   )
 
-/** What a run stopped at the grace's end has to write its end and send its last events, before connections are cut. */
-const finalEventsMs = 500
+/**
+ * What a run stopped at the grace's end has to write its end and send its last events, before
+ * connections are cut: a quarter of the grace, at least half a second. A fixed half second was
+ * too little on a busy machine: the cut came first, and the stream ended without its `response`.
+ */
+const finalEventsMs = (shutdownGraceMs: number) => Math.max(500, Math.floor(shutdownGraceMs / 4))
 
 export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
   scoped: Effect.gen(function*() {
@@ -93,7 +97,7 @@ export class Runs extends Effect.Service<Runs>()("cairn/Runs", {
     // the server cuts the connections still open at the grace's end (http/Server.ts).
     const shutdown = yield* ShutdownSignal
     const { shutdownGraceMs } = yield* AppConfig
-    const runsGrace = Duration.millis(Math.max(0, shutdownGraceMs - finalEventsMs))
+    const runsGrace = Duration.millis(Math.max(0, shutdownGraceMs - finalEventsMs(shutdownGraceMs)))
     yield* Effect.forkScoped(
       Deferred.await(shutdown).pipe(
         Effect.zipRight(Effect.ignore(Effect.timeoutOption(FiberMap.awaitEmpty(fibers), runsGrace))),

@@ -24,6 +24,10 @@ describe.each(backends)("readiness at a stop (%s)", (backend) => {
     await db?.drop()
   })
 
+  // The stop's grace: its last quarter (2 s) is the stopped run's to store its end and send its
+  // last events, which a busy machine needs; the 20 s stream outlasts the rest.
+  const stopGrace = String(scaled(8000))
+
   const slowStream = () => {
     const words = Array.from({ length: 200 }, (_, i) => `word${i}`).join(" ")
     llm.script({ text: words, chunkDelayMs: 100 })
@@ -31,7 +35,7 @@ describe.each(backends)("readiness at a stop (%s)", (backend) => {
 
   it("turns not ready on SIGTERM before the drain, serving meanwhile, then drains", async () => {
     // Long enough for the probes below on a busy machine; the stream outlasts it.
-    const server = await spawnServer(db, { ...fakeLlmEnv(llm), DRAIN_DELAY_MS: String(scaled(4000)) })
+    const server = await spawnServer(db, { ...fakeLlmEnv(llm), DRAIN_DELAY_MS: String(scaled(4000)), SHUTDOWN_GRACE_MS: stopGrace })
     expect((await server.request("/health/ready", { auth: null })).status).toBe(200)
     slowStream()
     const stream = readSse(
@@ -56,7 +60,7 @@ describe.each(backends)("readiness at a stop (%s)", (backend) => {
   }, spawnDeadlineMs + scaled(60_000))
 
   it("past the hard memory limit, drains and exits for its supervisor to restart it", async () => {
-    const server = await spawnServer(db, { ...fakeLlmEnv(llm), SUPERVISED: "true", MEMORY_SAMPLE_MS: "50" })
+    const server = await spawnServer(db, { ...fakeLlmEnv(llm), SUPERVISED: "true", MEMORY_SAMPLE_MS: "50", SHUTDOWN_GRACE_MS: stopGrace })
     slowStream()
     const stream = readSse(
       await server.request("/chat/stream", { method: "POST", body: JSON.stringify({ message: "Go slowly", client_id: "hard-limit" }) })
