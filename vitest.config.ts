@@ -1,9 +1,5 @@
-import * as os from "node:os"
 import { defineConfig } from "vitest/config"
 import { scaled } from "./test/support/time.ts"
-
-/** TEST_WORKERS, or two per core up to eight (PostgreSQL's connections; bench/README.md, "The suite's workers"). */
-const testWorkers = Number(process.env.TEST_WORKERS) || Math.min(2 * os.availableParallelism(), 8)
 
 // Deadlines, not speeds: each stretches with TEST_TIME_SCALE (test/support/time.ts) on a busy machine.
 export default defineConfig({
@@ -23,9 +19,7 @@ export default defineConfig({
     // One process per worker for all its files, not one per file: a file's tests already share the
     // server's modules, and every file starts its own servers, databases and peers, so nothing of
     // worth is shared; each file was paying seconds to import the server again.
-    // Two files per core: a file spends much of its time waiting (on a child server's start, a
-    // restart, a lease, a browser), and with one per core the cores were idle 40 % of the run.
-    poolOptions: { forks: { maxForks: testWorkers, minForks: 1, isolate: false } },
+    poolOptions: { forks: { maxForks: 2, minForks: 1, isolate: false } },
     reporters: ["default"]
   }
 })
