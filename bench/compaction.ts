@@ -9,7 +9,7 @@
  */
 import { startFakeLlm } from "../test/fixtures/fakeLlm.ts"
 import { startServer } from "../test/support/server.ts"
-import { percentile, sentence } from "./corpus.ts"
+import { median, sentence } from "./corpus.ts"
 
 const backend = (process.argv[2] ?? "pglite") as "pglite" | "postgres"
 const rounds = Number(process.argv[3] ?? 20)
@@ -44,7 +44,6 @@ const timed = async (call: () => Promise<unknown>) => {
   await call()
   return performance.now() - started
 }
-const median = (values: Array<number>) => percentile([...values].sort((a, b) => a - b), 0.5)
 
 const compactMs: Array<number> = []
 const turnMs: Array<number> = []

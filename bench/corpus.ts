@@ -62,3 +62,6 @@ export const fill = (from: number, target: number) =>
   })
 
 export const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!
+
+/** The median of values in any order (the upper one of an even count, as `percentile` takes it). */
+export const median = (values: ReadonlyArray<number>) => percentile([...values].sort((a, b) => a - b), 0.5)

@@ -16,7 +16,7 @@ import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { percentile } from "./corpus.ts"
+import { median } from "./corpus.ts"
 import { loadAverage } from "./proc.ts"
 
 const args = process.argv.slice(2)
@@ -84,7 +84,6 @@ for (let round = 0; round < rounds; round++) {
     console.log(`round ${round + 1}, ${count} workers: ${run.wallS.toFixed(1)} s wall, ${run.cpuS.toFixed(1)} s CPU, ${tests}`)
   }
 }
-const median = (values: ReadonlyArray<number>) => percentile([...values].sort((a, b) => a - b), 0.5)
 const baseline = median(runs.get(workerCounts[0]!)!.map((run) => run.wallS))
 console.log(`\n| workers | median wall (s) | against ${workerCounts[0]} | median CPU (s) | failed tests |`)
 console.log("|---|---|---|---|---|")

@@ -12,7 +12,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import setupTemplates from "../test/support/globalSetup.ts"
 import { pgliteTemplateDir, templateKey } from "../test/support/template.ts"
-import { percentile } from "./corpus.ts"
+import { median } from "./corpus.ts"
 import { loadAverage } from "./proc.ts"
 
 const args = process.argv.slice(2)
@@ -20,7 +20,6 @@ const valueOf = (name: string) => (args.includes(`--${name}`) ? args[args.indexO
 const runs = Number(valueOf("runs") ?? "10")
 const places = { disk: valueOf("disk") ?? os.tmpdir(), memory: valueOf("memory") ?? "/dev/shm" }
 
-const median = (values: ReadonlyArray<number>) => percentile([...values].sort((a, b) => a - b), 0.5)
 const cpuNow = () => {
   const usage = process.cpuUsage()
   return (usage.user + usage.system) / 1000
