@@ -15,11 +15,17 @@ export class ToolRequestNotFound extends Schema.TaggedError<ToolRequestNotFound>
   HttpApiSchema.annotations({ status: 404, description: "No pending tool request with that id" })
 ) {}
 
+/** The 404 for a tool request id: unknown, answered already, or of a session the caller does not reach. */
+export const toolRequestNotFound = (requestId: string) => new ToolRequestNotFound({ detail: `No pending tool request: ${requestId}` })
+
 export class ApprovalNotFound extends Schema.TaggedError<ApprovalNotFound>()(
   "ApprovalNotFound",
   { detail: Schema.String },
   HttpApiSchema.annotations({ status: 404, description: "No approval with that id" })
 ) {}
+
+/** The 404 for an approval id: unknown, or of a session the caller does not reach. */
+export const approvalNotFound = (id: string) => new ApprovalNotFound({ detail: `Approval not found: ${id}` })
 
 export class ApprovalDecided extends Schema.TaggedError<ApprovalDecided>()(
   "ApprovalDecided",

@@ -12,7 +12,7 @@ import { Bus } from "../db/Bus.ts"
 import { maskArguments } from "../secrets/Patterns.ts"
 import { traced } from "../telemetry/Spans.ts"
 import { parseApprovalReply } from "./ApprovalReplies.ts"
-import { ApprovalDecided, ApprovalNotFound, ToolRequestNotFound } from "./Errors.ts"
+import { ApprovalDecided, approvalNotFound, toolRequestNotFound } from "./Errors.ts"
 import { storedOrigin } from "./Provenance.ts"
 import { ApprovalsRepo, ClientToolsRepo } from "./Repo.ts"
 
@@ -33,7 +33,7 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
       Effect.flatMap(
         isUuid(requestId) ? clientTools.pendingSession(requestId) : Effect.succeedNone,
         Option.match({
-          onNone: () => new ToolRequestNotFound({ detail: `No pending tool request: ${requestId}` }),
+          onNone: () => toolRequestNotFound(requestId),
           onSome: Effect.succeed
         })
       )
@@ -42,7 +42,7 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
     const approvalSession = (id: string) =>
       Effect.flatMap(
         isUuid(id) ? repo.sessionOf(id) : Effect.succeedNone,
-        Option.match({ onNone: () => new ApprovalNotFound({ detail: `Approval not found: ${id}` }), onSome: Effect.succeed })
+        Option.match({ onNone: () => approvalNotFound(id), onSome: Effect.succeed })
       )
 
     /** Waits for the client's answer to an open request; None after the timeout. Closes it either way. */
@@ -54,7 +54,7 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
     const submitToolResult = (requestId: string, result: string) =>
       Effect.gen(function*() {
         if (!isUuid(requestId) || !(yield* clientTools.answer(requestId, result))) {
-          return yield* new ToolRequestNotFound({ detail: `No pending tool request: ${requestId}` })
+          return yield* toolRequestNotFound(requestId)
         }
         yield* bus.publish("tool_result", requestId)
       })
@@ -92,7 +92,7 @@ export class Interactions extends Effect.Service<Interactions>()("cairn/Interact
         const uuid = isUuid(id) ? id : "00000000-0000-0000-0000-000000000000"
         if (!(yield* repo.decide(uuid, approved))) {
           const existing = yield* repo.status(uuid)
-          if (Option.isNone(existing)) return yield* new ApprovalNotFound({ detail: `Approval not found: ${id}` })
+          if (Option.isNone(existing)) return yield* approvalNotFound(id)
           return yield* new ApprovalDecided({ detail: `Approval already ${existing.value}` })
         }
         yield* bus.publish("approval", id)

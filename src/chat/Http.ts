@@ -1,6 +1,6 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { ApprovalNotFound, ToolRequestNotFound } from "../agent/Errors.ts"
+import { approvalNotFound, toolRequestNotFound } from "../agent/Errors.ts"
 import type { SequencedEvent } from "../agent/Events.ts"
 import { Interactions } from "../agent/Interactions.ts"
 import { CairnApi } from "../Api.ts"
@@ -34,7 +34,7 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
         const principal = yield* Principal
         if (!decidesEveryApproval(principal)) {
           const sessionId = yield* interactions.approvalSession(id)
-          yield* withinReach(principal, sessionId, new ApprovalNotFound({ detail: `Approval not found: ${id}` }))
+          yield* withinReach(principal, sessionId, approvalNotFound(id))
         }
         return new ApprovalDecision(yield* interactions.decide(id, approved))
       })
@@ -94,8 +94,7 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
       .handle("toolResult", ({ payload }) =>
         Effect.gen(function*() {
           const sessionId = yield* interactions.toolRequestSession(payload.request_id)
-          const notFound = new ToolRequestNotFound({ detail: `No pending tool request: ${payload.request_id}` })
-          yield* withinReach(yield* Principal, sessionId, notFound)
+          yield* withinReach(yield* Principal, sessionId, toolRequestNotFound(payload.request_id))
           const result = typeof payload.result === "string" ? payload.result : JSON.stringify(payload.result)
           yield* interactions.submitToolResult(payload.request_id, result)
           return new Acknowledged({ ok: true })
