@@ -1,8 +1,8 @@
 /**
  * The suite's workers: the same test files run by vitest with a few worker counts (`maxForks`,
  * vitest.config.ts), interleaved round by round so every count meets the same machine. For each
- * run: wall time, the CPU of vitest's whole process tree (servers, browsers and PostgreSQL's
- * backends are not in it: they are not its children), and whether every test passed. A count that
+ * run: wall time, the CPU of vitest's process tree as GNU time counts it (only processes waited
+ * for: PostgreSQL's backends, for one, are not its children), and whether every test passed. A count that
  * fails a test is reported, not hidden: the point is a faster suite that stays green.
  *
  *   npx tsx bench/suiteWorkers.ts [--workers 2,4] [--rounds 2] [--files <file,...>]
