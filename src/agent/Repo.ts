@@ -77,6 +77,8 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("cairn/Approv
           readonly sessionId?: string | undefined
           /** Only this bot's (a widget token sees its own bot's only). */
           readonly botId?: string | undefined
+          /** Only those of the sessions this owner made (a caller that does not decide every approval). */
+          readonly owner?: string | undefined
           readonly limit: number
         }
       ) =>
@@ -84,6 +86,8 @@ export class ApprovalsRepo extends Effect.Service<ApprovalsRepo>()("cairn/Approv
                  WHERE status = ${filter.status ?? "pending"}
                    AND (${filter.sessionId ?? null}::uuid IS NULL OR session_id = ${filter.sessionId ?? null}::uuid)
                    AND (${filter.botId ?? null}::text IS NULL OR bot_id = ${filter.botId ?? null}::text)
+                   AND (${filter.owner ?? null}::text IS NULL
+                        OR session_id IN (SELECT id FROM sessions WHERE owner = ${filter.owner ?? null}::text))
                  ORDER BY created_at DESC LIMIT ${filter.limit}`),
       insert: (
         input: {

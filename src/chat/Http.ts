@@ -7,7 +7,7 @@ import { CairnApi } from "../Api.ts"
 import { Principal, type PrincipalShape } from "../auth/Principal.ts"
 import { Intake, type IntakeStart, sessionBusy } from "../intake/Intake.ts"
 import * as Sse from "../runs/Sse.ts"
-import { confinedBot, decidesEveryApproval } from "../sessions/Access.ts"
+import { confinedBot, decidesEveryApproval, ownerOf } from "../sessions/Access.ts"
 import { Sessions } from "../sessions/Sessions.ts"
 import { Acknowledged, ApprovalDecision, ApprovalView, CancelResponse, ChatResponse, SessionSummary, SummaryVersion } from "./Model.ts"
 import { Summaries } from "./Summaries.ts"
@@ -119,8 +119,10 @@ export const ChatHttpLive = HttpApiBuilder.group(CairnApi, "chat", (handlers) =>
             interactions.approvals({
               status: urlParams.status,
               sessionId: urlParams.session_id,
-              // A widget token sees its own bot's approvals only.
+              // A widget token sees its own bot's approvals only, and a caller that does not decide
+              // every approval sees those of the sessions it reaches: the ones it may decide.
               botId: confinedBot(principal) ?? undefined,
+              owner: decidesEveryApproval(principal) ? undefined : ownerOf(principal),
               limit: urlParams.limit ?? 100
             })),
           (rows) =>

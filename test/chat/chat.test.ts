@@ -248,6 +248,36 @@ describe.each(backends)("chat (%s)", (backend) => {
     expect(after.at(-1)!.data).toMatchObject({ type: "response", text: "Oslo, at noon" })
   })
 
+  it("lists a pending approval only to the callers that may decide it", async () => {
+    // Two widgets of one bot (two pins), both from a key that reads the approval inbox.
+    const key = await createKey(server, ["chat", "approvals:read"])
+    await createBot({
+      id: "inboxbot",
+      name: "Inbox Bot",
+      api_key_id: key.id,
+      tools: ["current_time"],
+      tool_policies: { current_time: "require_approval" }
+    })
+    const mint = (pin: string) => server.call((client) => client.widget.mint({ payload: { source_bot_id: "inboxbot", pin_id: pin } }))
+    const [mine, theirs] = [(await mint("pin-mine")).token, (await mint("pin-theirs")).token]
+    llm.script({ toolCalls: [{ name: "current_time", arguments: "{}" }] }, { text: "It is noon" })
+    const sse = await stream({ message: "What time is it?", bot_id: "inboxbot", client_id: client() }, mine)
+    const ask = (await sse.until((e) => e.data.type === "approval_request")).at(-1)!.data
+    const listed = async (token: string) =>
+      (await server.as(token).call((client) => client.chat.approvals({ urlParams: {} }))).map((a) => a.approval_id)
+    expect(await listed(mine)).toContain(ask.approval_id)
+    expect(await listed(theirs)).not.toContain(ask.approval_id)
+    // The key itself and the static key read the whole inbox.
+    expect(await listed(key.key)).toContain(ask.approval_id)
+    expect(await listed(server.apiKey)).toContain(ask.approval_id)
+    await server.as(theirs).failsWith(
+      NotFound,
+      (client) => client.chat.decide({ path: { id: ask.approval_id }, payload: { approved: true } })
+    )
+    await server.as(mine).call((client) => client.chat.decide({ path: { id: ask.approval_id }, payload: { approved: true } }))
+    expect((await sse.rest()).at(-1)!.data).toMatchObject({ type: "response", text: "It is noon" })
+  })
+
   it("cancels mid-stream: the stream ends with cancelled and the partial turn is stored", async () => {
     llm.script({ text: "a b c d e f g h i j k l m n o p", chunkDelayMs: 150 })
     const clientId = client()

@@ -3,7 +3,7 @@
  * context (a task run, with no one in a chat to ask) stays pending in the inbox when the server
  * restarts; the run that takes the task up again asks for the same call and waits on that same
  * approval, which a person decides, here from another server on the same database (PostgreSQL:
- * another process). Also: a widget token lists only its own bot's approvals.
+ * another process).
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
