@@ -2,7 +2,7 @@
  * The `cairn` command tree. Server side: `serve` runs the server (what `npm start` does), `migrate`
  * applies pending migrations and exits, `restore` restores a backup archive. Client side (src/cli/,
  * on the typed client alone): `chat`, `login`, `keys`, `bots`, `providers`, `budgets`, `docs`, `tasks`,
- * `approvals`, `dead-letters`, `backup`, `status`. The server's modules load only when a server command runs, so a client command starts
+ * `approvals`, `dead-letters`, `backup`, `status`, `logs`. The server's modules load only when a server command runs, so a client command starts
  * quickly; src/cli.ts runs the tree, and the build saves its help (cli/HelpTree.ts) for bin/cairn.mjs.
  * It lives beside src/cli.ts, not in src/cli/: the server commands reach the server's modules.
  */
@@ -14,6 +14,7 @@ import { budgetsCommand } from "./cli/Budgets.ts"
 import { chatCommand } from "./cli/Chat.ts"
 import { deadLettersCommand } from "./cli/DeadLetters.ts"
 import { docsCommand } from "./cli/Docs.ts"
+import { logsCommand } from "./cli/Logs.ts"
 import { backupCommand, statusCommand } from "./cli/Operations.ts"
 import { makeProgress } from "./cli/Progress.ts"
 import { providersCommand } from "./cli/Providers.ts"
@@ -100,7 +101,8 @@ export const cairn = Command.make("cairn").pipe(
     approvalsCommand,
     deadLettersCommand,
     backupCommand,
-    statusCommand
+    statusCommand,
+    logsCommand
   ])
 )
 
@@ -120,6 +122,7 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   backup: ["cairn backup -o cairn.tar.gz"],
   restore: ["cairn restore cairn.tar.gz"],
   status: ["cairn status", "cairn status --json"],
+  logs: ["cairn logs", "cairn logs --level warning --since 10m", "cairn logs -q mailbox --json"],
   budgets: ["cairn budgets", "cairn budgets --json"],
   "dead-letters list": ["cairn dead-letters list", "cairn dead-letters list --source msgbridge"],
   "dead-letters retry": ["cairn dead-letters retry 3f2a9c1e"]

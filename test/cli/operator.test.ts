@@ -179,6 +179,34 @@ describe("cairn's operator commands", { timeout: 7 * processStartMs + scaled(60_
     }
   }, scaled(120_000))
 
+  it("logs replays the kept lines since a time, then follows new ones, filtered, until Ctrl+C", async () => {
+    const setLevel = (level: "info" | "debug" | "warning") => server.call((client) => client.logs.setLevel({ payload: { level } }))
+    // Written before the command starts: only --since brings it.
+    await setLevel("info")
+    const pty = startPty(["logs", "--since", "1h", "-q", "LOG LEVEL SET", "--url", server.baseUrl, "--key", server.apiKey], {
+      XDG_CONFIG_HOME: home
+    })
+    try {
+      await pty.started(/\d\d:\d\d:\d\d\.\d{3} INFO +Log level set to info at runtime/)
+      // Written while it follows, and a line the query leaves out (the request log) is not shown.
+      await setLevel("debug")
+      const screen = await pty.waitFor("Log level set to debug at runtime")
+      expect(screen).not.toMatch(/ request /)
+      pty.press("C-c")
+      expect(await pty.waitForExit()).toBe(0)
+    } finally {
+      pty.close()
+      await setLevel("warning")
+    }
+    const reader = await server.call((client) => client.apiKeys.create({ payload: { name: "no logs", scopes: ["chat"] } }))
+    const refused = await runCli(["logs", "--url", server.baseUrl, "--key", reader.key], { XDG_CONFIG_HOME: home })
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toMatch(/^cairn: .*logs:read/m)
+    const badSince = await cairn("logs", "--since", "yesterday-ish")
+    expect(badSince.code).toBe(1)
+    expect(badSince.stderr).toMatch(/^cairn: --since takes an age/m)
+  })
+
   it("answers a usage error with 2 and an unreachable server with 1", async () => {
     expect((await runCli(["bogus"])).code).toBe(2)
     expect((await runCli(["tasks", "show"])).code).toBe(2)

@@ -1,9 +1,10 @@
-/** The CLI's pure parts: the progress line, tables in 80 columns, help's wrapping, ids by prefix, what shell_exec answers, image and text sniffing. */
+/** The CLI's pure parts: the progress line, tables in 80 columns, help's wrapping, ids by prefix, what shell_exec answers, image and text sniffing, a log line and `--since`. */
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { textOf } from "../../src/cli/Docs.ts"
 import { helpRequest, wrap } from "../../src/cli/Help.ts"
 import { resolveId } from "../../src/cli/Ids.ts"
+import { lineText, sinceOf } from "../../src/cli/Logs.ts"
 import { clip, table } from "../../src/cli/Output.ts"
 import { progressLine } from "../../src/cli/Progress.ts"
 import { shellResult } from "../../src/cli/RunView.ts"
@@ -115,5 +116,37 @@ describe("sniffing", () => {
     expect(textOf(Uint8Array.from([0x7f, 0x45, 0x4c, 0x46, 0x00]))).toEqual({ skipped: "not a text file" })
     expect(textOf(new TextEncoder().encode(" \n\t"))).toEqual({ skipped: "empty" })
     expect(textOf(new TextEncoder().encode("x".repeat(1_000_001)))).toEqual({ skipped: "over 1000000 characters" })
+  })
+})
+
+describe("cairn logs", () => {
+  const now = Date.parse("2026-11-30T12:00:00.000Z")
+
+  it("reads --since as an age before now or as a date, and nothing else", () => {
+    expect(sinceOf("30s", now)?.toISOString()).toBe("2026-11-30T11:59:30.000Z")
+    expect(sinceOf("10m", now)?.toISOString()).toBe("2026-11-30T11:50:00.000Z")
+    expect(sinceOf("2h", now)?.toISOString()).toBe("2026-11-30T10:00:00.000Z")
+    expect(sinceOf("1d", now)?.toISOString()).toBe("2026-11-29T12:00:00.000Z")
+    expect(sinceOf("2026-11-30T08:15:00Z", now)?.toISOString()).toBe("2026-11-30T08:15:00.000Z")
+    for (const bad of ["yesterday", "10 minutes", "-5m", "5w", ""]) expect(sinceOf(bad, now)).toBeUndefined()
+  })
+
+  it("writes a line as time, level, message and annotations, its cause indented beneath", () => {
+    const line = {
+      type: "line" as const,
+      id: "p-1",
+      timestamp: "2026-11-30T12:00:01.234Z",
+      level: "warning" as const,
+      message: "Mailbox poll failed",
+      annotations: { integration: "mailbox", attempt: 3 },
+      spans: {},
+      fiber: "#12",
+      trace: null,
+      cause: "Error: connection refused\n    at connect"
+    }
+    expect(lineText(line)).toBe(
+      "12:00:01.234 WARNING Mailbox poll failed integration=mailbox attempt=3\n  Error: connection refused\n      at connect"
+    )
+    expect(lineText({ ...line, annotations: {}, cause: null })).toBe("12:00:01.234 WARNING Mailbox poll failed")
   })
 })
