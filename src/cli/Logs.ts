@@ -6,14 +6,9 @@
  */
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Option, Stream } from "effect"
-import type { makeStreamingClient } from "../client.ts"
+import { LineLevel, type LogTailEvent } from "../logs/Model.ts"
 import { connect, connectionOptions } from "./Connection.ts"
 import { fail, jsonOption, style } from "./Output.ts"
-
-/** An event of the tail as the streaming client decodes it (the CLI does not import the logs domain). */
-type LogTailEvent = Stream.Stream.Success<ReturnType<Effect.Effect.Success<ReturnType<typeof makeStreamingClient>>["logs"]>>
-
-const levels = ["trace", "debug", "info", "warning", "error", "fatal"] as const
 
 const unitMs = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const
 
@@ -25,7 +20,7 @@ export const sinceOf = (text: string, now: number): Date | undefined => {
   return Number.isNaN(date.getTime()) ? undefined : date
 }
 
-const levelStyle: Record<(typeof levels)[number], (text: string) => string> = {
+const levelStyle: Record<typeof LineLevel.Type, (text: string) => string> = {
   trace: style.dim,
   debug: style.dim,
   info: style.cyan,
@@ -57,7 +52,7 @@ export const logsCommand = Command.make(
   "logs",
   {
     ...connectionOptions,
-    level: Options.choice("level", levels).pipe(
+    level: Options.choice("level", LineLevel.literals).pipe(
       Options.withDescription("The least severe level shown (default: every line the server writes)"),
       Options.optional
     ),
